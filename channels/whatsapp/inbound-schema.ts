@@ -1,0 +1,37 @@
+/**
+ * The shapes of Twilio's WhatsApp webhooks: an inbound message and a delivery status callback.
+ * Only the fields the service uses are required; Twilio adds fields over time and extra ones pass.
+ */
+import { z } from 'zod';
+
+const whatsappAddress = z.string().regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>');
+const messageSid = z.string().regex(/^(SM|MM)[0-9a-fA-F]{32}$/, 'expected a Twilio message SID');
+
+export const MAX_INBOUND_BODY_CHARS = 4096;
+
+export const TwilioInboundSchema = z.object({
+  MessageSid: messageSid,
+  AccountSid: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID'),
+  From: whatsappAddress,
+  To: whatsappAddress,
+  Body: z.string().max(MAX_INBOUND_BODY_CHARS, `Body exceeds ${MAX_INBOUND_BODY_CHARS} characters`).default(''),
+  NumMedia: z.coerce.number().int().min(0).max(10).default(0),
+  ProfileName: z.string().max(256).optional(),
+  WaId: z.string().max(32).optional(),
+  MessageType: z.string().max(32).optional(),
+});
+export type TwilioInbound = z.infer<typeof TwilioInboundSchema>;
+
+export const TwilioStatusSchema = z.object({
+  MessageSid: messageSid,
+  AccountSid: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID'),
+  MessageStatus: z.enum(['accepted', 'scheduled', 'queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'undelivered', 'canceled', 'receiving', 'received']),
+  ErrorCode: z.string().regex(/^\d{1,6}$/).optional(),
+  ErrorMessage: z.string().max(1024).optional(),
+});
+export type TwilioStatus = z.infer<typeof TwilioStatusSchema>;
+
+/** Flattens zod issues into one line a caller can act on, naming the fields. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+}

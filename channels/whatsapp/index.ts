@@ -1,0 +1,91 @@
+/**
+ * The WhatsApp channel, built by `createWhatsappChannel(settings)`: Twilio's wire details,
+ * grounding from the sender's profile, WhatsApp-sized replies, the typing indicator and
+ * outbound sends through the twilio library. Nothing outside `channels/whatsapp/` knows Twilio.
+ */
+import type twilio from 'twilio';
+import { ChannelSendError } from '../../src/errors/index.js';
+import type { Logger } from '../../src/logger.js';
+import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/orchestrator/contracts.js';
+import { splitMessage } from './split-message.js';
+import { createTwilioClient } from './twilio-client.js';
+import { WHATSAPP_CHANNEL_ID } from './webhook.js';
+
+export interface WhatsappChannelSettings {
+  accountSid: string;
+  authToken: string;
+  /** The WhatsApp sender, `whatsapp:+<number>`. */
+  from: string;
+  apiBaseUrl?: string | undefined;
+  /** Where Twilio posts delivery statuses for the messages we send. */
+  statusCallbackUrl: string;
+  logger: Logger;
+}
+
+const PROMPT_FRAGMENT = [
+  'You are replying on WhatsApp.',
+  'Write short, plain messages: a few sentences, no headings or tables, at most a short list.',
+  'Use *bold* sparingly. Answer in the language the customer writes in.',
+].join(' ');
+
+/** Twilio error codes worth retrying (rate limits and Twilio-side failures). */
+function isRetryableTwilioError(status: number | undefined): boolean {
+  return status === undefined || status === 429 || status >= 500;
+}
+
+const sentStatuses = new Set<SentStatus>(['queued', 'sent', 'delivered', 'read']);
+
+export function createWhatsappChannel(settings: WhatsappChannelSettings): ChannelDefinition {
+  const client: twilio.Twilio = createTwilioClient(settings);
+  const logger = settings.logger.child({ channel: WHATSAPP_CHANNEL_ID });
+
+  return {
+    id: WHATSAPP_CHANNEL_ID,
+    promptFragment: PROMPT_FRAGMENT,
+    tools: [],
+    capabilityTools: {},
+    grounding(turn) {
+      const sources: GroundingSource[] = [];
+      const name = turn.inbound.metadata.profileName;
+      sources.push({
+        label: 'Customer',
+        text: name
+          ? `writes on WhatsApp as "${name}" from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`
+          : `writes on WhatsApp from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`,
+      });
+      return sources;
+    },
+    splitReply: (text) => splitMessage(text),
+    transport: {
+      async showTyping(inbound) {
+        try {
+          await client.messaging.v2.typingIndicator.create({ channel: 'whatsapp', messageId: inbound.messageId });
+        } catch (error) {
+          logger.warn('typing-indicator-failed', { messageSid: inbound.messageId, error });
+        }
+      },
+      async send(inbound, text) {
+        try {
+          const message = await client.messages.create({
+            from: settings.from,
+            to: inbound.from.address,
+            body: text,
+            statusCallback: settings.statusCallbackUrl,
+          });
+          const status = sentStatuses.has(message.status as SentStatus) ? (message.status as SentStatus) : 'queued';
+          return { channelMessageId: message.sid, status };
+        } catch (error) {
+          const status = (error as { status?: unknown }).status;
+          const code = (error as { code?: unknown }).code;
+          const httpStatus = typeof status === 'number' ? status : undefined;
+          throw new ChannelSendError(
+            `Twilio refused the message: ${error instanceof Error ? error.message : String(error)}`,
+            isRetryableTwilioError(httpStatus),
+            typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
+            { cause: error },
+          );
+        }
+      },
+    },
+  };
+}

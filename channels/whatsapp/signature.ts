@@ -1,0 +1,49 @@
+/**
+ * Verifies Twilio's request signature. Twilio signs the exact public URL it called, so the URL
+ * is rebuilt from PUBLIC_BASE_URL and the request's path and query — or, only when the
+ * operator trusts their proxy, from its X-Forwarded-Proto/Host/Port headers.
+ */
+import type { Request } from 'express';
+import twilio from 'twilio';
+
+export interface SignatureSettings {
+  authToken: string;
+  publicBaseUrl: string;
+  trustProxy: boolean;
+}
+
+function firstHeaderValue(value: string | string[] | undefined): string | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  return raw?.split(',')[0]?.trim() || undefined;
+}
+
+/** The URL Twilio called, as it computed the signature over it. */
+export function publicRequestUrl(request: Request, settings: SignatureSettings): string {
+  const base = new URL(settings.publicBaseUrl);
+  if (settings.trustProxy) {
+    const host = firstHeaderValue(request.headers['x-forwarded-host']) ?? request.headers.host;
+    const proto = firstHeaderValue(request.headers['x-forwarded-proto']);
+    const port = firstHeaderValue(request.headers['x-forwarded-port']);
+    if (proto) base.protocol = `${proto}:`;
+    if (host) base.host = host;
+    if (port && host && !host.includes(':')) base.port = port;
+  }
+  const prefix = base.pathname.replace(/\/+$/, '');
+  return `${base.origin}${prefix}${request.originalUrl}`;
+}
+
+export type SignatureCheck = { ok: true } | { ok: false; reason: 'missing' | 'mismatch' };
+
+export function verifyTwilioSignature(
+  request: Request,
+  params: Record<string, string>,
+  settings: SignatureSettings,
+): SignatureCheck {
+  const signature = request.get('x-twilio-signature');
+  if (!signature) return { ok: false, reason: 'missing' };
+  const url = publicRequestUrl(request, settings);
+  const algorithm = twilio.getSignatureAlgorithm(request.get('x-twilio-webhooks-signature-settings'));
+  return twilio.validateRequest(settings.authToken, signature, url, params, algorithm)
+    ? { ok: true }
+    : { ok: false, reason: 'mismatch' };
+}

@@ -1,0 +1,176 @@
+/**
+ * Twilio's WhatsApp webhooks: inbound messages and delivery status callbacks. Each request is
+ * signature-checked before anything else is read; an inbound message is handed to the intake
+ * (inbox + queue) and answered at once with empty TwiML — the model is never awaited here.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import type { Logger } from '../../src/logger.js';
+import type { Metrics } from '../../src/metrics.js';
+import type { InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { DeliveryStatus } from '../../src/store/transcript-store.js';
+import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, type TwilioStatus } from './inbound-schema.js';
+import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
+
+export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+export const WHATSAPP_CHANNEL_ID = 'whatsapp';
+
+export interface InboundIntake {
+  /** Queues a message for its conversation; 'duplicate' when its id was already accepted. */
+  accept(message: InboundMessage): Promise<'accepted' | 'duplicate'>;
+}
+
+export interface DeliveryStatusSink {
+  updateDeliveryStatus(input: {
+    channelMessageId: string;
+    status: DeliveryStatus;
+    errorCode?: string;
+    errorMessage?: string;
+  }): Promise<boolean>;
+}
+
+export interface WhatsappWebhookOptions {
+  signature: SignatureSettings;
+  accountSid: string;
+  intake: InboundIntake;
+  statuses: DeliveryStatusSink;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+const statusMap: Partial<Record<TwilioStatus['MessageStatus'], DeliveryStatus>> = {
+  accepted: 'queued',
+  scheduled: 'queued',
+  queued: 'queued',
+  sending: 'queued',
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  failed: 'failed',
+  undelivered: 'undelivered',
+  canceled: 'failed',
+};
+
+export function conversationKeyFor(address: string): string {
+  return `${WHATSAPP_CHANNEL_ID}:${address.replace(/^whatsapp:/, '')}`;
+}
+
+function reject(response: Response, status: number, error: string): void {
+  response.status(status).json({ error });
+}
+
+/** Form fields as strings; undefined when a field repeats (Twilio never repeats one). */
+function formParams(request: Request): Record<string, string> | undefined {
+  if (!request.is('application/x-www-form-urlencoded')) return undefined;
+  const body: unknown = request.body;
+  if (typeof body !== 'object' || body === null) return undefined;
+  const params: Record<string, string> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (typeof value !== 'string') return undefined;
+    params[key] = value;
+  }
+  return params;
+}
+
+export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Router {
+  const { logger, metrics } = options;
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 });
+
+  const authenticate = (request: Request, response: Response, kind: string): Record<string, string> | undefined => {
+    const params = formParams(request);
+    if (!params) {
+      metrics.increment('webhook_rejected_total', { kind, reason: 'content_type' });
+      logger.warn('webhook-rejected', { kind, reason: 'content-type', contentType: request.get('content-type') });
+      reject(response, 415, 'expected an application/x-www-form-urlencoded body with single-valued fields');
+      return undefined;
+    }
+    const check = verifyTwilioSignature(request, params, options.signature);
+    if (!check.ok) {
+      metrics.increment('webhook_rejected_total', { kind, reason: `signature_${check.reason}` });
+      logger.warn('webhook-rejected', { kind, reason: `signature-${check.reason}`, ip: request.ip });
+      reject(response, 403, check.reason === 'missing' ? 'missing X-Twilio-Signature header' : 'invalid X-Twilio-Signature');
+      return undefined;
+    }
+    if (params.AccountSid !== undefined && params.AccountSid !== options.accountSid) {
+      logger.warn('webhook-rejected', { kind, reason: 'account-mismatch' });
+      reject(response, 403, 'AccountSid does not match this service');
+      return undefined;
+    }
+    return params;
+  };
+
+  router.post('/webhooks/whatsapp', form, async (request, response) => {
+    const params = authenticate(request, response, 'inbound');
+    if (!params) return;
+    const parsed = TwilioInboundSchema.safeParse(params);
+    if (!parsed.success) {
+      const error = describeIssues(parsed.error);
+      metrics.increment('webhook_rejected_total', { kind: 'inbound', reason: 'malformed' });
+      logger.warn('webhook-rejected', { kind: 'inbound', reason: 'malformed', error });
+      reject(response, 400, error);
+      return;
+    }
+    const inbound = parsed.data;
+    const text =
+      inbound.Body.trim() ||
+      (inbound.NumMedia > 0 ? `(The customer sent ${inbound.NumMedia} attachment(s) with no text.)` : '');
+    if (!text) {
+      logger.info('inbound-ignored', { messageSid: inbound.MessageSid, reason: 'empty' });
+      response.type('text/xml').send(EMPTY_TWIML);
+      return;
+    }
+    const message: InboundMessage = {
+      channel: WHATSAPP_CHANNEL_ID,
+      conversationKey: conversationKeyFor(inbound.From),
+      messageId: inbound.MessageSid,
+      from: { address: inbound.From, ...(inbound.ProfileName ? { displayName: inbound.ProfileName } : {}) },
+      text,
+      receivedAt: Date.now(),
+      metadata: {
+        ...(inbound.ProfileName ? { profileName: inbound.ProfileName } : {}),
+        ...(inbound.WaId ? { waId: inbound.WaId } : {}),
+        to: inbound.To,
+      },
+    };
+    const outcome = await options.intake.accept(message);
+    metrics.increment('inbound_total', { channel: WHATSAPP_CHANNEL_ID, outcome });
+    logger.info(outcome === 'accepted' ? 'inbound-accepted' : 'inbound-duplicate', {
+      messageSid: inbound.MessageSid,
+      conversationKey: message.conversationKey,
+    });
+    response.type('text/xml').send(EMPTY_TWIML);
+  });
+
+  router.post('/webhooks/whatsapp/status', form, async (request, response) => {
+    const params = authenticate(request, response, 'status');
+    if (!params) return;
+    const parsed = TwilioStatusSchema.safeParse(params);
+    if (!parsed.success) {
+      const error = describeIssues(parsed.error);
+      logger.warn('webhook-rejected', { kind: 'status', reason: 'malformed', error });
+      reject(response, 400, error);
+      return;
+    }
+    const { MessageSid, MessageStatus, ErrorCode, ErrorMessage } = parsed.data;
+    const status = statusMap[MessageStatus];
+    if (status) {
+      const known = await options.statuses.updateDeliveryStatus({
+        channelMessageId: MessageSid,
+        status,
+        ...(ErrorCode ? { errorCode: ErrorCode } : {}),
+        ...(ErrorMessage ? { errorMessage: ErrorMessage } : {}),
+      });
+      logger.info(known ? 'delivery-status-recorded' : 'delivery-status-unknown-message', {
+        messageSid: MessageSid,
+        status,
+        ...(ErrorCode ? { errorCode: ErrorCode } : {}),
+      });
+      if (status === 'failed' || status === 'undelivered') {
+        metrics.increment('delivery_failed_total', { channel: WHATSAPP_CHANNEL_ID, code: ErrorCode ?? 'none' });
+      }
+    }
+    response.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,8 @@
+/**
+ * The roster: every role the service can route a turn to. Adding a role is adding a module
+ * under `roles/` and listing it here.
+ */
+import type { RoleDefinition } from '../src/orchestrator/contracts.js';
+import { supportRole } from './support.js';
+
+export const roster: readonly RoleDefinition[] = [supportRole];

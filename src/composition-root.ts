@@ -1,0 +1,149 @@
+/**
+ * The one place that knows the concrete channels and roles: it builds every service from the
+ * configuration and wires them. Tests call `createServices` with their own model provider and
+ * logger; nothing in the environment can choose a test model.
+ */
+import type { ConnectionOptions, Worker } from 'bullmq';
+import type { Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import type express from 'express';
+import { roster } from '../roles/index.js';
+import { createWhatsappChannel } from '../channels/whatsapp/index.js';
+import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
+import type { Config } from './config.js';
+import { createApp } from './http/app.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
+import type { ChannelDefinition, RoleDefinition } from './orchestrator/contracts.js';
+import { validateRoster } from './orchestrator/define-role.js';
+import { createOrchestrator, type Orchestrator } from './orchestrator/run-turn.js';
+import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
+import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
+import { createTurnWorker } from './queue/turn-worker.js';
+import { createRedis } from './redis.js';
+import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { createInboundHandler } from './turn/handle-inbound.js';
+import { createIntake } from './turn/intake.js';
+
+export interface ServiceOverrides {
+  models?: ModelProvider;
+  logger?: Logger;
+  roles?: readonly RoleDefinition[];
+  /** BullMQ key prefix, so tests sharing one Redis don't see each other's jobs. */
+  queuePrefix?: string;
+}
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  redis: Redis;
+  mongo: Connection;
+  transcripts: TranscriptStore;
+  inbox: ConversationInbox;
+  queue: TurnQueue;
+  orchestrator: Orchestrator;
+  channels: ReadonlyMap<string, ChannelDefinition>;
+  app: express.Express;
+  /** Starts a BullMQ worker for turns in this process. */
+  startWorker(): Worker<TurnJob>;
+  /** Marks the process as draining: readiness fails from now on. */
+  beginShutdown(): void;
+  close(): Promise<void>;
+}
+
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+  const metrics = createMetrics();
+  const redis = createRedis(config.redisUrl);
+  const bullConnection: ConnectionOptions = createRedis(config.redisUrl, 'blocking');
+  const mongo = await connectMongo(config.mongodbUri);
+  const transcripts = createTranscriptStore(mongo);
+  await transcripts.ensureIndexes();
+
+  const whatsapp = createWhatsappChannel({
+    accountSid: config.twilio.accountSid,
+    authToken: config.twilio.authToken,
+    from: config.twilio.whatsappFrom,
+    apiBaseUrl: config.twilio.apiBaseUrl,
+    statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
+    logger,
+  });
+  const channels = new Map<string, ChannelDefinition>([[whatsapp.id, whatsapp]]);
+  const roles = overrides.roles ?? roster;
+  validateRoster(roles, new Set([...channels.values()].flatMap((channel) => channel.tools.map((tool) => tool.name))));
+
+  const orchestrator = createOrchestrator({
+    roles,
+    models: overrides.models ?? createOpenAIModelProvider(config.model),
+    limits: config.model,
+    logger,
+    metrics,
+  });
+  const inbox = createConversationInbox(redis);
+  const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
+  const intake = createIntake(inbox, queue);
+  const handle = createInboundHandler({ channels, orchestrator, transcripts, logger, metrics });
+
+  let shuttingDown = false;
+  const app = createApp({
+    trustProxy: config.trustProxy,
+    logger,
+    metrics,
+    isShuttingDown: () => shuttingDown,
+    readiness: [
+      { name: 'redis', check: async () => void (await redis.ping()) },
+      { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },
+    ],
+    routers: [
+      createWhatsappWebhookRouter({
+        signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy },
+        accountSid: config.twilio.accountSid,
+        intake,
+        statuses: transcripts,
+        logger,
+        metrics,
+      }),
+    ],
+  });
+
+  const workers: Worker<TurnJob>[] = [];
+  return {
+    config,
+    logger,
+    metrics,
+    redis,
+    mongo,
+    transcripts,
+    inbox,
+    queue,
+    orchestrator,
+    channels,
+    app,
+    startWorker() {
+      const worker = createTurnWorker({
+        connection: bullConnection,
+        redis,
+        inbox,
+        handle,
+        logger,
+        metrics,
+        concurrency: config.worker.concurrency,
+        lockTtlMs: config.worker.lockTtlMs,
+        ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+      });
+      workers.push(worker);
+      return worker;
+    },
+    beginShutdown() {
+      shuttingDown = true;
+    },
+    async close() {
+      shuttingDown = true;
+      await Promise.all(workers.map((worker) => worker.close()));
+      await queue.close();
+      await Promise.allSettled([redis.quit(), (bullConnection as Redis).quit(), mongo.close()]);
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The environment, parsed once at start-up by one zod schema. A missing or invalid variable
+ * stops the process with one line naming it and what it expects. Nothing else in the service
+ * reads `process.env`.
+ */
+import { z } from 'zod';
+import { ConfigError } from './errors/index.js';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const positiveInt = (fallback: number) =>
+  z.coerce.number({ error: 'expected a positive integer' }).int().positive().default(fallback);
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+  .transform((value) => value.replace(/\/+$/, ''));
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
+  PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
+  TRUST_PROXY: booleanFlag.default(false),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URI')
+    .default('mongodb://127.0.0.1:27017/wa-assistant'),
+
+  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID: AC followed by 32 hex digits'),
+  TWILIO_AUTH_TOKEN: z.string().min(16, 'expected the account auth token (32 characters)'),
+  TWILIO_WHATSAPP_FROM: z
+    .string()
+    .regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected the WhatsApp sender as whatsapp:+<E.164 number>'),
+  TWILIO_API_BASE_URL: httpUrl.optional(),
+
+  OPENAI_API_KEY: z.string().min(1, 'expected an API key for the model endpoint'),
+  OPENAI_BASE_URL: httpUrl.optional(),
+  MODEL_FAST: z.string().min(1).default('gpt-5-mini'),
+  MODEL_SMART: z.string().min(1).default('gpt-5'),
+  MODEL_MAX_STEPS: positiveInt(5),
+  MODEL_MAX_OUTPUT_TOKENS: positiveInt(1024),
+  MODEL_TIMEOUT_MS: positiveInt(45_000),
+
+  MAX_MESSAGE_CHARS: positiveInt(4000),
+  WORKER_CONCURRENCY: positiveInt(32),
+  TURN_LOCK_TTL_MS: positiveInt(30_000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  port: number;
+  publicBaseUrl: string;
+  trustProxy: boolean;
+  logLevel: Env['LOG_LEVEL'];
+  redisUrl: string;
+  mongodbUri: string;
+  twilio: { accountSid: string; authToken: string; whatsappFrom: string; apiBaseUrl: string | undefined };
+  model: {
+    apiKey: string;
+    baseUrl: string | undefined;
+    fast: string;
+    smart: string;
+    maxSteps: number;
+    maxOutputTokens: number;
+    timeoutMs: number;
+  };
+  limits: { maxMessageChars: number };
+  worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
+}
+
+/** Parses the environment; throws a ConfigError whose message is one line per bad variable. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.') || '(environment)';
+      const expected = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+      return `${name}: ${expected}`;
+    });
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const env = parsed.data;
+  return {
+    env: env.NODE_ENV,
+    port: env.PORT,
+    publicBaseUrl: env.PUBLIC_BASE_URL,
+    trustProxy: env.TRUST_PROXY,
+    logLevel: env.LOG_LEVEL,
+    redisUrl: env.REDIS_URL,
+    mongodbUri: env.MONGODB_URI,
+    twilio: {
+      accountSid: env.TWILIO_ACCOUNT_SID,
+      authToken: env.TWILIO_AUTH_TOKEN,
+      whatsappFrom: env.TWILIO_WHATSAPP_FROM,
+      apiBaseUrl: env.TWILIO_API_BASE_URL,
+    },
+    model: {
+      apiKey: env.OPENAI_API_KEY,
+      baseUrl: env.OPENAI_BASE_URL,
+      fast: env.MODEL_FAST,
+      smart: env.MODEL_SMART,
+      maxSteps: env.MODEL_MAX_STEPS,
+      maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
+      timeoutMs: env.MODEL_TIMEOUT_MS,
+    },
+    limits: { maxMessageChars: env.MAX_MESSAGE_CHARS },
+    worker: {
+      concurrency: env.WORKER_CONCURRENCY,
+      lockTtlMs: env.TURN_LOCK_TTL_MS,
+      shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Process entry: `node dist/src/main.js web|worker|all`. `web` serves webhooks and health,
+ * `worker` runs turns, `all` (the `npm start` default) runs both in one process. On SIGTERM
+ * or SIGINT it stops accepting, lets in-flight turns finish within SHUTDOWN_TIMEOUT_MS, closes
+ * its connections and exits 0.
+ */
+import type { Server } from 'node:http';
+import { loadConfig } from './config.js';
+import { createServices } from './composition-root.js';
+import { ConfigError } from './errors/index.js';
+
+type ProcessRole = 'web' | 'worker' | 'all';
+
+async function main(): Promise<void> {
+  const role = (process.argv[2] ?? 'all') as ProcessRole;
+  if (!['web', 'worker', 'all'].includes(role)) {
+    throw new ConfigError(`unknown process type "${role}": expected web, worker or all`);
+  }
+  const config = loadConfig();
+  const services = await createServices(config);
+  const { logger } = services;
+
+  let server: Server | undefined;
+  if (role !== 'worker') {
+    server = services.app.listen(config.port, () => logger.info('server-listening', { port: config.port, role }));
+    server.keepAliveTimeout = 65_000;
+  }
+  if (role !== 'web') {
+    services.startWorker();
+    logger.info('worker-started', { concurrency: config.worker.concurrency });
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutdown-start', { signal });
+    services.beginShutdown();
+    const deadline = setTimeout(() => {
+      logger.error('shutdown-timeout', { timeoutMs: config.worker.shutdownTimeoutMs });
+      process.exit(1);
+    }, config.worker.shutdownTimeoutMs);
+    deadline.unref();
+    const serverClosed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server?.closeIdleConnections();
+    await services.close();
+    await serverClosed;
+    logger.info('shutdown-complete');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof ConfigError ? error.message : `start-up failed: ${error instanceof Error ? error.stack : String(error)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+});

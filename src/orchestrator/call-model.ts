@@ -1,0 +1,103 @@
+/**
+ * Step 5: one model run for the routed role, with step, output-token and deadline limits.
+ * Offered tools become AI SDK tools whose results are delimited and size-capped before the
+ * model sees them. Failures surface as ModelCallError; the caller decides what the customer gets.
+ */
+import { dynamicTool, generateText, isStepCount, jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { ModelCallError } from '../errors/index.js';
+import type { AssistantTool, ToolCallContext } from '../tools/tool.js';
+import type { ToolCallRecord } from './contracts.js';
+
+export const TOOL_OUTPUT_CHAR_CAP = 8000;
+
+export interface ModelLimits {
+  maxSteps: number;
+  maxOutputTokens: number;
+  timeoutMs: number;
+}
+
+export interface CallModelInput {
+  model: LanguageModel;
+  system: string;
+  messages: readonly ModelMessage[];
+  tools: readonly AssistantTool[];
+  toolContext: ToolCallContext;
+  limits: ModelLimits;
+  signal: AbortSignal;
+  onTextDelta?: ((delta: string) => void) | undefined;
+}
+
+export interface CallModelResult {
+  text: string;
+  toolCalls: ToolCallRecord[];
+}
+
+/** Wraps a tool result as untrusted, size-capped text. */
+export function fenceToolOutput(output: unknown): string {
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  const capped = text.length > TOOL_OUTPUT_CHAR_CAP ? `${text.slice(0, TOOL_OUTPUT_CHAR_CAP)}… [truncated]` : text;
+  return `<tool-output>\n${capped.replaceAll('</tool-output>', '</ tool-output>')}\n</tool-output>`;
+}
+
+function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, calls: ToolCallRecord[]): ToolSet {
+  const set: ToolSet = {};
+  for (const assistantTool of tools) {
+    const inputSchema =
+      'jsonSchema' in assistantTool.inputSchema
+        ? jsonSchema(assistantTool.inputSchema.jsonSchema)
+        : assistantTool.inputSchema;
+    set[assistantTool.name] = dynamicTool({
+      description: assistantTool.description,
+      inputSchema,
+      execute: async (input: unknown) => {
+        try {
+          const output = await assistantTool.execute(input, context);
+          calls.push({ toolName: assistantTool.name, input, output, isError: false });
+          return fenceToolOutput(output);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          calls.push({ toolName: assistantTool.name, input, output: message, isError: true });
+          return fenceToolOutput({ error: message });
+        }
+      },
+    });
+  }
+  return set;
+}
+
+function classify(error: unknown): ModelCallError {
+  if (error instanceof ModelCallError) return error;
+  const status = (error as { statusCode?: unknown }).statusCode;
+  const retryable = typeof status === 'number' ? status === 429 || status >= 500 : true;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ModelCallError(`model call failed: ${message}`, retryable, { cause: error });
+}
+
+export async function callModel(input: CallModelInput): Promise<CallModelResult> {
+  const calls: ToolCallRecord[] = [];
+  const tools = toToolSet(input.tools, input.toolContext, calls);
+  const common = {
+    model: input.model,
+    system: input.system,
+    messages: [...input.messages],
+    tools,
+    stopWhen: isStepCount(input.limits.maxSteps),
+    maxOutputTokens: input.limits.maxOutputTokens,
+    maxRetries: 1,
+    timeout: { totalMs: input.limits.timeoutMs },
+    abortSignal: input.signal,
+  };
+  try {
+    if (!input.onTextDelta) {
+      const result = await generateText(common);
+      return { text: result.text.trim(), toolCalls: calls };
+    }
+    let streamError: unknown;
+    const result = streamText({ ...common, onError: ({ error }) => (streamError = error) });
+    for await (const delta of result.textStream) input.onTextDelta(delta);
+    if (streamError) throw streamError;
+    return { text: (await result.text).trim(), toolCalls: calls };
+  } catch (error) {
+    throw classify(error);
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The contracts the orchestrator runs on: a role, a channel and one turn's context. The
+ * orchestrator only ever calls what these interfaces expose and never branches on a role's
+ * or a channel's id. Concrete roles live in `roles/`, channels in `channels/`.
+ */
+import type { ModelMessage } from 'ai';
+import type { Logger } from '../logger.js';
+import type { AssistantTool, ToolScope } from '../tools/tool.js';
+
+/** Facts a conversation has established for one role: flat, JSON-serialisable values. */
+export type Facts = Record<string, string | number | boolean | null>;
+
+/** A question the judge answers for a role on every fresh turn (namespaced `role.<id>.<key>`). */
+export interface FactQuestion {
+  question: string;
+  type: 'string' | 'number' | 'boolean';
+  /** Allowed values for a string fact; anything else is dropped. */
+  values?: readonly string[];
+}
+
+/** A call the model made during the leg, with its result, as post-turn hooks see it. */
+export interface ToolCallRecord {
+  toolName: string;
+  input: unknown;
+  output: unknown;
+  isError: boolean;
+}
+
+/** Turns a tool call and its result into facts the role keeps. */
+export type EvidenceRule = (call: ToolCallRecord) => Facts | undefined;
+
+export interface BriefInput {
+  facts: Facts;
+  /** Resolves a `{capability}` to the tool this channel binds for this role (e.g. `{handoff}`). */
+  capabilityTool(capability: string): string | undefined;
+}
+
+export interface AfterTurnInput {
+  facts: Facts;
+  offeredTools: readonly string[];
+  toolCalls: readonly ToolCallRecord[];
+  replyText: string;
+}
+
+export interface KpiInput extends AfterTurnInput {
+  roleId: string;
+  degraded: boolean;
+}
+
+export interface RoleDefinition {
+  id: string;
+  /** One line the judge reads to decide when this role answers. */
+  description: string;
+  instructions: string;
+  toolScope: ToolScope;
+  /** Tools offered every turn whatever the ranking (still subject to `exclude`). */
+  alwaysOffered?: readonly string[];
+  /** Notes appended to the system prompt on every turn (e.g. which hand-off fits which request). */
+  standingNotes?: readonly string[];
+  facts?: Readonly<Record<string, FactQuestion>>;
+  buildBrief?(input: BriefInput): string | undefined;
+  evidenceRules?: readonly EvidenceRule[];
+  hooks?: {
+    afterTurn?(input: AfterTurnInput): Facts | undefined;
+    kpi?(input: KpiInput): Record<string, unknown>;
+  };
+}
+
+/** The customer as a channel knows them. */
+export interface CustomerIdentity {
+  /** Channel address, e.g. `whatsapp:+14155550100`. */
+  address: string;
+  displayName?: string;
+}
+
+/** What a channel reports about where the customer is, read on every leg. */
+export interface GroundingSource {
+  label: string;
+  text: string;
+}
+
+export interface ChannelDefinition {
+  id: string;
+  /** How replies on this channel should look (length, formatting). */
+  promptFragment: string;
+  /** Tools this channel provides to the model (hand-offs, entity selection). */
+  tools: readonly AssistantTool[];
+  /** Capability → tool bindings, e.g. `{ handoff: 'open_support_chat' }`. */
+  capabilityTools: Readonly<Record<string, string>>;
+  /** Per-role overlays on `capabilityTools`. */
+  roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  grounding(turn: TurnInput): Promise<readonly GroundingSource[]> | readonly GroundingSource[];
+  /** Splits a reply into the messages the channel can carry, in order. */
+  splitReply(text: string): string[];
+  /** How replies leave: the turn runner calls this, the orchestrator never does. */
+  transport: ChannelTransport;
+}
+
+export type SentStatus = 'queued' | 'sent' | 'delivered' | 'read';
+
+export interface ChannelTransport {
+  /** Best effort: shows the customer the assistant is working. Must never throw. */
+  showTyping?(inbound: InboundMessage): Promise<void>;
+  /** Sends one message; throws ChannelSendError when the channel refuses it. */
+  send(inbound: InboundMessage, text: string): Promise<{ channelMessageId: string; status: SentStatus }>;
+}
+
+/** One inbound message as the queue carries it, whatever the channel. */
+export interface InboundMessage {
+  channel: string;
+  conversationKey: string;
+  messageId: string;
+  from: CustomerIdentity;
+  text: string;
+  receivedAt: number;
+  /** Channel-specific details (profile name, page URL) for grounding. */
+  metadata: Record<string, string>;
+}
+
+export interface TurnInput {
+  conversationId: string;
+  runId: string;
+  inbound: InboundMessage;
+  history: readonly ModelMessage[];
+  signal: AbortSignal;
+  logger: Logger;
+  /** Called with each text delta as the model produces it (streaming channels). */
+  onTextDelta?: (delta: string) => void;
+}
+
+export interface TurnResult {
+  runId: string;
+  roleId: string;
+  text: string;
+  /** The model failed; `text` is the apology the customer gets. */
+  failed: boolean;
+  offeredTools: readonly string[];
+  toolCalls: readonly ToolCallRecord[];
+  modelCalls: number;
+}

@@ -1,0 +1,27 @@
+/**
+ * Server-authoritative history: the transcript's recent messages as model messages, bounded in
+ * count and characters so a long conversation never grows the prompt without limit.
+ */
+import type { ModelMessage } from 'ai';
+
+export const HISTORY_MESSAGE_LIMIT = 20;
+export const HISTORY_CHAR_LIMIT = 12_000;
+
+export interface TranscriptLine {
+  direction: 'inbound' | 'outbound';
+  text: string;
+}
+
+export function toModelHistory(lines: readonly TranscriptLine[]): ModelMessage[] {
+  const kept: ModelMessage[] = [];
+  let budget = HISTORY_CHAR_LIMIT;
+  for (const line of [...lines].slice(-HISTORY_MESSAGE_LIMIT).reverse()) {
+    if (line.text.length > budget) break;
+    budget -= line.text.length;
+    kept.push({ role: line.direction === 'inbound' ? 'user' : 'assistant', content: line.text });
+  }
+  kept.reverse();
+  // A model conversation starts with the customer; drop a leading assistant message.
+  while (kept[0]?.role === 'assistant') kept.shift();
+  return kept;
+}

@@ -1,0 +1,35 @@
+/**
+ * The BullMQ queue between web and worker. A job only says "conversation X has a message";
+ * the message itself waits in the conversation's inbox, which fixes the order. Job ids are the
+ * channel's message id, so a retried webhook that slipped past dedupe still adds no job.
+ */
+import { Queue, type ConnectionOptions } from 'bullmq';
+import { z } from 'zod';
+
+export const TURN_QUEUE_NAME = 'turns';
+
+export const TurnJobSchema = z.object({
+  conversationKey: z.string().min(1),
+  messageId: z.string().min(1),
+});
+export type TurnJob = z.infer<typeof TurnJobSchema>;
+
+export type TurnQueue = Queue<TurnJob>;
+
+export function createTurnQueue(connection: ConnectionOptions, prefix?: string): TurnQueue {
+  return new Queue<TurnJob>(TURN_QUEUE_NAME, {
+    connection,
+    ...(prefix ? { prefix } : {}),
+    defaultJobOptions: {
+      attempts: 6,
+      backoff: { type: 'exponential', delay: 1000 },
+      // Completed job ids are kept a day so a late Twilio retry cannot enqueue a second job.
+      removeOnComplete: { age: 24 * 60 * 60, count: 100_000 },
+      removeOnFail: { age: 7 * 24 * 60 * 60 },
+    },
+  });
+}
+
+export async function enqueueTurn(queue: TurnQueue, job: TurnJob): Promise<void> {
+  await queue.add('turn', job, { jobId: `${job.conversationKey}|${job.messageId}`.replace(/:/g, '_') });
+}

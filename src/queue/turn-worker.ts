@@ -1,0 +1,90 @@
+/**
+ * The BullMQ worker that runs turns. For each job it takes the conversation's lock, then
+ * answers the conversation's inbox from the head until it is empty — so one conversation's
+ * turns run one at a time, in arrival order, while other conversations run concurrently.
+ * A job that finds the lock taken is delayed briefly, never dropped: the holder may already
+ * have checked the inbox before this job's message arrived.
+ */
+import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { InboundMessage } from '../orchestrator/contracts.js';
+import { CorruptInboxEntryError, type ConversationInbox } from './conversation-inbox.js';
+import { acquireConversationLock } from './conversation-lock.js';
+import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob } from './turn-queue.js';
+
+export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
+
+export interface TurnWorkerOptions {
+  connection: ConnectionOptions;
+  redis: Redis;
+  inbox: ConversationInbox;
+  handle: InboundHandler;
+  logger: Logger;
+  metrics: Metrics;
+  concurrency: number;
+  lockTtlMs: number;
+  prefix?: string;
+}
+
+const LOCK_BUSY_DELAY_MS = 150;
+
+export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
+  const { redis, inbox, handle, logger, metrics } = options;
+
+  const process = async (job: Job<TurnJob>, token?: string): Promise<void> => {
+    const parsed = TurnJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      logger.error('job-malformed', { jobId: job.id });
+      return;
+    }
+    const { conversationKey } = parsed.data;
+    const abort = new AbortController();
+    const lock = await acquireConversationLock(redis, conversationKey, options.lockTtlMs, () => {
+      logger.warn('conversation-lock-lost', { conversationKey });
+      abort.abort(new Error('conversation lock lost'));
+    });
+    if (!lock) {
+      metrics.increment('turn_lock_busy_total');
+      await job.moveToDelayed(Date.now() + LOCK_BUSY_DELAY_MS + Math.floor(Math.random() * 100), token);
+      throw new DelayedError();
+    }
+    try {
+      for (;;) {
+        if (!lock.held) throw new Error(`lost the lock of ${conversationKey} mid-drain`);
+        let message: InboundMessage | undefined;
+        try {
+          message = await inbox.head(conversationKey);
+        } catch (error) {
+          if (!(error instanceof CorruptInboxEntryError)) throw error;
+          logger.error('inbox-entry-discarded', { conversationKey, error });
+          metrics.increment('inbox_corrupt_total');
+          await inbox.discardHead(conversationKey);
+          continue;
+        }
+        if (!message) return;
+        await handle(message, abort.signal);
+        await inbox.acknowledge(conversationKey, message.messageId);
+      }
+    } finally {
+      await lock.release();
+    }
+  };
+
+  const worker = new Worker<TurnJob>(TURN_QUEUE_NAME, process, {
+    connection: options.connection,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    concurrency: options.concurrency,
+    lockDuration: options.lockTtlMs,
+    stalledInterval: Math.max(1000, Math.floor(options.lockTtlMs / 2)),
+    maxStalledCount: 3,
+    autorun: true,
+  });
+  worker.on('failed', (job, error) => {
+    metrics.increment('turn_job_failed_total');
+    logger.error('turn-job-failed', { jobId: job?.id, attempts: job?.attemptsMade, error });
+  });
+  worker.on('error', (error) => logger.error('worker-error', { error }));
+  return worker;
+}

@@ -1,0 +1,48 @@
+/**
+ * Step 4: the tools a leg offers. Candidates are the MCP reads and the channel's tools,
+ * narrowed to the routed role's scope; the role's always-offered set comes first, then the
+ * judge's ranked names (only used when there are more than MAX_TURN_TOOLS candidates), then
+ * the rest in catalogue order — capped at MAX_OFFERED_TOOLS whatever the catalogue's size.
+ */
+import type { RoleDefinition } from '../orchestrator/contracts.js';
+import { toolIsInScope, type AssistantTool } from './tool.js';
+
+export const MAX_OFFERED_TOOLS = 20;
+export const MAX_TURN_TOOLS = 12;
+
+export interface OfferInput {
+  role: RoleDefinition;
+  channelTools: readonly AssistantTool[];
+  mcpTools: readonly AssistantTool[];
+  rankedNames?: readonly string[];
+}
+
+export function offerTools({ role, channelTools, mcpTools, rankedNames = [] }: OfferInput): AssistantTool[] {
+  const candidates = new Map<string, AssistantTool>();
+  for (const tool of [...channelTools, ...mcpTools]) {
+    if (!candidates.has(tool.name) && toolIsInScope(tool, role.toolScope)) candidates.set(tool.name, tool);
+  }
+  const excluded = new Set(role.toolScope.exclude ?? []);
+  const offered = new Map<string, AssistantTool>();
+  const add = (tool: AssistantTool | undefined) => {
+    if (tool && !excluded.has(tool.name) && offered.size < MAX_OFFERED_TOOLS) offered.set(tool.name, tool);
+  };
+  const catalogue = new Map([...channelTools, ...mcpTools].map((tool) => [tool.name, tool]));
+  for (const name of role.alwaysOffered ?? []) add(catalogue.get(name));
+  if (candidates.size > MAX_TURN_TOOLS) {
+    for (const name of rankedNames) add(candidates.get(name));
+    // Channel tools are the conversation's controls (hand-offs): keep them ahead of unranked reads.
+    for (const tool of candidates.values()) if (tool.origin === 'channel') add(tool);
+  }
+  for (const tool of candidates.values()) {
+    if (candidates.size > MAX_TURN_TOOLS && offered.size >= MAX_TURN_TOOLS) break;
+    add(tool);
+  }
+  return [...offered.values()];
+}
+
+/** Candidate names the judge may rank: only sent when ranking will be used. */
+export function rankableToolNames(role: RoleDefinition, tools: readonly AssistantTool[]): string[] {
+  const names = tools.filter((tool) => toolIsInScope(tool, role.toolScope)).map((tool) => tool.name);
+  return names.length > MAX_TURN_TOOLS ? names : [];
+}

@@ -1,0 +1,49 @@
+/**
+ * The tool taxonomy shared by every origin: an MCP read from the business's server or a tool
+ * a channel declares. Each tool carries a category and an effect; roles admit tools by scope,
+ * never by listing them one by one.
+ */
+import type { z } from 'zod';
+
+export const TOOL_EFFECTS = ['read', 'reversible', 'irreversible', 'gesture', 'human_only'] as const;
+export type ToolEffect = (typeof TOOL_EFFECTS)[number];
+export type ToolOrigin = 'mcp' | 'channel';
+
+/** What a tool's execute function gets besides its input. */
+export interface ToolCallContext {
+  conversationId: string;
+  runId: string;
+  roleId: string;
+  signal: AbortSignal;
+}
+
+/** One tool as the orchestrator sees it, whatever its origin. */
+export interface AssistantTool {
+  name: string;
+  description: string;
+  origin: ToolOrigin;
+  category: string;
+  effect: ToolEffect;
+  /** zod schema of the arguments, or a JSON schema for MCP tools. */
+  inputSchema: z.ZodType | { jsonSchema: Record<string, unknown> };
+  execute(input: unknown, context: ToolCallContext): Promise<unknown>;
+}
+
+/**
+ * Which tools a role may be offered. `effects` is required: an empty list admits nothing but
+ * `include`. `categories` absent means any category. `include` admits by name whatever the
+ * category and effect; `exclude` wins over everything.
+ */
+export interface ToolScope<Name extends string = string> {
+  effects: readonly ToolEffect[];
+  categories?: readonly string[];
+  include?: readonly Name[];
+  exclude?: readonly Name[];
+}
+
+export function toolIsInScope(tool: Pick<AssistantTool, 'name' | 'category' | 'effect'>, scope: ToolScope): boolean {
+  if (scope.exclude?.includes(tool.name)) return false;
+  if (scope.include?.includes(tool.name)) return true;
+  if (!scope.effects.includes(tool.effect)) return false;
+  return scope.categories === undefined || scope.categories.includes(tool.category);
+}

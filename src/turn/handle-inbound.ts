@@ -1,0 +1,111 @@
+/**
+ * Answers one inbound message, whatever its channel: record it, run the orchestrator (unless
+ * an earlier attempt already stored the reply), then send each reply part exactly once
+ * through the send ledger. A retry after a crash resumes from what was stored, so the customer
+ * never gets a second, different answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { isRetryable } from '../errors/index.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ChannelDefinition, InboundMessage } from '../orchestrator/contracts.js';
+import { HISTORY_MESSAGE_LIMIT, toModelHistory } from '../orchestrator/history.js';
+import type { Orchestrator } from '../orchestrator/run-turn.js';
+import type { InboundHandler } from '../queue/turn-worker.js';
+import type { MessageRecord, TranscriptStore } from '../store/transcript-store.js';
+
+export interface InboundHandlerOptions {
+  channels: ReadonlyMap<string, ChannelDefinition>;
+  orchestrator: Orchestrator;
+  transcripts: TranscriptStore;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
+  const { transcripts, metrics } = options;
+
+  const deliver = async (channel: ChannelDefinition, message: InboundMessage, parts: MessageRecord[], logger: Logger) => {
+    for (const part of parts) {
+      if (part.status === 'sending') {
+        // An earlier attempt died between claiming and recording this send: it may have gone
+        // out. Sending again could duplicate it, so it is marked and counted instead.
+        await transcripts.markPartFailed(part.ledgerKey, 'uncertain', 'send outcome unknown after a worker crash');
+        metrics.increment('reply_part_uncertain_total', { channel: channel.id });
+        logger.warn('reply-part-uncertain', { part: part.part });
+        continue;
+      }
+      if (part.status !== 'pending' || !(await transcripts.claimPart(part.ledgerKey))) continue;
+      try {
+        const sent = await channel.transport.send(message, part.text);
+        await transcripts.markPartSent(part.ledgerKey, sent.channelMessageId, sent.status);
+        metrics.increment('reply_parts_sent_total', { channel: channel.id });
+        logger.info('reply-sent', { part: part.part, of: parts.length, channelMessageId: sent.channelMessageId });
+      } catch (error) {
+        if (isRetryable(error)) {
+          await transcripts.releasePart(part.ledgerKey);
+          logger.warn('reply-send-retrying', { part: part.part, error });
+          throw error;
+        }
+        const code = (error as { code?: unknown }).code;
+        await transcripts.markPartFailed(
+          part.ledgerKey,
+          code === undefined ? undefined : String(code),
+          error instanceof Error ? error.message : String(error),
+        );
+        metrics.increment('reply_send_failed_total', { channel: channel.id });
+        logger.error('reply-send-failed', { part: part.part, error });
+      }
+    }
+  };
+
+  return async (message, signal) => {
+    const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
+    const channel = options.channels.get(message.channel);
+    if (!channel) {
+      logger.error('inbound-unknown-channel', { channel: message.channel });
+      metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
+      return;
+    }
+    const { conversation } = await transcripts.openConversation({
+      key: message.conversationKey,
+      channel: channel.id,
+      address: message.from.address,
+      ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
+    });
+    await transcripts.recordInbound({
+      conversationId: conversation._id,
+      channel: channel.id,
+      channelMessageId: message.messageId,
+      text: message.text,
+      receivedAt: new Date(message.receivedAt),
+    });
+
+    let parts = await transcripts.replyParts(channel.id, message.messageId);
+    if (parts.length > 0) {
+      logger.info('reply-resumed', { parts: parts.length });
+    } else {
+      void channel.transport.showTyping?.(message);
+      const history = toModelHistory(await transcripts.recentMessages(conversation._id, HISTORY_MESSAGE_LIMIT));
+      const result = await options.orchestrator.runTurn(channel, {
+        conversationId: message.conversationKey,
+        runId: randomUUID(),
+        inbound: message,
+        history,
+        signal,
+        logger,
+      });
+      // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.
+      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('turn aborted');
+      metrics.increment('turns_total', { channel: channel.id, outcome: result.failed ? 'apology' : 'answered' });
+      parts = await transcripts.saveReplyParts({
+        conversationId: conversation._id,
+        channel: channel.id,
+        replyTo: message.messageId,
+        roleId: result.roleId,
+        parts: channel.splitReply(result.text),
+      });
+    }
+    await deliver(channel, message, parts, logger);
+  };
+}

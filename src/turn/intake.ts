@@ -1,0 +1,18 @@
+/**
+ * The web side's hand-off to the workers: append the message to its conversation's inbox
+ * (deduped by message id) and make sure a job exists for it. A duplicate still re-adds its
+ * job (a no-op when the job exists), so a webhook retried after a failed enqueue heals itself.
+ */
+import type { InboundMessage } from '../orchestrator/contracts.js';
+import type { ConversationInbox } from '../queue/conversation-inbox.js';
+import { enqueueTurn, type TurnQueue } from '../queue/turn-queue.js';
+
+export function createIntake(inbox: ConversationInbox, queue: TurnQueue) {
+  return {
+    async accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> {
+      const appended = await inbox.accept(message);
+      await enqueueTurn(queue, { conversationKey: message.conversationKey, messageId: message.messageId });
+      return appended ? 'accepted' : 'duplicate';
+    },
+  };
+}

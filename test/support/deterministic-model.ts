@@ -1,0 +1,150 @@
+/**
+ * A deterministic language model for tests and the benchmark. It lives under test/ and is
+ * handed to `createServices` in code: no configuration can select it in production.
+ * A script decides each call's answer from the prompt, so tests read like conversations.
+ */
+import type {
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+} from '@ai-sdk/provider';
+import { MockLanguageModelV4 } from 'ai/test';
+import type { ModelProvider, ModelTier } from '../../src/model/provider.js';
+
+export interface ScriptedCall {
+  tier: ModelTier;
+  system: string;
+  /** The last user message's text. */
+  userText: string;
+  toolNames: string[];
+  /** True when the call asks for structured (JSON) output. */
+  structured: boolean;
+  /** Tool results already returned in this run (for multi-step scripts). */
+  toolResults: { toolName: string; output: unknown }[];
+  options: LanguageModelV4CallOptions;
+}
+
+export type ScriptedReply =
+  | { text: string; delayMs?: number }
+  | { toolCalls: { name: string; input: Record<string, unknown> }[]; delayMs?: number }
+  | { error: Error; delayMs?: number };
+
+export type Script = (call: ScriptedCall) => ScriptedReply | Promise<ScriptedReply>;
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 10, text: 10, reasoning: 0 },
+};
+
+function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): ScriptedCall {
+  let system = '';
+  let userText = '';
+  const toolResults: ScriptedCall['toolResults'] = [];
+  for (const message of options.prompt) {
+    if (message.role === 'system') system += message.content;
+    if (message.role === 'user') {
+      userText = message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    }
+    if (message.role === 'tool') {
+      for (const part of message.content) {
+        if (part.type === 'tool-result') toolResults.push({ toolName: part.toolName, output: part.output });
+      }
+    }
+  }
+  return {
+    tier,
+    system,
+    userText,
+    toolNames: (options.tools ?? []).map((tool) => tool.name),
+    structured: options.responseFormat?.type === 'json',
+    toolResults,
+    options,
+  };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    });
+  });
+}
+
+let callCounter = 0;
+
+function contentFor(reply: Exclude<ScriptedReply, { error: Error }>): LanguageModelV4Content[] {
+  if ('text' in reply) return [{ type: 'text', text: reply.text }];
+  return reply.toolCalls.map((call) => ({
+    type: 'tool-call',
+    toolCallId: `call_${++callCounter}`,
+    toolName: call.name,
+    input: JSON.stringify(call.input),
+  }));
+}
+
+export interface DeterministicModels extends ModelProvider {
+  /** Every call made, in order. */
+  readonly calls: ScriptedCall[];
+  setScript(script: Script): void;
+}
+
+export function createDeterministicModels(initial: Script = () => ({ text: 'Hello from the assistant.' })): DeterministicModels {
+  let script = initial;
+  const calls: ScriptedCall[] = [];
+
+  const answer = async (tier: ModelTier, options: LanguageModelV4CallOptions) => {
+    const call = describeCall(tier, options);
+    calls.push(call);
+    const reply = await script(call);
+    if (reply.delayMs) await sleep(reply.delayMs, options.abortSignal);
+    if ('error' in reply) throw reply.error;
+    return reply;
+  };
+
+  const build = (tier: ModelTier) =>
+    new MockLanguageModelV4({
+      provider: 'deterministic',
+      modelId: `deterministic-${tier}`,
+      doGenerate: async (options): Promise<LanguageModelV4GenerateResult> => {
+        const reply = await answer(tier, options);
+        return {
+          content: contentFor(reply),
+          finishReason: { unified: 'text' in reply ? 'stop' : 'tool-calls', raw: undefined },
+          usage,
+          warnings: [],
+        };
+      },
+      doStream: async (options) => {
+        const reply = await answer(tier, options);
+        const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+        if ('text' in reply) {
+          parts.push({ type: 'text-start', id: 't0' });
+          for (const word of reply.text.match(/\S+\s*/g) ?? []) parts.push({ type: 'text-delta', id: 't0', delta: word });
+          parts.push({ type: 'text-end', id: 't0' });
+        } else {
+          for (const content of contentFor(reply)) if (content.type === 'tool-call') parts.push(content);
+        }
+        parts.push({ type: 'finish', finishReason: { unified: 'text' in reply ? 'stop' : 'tool-calls', raw: undefined }, usage });
+        return {
+          stream: new ReadableStream<LanguageModelV4StreamPart>({
+            start(controller) {
+              for (const part of parts) controller.enqueue(part);
+              controller.close();
+            },
+          }),
+        };
+      },
+    });
+
+  const models = { fast: build('fast'), smart: build('smart') };
+  return {
+    calls,
+    model: (tier) => models[tier],
+    setScript(next) {
+      script = next;
+    },
+  };
+}

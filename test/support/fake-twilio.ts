@@ -1,0 +1,368 @@
+// Owns the fake Twilio REST API the tests point the real `twilio` library at: a node:http
+// server, routed by path only (the service rewrites every Twilio host to one base URL), that
+// checks basic auth, answers message creates and WhatsApp typing indicators with Twilio's
+// JSON shapes, records what it was sent, and injects failures and delays on demand.
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeTwilioOptions {
+  accountSid: string;
+  authToken: string;
+}
+
+/** Twilio's legacy REST error body. */
+export interface TwilioErrorBody {
+  code: number;
+  message: string;
+  more_info: string;
+  status: number;
+  detail?: string;
+}
+
+/** The Message resource as Twilio's 2010-04-01 API returns it (snake_case, RFC 2822 dates). */
+export interface TwilioMessageResource {
+  account_sid: string;
+  api_version: string;
+  body: string;
+  date_created: string;
+  date_sent: string | null;
+  date_updated: string;
+  direction: 'outbound-api';
+  error_code: number | null;
+  error_message: string | null;
+  from: string | null;
+  messaging_service_sid: string | null;
+  num_media: string;
+  num_segments: string;
+  price: string | null;
+  price_unit: string;
+  sid: string;
+  status: 'queued' | 'accepted';
+  subresource_uris: Record<string, string>;
+  to: string;
+  uri: string;
+}
+
+/** One message create that Twilio accepted (failed creates are only in `requests`). */
+export interface RecordedMessage {
+  sid: string;
+  accountSid: string;
+  to: string;
+  from: string | null;
+  body: string;
+  contentSid: string | undefined;
+  contentVariables: string | undefined;
+  messagingServiceSid: string | undefined;
+  statusCallback: string | undefined;
+  mediaUrls: string[];
+  /** Every form field sent, first value per name. */
+  params: Record<string, string>;
+  headers: IncomingHttpHeaders;
+  /** Date.now() when the request arrived. */
+  receivedAt: number;
+  /** process.hrtime.bigint() when the request arrived, for ordering and latency. */
+  receivedAtHrtime: bigint;
+  resource: TwilioMessageResource;
+}
+
+export interface RecordedTypingIndicator {
+  channel: string;
+  messageId: string;
+  params: Record<string, string>;
+  receivedAt: number;
+  receivedAtHrtime: bigint;
+}
+
+/** Every request the fake received, whatever it answered. */
+export interface RecordedTwilioRequest {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  status: number;
+  receivedAt: number;
+}
+
+export interface FakeTwilio {
+  /** http://127.0.0.1:<port>, no trailing slash. */
+  baseUrl: string;
+  accountSid: string;
+  authToken: string;
+  messages: RecordedMessage[];
+  typingIndicators: RecordedTypingIndicator[];
+  requests: RecordedTwilioRequest[];
+  /** The next `count` message creates answer `status` with Twilio's error JSON (`body` overrides fields, or replaces it when a string). */
+  failNext(count: number, status: number, body?: Partial<TwilioErrorBody> | string): void;
+  /** The next message create (or next `count` of them) waits `milliseconds` before it is answered. */
+  delayNext(milliseconds: number, count?: number): void;
+  /** Resolves with the accepted messages once there are at least `count`; rejects after `timeoutMs`. */
+  waitForMessages(count: number, timeoutMs?: number): Promise<RecordedMessage[]>;
+  /** Forgets everything recorded and every pending failure or delay. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const messageBodyLimit = 1600;
+
+// Codes and texts Twilio uses for these failures (https://www.twilio.com/docs/api/errors).
+const defaultErrors: Record<number, { code: number; message: string }> = {
+  400: { code: 21211, message: "Invalid 'To' Phone Number" },
+  401: { code: 20003, message: 'Authenticate' },
+  403: { code: 20403, message: 'Forbidden' },
+  404: { code: 20404, message: 'The requested resource was not found' },
+  429: { code: 20429, message: 'Too Many Requests' },
+  500: { code: 20500, message: 'Internal Server Error' },
+  503: { code: 20503, message: 'Service Unavailable' },
+};
+
+export function twilioErrorBody(status: number, overrides: Partial<TwilioErrorBody> = {}): TwilioErrorBody {
+  const known = defaultErrors[status] ?? { code: 20000 + status, message: `HTTP ${status}` };
+  const code = overrides.code ?? known.code;
+  return {
+    code,
+    message: overrides.message ?? known.message,
+    more_info: overrides.more_info ?? `https://www.twilio.com/docs/errors/${code}`,
+    status,
+    ...(overrides.detail === undefined ? {} : { detail: overrides.detail }),
+  };
+}
+
+/** Twilio formats dates as RFC 2822 with a numeric zone: "Thu, 24 Aug 2023 05:01:45 +0000". */
+function twilioDate(date: Date): string {
+  return date.toUTCString().replace('GMT', '+0000');
+}
+
+function newSid(prefix: string): string {
+  return prefix + randomBytes(16).toString('hex');
+}
+
+function firstValues(form: URLSearchParams): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [name, value] of form) if (!(name in params)) params[name] = value;
+  return params;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'twilio-request-id': newSid('RQ'),
+  });
+  response.end(text);
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeTwilio> {
+  const { accountSid, authToken } = options;
+  const expectedAuthorization = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+  const messages: RecordedMessage[] = [];
+  const typingIndicators: RecordedTypingIndicator[] = [];
+  const requests: RecordedTwilioRequest[] = [];
+  let pendingFailures: Array<{ status: number; body: Partial<TwilioErrorBody> | string | undefined }> = [];
+  let pendingDelays: number[] = [];
+  let messageWaiters: Array<() => void> = [];
+
+  const notifyMessageWaiters = (): void => {
+    const waiters = messageWaiters;
+    messageWaiters = [];
+    for (const waiter of waiters) waiter();
+  };
+
+  const messagesPath = `/2010-04-01/Accounts/${accountSid}/Messages.json`;
+  const messagePathPattern = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/([^/]+)\.json$/;
+
+  async function createMessage(request: IncomingMessage, form: URLSearchParams, params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): Promise<[number, unknown]> {
+    const delay = pendingDelays.shift();
+    const failure = pendingFailures.shift();
+    if (delay !== undefined) await sleep(delay);
+    if (failure !== undefined) {
+      const body = typeof failure.body === 'string' ? failure.body : twilioErrorBody(failure.status, failure.body);
+      return [failure.status, body];
+    }
+    const to = params.To;
+    const from = params.From;
+    const messagingServiceSid = params.MessagingServiceSid;
+    const body = params.Body ?? '';
+    const mediaUrls = form.getAll('MediaUrl');
+    const contentSid = params.ContentSid;
+    if (to === undefined || to === '') return [400, twilioErrorBody(400, { code: 21604, message: "A 'To' phone number is required." })];
+    if ((from === undefined || from === '') && (messagingServiceSid === undefined || messagingServiceSid === '')) {
+      return [400, twilioErrorBody(400, { code: 21603, message: "A 'From' phone number is required." })];
+    }
+    if (body === '' && mediaUrls.length === 0 && (contentSid === undefined || contentSid === '')) {
+      return [400, twilioErrorBody(400, { code: 21619, message: 'A text message body or media urls must be specified.' })];
+    }
+    if (from !== undefined && from.startsWith('whatsapp:') !== to.startsWith('whatsapp:')) {
+      return [400, twilioErrorBody(400, { code: 21910, message: 'Invalid From and To pair. From and To should be of the same channel' })];
+    }
+    if (body.length > messageBodyLimit) {
+      return [400, twilioErrorBody(400, { code: 21617, message: `The concatenated message body exceeds the ${messageBodyLimit} character limit.` })];
+    }
+    const sid = newSid(mediaUrls.length > 0 ? 'MM' : 'SM');
+    const now = twilioDate(new Date(receivedAt));
+    const uri = `/2010-04-01/Accounts/${accountSid}/Messages/${sid}.json`;
+    const resource: TwilioMessageResource = {
+      account_sid: accountSid,
+      api_version: '2010-04-01',
+      body,
+      date_created: now,
+      date_sent: null,
+      date_updated: now,
+      direction: 'outbound-api',
+      error_code: null,
+      error_message: null,
+      from: from ?? null,
+      messaging_service_sid: messagingServiceSid ?? null,
+      num_media: String(mediaUrls.length),
+      num_segments: '1',
+      price: null,
+      price_unit: 'USD',
+      sid,
+      status: from === undefined ? 'accepted' : 'queued',
+      subresource_uris: {
+        media: `/2010-04-01/Accounts/${accountSid}/Messages/${sid}/Media.json`,
+        feedback: `/2010-04-01/Accounts/${accountSid}/Messages/${sid}/Feedback.json`,
+      },
+      to,
+      uri,
+    };
+    messages.push({
+      sid,
+      accountSid,
+      to,
+      from: from ?? null,
+      body,
+      contentSid,
+      contentVariables: params.ContentVariables,
+      messagingServiceSid,
+      statusCallback: params.StatusCallback,
+      mediaUrls,
+      params,
+      headers: request.headers,
+      receivedAt,
+      receivedAtHrtime,
+      resource,
+    });
+    notifyMessageWaiters();
+    return [201, resource];
+  }
+
+  function createTypingIndicator(params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): [number, unknown] {
+    const channel = params.channel;
+    const messageId = params.messageId;
+    if (channel === undefined || messageId === undefined || messageId === '') {
+      return [400, twilioErrorBody(400, { code: 21211, message: "Missing required parameter 'channel' or 'messageId'" })];
+    }
+    if (channel !== 'whatsapp') {
+      return [400, twilioErrorBody(400, { code: 20001, message: `Unsupported channel '${channel}'` })];
+    }
+    typingIndicators.push({ channel, messageId, params, receivedAt, receivedAtHrtime });
+    return [200, { success: true }];
+  }
+
+  async function route(request: IncomingMessage, path: string, form: URLSearchParams, params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): Promise<[number, unknown]> {
+    if (request.headers.authorization !== expectedAuthorization) {
+      return [401, twilioErrorBody(401, { detail: 'Your AccountSid or AuthToken was incorrect.' })];
+    }
+    const method = request.method ?? 'GET';
+    if (method === 'POST' && path === messagesPath) {
+      return createMessage(request, form, params, receivedAt, receivedAtHrtime);
+    }
+    if (method === 'POST' && path === '/v2/Indicators/Typing.json') {
+      return createTypingIndicator(params, receivedAt, receivedAtHrtime);
+    }
+    const messageMatch = messagePathPattern.exec(path);
+    if (method === 'GET' && messageMatch?.[1] === accountSid) {
+      const found = messages.find((message) => message.sid === messageMatch[2]);
+      if (found !== undefined) return [200, found.resource];
+    }
+    return [404, twilioErrorBody(404, { message: `The requested resource ${path} was not found` })];
+  }
+
+  const server = createServer((request, response) => {
+    const receivedAt = Date.now();
+    const receivedAtHrtime = process.hrtime.bigint();
+    void (async () => {
+      const url = new URL(request.url ?? '/', 'http://fake-twilio.invalid');
+      const text = await readBody(request);
+      const form = new URLSearchParams(request.method === 'GET' ? url.search : text);
+      const params = firstValues(form);
+      let status: number;
+      let body: unknown;
+      try {
+        [status, body] = await route(request, url.pathname, form, params, receivedAt, receivedAtHrtime);
+      } catch (error) {
+        status = 500;
+        body = twilioErrorBody(500, { detail: error instanceof Error ? error.message : String(error) });
+      }
+      requests.push({ method: request.method ?? 'GET', path: url.pathname, params, status, receivedAt });
+      sendJson(response, status, body);
+    })();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    accountSid,
+    authToken,
+    messages,
+    typingIndicators,
+    requests,
+    failNext(count, status, body) {
+      for (let index = 0; index < count; index += 1) pendingFailures.push({ status, body });
+    },
+    delayNext(milliseconds, count = 1) {
+      for (let index = 0; index < count; index += 1) pendingDelays.push(milliseconds);
+    },
+    waitForMessages(count, timeoutMs = 5_000) {
+      return new Promise((resolve, reject) => {
+        const check = (): boolean => {
+          if (messages.length < count) return false;
+          clearTimeout(timer);
+          resolve([...messages]);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          messageWaiters = messageWaiters.filter((waiter) => waiter !== listener);
+          const bodies = messages.map((message) => JSON.stringify(message.body)).join(', ');
+          reject(new Error(`fake Twilio: expected ${count} message(s) within ${timeoutMs} ms, got ${messages.length}: [${bodies}]`));
+        }, timeoutMs);
+        const listener = (): void => {
+          if (!check()) messageWaiters.push(listener);
+        };
+        listener();
+      });
+    },
+    reset() {
+      messages.length = 0;
+      typingIndicators.length = 0;
+      requests.length = 0;
+      pendingFailures = [];
+      pendingDelays = [];
+    },
+    close() {
+      return new Promise((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
+    },
+  };
+}

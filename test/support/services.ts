@@ -1,0 +1,270 @@
+// Owns the real backing services the tests run against: a throwaway redis-server and a
+// MongoDB-wire server (FerretDB on SQLite, or whatever MONGODB_URI names), each on a free
+// loopback port, with start-up probes and a stop that leaves nothing behind.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mongoose from 'mongoose';
+
+export interface RedisHandle {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface MongoHandle {
+  uri: string;
+  stop(): Promise<void>;
+}
+
+const loopbackHost = '127.0.0.1';
+const startupTimeoutMs = 20_000;
+const outputTailLength = 4_000;
+
+/** Asks the kernel for a free loopback port by listening on port 0, then releases it. */
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, loopbackHost, () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        server.close();
+        reject(new Error('could not read the port of a probe listener'));
+        return;
+      }
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+/** Starts `redis-server` without persistence on a free loopback port and waits for PING. */
+export async function startRedis(): Promise<RedisHandle> {
+  const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+  let lastError: unknown;
+  // A port found free can be taken before redis binds it: retry with a fresh one.
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const port = await findFreePort();
+    const workDirectory = await mkdtemp(join(tmpdir(), 'wa-test-redis-'));
+    const child = spawnService(executable, [
+      '--port', String(port),
+      '--bind', loopbackHost,
+      '--save', '',
+      '--appendonly', 'no',
+      '--dir', workDirectory,
+      '--daemonize', 'no',
+      '--loglevel', 'warning',
+    ]);
+    try {
+      await waitUntil(child, () => redisAnswersPing(port), `redis-server on port ${port}`);
+      return {
+        url: `redis://${loopbackHost}:${port}`,
+        port,
+        stop: async () => {
+          await stopProcess(child.process);
+          await rm(workDirectory, { recursive: true, force: true });
+        },
+      };
+    } catch (error) {
+      lastError = error;
+      await stopProcess(child.process);
+      await rm(workDirectory, { recursive: true, force: true });
+    }
+  }
+  throw lastError;
+}
+
+/**
+ * Returns MONGODB_URI when it is set (stop does nothing); otherwise starts FerretDB on SQLite
+ * in a temporary directory on a free loopback port and waits until a mongo `ping` answers.
+ */
+export async function startMongo(): Promise<MongoHandle> {
+  const givenUri = process.env.MONGODB_URI;
+  if (givenUri !== undefined && givenUri !== '') {
+    return { uri: givenUri, stop: async () => {} };
+  }
+  const binary = await ferretDbBinary();
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const port = await findFreePort();
+    const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
+    const child = spawnService(binary, [
+      '--handler=sqlite',
+      `--sqlite-url=file:${stateDirectory}/`,
+      `--state-dir=${stateDirectory}`,
+      `--listen-addr=${loopbackHost}:${port}`,
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=error',
+    ], { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' });
+    const uri = `mongodb://${loopbackHost}:${port}/`;
+    try {
+      await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
+      return {
+        uri,
+        stop: async () => {
+          await stopProcess(child.process);
+          await rm(stateDirectory, { recursive: true, force: true });
+        },
+      };
+    } catch (error) {
+      lastError = error;
+      await stopProcess(child.process);
+      await rm(stateDirectory, { recursive: true, force: true });
+    }
+  }
+  throw lastError;
+}
+
+/** The FerretDB binary: FERRETDB_BIN if set, else whatever scripts/install-ferretdb.sh prints (it builds on first use). */
+export async function ferretDbBinary(): Promise<string> {
+  const preset = process.env.FERRETDB_BIN;
+  if (preset !== undefined && preset !== '') return preset;
+  const script = fileURLToPath(new URL('../../scripts/install-ferretdb.sh', import.meta.url));
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile('bash', [script], { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 }, (error, output, errorOutput) => {
+      if (error) {
+        reject(new Error(`scripts/install-ferretdb.sh failed: ${error.message}\n${tail(errorOutput)}`));
+        return;
+      }
+      resolve(output);
+    });
+  });
+  const binary = stdout.trim().split('\n').at(-1)?.trim();
+  if (binary === undefined || binary === '') throw new Error('scripts/install-ferretdb.sh printed no binary path');
+  return binary;
+}
+
+// Children still running when this process exits (a crash, a missed teardown) are killed, so
+// no redis-server or FerretDB outlives the test run.
+const liveChildren = new Set<ChildProcess>();
+let exitSafetyNetInstalled = false;
+
+function ensureExitSafetyNet(): void {
+  if (exitSafetyNetInstalled) return;
+  exitSafetyNetInstalled = true;
+  process.once('exit', () => {
+    for (const child of liveChildren) child.kill('SIGKILL');
+  });
+}
+
+interface SpawnedService {
+  process: ChildProcess;
+  output(): string;
+  exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  spawnError(): Error | undefined;
+}
+
+function spawnService(executable: string, args: string[], extraEnvironment: Record<string, string> = {}): SpawnedService {
+  const child = spawn(executable, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...extraEnvironment },
+  });
+  let output = '';
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let failure: Error | undefined;
+  const collect = (chunk: Buffer): void => {
+    output = tail(output + chunk.toString('utf8'));
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  child.once('exit', (code, signal) => {
+    exit = { code, signal };
+  });
+  child.once('error', (error) => {
+    failure = error;
+  });
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+  ensureExitSafetyNet();
+  // A service left running must never keep the test runner's event loop alive.
+  child.unref();
+  child.stdout?.unref?.();
+  child.stderr?.unref?.();
+  return { process: child, output: () => output, exited: () => exit, spawnError: () => failure };
+}
+
+async function waitUntil(service: SpawnedService, probe: () => Promise<boolean>, description: string): Promise<void> {
+  const deadline = Date.now() + startupTimeoutMs;
+  while (Date.now() < deadline) {
+    const spawnError = service.spawnError();
+    if (spawnError !== undefined) throw new Error(`${description} could not start: ${spawnError.message}`);
+    const exit = service.exited();
+    if (exit !== undefined) {
+      throw new Error(`${description} exited early (code ${exit.code}, signal ${exit.signal}):\n${service.output()}`);
+    }
+    if (await probe().catch(() => false)) return;
+    await sleep(50);
+  }
+  throw new Error(`${description} did not answer within ${startupTimeoutMs} ms:\n${service.output()}`);
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function tcpAccepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: loopbackHost, port });
+    socket.setTimeout(1_000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Sends an inline PING over a raw socket: no client library, so no reconnect noise while it starts. */
+function redisAnswersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: loopbackHost, port });
+    let reply = '';
+    const finish = (answer: boolean): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(1_000);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString('utf8');
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+    socket.once('timeout', () => finish(false));
+    socket.once('error', () => finish(false));
+  });
+}
+
+async function mongoAnswersPing(uri: string): Promise<boolean> {
+  const connection = mongoose.createConnection(uri, { serverSelectionTimeoutMS: 1_500, connectTimeoutMS: 1_500 });
+  try {
+    await connection.asPromise();
+    const database = connection.db;
+    if (database === undefined) return false;
+    const answer = await database.admin().ping();
+    return answer.ok === 1;
+  } finally {
+    await connection.close(true).catch(() => {});
+  }
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+function tail(text: string): string {
+  return text.length > outputTailLength ? text.slice(-outputTailLength) : text;
+}
