@@ -1,0 +1,151 @@
+/**
+ * One running service for a test file: real Redis and MongoDB-wire storage (started once by
+ * global-setup), the fake Twilio API, and the deterministic model unless the test passes its
+ * own provider. Logs are captured, not printed; tests assert on them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Worker } from 'bullmq';
+import request from 'supertest';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createServices, type ServiceOverrides, type Services } from '../../src/composition-root.js';
+import { createLogger } from '../../src/logger.js';
+import type { ModelProvider } from '../../src/model/provider.js';
+import type { TurnJob } from '../../src/queue/turn-queue.js';
+import { createDeterministicModels, type DeterministicModels, type Script } from './deterministic-model.js';
+import { startFakeTwilio } from './fake-twilio.js';
+import { inboundWhatsappParams, signTwilioRequest, statusCallbackParams } from './twilio-signature.js';
+
+export const TEST_ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
+export const TEST_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
+export const TEST_SENDER = 'whatsapp:+14155238886';
+export const PUBLIC_BASE_URL = 'https://assistant.example.test';
+
+export type FakeTwilio = Awaited<ReturnType<typeof startFakeTwilio>>;
+
+export interface LogLine {
+  level: string;
+  event: string;
+  [field: string]: unknown;
+}
+
+export interface HarnessOptions {
+  script?: Script;
+  models?: ModelProvider;
+  env?: Record<string, string>;
+  overrides?: Omit<ServiceOverrides, 'models' | 'logger' | 'queuePrefix'>;
+  /** Start a worker in this process (default true). */
+  worker?: boolean;
+  twilio?: FakeTwilio;
+}
+
+export interface Harness {
+  services: Services;
+  config: Config;
+  twilio: FakeTwilio;
+  models: DeterministicModels;
+  logs: LogLine[];
+  worker: Worker<TurnJob> | undefined;
+  http: ReturnType<typeof request>;
+  env: Record<string, string>;
+  /** Posts a correctly signed inbound WhatsApp message; returns the supertest response. */
+  sendWhatsapp(input: { from: string; body: string; messageSid?: string; profileName?: string }): Promise<request.Response>;
+  sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
+  close(): Promise<void>;
+}
+
+export function newMessageSid(): string {
+  return `SM${randomUUID().replace(/-/g, '')}`;
+}
+
+export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  const redisUrl = process.env.TEST_REDIS_URL;
+  const mongoUri = process.env.TEST_MONGODB_URI;
+  if (!redisUrl || !mongoUri) throw new Error('global-setup did not publish TEST_REDIS_URL / TEST_MONGODB_URI');
+  const database = `t_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const mongo = new URL(mongoUri);
+  mongo.pathname = `/${database}`;
+  return {
+    NODE_ENV: 'test',
+    PORT: '0',
+    PUBLIC_BASE_URL,
+    REDIS_URL: redisUrl,
+    MONGODB_URI: mongo.toString(),
+    TWILIO_ACCOUNT_SID: TEST_ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: TEST_AUTH_TOKEN,
+    TWILIO_WHATSAPP_FROM: TEST_SENDER,
+    TWILIO_API_BASE_URL: twilioBaseUrl,
+    OPENAI_API_KEY: 'test-key-not-used',
+    TURN_LOCK_TTL_MS: '3000',
+    WORKER_CONCURRENCY: '8',
+    ...extra,
+  };
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const twilio = options.twilio ?? (await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN }));
+  const env = testEnv(twilio.baseUrl, options.env);
+  const config = loadConfig(env);
+  const logs: LogLine[] = [];
+  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
+  const models = createDeterministicModels(options.script);
+  const services = await createServices(config, {
+    ...options.overrides,
+    models: options.models ?? models,
+    logger,
+    queuePrefix: `bull-${randomUUID().slice(0, 8)}`,
+  });
+  const worker = options.worker === false ? undefined : services.startWorker();
+  if (worker) await worker.waitUntilReady();
+  const http = request(services.app);
+
+  const signedPost = (path: string, params: Record<string, string>) =>
+    http
+      .post(path)
+      .type('form')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}${path}`, params))
+      .send(params);
+
+  return {
+    services,
+    config,
+    twilio,
+    models,
+    logs,
+    worker,
+    http,
+    env,
+    sendWhatsapp: ({ from, body, messageSid, profileName }) =>
+      signedPost(
+        '/webhooks/whatsapp',
+        inboundWhatsappParams({
+          accountSid: TEST_ACCOUNT_SID,
+          from,
+          to: TEST_SENDER,
+          body,
+          messageSid: messageSid ?? newMessageSid(),
+          ...(profileName ? { profileName } : {}),
+        }),
+      ),
+    sendStatus: ({ messageSid, status, errorCode }) =>
+      signedPost(
+        '/webhooks/whatsapp/status',
+        statusCallbackParams({ accountSid: TEST_ACCOUNT_SID, messageSid, status, ...(errorCode ? { errorCode } : {}) }),
+      ),
+    async close() {
+      await services.mongo.dropDatabase().catch(() => undefined);
+      await services.close();
+      if (!options.twilio) await twilio.close();
+    },
+  };
+}
+
+/** Polls until `check` returns a value, or fails with what it last saw. */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

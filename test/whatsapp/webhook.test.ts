@@ -1,0 +1,159 @@
+/**
+ * The inbound webhook as Twilio and attackers see it: signature checks (including behind a
+ * proxy), malformed and oversized bodies, and retries of the same MessageSid.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
+import { redisKeys } from '../../src/queue/keys.js';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { eventually, newMessageSid, PUBLIC_BASE_URL, startHarness, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, type Harness } from '../support/harness.js';
+import { inboundWhatsappParams, signTwilioRequest } from '../support/twilio-signature.js';
+
+const CUSTOMER = 'whatsapp:+34600111222';
+
+function params(overrides: Record<string, string> = {}) {
+  return {
+    ...inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from: CUSTOMER, to: TEST_SENDER, body: 'Hola', messageSid: newMessageSid() }),
+    ...overrides,
+  };
+}
+
+describe('POST /webhooks/whatsapp without a worker', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({ worker: false });
+  });
+  afterAll(() => harness.close());
+  beforeEach(() => harness.logs.splice(0));
+
+  const inboxLength = () => harness.services.redis.llen(redisKeys.inbox(conversationKeyFor(CUSTOMER)));
+
+  test('a correctly signed message is acknowledged with empty TwiML and queued', async () => {
+    const before = await inboxLength();
+    const response = await harness.sendWhatsapp({ from: CUSTOMER, body: 'Hola' });
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/xml/);
+    expect(response.text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response></Response>');
+    expect(await inboxLength()).toBe(before + 1);
+    expect(await harness.services.queue.getJobCounts('waiting')).toEqual({ waiting: expect.any(Number) });
+  });
+
+  test('a missing signature is refused with 403 and nothing is queued', async () => {
+    const before = await inboxLength();
+    const response = await harness.http.post('/webhooks/whatsapp').type('form').send(params());
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: 'missing X-Twilio-Signature header' });
+    expect(await inboxLength()).toBe(before);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'webhook-rejected', reason: 'signature-missing' }));
+  });
+
+  test.each([
+    ['signed with another token', (body: Record<string, string>) => signTwilioRequest('f'.repeat(32), `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body)],
+    ['signed for another URL', (body: Record<string, string>) => signTwilioRequest(TEST_AUTH_TOKEN, 'https://evil.example/webhooks/whatsapp', body)],
+    ['signed over other parameters', (body: Record<string, string>) => signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, { ...body, Body: 'something else' })],
+    ['a garbage signature', () => 'not-a-signature'],
+  ])('%s is refused with 403 and nothing is queued', async (_name, sign) => {
+    const before = await inboxLength();
+    const body = params();
+    const response = await harness.http.post('/webhooks/whatsapp').type('form').set('X-Twilio-Signature', sign(body)).send(body);
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: 'invalid X-Twilio-Signature' });
+    expect(JSON.stringify(response.body)).not.toContain(signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body));
+    expect(await inboxLength()).toBe(before);
+  });
+
+  test('forwarded headers are ignored unless TRUST_PROXY is set', async () => {
+    const body = params();
+    const response = await harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Forwarded-Proto', 'https')
+      .set('X-Forwarded-Host', 'proxy.example.org')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, 'https://proxy.example.org/webhooks/whatsapp', body))
+      .send(body);
+    expect(response.status).toBe(403);
+  });
+
+  test('a signed but malformed message gets 400 naming the field', async () => {
+    const body = params({ From: 'whatsapp:not-a-number' });
+    const response = await harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body))
+      .send(body);
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatch(/^From: expected whatsapp:\+<E\.164 number>/);
+  });
+
+  test('a message from another Twilio account is refused', async () => {
+    const body = params({ AccountSid: `AC${'b2'.repeat(16)}` });
+    const response = await harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body))
+      .send(body);
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: 'AccountSid does not match this service' });
+  });
+
+  test('a JSON body gets 415', async () => {
+    const response = await harness.http.post('/webhooks/whatsapp').send({ Body: 'hi' });
+    expect(response.status).toBe(415);
+  });
+
+  test('an oversized body gets 413 and a log line, never a 500', async () => {
+    const body = params({ Body: 'x'.repeat(70 * 1024) });
+    const response = await harness.http.post('/webhooks/whatsapp').type('form').set('X-Twilio-Signature', 'x').send(body);
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ error: 'request body too large' });
+    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'request-rejected', status: 413 }));
+  });
+
+  test('a body over WhatsApp\'s 4,096 characters is refused with 400', async () => {
+    const body = params({ Body: 'y'.repeat(5000) });
+    const response = await harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body))
+      .send(body);
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('Body: Body exceeds 4096 characters');
+  });
+
+  test('a Twilio retry of the same MessageSid queues nothing new', async () => {
+    const messageSid = newMessageSid();
+    const before = await inboxLength();
+    const first = await harness.sendWhatsapp({ from: CUSTOMER, body: 'Hola', messageSid });
+    const retry = await harness.sendWhatsapp({ from: CUSTOMER, body: 'Hola', messageSid });
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    expect(await inboxLength()).toBe(before + 1);
+    expect(harness.logs.filter((line) => line.event === 'inbound-duplicate')).toHaveLength(1);
+  });
+
+  test('unknown routes get 404 JSON', async () => {
+    const response = await harness.http.get('/nope');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ error: 'no route for GET /nope' });
+  });
+});
+
+describe('behind a trusted proxy', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({ worker: false, env: { TRUST_PROXY: 'true' } });
+  });
+  afterAll(() => harness.close());
+
+  test('the URL Twilio called is rebuilt from X-Forwarded-Proto/Host/Port', async () => {
+    const body = params();
+    const response = await harness.http
+      .post('/webhooks/whatsapp?source=twilio')
+      .type('form')
+      .set('X-Forwarded-Proto', 'https')
+      .set('X-Forwarded-Host', 'chat.example.org')
+      .set('X-Forwarded-Port', '8443')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, 'https://chat.example.org:8443/webhooks/whatsapp?source=twilio', body))
+      .send(body);
+    expect(response.status).toBe(200);
+    await eventually(async () => (await harness.services.redis.exists(redisKeys.inbox(conversationKeyFor(CUSTOMER)))) === 1);
+  });
+});
