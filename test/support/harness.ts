@@ -36,6 +36,8 @@ export interface HarnessOptions {
   /** Start a worker in this process (default true). */
   worker?: boolean;
   twilio?: FakeTwilio;
+  /** Use the OpenAI provider built from configuration (point OPENAI_BASE_URL at a stub). */
+  useConfiguredModel?: boolean;
 }
 
 export interface Harness {
@@ -47,6 +49,7 @@ export interface Harness {
   worker: Worker<TurnJob> | undefined;
   http: ReturnType<typeof request>;
   env: Record<string, string>;
+  queuePrefix: string;
   /** Posts a correctly signed inbound WhatsApp message; returns the supertest response. */
   sendWhatsapp(input: { from: string; body: string; messageSid?: string; profileName?: string }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
@@ -88,11 +91,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const logs: LogLine[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
   const models = createDeterministicModels(options.script);
+  const queuePrefix = `bull-${randomUUID().slice(0, 8)}`;
   const services = await createServices(config, {
     ...options.overrides,
-    models: options.models ?? models,
+    ...(options.useConfiguredModel ? {} : { models: options.models ?? models }),
     logger,
-    queuePrefix: `bull-${randomUUID().slice(0, 8)}`,
+    queuePrefix,
   });
   const worker = options.worker === false ? undefined : services.startWorker();
   if (worker) await worker.waitUntilReady();
@@ -114,6 +118,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     worker,
     http,
     env,
+    queuePrefix,
     sendWhatsapp: ({ from, body, messageSid, profileName }) =>
       signedPost(
         '/webhooks/whatsapp',

@@ -1,0 +1,81 @@
+/**
+ * The service as a process: configuration errors stop it with one line naming the variable,
+ * and SIGTERM lets an in-flight turn finish, closes connections and exits 0.
+ */
+import { spawn } from 'node:child_process';
+import { describe, expect, test } from '@jest/globals';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors/index.js';
+import { startFakeTwilio } from '../support/fake-twilio.js';
+import { eventually, PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
+import { startOpenAIStub } from '../support/openai-stub.js';
+import { findFreePort } from '../support/services.js';
+import { inboundWhatsappParams, newTwilioSid, signTwilioRequest } from '../support/twilio-signature.js';
+
+function runMain(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output, exit };
+}
+
+describe('configuration', () => {
+  test('missing and invalid variables are named, one line, with what they expect', () => {
+    const attempt = () => loadConfig({ PUBLIC_BASE_URL: 'ftp://nope', TWILIO_WHATSAPP_FROM: '+1555', OPENAI_API_KEY: 'k' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(
+      'invalid configuration: PUBLIC_BASE_URL: expected an http(s) URL; TWILIO_ACCOUNT_SID: is required; TWILIO_AUTH_TOKEN: is required; TWILIO_WHATSAPP_FROM: expected the WhatsApp sender as whatsapp:+<E.164 number>',
+    );
+  });
+
+  test('defaults fill the optional variables', () => {
+    const config = loadConfig(testEnv('http://127.0.0.1:1'));
+    expect(config.model).toMatchObject({ fast: 'gpt-5-mini', smart: 'gpt-5', maxSteps: 5, maxOutputTokens: 1024 });
+    expect(config.trustProxy).toBe(false);
+  });
+
+  test('the process exits 1 with one line on stderr when a variable is missing', async () => {
+    const { output, exit } = runMain({ PUBLIC_BASE_URL, OPENAI_API_KEY: 'k', TWILIO_ACCOUNT_SID: TEST_ACCOUNT_SID, TWILIO_AUTH_TOKEN: TEST_AUTH_TOKEN });
+    expect(await exit).toBe(1);
+    expect(output.stderr).toBe('invalid configuration: TWILIO_WHATSAPP_FROM: is required\n');
+  });
+});
+
+describe('SIGTERM', () => {
+  test('an in-flight turn finishes and is delivered, then the process exits 0', async () => {
+    const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
+    const stub = await startOpenAIStub();
+    stub.respondWith({ text: 'Finished despite the shutdown.', delayMs: 1500 });
+    const port = await findFreePort();
+    const { child, output, exit } = runMain({
+      ...testEnv(twilio.baseUrl, { OPENAI_BASE_URL: stub.baseUrl, PORT: String(port), LOG_LEVEL: 'info' }),
+    });
+    try {
+      await eventually(() => output.stdout.includes('"event":"worker-started"') && output.stdout.includes('"event":"server-listening"'), 20_000);
+      const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from: 'whatsapp:+447700900200', to: TEST_SENDER, body: 'bye', messageSid: newTwilioSid() });
+      const response = await fetch(`http://127.0.0.1:${port}/webhooks/whatsapp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      expect(response.status).toBe(200);
+      await eventually(() => stub.requests.length === 1 || undefined, 10_000);
+      child.kill('SIGTERM');
+      expect(await exit).toBe(0);
+      expect(twilio.messages.map((message) => message.body)).toEqual(['Finished despite the shutdown.']);
+      expect(output.stdout).toContain('"event":"shutdown-complete"');
+    } finally {
+      child.kill('SIGKILL');
+      await twilio.close();
+      await stub.close();
+    }
+  });
+});

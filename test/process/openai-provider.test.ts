@@ -1,0 +1,50 @@
+/**
+ * The real model path: `@ai-sdk/openai` speaking Chat Completions over HTTP to a local
+ * OpenAI-compatible server, from a signed webhook to the reply Twilio receives.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
+
+describe('the OpenAI provider against a Chat Completions server', () => {
+  let stub: OpenAIStub;
+  let harness: Harness;
+  beforeAll(async () => {
+    stub = await startOpenAIStub();
+    harness = await startHarness({
+      env: { OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'sk-local-test', MODEL_FAST: 'gpt-test-fast' },
+      useConfiguredModel: true,
+    });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await stub.close();
+  });
+
+  test('a customer message is answered by the configured model over HTTP', async () => {
+    stub.respondWith((body) => ({ text: `Stub reply to ${body.messages.length} messages` }));
+    await harness.sendWhatsapp({ from: 'whatsapp:+15005550006', body: 'hello model' });
+    const [reply] = await harness.twilio.waitForMessages(1);
+    expect(reply?.body).toBe('Stub reply to 2 messages');
+    const [call] = stub.requests;
+    expect(call?.path).toBe('/v1/chat/completions');
+    expect(call?.headers.authorization).toBe('Bearer sk-local-test');
+    expect(call?.body.model).toBe('gpt-test-fast');
+    expect(call?.body.max_completion_tokens ?? call?.body.max_tokens).toBe(1024);
+    expect(call?.body.messages.at(-1)).toEqual({ role: 'user', content: 'hello model' });
+  });
+
+  test('an HTTP 500 from the model gets the customer the apology, once', async () => {
+    harness.twilio.reset();
+    stub.reset();
+    stub.respondWith({ status: 500, body: { error: { message: 'boom', type: 'server_error' } } });
+    await harness.sendWhatsapp({ from: 'whatsapp:+15005550007', body: 'are you up?' });
+    const [reply] = await harness.twilio.waitForMessages(1);
+    expect(reply?.body).toBe(MODEL_FAILURE_REPLY);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(harness.twilio.messages).toHaveLength(1);
+    // The SDK retries a 5xx once (maxRetries: 1); the turn itself is never re-run.
+    expect(stub.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,25 @@
+/**
+ * A turn worker in its own OS process, for tests that kill a worker mid-turn. Configured by
+ * the parent through the environment (the same variables the service reads, plus the queue
+ * prefix and a model delay); prints `model-called <text>` when the model is asked, so the
+ * parent knows when to kill it.
+ */
+import { loadConfig } from '../../src/config.js';
+import { createServices } from '../../src/composition-root.js';
+import { createLogger } from '../../src/logger.js';
+import { createDeterministicModels } from './deterministic-model.js';
+
+const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
+const models = createDeterministicModels(({ userText }) => {
+  process.stdout.write(`model-called ${userText}\n`);
+  return { text: `Slow answer to: ${userText}`, delayMs };
+});
+
+const services = await createServices(loadConfig(), {
+  models,
+  logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }),
+  queuePrefix: process.env.TEST_QUEUE_PREFIX ?? 'bull',
+});
+const worker = services.startWorker();
+await worker.waitUntilReady();
+process.stdout.write('worker-ready\n');
