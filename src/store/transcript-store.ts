@@ -33,7 +33,6 @@ export interface ConversationRecord {
   displayName?: string;
   createdAt: Date;
   updatedAt: Date;
-  lastMessageAt: Date;
 }
 
 export interface MessageRecord {
@@ -61,7 +60,6 @@ const conversationSchema = new Schema<ConversationRecord>(
     channel: { type: String, required: true },
     address: { type: String, required: true },
     displayName: String,
-    lastMessageAt: { type: Date, required: true },
   },
   { timestamps: true, versionKey: false },
 );
@@ -87,6 +85,7 @@ const messageSchema = new Schema<MessageRecord>(
 messageSchema.index({ ledgerKey: 1 }, { unique: true });
 messageSchema.index({ conversationId: 1, createdAt: 1, _id: 1 });
 messageSchema.index({ channelMessageId: 1 });
+messageSchema.index({ channel: 1, replyTo: 1, part: 1 });
 
 export interface ReplyPartInput {
   conversationId: Types.ObjectId;
@@ -100,13 +99,13 @@ export interface TranscriptStore {
   readonly conversations: Model<ConversationRecord>;
   readonly messages: Model<MessageRecord>;
   ensureIndexes(): Promise<void>;
-  /** Finds or creates the conversation, returning it and whether it was new. */
+  /** Finds or creates the conversation (ids are cached in process: they never change). */
   openConversation(input: {
     key: string;
     channel: string;
     address: string;
     displayName?: string;
-  }): Promise<{ conversation: ConversationRecord; created: boolean }>;
+  }): Promise<{ conversationId: Types.ObjectId }>;
   /** Stores an inbound message once, however often it is recorded. */
   recordInbound(input: {
     conversationId: Types.ObjectId;
@@ -137,6 +136,8 @@ export interface TranscriptStore {
   conversationMessages(conversationId: Types.ObjectId): Promise<MessageRecord[]>;
 }
 
+const CONVERSATION_CACHE_SIZE = 10_000;
+
 export function outboundLedgerKey(channel: string, replyTo: string, part: number): string {
   return `out:${channel}:${replyTo}#${part}`;
 }
@@ -149,6 +150,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     (connection.models.Message as Model<MessageRecord> | undefined) ??
     connection.model<MessageRecord>('Message', messageSchema);
 
+  const conversationIds = new Map<string, Types.ObjectId>();
   const isDuplicateKey = (error: unknown): boolean =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
 
@@ -161,20 +163,21 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     },
 
     async openConversation({ key, channel, address, displayName }) {
-      const now = new Date();
-      const result = await conversations
+      const cached = conversationIds.get(key);
+      if (cached) return { conversationId: cached };
+      const conversation = await conversations
         .findOneAndUpdate(
           { key },
-          {
-            $setOnInsert: { key, channel, address, createdAt: now },
-            $set: { lastMessageAt: now, ...(displayName ? { displayName } : {}) },
-          },
-          { upsert: true, returnDocument: 'after', includeResultMetadata: true, timestamps: false, lean: true },
+          { $setOnInsert: { key, channel, address }, ...(displayName ? { $set: { displayName } } : {}) },
+          { upsert: true, returnDocument: 'after', lean: true },
         )
         .exec();
-      const conversation = result.value as ConversationRecord | null;
       if (!conversation) throw new Error(`conversation ${key} vanished after upsert`);
-      return { conversation, created: result.lastErrorObject?.updatedExisting === false };
+      if (conversationIds.size >= CONVERSATION_CACHE_SIZE) {
+        conversationIds.delete(conversationIds.keys().next().value as string);
+      }
+      conversationIds.set(key, conversation._id);
+      return { conversationId: conversation._id };
     },
 
     async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt }) {
@@ -210,26 +213,30 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
 
     async saveReplyParts({ conversationId, channel, replyTo, roleId, parts }) {
       const now = Date.now();
-      for (const [index, text] of parts.entries()) {
-        try {
-          await messages.create({
-            conversationId,
-            channel,
-            direction: 'outbound',
-            ledgerKey: outboundLedgerKey(channel, replyTo, index),
-            text,
-            replyTo,
-            part: index,
-            roleId,
-            status: 'pending',
-            // Parts share one turn; distinct timestamps keep them in order when read back.
-            createdAt: new Date(now + index),
-          });
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
+      const documents = parts.map((text, index) => ({
+        conversationId,
+        channel,
+        direction: 'outbound' as const,
+        ledgerKey: outboundLedgerKey(channel, replyTo, index),
+        text,
+        replyTo,
+        part: index,
+        roleId,
+        status: 'pending' as const,
+        // Parts share one turn; distinct timestamps keep them in order when read back.
+        createdAt: new Date(now + index),
+        updatedAt: new Date(now + index),
+      }));
+      try {
+        const inserted = await messages.insertMany(documents, { ordered: false, timestamps: false });
+        return inserted.map((document) => document.toObject<MessageRecord>());
+      } catch (error) {
+        // An earlier attempt stored (some of) this reply: what it stored wins.
+        if (!isDuplicateKey(error) && !(error as { writeErrors?: { code?: number }[] }).writeErrors?.every((entry) => entry.code === 11000)) {
+          throw error;
         }
+        return this.replyParts(channel, replyTo);
       }
-      return this.replyParts(channel, replyTo);
     },
 
     async claimPart(ledgerKey) {

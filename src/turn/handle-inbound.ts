@@ -67,14 +67,14 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
       return;
     }
-    const { conversation } = await transcripts.openConversation({
+    const { conversationId } = await transcripts.openConversation({
       key: message.conversationKey,
       channel: channel.id,
       address: message.from.address,
       ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
     });
     await transcripts.recordInbound({
-      conversationId: conversation._id,
+      conversationId,
       channel: channel.id,
       channelMessageId: message.messageId,
       text: message.text,
@@ -86,7 +86,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       logger.info('reply-resumed', { parts: parts.length });
     } else {
       void channel.transport.showTyping?.(message);
-      const history = toModelHistory(await transcripts.recentMessages(conversation._id, HISTORY_MESSAGE_LIMIT));
+      const history = toModelHistory(await transcripts.recentMessages(conversationId, HISTORY_MESSAGE_LIMIT));
       const result = await options.orchestrator.runTurn(channel, {
         conversationId: message.conversationKey,
         runId: randomUUID(),
@@ -99,7 +99,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('turn aborted');
       metrics.increment('turns_total', { channel: channel.id, outcome: result.failed ? 'apology' : 'answered' });
       parts = await transcripts.saveReplyParts({
-        conversationId: conversation._id,
+        conversationId,
         channel: channel.id,
         replyTo: message.messageId,
         roleId: result.roleId,

@@ -13,7 +13,7 @@ import type { ModelProvider } from '../../src/model/provider.js';
 import type { TurnJob } from '../../src/queue/turn-queue.js';
 import { createDeterministicModels, type DeterministicModels, type Script } from './deterministic-model.js';
 import { startFakeTwilio } from './fake-twilio.js';
-import { inboundWhatsappParams, signTwilioRequest, statusCallbackParams } from './twilio-signature.js';
+import { inboundWhatsappParams, signTwilioRequest, statusCallbackParams, type OutboundMessageStatus } from './twilio-signature.js';
 
 export const TEST_ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
 export const TEST_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
@@ -134,7 +134,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     sendStatus: ({ messageSid, status, errorCode }) =>
       signedPost(
         '/webhooks/whatsapp/status',
-        statusCallbackParams({ accountSid: TEST_ACCOUNT_SID, messageSid, status, ...(errorCode ? { errorCode } : {}) }),
+        statusCallbackParams({ accountSid: TEST_ACCOUNT_SID, messageSid, status: status as OutboundMessageStatus, ...(errorCode ? { errorCode: Number(errorCode) } : {}) }),
       ),
     async close() {
       await services.mongo.dropDatabase().catch(() => undefined);

@@ -3,7 +3,7 @@
 // loopback port, with start-up probes and a stop that leaves nothing behind.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -183,8 +183,9 @@ function spawnService(executable: string, args: string[], extraEnvironment: Reco
   ensureExitSafetyNet();
   // A service left running must never keep the test runner's event loop alive.
   child.unref();
-  child.stdout?.unref?.();
-  child.stderr?.unref?.();
+  // Piped stdio of a child process are net.Socket instances; their handles must not hold the loop either.
+  (child.stdout as Socket | null)?.unref();
+  (child.stderr as Socket | null)?.unref();
   return { process: child, output: () => output, exited: () => exit, spawnError: () => failure };
 }
 
@@ -204,7 +205,7 @@ async function waitUntil(service: SpawnedService, probe: () => Promise<boolean>,
 }
 
 async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

@@ -23,7 +23,9 @@ describe('POST /webhooks/whatsapp without a worker', () => {
     harness = await startHarness({ worker: false });
   });
   afterAll(() => harness.close());
-  beforeEach(() => harness.logs.splice(0));
+  beforeEach(() => {
+    harness.logs.splice(0);
+  });
 
   const inboxLength = () => harness.services.redis.llen(redisKeys.inbox(conversationKeyFor(CUSTOMER)));
 
