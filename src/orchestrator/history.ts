@@ -4,7 +4,6 @@
  */
 import type { ModelMessage } from 'ai';
 
-export const HISTORY_MESSAGE_LIMIT = 20;
 export const HISTORY_CHAR_LIMIT = 12_000;
 
 export interface TranscriptLine {
@@ -15,7 +14,7 @@ export interface TranscriptLine {
 export function toModelHistory(lines: readonly TranscriptLine[]): ModelMessage[] {
   const kept: ModelMessage[] = [];
   let budget = HISTORY_CHAR_LIMIT;
-  for (const line of [...lines].slice(-HISTORY_MESSAGE_LIMIT).reverse()) {
+  for (const line of [...lines].reverse()) {
     if (line.text.length > budget) break;
     budget -= line.text.length;
     kept.push({ role: line.direction === 'inbound' ? 'user' : 'assistant', content: line.text });

@@ -1,11 +1,16 @@
 /**
  * Transcripts in MongoDB: one document per conversation and one per message (never growing
- * arrays: FerretDB ignores `$slice`). Outbound messages double as the idempotent send ledger:
- * each reply part is keyed by the inbound message it answers and its index, and moves
- * pending → sending → sent exactly once, so a retried turn never sends a part twice.
- * Works unchanged on MongoDB and FerretDB (no transactions, TTL indexes or $lookup).
+ * arrays: FerretDB ignores `$slice`). Every hot-path read and write goes by `_id`, the only
+ * filter FerretDB 1.x pushes down to its storage (anything else scans the collection):
+ *   - a conversation's `_id` is its key; it also carries the bounded recent history the model
+ *     sees, rewritten whole under the conversation's lock;
+ *   - a message's `_id` is its ledger key (`in:<channel>:<id>`, `out:<channel>:<inbound>#<part>`),
+ *     so outbound messages double as the idempotent send ledger: each part moves
+ *     pending → sending → sent exactly once, and a retried turn never sends a part twice;
+ *   - `deliveries` maps a channel message id (Twilio's SID) to its ledger key for status callbacks.
+ * The same code runs on MongoDB (no transactions, TTL indexes or $lookup are used).
  */
-import mongoose, { Schema, type Connection, type Model, type Types } from 'mongoose';
+import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 
 export const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -25,27 +30,38 @@ const statusRank: Record<MessageStatus, number> = {
   undelivered: 6,
 };
 
+/** How many recent messages a conversation keeps inline for the model's context. */
+export const RECENT_MESSAGE_LIMIT = 20;
+
+export interface RecentMessage {
+  /** The message's `_id`, so replaying a turn never appends it twice. */
+  id: string;
+  direction: 'inbound' | 'outbound';
+  text: string;
+}
+
 export interface ConversationRecord {
-  _id: Types.ObjectId;
-  key: string;
+  /** The conversation key, e.g. `whatsapp:+14155550100`. */
+  _id: string;
   channel: string;
   address: string;
   displayName?: string;
+  recent: RecentMessage[];
   createdAt: Date;
   updatedAt: Date;
 }
 
 export interface MessageRecord {
-  _id: Types.ObjectId;
-  conversationId: Types.ObjectId;
+  /** The ledger key: `in:<channel>:<message id>` or `out:<channel>:<inbound id>#<part>`. */
+  _id: string;
+  conversationId: string;
   channel: string;
   direction: 'inbound' | 'outbound';
-  /** Unique: `in:<channel message id>` or `out:<inbound id>#<part>`. */
-  ledgerKey: string;
   text: string;
   channelMessageId?: string;
   replyTo?: string;
   part?: number;
+  partCount?: number;
   roleId?: string;
   status: MessageStatus;
   errorCode?: string;
@@ -54,27 +70,34 @@ export interface MessageRecord {
   updatedAt: Date;
 }
 
+interface DeliveryRecord {
+  /** The channel's message id (Twilio's SID). */
+  _id: string;
+  messageId: string;
+}
+
 const conversationSchema = new Schema<ConversationRecord>(
   {
-    key: { type: String, required: true },
+    _id: { type: String, required: true },
     channel: { type: String, required: true },
     address: { type: String, required: true },
     displayName: String,
+    recent: { type: [{ _id: false, id: String, direction: String, text: String }], default: [] },
   },
   { timestamps: true, versionKey: false },
 );
-conversationSchema.index({ key: 1 }, { unique: true });
 
 const messageSchema = new Schema<MessageRecord>(
   {
-    conversationId: { type: Schema.Types.ObjectId, required: true },
+    _id: { type: String, required: true },
+    conversationId: { type: String, required: true },
     channel: { type: String, required: true },
     direction: { type: String, enum: ['inbound', 'outbound'], required: true },
-    ledgerKey: { type: String, required: true },
     text: { type: String, required: true },
     channelMessageId: String,
     replyTo: String,
     part: Number,
+    partCount: Number,
     roleId: String,
     status: { type: String, required: true },
     errorCode: String,
@@ -82,111 +105,123 @@ const messageSchema = new Schema<MessageRecord>(
   },
   { timestamps: true, versionKey: false },
 );
-messageSchema.index({ ledgerKey: 1 }, { unique: true });
+// For reading a whole conversation in order (transcript pages, exports) on MongoDB.
 messageSchema.index({ conversationId: 1, createdAt: 1, _id: 1 });
 messageSchema.index({ channelMessageId: 1 });
-messageSchema.index({ channel: 1, replyTo: 1, part: 1 });
 
-export interface ReplyPartInput {
-  conversationId: Types.ObjectId;
-  channel: string;
-  replyTo: string;
-  roleId: string;
-  parts: string[];
+const deliverySchema = new Schema<DeliveryRecord>(
+  { _id: { type: String, required: true }, messageId: { type: String, required: true } },
+  { versionKey: false },
+);
+
+export interface OpenedConversation {
+  conversationId: string;
+  created: boolean;
+  recent: RecentMessage[];
 }
 
 export interface TranscriptStore {
   readonly conversations: Model<ConversationRecord>;
   readonly messages: Model<MessageRecord>;
   ensureIndexes(): Promise<void>;
-  /** Finds or creates the conversation (ids are cached in process: they never change). */
-  openConversation(input: {
-    key: string;
-    channel: string;
-    address: string;
-    displayName?: string;
-  }): Promise<{ conversationId: Types.ObjectId }>;
+  /** Finds or creates the conversation; returns its recent history, oldest first. */
+  openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
   /** Stores an inbound message once, however often it is recorded. */
   recordInbound(input: {
-    conversationId: Types.ObjectId;
+    conversationId: string;
     channel: string;
     channelMessageId: string;
     text: string;
     receivedAt: Date;
   }): Promise<void>;
-  /** The last `limit` messages before the given inbound, oldest first. */
-  recentMessages(conversationId: Types.ObjectId, limit: number): Promise<MessageRecord[]>;
-  /** Reply parts already stored for an inbound message (a checkpoint from an earlier attempt). */
+  /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
+  saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
+  /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
   replyParts(channel: string, replyTo: string): Promise<MessageRecord[]>;
   /** Stores a reply's parts unless an earlier attempt stored them; returns the stored parts. */
-  saveReplyParts(input: ReplyPartInput): Promise<MessageRecord[]>;
+  saveReplyParts(input: {
+    conversationId: string;
+    channel: string;
+    replyTo: string;
+    roleId: string;
+    parts: readonly string[];
+  }): Promise<MessageRecord[]>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
-  claimPart(ledgerKey: string): Promise<boolean>;
-  markPartSent(ledgerKey: string, channelMessageId: string, status: DeliveryStatus): Promise<void>;
+  claimPart(messageId: string): Promise<boolean>;
+  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus): Promise<void>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
-  releasePart(ledgerKey: string): Promise<void>;
-  markPartFailed(ledgerKey: string, errorCode: string | undefined, errorMessage: string): Promise<void>;
-  /** Applies a delivery status callback; returns false when no message has that id. */
+  releasePart(messageId: string): Promise<void>;
+  markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string): Promise<void>;
+  /** Applies a delivery status callback; returns false when no message has that channel id. */
   updateDeliveryStatus(input: {
     channelMessageId: string;
     status: DeliveryStatus;
     errorCode?: string;
     errorMessage?: string;
   }): Promise<boolean>;
-  conversationMessages(conversationId: Types.ObjectId): Promise<MessageRecord[]>;
+  /** A whole conversation in order (not a hot path: on FerretDB this scans). */
+  conversationMessages(conversationId: string): Promise<MessageRecord[]>;
 }
 
-const CONVERSATION_CACHE_SIZE = 10_000;
+export function inboundMessageId(channel: string, channelMessageId: string): string {
+  return `in:${channel}:${channelMessageId}`;
+}
 
-export function outboundLedgerKey(channel: string, replyTo: string, part: number): string {
+export function outboundMessageId(channel: string, replyTo: string, part: number): string {
   return `out:${channel}:${replyTo}#${part}`;
 }
 
+function isDuplicateKey(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if ((error as { code?: unknown }).code === 11000) return true;
+  const writeErrors = (error as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
+  return Array.isArray(writeErrors) && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
+}
+
+function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
+  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+}
+
 export function createTranscriptStore(connection: Connection): TranscriptStore {
-  const conversations =
-    (connection.models.Conversation as Model<ConversationRecord> | undefined) ??
-    connection.model<ConversationRecord>('Conversation', conversationSchema);
-  const messages =
-    (connection.models.Message as Model<MessageRecord> | undefined) ??
-    connection.model<MessageRecord>('Message', messageSchema);
+  const conversations = model(connection, 'Conversation', conversationSchema);
+  const messages = model(connection, 'Message', messageSchema);
+  const deliveries = model(connection, 'Delivery', deliverySchema);
 
-  const conversationIds = new Map<string, Types.ObjectId>();
-  const isDuplicateKey = (error: unknown): boolean =>
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
-
-  return {
+  const store: TranscriptStore = {
     conversations,
     messages,
 
     async ensureIndexes() {
-      await Promise.all([conversations.createIndexes(), messages.createIndexes()]);
+      await Promise.all([conversations.createIndexes(), messages.createIndexes(), deliveries.createIndexes()]);
     },
 
     async openConversation({ key, channel, address, displayName }) {
-      const cached = conversationIds.get(key);
-      if (cached) return { conversationId: cached };
-      const conversation = await conversations
+      const result = await conversations
         .findOneAndUpdate(
-          { key },
-          { $setOnInsert: { key, channel, address }, ...(displayName ? { $set: { displayName } } : {}) },
-          { upsert: true, returnDocument: 'after', lean: true },
+          { _id: key },
+          {
+            $setOnInsert: { channel, address, recent: [] },
+            ...(displayName ? { $set: { displayName } } : {}),
+          },
+          { upsert: true, returnDocument: 'after', includeResultMetadata: true, lean: true },
         )
         .exec();
+      const conversation = result.value as ConversationRecord | null;
       if (!conversation) throw new Error(`conversation ${key} vanished after upsert`);
-      if (conversationIds.size >= CONVERSATION_CACHE_SIZE) {
-        conversationIds.delete(conversationIds.keys().next().value as string);
-      }
-      conversationIds.set(key, conversation._id);
-      return { conversationId: conversation._id };
+      return {
+        conversationId: conversation._id,
+        created: result.lastErrorObject?.updatedExisting === false,
+        recent: conversation.recent ?? [],
+      };
     },
 
     async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt }) {
       try {
         await messages.create({
+          _id: inboundMessageId(channel, channelMessageId),
           conversationId,
           channel,
           direction: 'inbound',
-          ledgerKey: `in:${channel}:${channelMessageId}`,
           text,
           channelMessageId,
           status: 'received',
@@ -197,30 +232,34 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       }
     },
 
-    async recentMessages(conversationId, limit) {
-      const newestFirst = await messages
-        .find({ conversationId, status: { $nin: ['pending', 'failed', 'undelivered', 'uncertain'] } })
-        .sort({ createdAt: -1, _id: -1 })
-        .limit(limit)
-        .lean()
+    async saveRecent(conversationId, recent) {
+      await conversations
+        .updateOne({ _id: conversationId }, { $set: { recent: recent.slice(-RECENT_MESSAGE_LIMIT) } })
         .exec();
-      return newestFirst.reverse();
     },
 
     async replyParts(channel, replyTo) {
-      return messages.find({ channel, replyTo, direction: 'outbound' }).sort({ part: 1 }).lean().exec();
+      const find = (part: number) =>
+        messages.findById(outboundMessageId(channel, replyTo, part)).lean<MessageRecord>().exec();
+      const first = await find(0);
+      if (!first) return [];
+      const rest = await Promise.all(
+        Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => find(index + 1)),
+      );
+      return [first, ...rest.filter((part) => part !== null)];
     },
 
     async saveReplyParts({ conversationId, channel, replyTo, roleId, parts }) {
       const now = Date.now();
       const documents = parts.map((text, index) => ({
+        _id: outboundMessageId(channel, replyTo, index),
         conversationId,
         channel,
         direction: 'outbound' as const,
-        ledgerKey: outboundLedgerKey(channel, replyTo, index),
         text,
         replyTo,
         part: index,
+        partCount: parts.length,
         roleId,
         status: 'pending' as const,
         // Parts share one turn; distinct timestamps keep them in order when read back.
@@ -228,61 +267,66 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
         updatedAt: new Date(now + index),
       }));
       try {
-        const inserted = await messages.insertMany(documents, { ordered: false, timestamps: false });
+        const inserted = await messages.insertMany(documents, { ordered: true, timestamps: false });
         return inserted.map((document) => document.toObject<MessageRecord>());
       } catch (error) {
-        // An earlier attempt stored (some of) this reply: what it stored wins.
-        if (!isDuplicateKey(error) && !(error as { writeErrors?: { code?: number }[] }).writeErrors?.every((entry) => entry.code === 11000)) {
-          throw error;
-        }
-        return this.replyParts(channel, replyTo);
+        // An earlier attempt stored this reply: what it stored wins.
+        if (!isDuplicateKey(error)) throw error;
+        return store.replyParts(channel, replyTo);
       }
     },
 
-    async claimPart(ledgerKey) {
+    async claimPart(messageId) {
       const claimed = await messages
-        .findOneAndUpdate({ ledgerKey, status: 'pending' }, { $set: { status: 'sending' } }, { lean: true })
+        .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending' } }, { lean: true })
         .exec();
       return claimed !== null;
     },
 
-    async markPartSent(ledgerKey, channelMessageId, status) {
-      await messages
-        .updateOne({ ledgerKey, status: 'sending' }, { $set: { channelMessageId, status } })
-        .exec();
+    async markPartSent(messageId, channelMessageId, status) {
+      await Promise.all([
+        messages.updateOne({ _id: messageId }, { $set: { channelMessageId, status } }).exec(),
+        deliveries.create({ _id: channelMessageId, messageId }).catch((error: unknown) => {
+          if (!isDuplicateKey(error)) throw error;
+        }),
+      ]);
     },
 
-    async releasePart(ledgerKey) {
-      await messages.updateOne({ ledgerKey, status: 'sending' }, { $set: { status: 'pending' } }).exec();
+    async releasePart(messageId) {
+      await messages.updateOne({ _id: messageId, status: 'sending' }, { $set: { status: 'pending' } }).exec();
     },
 
-    async markPartFailed(ledgerKey, errorCode, errorMessage) {
+    async markPartFailed(messageId, status, errorCode, errorMessage) {
       await messages
-        .updateOne(
-          { ledgerKey },
-          { $set: { status: 'failed', errorMessage, ...(errorCode ? { errorCode } : {}) } },
-        )
+        .updateOne({ _id: messageId }, { $set: { status, errorMessage, ...(errorCode ? { errorCode } : {}) } })
         .exec();
     },
 
     async updateDeliveryStatus({ channelMessageId, status, errorCode, errorMessage }) {
-      const lower = (Object.keys(statusRank) as MessageStatus[]).filter(
-        (candidate) => statusRank[candidate] < statusRank[status],
-      );
-      const result = await messages
-        .updateOne(
-          { channelMessageId, status: { $in: lower } },
-          { $set: { status, ...(errorCode ? { errorCode } : {}), ...(errorMessage ? { errorMessage } : {}) } },
-        )
-        .exec();
-      if (result.matchedCount > 0) return true;
-      return (await messages.exists({ channelMessageId }).exec()) !== null;
+      const delivery = await deliveries.findById(channelMessageId).lean().exec();
+      if (!delivery) return false;
+      // Compare-and-set on the current status: callbacks for one message can race.
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const current = await messages.findById(delivery.messageId, { status: 1 }).lean().exec();
+        if (!current) return false;
+        if (statusRank[current.status] >= statusRank[status]) return true;
+        const updated = await messages
+          .findOneAndUpdate(
+            { _id: delivery.messageId, status: current.status },
+            { $set: { status, ...(errorCode ? { errorCode } : {}), ...(errorMessage ? { errorMessage } : {}) } },
+            { lean: true },
+          )
+          .exec();
+        if (updated) return true;
+      }
+      return true;
     },
 
     async conversationMessages(conversationId) {
       return messages.find({ conversationId }).sort({ createdAt: 1, _id: 1 }).lean().exec();
     },
   };
+  return store;
 }
 
 export async function connectMongo(uri: string): Promise<Connection> {

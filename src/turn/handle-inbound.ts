@@ -9,10 +9,10 @@ import { isRetryable } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage } from '../orchestrator/contracts.js';
-import { HISTORY_MESSAGE_LIMIT, toModelHistory } from '../orchestrator/history.js';
+import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { InboundHandler } from '../queue/turn-worker.js';
-import type { MessageRecord, TranscriptStore } from '../store/transcript-store.js';
+import { inboundMessageId, type MessageRecord, type RecentMessage, type TranscriptStore } from '../store/transcript-store.js';
 
 export interface InboundHandlerOptions {
   channels: ReadonlyMap<string, ChannelDefinition>;
@@ -20,6 +20,11 @@ export interface InboundHandlerOptions {
   transcripts: TranscriptStore;
   logger: Logger;
   metrics: Metrics;
+}
+
+function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
+  const known = new Set(recent.map((message) => message.id));
+  return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
 
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
@@ -30,26 +35,27 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       if (part.status === 'sending') {
         // An earlier attempt died between claiming and recording this send: it may have gone
         // out. Sending again could duplicate it, so it is marked and counted instead.
-        await transcripts.markPartFailed(part.ledgerKey, 'uncertain', 'send outcome unknown after a worker crash');
+        await transcripts.markPartFailed(part._id, 'uncertain', undefined, 'send outcome unknown after a worker crash');
         metrics.increment('reply_part_uncertain_total', { channel: channel.id });
         logger.warn('reply-part-uncertain', { part: part.part });
         continue;
       }
-      if (part.status !== 'pending' || !(await transcripts.claimPart(part.ledgerKey))) continue;
+      if (part.status !== 'pending' || !(await transcripts.claimPart(part._id))) continue;
       try {
         const sent = await channel.transport.send(message, part.text);
-        await transcripts.markPartSent(part.ledgerKey, sent.channelMessageId, sent.status);
+        await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
         logger.info('reply-sent', { part: part.part, of: parts.length, channelMessageId: sent.channelMessageId });
       } catch (error) {
         if (isRetryable(error)) {
-          await transcripts.releasePart(part.ledgerKey);
+          await transcripts.releasePart(part._id);
           logger.warn('reply-send-retrying', { part: part.part, error });
           throw error;
         }
         const code = (error as { code?: unknown }).code;
         await transcripts.markPartFailed(
-          part.ledgerKey,
+          part._id,
+          'failed',
           code === undefined ? undefined : String(code),
           error instanceof Error ? error.message : String(error),
         );
@@ -67,7 +73,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
       return;
     }
-    const { conversationId } = await transcripts.openConversation({
+    const { conversationId, recent } = await transcripts.openConversation({
       key: message.conversationKey,
       channel: channel.id,
       address: message.from.address,
@@ -80,18 +86,18 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       text: message.text,
       receivedAt: new Date(message.receivedAt),
     });
+    const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
 
     let parts = await transcripts.replyParts(channel.id, message.messageId);
     if (parts.length > 0) {
       logger.info('reply-resumed', { parts: parts.length });
     } else {
       void channel.transport.showTyping?.(message);
-      const history = toModelHistory(await transcripts.recentMessages(conversationId, HISTORY_MESSAGE_LIMIT));
       const result = await options.orchestrator.runTurn(channel, {
-        conversationId: message.conversationKey,
+        conversationId,
         runId: randomUUID(),
         inbound: message,
-        history,
+        history: toModelHistory(withMessages(recent, [inbound])),
         signal,
         logger,
       });
@@ -106,6 +112,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         parts: channel.splitReply(result.text),
       });
     }
+    const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
+    await transcripts.saveRecent(conversationId, withMessages(recent, [inbound, ...replies]));
     await deliver(channel, message, parts, logger);
   };
 }
