@@ -46,6 +46,7 @@ export interface ConversationInbox {
   acknowledge(conversationKey: string, messageId: string): Promise<void>;
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
+  size(conversationKey: string): Promise<number>;
 }
 
 export class CorruptInboxEntryError extends Error {
@@ -87,6 +88,10 @@ export function createConversationInbox(redis: Redis): ConversationInbox {
 
     async discardHead(conversationKey) {
       await redis.lpop(redisKeys.inbox(conversationKey));
+    },
+
+    size(conversationKey) {
+      return redis.llen(redisKeys.inbox(conversationKey));
     },
   };
 }

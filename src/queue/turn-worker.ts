@@ -2,10 +2,9 @@
  * The BullMQ worker that runs turns. For each job it takes the conversation's lock, then
  * answers the conversation's inbox from the head until it is empty — so one conversation's
  * turns run one at a time, in arrival order, while other conversations run concurrently.
- * A job that finds the lock taken is delayed briefly, never dropped: the holder may already
- * have checked the inbox before this job's message arrived.
+ * A job that finds the lock taken leaves its message to the holder (see `process`).
  */
-import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -28,28 +27,17 @@ export interface TurnWorkerOptions {
   prefix?: string;
 }
 
-const LOCK_BUSY_DELAY_MS = 150;
-
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { redis, inbox, handle, logger, metrics } = options;
 
-  const process = async (job: Job<TurnJob>, token?: string): Promise<void> => {
-    const parsed = TurnJobSchema.safeParse(job.data);
-    if (!parsed.success) {
-      logger.error('job-malformed', { jobId: job.id });
-      return;
-    }
-    const { conversationKey } = parsed.data;
+  /** Answers the conversation's inbox from the head until it is empty, under its lock. */
+  const drain = async (conversationKey: string): Promise<'drained' | 'busy'> => {
     const abort = new AbortController();
     const lock = await acquireConversationLock(redis, conversationKey, options.lockTtlMs, () => {
       logger.warn('conversation-lock-lost', { conversationKey });
       abort.abort(new Error('conversation lock lost'));
     });
-    if (!lock) {
-      metrics.increment('turn_lock_busy_total');
-      await job.moveToDelayed(Date.now() + LOCK_BUSY_DELAY_MS + Math.floor(Math.random() * 100), token);
-      throw new DelayedError();
-    }
+    if (!lock) return 'busy';
     try {
       for (;;) {
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} mid-drain`);
@@ -63,12 +51,32 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           await inbox.discardHead(conversationKey);
           continue;
         }
-        if (!message) return;
+        if (!message) return 'drained';
         await handle(message, abort.signal);
         await inbox.acknowledge(conversationKey, message.messageId);
       }
     } finally {
       await lock.release();
+    }
+  };
+
+  const process = async (job: Job<TurnJob>): Promise<void> => {
+    const parsed = TurnJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      logger.error('job-malformed', { jobId: job.id });
+      return;
+    }
+    const { conversationKey } = parsed.data;
+    // A job that finds the lock taken completes at once: its message is already in the inbox,
+    // and the holder re-checks the inbox after releasing, so it answers that message too (or
+    // the next holder does). A holder that dies keeps its own job active, which the queue's
+    // stall check retries — and that retry drains everything left behind.
+    for (;;) {
+      if ((await drain(conversationKey)) === 'busy') {
+        metrics.increment('turn_lock_busy_total');
+        return;
+      }
+      if ((await inbox.size(conversationKey)) === 0) return;
     }
   };
 

@@ -88,7 +88,10 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     });
     const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
 
-    let parts = await transcripts.replyParts(channel.id, message.messageId);
+    // Only an attempt that got as far as saving history can have stored reply parts worth
+    // resuming; otherwise a stored reply (if any) still wins in saveReplyParts.
+    const answeredBefore = recent.some((entry) => entry.id === inbound.id);
+    let parts = answeredBefore ? await transcripts.replyParts(channel.id, message.messageId) : [];
     if (parts.length > 0) {
       logger.info('reply-resumed', { parts: parts.length });
     } else {
