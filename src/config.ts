@@ -45,10 +45,10 @@ export const EnvSchema = z.object({
   MODEL_MAX_OUTPUT_TOKENS: positiveInt(1024),
   MODEL_TIMEOUT_MS: positiveInt(45_000),
 
-  MAX_MESSAGE_CHARS: positiveInt(4000),
   WORKER_CONCURRENCY: positiveInt(32),
   TURN_LOCK_TTL_MS: positiveInt(30_000),
-  SHUTDOWN_TIMEOUT_MS: positiveInt(25_000),
+  // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
+  SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -71,7 +71,6 @@ export interface Config {
     maxOutputTokens: number;
     timeoutMs: number;
   };
-  limits: { maxMessageChars: number };
   worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
 }
 
@@ -111,7 +110,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
       timeoutMs: env.MODEL_TIMEOUT_MS,
     },
-    limits: { maxMessageChars: env.MAX_MESSAGE_CHARS },
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
       lockTtlMs: env.TURN_LOCK_TTL_MS,
