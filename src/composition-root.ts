@@ -18,6 +18,9 @@ import { createOpenAIModelProvider, type ModelProvider } from './model/provider.
 import type { ChannelDefinition, RoleDefinition } from './orchestrator/contracts.js';
 import { validateRoster } from './orchestrator/define-role.js';
 import { createOrchestrator, type Orchestrator } from './orchestrator/run-turn.js';
+import { createConversationState } from './orchestrator/state/conversation-state.js';
+import { createDecisionStore } from './orchestrator/state/decision-store.js';
+import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
 import { createTurnWorker } from './queue/turn-worker.js';
@@ -80,6 +83,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     limits: config.model,
     logger,
     metrics,
+    facts: createFactStore(redis),
+    state: createConversationState(redis),
+    decisions: createDecisionStore(redis),
   });
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, overrides.queuePrefix);

@@ -56,6 +56,7 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
       return sources;
     },
     splitReply: (text) => splitMessage(text),
+    isResetCommand: (text) => /^\s*(reset|restart)\s*[.!]?\s*$/i.test(text),
     transport: {
       async showTyping(inbound) {
         try {

@@ -5,7 +5,7 @@
  */
 import { dynamicTool, generateText, isStepCount, jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { ModelCallError } from '../errors/index.js';
-import type { AssistantTool, ToolCallContext } from '../tools/tool.js';
+import { ToolInterrupt, type AssistantTool, type ToolCallContext } from '../tools/tool.js';
 import type { ToolCallRecord } from './contracts.js';
 
 export const TOOL_OUTPUT_CHAR_CAP = 8000;
@@ -30,6 +30,13 @@ export interface CallModelInput {
 export interface CallModelResult {
   text: string;
   toolCalls: ToolCallRecord[];
+  /** A channel tool asked the customer something: the leg ends with its question. */
+  interrupt?: { toolName: string; question: string; data: unknown };
+}
+
+interface LegRecorder {
+  calls: ToolCallRecord[];
+  interrupt?: CallModelResult['interrupt'];
 }
 
 /** Wraps a tool result as untrusted, size-capped text. */
@@ -39,7 +46,7 @@ export function fenceToolOutput(output: unknown): string {
   return `<tool-output>\n${capped.replaceAll('</tool-output>', '</ tool-output>')}\n</tool-output>`;
 }
 
-function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, calls: ToolCallRecord[]): ToolSet {
+function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, recorder: LegRecorder): ToolSet {
   const set: ToolSet = {};
   for (const assistantTool of tools) {
     const inputSchema =
@@ -52,11 +59,16 @@ function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, ca
       execute: async (input: unknown) => {
         try {
           const output = await assistantTool.execute(input, context);
-          calls.push({ toolName: assistantTool.name, input, output, isError: false });
+          if (output instanceof ToolInterrupt) {
+            recorder.interrupt = { toolName: assistantTool.name, question: output.question, data: output.data };
+            recorder.calls.push({ toolName: assistantTool.name, input, output: { asked: output.question }, isError: false });
+            return fenceToolOutput({ status: 'asked the customer; waiting for their answer' });
+          }
+          recorder.calls.push({ toolName: assistantTool.name, input, output, isError: false });
           return fenceToolOutput(output);
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          calls.push({ toolName: assistantTool.name, input, output: message, isError: true });
+          recorder.calls.push({ toolName: assistantTool.name, input, output: message, isError: true });
           return fenceToolOutput({ error: message });
         }
       },
@@ -74,29 +86,32 @@ function classify(error: unknown): ModelCallError {
 }
 
 export async function callModel(input: CallModelInput): Promise<CallModelResult> {
-  const calls: ToolCallRecord[] = [];
-  const tools = toToolSet(input.tools, input.toolContext, calls);
+  const recorder: LegRecorder = { calls: [] };
+  const tools = toToolSet(input.tools, input.toolContext, recorder);
+  const interrupted = () => recorder.interrupt !== undefined;
   const common = {
     model: input.model,
     system: input.system,
     messages: [...input.messages],
     tools,
-    stopWhen: isStepCount(input.limits.maxSteps),
+    stopWhen: [isStepCount(input.limits.maxSteps), interrupted],
     maxOutputTokens: input.limits.maxOutputTokens,
     maxRetries: 1,
     timeout: { totalMs: input.limits.timeoutMs },
     abortSignal: input.signal,
   };
   try {
-    if (!input.onTextDelta) {
-      const result = await generateText(common);
-      return { text: result.text.trim(), toolCalls: calls };
-    }
+    const finish = (text: string): CallModelResult => ({
+      text: recorder.interrupt ? recorder.interrupt.question : text.trim(),
+      toolCalls: recorder.calls,
+      ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
+    });
+    if (!input.onTextDelta) return finish((await generateText(common)).text);
     let streamError: unknown;
     const result = streamText({ ...common, onError: ({ error }) => (streamError = error) });
     for await (const delta of result.textStream) input.onTextDelta(delta);
     if (streamError) throw streamError;
-    return { text: (await result.text).trim(), toolCalls: calls };
+    return finish(await result.text);
   } catch (error) {
     throw classify(error);
   }

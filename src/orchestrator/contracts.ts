@@ -38,6 +38,8 @@ export interface BriefInput {
 export interface AfterTurnInput {
   facts: Facts;
   offeredTools: readonly string[];
+  /** The tool this channel binds to a capability for this role (e.g. `handoff`), if any. */
+  capabilityTool(capability: string): string | undefined;
   toolCalls: readonly ToolCallRecord[];
   replyText: string;
 }
@@ -59,6 +61,8 @@ export interface RoleDefinition {
   standingNotes?: readonly string[];
   facts?: Readonly<Record<string, FactQuestion>>;
   buildBrief?(input: BriefInput): string | undefined;
+  /** On a degraded turn, read this role's facts with one extra model call. */
+  factFallback?: boolean;
   evidenceRules?: readonly EvidenceRule[];
   hooks?: {
     afterTurn?(input: AfterTurnInput): Facts | undefined;
@@ -92,6 +96,8 @@ export interface ChannelDefinition {
   grounding(turn: TurnInput): Promise<readonly GroundingSource[]> | readonly GroundingSource[];
   /** Splits a reply into the messages the channel can carry, in order. */
   splitReply(text: string): string[];
+  /** A message that starts the conversation over (e.g. the word "reset"), if this channel has one. */
+  isResetCommand?(text: string): boolean;
   /** How replies leave: the turn runner calls this, the orchestrator never does. */
   transport: ChannelTransport;
 }
@@ -118,7 +124,10 @@ export interface InboundMessage {
 }
 
 export interface TurnInput {
+  /** The conversation key: orchestrator state in Redis is keyed by it. */
   conversationId: string;
+  /** The conversation's first turn: its orchestrator state is cleared before anything is read. */
+  firstTurn: boolean;
   runId: string;
   inbound: InboundMessage;
   history: readonly ModelMessage[];
@@ -132,9 +141,25 @@ export interface TurnResult {
   runId: string;
   roleId: string;
   text: string;
-  /** The model failed; `text` is the apology the customer gets. */
+  /** The model failed (or the leg was refused); `text` is what the customer gets instead. */
   failed: boolean;
   offeredTools: readonly string[];
   toolCalls: readonly ToolCallRecord[];
+  /** Model calls made before the reply (judge, route fallback, fact fallback). */
   modelCalls: number;
+  /** What post-turn work needs once the reply has been delivered. */
+  postTurn?: PostTurnInput;
+}
+
+/** Carried from a leg to its post-turn step. */
+export interface PostTurnInput {
+  conversationId: string;
+  roleId: string;
+  facts: Facts;
+  factsVersion: number;
+  degraded: boolean;
+  offeredTools: readonly string[];
+  toolCalls: readonly ToolCallRecord[];
+  replyText: string;
+  channelId: string;
 }

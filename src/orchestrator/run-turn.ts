@@ -1,17 +1,26 @@
 /**
- * The orchestrator's entry point. It only wires the steps of a leg — grounding, route,
- * system prompt, tool offer, model — each in its own file, and never branches on which role
- * or channel is running. Post-turn work runs when the caller reports the reply delivered.
+ * The orchestrator's entry point. It only wires the steps of a leg — grounding, judge and
+ * state (prepare-turn), brief and prompt, tool offer, model, post-turn — each in its own file,
+ * and never branches on which role or channel is running. A customer's answer to a pending
+ * question is a continuation leg: it reuses the stored decision, or is refused if it expired.
  */
 import { randomUUID } from 'node:crypto';
+import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelProvider } from '../model/provider.js';
-import { offerTools } from '../tools/offer.js';
-import type { AssistantTool } from '../tools/tool.js';
+import type { AssistantTool, SessionFacts } from '../tools/tool.js';
 import { callModel, type ModelLimits } from './call-model.js';
+import { createCircuitBreaker } from './circuit-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
 import { groundingSentence } from './grounding.js';
+import type { JudgeDependencies } from './judge.js';
+import { runPostTurn } from './post-turn.js';
+import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
+import { resumeContinuation } from './resume-continuation.js';
+import type { ConversationState } from './state/conversation-state.js';
+import type { DecisionStore } from './state/decision-store.js';
+import type { FactStore } from './state/fact-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
 export const MODEL_FAILURE_REPLY =
@@ -23,63 +32,170 @@ export interface OrchestratorOptions {
   limits: ModelLimits;
   logger: Logger;
   metrics: Metrics;
+  facts: FactStore;
+  state: ConversationState;
+  decisions: DecisionStore;
   /** The MCP reads this deployment can offer (empty when no MCP server is configured). */
   mcpTools?: () => readonly AssistantTool[];
+  judgeBreaker?: { threshold: number; cooldownMs: number };
 }
 
 export interface Orchestrator {
   runTurn(channel: ChannelDefinition, input: TurnInput): Promise<TurnResult>;
+  /** Post-turn work for a leg whose reply was (or failed to be) delivered. Never throws. */
+  finishTurn(channel: ChannelDefinition, result: TurnResult, delivered: boolean): Promise<void>;
+  /** Clears a conversation's orchestrator state in one command (the customer's reset). */
+  resetConversation(conversationId: string): Promise<void>;
 }
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
-  const [defaultRole] = options.roles;
-  if (!defaultRole) throw new Error('the roster is empty');
+  const { roles, metrics } = options;
+  if (roles.length === 0) throw new Error('the roster is empty');
+  const byId = new Map(roles.map((role) => [role.id, role]));
+  const roleIds = roles.map((role) => role.id);
+  const judge: JudgeDependencies = {
+    model: (tier) => options.models.model(tier),
+    breaker: createCircuitBreaker(options.judgeBreaker ?? { threshold: 3, cooldownMs: 30_000 }),
+    logger: options.logger,
+    metrics,
+    timeoutMs: Math.min(options.limits.timeoutMs, 20_000),
+  };
+  const mcpTools = () => options.mcpTools?.() ?? [];
+
+  const answer = async (
+    channel: ChannelDefinition,
+    input: TurnInput,
+    leg: PreparedLeg,
+    history: readonly ModelMessage[],
+    note: string | undefined,
+    logger: Logger,
+  ): Promise<TurnResult> => {
+    const { decision, role } = leg;
+    const grounding = groundingSentence(await channel.grounding(input));
+    const system = buildSystemPrompt({ role, channel, grounding, facts: decision.facts, inScope: decision.inScope, note });
+    const base = {
+      runId: decision.runId,
+      roleId: role.id,
+      offeredTools: decision.offeredTools,
+      modelCalls: leg.modelCalls,
+    };
+    const started = performance.now();
+    try {
+      const result = await callModel({
+        model: options.models.model(decision.tier),
+        system,
+        messages: history,
+        tools: leg.offered,
+        toolContext: {
+          conversationId: input.conversationId,
+          runId: decision.runId,
+          roleId: role.id,
+          session: leg.session,
+          metadata: input.inbound.metadata,
+          signal: input.signal,
+        },
+        limits: options.limits,
+        signal: input.signal,
+        onTextDelta: input.onTextDelta,
+      });
+      metrics.increment('model_calls_total', { purpose: 'reply' });
+      if (result.interrupt) {
+        await options.state.setPending(input.conversationId, {
+          runId: decision.runId,
+          toolName: result.interrupt.toolName,
+          question: result.interrupt.question,
+          data: result.interrupt.data,
+          attempts: 0,
+        });
+      }
+      const text = result.text || MODEL_FAILURE_REPLY;
+      logger.info('turn-answered', {
+        roleId: role.id,
+        tier: decision.tier,
+        inScope: decision.inScope,
+        degraded: decision.degraded,
+        judgeCalls: leg.modelCalls,
+        offered: decision.offeredTools.length,
+        toolCalls: result.toolCalls.length,
+        systemChars: system.length,
+        ms: Math.round(performance.now() - started),
+      });
+      return {
+        ...base,
+        text,
+        failed: !result.text,
+        toolCalls: result.toolCalls,
+        postTurn: {
+          conversationId: input.conversationId,
+          roleId: role.id,
+          facts: decision.facts,
+          factsVersion: decision.factsVersion,
+          degraded: decision.degraded,
+          offeredTools: decision.offeredTools,
+          toolCalls: result.toolCalls,
+          replyText: text,
+          channelId: channel.id,
+        },
+      };
+    } catch (error) {
+      if (input.signal.aborted) throw error;
+      metrics.increment('model_calls_total', { purpose: 'reply' });
+      metrics.increment('model_failures_total');
+      logger.error('model-failed', { roleId: role.id, error });
+      return { ...base, text: MODEL_FAILURE_REPLY, failed: true, toolCalls: [] };
+    }
+  };
 
   return {
     async runTurn(channel, input) {
       const runId = input.runId || randomUUID();
       const logger = input.logger.child({ runId });
-      const grounding = groundingSentence(await channel.grounding(input));
-      const role = defaultRole;
-      const offered = offerTools({ role, channelTools: channel.tools, mcpTools: options.mcpTools?.() ?? [] });
-      const system = buildSystemPrompt({ role, channel, grounding, facts: {}, inScope: true });
-      const started = performance.now();
-      try {
-        const result = await callModel({
-          model: options.models.model('fast'),
-          system,
-          messages: input.history,
-          tools: offered,
-          toolContext: { conversationId: input.conversationId, runId, roleId: role.id, signal: input.signal },
-          limits: options.limits,
-          signal: input.signal,
-          onTextDelta: input.onTextDelta,
-        });
-        options.metrics.increment('model_calls_total', { purpose: 'reply' });
-        logger.info('turn-answered', { roleId: role.id, ms: Math.round(performance.now() - started) });
-        return {
-          runId,
-          roleId: role.id,
-          text: result.text || MODEL_FAILURE_REPLY,
-          failed: !result.text,
-          offeredTools: offered.map((tool) => tool.name),
-          toolCalls: result.toolCalls,
-          modelCalls: 1,
-        };
-      } catch (error) {
-        options.metrics.increment('model_calls_total', { purpose: 'reply' });
-        options.metrics.increment('model_failures_total');
-        logger.error('model-failed', { roleId: role.id, error });
-        return {
-          runId,
-          roleId: role.id,
-          text: MODEL_FAILURE_REPLY,
-          failed: true,
-          offeredTools: offered.map((tool) => tool.name),
-          toolCalls: [],
-          modelCalls: 1,
-        };
+      let activeRoleId: string | undefined;
+      let session: SessionFacts = {};
+      if (input.firstTurn) {
+        await options.state.reset(input.conversationId, roleIds);
+      } else {
+        const start = await options.state.readTurnStart(input.conversationId);
+        activeRoleId = start.activeRoleId;
+        session = start.session;
+        if (start.pending) {
+          const outcome = await resumeContinuation(
+            { roles: byId, decisions: options.decisions, state: options.state, logger, metrics },
+            { channel, input: { ...input, runId }, pending: start.pending, session, catalogue: [...channel.tools, ...mcpTools()] },
+          );
+          if (outcome.kind !== 'resume') return outcome.result;
+          return answer(channel, input, outcome.leg, input.history, outcome.note, logger);
+        }
       }
+      const leg = await prepareFreshLeg(
+        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge },
+        {
+          conversationId: input.conversationId,
+          runId,
+          firstTurn: input.firstTurn,
+          activeRoleId,
+          session,
+          history: input.history,
+          channelTools: channel.tools,
+          mcpTools: mcpTools(),
+          signal: input.signal,
+        },
+      );
+      return answer(channel, input, leg, input.history, undefined, logger);
+    },
+
+    async finishTurn(channel, result, delivered) {
+      const role = byId.get(result.roleId);
+      if (!role || !result.postTurn) return;
+      try {
+        await runPostTurn({ facts: options.facts, logger: options.logger, metrics }, role, channel, result.postTurn, delivered);
+      } catch (error) {
+        options.logger.error('post-turn-failed', { roleId: role.id, error });
+      }
+    },
+
+    async resetConversation(conversationId) {
+      await options.state.reset(conversationId, roleIds);
     },
   };
 }

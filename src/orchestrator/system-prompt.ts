@@ -26,9 +26,11 @@ export interface SystemPromptInput {
   grounding: string;
   facts: Facts;
   inScope: boolean;
+  /** A one-off note for this leg (e.g. the customer's answer to a pending question). */
+  note?: string | undefined;
 }
 
-export function buildSystemPrompt({ role, channel, grounding, facts, inScope }: SystemPromptInput): string {
+export function buildSystemPrompt({ role, channel, grounding, facts, inScope, note }: SystemPromptInput): string {
   const resolve = capabilityResolver(channel, role.id);
   const brief = role.buildBrief?.({ facts, capabilityTool: resolve });
   const sections = [
@@ -39,6 +41,7 @@ export function buildSystemPrompt({ role, channel, grounding, facts, inScope }: 
     inScope ? undefined : OUT_OF_SCOPE_NOTE,
     grounding ? `What the channel reports about the customer:\n${grounding}` : undefined,
     brief ? `Brief for this turn:\n${brief}` : undefined,
+    note,
   ];
   return sections
     .filter((section): section is string => Boolean(section))

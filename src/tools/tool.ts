@@ -9,13 +9,34 @@ export const TOOL_EFFECTS = ['read', 'reversible', 'irreversible', 'gesture', 'h
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];
 export type ToolOrigin = 'mcp' | 'channel';
 
+export type SessionFacts = Record<string, string | number | boolean | null>;
+
 /** What a tool's execute function gets besides its input. */
 export interface ToolCallContext {
   conversationId: string;
   runId: string;
   roleId: string;
+  /** Session facts channel tools set earlier (e.g. the selected entity). */
+  session: Readonly<SessionFacts>;
+  /** Channel-reported details of the message being answered (profile name, page URL…). */
+  metadata: Readonly<Record<string, string>>;
   signal: AbortSignal;
 }
+
+/**
+ * Returned by a channel tool's `execute` to ask the customer something and end the leg; the
+ * customer's next message resumes it through `resume` (a continuation leg, no re-judging).
+ */
+export class ToolInterrupt {
+  constructor(
+    readonly question: string,
+    readonly data: unknown,
+  ) {}
+}
+
+export type ResumeOutcome =
+  | { output: unknown; session?: SessionFacts }
+  | { askAgain: ToolInterrupt };
 
 /** One tool as the orchestrator sees it, whatever its origin. */
 export interface AssistantTool {
@@ -27,6 +48,8 @@ export interface AssistantTool {
   /** zod schema of the arguments, or a JSON schema for MCP tools. */
   inputSchema: z.ZodType | { jsonSchema: Record<string, unknown> };
   execute(input: unknown, context: ToolCallContext): Promise<unknown>;
+  /** Resolves this tool's pending question with the customer's answer. */
+  resume?(answer: string, data: unknown, context: ToolCallContext): Promise<ResumeOutcome>;
 }
 
 /**

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { isRetryable } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChannelDefinition, InboundMessage } from '../orchestrator/contracts.js';
+import type { ChannelDefinition, InboundMessage, TurnResult } from '../orchestrator/contracts.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { InboundHandler } from '../queue/turn-worker.js';
@@ -22,6 +22,8 @@ export interface InboundHandlerOptions {
   metrics: Metrics;
 }
 
+export const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
+
 function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
   const known = new Set(recent.map((message) => message.id));
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
@@ -30,7 +32,9 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;
 
+  /** Sends each pending part once; true when every part went out. */
   const deliver = async (channel: ChannelDefinition, message: InboundMessage, parts: MessageRecord[], logger: Logger) => {
+    let allSent = true;
     for (const part of parts) {
       if (part.status === 'sending') {
         // An earlier attempt died between claiming and recording this send: it may have gone
@@ -38,6 +42,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         await transcripts.markPartFailed(part._id, 'uncertain', undefined, 'send outcome unknown after a worker crash');
         metrics.increment('reply_part_uncertain_total', { channel: channel.id });
         logger.warn('reply-part-uncertain', { part: part.part });
+        allSent = false;
         continue;
       }
       if (part.status !== 'pending' || !(await transcripts.claimPart(part._id))) continue;
@@ -61,8 +66,10 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         );
         metrics.increment('reply_send_failed_total', { channel: channel.id });
         logger.error('reply-send-failed', { part: part.part, error });
+        allSent = false;
       }
     }
+    return allSent;
   };
 
   return async (message, signal) => {
@@ -73,7 +80,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
       return;
     }
-    const { conversationId, recent } = await transcripts.openConversation({
+    const { conversationId, created, recent } = await transcripts.openConversation({
       key: message.conversationKey,
       channel: channel.id,
       address: message.from.address,
@@ -92,15 +99,30 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     // resuming; otherwise a stored reply (if any) still wins in saveReplyParts.
     const answeredBefore = recent.some((entry) => entry.id === inbound.id);
     let parts = answeredBefore ? await transcripts.replyParts(channel.id, message.messageId) : [];
+    let result: TurnResult | undefined;
+    let history = withMessages(recent, [inbound]);
     if (parts.length > 0) {
       logger.info('reply-resumed', { parts: parts.length });
+    } else if (channel.isResetCommand?.(message.text)) {
+      await options.orchestrator.resetConversation(conversationId);
+      history = [];
+      metrics.increment('conversation_resets_total', { channel: channel.id });
+      logger.info('conversation-reset');
+      parts = await transcripts.saveReplyParts({
+        conversationId,
+        channel: channel.id,
+        replyTo: message.messageId,
+        roleId: 'system',
+        parts: [RESET_REPLY],
+      });
     } else {
       void channel.transport.showTyping?.(message);
-      const result = await options.orchestrator.runTurn(channel, {
+      result = await options.orchestrator.runTurn(channel, {
         conversationId,
+        firstTurn: created,
         runId: randomUUID(),
         inbound: message,
-        history: toModelHistory(withMessages(recent, [inbound])),
+        history: toModelHistory(history),
         signal,
         logger,
       });
@@ -116,7 +138,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       });
     }
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
-    await transcripts.saveRecent(conversationId, withMessages(recent, [inbound, ...replies]));
-    await deliver(channel, message, parts, logger);
+    await transcripts.saveRecent(conversationId, withMessages(history, replies));
+    const delivered = await deliver(channel, message, parts, logger);
+    if (result) await options.orchestrator.finishTurn(channel, result, delivered);
   };
 }

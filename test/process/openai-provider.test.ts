@@ -23,11 +23,18 @@ describe('the OpenAI provider against a Chat Completions server', () => {
   });
 
   test('a customer message is answered by the configured model over HTTP', async () => {
-    stub.respondWith((body) => ({ text: `Stub reply to ${body.messages.length} messages` }));
+    stub.respondWith((body) =>
+      body.response_format
+        ? { json: { route: 'support', tier: 'fast', bundle: 'general', inScope: true, rankedTools: [], facts: {} } }
+        : { text: `Stub reply to ${body.messages.length} messages` },
+    );
     await harness.sendWhatsapp({ from: 'whatsapp:+15005550006', body: 'hello model' });
     const [reply] = await harness.twilio.waitForMessages(1);
     expect(reply?.body).toBe('Stub reply to 2 messages');
-    const [call] = stub.requests;
+    // The judge's structured call goes out as a strict JSON schema, then the reply call.
+    const [judge, call] = stub.requests;
+    expect(stub.requests).toHaveLength(2);
+    expect(judge?.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { strict: true } });
     expect(call?.path).toBe('/v1/chat/completions');
     expect(call?.headers.authorization).toBe('Bearer sk-local-test');
     expect(call?.body.model).toBe('gpt-test-fast');
@@ -44,7 +51,9 @@ describe('the OpenAI provider against a Chat Completions server', () => {
     expect(reply?.body).toBe(MODEL_FAILURE_REPLY);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(harness.twilio.messages).toHaveLength(1);
-    // The SDK retries a 5xx once (maxRetries: 1); the turn itself is never re-run.
-    expect(stub.requests).toHaveLength(2);
+    // Judge (no retry), route fallback (no retry), then the reply call, which the SDK retries
+    // once on a 5xx (maxRetries: 1); the turn itself is never re-run.
+    expect(stub.requests).toHaveLength(4);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'route-fallback-failed' }));
   });
 });

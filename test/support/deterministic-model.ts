@@ -20,6 +20,8 @@ export interface ScriptedCall {
   toolNames: string[];
   /** True when the call asks for structured (JSON) output. */
   structured: boolean;
+  /** The JSON schema a structured call must answer with. */
+  schema: JsonSchema | undefined;
   /** Tool results already returned in this run (for multi-step scripts). */
   toolResults: { toolName: string; output: unknown }[];
   options: LanguageModelV4CallOptions;
@@ -31,6 +33,57 @@ export type ScriptedReply =
   | { error: Error; delayMs?: number };
 
 export type Script = (call: ScriptedCall) => ScriptedReply | Promise<ScriptedReply>;
+
+export interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+  anyOf?: JsonSchema[];
+  items?: JsonSchema;
+}
+
+/** A value that satisfies `schema`: nulls where allowed, first enum values, empty arrays. */
+export function schemaDefault(schema: JsonSchema | undefined): unknown {
+  if (!schema) return null;
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  if (types.includes('null') || schema.anyOf?.some((option) => option.type === 'null')) return null;
+  if (schema.enum?.length) return schema.enum[0];
+  if (schema.anyOf?.length) return schemaDefault(schema.anyOf[0]);
+  switch (types[0]) {
+    case 'object':
+      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, value]) => [key, schemaDefault(value)]));
+    case 'array':
+      return [];
+    case 'boolean':
+      return true;
+    case 'number':
+    case 'integer':
+      return 0;
+    default:
+      return '';
+  }
+}
+
+/** Words that send a turn to a role, as a real judge would: test-only routing by keyword. */
+const ROUTES: { pattern: RegExp; route: string }[] = [
+  { pattern: /invoice|factura|payment|paid|refund|receipt|balance/i, route: 'bookkeeper' },
+  { pattern: /plan|price|pricing|cost|demo|upgrade|buy|quote/i, route: 'sales' },
+  { pattern: /log ?in|password|error|bug|crash|broken|help|how do i/i, route: 'support' },
+];
+
+/**
+ * The default judge: routes by keyword, marks weather/sports small talk out of scope, answers
+ * every other field with the schema's default. Tests override it to simulate failures.
+ */
+export const keywordJudge: Script = (call) => {
+  const json = schemaDefault(call.schema) as Record<string, unknown>;
+  const routes = (call.schema?.properties?.route?.enum ?? []) as string[];
+  const latest = call.userText.split('\n').filter((line) => line.startsWith('Customer: ')).at(-1) ?? call.userText;
+  const match = ROUTES.find((candidate) => candidate.pattern.test(latest) && routes.includes(candidate.route));
+  if (match) json.route = match.route;
+  if ('inScope' in json) json.inScope = !/weather|football|lottery/i.test(latest);
+  return { text: JSON.stringify(json) };
+};
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
@@ -58,6 +111,7 @@ function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): Scr
     userText,
     toolNames: (options.tools ?? []).map((tool) => tool.name),
     structured: options.responseFormat?.type === 'json',
+    schema: options.responseFormat?.type === 'json' ? (options.responseFormat.schema as JsonSchema | undefined) : undefined,
     toolResults,
     options,
   };
@@ -86,19 +140,28 @@ function contentFor(reply: Exclude<ScriptedReply, { error: Error }>): LanguageMo
 }
 
 export interface DeterministicModels extends ModelProvider {
-  /** Every call made, in order. */
+  /** Every call made, in order (structured judge calls included). */
   readonly calls: ScriptedCall[];
+  /** Sets how reply (free-text) calls are answered. */
   setScript(script: Script): void;
+  /** Sets how structured (judge, route fallback, fact extraction) calls are answered. */
+  setJudge(script: Script): void;
+  /** Reply calls only. */
+  replyCalls(): ScriptedCall[];
 }
 
-export function createDeterministicModels(initial: Script = () => ({ text: 'Hello from the assistant.' })): DeterministicModels {
+export function createDeterministicModels(
+  initial: Script = () => ({ text: 'Hello from the assistant.' }),
+  initialJudge: Script = keywordJudge,
+): DeterministicModels {
   let script = initial;
+  let judge = initialJudge;
   const calls: ScriptedCall[] = [];
 
   const answer = async (tier: ModelTier, options: LanguageModelV4CallOptions) => {
     const call = describeCall(tier, options);
     calls.push(call);
-    const reply = await script(call);
+    const reply = await (call.structured ? judge(call) : script(call));
     if (reply.delayMs) await sleep(reply.delayMs, options.abortSignal);
     if ('error' in reply) throw reply.error;
     return reply;
@@ -146,5 +209,9 @@ export function createDeterministicModels(initial: Script = () => ({ text: 'Hell
     setScript(next) {
       script = next;
     },
+    setJudge(next) {
+      judge = next;
+    },
+    replyCalls: () => calls.filter((call) => !call.structured),
   };
 }

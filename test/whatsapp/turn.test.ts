@@ -45,8 +45,8 @@ describe('a WhatsApp turn', () => {
       ['outbound', 'You said: Where is my order?', sent?.sid],
     ]);
     expect(messages[1]).toMatchObject({ roleId: 'support', replyTo: messageSid, part: 0 });
-    expect(harness.models.calls).toHaveLength(1);
-    expect(harness.models.calls[0]?.system).toContain('"Ana"');
+    expect(harness.models.replyCalls()).toHaveLength(1);
+    expect(harness.models.replyCalls()[0]?.system).toContain('"Ana"');
   });
 
   test('the typing indicator is shown for the inbound message, and its failure blocks nothing', async () => {
@@ -76,7 +76,7 @@ describe('a WhatsApp turn', () => {
   test('a model failure gets the customer one short apology, logged and counted, never retried', async () => {
     harness.models.setScript(() => ({ error: new Error('upstream 500') }));
     const before = harness.services.metrics.value('model_failures_total');
-    const callsBefore = harness.models.calls.length;
+    const callsBefore = harness.models.replyCalls().length;
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900004', body: 'hello?' });
     const [apology] = await harness.twilio.waitForMessages(1);
     expect(apology?.body).toBe(MODEL_FAILURE_REPLY);
@@ -84,7 +84,7 @@ describe('a WhatsApp turn', () => {
     expect(harness.twilio.messages).toHaveLength(1);
     expect(harness.services.metrics.value('model_failures_total')).toBe(before + 1);
     expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'model-failed' }));
-    expect(harness.models.calls.length - callsBefore).toBe(1);
+    expect(harness.models.replyCalls().length - callsBefore).toBe(1);
   });
 
   test('a send Twilio refuses for good is recorded as failed; a transient refusal is retried without resending earlier parts', async () => {
@@ -111,7 +111,7 @@ describe('a WhatsApp turn', () => {
     const sent = await harness.twilio.waitForMessages(outbound.length, 15_000);
     expect(new Set(sent.map((message) => message.body)).size).toBe(sent.length);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'reply-send-retrying' }));
-    expect(harness.models.calls.filter((call) => call.userText === 'long again')).toHaveLength(1);
+    expect(harness.models.replyCalls().filter((call) => call.userText === 'long again')).toHaveLength(1);
   });
 
   test('delivery status callbacks are recorded on the stored message and never regress', async () => {
@@ -158,7 +158,7 @@ describe('a WhatsApp turn', () => {
     await eventually(async () => (await conversationOf(customer)).length === 2 || undefined);
     await harness.sendWhatsapp({ from: customer, body: 'second question' });
     await harness.twilio.waitForMessages(2);
-    const last = harness.models.calls.at(-1)!;
+    const last = harness.models.replyCalls().at(-1)!;
     const texts = last.options.prompt
       .filter((message) => message.role !== 'system')
       .map((message) => (message.content as { type: string; text?: string }[]).map((part) => part.text ?? '').join(''));

@@ -1,0 +1,272 @@
+/**
+ * Step 2 of a fresh turn: one merged structured-output call decides, for the whole roster, who
+ * answers (route), how hard to think (tier), whether the customer's own records are needed
+ * (bundle), whether the request is in scope, which shortlisted tools matter, and every routable
+ * role's facts (namespaced `role.<id>.<key>`). When it fails — or its circuit breaker is open —
+ * one cheaper call decides only route and scope; when that fails too the turn fails closed
+ * (out of scope, previous role kept) but is still answered. Malformed output is a failure
+ * like any other. A degraded turn may run the routed role's fact extraction once.
+ */
+import { generateText, Output, type LanguageModel, type ModelMessage } from 'ai';
+import { z } from 'zod';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ModelTier } from '../model/provider.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
+import type { FactQuestion, Facts, RoleDefinition } from './contracts.js';
+
+/** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
+export const JUDGE_LIMITS = {
+  roles: 32,
+  descriptionChars: 240,
+  factsPerRole: 6,
+  questionChars: 160,
+  contextMessages: 6,
+  contextMessageChars: 600,
+  toolDescriptionChars: 100,
+} as const;
+
+export interface ToolCandidate {
+  name: string;
+  description: string;
+}
+
+export interface JudgeInput {
+  roles: readonly RoleDefinition[];
+  history: readonly ModelMessage[];
+  activeRoleId: string | undefined;
+  activeFacts: Facts;
+  /** Tools to rank; empty when there are too few candidates to need ranking. */
+  candidates: readonly ToolCandidate[];
+  signal: AbortSignal;
+}
+
+export interface Judgment {
+  roleId: string;
+  tier: ModelTier;
+  bundle: 'customer_data' | 'general';
+  inScope: boolean;
+  rankedTools: string[];
+  /** Facts the routed role learned this turn (keys without the namespace). */
+  learned: Facts;
+  /** The merged call failed or was skipped. */
+  degraded: boolean;
+  /** Neither call could decide: the route is the previous one (or the first role). */
+  failedClosed: boolean;
+  modelCalls: number;
+}
+
+export interface JudgeDependencies {
+  model: (tier: ModelTier) => LanguageModel;
+  breaker: CircuitBreaker;
+  logger: Logger;
+  metrics: Metrics;
+  timeoutMs: number;
+}
+
+const factKey = (roleId: string, key: string) => `role.${roleId}.${key}`;
+
+function factSchema(question: FactQuestion) {
+  if (question.type === 'number') return z.number().nullable();
+  if (question.type === 'boolean') return z.boolean().nullable();
+  return question.values?.length ? z.enum(question.values as [string, ...string[]]).nullable() : z.string().max(200).nullable();
+}
+
+function routableRoles(roles: readonly RoleDefinition[]) {
+  return roles.slice(0, JUDGE_LIMITS.roles);
+}
+
+function roleFacts(role: RoleDefinition) {
+  return Object.entries(role.facts ?? {}).slice(0, JUDGE_LIMITS.factsPerRole);
+}
+
+function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
+  return roles.map((role) => role.id) as [string, ...string[]];
+}
+
+export function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
+  const facts: Record<string, z.ZodType> = {};
+  for (const role of routableRoles(roles)) {
+    for (const [key, question] of roleFacts(role)) facts[factKey(role.id, key)] = factSchema(question);
+  }
+  return z.object({
+    route: z.enum(roleIds(routableRoles(roles))),
+    tier: z.enum(['fast', 'smart']),
+    bundle: z.enum(['customer_data', 'general']),
+    inScope: z.boolean(),
+    rankedTools: candidateNames.length
+      ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12)
+      : z.array(z.string()).max(0),
+    facts: z.object(facts),
+  });
+}
+
+const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
+
+function transcript(history: readonly ModelMessage[]): string {
+  return history
+    .slice(-JUDGE_LIMITS.contextMessages)
+    .map((message) => {
+      const text = typeof message.content === 'string' ? message.content : '';
+      return `${message.role === 'user' ? 'Customer' : 'Assistant'}: ${clip(text, JUDGE_LIMITS.contextMessageChars)}`;
+    })
+    .join('\n');
+}
+
+export function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; prompt: string } {
+  const roles = routableRoles(input.roles)
+    .map((role) => {
+      const questions = roleFacts(role)
+        .map(([key, question]) => `    ${factKey(role.id, key)}: ${clip(question.question, JUDGE_LIMITS.questionChars)}`)
+        .join('\n');
+      return `- ${role.id}: ${clip(role.description, JUDGE_LIMITS.descriptionChars)}${questions ? `\n  facts:\n${questions}` : ''}`;
+    })
+    .join('\n');
+  const tools = input.candidates
+    .map((tool) => `- ${tool.name}: ${clip(tool.description, JUDGE_LIMITS.toolDescriptionChars)}`)
+    .join('\n');
+  const system = [
+    "You route one turn of a business's customer conversation. Decide:",
+    '- route: which role answers the latest customer message (keep the current role unless the request clearly belongs to another);',
+    '- tier: "smart" only for multi-step reasoning, complaints or account problems, else "fast";',
+    "- bundle: \"customer_data\" when answering needs the customer's own records (invoices, account), else \"general\";",
+    '- inScope: false only when the request has nothing to do with the business;',
+    '- rankedTools: the most useful tools for this turn, best first (empty when no tools are listed);',
+    '- facts: each question answered from the conversation, null when unknown. Never guess.',
+    `Roles:\n${roles}`,
+    tools ? `Tools:\n${tools}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const current = input.activeRoleId ? `Current role: ${input.activeRoleId}. Known facts: ${JSON.stringify(input.activeFacts)}\n` : '';
+  return { system, prompt: `${current}Conversation (latest last):\n${transcript(input.history)}` };
+}
+
+function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
+  const prefix = `role.${roleId}.`;
+  const learned: Facts = {};
+  for (const [key, value] of Object.entries(facts)) {
+    if (!key.startsWith(prefix) || value === null || value === undefined) continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') learned[key.slice(prefix.length)] = value;
+  }
+  return learned;
+}
+
+async function structured<T>(
+  dependencies: JudgeDependencies,
+  schema: z.ZodType<T>,
+  system: string,
+  prompt: string,
+  signal: AbortSignal,
+): Promise<T> {
+  const result = await generateText({
+    model: dependencies.model('fast'),
+    system,
+    prompt,
+    output: Output.object({ schema }),
+    maxOutputTokens: 800,
+    maxRetries: 0,
+    timeout: { totalMs: dependencies.timeoutMs },
+    abortSignal: signal,
+  });
+  if (result.output === undefined) throw new Error('the model returned no structured output');
+  return result.output;
+}
+
+/** Route and scope only: the cheaper call used when the merged judgment fails or is skipped. */
+async function routeFallback(dependencies: JudgeDependencies, input: JudgeInput) {
+  const roles = routableRoles(input.roles);
+  const schema = z.object({ route: z.enum(roleIds(roles)), inScope: z.boolean() });
+  const system = [
+    "Pick which role answers the latest customer message of a business's conversation, and whether it is about the business at all.",
+    ...roles.map((role) => `- ${role.id}: ${clip(role.description, JUDGE_LIMITS.descriptionChars)}`),
+  ].join('\n');
+  return structured(dependencies, schema, system, `Conversation (latest last):\n${transcript(input.history)}`, input.signal);
+}
+
+/** A degraded turn's one extra call: the routed role's facts alone. */
+export async function extractFacts(
+  dependencies: JudgeDependencies,
+  role: RoleDefinition,
+  history: readonly ModelMessage[],
+  signal: AbortSignal,
+): Promise<Facts> {
+  const questions = roleFacts(role);
+  const schema = z.object(Object.fromEntries(questions.map(([key, question]) => [key, factSchema(question)])));
+  const system = [
+    'Answer each question from the conversation; null when it does not say. Never guess.',
+    ...questions.map(([key, question]) => `- ${key}: ${clip(question.question, JUDGE_LIMITS.questionChars)}`),
+  ].join('\n');
+  const answers = await structured(dependencies, schema, system, `Conversation (latest last):\n${transcript(history)}`, signal);
+  return learnedFor(role.id, Object.fromEntries(Object.entries(answers).map(([key, value]) => [`role.${role.id}.${key}`, value])));
+}
+
+export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInput): Promise<Judgment> {
+  const { logger, metrics, breaker } = dependencies;
+  const roles = routableRoles(input.roles);
+  const known = new Set(roles.map((role) => role.id));
+  const previous = input.activeRoleId && known.has(input.activeRoleId) ? input.activeRoleId : roles[0]!.id;
+  let modelCalls = 0;
+
+  if (breaker.allow()) {
+    modelCalls += 1;
+    try {
+      const { system, prompt } = judgePrompt(input);
+      const schema = judgmentSchema(roles, input.candidates.map((tool) => tool.name));
+      const output = await structured(dependencies, schema, system, prompt, input.signal);
+      breaker.succeeded();
+      metrics.increment('judge_calls_total', { outcome: 'ok' });
+      return {
+        roleId: output.route,
+        tier: output.tier,
+        bundle: output.bundle,
+        inScope: output.inScope,
+        rankedTools: output.rankedTools,
+        learned: learnedFor(output.route, output.facts),
+        degraded: false,
+        failedClosed: false,
+        modelCalls,
+      };
+    } catch (error) {
+      if (input.signal.aborted) throw error;
+      breaker.failed();
+      metrics.increment('judge_calls_total', { outcome: 'failed' });
+      logger.warn('judge-failed', { error, breaker: breaker.state() });
+    }
+  } else {
+    metrics.increment('judge_calls_total', { outcome: 'skipped' });
+    logger.warn('judge-skipped', { breaker: breaker.state() });
+  }
+
+  modelCalls += 1;
+  try {
+    const output = await routeFallback(dependencies, input);
+    metrics.increment('route_fallback_total', { outcome: 'ok' });
+    return {
+      roleId: output.route,
+      tier: 'fast',
+      bundle: 'general',
+      inScope: output.inScope,
+      rankedTools: [],
+      learned: {},
+      degraded: true,
+      failedClosed: false,
+      modelCalls,
+    };
+  } catch (error) {
+    if (input.signal.aborted) throw error;
+    metrics.increment('route_fallback_total', { outcome: 'failed' });
+    logger.warn('route-fallback-failed', { error });
+    return {
+      roleId: previous,
+      tier: 'fast',
+      bundle: 'general',
+      inScope: false,
+      rankedTools: [],
+      learned: {},
+      degraded: true,
+      failedClosed: true,
+      modelCalls,
+    };
+  }
+}

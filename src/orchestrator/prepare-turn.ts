@@ -1,0 +1,109 @@
+/**
+ * Everything a fresh leg decides before its model runs, within the Redis budget (≤ 7 commands
+ * before the model, 2 reads before the judge in steady state):
+ *   first turn: one DEL of the conversation's state      | otherwise: MGET pointer+pending+session,
+ *                                                          then GET the pointer role's facts
+ *   judge (1–3 model calls) → GET the routed role's facts if it is not the pointer's
+ *   → one CAS EVAL when the judgment learned something → SET the pointer if the route changed
+ *   → SET the leg's decision.
+ */
+import type { ModelMessage } from 'ai';
+import { offerTools } from '../tools/offer.js';
+import { shortlistTools } from '../tools/shortlist.js';
+import { toolIsInScope, type AssistantTool, type SessionFacts } from '../tools/tool.js';
+import type { Facts, RoleDefinition } from './contracts.js';
+import { extractFacts, judgeTurn, type JudgeDependencies, type ToolCandidate } from './judge.js';
+import { MAX_TURN_TOOLS } from '../tools/offer.js';
+import type { ConversationState } from './state/conversation-state.js';
+import type { DecisionStore, StoredDecision } from './state/decision-store.js';
+import { EMPTY_FACTS, type FactStore, type VersionedFacts } from './state/fact-store.js';
+
+export interface PreparedLeg {
+  decision: StoredDecision;
+  role: RoleDefinition;
+  offered: AssistantTool[];
+  session: SessionFacts;
+  modelCalls: number;
+}
+
+export interface PrepareDependencies {
+  roles: readonly RoleDefinition[];
+  facts: FactStore;
+  state: ConversationState;
+  decisions: DecisionStore;
+  judge: JudgeDependencies;
+}
+
+function judgeCandidates(roles: readonly RoleDefinition[], catalogue: readonly AssistantTool[], text: string): ToolCandidate[] {
+  const inAnyScope = catalogue.filter((tool) => roles.some((role) => toolIsInScope(tool, role.toolScope)));
+  if (inAnyScope.length <= MAX_TURN_TOOLS) return [];
+  return shortlistTools(inAnyScope, text).map((tool) => ({ name: tool.name, description: tool.description }));
+}
+
+export async function prepareFreshLeg(
+  dependencies: PrepareDependencies,
+  input: {
+    conversationId: string;
+    runId: string;
+    firstTurn: boolean;
+    activeRoleId: string | undefined;
+    session: SessionFacts;
+    history: readonly ModelMessage[];
+    channelTools: readonly AssistantTool[];
+    mcpTools: readonly AssistantTool[];
+    signal: AbortSignal;
+  },
+): Promise<PreparedLeg> {
+  const { roles, facts } = dependencies;
+  const byId = new Map(roles.map((role) => [role.id, role]));
+  const pointerRole = input.activeRoleId ? byId.get(input.activeRoleId) : undefined;
+  const pointerFacts: VersionedFacts =
+    pointerRole?.facts && !input.firstTurn ? await facts.read(input.conversationId, pointerRole.id) : EMPTY_FACTS;
+
+  const latestText = input.history.filter((message) => message.role === 'user').slice(-2).map((message) => String(message.content)).join(' ');
+  const judgment = await judgeTurn(dependencies.judge, {
+    roles,
+    history: input.history,
+    activeRoleId: pointerRole?.id,
+    activeFacts: pointerFacts.facts,
+    candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
+    signal: input.signal,
+  });
+  const role = byId.get(judgment.roleId) ?? roles[0]!;
+  let modelCalls = judgment.modelCalls;
+
+  let routed: VersionedFacts =
+    role.id === pointerRole?.id ? pointerFacts : role.facts && !input.firstTurn ? await facts.read(input.conversationId, role.id) : EMPTY_FACTS;
+  let learned: Facts = judgment.learned;
+  if (judgment.degraded && role.factFallback && role.facts) {
+    modelCalls += 1;
+    try {
+      learned = await extractFacts(dependencies.judge, role, input.history, input.signal);
+    } catch (error) {
+      if (input.signal.aborted) throw error;
+      dependencies.judge.logger.warn('fact-fallback-failed', { roleId: role.id, error });
+    }
+  }
+  if (Object.keys(learned).length > 0) routed = await facts.remember(input.conversationId, role.id, learned, routed);
+  if (role.id !== input.activeRoleId) await facts.writeActiveRole(input.conversationId, role.id);
+
+  const offered = offerTools({
+    role,
+    channelTools: input.channelTools,
+    mcpTools: input.mcpTools,
+    rankedNames: judgment.rankedTools,
+  });
+  const decision: StoredDecision = {
+    runId: input.runId,
+    roleId: role.id,
+    tier: judgment.tier,
+    bundle: judgment.bundle,
+    inScope: judgment.inScope,
+    degraded: judgment.degraded,
+    facts: routed.facts,
+    factsVersion: routed.version,
+    offeredTools: offered.map((tool) => tool.name),
+  };
+  await dependencies.decisions.put(input.conversationId, decision);
+  return { decision, role, offered, session: input.session, modelCalls };
+}

@@ -1,0 +1,116 @@
+/**
+ * Step 6, the customer's answer to a question a channel tool asked: a continuation leg. It
+ * judges nothing — it reuses the decision stored for the run that asked (this process's copy,
+ * else one GET) and stores it again under its own run id — and is refused, never re-judged,
+ * when that decision has expired. The tool's `resume` turns the answer into a result (or asks
+ * again), then the model continues with the same role, tier, facts and tools.
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { AssistantTool, SessionFacts } from '../tools/tool.js';
+import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
+import type { PreparedLeg } from './prepare-turn.js';
+import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
+import type { DecisionStore } from './state/decision-store.js';
+
+export const CONTINUATION_EXPIRED_REPLY =
+  'Sorry, that question has expired. Could you tell me again what you would like to do?';
+
+export type ContinuationOutcome =
+  | { kind: 'refused' | 'asked'; result: TurnResult }
+  | { kind: 'resume'; leg: PreparedLeg; note: string };
+
+export interface ContinuationDependencies {
+  roles: ReadonlyMap<string, RoleDefinition>;
+  decisions: DecisionStore;
+  state: ConversationState;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export async function resumeContinuation(
+  dependencies: ContinuationDependencies,
+  leg: {
+    channel: ChannelDefinition;
+    input: TurnInput;
+    pending: PendingInterrupt;
+    session: SessionFacts;
+    catalogue: readonly AssistantTool[];
+  },
+): Promise<ContinuationOutcome> {
+  const { decisions, state, logger, metrics } = dependencies;
+  const { input, pending, catalogue } = leg;
+  const conversationId = input.conversationId;
+  const stored = await decisions.get(conversationId, pending.runId);
+  const role = stored ? dependencies.roles.get(stored.roleId) : undefined;
+  if (!stored || !role) {
+    await state.clearPending(conversationId);
+    metrics.increment('continuations_total', { outcome: 'refused' });
+    logger.warn('continuation-refused', { parentRunId: pending.runId, reason: 'decision-expired' });
+    return {
+      kind: 'refused',
+      result: {
+        runId: input.runId,
+        roleId: stored?.roleId ?? [...dependencies.roles.keys()][0]!,
+        text: CONTINUATION_EXPIRED_REPLY,
+        failed: true,
+        offeredTools: [],
+        toolCalls: [],
+        modelCalls: 0,
+      },
+    };
+  }
+
+  const decision = { ...stored, runId: input.runId };
+  await decisions.put(conversationId, decision);
+  const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
+  const context = {
+    conversationId,
+    runId: input.runId,
+    roleId: role.id,
+    session: leg.session,
+    metadata: input.inbound.metadata,
+    signal: input.signal,
+  };
+  const outcome = tool?.resume
+    ? await tool.resume(input.inbound.text, pending.data, context)
+    : { output: { answer: input.inbound.text } };
+
+  if ('askAgain' in outcome) {
+    await state.setPending(conversationId, {
+      runId: input.runId,
+      toolName: pending.toolName,
+      question: outcome.askAgain.question,
+      data: outcome.askAgain.data,
+      attempts: pending.attempts + 1,
+    });
+    metrics.increment('continuations_total', { outcome: 'asked_again' });
+    return {
+      kind: 'asked',
+      result: {
+        runId: input.runId,
+        roleId: role.id,
+        text: outcome.askAgain.question,
+        failed: false,
+        offeredTools: decision.offeredTools,
+        toolCalls: [],
+        modelCalls: 0,
+      },
+    };
+  }
+
+  await state.clearPending(conversationId);
+  let session = leg.session;
+  if (outcome.session) {
+    session = { ...session, ...outcome.session };
+    await state.writeSession(conversationId, session);
+  }
+  metrics.increment('continuations_total', { outcome: 'resumed' });
+  const byName = new Map(catalogue.map((candidate) => [candidate.name, candidate]));
+  const offered = decision.offeredTools.flatMap((name) => byName.get(name) ?? []);
+  return {
+    kind: 'resume',
+    leg: { decision, role, offered, session, modelCalls: 0 },
+    note: `The customer just answered the question asked through ${pending.toolName}. Result: ${JSON.stringify(outcome.output)}. Continue from there.`,
+  };
+}

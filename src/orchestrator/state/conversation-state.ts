@@ -1,0 +1,81 @@
+/**
+ * Per-conversation orchestrator state besides facts: the active-role pointer, a question the
+ * assistant is waiting on (a pending interrupt bound to the run that asked it) and session
+ * facts a channel tool set (e.g. the selected entity). Read together in one command at the
+ * start of a turn; cleared together in one command on a first turn or a reset.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { DECISION_TTL_SECONDS, redisKeys, STATE_TTL_SECONDS } from '../../queue/keys.js';
+
+export const PendingInterruptSchema = z.object({
+  runId: z.string(),
+  toolName: z.string(),
+  question: z.string(),
+  data: z.unknown(),
+  attempts: z.number().int().nonnegative(),
+});
+export type PendingInterrupt = z.infer<typeof PendingInterruptSchema>;
+
+const SessionSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+export type SessionFacts = z.infer<typeof SessionSchema>;
+
+export interface TurnStartState {
+  activeRoleId: string | undefined;
+  pending: PendingInterrupt | undefined;
+  session: SessionFacts;
+}
+
+function parse<T>(schema: z.ZodType<T>, raw: string | null | undefined): T | undefined {
+  if (!raw) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ConversationState {
+  /** One MGET: the pointer, any pending question and the session facts. */
+  readTurnStart(conversationKey: string): Promise<TurnStartState>;
+  /** One DEL clearing every key the orchestrator keeps for the conversation. */
+  reset(conversationKey: string, roleIds: readonly string[]): Promise<void>;
+  setPending(conversationKey: string, pending: PendingInterrupt): Promise<void>;
+  clearPending(conversationKey: string): Promise<void>;
+  writeSession(conversationKey: string, session: SessionFacts): Promise<void>;
+}
+
+export function createConversationState(redis: Redis): ConversationState {
+  return {
+    async readTurnStart(conversationKey) {
+      const [role, pending, session] = await redis.mget(
+        redisKeys.activeRole(conversationKey),
+        redisKeys.pending(conversationKey),
+        redisKeys.session(conversationKey),
+      );
+      return {
+        activeRoleId: role ?? undefined,
+        pending: parse(PendingInterruptSchema, pending),
+        session: parse(SessionSchema, session) ?? {},
+      };
+    },
+    async reset(conversationKey, roleIds) {
+      await redis.del(
+        redisKeys.activeRole(conversationKey),
+        redisKeys.pending(conversationKey),
+        redisKeys.session(conversationKey),
+        ...roleIds.map((roleId) => redisKeys.facts(conversationKey, roleId)),
+      );
+    },
+    async setPending(conversationKey, pending) {
+      await redis.set(redisKeys.pending(conversationKey), JSON.stringify(pending), 'EX', DECISION_TTL_SECONDS);
+    },
+    async clearPending(conversationKey) {
+      await redis.del(redisKeys.pending(conversationKey));
+    },
+    async writeSession(conversationKey, session) {
+      await redis.set(redisKeys.session(conversationKey), JSON.stringify(session), 'EX', STATE_TTL_SECONDS);
+    },
+  };
+}

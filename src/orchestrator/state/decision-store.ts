@@ -1,0 +1,55 @@
+/**
+ * The decision every leg stores before its model runs — role, tier, facts and the exact tools
+ * offered — so a continuation leg can run on any worker without judging again. This process
+ * keeps a bounded copy; Redis holds it for others until it expires, after which a continuation
+ * is refused, never judged afresh.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { DECISION_TTL_SECONDS, redisKeys } from '../../queue/keys.js';
+
+export const StoredDecisionSchema = z.object({
+  runId: z.string(),
+  roleId: z.string(),
+  tier: z.enum(['fast', 'smart']),
+  bundle: z.enum(['customer_data', 'general']),
+  inScope: z.boolean(),
+  degraded: z.boolean(),
+  facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+  factsVersion: z.number().int().nonnegative(),
+  offeredTools: z.array(z.string()),
+});
+export type StoredDecision = z.infer<typeof StoredDecisionSchema>;
+
+const LOCAL_COPIES = 1000;
+
+export interface DecisionStore {
+  put(conversationKey: string, decision: StoredDecision): Promise<void>;
+  /** The stored decision, or undefined when it has expired (or never existed). */
+  get(conversationKey: string, runId: string): Promise<StoredDecision | undefined>;
+}
+
+export function createDecisionStore(redis: Redis): DecisionStore {
+  const local = new Map<string, StoredDecision>();
+  return {
+    async put(conversationKey, decision) {
+      const key = redisKeys.decision(conversationKey, decision.runId);
+      if (local.size >= LOCAL_COPIES) local.delete(local.keys().next().value as string);
+      local.set(key, decision);
+      await redis.set(key, JSON.stringify(decision), 'EX', DECISION_TTL_SECONDS);
+    },
+    async get(conversationKey, runId) {
+      const key = redisKeys.decision(conversationKey, runId);
+      const copy = local.get(key);
+      if (copy) return copy;
+      const raw = await redis.get(key);
+      if (raw === null) return undefined;
+      try {
+        const parsed = StoredDecisionSchema.safeParse(JSON.parse(raw));
+        return parsed.success ? parsed.data : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
