@@ -24,6 +24,7 @@ import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
 import { createTurnWorker } from './queue/turn-worker.js';
+import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { createInboundHandler } from './turn/handle-inbound.js';
@@ -77,6 +78,28 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const roles = overrides.roles ?? roster;
   validateRoster(roles, new Set([...channels.values()].flatMap((channel) => channel.tools.map((tool) => tool.name))));
 
+  const mcp = config.mcp
+    ? createMcpToolSource({
+        url: config.mcp.url,
+        ...(config.mcp.authToken ? { headers: { authorization: `Bearer ${config.mcp.authToken}` } } : {}),
+        categoryPrefixes: config.mcp.categoryPrefixes,
+        logger,
+        metrics,
+      })
+    : undefined;
+  let mcpRetry: NodeJS.Timeout | undefined;
+  const connectMcp = async () => {
+    try {
+      await mcp?.connect();
+    } catch (error) {
+      // Turns go on without the business's data until the server answers again.
+      logger.error('mcp-unavailable', { error, retryInSeconds: 30 });
+      mcpRetry = setTimeout(() => void connectMcp(), 30_000);
+      mcpRetry.unref();
+    }
+  };
+  await connectMcp();
+
   const orchestrator = createOrchestrator({
     roles,
     models: overrides.models ?? createOpenAIModelProvider(config.model),
@@ -86,6 +109,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     facts: createFactStore(redis),
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
+    mcpTools: () => mcp?.tools() ?? [],
   });
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
@@ -147,7 +171,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
     async close() {
       shuttingDown = true;
+      clearTimeout(mcpRetry);
       await Promise.all(workers.map((worker) => worker.close()));
+      await mcp?.close().catch(() => undefined);
       await queue.close();
       await Promise.allSettled([redis.quit(), (bullConnection as Redis).quit(), mongo.close()]);
     },

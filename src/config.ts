@@ -39,6 +39,12 @@ export const EnvSchema = z.object({
 
   OPENAI_API_KEY: z.string().min(1, 'expected an API key for the model endpoint'),
   OPENAI_BASE_URL: httpUrl.optional(),
+  MCP_SERVER_URL: httpUrl.optional(),
+  MCP_AUTH_TOKEN: z.string().min(1).optional(),
+  MCP_CATEGORY_PREFIXES: z
+    .string()
+    .regex(/^([a-z0-9_]+=[a-z0-9_]+)(,[a-z0-9_]+=[a-z0-9_]+)*$/i, 'expected prefix=category pairs, e.g. invoice_=invoice,plan_=catalog')
+    .optional(),
   MODEL_FAST: z.string().min(1).default('gpt-5-mini'),
   MODEL_SMART: z.string().min(1).default('gpt-5'),
   MODEL_MAX_STEPS: positiveInt(5),
@@ -72,6 +78,7 @@ export interface Config {
     timeoutMs: number;
   };
   worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
+  mcp: { url: string; authToken: string | undefined; categoryPrefixes: Record<string, string> } | undefined;
 }
 
 /** Parses the environment; throws a ConfigError whose message is one line per bad variable. */
@@ -110,6 +117,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
       timeoutMs: env.MODEL_TIMEOUT_MS,
     },
+    mcp: env.MCP_SERVER_URL
+      ? {
+          url: env.MCP_SERVER_URL,
+          authToken: env.MCP_AUTH_TOKEN,
+          categoryPrefixes: Object.fromEntries(
+            (env.MCP_CATEGORY_PREFIXES ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]),
+          ),
+        }
+      : undefined,
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
       lockTtlMs: env.TURN_LOCK_TTL_MS,

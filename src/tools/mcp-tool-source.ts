@@ -182,7 +182,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     const reads = new Map<string, AssistantTool>();
     const refused: string[] = [];
     for (const tool of listed) {
-      if (false) refused.push(tool.name);
+      if (deriveToolEffect(tool.annotations) !== 'read') refused.push(tool.name);
       else if (!reads.has(tool.name)) reads.set(tool.name, toAssistantTool(tool));
     }
     admitted = reads;

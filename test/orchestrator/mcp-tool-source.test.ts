@@ -1,0 +1,212 @@
+// The MCP tool source against a real MCP server (test/support/mcp-server.ts): only reads are
+// admitted, with the right effect and category; writes are refused at the connection and never
+// reach the server; results are parsed and capped; failures are typed.
+import { createServer, type AddressInfo } from 'node:net';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
+import type { ToolCallContext } from '../../src/tools/tool.js';
+import {
+  createMcpToolSource,
+  deriveToolEffect,
+  McpToolCallError,
+  McpUnavailableError,
+  type McpToolSource,
+  type McpToolSourceOptions,
+} from '../../src/tools/mcp-tool-source.js';
+import { eventually, type LogLine } from '../support/harness.js';
+import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
+
+const categoryPrefixes = { invoice_: 'billing', plan_: 'sales', plan_get_: 'pricing', help_: 'support', account_: 'crm', catalog_: 'catalog' };
+
+const context = (): ToolCallContext => ({
+  conversationId: 'conversation-1',
+  runId: 'run-1',
+  roleId: 'support',
+  session: {},
+  metadata: {},
+  signal: new AbortController().signal,
+});
+
+describe('deriveToolEffect', () => {
+  it.each([
+    [{ readOnlyHint: true }, 'read'],
+    [{ readOnlyHint: true, destructiveHint: true }, 'read'],
+    [{ readOnlyHint: false, destructiveHint: true }, 'irreversible'],
+    [{ readOnlyHint: false, destructiveHint: false }, 'reversible'],
+    [{ destructiveHint: false }, 'reversible'],
+    [{}, 'irreversible'],
+    [undefined, 'irreversible'],
+  ] as const)('%j → %s', (annotations, effect) => {
+    expect(deriveToolEffect(annotations)).toBe(effect);
+  });
+});
+
+describe('createMcpToolSource', () => {
+  let server: McpTestServer;
+  let source: McpToolSource | undefined;
+  let logs: LogLine[];
+  let metrics: Metrics;
+
+  const open = async (overrides: Partial<McpToolSourceOptions> = {}): Promise<McpToolSource> => {
+    source = createMcpToolSource({
+      url: server.url,
+      categoryPrefixes,
+      logger: createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) }),
+      metrics,
+      ...overrides,
+    });
+    await source.connect();
+    return source;
+  };
+
+  const admittedTool = (name: string) => {
+    const tool = source?.tools().find((candidate) => candidate.name === name);
+    if (!tool) throw new Error(`${name} was not admitted`);
+    return tool;
+  };
+
+  beforeEach(async () => {
+    logs = [];
+    metrics = createMetrics();
+    server = await startMcpServer();
+  });
+
+  afterEach(async () => {
+    await source?.close();
+    source = undefined;
+    await server.close();
+  });
+
+  it('admits only the reads, each with effect read and the category its metadata or name gives', async () => {
+    const tools = (await open()).tools();
+    expect(tools.map((tool) => [tool.name, tool.effect, tool.category, tool.origin])).toEqual([
+      ['invoice_get', 'read', 'billing', 'mcp'],
+      ['invoice_list', 'read', 'billing', 'mcp'],
+      // The longest matching prefix wins.
+      ['plan_get_pricing', 'read', 'pricing', 'mcp'],
+      ['help_search_articles', 'read', 'support', 'mcp'],
+      // `_meta.category` beats the `account_` prefix.
+      ['account_get_status', 'read', 'account', 'mcp'],
+    ]);
+    expect(admittedTool('invoice_get').inputSchema).toEqual({
+      jsonSchema: expect.objectContaining({ type: 'object', required: ['number'] }),
+    });
+    const refused = logs.filter((line) => line.event === 'mcp-tool-refused');
+    expect(refused).toEqual([expect.objectContaining({ level: 'debug', count: 3 })]);
+  });
+
+  it('gives a tool with neither metadata nor a matching prefix the default category', async () => {
+    await open({ categoryPrefixes: { invoice_: 'billing' } });
+    expect(admittedTool('help_search_articles').category).toBe('general');
+    await source?.close();
+    await open({ categoryPrefixes: {}, defaultCategory: 'business' });
+    expect(admittedTool('plan_get_pricing').category).toBe('business');
+    expect(admittedTool('account_get_status').category).toBe('account');
+  });
+
+  it.each(['invoice_issue_refund', 'account_update_email', 'plan_change'])('refuses a call to the write tool %s without reaching the server', async (name) => {
+    const opened = await open();
+    await expect(opened.call(name, { accountId: 'HL-2001' }, context())).rejects.toMatchObject({
+      name: 'McpToolCallError',
+      reason: 'not-admitted',
+      message: expect.stringContaining(name),
+    });
+    expect(server.calls).toEqual([]);
+    expect(metrics.value('mcp_calls_total', { tool: name, outcome: 'refused' })).toBe(1);
+  });
+
+  it('returns the data a read gives: structured content when sent, else the text', async () => {
+    await open();
+    await expect(admittedTool('invoice_get').execute({ number: '1042' }, context())).resolves.toEqual({
+      number: '1042',
+      customer: 'Acme Ltd',
+      amount: '1250.00',
+      currency: 'EUR',
+      status: 'overdue',
+      dueDate: '2026-11-15',
+    });
+    const pricing = await admittedTool('plan_get_pricing').execute({}, context());
+    expect(pricing).toBe('Starter: 19 EUR/month, up to 3 seats\nPro: 49 EUR/month, up to 15 seats\nBusiness: 99 EUR/month, up to 50 seats');
+    expect(server.calls).toEqual([
+      { name: 'invoice_get', arguments: { number: '1042' } },
+      { name: 'plan_get_pricing', arguments: {} },
+    ]);
+    expect(metrics.value('mcp_calls_total', { tool: 'invoice_get', outcome: 'success' })).toBe(1);
+  });
+
+  it('caps a result over the limit, marker included', async () => {
+    await open({ resultCharCap: 200 });
+    const result = await admittedTool('help_search_articles').execute({ query: 'your' }, context());
+    expect(typeof result).toBe('string');
+    const capped = String(result);
+    expect(capped.length).toBeLessThanOrEqual(200);
+    expect(capped.startsWith('Resetting your password\n')).toBe(true);
+    expect(capped).toMatch(/…\[truncated: result was \d+ characters\]$/);
+  });
+
+  it('throws with the text of a result flagged isError', async () => {
+    await open();
+    const failure = admittedTool('invoice_get').execute({ number: '9999' }, context());
+    await expect(failure).rejects.toBeInstanceOf(McpToolCallError);
+    await expect(failure).rejects.toMatchObject({ reason: 'tool-error', message: expect.stringContaining('Invoice 9999 was not found.') });
+    expect(metrics.value('mcp_calls_total', { tool: 'invoice_get', outcome: 'tool_error' })).toBe(1);
+  });
+
+  it('refuses a non-object input without calling the server', async () => {
+    await open();
+    await expect(admittedTool('invoice_list').execute('Acme Ltd', context())).rejects.toMatchObject({ reason: 'invalid-input' });
+    expect(server.calls).toEqual([]);
+  });
+
+  it('does not call the server once the turn is aborted', async () => {
+    await open();
+    const controller = new AbortController();
+    controller.abort(new Error('turn cancelled'));
+    await expect(admittedTool('invoice_get').execute({ number: '1042' }, { ...context(), signal: controller.signal })).rejects.toMatchObject({
+      reason: 'call-failed',
+    });
+    expect(server.calls).toEqual([]);
+    expect(metrics.value('mcp_calls_total', { tool: 'invoice_get', outcome: 'aborted' })).toBe(1);
+  });
+
+  it('drops a tool the server re-annotates as a write, even for a caller still holding it', async () => {
+    await open();
+    const stale = admittedTool('invoice_list');
+    await server.changeAnnotations('invoice_list', { readOnlyHint: false, destructiveHint: true });
+    await eventually(() => source?.tools().every((tool) => tool.name !== 'invoice_list'));
+    await expect(stale.execute({ customer: 'Acme Ltd' }, context())).rejects.toMatchObject({ reason: 'not-admitted' });
+    expect(server.calls).toEqual([]);
+  });
+
+  it('lists 2,000 extra tools across pages', async () => {
+    await server.close();
+    server = await startMcpServer({ extraReadTools: 2000 });
+    const started = performance.now();
+    const tools = (await open()).tools();
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(tools).toHaveLength(2005);
+    expect(tools.at(-1)).toMatchObject({ name: 'catalog_item_2000', category: 'catalog', effect: 'read' });
+    await expect(admittedTool('catalog_item_1999').execute({}, context())).resolves.toBe('Item 1999: 4 in stock, 54.00 EUR');
+  });
+});
+
+describe('createMcpToolSource without a server', () => {
+  it('throws McpUnavailableError when nothing listens at the URL', async () => {
+    // A port that was free a moment ago: bound, read, released.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+
+    const source = createMcpToolSource({
+      url: `http://127.0.0.1:${port}/mcp?key=not-for-logs`,
+      categoryPrefixes,
+      logger: createLogger({ sink: () => undefined }),
+      metrics: createMetrics(),
+    });
+    const connecting = source.connect();
+    await expect(connecting).rejects.toBeInstanceOf(McpUnavailableError);
+    await expect(connecting).rejects.toMatchObject({ name: 'McpUnavailableError', message: expect.not.stringContaining('not-for-logs') });
+    expect(source.tools()).toEqual([]);
+  });
+});

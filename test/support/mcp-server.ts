@@ -1,0 +1,359 @@
+// Owns a real MCP server for tests: the SDK's McpServer behind its Streamable HTTP transport
+// (one session per client, so `tools/list_changed` reaches the client on its GET stream),
+// served by node:http on 127.0.0.1. It serves the business data of Harbour Lane Software, a
+// fictional SaaS company: reads across categories, and write tools that the service must never
+// offer or call. Every `tools/call` that arrives is recorded before the SDK sees it, so a test can
+// assert a write was never attempted. It must never be used outside tests.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  ErrorCode,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError,
+  ToolSchema,
+  type CallToolResult,
+  type Tool,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+/** Tools per `tools/list` page: McpServer lists in one page, so this server pages itself. */
+const TOOLS_PAGE_SIZE = 500;
+
+export interface RecordedToolCall {
+  name: string;
+  arguments: Record<string, unknown> | undefined;
+}
+
+export interface McpTestServer {
+  url: string;
+  /** Every `tools/call` request received, in order, whether or not the tool exists. */
+  calls: RecordedToolCall[];
+  /** Replaces a tool's annotations and tells every connected client its tool list changed. */
+  changeAnnotations(name: string, annotations: ToolAnnotations): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface FixtureTool {
+  name: string;
+  description: string;
+  inputSchema: z.ZodObject;
+  annotations: ToolAnnotations | undefined;
+  meta: Record<string, unknown> | undefined;
+  run(args: unknown): CallToolResult;
+}
+
+function fixtureTool<Shape extends z.ZodRawShape>(definition: {
+  name: string;
+  description: string;
+  input: Shape;
+  annotations?: ToolAnnotations;
+  meta?: Record<string, unknown>;
+  run(args: z.infer<z.ZodObject<Shape>>): CallToolResult;
+}): FixtureTool {
+  const inputSchema = z.object(definition.input);
+  return {
+    name: definition.name,
+    description: definition.description,
+    inputSchema,
+    annotations: definition.annotations,
+    meta: definition.meta,
+    run: (args) => definition.run(inputSchema.parse(args)),
+  };
+}
+
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
+const failure = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }], isError: true });
+const readOnly: ToolAnnotations = { readOnlyHint: true };
+
+interface Invoice {
+  number: string;
+  customer: string;
+  amount: string;
+  currency: 'EUR';
+  status: 'paid' | 'open' | 'overdue';
+  dueDate: string;
+}
+
+const invoices: readonly Invoice[] = [
+  { number: '1042', customer: 'Acme Ltd', amount: '1250.00', currency: 'EUR', status: 'overdue', dueDate: '2026-11-15' },
+  { number: '1043', customer: 'Acme Ltd', amount: '320.00', currency: 'EUR', status: 'paid', dueDate: '2026-10-01' },
+  { number: '1051', customer: 'Borealis Bakery', amount: '89.90', currency: 'EUR', status: 'open', dueDate: '2026-12-01' },
+];
+
+const plans = [
+  { name: 'Starter', monthlyPrice: 19, seats: 3 },
+  { name: 'Pro', monthlyPrice: 49, seats: 15 },
+  { name: 'Business', monthlyPrice: 99, seats: 50 },
+] as const;
+
+const articles = [
+  {
+    title: 'Resetting your password',
+    snippet: 'Open Settings, then Security, and choose "Reset password". A reset link valid for 30 minutes is emailed to the address on your account.',
+  },
+  {
+    title: 'Downloading an invoice as PDF',
+    snippet: 'Every invoice under Billing has a PDF button; the file carries your company details as they were on the invoice date.',
+  },
+  {
+    title: 'Moving to another plan',
+    snippet: 'Plan changes take effect at once; the price difference for the rest of your billing month is added to your next invoice.',
+  },
+  {
+    title: 'Inviting a team member',
+    snippet: 'Owners and admins can invite people from Team settings; each invitation uses a seat of your plan once it is accepted.',
+  },
+  {
+    title: 'Exporting your data',
+    snippet: 'Settings, then Data export, builds a ZIP of your records; the download link is emailed to you and stays valid for seven days.',
+  },
+] as const;
+
+const accounts = new Map([['HL-2001', { accountId: 'HL-2001', company: 'Acme Ltd', status: 'active', plan: 'Pro', seatsUsed: 12 }]]);
+
+function businessTools(extraReadTools: number): FixtureTool[] {
+  const tools: FixtureTool[] = [
+    fixtureTool({
+      name: 'invoice_get',
+      description: 'Gets one invoice by its number: customer, amount, status and due date.',
+      input: { number: z.string().regex(/^\d+$/).describe('Invoice number, e.g. 1042') },
+      annotations: readOnly,
+      run: ({ number }) => {
+        const invoice = invoices.find((candidate) => candidate.number === number);
+        if (!invoice) return failure(`Invoice ${number} was not found.`);
+        return { content: [{ type: 'text', text: JSON.stringify(invoice) }], structuredContent: { ...invoice } };
+      },
+    }),
+    fixtureTool({
+      name: 'invoice_list',
+      description: "Lists a customer's invoices.",
+      input: { customer: z.string().min(1) },
+      annotations: readOnly,
+      run: ({ customer }) => {
+        const matching = invoices.filter((invoice) => invoice.customer.toLowerCase() === customer.toLowerCase());
+        if (matching.length === 0) return text(`No invoices for ${customer}.`);
+        return text(matching.map((invoice) => `Invoice ${invoice.number}: ${invoice.amount} ${invoice.currency}, ${invoice.status}, due ${invoice.dueDate}`).join('\n'));
+      },
+    }),
+    fixtureTool({
+      name: 'plan_get_pricing',
+      description: 'Gets the price of every plan.',
+      input: {},
+      annotations: readOnly,
+      run: () => text(plans.map((plan) => `${plan.name}: ${plan.monthlyPrice} EUR/month, up to ${plan.seats} seats`).join('\n')),
+    }),
+    fixtureTool({
+      name: 'help_search_articles',
+      description: 'Searches the help centre; returns article titles and snippets.',
+      input: { query: z.string().min(1) },
+      annotations: readOnly,
+      run: ({ query }) => {
+        const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+        const found = articles.filter((article) => words.some((word) => `${article.title} ${article.snippet}`.toLowerCase().includes(word)));
+        if (found.length === 0) return text(`No articles match "${query}".`);
+        return text(found.map((article) => `${article.title}\n${article.snippet}`).join('\n\n'));
+      },
+    }),
+    fixtureTool({
+      name: 'account_get_status',
+      description: "Gets an account's status, plan and seats in use.",
+      input: { accountId: z.string().min(1) },
+      annotations: readOnly,
+      meta: { category: 'account' },
+      run: ({ accountId }) => {
+        const account = accounts.get(accountId);
+        return account ? text(JSON.stringify(account)) : failure(`Account ${accountId} was not found.`);
+      },
+    }),
+    // Writes: listed by the server, never to be offered or called by the service.
+    fixtureTool({
+      name: 'invoice_issue_refund',
+      description: 'Refunds an invoice, fully or in part.',
+      input: { number: z.string(), amount: z.string() },
+      annotations: { readOnlyHint: false, destructiveHint: true },
+      run: ({ number, amount }) => text(`Refunded ${amount} EUR on invoice ${number}.`),
+    }),
+    fixtureTool({
+      name: 'account_update_email',
+      description: "Changes the account's billing email address.",
+      input: { accountId: z.string(), email: z.string() },
+      annotations: { readOnlyHint: false, destructiveHint: false },
+      run: ({ accountId, email }) => text(`Billing email of ${accountId} is now ${email}.`),
+    }),
+    fixtureTool({
+      name: 'plan_change',
+      description: 'Moves an account to another plan.',
+      input: { accountId: z.string(), plan: z.enum(['Starter', 'Pro', 'Business']) },
+      run: ({ accountId, plan }) => text(`Account ${accountId} is now on ${plan}.`),
+    }),
+  ];
+  for (let index = 1; index <= extraReadTools; index += 1) {
+    const sku = String(index).padStart(4, '0');
+    tools.push(
+      fixtureTool({
+        name: `catalog_item_${sku}`,
+        description: `Gets stock and price of catalogue item ${sku}.`,
+        input: {},
+        annotations: readOnly,
+        run: () => text(`Item ${sku}: ${index % 7} in stock, ${(index % 50) + 5}.00 EUR`),
+      }),
+    );
+  }
+  return tools;
+}
+
+const ListedMessageSchema = z.looseObject({ method: z.string().optional(), params: z.unknown().optional() });
+const CallParamsSchema = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() });
+
+function toolCallsIn(body: unknown): RecordedToolCall[] {
+  const messages = Array.isArray(body) ? body : [body];
+  const calls: RecordedToolCall[] = [];
+  for (const candidate of messages) {
+    const message = ListedMessageSchema.safeParse(candidate);
+    if (!message.success || message.data.method !== 'tools/call') continue;
+    const params = CallParamsSchema.safeParse(message.data.params);
+    if (params.success) calls.push({ name: params.data.name, arguments: params.data.arguments });
+  }
+  return calls;
+}
+
+async function readJsonBody(request: IncomingMessage): Promise<{ ok: true; body: unknown } | { ok: false }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  try {
+    return { ok: true, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function sendJsonError(response: ServerResponse, status: number, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+interface Session {
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+  /** The client's GET stream, where notifications go; a notification sent before it opens is lost. */
+  notificationStream: ServerResponse | undefined;
+}
+
+async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`test MCP server: condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export async function startMcpServer(options: { extraReadTools?: number } = {}): Promise<McpTestServer> {
+  const tools = businessTools(options.extraReadTools ?? 0);
+  const inputJsonSchemas = new Map(tools.map((tool) => [tool.name, z.toJSONSchema(tool.inputSchema, { io: 'input' })]));
+  const calls: RecordedToolCall[] = [];
+  const sessions = new Map<string, Session>();
+
+  const listing = (): Tool[] =>
+    tools.map((tool) =>
+      ToolSchema.parse({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: inputJsonSchemas.get(tool.name),
+        ...(tool.annotations ? { annotations: tool.annotations } : {}),
+        ...(tool.meta ? { _meta: tool.meta } : {}),
+      }),
+    );
+
+  function createSessionServer(): McpServer {
+    const server = new McpServer({ name: 'harbour-lane-business-data', version: '1.0.0' });
+    for (const tool of tools) {
+      server.registerTool(
+        tool.name,
+        { description: tool.description, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}), ...(tool.meta ? { _meta: tool.meta } : {}) },
+        (args: unknown) => tool.run(args),
+      );
+    }
+    // Replaces McpServer's one-page listing with a paged one, so clients must follow nextCursor.
+    server.server.setRequestHandler(ListToolsRequestSchema, (request) => {
+      const all = listing();
+      const cursor = request.params?.cursor;
+      const start = cursor === undefined ? 0 : Number(cursor);
+      if (!Number.isInteger(start) || start < 0 || start > all.length) throw new McpError(ErrorCode.InvalidParams, `Invalid cursor ${cursor}`);
+      const end = start + TOOLS_PAGE_SIZE;
+      return { tools: all.slice(start, end), ...(end < all.length ? { nextCursor: String(end) } : {}) };
+    });
+    return server;
+  }
+
+  async function openSession(): Promise<Session> {
+    const server = createSessionServer();
+    const session: Session = {
+      server,
+      notificationStream: undefined,
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, session);
+        },
+      }),
+    };
+    session.transport.onclose = () => {
+      if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
+    };
+    await server.connect(session.transport);
+    return session;
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const sessionHeader = request.headers['mcp-session-id'];
+    const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
+    const existing = sessionId === undefined ? undefined : sessions.get(sessionId);
+    if (request.method === 'POST') {
+      const parsed = await readJsonBody(request);
+      if (!parsed.ok) return sendJsonError(response, 400, 'Parse error: body is not JSON');
+      calls.push(...toolCallsIn(parsed.body));
+      if (existing) return existing.transport.handleRequest(request, response, parsed.body);
+      if (sessionId !== undefined) return sendJsonError(response, 404, 'Session not found');
+      if (!isInitializeRequest(parsed.body)) return sendJsonError(response, 400, 'No session: initialize first');
+      const session = await openSession();
+      return session.transport.handleRequest(request, response, parsed.body);
+    }
+    if (!existing) return sendJsonError(response, sessionId === undefined ? 400 : 404, 'Session not found');
+    if (request.method === 'GET') existing.notificationStream = response;
+    return existing.transport.handleRequest(request, response);
+  }
+
+  const httpServer = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJsonError(response, 500, error instanceof Error ? error.message : String(error));
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    calls,
+    async changeAnnotations(name, annotations) {
+      const tool = tools.find((candidate) => candidate.name === name);
+      if (!tool) throw new Error(`test MCP server has no tool ${name}`);
+      tool.annotations = annotations;
+      for (const session of sessions.values()) {
+        await waitFor(() => session.notificationStream?.headersSent === true && !session.notificationStream.writableEnded);
+        session.server.sendToolListChanged();
+      }
+    },
+    async close() {
+      for (const session of [...sessions.values()]) await session.server.close();
+      sessions.clear();
+      httpServer.closeAllConnections();
+      await new Promise<void>((resolve, reject) => httpServer.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
