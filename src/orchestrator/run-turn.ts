@@ -19,7 +19,7 @@ import { runPostTurn } from './post-turn.js';
 import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
 import { resumeContinuation } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
-import type { DecisionStore } from './state/decision-store.js';
+import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
 
@@ -46,6 +46,8 @@ export interface Orchestrator {
   finishTurn(channel: ChannelDefinition, result: TurnResult, delivered: boolean): Promise<void>;
   /** Clears a conversation's orchestrator state in one command (the customer's reset). */
   resetConversation(conversationId: string): Promise<void>;
+  /** The decision a leg stored, while it has not expired (for the CLI's `/decision`). */
+  decision(conversationId: string, runId: string): Promise<StoredDecision | undefined>;
 }
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
@@ -197,5 +199,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     async resetConversation(conversationId) {
       await options.state.reset(conversationId, roleIds);
     },
+
+    decision: (conversationId, runId) => options.decisions.get(conversationId, runId),
   };
 }

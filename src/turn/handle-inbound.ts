@@ -20,6 +20,8 @@ export interface InboundHandlerOptions {
   transcripts: TranscriptStore;
   logger: Logger;
   metrics: Metrics;
+  /** Observes each answered turn (the CLI shows its decision). */
+  onTurn?: (result: TurnResult) => void;
 }
 
 export const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
@@ -140,6 +142,9 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
     await transcripts.saveRecent(conversationId, withMessages(history, replies));
     const delivered = await deliver(channel, message, parts, logger);
-    if (result) await options.orchestrator.finishTurn(channel, result, delivered);
+    if (result) {
+      await options.orchestrator.finishTurn(channel, result, delivered);
+      options.onTurn?.(result);
+    }
   };
 }

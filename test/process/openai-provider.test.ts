@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
+import { schemaDefault, type JsonSchema } from '../support/deterministic-model.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 
@@ -25,7 +26,7 @@ describe('the OpenAI provider against a Chat Completions server', () => {
   test('a customer message is answered by the configured model over HTTP', async () => {
     stub.respondWith((body) =>
       body.response_format
-        ? { json: { route: 'support', tier: 'fast', bundle: 'general', inScope: true, rankedTools: [], facts: {} } }
+        ? { json: schemaDefault((body.response_format as { json_schema: { schema: JsonSchema } }).json_schema.schema) }
         : { text: `Stub reply to ${body.messages.length} messages` },
     );
     await harness.sendWhatsapp({ from: 'whatsapp:+15005550006', body: 'hello model' });

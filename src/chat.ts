@@ -1,0 +1,68 @@
+/**
+ * `npm run chat`: talk to the assistant from a terminal through the same orchestrator, real
+ * Redis and MongoDB and the configured model (OpenAI, or OPENAI_BASE_URL). Turns bypass the
+ * queue but take the same per-conversation path as a worker. `/reset` starts over,
+ * `/decision` shows the last turn's role, tier, facts and offered tools, `/quit` leaves.
+ */
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline/promises';
+import { createCliChannel } from '../channels/cli/index.js';
+import { loadConfig } from './config.js';
+import { createServices } from './composition-root.js';
+import { createLogger } from './logger.js';
+import { createInboundHandler } from './turn/handle-inbound.js';
+
+const config = loadConfig();
+const output = process.stdout;
+const services = await createServices(config, {
+  logger: createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) }),
+});
+const channel = createCliChannel({ write: (text) => output.write(`\nassistant › ${text}\n\n`) });
+let lastRunId: string | undefined;
+const handle = createInboundHandler({
+  channels: new Map([[channel.id, channel]]),
+  orchestrator: services.orchestrator,
+  transcripts: services.transcripts,
+  logger: services.logger,
+  metrics: services.metrics,
+  onTurn: (result) => {
+    lastRunId = result.runId;
+  },
+});
+const conversationKey = `cli:${process.env.USER ?? 'developer'}`;
+
+async function showDecision(): Promise<void> {
+  const decision = lastRunId ? await services.orchestrator.decision(conversationKey, lastRunId) : undefined;
+  output.write(decision ? `${JSON.stringify(decision, null, 2)}\n` : 'no decision stored (yet, or it expired)\n');
+}
+
+const terminal = createInterface({ input: process.stdin, output, terminal: process.stdin.isTTY });
+output.write('Talk to the assistant. /reset starts over, /decision shows the last turn\'s decision, /quit leaves.\n\n');
+for (;;) {
+  let text: string;
+  try {
+    text = (await terminal.question('you › ')).trim();
+  } catch {
+    break;
+  }
+  if (!text) continue;
+  if (text === '/quit') break;
+  if (text === '/decision') {
+    await showDecision();
+    continue;
+  }
+  await handle(
+    {
+      channel: channel.id,
+      conversationKey,
+      messageId: randomUUID(),
+      from: { address: conversationKey },
+      text,
+      receivedAt: Date.now(),
+      metadata: {},
+    },
+    new AbortController().signal,
+  );
+}
+terminal.close();
+await services.close();

@@ -1,0 +1,140 @@
+/**
+ * An orchestrator on real Redis with the deterministic model, for tests that drive legs
+ * directly and count what a turn costs: model calls (from the model's call log) and Redis
+ * commands on orchestrator keys (from Redis's own MONITOR stream).
+ */
+import { randomUUID } from 'node:crypto';
+import type { ModelMessage } from 'ai';
+import { Redis } from 'ioredis';
+import { createCliChannel } from '../../channels/cli/index.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import type { ChannelDefinition, RoleDefinition, TurnResult } from '../../src/orchestrator/contracts.js';
+import { createOrchestrator, type Orchestrator } from '../../src/orchestrator/run-turn.js';
+import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
+import { createDecisionStore } from '../../src/orchestrator/state/decision-store.js';
+import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
+import type { AssistantTool } from '../../src/tools/tool.js';
+import { roster } from '../../roles/index.js';
+import { createDeterministicModels, type DeterministicModels, type Script } from './deterministic-model.js';
+import type { LogLine } from './harness.js';
+
+export interface RedisCommand {
+  name: string;
+  args: string[];
+}
+
+/** Records every command Redis executes on orchestrator keys, as Redis itself reports them. */
+export async function watchOrchestratorCommands(url: string) {
+  const monitor = await new Redis(url).monitor();
+  const commands: RedisCommand[] = [];
+  const marks = new Map<string, () => void>();
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    const [name = '', ...rest] = args;
+    if (name.toLowerCase() === 'echo' && rest[0]?.startsWith('mark:')) {
+      commands.push({ name: 'MARK', args: [rest[0]] });
+      marks.get(rest[0])?.();
+      return;
+    }
+    if (rest.some((arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:'))) {
+      commands.push({ name: name.toUpperCase(), args: rest });
+    }
+  });
+  return {
+    commands,
+    /** Sends a marker through `client` and waits until MONITOR has seen it (and all before it). */
+    async mark(client: Redis, label: string) {
+      const id = `mark:${label}:${randomUUID()}`;
+      const seen = new Promise<void>((resolve) => marks.set(id, resolve));
+      await client.echo(id);
+      await seen;
+      return id;
+    },
+    clear() {
+      commands.splice(0);
+    },
+    async close() {
+      monitor.disconnect();
+    },
+  };
+}
+
+export interface OrchestratorFixture {
+  orchestrator: Orchestrator;
+  channel: ChannelDefinition;
+  models: DeterministicModels;
+  redis: Redis;
+  logs: LogLine[];
+  metrics: ReturnType<typeof createMetrics>;
+  /** Runs one leg of `conversationId` with `text`, keeping the conversation's history. */
+  turn(conversationId: string, text: string, options?: { firstTurn?: boolean; deliver?: boolean }): Promise<TurnResult>;
+  close(): Promise<void>;
+}
+
+export async function createOrchestratorFixture(options: {
+  roles?: readonly RoleDefinition[];
+  mcpTools?: () => readonly AssistantTool[];
+  channel?: ChannelDefinition;
+  script?: Script;
+  judge?: Script;
+  judgeBreaker?: { threshold: number; cooldownMs: number };
+} = {}): Promise<OrchestratorFixture> {
+  const url = process.env.TEST_REDIS_URL;
+  if (!url) throw new Error('TEST_REDIS_URL is not set');
+  const redis = new Redis(url);
+  const logs: LogLine[] = [];
+  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
+  const metrics = createMetrics();
+  const models = createDeterministicModels(options.script ?? (({ userText }) => ({ text: `Answer to: ${userText}` })), options.judge);
+  const channel = options.channel ?? createCliChannel({ write: () => undefined });
+  const orchestrator = createOrchestrator({
+    roles: options.roles ?? roster,
+    models,
+    limits: { maxSteps: 5, maxOutputTokens: 512, timeoutMs: 10_000 },
+    logger,
+    metrics,
+    facts: createFactStore(redis),
+    state: createConversationState(redis),
+    decisions: createDecisionStore(redis),
+    ...(options.mcpTools ? { mcpTools: options.mcpTools } : {}),
+    ...(options.judgeBreaker ? { judgeBreaker: options.judgeBreaker } : {}),
+  });
+  const histories = new Map<string, ModelMessage[]>();
+
+  return {
+    orchestrator,
+    channel,
+    models,
+    redis,
+    logs,
+    metrics,
+    async turn(conversationId, text, turnOptions = {}) {
+      const history = histories.get(conversationId) ?? [];
+      history.push({ role: 'user', content: text });
+      const result = await orchestrator.runTurn(channel, {
+        conversationId,
+        firstTurn: turnOptions.firstTurn ?? history.length === 1,
+        runId: randomUUID(),
+        inbound: {
+          channel: channel.id,
+          conversationKey: conversationId,
+          messageId: randomUUID(),
+          from: { address: conversationId },
+          text,
+          receivedAt: Date.now(),
+          metadata: {},
+        },
+        history: [...history],
+        signal: new AbortController().signal,
+        logger,
+      });
+      history.push({ role: 'assistant', content: result.text });
+      histories.set(conversationId, history);
+      if (turnOptions.deliver !== false) await orchestrator.finishTurn(channel, result, true);
+      return result;
+    },
+    async close() {
+      await redis.quit();
+    },
+  };
+}
