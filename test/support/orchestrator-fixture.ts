@@ -26,10 +26,13 @@ export interface RedisCommand {
 
 /** Records every command Redis executes on orchestrator keys, as Redis itself reports them. */
 export async function watchOrchestratorCommands(url: string) {
-  const monitor = await new Redis(url).monitor();
+  const base = new Redis(url);
+  const monitor = await base.monitor();
   const commands: RedisCommand[] = [];
   const marks = new Map<string, () => void>();
-  monitor.on('monitor', (_time: string, args: string[]) => {
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    // Commands a Lua script runs are part of its one EVAL, not commands of their own.
+    if (source === 'lua') return;
     const [name = '', ...rest] = args;
     if (name.toLowerCase() === 'echo' && rest[0]?.startsWith('mark:')) {
       commands.push({ name: 'MARK', args: [rest[0]] });
@@ -55,6 +58,7 @@ export async function watchOrchestratorCommands(url: string) {
     },
     async close() {
       monitor.disconnect();
+      base.disconnect();
     },
   };
 }
