@@ -27,7 +27,7 @@ const conversation = () => `cli:state-${Math.random().toString(36).slice(2)}`;
 
 /** The judge learns the team size when the customer states it. */
 const salesJudge = (teamSize: number | null) => (call: { schema?: { properties?: Record<string, unknown> } ; userText: string }) => {
-  const facts = Object.fromEntries(
+  const facts: Record<string, string | number | null> = Object.fromEntries(
     Object.keys((call.schema?.properties?.facts as { properties?: object } | undefined)?.properties ?? {}).map((key) => [key, null]),
   );
   if (teamSize !== null) facts['role.sales.team_size'] = teamSize;
