@@ -1,0 +1,112 @@
+/**
+ * Every role in the roster passes the same contract: it validates, its scope admits only
+ * what its effects allow, its brief follows the four beats, and its hooks never throw on
+ * empty input. A new role module gets these checks by being listed in `roles/index.ts`.
+ */
+import { describe, expect, test } from '@jest/globals';
+import { ConfigError } from '../../src/errors/index.js';
+import type { Facts, RoleDefinition, ToolCallRecord } from '../../src/orchestrator/contracts.js';
+import { defineRole, validateRoster } from '../../src/orchestrator/define-role.js';
+import { toolIsInScope } from '../../src/tools/tool.js';
+import { roster } from '../../roles/index.js';
+
+function describeRoleContract(role: RoleDefinition) {
+  describe(`role ${role.id}`, () => {
+    test('declares a description, instructions and a required effects scope', () => {
+      expect(role.description.length).toBeGreaterThan(10);
+      expect(role.instructions.length).toBeGreaterThan(20);
+      expect(Array.isArray(role.toolScope.effects)).toBe(true);
+    });
+
+    test('never admits an irreversible tool by scope alone', () => {
+      const tool = { name: 'anything_destructive', category: role.toolScope.categories?.[0] ?? 'any', effect: 'irreversible' as const };
+      expect(toolIsInScope(tool, role.toolScope)).toBe(false);
+    });
+
+    test('its brief has the four beats, with and without a hand-off tool', () => {
+      for (const capabilityTool of [() => undefined, (capability: string) => (capability === 'handoff' ? 'hand_off_tool' : undefined)]) {
+        const brief = role.buildBrief?.({ facts: {}, capabilityTool });
+        if (brief === undefined) continue;
+        expect(brief.split('\n').map((line) => line.split(':')[0])).toEqual(['Established', 'This play needs', 'How they are doing', 'Move now']);
+      }
+    });
+
+    test('its hooks and evidence rules accept empty and error results without throwing', () => {
+      const calls: ToolCallRecord[] = [
+        { toolName: 'unknown_tool', input: {}, output: undefined, isError: false },
+        { toolName: 'invoice_get', input: {}, output: 'Invoice 9 was not found.', isError: true },
+      ];
+      for (const call of calls) for (const rule of role.evidenceRules ?? []) expect(() => rule(call)).not.toThrow();
+      const input = { facts: {}, offeredTools: [], capabilityTool: () => undefined, toolCalls: calls, replyText: '' };
+      expect(() => role.hooks?.afterTurn?.(input)).not.toThrow();
+      expect(() => role.hooks?.kpi?.({ ...input, roleId: role.id, degraded: false })).not.toThrow();
+    });
+  });
+}
+
+for (const role of roster) describeRoleContract(role);
+
+describe('the roster', () => {
+  test('validates, with unique ids', () => {
+    expect(() => validateRoster(roster, new Set())).not.toThrow();
+    expect(() => validateRoster([...roster, roster[0]!], new Set())).toThrow('role "support" is declared twice');
+  });
+
+  test('a role naming a tool no origin provides fails at start-up, not at the first message', () => {
+    const role = defineRole({ ...roster[0]!, id: 'typo', toolScope: { effects: ['read'], include: ['book_sales_cal'] } });
+    expect(() => validateRoster([role], new Set(['book_sales_call']))).toThrow(new ConfigError('role "typo" names unknown tool "book_sales_cal"'));
+  });
+
+  test.each([
+    ['an invalid id', { id: 'Bad Id' }, /id must match/],
+    ['an empty description', { description: ' ' }, /description is empty/],
+    ['an unknown effect', { toolScope: { effects: ['write'] } }, /unknown tool effect "write"/],
+  ])('defineRole rejects %s', (_name, change, message) => {
+    expect(() => defineRole({ ...roster[0]!, ...change } as RoleDefinition)).toThrow(message);
+  });
+});
+
+describe('role behaviour', () => {
+  const byId = new Map(roster.map((role) => [role.id, role]));
+
+  test('the bookkeeper remembers an invoice it looked up, and asks for the number until it has one', () => {
+    const bookkeeper = byId.get('bookkeeper')!;
+    const facts = bookkeeper.evidenceRules?.[0]?.({
+      toolName: 'invoice_get',
+      input: { number: '1042' },
+      output: { number: '1042', status: 'overdue', amount: '1250.00' },
+      isError: false,
+    });
+    expect(facts).toEqual({ invoice_number: '1042', invoice_status: 'overdue' });
+    expect(bookkeeper.buildBrief?.({ facts: {}, capabilityTool: () => undefined })).toContain('Move now: Ask for the invoice number.');
+    expect(bookkeeper.buildBrief?.({ facts: facts!, capabilityTool: () => undefined })).toContain('invoice 1042, status overdue');
+  });
+
+  test('sales books a call when one is wanted and the channel binds a hand-off tool', () => {
+    const sales = byId.get('sales')!;
+    const brief = sales.buildBrief?.({ facts: { wants_demo: true }, capabilityTool: () => 'book_sales_call' });
+    expect(brief).toContain('Move now: Book the call with book_sales_call.');
+  });
+
+  test('a hand-off play is marked unavailable after one turn on a channel without the tool', () => {
+    const plays: [string, Facts][] = [['sales', { wants_demo: true }], ['support', { wants_human: true }]];
+    for (const [id, facts] of plays) {
+      const role = byId.get(id)!;
+      const input = { facts, offeredTools: [], capabilityTool: () => undefined, toolCalls: [], replyText: '' };
+      expect(role.hooks?.afterTurn?.(input)).toEqual({ handoffUnavailable: true });
+      const brief = role.buildBrief?.({ facts: { ...facts, handoffUnavailable: true }, capabilityTool: () => undefined });
+      expect(brief).not.toMatch(/with undefined|Book the call with|Hand the conversation to the support team with/);
+    }
+  });
+
+  test('support records the help article it found', () => {
+    const support = byId.get('support')!;
+    const facts = support.evidenceRules?.[0]?.({
+      toolName: 'help_search_articles',
+      input: { query: 'password' },
+      output: 'Resetting your password\nUse the "Forgot password" link…',
+      isError: false,
+    });
+    expect(facts).toEqual({ article_suggested: 'Resetting your password' });
+  });
+});
