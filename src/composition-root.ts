@@ -10,6 +10,12 @@ import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWhatsappChannel } from '../channels/whatsapp/index.js';
 import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
+import { createEventLog } from '../channels/web/event-log.js';
+import { createWebChannel } from '../channels/web/index.js';
+import { createWebRouter } from '../channels/web/routes.js';
+import { createSiteRegistry } from '../channels/web/sites.js';
+import { createVisitorTokens } from '../channels/web/visitor-token.js';
+import { widgetBundle } from '../channels/web/widget-bundle.js';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
 import { createLogger, type Logger } from './logger.js';
@@ -74,7 +80,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
     logger,
   });
-  const channels = new Map<string, ChannelDefinition>([[whatsapp.id, whatsapp]]);
+  const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
+  const web = createWebChannel({ events, logger });
+  const channels = new Map<string, ChannelDefinition>([
+    [whatsapp.id, whatsapp],
+    [web.id, web],
+  ]);
   const roles = overrides.roles ?? roster;
   validateRoster(roles, new Set([...channels.values()].flatMap((channel) => channel.tools.map((tool) => tool.name))));
 
@@ -127,6 +138,23 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },
     ],
     routers: [
+      createWebRouter({
+        sites: createSiteRegistry(config.web.sitesJson, config.publicBaseUrl, config.port),
+        tokens: createVisitorTokens(config.web.tokenSecret),
+        events,
+        redis,
+        transcripts,
+        orchestrator,
+        intake,
+        widget: widgetBundle,
+        limits: {
+          maxMessageChars: config.web.maxMessageChars,
+          visitorMessagesPerMinute: config.web.visitorMessagesPerMinute,
+          ipMessagesPerMinute: config.web.ipMessagesPerMinute,
+        },
+        logger,
+        metrics,
+      }),
       createWhatsappWebhookRouter({
         signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy },
         accountSid: config.twilio.accountSid,
@@ -175,6 +203,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();
+      await events.close();
       await Promise.allSettled([redis.quit(), (bullConnection as Redis).quit(), mongo.close()]);
     },
   };

@@ -3,6 +3,7 @@
  * stops the process with one line naming it and what it expects. Nothing else in the service
  * reads `process.env`.
  */
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
 
@@ -45,6 +46,11 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^([a-z0-9_]+=[a-z0-9_]+)(,[a-z0-9_]+=[a-z0-9_]+)*$/i, 'expected prefix=category pairs, e.g. invoice_=invoice,plan_=catalog')
     .optional(),
+  WEB_SITES: z.string().optional(),
+  WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
+  WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
+  WEB_VISITOR_MESSAGES_PER_MINUTE: positiveInt(20),
+  WEB_IP_MESSAGES_PER_MINUTE: positiveInt(60),
   MODEL_FAST: z.string().min(1).default('gpt-5-mini'),
   MODEL_SMART: z.string().min(1).default('gpt-5'),
   MODEL_MAX_STEPS: positiveInt(5),
@@ -79,6 +85,14 @@ export interface Config {
   };
   worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
   mcp: { url: string; authToken: string | undefined; categoryPrefixes: Record<string, string> } | undefined;
+  web: {
+    /** Raw JSON of the sites list; parsed and validated by the web channel. */
+    sitesJson: string | undefined;
+    tokenSecret: string;
+    maxMessageChars: number;
+    visitorMessagesPerMinute: number;
+    ipMessagesPerMinute: number;
+  };
 }
 
 /** Parses the environment; throws a ConfigError whose message is one line per bad variable. */
@@ -116,6 +130,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxSteps: env.MODEL_MAX_STEPS,
       maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
       timeoutMs: env.MODEL_TIMEOUT_MS,
+    },
+    web: {
+      sitesJson: env.WEB_SITES,
+      // Without its own secret the widget signs with a key derived from the Twilio token, so
+      // every process of one deployment agrees without extra configuration.
+      tokenSecret: env.WIDGET_TOKEN_SECRET ?? createHmac('sha256', env.TWILIO_AUTH_TOKEN).update('widget-tokens').digest('hex'),
+      maxMessageChars: env.WEB_MAX_MESSAGE_CHARS,
+      visitorMessagesPerMinute: env.WEB_VISITOR_MESSAGES_PER_MINUTE,
+      ipMessagesPerMinute: env.WEB_IP_MESSAGES_PER_MINUTE,
     },
     mcp: env.MCP_SERVER_URL
       ? {

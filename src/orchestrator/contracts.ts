@@ -107,8 +107,12 @@ export type SentStatus = 'queued' | 'sent' | 'delivered' | 'read';
 export interface ChannelTransport {
   /** Best effort: shows the customer the assistant is working. Must never throw. */
   showTyping?(inbound: InboundMessage): Promise<void>;
-  /** Sends one message; throws ChannelSendError when the channel refuses it. */
-  send(inbound: InboundMessage, text: string): Promise<{ channelMessageId: string; status: SentStatus }>;
+  /** Sends one reply part (`part` counts from 0); throws ChannelSendError when the channel refuses it. */
+  send(inbound: InboundMessage, text: string, part: number): Promise<{ channelMessageId: string; status: SentStatus }>;
+  /** Streaming channels: a piece of the reply as the model produces it (best effort, never throws). */
+  streamDelta?(inbound: InboundMessage, delta: string): void;
+  /** Streaming channels: the reply is complete, flush any buffered deltas. */
+  flushDeltas?(inbound: InboundMessage): Promise<void>;
 }
 
 /** One inbound message as the queue carries it, whatever the channel. */

@@ -49,7 +49,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       }
       if (part.status !== 'pending' || !(await transcripts.claimPart(part._id))) continue;
       try {
-        const sent = await channel.transport.send(message, part.text);
+        const sent = await channel.transport.send(message, part.text, part.part ?? 0);
         await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
         logger.info('reply-sent', { part: part.part, of: parts.length, channelMessageId: sent.channelMessageId });
@@ -127,7 +127,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         history: toModelHistory(history),
         signal,
         logger,
+        ...(channel.transport.streamDelta
+          ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) }
+          : {}),
       });
+      await channel.transport.flushDeltas?.(message);
       // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('turn aborted');
       metrics.increment('turns_total', { channel: channel.id, outcome: result.failed ? 'apology' : 'answered' });

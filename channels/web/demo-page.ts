@@ -1,0 +1,27 @@
+/**
+ * The demo page the service serves at /demo: a plain page that embeds the widget exactly as a
+ * business would, under a strict Content-Security-Policy.
+ */
+import type { Site } from './sites.js';
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+export function demoPage(site: Site): string {
+  return `<!doctype html>
+<html lang="${site.language}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(site.name)} — widget demo</title>
+</head>
+<body>
+<main>
+<h1>${escape(site.name)}</h1>
+<p>This page embeds the chat widget with one script tag. Open the chat in the corner to talk to the assistant.</p>
+<pre>&lt;script src="/widget.js" data-site-key="${escape(site.key)}" async&gt;&lt;/script&gt;</pre>
+</main>
+<script src="/widget.js" data-site-key="${escape(site.key)}" async></script>
+</body>
+</html>
+`;
+}

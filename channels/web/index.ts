@@ -1,0 +1,90 @@
+/**
+ * The web widget channel, built by `createWebChannel(settings)`: grounding from the page the
+ * visitor is on, replies streamed to the conversation's event log as the model writes them
+ * (deltas coalesced to a few writes per second), then the complete message.
+ */
+import { ChannelSendError } from '../../src/errors/index.js';
+import type { Logger } from '../../src/logger.js';
+import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
+import { outboundMessageId } from '../../src/store/transcript-store.js';
+import type { EventLog } from './event-log.js';
+
+export const WEB_CHANNEL_ID = 'web';
+
+const DELTA_FLUSH_MS = 40;
+
+export interface WebChannelSettings {
+  events: EventLog;
+  logger: Logger;
+}
+
+const PROMPT_FRAGMENT = [
+  "You are replying in a chat widget on the business's website.",
+  'Keep answers short and scannable: short paragraphs, a list when it helps, **bold** sparingly, links as [text](https://…).',
+  'Answer in the language the visitor writes in.',
+].join(' ');
+
+export function createWebChannel(settings: WebChannelSettings): ChannelDefinition {
+  const { events } = settings;
+  const logger = settings.logger.child({ channel: WEB_CHANNEL_ID });
+  const pending = new Map<string, { text: string; timer: NodeJS.Timeout | undefined; writes: Promise<unknown> }>();
+  const streamId = (inbound: InboundMessage) => outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, 0);
+
+  const flush = (inbound: InboundMessage) => {
+    const buffer = pending.get(inbound.messageId);
+    if (!buffer || !buffer.text) return;
+    const text = buffer.text;
+    buffer.text = '';
+    buffer.timer = undefined;
+    buffer.writes = buffer.writes.then(() =>
+      events.append(inbound.conversationKey, 'delta', { messageId: streamId(inbound), text }).catch((error: unknown) => {
+        logger.warn('widget-delta-failed', { error });
+      }),
+    );
+  };
+
+  return {
+    id: WEB_CHANNEL_ID,
+    promptFragment: PROMPT_FRAGMENT,
+    tools: [],
+    capabilityTools: {},
+    grounding(turn) {
+      const { pageUrl, pageTitle, siteName } = turn.inbound.metadata;
+      const where = pageUrl ? `is on ${pageTitle ? `"${pageTitle}" (${pageUrl})` : pageUrl}` : 'is on the website';
+      return [{ label: 'Visitor', text: `chats in the widget on ${siteName ?? 'the website'} and ${where}.` }];
+    },
+    splitReply: (text) => [text],
+    transport: {
+      async showTyping(inbound) {
+        try {
+          await events.append(inbound.conversationKey, 'typing', {});
+        } catch (error) {
+          logger.warn('widget-typing-failed', { error });
+        }
+      },
+      streamDelta(inbound, delta) {
+        const buffer = pending.get(inbound.messageId) ?? { text: '', timer: undefined, writes: Promise.resolve() };
+        pending.set(inbound.messageId, buffer);
+        buffer.text += delta;
+        buffer.timer ??= setTimeout(() => flush(inbound), DELTA_FLUSH_MS);
+      },
+      async flushDeltas(inbound) {
+        const buffer = pending.get(inbound.messageId);
+        if (!buffer) return;
+        clearTimeout(buffer.timer);
+        flush(inbound);
+        await buffer.writes;
+        pending.delete(inbound.messageId);
+      },
+      async send(inbound, text, part) {
+        const id = outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, part);
+        try {
+          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: inbound.messageId });
+        } catch (error) {
+          throw new ChannelSendError('could not append the reply to the widget event log', true, undefined, { cause: error });
+        }
+        return { channelMessageId: id, status: 'delivered' };
+      },
+    },
+  };
+}

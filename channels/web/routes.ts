@@ -1,0 +1,296 @@
+/**
+ * The widget's HTTP surface: the script (versioned, long-cached), visitor sessions, history
+ * from the transcript, message posting (deduped by client message id, size-capped, rate
+ * limited) and the Server-Sent Events stream, plus the demo page. CORS is granted only to the
+ * origins a site allows; every refusal is a clear 4xx and a log line.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Logger } from '../../src/logger.js';
+import type { Metrics } from '../../src/metrics.js';
+import type { InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { Orchestrator } from '../../src/orchestrator/run-turn.js';
+import type { TranscriptStore } from '../../src/store/transcript-store.js';
+import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
+import { WEB_CHANNEL_ID } from './index.js';
+import { checkRate } from './rate-limit.js';
+import { DEMO_SITE_KEY, type Site, type SiteRegistry } from './sites.js';
+import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-token.js';
+import { demoPage } from './demo-page.js';
+
+export interface WidgetBundle {
+  code: string;
+  version: string;
+}
+
+export interface WebRoutesOptions {
+  sites: SiteRegistry;
+  tokens: VisitorTokens;
+  events: EventLog;
+  redis: Redis;
+  transcripts: TranscriptStore;
+  orchestrator: Orchestrator;
+  intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
+  widget: () => Promise<WidgetBundle>;
+  limits: { maxMessageChars: number; visitorMessagesPerMinute: number; ipMessagesPerMinute: number };
+  logger: Logger;
+  metrics: Metrics;
+}
+
+const HEARTBEAT_MS = 15_000;
+const id = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'expected 8–64 letters, digits, - or _');
+
+const SessionRequestSchema = z.object({
+  siteKey: z.string().min(1).max(64),
+  visitorId: id.optional(),
+  token: z.string().max(1024).optional(),
+});
+
+const MessageRequestSchema = z.object({
+  clientMessageId: id,
+  text: z.string().trim().min(1, 'text is empty'),
+  page: z.object({ url: z.url().max(2048).optional(), title: z.string().max(200).optional() }).optional(),
+});
+
+export function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' | 'chatId'>): string {
+  return `${WEB_CHANNEL_ID}:${claims.siteKey}:${claims.visitorId}:${claims.chatId}`;
+}
+
+function publicSite(site: Site, maxMessageChars: number) {
+  return { name: site.name, greeting: site.greeting, accentColor: site.accentColor, language: site.language, maxMessageChars };
+}
+
+export function createWebRouter(options: WebRoutesOptions): Router {
+  const { sites, tokens, events, logger, metrics } = options;
+  const router = express.Router();
+  const json = express.json({ limit: '16kb', strict: true });
+
+  const refuse = (response: Response, status: number, error: string, reason: string, fields: Record<string, unknown> = {}) => {
+    metrics.increment('widget_rejected_total', { reason });
+    logger.warn('widget-request-rejected', { status, reason, ...fields });
+    response.status(status).json({ error, ...fields });
+  };
+
+  const allowOrigin = (request: Request, response: Response) => {
+    const origin = request.get('origin');
+    if (origin) {
+      response.set('Access-Control-Allow-Origin', origin);
+      response.vary('Origin');
+    }
+  };
+
+  /** The visitor behind a Bearer (or, for EventSource, `?token=`) token whose site allows this origin. */
+  const authenticate = (request: Request, response: Response): { claims: VisitorClaims; site: Site } | undefined => {
+    const header = request.get('authorization');
+    const token = header?.startsWith('Bearer ') ? header.slice(7) : typeof request.query.token === 'string' ? request.query.token : undefined;
+    const check = tokens.verify(token);
+    if (!check.ok) {
+      refuse(response, 401, check.reason === 'expired' ? 'token expired' : 'invalid token', `token_${check.reason}`);
+      return undefined;
+    }
+    const site = sites.get(check.claims.siteKey);
+    const origin = request.get('origin');
+    if (!site || (origin !== undefined && !sites.allows(site, origin))) {
+      refuse(response, 403, 'this origin is not allowed for the site', 'origin', { origin: origin ?? null });
+      return undefined;
+    }
+    allowOrigin(request, response);
+    return { claims: check.claims, site };
+  };
+
+  router.options('/api/widget/{*rest}', (request, response) => {
+    const origin = request.get('origin');
+    if (!sites.anyAllows(origin)) {
+      refuse(response, 403, 'this origin is not allowed', 'origin', { origin: origin ?? null });
+      return;
+    }
+    allowOrigin(request, response);
+    response.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+    response.set('Access-Control-Allow-Headers', 'authorization, content-type, last-event-id');
+    response.set('Access-Control-Max-Age', '600');
+    response.status(204).end();
+  });
+
+  router.get('/widget.js', async (_request, response) => {
+    const bundle = await options.widget();
+    response.set('Cache-Control', 'public, max-age=300');
+    response.redirect(302, `/widget/${bundle.version}/widget.js`);
+  });
+
+  router.get('/widget/:version/widget.js', async (request, response) => {
+    const bundle = await options.widget();
+    if (request.params.version !== bundle.version) {
+      response.redirect(302, `/widget/${bundle.version}/widget.js`);
+      return;
+    }
+    response.set('Cache-Control', 'public, max-age=31536000, immutable');
+    response.set('Access-Control-Allow-Origin', '*');
+    response.type('application/javascript').send(bundle.code);
+  });
+
+  router.get('/demo', (_request, response) => {
+    const site = sites.get(DEMO_SITE_KEY);
+    if (!site) {
+      response.status(404).json({ error: 'no demo site is configured (WEB_SITES has no "demo" site)' });
+      return;
+    }
+    response.set('Content-Security-Policy', "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:");
+    response.type('html').send(demoPage(site));
+  });
+
+  router.post('/api/widget/session', json, (request, response) => {
+    const parsed = SessionRequestSchema.safeParse(request.body);
+    if (!parsed.success) {
+      refuse(response, 400, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '), 'malformed');
+      return;
+    }
+    const site = sites.get(parsed.data.siteKey);
+    if (!site) {
+      refuse(response, 404, 'unknown site key', 'unknown_site');
+      return;
+    }
+    const origin = request.get('origin');
+    if (!sites.allows(site, origin)) {
+      refuse(response, 403, 'this origin is not allowed for the site', 'origin', { origin: origin ?? null });
+      return;
+    }
+    allowOrigin(request, response);
+    // A token of this site (even an expired one, if genuinely signed) keeps its visitor and chat.
+    const previous = tokens.verify(parsed.data.token);
+    const claims = previous.claims?.siteKey === site.key ? previous.claims : undefined;
+    const visitorId = claims?.visitorId ?? parsed.data.visitorId ?? newVisitorId();
+    const chatId = claims?.chatId ?? randomUUID();
+    const issued = tokens.issue({ siteKey: site.key, visitorId, chatId });
+    metrics.increment('widget_sessions_total', { renewed: String(Boolean(claims)) });
+    response.json({
+      token: issued.token,
+      expiresAt: issued.expiresAt,
+      visitorId,
+      conversationId: conversationKeyOf({ siteKey: site.key, visitorId, chatId }),
+      site: publicSite(site, options.limits.maxMessageChars),
+    });
+  });
+
+  router.post('/api/widget/new-chat', (request, response) => {
+    const visitor = authenticate(request, response);
+    if (!visitor) return;
+    const { claims, site } = visitor;
+    const chatId = randomUUID();
+    const issued = tokens.issue({ siteKey: site.key, visitorId: claims.visitorId, chatId });
+    void options.orchestrator.resetConversation(conversationKeyOf(claims)).catch((error: unknown) => {
+      logger.warn('widget-reset-failed', { error });
+    });
+    response.json({ token: issued.token, expiresAt: issued.expiresAt, conversationId: conversationKeyOf({ ...claims, chatId }) });
+  });
+
+  router.get('/api/widget/history', async (request, response) => {
+    const visitor = authenticate(request, response);
+    if (!visitor) return;
+    const conversationKey = conversationKeyOf(visitor.claims);
+    // The tail is read first: a reply landing meanwhile is in the events after it, never lost.
+    const lastEventId = await events.tail(conversationKey);
+    const messages = await options.transcripts.conversationMessages(conversationKey);
+    response.json({
+      lastEventId,
+      messages: messages
+        .filter((message) => message.direction === 'inbound' || ['delivered', 'sent', 'queued', 'read'].includes(message.status))
+        .map((message) => ({
+          id: message.direction === 'inbound' ? message.channelMessageId : message._id,
+          role: message.direction === 'inbound' ? 'visitor' : 'assistant',
+          text: message.text,
+          createdAt: message.createdAt,
+        })),
+    });
+  });
+
+  router.post('/api/widget/messages', json, async (request, response) => {
+    const visitor = authenticate(request, response);
+    if (!visitor) return;
+    const parsed = MessageRequestSchema.safeParse(request.body);
+    if (!parsed.success) {
+      refuse(response, 400, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '), 'malformed');
+      return;
+    }
+    const { text, clientMessageId, page } = parsed.data;
+    if (text.length > options.limits.maxMessageChars) {
+      refuse(response, 413, `message is longer than ${options.limits.maxMessageChars} characters`, 'too_long', { maxChars: options.limits.maxMessageChars });
+      return;
+    }
+    const { claims, site } = visitor;
+    for (const [scope, subject, limit] of [
+      ['visitor', claims.visitorId, options.limits.visitorMessagesPerMinute],
+      ['ip', request.ip ?? 'unknown', options.limits.ipMessagesPerMinute],
+    ] as const) {
+      const rate = await checkRate(options.redis, scope, subject, limit);
+      if (!rate.allowed) {
+        response.set('Retry-After', String(rate.retryAfterSeconds));
+        refuse(response, 429, 'too many messages, retry later', `rate_${scope}`, { retryAfterSeconds: rate.retryAfterSeconds });
+        return;
+      }
+    }
+    const conversationKey = conversationKeyOf(claims);
+    const outcome = await options.intake.accept({
+      channel: WEB_CHANNEL_ID,
+      conversationKey,
+      messageId: clientMessageId,
+      from: { address: conversationKey },
+      text,
+      receivedAt: Date.now(),
+      metadata: {
+        siteKey: site.key,
+        siteName: site.name,
+        ...(page?.url ? { pageUrl: page.url } : {}),
+        ...(page?.title ? { pageTitle: page.title } : {}),
+      },
+    });
+    metrics.increment('inbound_total', { channel: WEB_CHANNEL_ID, outcome });
+    logger.info(outcome === 'accepted' ? 'inbound-accepted' : 'inbound-duplicate', { conversationKey, messageId: clientMessageId });
+    response.status(202).json({ messageId: clientMessageId, duplicate: outcome === 'duplicate' });
+  });
+
+  router.get('/api/widget/events', async (request, response) => {
+    const visitor = authenticate(request, response);
+    if (!visitor) return;
+    const conversationKey = conversationKeyOf(visitor.claims);
+    const requested = request.get('last-event-id') ?? (typeof request.query.lastEventId === 'string' ? request.query.lastEventId : undefined);
+    let cursor = isStreamId(requested) ? requested : await events.tail(conversationKey);
+
+    response.status(200).set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    response.flushHeaders();
+    response.write('retry: 2000\n\n');
+    metrics.increment('widget_streams_opened_total');
+
+    let draining = Promise.resolve();
+    const write = (event: WidgetEvent) => response.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+    const pull = () => {
+      draining = draining.then(async () => {
+        try {
+          for (;;) {
+            const batch = await events.after(conversationKey, cursor);
+            for (const event of batch) write(event);
+            if (batch.length === 0) return;
+            cursor = batch.at(-1)!.id;
+          }
+        } catch (error) {
+          logger.warn('widget-stream-read-failed', { error });
+        }
+      });
+    };
+    const unsubscribe = events.listen(conversationKey, pull);
+    pull();
+    const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    request.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+  });
+
+  return router;
+}

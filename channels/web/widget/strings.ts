@@ -1,0 +1,89 @@
+/**
+ * The widget's own words in each language it speaks. Message text comes from the server and is
+ * never looked up here. Adding a language adds one entry to `catalogues`; the chosen language
+ * is the site's `language` setting, else the browser's, else English.
+ */
+
+export interface WidgetStrings {
+  openChat: string;
+  closeChat: string;
+  newChat: string;
+  send: string;
+  inputLabel: string;
+  placeholder: string;
+  conversationLabel: string;
+  visitorPrefix: string;
+  typing(name: string): string;
+  unread(count: number): string;
+  handoff(team: string): string;
+  tooLong(maxChars: number): string;
+  rateLimited(seconds: number): string;
+  offline: string;
+  notSent: string;
+  retry: string;
+  failed: string;
+  unavailable: string;
+  characterCount(used: number, maxChars: number): string;
+}
+
+const english: WidgetStrings = {
+  openChat: 'Open chat',
+  closeChat: 'Close chat',
+  newChat: 'New chat',
+  send: 'Send',
+  inputLabel: 'Your message',
+  placeholder: 'Type your message…',
+  conversationLabel: 'Conversation',
+  visitorPrefix: 'You:',
+  typing: (name) => `${name} is typing…`,
+  unread: (count) => (count === 1 ? '1 new message' : `${count} new messages`),
+  handoff: (team) => (team ? `Your conversation has been passed to our ${team} team.` : 'Your conversation has been passed to our team.'),
+  tooLong: (maxChars) => `That message is too long. Please keep it under ${maxChars} characters.`,
+  rateLimited: (seconds) => `You're sending messages too quickly. Sending again in ${seconds} s.`,
+  offline: "You're offline. Check your connection; your messages will be kept here.",
+  notSent: 'Not sent.',
+  retry: 'Retry',
+  failed: 'Sorry, something went wrong. Please try again.',
+  unavailable: 'Chat is unavailable right now. Please try again later.',
+  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
+};
+
+const spanish: WidgetStrings = {
+  openChat: 'Abrir chat',
+  closeChat: 'Cerrar chat',
+  newChat: 'Nuevo chat',
+  send: 'Enviar',
+  inputLabel: 'Tu mensaje',
+  placeholder: 'Escribe tu mensaje…',
+  conversationLabel: 'Conversación',
+  visitorPrefix: 'Tú:',
+  typing: (name) => `${name} está escribiendo…`,
+  unread: (count) => (count === 1 ? '1 mensaje nuevo' : `${count} mensajes nuevos`),
+  handoff: (team) => (team ? `Tu conversación ha pasado a nuestro equipo de ${team}.` : 'Tu conversación ha pasado a nuestro equipo.'),
+  tooLong: (maxChars) => `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
+  rateLimited: (seconds) => `Estás enviando mensajes demasiado rápido. Se volverá a enviar en ${seconds} s.`,
+  offline: 'Estás sin conexión. Revisa tu conexión; tus mensajes se guardan aquí.',
+  notSent: 'No enviado.',
+  retry: 'Reintentar',
+  failed: 'Lo sentimos, algo ha fallado. Inténtalo de nuevo.',
+  unavailable: 'El chat no está disponible ahora mismo. Inténtalo más tarde.',
+  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
+};
+
+const catalogues = new Map<string, WidgetStrings>([
+  ['en', english],
+  ['es', spanish],
+]);
+
+/** The primary subtag of the first candidate we have strings for ("es-MX" → "es"), else "en". */
+export function chooseLanguage(candidates: readonly (string | undefined)[]): string {
+  for (const candidate of candidates) {
+    const primary = candidate?.toLowerCase().split(/[-_]/)[0];
+    if (primary && catalogues.has(primary)) return primary;
+  }
+  return 'en';
+}
+
+export function stringsFor(language: string): WidgetStrings {
+  return catalogues.get(language) ?? english;
+}

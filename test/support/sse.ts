@@ -1,0 +1,48 @@
+/**
+ * A minimal Server-Sent Events reader for tests: connects with fetch, parses frames, and
+ * collects events until a condition holds or the time runs out.
+ */
+export interface SseEvent {
+  id: string | undefined;
+  event: string;
+  data: unknown;
+}
+
+export async function collectSse(
+  url: string,
+  options: { headers?: Record<string, string>; until: (events: SseEvent[]) => boolean; timeoutMs?: number },
+): Promise<SseEvent[]> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), options.timeoutMs ?? 10_000);
+  const events: SseEvent[] = [];
+  try {
+    const response = await fetch(url, { headers: { accept: 'text/event-stream', ...options.headers }, signal: abort.signal });
+    if (!response.ok || !response.body) throw new Error(`SSE connect failed: ${response.status} ${await response.text()}`);
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let boundary: number;
+      while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, boundary);
+        buffer = buffer.slice(boundary + 2);
+        const fields = Object.fromEntries(
+          frame
+            .split('\n')
+            .filter((line) => line && !line.startsWith(':'))
+            .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trimStart()]),
+        );
+        if (!fields.event) continue;
+        events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data ?? 'null') });
+        if (options.until(events)) return events;
+      }
+    }
+    return events;
+  } catch (error) {
+    if (abort.signal.aborted) throw new Error(`SSE: condition not met; got ${JSON.stringify(events.map((event) => event.event))}`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
