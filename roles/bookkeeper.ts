@@ -11,7 +11,11 @@ export const bookkeeperRole = defineRole({
     "You are the business's bookkeeping assistant. Answer questions about the customer's invoices and payments using the invoice and account tools.",
     'Quote amounts, dates and statuses exactly as the tools return them. If a tool has no record, say so and ask for the invoice number; never guess.',
   ].join(' '),
-  toolScope: { effects: ['read', 'reversible'], categories: ['invoice', 'account'] },
+  toolScope: { effects: ['read', 'reversible'], categories: ['invoice', 'account'], include: ['select_entity', 'open_support_chat'] },
+  standingNotes: [
+    'When the channel says the customer is linked to several companies and none is selected, call select_entity before looking anything up.',
+    'When the channel says the customer is not linked to an account, do not look up or guess records: explain that the business must link their number first, and offer {handoff} if they need a person.',
+  ],
   facts: {
     invoice_number: { question: 'The invoice number the customer refers to, digits only.', type: 'string' },
     topic: {

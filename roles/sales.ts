@@ -11,7 +11,7 @@ export const salesRole = defineRole({
     "You are the business's sales assistant. Answer questions about plans and prices from the catalogue tools only — never quote a price you did not read there.",
     'Be helpful, not pushy: answer first, then ask at most one qualifying question (team size, timeline, needs).',
   ].join(' '),
-  toolScope: { effects: ['read'], categories: ['catalog'] },
+  toolScope: { effects: ['read'], categories: ['catalog'], include: ['book_sales_call'] },
   factFallback: true,
   facts: {
     interested_plan: { question: 'Which plan the customer is interested in, if they named one.', type: 'string' },

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWhatsappChannel } from '../channels/whatsapp/index.js';
+import { createWhatsappNoticeSender } from '../channels/whatsapp/notice-sender.js';
 import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
 import { createEventLog } from '../channels/web/event-log.js';
 import { createWebChannel } from '../channels/web/index.js';
@@ -30,11 +31,29 @@ import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
 import { createTurnWorker } from './queue/turn-worker.js';
+import { createAdminRouter } from './admin/admin-router.js';
+import { createContactStore, type ContactStore } from './contacts/contact-store.js';
+import { createHandoffService } from './handoff/handoff-service.js';
+import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
+import { createHandoffTools, HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
+import { createNoticeQueue, createNoticeWorker } from './handoff/notice-queue.js';
+import { parseTeams } from './handoff/teams.js';
+import { postWebhookNotice } from './handoff/webhook-sender.js';
+import { createSelectEntityTool } from './tools/select-entity.js';
+import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
+import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
+
+/** Which tool each role's `{handoff}` capability means, on every channel that has hand-offs. */
+const HANDOFF_BINDINGS = {
+  sales: { handoff: HANDOFF_TOOL_NAMES.sales },
+  support: { handoff: HANDOFF_TOOL_NAMES.support },
+  bookkeeper: { handoff: HANDOFF_TOOL_NAMES.support },
+};
 
 export interface ServiceOverrides {
   models?: ModelProvider;
@@ -55,6 +74,9 @@ export interface Services {
   queue: TurnQueue;
   orchestrator: Orchestrator;
   channels: ReadonlyMap<string, ChannelDefinition>;
+  handoffs: HandoffStore;
+  contacts: ContactStore;
+  transcriptLinks: TranscriptLinks;
   app: express.Express;
   /** Starts a BullMQ worker for turns in this process. */
   startWorker(): Worker<TurnJob>;
@@ -72,6 +94,26 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcripts = createTranscriptStore(mongo);
   await transcripts.ensureIndexes();
 
+  const contacts = createContactStore(mongo);
+  const handoffStore = createHandoffStore(mongo);
+  await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
+  const teams = parseTeams(config.handoff.teamsJson);
+  const noticeOptions = {
+    connection: bullConnection,
+    attempts: config.handoff.noticeAttempts,
+    backoffMs: config.handoff.noticeBackoffMs,
+    ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+  };
+  const noticeQueue = createNoticeQueue(noticeOptions);
+  const handoffs = createHandoffService({ teams, store: handoffStore, notices: noticeQueue, logger, metrics });
+  const transcriptLinks = createTranscriptLinks({
+    secret: config.transcriptLinks.secret,
+    publicBaseUrl: config.publicBaseUrl,
+    ttlHours: config.transcriptLinks.ttlHours,
+  });
+  const selectEntity = createSelectEntityTool(contacts);
+  const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
+
   const whatsapp = createWhatsappChannel({
     accountSid: config.twilio.accountSid,
     authToken: config.twilio.authToken,
@@ -79,9 +121,25 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     apiBaseUrl: config.twilio.apiBaseUrl,
     statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
     logger,
+    tools: [...createHandoffTools({ service: handoffs, requireContact: false }), selectEntity],
+    roleCapabilityTools: HANDOFF_BINDINGS,
+    contacts,
   });
-  const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
-  const web = createWebChannel({ events, logger });
+  const web = createWebChannel({
+    events,
+    logger,
+    tools: [
+      ...createHandoffTools({
+        service: handoffs,
+        requireContact: true,
+        onHandoff: async (context, outcome) => {
+          await events.append(context.conversationId, 'handoff', { team: outcome.team, status: outcome.status, text: outcome.nextSteps });
+        },
+      }),
+      selectEntity,
+    ],
+    roleCapabilityTools: HANDOFF_BINDINGS,
+  });
   const channels = new Map<string, ChannelDefinition>([
     [whatsapp.id, whatsapp],
     [web.id, web],
@@ -138,6 +196,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },
     ],
     routers: [
+      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, logger, metrics }),
+      createTranscriptRouter({ links: transcriptLinks, transcripts, logger }),
       createWebRouter({
         sites: createSiteRegistry(config.web.sitesJson, config.publicBaseUrl, config.port),
         tokens: createVisitorTokens(config.web.tokenSecret),
@@ -166,7 +226,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     ],
   });
 
-  const workers: Worker<TurnJob>[] = [];
+  const workers: Worker[] = [];
   return {
     config,
     logger,
@@ -178,6 +238,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     queue,
     orchestrator,
     channels,
+    handoffs: handoffStore,
+    contacts,
+    transcriptLinks,
     app,
     startWorker() {
       const worker = createTurnWorker({
@@ -192,6 +255,30 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
       });
       workers.push(worker);
+      if (workers.length === 1) {
+        workers.push(
+          createNoticeWorker({
+            ...noticeOptions,
+            store: handoffStore,
+            teams,
+            senders: {
+              whatsapp: createWhatsappNoticeSender({
+                accountSid: config.twilio.accountSid,
+                authToken: config.twilio.authToken,
+                from: config.twilio.whatsappFrom,
+                apiBaseUrl: config.twilio.apiBaseUrl,
+              }),
+              webhook: (url, notice, key) => postWebhookNotice(url, notice, key),
+            },
+            recentMessages: async (conversationId) =>
+              (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [],
+            transcriptUrl: (conversationId) => transcriptLinks.url(conversationId),
+            business: config.businessName,
+            logger,
+            metrics,
+          }),
+        );
+      }
       return worker;
     },
     beginShutdown() {
@@ -203,6 +290,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();
+      await noticeQueue.close();
       await events.close();
       await Promise.allSettled([redis.quit(), (bullConnection as Redis).quit(), mongo.close()]);
     },

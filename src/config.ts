@@ -51,6 +51,13 @@ export const EnvSchema = z.object({
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
   WEB_VISITOR_MESSAGES_PER_MINUTE: positiveInt(20),
   WEB_IP_MESSAGES_PER_MINUTE: positiveInt(60),
+  BUSINESS_NAME: z.string().min(1).max(80).default('our business'),
+  HANDOFF_TEAMS: z.string().optional(),
+  NOTICE_ATTEMPTS: positiveInt(6),
+  NOTICE_BACKOFF_MS: positiveInt(5000),
+  ADMIN_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
+  TRANSCRIPT_LINK_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
+  TRANSCRIPT_LINK_TTL_HOURS: positiveInt(72),
   MODEL_FAST: z.string().min(1).default('gpt-5-mini'),
   MODEL_SMART: z.string().min(1).default('gpt-5'),
   MODEL_MAX_STEPS: positiveInt(5),
@@ -85,6 +92,10 @@ export interface Config {
   };
   worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
   mcp: { url: string; authToken: string | undefined; categoryPrefixes: Record<string, string> } | undefined;
+  businessName: string;
+  handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
+  adminToken: string | undefined;
+  transcriptLinks: { secret: string; ttlHours: number };
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -130,6 +141,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxSteps: env.MODEL_MAX_STEPS,
       maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
       timeoutMs: env.MODEL_TIMEOUT_MS,
+    },
+    businessName: env.BUSINESS_NAME,
+    handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },
+    adminToken: env.ADMIN_TOKEN,
+    transcriptLinks: {
+      secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', env.TWILIO_AUTH_TOKEN).update('transcript-links').digest('hex'),
+      ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,
     },
     web: {
       sitesJson: env.WEB_SITES,

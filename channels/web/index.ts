@@ -7,6 +7,7 @@ import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
 import { outboundMessageId } from '../../src/store/transcript-store.js';
+import type { AssistantTool } from '../../src/tools/tool.js';
 import type { EventLog } from './event-log.js';
 
 export const WEB_CHANNEL_ID = 'web';
@@ -16,6 +17,9 @@ const DELTA_FLUSH_MS = 40;
 export interface WebChannelSettings {
   events: EventLog;
   logger: Logger;
+  /** Hand-off and entity tools this channel offers. */
+  tools?: readonly AssistantTool[];
+  roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 const PROMPT_FRAGMENT = [
@@ -46,8 +50,9 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
   return {
     id: WEB_CHANNEL_ID,
     promptFragment: PROMPT_FRAGMENT,
-    tools: [],
+    tools: settings.tools ?? [],
     capabilityTools: {},
+    ...(settings.roleCapabilityTools ? { roleCapabilityTools: settings.roleCapabilityTools } : {}),
     grounding(turn) {
       const { pageUrl, pageTitle, siteName } = turn.inbound.metadata;
       const where = pageUrl ? `is on ${pageTitle ? `"${pageTitle}" (${pageUrl})` : pageUrl}` : 'is on the website';

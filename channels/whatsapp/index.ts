@@ -7,6 +7,8 @@ import type twilio from 'twilio';
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/orchestrator/contracts.js';
+import { describeLinkedCustomer, type ContactReader } from '../../src/tools/select-entity.js';
+import type { AssistantTool } from '../../src/tools/tool.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';
 import { WHATSAPP_CHANNEL_ID } from './webhook.js';
@@ -20,6 +22,12 @@ export interface WhatsappChannelSettings {
   /** Where Twilio posts delivery statuses for the messages we send. */
   statusCallbackUrl: string;
   logger: Logger;
+  /** Hand-off and entity tools this channel offers. */
+  tools?: readonly AssistantTool[];
+  /** Per-role capability bindings, e.g. `{ sales: { handoff: 'book_sales_call' } }`. */
+  roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Linked customer records, for grounding. */
+  contacts?: ContactReader;
 }
 
 const PROMPT_FRAGMENT = [
@@ -42,9 +50,10 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
   return {
     id: WHATSAPP_CHANNEL_ID,
     promptFragment: PROMPT_FRAGMENT,
-    tools: [],
+    tools: settings.tools ?? [],
     capabilityTools: {},
-    grounding(turn) {
+    ...(settings.roleCapabilityTools ? { roleCapabilityTools: settings.roleCapabilityTools } : {}),
+    async grounding(turn, session) {
       const sources: GroundingSource[] = [];
       const name = turn.inbound.metadata.profileName;
       sources.push({
@@ -53,6 +62,13 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
           ? `writes on WhatsApp as "${name}" from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`
           : `writes on WhatsApp from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`,
       });
+      if (settings.contacts) {
+        try {
+          sources.push({ label: 'Account', text: describeLinkedCustomer(await settings.contacts.get(turn.inbound.from.address), session) });
+        } catch (error) {
+          logger.warn('contact-lookup-failed', { error });
+        }
+      }
       return sources;
     },
     splitReply: (text) => splitMessage(text),

@@ -5,7 +5,7 @@
  */
 import { dynamicTool, generateText, isStepCount, jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { ModelCallError } from '../errors/index.js';
-import { ToolInterrupt, type AssistantTool, type ToolCallContext } from '../tools/tool.js';
+import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../tools/tool.js';
 import type { ToolCallRecord } from './contracts.js';
 
 export const TOOL_OUTPUT_CHAR_CAP = 8000;
@@ -32,11 +32,14 @@ export interface CallModelResult {
   toolCalls: ToolCallRecord[];
   /** A channel tool asked the customer something: the leg ends with its question. */
   interrupt?: { toolName: string; question: string; data: unknown };
+  /** Session facts tools set during the leg. */
+  session?: SessionFacts;
 }
 
 interface LegRecorder {
   calls: ToolCallRecord[];
   interrupt?: CallModelResult['interrupt'];
+  session?: SessionFacts;
 }
 
 /** Wraps a tool result as untrusted, size-capped text. */
@@ -58,7 +61,11 @@ function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, re
       inputSchema,
       execute: async (input: unknown) => {
         try {
-          const output = await assistantTool.execute(input, context);
+          let output = await assistantTool.execute(input, context);
+          if (output instanceof WithSession) {
+            recorder.session = { ...recorder.session, ...output.session };
+            output = output.output;
+          }
           if (output instanceof ToolInterrupt) {
             recorder.interrupt = { toolName: assistantTool.name, question: output.question, data: output.data };
             recorder.calls.push({ toolName: assistantTool.name, input, output: { asked: output.question }, isError: false });
@@ -105,6 +112,7 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
       text: recorder.interrupt ? recorder.interrupt.question : text.trim(),
       toolCalls: recorder.calls,
       ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
+      ...(recorder.session ? { session: recorder.session } : {}),
     });
     if (!input.onTextDelta) return finish((await generateText(common)).text);
     let streamError: unknown;

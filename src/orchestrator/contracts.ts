@@ -5,6 +5,7 @@
  */
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
+import type { ChannelToolName } from '../tools/tool-names.js';
 import type { AssistantTool, ToolScope } from '../tools/tool.js';
 
 /** Facts a conversation has established for one role: flat, JSON-serialisable values. */
@@ -54,9 +55,9 @@ export interface RoleDefinition {
   /** One line the judge reads to decide when this role answers. */
   description: string;
   instructions: string;
-  toolScope: ToolScope;
+  toolScope: ToolScope<ChannelToolName>;
   /** Tools offered every turn whatever the ranking (still subject to `exclude`). */
-  alwaysOffered?: readonly string[];
+  alwaysOffered?: readonly ChannelToolName[];
   /** Notes appended to the system prompt on every turn (e.g. which hand-off fits which request). */
   standingNotes?: readonly string[];
   facts?: Readonly<Record<string, FactQuestion>>;
@@ -93,7 +94,11 @@ export interface ChannelDefinition {
   capabilityTools: Readonly<Record<string, string>>;
   /** Per-role overlays on `capabilityTools`. */
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  grounding(turn: TurnInput): Promise<readonly GroundingSource[]> | readonly GroundingSource[];
+  /** What the channel reports about the customer this leg; `session` holds facts its tools set. */
+  grounding(
+    turn: TurnInput,
+    session: Readonly<Record<string, string | number | boolean | null>>,
+  ): Promise<readonly GroundingSource[]> | readonly GroundingSource[];
   /** Splits a reply into the messages the channel can carry, in order. */
   splitReply(text: string): string[];
   /** A message that starts the conversation over (e.g. the word "reset"), if this channel has one. */

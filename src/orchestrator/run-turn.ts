@@ -73,7 +73,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     logger: Logger,
   ): Promise<TurnResult> => {
     const { decision, role } = leg;
-    const grounding = groundingSentence(await channel.grounding(input));
+    const grounding = groundingSentence(await channel.grounding(input, leg.session));
     const system = buildSystemPrompt({ role, channel, grounding, facts: decision.facts, inScope: decision.inScope, note });
     const base = {
       runId: decision.runId,
@@ -92,6 +92,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           conversationId: input.conversationId,
           runId: decision.runId,
           roleId: role.id,
+          channelId: channel.id,
+          customer: input.inbound.from,
+          facts: decision.facts,
           session: leg.session,
           metadata: input.inbound.metadata,
           signal: input.signal,
@@ -101,6 +104,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         onTextDelta: input.onTextDelta,
       });
       metrics.increment('model_calls_total', { purpose: 'reply' });
+      if (result.session) {
+        await options.state.writeSession(input.conversationId, { ...leg.session, ...result.session });
+      }
       if (result.interrupt) {
         await options.state.setPending(input.conversationId, {
           runId: decision.runId,

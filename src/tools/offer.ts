@@ -22,7 +22,7 @@ export function offerTools({ role, channelTools, mcpTools, rankedNames = [] }: O
   for (const tool of [...channelTools, ...mcpTools]) {
     if (!candidates.has(tool.name) && toolIsInScope(tool, role.toolScope)) candidates.set(tool.name, tool);
   }
-  const excluded = new Set(role.toolScope.exclude ?? []);
+  const excluded = new Set<string>(role.toolScope.exclude ?? []);
   const offered = new Map<string, AssistantTool>();
   const add = (tool: AssistantTool | undefined) => {
     if (tool && !excluded.has(tool.name) && offered.size < MAX_OFFERED_TOOLS) offered.set(tool.name, tool);

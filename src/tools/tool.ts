@@ -16,6 +16,11 @@ export interface ToolCallContext {
   conversationId: string;
   runId: string;
   roleId: string;
+  channelId: string;
+  /** The customer as the channel knows them (address, display name). */
+  customer: { address: string; displayName?: string };
+  /** The routed role's facts as this leg started. */
+  facts: Readonly<Record<string, string | number | boolean | null>>;
   /** Session facts channel tools set earlier (e.g. the selected entity). */
   session: Readonly<SessionFacts>;
   /** Channel-reported details of the message being answered (profile name, page URL…). */
@@ -31,6 +36,14 @@ export class ToolInterrupt {
   constructor(
     readonly question: string,
     readonly data: unknown,
+  ) {}
+}
+
+/** Returned by a tool's `execute` to also set session facts (e.g. the entity it selected). */
+export class WithSession {
+  constructor(
+    readonly output: unknown,
+    readonly session: SessionFacts,
   ) {}
 }
 

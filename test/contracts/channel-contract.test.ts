@@ -36,7 +36,7 @@ function describeChannelContract(name: string, build: () => ChannelDefinition, l
     });
 
     test('grounding stays under the orchestrator cap whatever the channel reports', async () => {
-      const sources = await channel.grounding({ conversationId: 'c', firstTurn: false, runId: 'r', inbound, history: [], signal: new AbortController().signal, logger: createLogger({ sink: () => undefined }) });
+      const sources = await channel.grounding({ conversationId: 'c', firstTurn: false, runId: 'r', inbound, history: [], signal: new AbortController().signal, logger: createLogger({ sink: () => undefined }) }, {});
       expect(groundingSentence(sources).length).toBeLessThanOrEqual(GROUNDING_CHAR_CAP);
     });
 

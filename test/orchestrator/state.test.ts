@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { ChannelDefinition } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, RoleDefinition } from '../../src/orchestrator/contracts.js';
 import { CONTINUATION_EXPIRED_REPLY } from '../../src/orchestrator/resume-continuation.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { redisKeys } from '../../src/queue/keys.js';
@@ -121,7 +121,8 @@ describe('continuations', () => {
       : { text: `Done. ${system.includes('"colour":"blue"') ? 'Blue it is.' : ''}`.trim() };
   const supportWithTool = async () => {
     const { supportRole } = await import('../../roles/support.js');
-    return [{ ...supportRole, toolScope: { ...supportRole.toolScope, include: ['pick_colour'] } }];
+    // pick_colour is a test-only tool, outside the channel tool names roles may name.
+    return [{ ...supportRole, toolScope: { ...supportRole.toolScope, include: ['pick_colour'] } }] as unknown as RoleDefinition[];
   };
 
   test('the answer resumes the stored decision on another worker without judging again', async () => {

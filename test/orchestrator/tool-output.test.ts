@@ -5,6 +5,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { fenceToolOutput, TOOL_OUTPUT_CHAR_CAP } from '../../src/orchestrator/call-model.js';
 import { offerTools, MAX_OFFERED_TOOLS, MAX_TURN_TOOLS } from '../../src/tools/offer.js';
+import type { RoleDefinition } from '../../src/orchestrator/contracts.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
 import { roster } from '../../roles/index.js';
 
@@ -49,10 +50,13 @@ describe('the tool offer', () => {
   });
 
   test('include admits a tool outside the scope, exclude wins over include', () => {
-    const role = { ...sales, toolScope: { effects: ['read'] as const, categories: ['catalog'], include: ['book_sales_call', 'plan_change'], exclude: ['plan_change'] } };
+    const role: RoleDefinition = {
+      ...sales,
+      toolScope: { effects: ['read'], categories: ['catalog'], include: ['book_sales_call', 'select_entity'], exclude: ['select_entity'] },
+    };
     const offered = offerTools({
       role,
-      channelTools: [tool('book_sales_call', 'session', 'irreversible', 'channel')],
+      channelTools: [tool('book_sales_call', 'chat', 'irreversible', 'channel'), tool('select_entity', 'session', 'reversible', 'channel')],
       mcpTools: [tool('plan_change', 'catalog', 'irreversible'), tool('plan_get_pricing', 'catalog', 'read')],
     });
     expect(offered.map((entry) => entry.name)).toEqual(['book_sales_call', 'plan_get_pricing']);

@@ -62,7 +62,7 @@ export function parseInline(text: string): Inline[] {
   const runs: Inline[] = [];
   const pushText = (value: string): void => {
     if (value === '') return;
-    const last = runs.at(-1);
+    const last = runs[runs.length - 1];
     if (last?.kind === 'text') last.text += value;
     else runs.push({ kind: 'text', text: value });
   };

@@ -16,7 +16,7 @@ export interface WidgetStrings {
   typing(name: string): string;
   unread(count: number): string;
   handoff(team: string): string;
-  tooLong(maxChars: number): string;
+  tooLong(maxChars: number | undefined): string;
   rateLimited(seconds: number): string;
   offline: string;
   notSent: string;
@@ -38,7 +38,8 @@ const english: WidgetStrings = {
   typing: (name) => `${name} is typing…`,
   unread: (count) => (count === 1 ? '1 new message' : `${count} new messages`),
   handoff: (team) => (team ? `Your conversation has been passed to our ${team} team.` : 'Your conversation has been passed to our team.'),
-  tooLong: (maxChars) => `That message is too long. Please keep it under ${maxChars} characters.`,
+  tooLong: (maxChars) =>
+    maxChars === undefined ? 'That message is too long. Please shorten it.' : `That message is too long. Please keep it to ${maxChars} characters or fewer.`,
   rateLimited: (seconds) => `You're sending messages too quickly. Sending again in ${seconds} s.`,
   offline: "You're offline. Check your connection; your messages will be kept here.",
   notSent: 'Not sent.',
@@ -60,7 +61,8 @@ const spanish: WidgetStrings = {
   typing: (name) => `${name} está escribiendo…`,
   unread: (count) => (count === 1 ? '1 mensaje nuevo' : `${count} mensajes nuevos`),
   handoff: (team) => (team ? `Tu conversación ha pasado a nuestro equipo de ${team}.` : 'Tu conversación ha pasado a nuestro equipo.'),
-  tooLong: (maxChars) => `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
+  tooLong: (maxChars) =>
+    maxChars === undefined ? 'El mensaje es demasiado largo. Acórtalo, por favor.' : `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
   rateLimited: (seconds) => `Estás enviando mensajes demasiado rápido. Se volverá a enviar en ${seconds} s.`,
   offline: 'Estás sin conexión. Revisa tu conexión; tus mensajes se guardan aquí.',
   notSent: 'No enviado.',

@@ -1,0 +1,190 @@
+/**
+ * The widget's client for the service's `/api/widget/*` endpoints. Every response body is
+ * checked against the shape the widget relies on before use (hand-written guards rather than
+ * zod, which would triple the bundle). Expected failures come back as results, never throws:
+ * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
+ */
+
+export interface SiteSettings {
+  name: string;
+  greeting: string;
+  accentColor: string | undefined;
+  language: string | undefined;
+  maxMessageChars: number | undefined;
+}
+
+export interface Session {
+  token: string;
+  visitorId: string;
+  conversationId: string;
+  /** When the token stops working (ms since the epoch), if the service says. */
+  expiresAt: number | undefined;
+  site: SiteSettings;
+}
+
+export interface HistoryMessage {
+  id: string;
+  role: 'visitor' | 'assistant';
+  text: string;
+}
+
+export interface History {
+  messages: HistoryMessage[];
+  /** The event stream position the history is current to: stream from here to miss nothing. */
+  lastEventId: string | undefined;
+}
+
+export interface AcceptedMessage {
+  messageId: string;
+  duplicate: boolean;
+}
+
+export interface NewChat {
+  token: string;
+  conversationId: string;
+  expiresAt: number | undefined;
+}
+
+export type ApiFailure =
+  | { ok: false; kind: 'network' }
+  | {
+      ok: false;
+      kind: 'status';
+      status: number;
+      error: string;
+      /** 413: the longest message the site accepts. */
+      maxChars?: number;
+      /** 429: how long to wait before sending again. */
+      retryAfterSeconds?: number;
+    };
+
+export interface OutgoingMessage {
+  clientMessageId: string;
+  text: string;
+  /** Where the visitor is, so the assistant can ground its answer (no query string or fragment). */
+  page?: { url: string; title: string };
+}
+
+export type ApiResult<Value> = { ok: true; value: Value } | ApiFailure;
+
+export interface WidgetApi {
+  startSession(input: { visitorId?: string; token?: string }): Promise<ApiResult<Session>>;
+  history(token: string): Promise<ApiResult<History>>;
+  sendMessage(token: string, message: OutgoingMessage): Promise<ApiResult<AcceptedMessage>>;
+  newChat(token: string): Promise<ApiResult<NewChat>>;
+  eventsUrl(token: string, lastEventId: string | undefined): string;
+}
+
+const REQUEST_TIMEOUT_MS = 20_000;
+
+type Json = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const positiveNumber = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+// Milliseconds since the epoch, or an ISO date.
+const instant = (value: unknown): number | undefined => positiveNumber(typeof value === 'string' ? Date.parse(value) : value);
+
+function parseSession(body: Json): Session | undefined {
+  const site = body.site;
+  const token = text(body.token);
+  const visitorId = text(body.visitorId);
+  const conversationId = text(body.conversationId);
+  if (!token || !visitorId || !conversationId || !isRecord(site)) return undefined;
+  return {
+    token,
+    visitorId,
+    conversationId,
+    expiresAt: instant(body.expiresAt),
+    site: {
+      name: text(site.name) ?? '',
+      greeting: text(site.greeting) ?? '',
+      accentColor: text(site.accentColor),
+      language: text(site.language),
+      maxMessageChars: positiveNumber(site.maxMessageChars),
+    },
+  };
+}
+
+function parseHistory(body: Json): History | undefined {
+  if (!Array.isArray(body.messages)) return undefined;
+  const messages: HistoryMessage[] = [];
+  for (const entry of body.messages) {
+    if (!isRecord(entry)) return undefined;
+    const id = text(entry.id);
+    const content = text(entry.text);
+    if (!id || content === undefined || (entry.role !== 'visitor' && entry.role !== 'assistant')) return undefined;
+    messages.push({ id, role: entry.role, text: content });
+  }
+  return { messages, lastEventId: text(body.lastEventId) };
+}
+
+function parseAccepted(body: Json): AcceptedMessage | undefined {
+  const messageId = text(body.messageId);
+  return messageId ? { messageId, duplicate: body.duplicate === true } : undefined;
+}
+
+function parseNewChat(body: Json): NewChat | undefined {
+  const token = text(body.token);
+  const conversationId = text(body.conversationId);
+  return token && conversationId ? { token, conversationId, expiresAt: instant(body.expiresAt) } : undefined;
+}
+
+export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
+  async function call<Value>(
+    path: string,
+    init: { method: 'GET' | 'POST'; token?: string; body?: object },
+    parse: (body: Json) => Value | undefined,
+  ): Promise<ApiResult<Value>> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (init.token) headers.Authorization = `Bearer ${init.token}`;
+    if (init.body) headers['Content-Type'] = 'application/json';
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
+    let response: Response;
+    let body: unknown;
+    try {
+      response = await fetch(`${baseUrl}${path}`, {
+        method: init.method,
+        headers,
+        body: init.body ? JSON.stringify(init.body) : undefined,
+        credentials: 'omit',
+        cache: 'no-store',
+        signal: controller.signal,
+      });
+      body = await response.json().catch(() => undefined);
+    } catch {
+      return { ok: false, kind: 'network' };
+    } finally {
+      clearTimeout(timer);
+    }
+    const record = isRecord(body) ? body : {};
+    if (!response.ok) {
+      const retryAfterHeader = Number(response.headers.get('Retry-After'));
+      return {
+        ok: false,
+        kind: 'status',
+        status: response.status,
+        error: text(record.error) ?? `HTTP ${response.status}`,
+        maxChars: positiveNumber(record.maxChars),
+        retryAfterSeconds: positiveNumber(record.retryAfterSeconds) ?? positiveNumber(retryAfterHeader),
+      };
+    }
+    const value = parse(record);
+    if (value === undefined) return { ok: false, kind: 'status', status: response.status, error: 'unexpected response from the chat service' };
+    return { ok: true, value };
+  }
+
+  return {
+    startSession: (input) => call('/api/widget/session', { method: 'POST', body: { siteKey, ...input } }, parseSession),
+    history: (token) => call('/api/widget/history', { method: 'GET', token }, parseHistory),
+    sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
+    newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),
+    eventsUrl(token, lastEventId) {
+      const query = new URLSearchParams({ token });
+      if (lastEventId) query.set('lastEventId', lastEventId);
+      return `${baseUrl}/api/widget/events?${query.toString()}`;
+    },
+  };
+}

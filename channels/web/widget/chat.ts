@@ -1,0 +1,230 @@
+/**
+ * One visitor's conversation as the widget holds it: the session token (renewed before it
+ * expires, and once on a refused call), the history read from the server, the live event
+ * stream resumed from where that history ends, the outbox, and "New chat". It updates the
+ * panel's message list and never builds markup itself.
+ */
+import type { ApiResult, Session, WidgetApi } from './api.js';
+import { createEventStream, type StreamEvent } from './event-stream.js';
+import { createOutbox } from './outbox.js';
+import type { Panel } from './panel.js';
+import type { WidgetStrings } from './strings.js';
+import type { VisitorStore } from './visitor-store.js';
+
+export interface ChatOptions {
+  api: WidgetApi;
+  store: VisitorStore;
+  session: Session;
+  strings: WidgetStrings;
+  panel: Panel;
+  /** A reply or hand-off arrived (the widget counts it as unread while closed). */
+  onReply(): void;
+}
+
+export interface Chat {
+  /** Loads history and opens the event stream, once. */
+  connect(): void;
+  send(text: string): void;
+  newChat(): Promise<void>;
+}
+
+// The typing indicator clears itself if the reply never comes (a turn that failed silently).
+const TYPING_TIMEOUT_MS = 60_000;
+// Renew a little before the token expires rather than after a refusal: across origins a 401
+// without CORS headers is indistinguishable from a network failure.
+const RENEW_BEFORE_EXPIRY_MS = 60_000;
+const MAX_PAGE_URL_LENGTH = 2_000;
+const MAX_PAGE_TITLE_LENGTH = 200;
+
+function currentPage(): { url: string; title: string } | undefined {
+  const url = `${window.location.origin}${window.location.pathname}`;
+  if (!/^https?:/.test(url) || url.length > MAX_PAGE_URL_LENGTH) return undefined;
+  return { url, title: document.title.slice(0, MAX_PAGE_TITLE_LENGTH) };
+}
+
+export function createChat(options: ChatOptions): Chat {
+  const { api, store, strings, panel } = options;
+  const list = panel.list;
+  let session = options.session;
+  let connected = false;
+  let renewal: Promise<boolean> | undefined;
+  let typingTimer: ReturnType<typeof setTimeout> | undefined;
+  let resyncing: Promise<string | undefined> | undefined;
+  let resyncAgain = false;
+
+  const save = (): void => store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
+
+  const setTyping = (visible: boolean): void => {
+    clearTimeout(typingTimer);
+    list.setTyping(visible);
+    if (visible) typingTimer = setTimeout(() => list.setTyping(false), TYPING_TIMEOUT_MS);
+  };
+
+  /** Reads the history and redraws the log with it. Resolves to the stream position it is current to. */
+  const resync = (): Promise<string | undefined> => {
+    if (resyncing) {
+      resyncAgain = true;
+      return resyncing;
+    }
+    resyncing = (async () => {
+      let position: string | undefined;
+      do {
+        resyncAgain = false;
+        const result = await authorized((token) => api.history(token));
+        if (!result.ok) return undefined;
+        const { messages, lastEventId } = result.value;
+        list.replace(messages, outbox.unconfirmed(new Set(messages.map((message) => message.id))));
+        position = lastEventId;
+      } while (resyncAgain);
+      return position;
+    })().finally(() => {
+      resyncing = undefined;
+    });
+    return resyncing;
+  };
+
+  /** Switches to another conversation: empties the log and drops unsent messages. */
+  const switchConversation = (next: { token: string; conversationId: string; expiresAt: number | undefined }, existing: boolean): void => {
+    session = { ...session, ...next };
+    outbox.clear();
+    list.replace([], []);
+    setTyping(false);
+    if (!connected) return;
+    // A conversation another tab already started has history; a brand-new one has none.
+    if (existing) void resync().then((position) => stream.connect(position));
+    else stream.connect(undefined);
+  };
+
+  const renew = (): Promise<boolean> => {
+    renewal ??= api
+      .startSession({ visitorId: session.visitorId, token: session.token })
+      .then((result) => {
+        if (!result.ok) return false;
+        const { token, conversationId, visitorId, expiresAt } = result.value;
+        session = { ...session, visitorId };
+        if (conversationId === session.conversationId) session = { ...session, token, expiresAt };
+        else switchConversation({ token, conversationId, expiresAt }, true);
+        save();
+        return true;
+      })
+      .finally(() => {
+        renewal = undefined;
+      });
+    return renewal;
+  };
+
+  /**
+   * Calls the API with a current token. A refusal (401, or no readable answer while the
+   * browser is online, which is how a cross-origin 401 looks) renews the session once and
+   * retries once; the calls it wraps are safe to repeat.
+   */
+  const authorized = async <Value>(call: (token: string) => Promise<ApiResult<Value>>): Promise<ApiResult<Value>> => {
+    if (session.expiresAt !== undefined && Date.now() > session.expiresAt - RENEW_BEFORE_EXPIRY_MS) await renew();
+    const first = await call(session.token);
+    if (first.ok) return first;
+    const refused = first.kind === 'status' ? first.status === 401 : navigator.onLine;
+    if (!refused) return first;
+    return (await renew()) ? call(session.token) : first;
+  };
+
+  const outbox = createOutbox({
+    strings,
+    addBubble: (text) => list.addOutgoing(text),
+    send: (message) => {
+      const page = currentPage();
+      return authorized((token) => api.sendMessage(token, page ? { ...message, page } : message));
+    },
+    onTooLong(text, maxChars) {
+      panel.restoreInput(text);
+      panel.setComposerError(strings.tooLong(maxChars ?? session.site.maxMessageChars));
+    },
+    onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
+  });
+
+  // One handler per event type; adding an event adds an entry.
+  const handlers: { [Type in StreamEvent['type']]: (event: Extract<StreamEvent, { type: Type }>) => void } = {
+    typing: () => setTyping(true),
+    delta(event) {
+      setTyping(false);
+      list.appendDelta(event.messageId, event.text);
+    },
+    message(event) {
+      if (event.role === 'visitor') {
+        // Sent from another tab of the same conversation.
+        if (!outbox.owns(event.id)) list.addVisitor(event.id, event.text);
+        return;
+      }
+      setTyping(false);
+      if (list.completeAssistant(event.id, event.text)) options.onReply();
+      // A reply to a message this tab has never seen: another tab sent it; catch up.
+      if (event.replyTo && !list.has(event.replyTo) && !outbox.owns(event.replyTo)) void resync();
+    },
+    handoff(event) {
+      setTyping(false);
+      list.addStatus(event.text ? `${strings.handoff(event.team)} ${event.text}` : strings.handoff(event.team));
+      options.onReply();
+    },
+    error(event) {
+      setTyping(false);
+      list.addNotice(event.message || strings.failed);
+    },
+  };
+
+  const stream = createEventStream({
+    url: (lastEventId) => api.eventsUrl(session.token, lastEventId),
+    onEvent: (event) => (handlers[event.type] as (event: StreamEvent) => void)(event),
+    onReconnected: () => void resync(),
+    renew: async () => {
+      await renew();
+    },
+  });
+
+  store.onChange((stored) => {
+    // Another tab started a new chat or renewed the session: follow it.
+    if (!stored.token || stored.token === session.token) return;
+    if (stored.conversationId && stored.conversationId !== session.conversationId) {
+      switchConversation({ token: stored.token, conversationId: stored.conversationId, expiresAt: undefined }, true);
+    } else {
+      session = { ...session, token: stored.token };
+    }
+  });
+
+  const updateOnline = (): void => panel.setOffline(!navigator.onLine);
+  updateOnline();
+  window.addEventListener('offline', updateOnline);
+  window.addEventListener('online', updateOnline);
+
+  const connect = (): void => {
+    if (connected) return;
+    connected = true;
+    void resync().then((position) => stream.connect(position));
+  };
+
+  return {
+    connect,
+    send(text) {
+      const trimmed = text.trim();
+      if (trimmed === '') return;
+      const maxChars = session.site.maxMessageChars;
+      if (maxChars !== undefined && trimmed.length > maxChars) {
+        panel.setComposerError(strings.tooLong(maxChars));
+        return;
+      }
+      panel.setComposerError(undefined);
+      panel.clearInput();
+      connect();
+      outbox.enqueue(trimmed);
+    },
+    async newChat() {
+      const result = await authorized((token) => api.newChat(token));
+      if (!result.ok) {
+        list.addNotice(navigator.onLine ? strings.failed : strings.offline);
+        return;
+      }
+      switchConversation(result.value, false);
+      save();
+      panel.setComposerError(undefined);
+      panel.focusInput();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Small DOM builders for the widget's own markup: elements with classes, attributes and text
+ * children, and the inline SVG icons. Text always goes in as text nodes.
+ */
+
+export interface ElementOptions {
+  className?: string;
+  text?: string;
+  attributes?: Record<string, string>;
+}
+
+export function element<Tag extends keyof HTMLElementTagNameMap>(
+  tag: Tag,
+  options: ElementOptions = {},
+  children: readonly Node[] = [],
+): HTMLElementTagNameMap[Tag] {
+  const node = document.createElement(tag);
+  if (options.className) node.className = options.className;
+  if (options.text !== undefined) node.textContent = options.text;
+  for (const [name, value] of Object.entries(options.attributes ?? {})) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+/** Text only screen readers hear. */
+export function screenReaderText(text: string): HTMLSpanElement {
+  return element('span', { className: 'sr-only', text });
+}
+
+const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
+
+// Stroked 24×24 outlines, drawn in currentColor.
+const ICON_PATHS = {
+  chat: ['M5 5h14a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2h-8l-5 4v-4H5a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2z', 'M8 10.5h8', 'M8 13.5h5'],
+  close: ['M6 6l12 12', 'M18 6L6 18'],
+  send: ['M12 19V5', 'M5.5 11.5L12 5l6.5 6.5'],
+  compose: ['M12 20h8', 'M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z'],
+} as const;
+
+export type IconName = keyof typeof ICON_PATHS;
+
+export function icon(name: IconName): SVGSVGElement {
+  const svg = document.createElementNS(SVG_NAMESPACE, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('fill', 'none');
+  svg.setAttribute('stroke', 'currentColor');
+  svg.setAttribute('stroke-width', '2');
+  svg.setAttribute('stroke-linecap', 'round');
+  svg.setAttribute('stroke-linejoin', 'round');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  for (const data of ICON_PATHS[name]) {
+    const path = document.createElementNS(SVG_NAMESPACE, 'path');
+    path.setAttribute('d', data);
+    svg.append(path);
+  }
+  return svg;
+}

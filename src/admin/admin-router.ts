@@ -1,0 +1,225 @@
+/**
+ * The operator API under `/admin`: contacts (one, a page, a bulk import) and the hand-off
+ * list. Every request needs `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token
+ * the API does not exist (404, like any unknown path). Bodies are parsed only after the token
+ * is checked, and every refusal is a 4xx with a reason plus an `admin-request-rejected` line.
+ * This router must never echo or log the token, and never store part of an invalid import.
+ */
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { ContactAddressSchema, ContactFieldsSchema, ContactSchema, type Contact, type ContactStore } from '../contacts/contact-store.js';
+import { ConfigError } from '../errors/index.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { createBearerCheck } from './bearer-token.js';
+import { describeIssues, type FieldIssue } from './field-issues.js';
+
+/** Reads hand-offs for operators; implemented by the hand-off store. */
+export interface HandoffReader {
+  list(options: { status?: 'open' | 'closed'; limit: number }): Promise<unknown[]>;
+}
+
+export interface AdminRouterOptions {
+  /** Undefined disables the admin API. */
+  adminToken: string | undefined;
+  contacts: ContactStore;
+  handoffs: HandoffReader;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export const MIN_ADMIN_TOKEN_LENGTH = 24;
+export const MAX_IMPORT_ROWS = 1000;
+const MAX_PAGE_SIZE = 500;
+
+const pageSize = (fallback: number) => z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(fallback);
+
+const ContactBodySchema = ContactFieldsSchema.extend({ address: ContactAddressSchema.optional() });
+
+const ImportBodySchema = z
+  .array(z.unknown(), { error: 'expected a JSON array of contacts' })
+  .max(MAX_IMPORT_ROWS, `at most ${MAX_IMPORT_ROWS} contacts per import`);
+
+const ContactListQuerySchema = z.object({ limit: pageSize(100), after: ContactAddressSchema.optional() });
+
+const HandoffListQuerySchema = z.object({ status: z.enum(['open', 'closed']).optional(), limit: pageSize(50) });
+
+interface RowError {
+  index: number;
+  issues: FieldIssue[];
+}
+
+/** Validates every row before anything is stored; duplicates of an earlier row are errors too. */
+function validateImport(rows: readonly unknown[]): { contacts: Contact[]; errors: RowError[] } {
+  const contacts: Contact[] = [];
+  const errors: RowError[] = [];
+  const firstRowOf = new Map<string, number>();
+  rows.forEach((row, index) => {
+    const parsed = ContactSchema.safeParse(row);
+    if (!parsed.success) {
+      errors.push({ index, issues: describeIssues(parsed.error.issues) });
+      return;
+    }
+    const first = firstRowOf.get(parsed.data.address);
+    if (first !== undefined) {
+      errors.push({ index, issues: [{ path: 'address', message: `duplicate of row ${first}` }] });
+      return;
+    }
+    firstRowOf.set(parsed.data.address, index);
+    contacts.push(parsed.data);
+  });
+  return { contacts, errors };
+}
+
+export function createAdminRouter(options: AdminRouterOptions): Router {
+  const { contacts, handoffs, logger, metrics } = options;
+  const router = express.Router();
+
+  const logRejection = (request: Request, status: number, reason: string) => {
+    metrics.increment('admin_rejected_total', { reason });
+    logger.warn('admin-request-rejected', { method: request.method, path: request.path, status, reason });
+  };
+  const refuse = (request: Request, response: Response, status: number, reason: string, body: { error: string; [field: string]: unknown }) => {
+    logRejection(request, status, reason);
+    response.status(status).json(body);
+  };
+
+  if (!options.adminToken) {
+    logger.info('admin-api-disabled', { reason: 'ADMIN_TOKEN is not set' });
+    // Falls through to the app's 404, exactly like a path that never existed.
+    router.use('/admin', (request, _response, next) => {
+      logRejection(request, 404, 'disabled');
+      next();
+    });
+    return router;
+  }
+  if (options.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(`the admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+  }
+  const checkBearer = createBearerCheck(options.adminToken);
+
+  router.use('/admin', (request, response, next) => {
+    response.set('Cache-Control', 'no-store');
+    const check = checkBearer(request.get('authorization'));
+    if (check === 'ok') {
+      next();
+      return;
+    }
+    response.set('WWW-Authenticate', check === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
+    refuse(request, response, 401, `token_${check}`, { error: check === 'missing' ? 'missing bearer token' : 'invalid token' });
+  });
+
+  const parseJson = express.json({ limit: '1mb', strict: true });
+  /** JSON bodies only, up to 1 MB; parser failures go on to the app's error handler (400/413). */
+  const jsonBody: RequestHandler = (request, response, next) => {
+    if (!request.is('application/json')) {
+      refuse(request, response, 415, 'content_type', { error: 'expected Content-Type: application/json' });
+      return;
+    }
+    parseJson(request, response, (error?: unknown) => {
+      if (error) logRejection(request, Number((error as { status?: unknown }).status) || 400, 'body');
+      next(error);
+    });
+  };
+
+  /** The `:address` path parameter, or undefined after answering 400. */
+  const addressParameter = (request: Request, response: Response): string | undefined => {
+    const parsed = ContactAddressSchema.safeParse(request.params.address);
+    if (parsed.success) return parsed.data;
+    refuse(request, response, 400, 'invalid_address', { error: 'invalid address', issues: describeIssues(parsed.error.issues, 'address') });
+    return undefined;
+  };
+
+  const invalid = (request: Request, response: Response, error: z.ZodError, what: string) =>
+    refuse(request, response, 400, 'invalid_request', { error: `invalid ${what}`, issues: describeIssues(error.issues) });
+
+  router.put('/admin/contacts/:address', jsonBody, async (request, response) => {
+    const address = addressParameter(request, response);
+    if (!address) return;
+    const parsed = ContactBodySchema.safeParse(request.body);
+    if (!parsed.success) {
+      invalid(request, response, parsed.error, 'contact');
+      return;
+    }
+    if (parsed.data.address !== undefined && parsed.data.address !== address) {
+      refuse(request, response, 400, 'address_mismatch', {
+        error: 'invalid contact',
+        issues: [{ path: 'address', message: 'differs from the address in the path' }],
+      });
+      return;
+    }
+    const contact: Contact = { ...parsed.data, address };
+    const result = await contacts.upsert(contact);
+    logger.info('admin-contact-saved', { address, result });
+    response.status(result === 'created' ? 201 : 200).json({ result, contact });
+  });
+
+  router.get('/admin/contacts/:address', async (request, response) => {
+    const address = addressParameter(request, response);
+    if (!address) return;
+    const contact = await contacts.get(address);
+    if (!contact) {
+      refuse(request, response, 404, 'unknown_contact', { error: 'unknown contact' });
+      return;
+    }
+    response.json({ contact });
+  });
+
+  router.delete('/admin/contacts/:address', async (request, response) => {
+    const address = addressParameter(request, response);
+    if (!address) return;
+    if (!(await contacts.remove(address))) {
+      refuse(request, response, 404, 'unknown_contact', { error: 'unknown contact' });
+      return;
+    }
+    logger.info('admin-contact-removed', { address });
+    response.status(204).end();
+  });
+
+  router.get('/admin/contacts', async (request, response) => {
+    const parsed = ContactListQuerySchema.safeParse(request.query);
+    if (!parsed.success) {
+      invalid(request, response, parsed.error, 'query');
+      return;
+    }
+    const { limit, after } = parsed.data;
+    // One extra row says whether another page exists without a count (a scan on FerretDB).
+    const page = await contacts.list(limit + 1, after);
+    const more = page.length > limit;
+    const shown = more ? page.slice(0, limit) : page;
+    response.json({ contacts: shown, next: more ? (shown.at(-1)?.address ?? null) : null });
+  });
+
+  router.post('/admin/contacts/import', jsonBody, async (request, response) => {
+    const parsed = ImportBodySchema.safeParse(request.body);
+    if (!parsed.success) {
+      invalid(request, response, parsed.error, 'import');
+      return;
+    }
+    const { contacts: rows, errors } = validateImport(parsed.data);
+    if (errors.length > 0) {
+      refuse(request, response, 400, 'invalid_rows', {
+        error: `${errors.length} of ${parsed.data.length} rows are invalid; nothing was stored`,
+        rows: errors,
+      });
+      return;
+    }
+    const counts = await contacts.importMany(rows);
+    metrics.increment('admin_contacts_imported_total', { result: 'created' }, counts.created);
+    metrics.increment('admin_contacts_imported_total', { result: 'updated' }, counts.updated);
+    logger.info('admin-contacts-imported', counts);
+    response.json(counts);
+  });
+
+  router.get('/admin/handoffs', async (request, response) => {
+    const parsed = HandoffListQuerySchema.safeParse(request.query);
+    if (!parsed.success) {
+      invalid(request, response, parsed.error, 'query');
+      return;
+    }
+    const { status, limit } = parsed.data;
+    response.json({ handoffs: await handoffs.list({ ...(status ? { status } : {}), limit }) });
+  });
+
+  return router;
+}

@@ -1,0 +1,70 @@
+/**
+ * Hands a conversation to a team: records the hand-off (or adds to the team's open one),
+ * queues its notices, and says in plain words what happens next — who will contact the
+ * customer, how and roughly when, plus the sales booking link when one is configured.
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Facts } from '../orchestrator/contracts.js';
+import type { HandoffStore } from './handoff-store.js';
+import type { NoticeQueue } from './notice-queue.js';
+import { destinationsOf, type TeamId, type Teams } from './teams.js';
+
+export interface HandoffRequestInput {
+  team: TeamId;
+  reason: string;
+  channel: string;
+  conversationId: string;
+  roleId: string;
+  customer: { address: string; name?: string };
+  contact: { email?: string; phone?: string; whatsapp?: string };
+  facts: Facts;
+}
+
+export interface HandoffOutcome {
+  status: 'handed_off' | 'already_open' | 'unavailable';
+  team: string;
+  /** What the assistant should tell the customer, in substance. */
+  nextSteps: string;
+  bookingUrl?: string;
+  handoffId?: string;
+}
+
+function howWeReach(input: HandoffRequestInput): string {
+  if (input.contact.whatsapp ?? input.customer.address.startsWith('whatsapp:')) return 'here on WhatsApp';
+  if (input.contact.email) return `by email at ${input.contact.email}`;
+  if (input.contact.phone) return `by phone at ${input.contact.phone}`;
+  return 'using the contact details you gave';
+}
+
+export function createHandoffService(options: { teams: Teams; store: HandoffStore; notices: NoticeQueue; logger: Logger; metrics: Metrics }) {
+  return {
+    async request(input: HandoffRequestInput): Promise<HandoffOutcome> {
+      const team = options.teams[input.team];
+      if (!team) {
+        options.logger.warn('handoff-team-unconfigured', { team: input.team });
+        return {
+          status: 'unavailable',
+          team: input.team,
+          nextSteps: 'No team can take this conversation over right now. Keep helping, and do not promise a call.',
+        };
+      }
+      const { handoff, created } = await options.store.open({ ...input, destinations: destinationsOf(team) });
+      // Re-adding is a no-op while the jobs exist; it also heals a crash between open and enqueue.
+      await options.notices.enqueue(handoff);
+      options.metrics.increment('handoffs_total', { team: input.team, outcome: created ? 'opened' : 'added' });
+      options.logger.info(created ? 'handoff-opened' : 'handoff-added', { handoffId: handoff._id, team: input.team, channel: input.channel });
+      const booking = input.team === 'sales' && team.bookingUrl ? ` They can also pick a time right away: ${team.bookingUrl}` : '';
+      return {
+        status: created ? 'handed_off' : 'already_open',
+        team: team.label,
+        handoffId: handoff._id,
+        nextSteps: created
+          ? `The ${team.label} will contact the customer ${howWeReach(input)} ${team.responseTime}.${booking}`
+          : `The ${team.label} already has this conversation and will contact the customer ${howWeReach(input)} ${team.responseTime}; the new request was added.${booking}`,
+        ...(input.team === 'sales' && team.bookingUrl ? { bookingUrl: team.bookingUrl } : {}),
+      };
+    },
+  };
+}
+export type HandoffService = ReturnType<typeof createHandoffService>;

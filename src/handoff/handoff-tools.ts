@@ -1,0 +1,78 @@
+/**
+ * The hand-off tools a channel offers: `book_sales_call` (to sales) and `open_support_chat`
+ * (to support). Irreversible, so roles admit them by name through `include`; what they do is
+ * record a hand-off and notify a team, never anything destructive. On channels where the
+ * customer's address is not a way to reach them (the web), a contact is required first.
+ */
+import { z } from 'zod';
+import type { AssistantTool, ToolCallContext } from '../tools/tool.js';
+import type { HandoffOutcome, HandoffService } from './handoff-service.js';
+import type { TeamId } from './teams.js';
+
+export const HANDOFF_TOOL_NAMES = { sales: 'book_sales_call', support: 'open_support_chat' } as const;
+
+const HandoffInputSchema = z.object({
+  reason: z.string().trim().min(5).max(300).describe("What the customer wants from the team, in one line (e.g. 'Demo of the Pro plan for a team of 12')."),
+  email: z.email().optional().describe("The customer's email, when they gave one."),
+  phone: z
+    .string()
+    .regex(/^\+?[\d\s().-]{6,24}$/, 'expected a phone number')
+    .optional()
+    .describe("The customer's phone number, when they gave one."),
+});
+
+export interface HandoffToolOptions {
+  service: HandoffService;
+  /** True where the customer's address can't reach them (web): an email or phone is required. */
+  requireContact: boolean;
+  /** Runs after a hand-off is recorded (the web shows a status line). */
+  onHandoff?: (context: ToolCallContext, outcome: HandoffOutcome) => Promise<void>;
+}
+
+function handoffTool(team: TeamId, description: string, options: HandoffToolOptions): AssistantTool {
+  return {
+    name: HANDOFF_TOOL_NAMES[team],
+    description,
+    origin: 'channel',
+    category: 'chat',
+    effect: 'irreversible',
+    inputSchema: HandoffInputSchema,
+    async execute(raw, context) {
+      const input = HandoffInputSchema.parse(raw);
+      if (options.requireContact && !input.email && !input.phone) {
+        throw new Error('Ask the customer for an email address or a phone number first, then call this again with it.');
+      }
+      const outcome = await options.service.request({
+        team,
+        reason: input.reason,
+        channel: context.channelId,
+        conversationId: context.conversationId,
+        roleId: context.roleId,
+        customer: { address: context.customer.address, ...(context.customer.displayName ? { name: context.customer.displayName } : {}) },
+        contact: {
+          ...(input.email ? { email: input.email } : {}),
+          ...(input.phone ? { phone: input.phone } : {}),
+          ...(context.customer.address.startsWith('whatsapp:') ? { whatsapp: context.customer.address } : {}),
+        },
+        facts: { ...context.facts, ...context.session },
+      });
+      await options.onHandoff?.(context, outcome);
+      return outcome;
+    },
+  };
+}
+
+export function createHandoffTools(options: HandoffToolOptions): AssistantTool[] {
+  return [
+    handoffTool(
+      'sales',
+      'Hand the conversation to the sales team: for a demo, a quote, buying or upgrading, or when the customer asks to talk to sales.',
+      options,
+    ),
+    handoffTool(
+      'support',
+      'Hand the conversation to the support team: when the customer asks for a person about a problem, or you could not solve it.',
+      options,
+    ),
+  ];
+}

@@ -1,0 +1,139 @@
+/**
+ * Hand-off notices go out through their own BullMQ queue: one job per hand-off and
+ * destination, retried with backoff, each destination notified at most once — the notice
+ * ledger is claimed before a send and marked after it, and a job that finds its notice still
+ * "sending" (a worker died mid-send) marks it uncertain rather than risk a second notice.
+ * A destination that keeps failing ends failed: logged, counted and listed by the admin API.
+ */
+import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { z } from 'zod';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { RecentMessage } from '../store/transcript-store.js';
+import { noticeId, type HandoffRecord, type HandoffStore } from './handoff-store.js';
+import { buildNotice, type Notice } from './notice.js';
+import type { Destination, Team, Teams } from './teams.js';
+import { NoticeSendError } from './webhook-sender.js';
+
+export const NOTICE_QUEUE_NAME = 'handoff-notices';
+
+export const NoticeJobSchema = z.object({ handoffId: z.string().min(1), destinationId: z.string().min(1) });
+export type NoticeJob = z.infer<typeof NoticeJobSchema>;
+
+export interface NoticeSenders {
+  /** Sends a WhatsApp notice; returns the channel's message id. Throws NoticeSendError. */
+  whatsapp(to: string, notice: Notice, team: Team): Promise<string>;
+  webhook(url: string, notice: Notice, idempotencyKey: string): Promise<void>;
+}
+
+export interface NoticeQueueOptions {
+  connection: ConnectionOptions;
+  prefix?: string;
+  attempts: number;
+  backoffMs: number;
+}
+
+export function createNoticeQueue(options: NoticeQueueOptions) {
+  const queue = new Queue<NoticeJob>(NOTICE_QUEUE_NAME, {
+    connection: options.connection,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    defaultJobOptions: {
+      attempts: options.attempts,
+      backoff: { type: 'exponential', delay: options.backoffMs },
+      removeOnComplete: { age: 24 * 60 * 60 },
+      removeOnFail: { age: 7 * 24 * 60 * 60 },
+    },
+  });
+  return {
+    queue,
+    async enqueue(handoff: Pick<HandoffRecord, '_id' | 'destinations'>) {
+      await queue.addBulk(
+        handoff.destinations.map((destination: Destination) => ({
+          name: 'notice',
+          data: { handoffId: handoff._id, destinationId: destination.id },
+          opts: { jobId: noticeId(handoff._id, destination.id).replace(/[:|]/g, '_') },
+        })),
+      );
+    },
+    close: () => queue.close(),
+  };
+}
+export type NoticeQueue = ReturnType<typeof createNoticeQueue>;
+
+export interface NoticeWorkerOptions extends NoticeQueueOptions {
+  store: HandoffStore;
+  teams: Teams;
+  senders: NoticeSenders;
+  /** The conversation's recent messages for the notice. */
+  recentMessages(conversationId: string): Promise<readonly RecentMessage[]>;
+  transcriptUrl(conversationId: string): string;
+  business: string;
+  logger: Logger;
+  metrics: Metrics;
+  concurrency?: number;
+}
+
+export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJob> {
+  const { store, logger, metrics } = options;
+
+  const process = async (job: Job<NoticeJob>) => {
+    const parsed = NoticeJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      logger.error('notice-job-malformed', { jobId: job.id });
+      return;
+    }
+    const { handoffId, destinationId } = parsed.data;
+    const id = noticeId(handoffId, destinationId);
+    const [handoff, notice] = await Promise.all([store.get(handoffId), store.notice(handoffId, destinationId)]);
+    const team = handoff ? options.teams[handoff.team] : undefined;
+    if (!handoff || !notice || !team) {
+      logger.error('notice-orphaned', { handoffId, destinationId });
+      return;
+    }
+    if (notice.status === 'sending') {
+      await store.markNoticeFailed(id, 'uncertain', 'a worker stopped while sending; not sent again to avoid a duplicate');
+      metrics.increment('handoff_notices_total', { kind: notice.destination.kind, outcome: 'uncertain' });
+      logger.warn('handoff-notice-uncertain', { handoffId, destinationId });
+      return;
+    }
+    if (notice.status !== 'pending' || !(await store.claimNotice(id))) return;
+
+    const content = buildNotice({
+      handoff,
+      team,
+      recent: await options.recentMessages(handoff.conversationId),
+      transcriptUrl: options.transcriptUrl(handoff.conversationId),
+      business: options.business,
+    });
+    try {
+      const destination = notice.destination;
+      const channelMessageId =
+        destination.kind === 'whatsapp'
+          ? await options.senders.whatsapp(destination.target, content, team)
+          : (await options.senders.webhook(destination.target, content, id), undefined);
+      await store.markNoticeSent(id, channelMessageId);
+      metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
+      logger.info('handoff-notified', { handoffId, destinationId, team: handoff.team, attempt: job.attemptsMade + 1 });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const retryable = error instanceof NoticeSendError ? error.retryable : true;
+      const attempts = job.opts.attempts ?? 1;
+      if (retryable && job.attemptsMade + 1 < attempts) {
+        await store.releaseNotice(id, message);
+        logger.warn('handoff-notice-retrying', { handoffId, destinationId, attempt: job.attemptsMade + 1, error: message });
+        throw error;
+      }
+      await store.markNoticeFailed(id, 'failed', message);
+      metrics.increment('handoff_notices_total', { kind: notice.destination.kind, outcome: 'failed' });
+      logger.error('handoff-notice-failed', { handoffId, destinationId, attempts: job.attemptsMade + 1, error: message });
+    }
+  };
+
+  const worker = new Worker<NoticeJob>(NOTICE_QUEUE_NAME, process, {
+    connection: options.connection,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    concurrency: options.concurrency ?? 8,
+  });
+  worker.on('error', (error) => logger.error('notice-worker-error', { error }));
+  return worker;
+}

@@ -1,0 +1,97 @@
+/**
+ * `select_entity`: a customer linked to several business entities (companies, accounts)
+ * chooses which one the conversation is about. With one entity, or a hint naming exactly one,
+ * it selects without asking; otherwise it asks with a numbered list and the customer's reply
+ * (a number or a name) resumes it. An answer that matches nothing is asked again once; after
+ * that the conversation carries on without an entity. The choice is a session fact.
+ */
+import { z } from 'zod';
+import { ToolInterrupt, WithSession, type AssistantTool } from './tool.js';
+
+export interface LinkedCustomer {
+  name: string;
+  email?: string | undefined;
+  entities: readonly { id: string; name: string }[];
+}
+
+export interface ContactReader {
+  get(address: string): Promise<LinkedCustomer | undefined>;
+}
+
+export const SELECT_ENTITY_TOOL_NAME = 'select_entity';
+
+const InputSchema = z.object({
+  hint: z.string().trim().max(120).optional().describe('The company or account the customer named, if any.'),
+});
+
+const PendingSchema = z.object({
+  entities: z.array(z.object({ id: z.string(), name: z.string() })),
+  attempts: z.number().int().nonnegative(),
+});
+
+const normalise = (text: string) => text.toLowerCase().normalize('NFKD').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+function matching(entities: readonly { id: string; name: string }[], answer: string) {
+  const wanted = normalise(answer);
+  if (!wanted) return undefined;
+  const number = /^\d+$/.test(wanted) ? Number(wanted) : undefined;
+  if (number !== undefined) return entities[number - 1];
+  const exact = entities.filter((entity) => normalise(entity.name) === wanted);
+  if (exact.length === 1) return exact[0];
+  const partial = entities.filter((entity) => normalise(entity.name).includes(wanted) || wanted.includes(normalise(entity.name)));
+  return partial.length === 1 ? partial[0] : undefined;
+}
+
+const question = (entities: readonly { name: string }[]) =>
+  ['Which company is this about?', ...entities.map((entity, index) => `${index + 1}. ${entity.name}`), 'Reply with the number or the name.'].join('\n');
+
+const chosen = (entity: { id: string; name: string }) => ({
+  output: { selected: entity },
+  session: { entityId: entity.id, entityName: entity.name },
+});
+
+export function createSelectEntityTool(contacts: ContactReader): AssistantTool {
+  return {
+    name: SELECT_ENTITY_TOOL_NAME,
+    description:
+      "Choose which of the customer's companies or accounts the conversation is about. Call it before looking up account data when the customer has several and none is selected.",
+    origin: 'channel',
+    category: 'session',
+    effect: 'reversible',
+    inputSchema: InputSchema,
+    async execute(raw, context) {
+      const { hint } = InputSchema.parse(raw);
+      const contact = await contacts.get(context.customer.address);
+      const entities = contact?.entities ?? [];
+      if (entities.length === 0) return { selected: null, reason: 'This customer is not linked to any company or account.' };
+      const only = entities.length === 1 ? entities[0] : hint ? matching(entities, hint) : undefined;
+      if (only) {
+        const { output, session } = chosen(only);
+        return new WithSession(output, session);
+      }
+      return new ToolInterrupt(question(entities), { entities, attempts: 0 });
+    },
+    async resume(answer, data) {
+      const pending = PendingSchema.parse(data);
+      const entity = matching(pending.entities, answer);
+      if (entity) return chosen(entity);
+      if (pending.attempts === 0) {
+        return {
+          askAgain: new ToolInterrupt(
+            `Sorry, I didn't catch which one. Reply with a number from 1 to ${pending.entities.length}, or the company's name.`,
+            { ...pending, attempts: 1 },
+          ),
+        };
+      }
+      return { output: { selected: null, note: 'The customer did not choose a company; carry on without one.' } };
+    },
+  };
+}
+
+/** Grounding lines for a linked (or unlinked) customer and the selected entity. */
+export function describeLinkedCustomer(contact: LinkedCustomer | undefined, session: Readonly<Record<string, unknown>>): string {
+  if (!contact) return "This number is not linked to a customer account: there is no account data for them. To see invoices or account details they must ask the business to link their number.";
+  const entities = contact.entities.map((entity) => `${entity.name} (${entity.id})`).join(', ');
+  const selected = typeof session.entityName === 'string' ? ` Selected company: ${session.entityName} (${String(session.entityId)}).` : '';
+  return `Linked customer ${contact.name}${contact.email ? ` <${contact.email}>` : ''}; companies: ${entities || 'none'}.${selected}`;
+}
