@@ -274,6 +274,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
               (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [],
             transcriptUrl: (conversationId) => transcriptLinks.url(conversationId),
             business: config.businessName,
+            lockDurationMs: config.worker.lockTtlMs,
             logger,
             metrics,
           }),

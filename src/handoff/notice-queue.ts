@@ -71,6 +71,8 @@ export interface NoticeWorkerOptions extends NoticeQueueOptions {
   logger: Logger;
   metrics: Metrics;
   concurrency?: number;
+  /** How long a worker may go silent before its job is retried elsewhere. */
+  lockDurationMs?: number;
 }
 
 export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJob> {
@@ -133,6 +135,9 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     concurrency: options.concurrency ?? 8,
+    ...(options.lockDurationMs
+      ? { lockDuration: options.lockDurationMs, stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)) }
+      : {}),
   });
   worker.on('error', (error) => logger.error('notice-worker-error', { error }));
   return worker;

@@ -10,9 +10,14 @@ import { createLogger } from '../../src/logger.js';
 import { createDeterministicModels } from './deterministic-model.js';
 
 const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
-const models = createDeterministicModels(({ userText }) => {
-  process.stdout.write(`model-called ${userText}\n`);
-  return { text: `Slow answer to: ${userText}`, delayMs };
+/** `handoff`: the model books a sales call when asked for a demo (for the hand-off kill test). */
+const handoffScript = process.env.TEST_SCRIPT === 'handoff';
+const models = createDeterministicModels((call) => {
+  process.stdout.write(`model-called ${call.userText}\n`);
+  if (handoffScript && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
+    return { toolCalls: [{ name: 'book_sales_call', input: { reason: 'Demo for a team of 12' } }] };
+  }
+  return { text: `Slow answer to: ${call.userText}`, delayMs };
 });
 
 const services = await createServices(loadConfig(), {
