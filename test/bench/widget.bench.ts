@@ -1,0 +1,127 @@
+/**
+ * Widget figures for `npm run bench`: how many open SSE connections one web process holds and
+ * what each costs in memory (a real `main.ts web` child process, RSS from /proc), and how long
+ * a token takes from the worker to the browser (first delta and complete message, p50/p99).
+ * Loopback only; bounded in count and time.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../src/config.js';
+import { createServices } from '../../src/composition-root.js';
+import { createLogger } from '../../src/logger.js';
+import { createDeterministicModels } from '../support/deterministic-model.js';
+import { startFakeTwilio } from '../support/fake-twilio.js';
+import { TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, testEnv } from '../support/harness.js';
+import { findFreePort, startMongo, startRedis } from '../support/services.js';
+import { collectSse } from '../support/sse.js';
+
+const CONNECTIONS = Number(process.env.BENCH_SSE_CONNECTIONS ?? 2000);
+const TURNS = Number(process.env.BENCH_WIDGET_TURNS ?? 60);
+const ORIGIN = 'https://shop.example.test';
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? NaN;
+const rssMiB = async (pid: number) => Number((await readFile(`/proc/${pid}/status`, 'utf8')).match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+
+const redis = await startRedis();
+const mongo = await startMongo();
+const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
+process.env.TEST_REDIS_URL = redis.url;
+process.env.TEST_MONGODB_URI = mongo.uri;
+const sites = JSON.stringify([{ key: 'bench-site', name: 'Bench', origins: [ORIGIN] }]);
+const env = testEnv(twilio.baseUrl, { WEB_SITES: sites, LOG_LEVEL: 'error', WEB_VISITOR_MESSAGES_PER_MINUTE: '100000', WEB_IP_MESSAGES_PER_MINUTE: '100000' });
+
+async function session(base: string): Promise<string> {
+  const response = await fetch(`${base}/api/widget/session`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/json' }, body: JSON.stringify({ siteKey: 'bench-site' }) });
+  return ((await response.json()) as { token: string }).token;
+}
+
+// 1. Open SSE connections held by one web process.
+const port = await findFreePort();
+const web = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], { env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+const webBase = `http://127.0.0.1:${port}`;
+for (let attempt = 0; attempt < 200; attempt += 1) {
+  if (await fetch(`${webBase}/healthz`).then((response) => response.ok, () => false)) break;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+const tokens = await Promise.all(Array.from({ length: Math.ceil(CONNECTIONS / 10) }, () => session(webBase)));
+await new Promise((resolve) => setTimeout(resolve, 500));
+const before = await rssMiB(web.pid!);
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+const open: http.ClientRequest[] = [];
+await Promise.all(
+  Array.from({ length: CONNECTIONS }, (_, index) =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.get(`${webBase}/api/widget/events?token=${encodeURIComponent(tokens[index % tokens.length]!)}`, { agent, headers: { origin: ORIGIN } }, (response) => {
+        response.once('data', () => resolve());
+        response.on('error', () => undefined);
+      });
+      request.on('error', reject);
+      open.push(request);
+    }),
+  ),
+);
+await new Promise((resolve) => setTimeout(resolve, 1000));
+const after = await rssMiB(web.pid!);
+for (const request of open) request.destroy();
+web.kill('SIGTERM');
+
+// 2. Worker-to-browser token latency (web + worker in this process, deterministic model).
+const models = createDeterministicModels(() => ({ text: 'Our opening hours are nine to five, Monday to Friday, and ten to two on Saturdays.' }));
+const services = await createServices(loadConfig(env), { models, logger: createLogger({ level: 'error', sink: () => undefined }) });
+const worker = services.startWorker();
+await worker.waitUntilReady();
+const server = services.app.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const transport = services.channels.get('web')!.transport;
+const firstDeltaAt = new Map<string, number>();
+const sentAt = new Map<string, number>();
+const streamDelta = transport.streamDelta!.bind(transport);
+const send = transport.send.bind(transport);
+transport.streamDelta = (inbound, delta) => {
+  if (!firstDeltaAt.has(inbound.messageId)) firstDeltaAt.set(inbound.messageId, performance.now());
+  streamDelta(inbound, delta);
+};
+transport.send = async (inbound, text, part) => {
+  sentAt.set(inbound.messageId, performance.now());
+  return send(inbound, text, part);
+};
+const firstToken: number[] = [];
+const complete: number[] = [];
+for (let turn = 0; turn < TURNS; turn += 1) {
+  const token = await session(base);
+  const clientMessageId = `bench-${turn}-${Date.now()}`;
+  const received: Record<string, number> = {};
+  const stream = collectSse(`${base}/api/widget/events?token=${encodeURIComponent(token)}`, {
+    headers: { origin: ORIGIN },
+    until: (events) => {
+      const last = events.at(-1)!;
+      received[last.event] ??= performance.now();
+      return last.event === 'message';
+    },
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await fetch(`${base}/api/widget/messages`, { method: 'POST', headers: { origin: ORIGIN, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ clientMessageId, text: 'opening hours?' }) });
+  await stream;
+  firstToken.push(received.delta! - firstDeltaAt.get(clientMessageId)!);
+  complete.push(received.message! - sentAt.get(clientMessageId)!);
+}
+
+const row = (name: string, value: string) => console.log(`${name.padEnd(56)} ${value}`);
+const ms = (values: number[]) => `${percentile(values, 50).toFixed(1)} / ${percentile(values, 99).toFixed(1)}`;
+console.log('\nWidget benchmark (loopback; Redis stream + pub/sub; SSE over HTTP/1.1)');
+row(`open SSE connections held by one web process`, `${open.length}`);
+row('  web process RSS before / after (MiB)', `${before.toFixed(1)} / ${after.toFixed(1)}`);
+row('  memory per open connection (KiB)', (((after - before) * 1024) / open.length).toFixed(1));
+row(`worker → browser, first token p50 / p99 (ms, ${TURNS} turns; includes 40 ms delta coalescing)`, ms(firstToken));
+row('worker → browser, complete message p50 / p99 (ms)', ms(complete));
+
+server.close();
+await services.mongo.dropDatabase();
+await services.close();
+await twilio.close();
+await mongo.stop();
+await redis.stop();
+process.exit(0);
