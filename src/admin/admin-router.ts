@@ -29,7 +29,7 @@ export interface AdminRouterOptions {
 }
 
 export const MIN_ADMIN_TOKEN_LENGTH = 24;
-export const MAX_IMPORT_ROWS = 1000;
+const MAX_IMPORT_ROWS = 1000;
 const MAX_PAGE_SIZE = 500;
 
 const pageSize = (fallback: number) => z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(fallback);
@@ -77,7 +77,7 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
 
   const logRejection = (request: Request, status: number, reason: string) => {
     metrics.increment('admin_rejected_total', { reason });
-    logger.warn('admin-request-rejected', { method: request.method, path: request.path, status, reason });
+    logger.warn('admin-request-rejected', { method: request.method, path: request.baseUrl + request.path, status, reason });
   };
   const refuse = (request: Request, response: Response, status: number, reason: string, body: { error: string; [field: string]: unknown }) => {
     logRejection(request, status, reason);

@@ -12,12 +12,12 @@ export const ContactAddressSchema = z
   .string()
   .regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>, e.g. whatsapp:+14155550100');
 
-export const ContactEntitySchema = z.strictObject({
+const ContactEntitySchema = z.strictObject({
   id: z.string().trim().min(1).max(64),
   name: z.string().trim().min(1).max(120),
 });
 
-export const MAX_CONTACT_ENTITIES = 50;
+const MAX_CONTACT_ENTITIES = 50;
 
 const entityList = z
   .array(ContactEntitySchema)
@@ -41,7 +41,7 @@ export const ContactFieldsSchema = z.strictObject({
 
 export const ContactSchema = ContactFieldsSchema.extend({ address: ContactAddressSchema });
 export type Contact = z.infer<typeof ContactSchema>;
-export type ContactEntity = z.infer<typeof ContactEntitySchema>;
+type ContactEntity = z.infer<typeof ContactEntitySchema>;
 
 interface ContactRecord {
   /** The WhatsApp address, `whatsapp:+<E.164>`. */

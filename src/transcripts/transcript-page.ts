@@ -56,7 +56,7 @@ export const TRANSCRIPT_PAGE_CSP = [
 
 const htmlEntities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => htmlEntities[character] ?? character);
 }
 

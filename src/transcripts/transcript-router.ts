@@ -5,7 +5,7 @@
  * (by CSP) loading or running anything. This router must never serve a conversation other
  * than the one the link signs, nor anything but its transcript.
  */
-import express, { type Response, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
@@ -77,6 +77,18 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
         }),
       );
   });
+
+  // A path that does not even decode was never issued as a link: the same plain refusal.
+  const refuseUndecodable: ErrorRequestHandler = (error: unknown, _request, response, next) => {
+    if (!(error instanceof URIError)) {
+      next(error);
+      return;
+    }
+    setPrivateHeaders(response);
+    logger.warn('transcript-link-rejected', { reason: 'undecodable' });
+    plainPage(response, 403, 'This link is not valid');
+  };
+  router.use('/transcripts', refuseUndecodable);
 
   return router;
 }
