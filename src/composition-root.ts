@@ -186,6 +186,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const handle = createInboundHandler({ channels, orchestrator, transcripts, logger, metrics });
 
   let shuttingDown = false;
+  const draining = new AbortController();
   const app = createApp({
     trustProxy: config.trustProxy,
     logger,
@@ -214,6 +215,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         },
         logger,
         metrics,
+        shutdown: draining.signal,
       }),
       createWhatsappWebhookRouter({
         signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy },
@@ -284,9 +286,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
     beginShutdown() {
       shuttingDown = true;
+      draining.abort();
     },
     async close() {
       shuttingDown = true;
+      draining.abort();
       clearTimeout(mcpRetry);
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);

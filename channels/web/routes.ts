@@ -37,6 +37,8 @@ export interface WebRoutesOptions {
   limits: { maxMessageChars: number; visitorMessagesPerMinute: number; ipMessagesPerMinute: number };
   logger: Logger;
   metrics: Metrics;
+  /** Aborted when the process starts draining: open streams end so clients reconnect elsewhere. */
+  shutdown: AbortSignal;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -286,9 +288,12 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     const unsubscribe = events.listen(conversationKey, pull);
     pull();
     const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    const end = () => response.end();
+    options.shutdown.addEventListener('abort', end, { once: true });
     request.on('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
+      options.shutdown.removeEventListener('abort', end);
     });
   });
 

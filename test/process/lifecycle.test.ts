@@ -67,8 +67,19 @@ describe('SIGTERM', () => {
         body: new URLSearchParams(params).toString(),
       });
       expect(response.status).toBe(200);
-      await eventually(() => stub.requests.length === 1 || undefined, 10_000);
+      // A widget visitor holds an open event stream: it must not keep the process alive.
+      const session = await fetch(`http://127.0.0.1:${port}/api/widget/session`, {
+        method: 'POST',
+        headers: { origin: PUBLIC_BASE_URL, 'content-type': 'application/json' },
+        body: JSON.stringify({ siteKey: 'demo' }),
+      });
+      const { token } = (await session.json()) as { token: string };
+      const stream = await fetch(`http://127.0.0.1:${port}/api/widget/events?token=${encodeURIComponent(token)}`, { headers: { origin: PUBLIC_BASE_URL } });
+      expect(stream.status).toBe(200);
+      const streamEnded = stream.text();
+      await eventually(() => stub.requests.length >= 1 || undefined, 10_000);
       child.kill('SIGTERM');
+      await streamEnded;
       expect(await exit).toBe(0);
       expect(twilio.messages.map((message) => message.body)).toEqual(['Finished despite the shutdown.']);
       expect(output.stdout).toContain('"event":"shutdown-complete"');
