@@ -133,7 +133,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         service: handoffs,
         requireContact: true,
         onHandoff: async (context, outcome) => {
-          await events.append(context.conversationId, 'handoff', { team: outcome.team, status: outcome.status, text: outcome.nextSteps });
+          if (outcome.status === 'unavailable') return;
+          await events.append(context.conversationId, 'handoff', { team: outcome.team, status: outcome.status, text: outcome.customerText });
         },
       }),
       selectEntity,

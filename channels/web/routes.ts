@@ -79,6 +79,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     const origin = request.get('origin');
     if (origin) {
       response.set('Access-Control-Allow-Origin', origin);
+      response.set('Access-Control-Expose-Headers', 'Retry-After');
       response.vary('Origin');
     }
   };
@@ -89,6 +90,8 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     const token = header?.startsWith('Bearer ') ? header.slice(7) : typeof request.query.token === 'string' ? request.query.token : undefined;
     const check = tokens.verify(token);
     if (!check.ok) {
+      // Readable by a widget on any site's origin, so it can renew its session.
+      if (sites.anyAllows(request.get('origin'))) allowOrigin(request, response);
       refuse(response, 401, check.reason === 'expired' ? 'token expired' : 'invalid token', `token_${check.reason}`);
       return undefined;
     }

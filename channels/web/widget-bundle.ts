@@ -1,21 +1,23 @@
 /**
- * The widget script the service serves. Production builds it once (`npm run build` writes
- * dist/widget/); in development and tests, where that file is absent, it is bundled on first
- * request with esbuild and kept in memory.
+ * The widget script the service serves. Compiled code serves what `npm run build` wrote to
+ * dist/widget/; code run from source (tests, `npm run chat`, tsx) bundles the current widget
+ * source with esbuild on first request, so an edit is never hidden by a stale build.
  */
 import { readFile } from 'node:fs/promises';
 import type { WidgetBundle } from './routes.js';
 
 let cached: Promise<WidgetBundle> | undefined;
 
+/** Compiled (dist/) code serves the bundle the build wrote; code run from its TypeScript source bundles the source. */
+const runningFromSource = import.meta.url.endsWith('.ts');
+
 async function load(): Promise<WidgetBundle> {
-  try {
+  if (!runningFromSource) {
     const [code, version] = await Promise.all([readFile('dist/widget/widget.js', 'utf8'), readFile('dist/widget/version.txt', 'utf8')]);
     return { code, version: version.trim() };
-  } catch {
-    const builder = (await import(['..', '..', 'scripts', 'build-widget.js'].join('/'))) as { buildWidget(): Promise<WidgetBundle> };
-    return builder.buildWidget();
   }
+  const builder = (await import(['..', '..', 'scripts', 'build-widget.js'].join('/'))) as { buildWidget(): Promise<WidgetBundle> };
+  return builder.buildWidget();
 }
 
 export function widgetBundle(): Promise<WidgetBundle> {

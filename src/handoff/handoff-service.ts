@@ -26,6 +26,8 @@ export interface HandoffOutcome {
   team: string;
   /** What the assistant should tell the customer, in substance. */
   nextSteps: string;
+  /** The same, addressed to the customer (the widget's status line). */
+  customerText: string;
   bookingUrl?: string;
   handoffId?: string;
 }
@@ -34,7 +36,7 @@ function howWeReach(input: HandoffRequestInput): string {
   if (input.contact.whatsapp ?? input.customer.address.startsWith('whatsapp:')) return 'here on WhatsApp';
   if (input.contact.email) return `by email at ${input.contact.email}`;
   if (input.contact.phone) return `by phone at ${input.contact.phone}`;
-  return 'using the contact details you gave';
+  return 'using the contact details given';
 }
 
 export function createHandoffService(options: { teams: Teams; store: HandoffStore; notices: NoticeQueue; logger: Logger; metrics: Metrics }) {
@@ -47,6 +49,7 @@ export function createHandoffService(options: { teams: Teams; store: HandoffStor
           status: 'unavailable',
           team: input.team,
           nextSteps: 'No team can take this conversation over right now. Keep helping, and do not promise a call.',
+          customerText: '',
         };
       }
       const { handoff, created } = await options.store.open({ ...input, destinations: destinationsOf(team) });
@@ -62,6 +65,9 @@ export function createHandoffService(options: { teams: Teams; store: HandoffStor
         nextSteps: created
           ? `The ${team.label} will contact the customer ${howWeReach(input)} ${team.responseTime}.${booking}`
           : `The ${team.label} already has this conversation and will contact the customer ${howWeReach(input)} ${team.responseTime}; the new request was added.${booking}`,
+        customerText: `The ${team.label} will contact you ${howWeReach(input)} ${team.responseTime}.${
+          input.team === 'sales' && team.bookingUrl ? ` You can also pick a time: ${team.bookingUrl}` : ''
+        }`,
         ...(input.team === 'sales' && team.bookingUrl ? { bookingUrl: team.bookingUrl } : {}),
       };
     },

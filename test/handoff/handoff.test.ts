@@ -185,7 +185,7 @@ describe('support hand-off on the web', () => {
     expect(events.find((event) => event.event === 'handoff')?.data).toEqual({
       team: 'Support team',
       status: 'handed_off',
-      text: 'The Support team will contact the customer by email at ana@example.com within two hours.',
+      text: 'The Support team will contact you by email at ana@example.com within two hours.',
     });
     await eventually(() => notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1 || undefined);
     expect(notices(SUPPORT_PHONE)[0]?.body).toContain('Reach them: mailto:ana@example.com');

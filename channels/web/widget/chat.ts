@@ -160,8 +160,9 @@ export function createChat(options: ChatOptions): Chat {
       if (event.replyTo && !list.has(event.replyTo) && !outbox.owns(event.replyTo)) void resync();
     },
     handoff(event) {
-      setTyping(false);
-      list.addStatus(event.text ? `${strings.handoff(event.team)} ${event.text}` : strings.handoff(event.team));
+      // No team could take it: the assistant says so in its reply; a status line would mislead.
+      if (event.status === 'unavailable') return;
+      list.addStatus(strings.handoff(event.team));
       options.onReply();
     },
     error(event) {

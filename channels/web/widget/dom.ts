@@ -3,7 +3,7 @@
  * children, and the inline SVG icons. Text always goes in as text nodes.
  */
 
-export interface ElementOptions {
+interface ElementOptions {
   className?: string;
   text?: string;
   attributes?: Record<string, string>;
@@ -37,7 +37,7 @@ const ICON_PATHS = {
   compose: ['M12 20h8', 'M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z'],
 } as const;
 
-export type IconName = keyof typeof ICON_PATHS;
+type IconName = keyof typeof ICON_PATHS;
 
 export function icon(name: IconName): SVGSVGElement {
   const svg = document.createElementNS(SVG_NAMESPACE, 'svg');

@@ -9,7 +9,7 @@ export type StreamEvent =
   | { type: 'typing' }
   | { type: 'delta'; messageId: string; text: string }
   | { type: 'message'; id: string; role: 'visitor' | 'assistant'; text: string; replyTo: string | undefined }
-  | { type: 'handoff'; team: string; text: string }
+  | { type: 'handoff'; team: string; status: string | undefined }
   | { type: 'error'; message: string };
 
 export interface EventStreamOptions {
@@ -44,7 +44,7 @@ const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefin
     const role = data.role === 'visitor' ? 'visitor' : data.role === 'assistant' || data.role === undefined ? 'assistant' : undefined;
     return id && text !== undefined && role ? { type: 'message', id, role, text, replyTo: asText(data.replyTo) } : undefined;
   },
-  handoff: (data) => ({ type: 'handoff', team: asText(data.team) ?? '', text: asText(data.text) ?? '' }),
+  handoff: (data) => ({ type: 'handoff', team: asText(data.team) ?? '', status: asText(data.status) }),
   error: (data) => ({ type: 'error', message: asText(data.message) ?? '' }),
 };
 

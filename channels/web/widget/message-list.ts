@@ -8,7 +8,7 @@ import { element, screenReaderText } from './dom.js';
 import { renderRichText } from './render-rich-text.js';
 import type { WidgetStrings } from './strings.js';
 
-export type DeliveryState = 'pending' | 'sent' | 'failed';
+type DeliveryState = 'pending' | 'sent' | 'failed';
 
 export interface OutgoingBubble {
   readonly element: HTMLElement;

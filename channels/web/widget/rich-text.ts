@@ -13,7 +13,7 @@ export type Inline =
 
 export type Block = { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list'; items: Inline[][] };
 
-const LIST_ITEM = /^\s*[-*•]\s+(.*)$/;
+const LIST_ITEM = /^\s*[-*\u2022]\s+(.*)$/;
 // One alternation, tried left to right at each position: bold, markdown link, bare URL.
 const INLINE = /\*\*([^*\n]+?)\*\*|\[([^\]\n]+)\]\(([^()\s]+)\)|https?:\/\/[^\s<>"'`]+/gi;
 const TRAILING_PUNCTUATION = /[.,;:!?]+$/;

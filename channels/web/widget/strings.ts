@@ -37,11 +37,11 @@ const english: WidgetStrings = {
   visitorPrefix: 'You:',
   typing: (name) => `${name} is typing…`,
   unread: (count) => (count === 1 ? '1 new message' : `${count} new messages`),
-  handoff: (team) => (team ? `Your conversation has been passed to our ${team} team.` : 'Your conversation has been passed to our team.'),
+  handoff: (team) => (team ? `Handed over to ${team}. They will get back to you.` : 'Handed over to our team. They will get back to you.'),
   tooLong: (maxChars) =>
     maxChars === undefined ? 'That message is too long. Please shorten it.' : `That message is too long. Please keep it to ${maxChars} characters or fewer.`,
   rateLimited: (seconds) => `You're sending messages too quickly. Sending again in ${seconds} s.`,
-  offline: "You're offline. Check your connection; your messages will be kept here.",
+  offline: "You're offline. Check your connection and try again.",
   notSent: 'Not sent.',
   retry: 'Retry',
   failed: 'Sorry, something went wrong. Please try again.',
@@ -60,11 +60,12 @@ const spanish: WidgetStrings = {
   visitorPrefix: 'Tú:',
   typing: (name) => `${name} está escribiendo…`,
   unread: (count) => (count === 1 ? '1 mensaje nuevo' : `${count} mensajes nuevos`),
-  handoff: (team) => (team ? `Tu conversación ha pasado a nuestro equipo de ${team}.` : 'Tu conversación ha pasado a nuestro equipo.'),
+  handoff: (team) =>
+    team ? `Conversación transferida a ${team}. Se pondrán en contacto contigo.` : 'Conversación transferida a nuestro equipo. Se pondrán en contacto contigo.',
   tooLong: (maxChars) =>
     maxChars === undefined ? 'El mensaje es demasiado largo. Acórtalo, por favor.' : `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
   rateLimited: (seconds) => `Estás enviando mensajes demasiado rápido. Se volverá a enviar en ${seconds} s.`,
-  offline: 'Estás sin conexión. Revisa tu conexión; tus mensajes se guardan aquí.',
+  offline: 'Estás sin conexión. Revisa tu conexión e inténtalo de nuevo.',
   notSent: 'No enviado.',
   retry: 'Reintentar',
   failed: 'Lo sentimos, algo ha fallado. Inténtalo de nuevo.',

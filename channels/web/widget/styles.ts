@@ -13,7 +13,9 @@ function css(theme: Theme): string {
 .root {
   --accent: ${theme.accent}; --on-accent: ${theme.onAccent}; --link: ${theme.link}; --ring: ${theme.ring};
   --text: #1d2939; --muted: #667085; --line: #e4e7ec; --surface: #f5f6f8; --danger: #b42318;
-  font: 15px/1.45 ${FONT}; color: var(--text); text-align: left; letter-spacing: normal;
+  /* Inherited properties the page may have set on our host element. */
+  font: 15px/1.45 ${FONT}; color: var(--text); text-align: left; letter-spacing: normal; word-spacing: normal;
+  text-transform: none; text-indent: 0; white-space: normal; visibility: visible; direction: ltr; cursor: auto;
   -webkit-font-smoothing: antialiased;
 }
 *, *::before, *::after { box-sizing: border-box; }
@@ -137,6 +139,12 @@ button { font: inherit; margin: 0; }
   .panel { top: 0; right: 0; bottom: 0; left: 0; width: 100%; height: 100%; max-height: none; border-radius: 0; }
   .launcher { right: 16px; bottom: 16px; }
   .message, .outgoing { max-width: 90%; }
+  /* 16px stops iOS zooming the page when the input takes focus. */
+  .input { font-size: 16px; }
+  .composer { padding-bottom: calc(12px + env(safe-area-inset-bottom, 0px)); }
+}
+@media print {
+  .root { display: none; }
 }
 @media (prefers-reduced-motion: reduce) {
   .dot { animation: none; opacity: 0.7; }

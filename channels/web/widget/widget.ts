@@ -28,7 +28,7 @@ const PANEL_ID = 'chat-panel';
 
 export function mountWidget(options: MountOptions): void {
   const { site } = options.session;
-  const language = chooseLanguage([site.language, ...navigator.languages, navigator.language]);
+  const language = chooseLanguage([site.language, ...(navigator.languages ?? []), navigator.language]);
   const strings = stringsFor(language);
 
   const host = document.createElement(HOST_TAG);
