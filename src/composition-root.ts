@@ -112,6 +112,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     ttlHours: config.transcriptLinks.ttlHours,
   });
   const selectEntity = createSelectEntityTool(contacts);
+  const recentMessages = async (conversationId: string) =>
+    (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [];
   const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
 
   const whatsapp = createWhatsappChannel({
@@ -121,7 +123,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     apiBaseUrl: config.twilio.apiBaseUrl,
     statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
     logger,
-    tools: [...createHandoffTools({ service: handoffs, requireContact: false }), selectEntity],
+    tools: [...createHandoffTools({ service: handoffs, recentMessages, requireContact: false }), selectEntity],
     roleCapabilityTools: HANDOFF_BINDINGS,
     contacts,
   });
@@ -131,6 +133,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     tools: [
       ...createHandoffTools({
         service: handoffs,
+        recentMessages,
         requireContact: true,
         onHandoff: async (context, outcome) => {
           if (outcome.status === 'unavailable') return;
@@ -273,8 +276,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
               }),
               webhook: (url, notice, key) => postWebhookNotice(url, notice, key),
             },
-            recentMessages: async (conversationId) =>
-              (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [],
             transcriptUrl: (conversationId) => transcriptLinks.url(conversationId),
             business: config.businessName,
             lockDurationMs: config.worker.lockTtlMs,

@@ -19,6 +19,7 @@ export interface HandoffRequestInput {
   customer: { address: string; name?: string };
   contact: { email?: string; phone?: string; whatsapp?: string };
   facts: Facts;
+  lastMessages: { direction: 'inbound' | 'outbound'; text: string }[];
 }
 
 export interface HandoffOutcome {

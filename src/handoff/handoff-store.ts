@@ -26,6 +26,8 @@ export interface HandoffRecord {
   customer: { address: string; name?: string };
   contact: { email?: string; phone?: string; whatsapp?: string };
   facts: Facts;
+  /** The conversation's last messages when the hand-off was opened (what the notice shows). */
+  lastMessages: { direction: 'inbound' | 'outbound'; text: string }[];
   destinations: Destination[];
   createdAt: Date;
   updatedAt: Date;
@@ -64,6 +66,7 @@ const handoffSchema = new Schema<HandoffRecord>(
     customer: { address: { type: String, required: true }, name: String },
     contact: { email: String, phone: String, whatsapp: String },
     facts: { type: Schema.Types.Mixed, default: {} },
+    lastMessages: [{ _id: false, direction: String, text: String }],
     destinations: [{ _id: false, id: String, kind: String, target: String }],
   },
   { timestamps: true, versionKey: false, minimize: false },
@@ -101,6 +104,7 @@ export interface HandoffRequest {
   customer: HandoffRecord['customer'];
   contact: HandoffRecord['contact'];
   facts: Facts;
+  lastMessages: HandoffRecord['lastMessages'];
   destinations: Destination[];
 }
 

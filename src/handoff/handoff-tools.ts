@@ -23,6 +23,8 @@ const HandoffInputSchema = z.object({
 
 export interface HandoffToolOptions {
   service: HandoffService;
+  /** The conversation's recent messages (before the one being answered). */
+  recentMessages(conversationId: string): Promise<readonly { direction: 'inbound' | 'outbound'; text: string }[]>;
   /** True where the customer's address can't reach them (web): an email or phone is required. */
   requireContact: boolean;
   /** Runs after a hand-off is recorded (the web shows a status line). */
@@ -55,6 +57,10 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
           ...(context.customer.address.startsWith('whatsapp:') ? { whatsapp: context.customer.address } : {}),
         },
         facts: { ...context.facts, ...context.session },
+        lastMessages: [
+          ...(await options.recentMessages(context.conversationId)).slice(-5).map(({ direction, text }) => ({ direction, text })),
+          { direction: 'inbound', text: context.latestMessage },
+        ],
       });
       await options.onHandoff?.(context, outcome);
       return outcome;

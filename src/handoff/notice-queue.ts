@@ -9,7 +9,6 @@ import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { RecentMessage } from '../store/transcript-store.js';
 import { noticeId, type HandoffRecord, type HandoffStore } from './handoff-store.js';
 import { buildNotice, type Notice } from './notice.js';
 import type { Destination, Team, Teams } from './teams.js';
@@ -64,8 +63,6 @@ export interface NoticeWorkerOptions extends NoticeQueueOptions {
   store: HandoffStore;
   teams: Teams;
   senders: NoticeSenders;
-  /** The conversation's recent messages for the notice. */
-  recentMessages(conversationId: string): Promise<readonly RecentMessage[]>;
   transcriptUrl(conversationId: string): string;
   business: string;
   logger: Logger;
@@ -103,7 +100,6 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
     const content = buildNotice({
       handoff,
       team,
-      recent: await options.recentMessages(handoff.conversationId),
       transcriptUrl: options.transcriptUrl(handoff.conversationId),
       business: options.business,
     });

@@ -4,7 +4,6 @@
  * link — as plain text (WhatsApp), Slack-compatible `{ text, blocks }` (webhooks) and the
  * variables of a WhatsApp Content template.
  */
-import type { RecentMessage } from '../store/transcript-store.js';
 import type { HandoffRecord } from './handoff-store.js';
 import type { Team } from './teams.js';
 
@@ -40,8 +39,9 @@ function established(handoff: HandoffRecord): string {
   return entries.length ? entries.map(([key, value]) => `${key.replace(/_/g, ' ')}: ${String(value)}`).join(' · ') : 'nothing beyond the request';
 }
 
-export function buildNotice(input: { handoff: HandoffRecord; team: Team; recent: readonly RecentMessage[]; transcriptUrl: string; business: string }): Notice {
-  const { handoff, team, recent, transcriptUrl } = input;
+export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcriptUrl: string; business: string }): Notice {
+  const { handoff, team, transcriptUrl } = input;
+  const recent = handoff.lastMessages ?? [];
   const wants = clip(oneLine(handoff.reason), 200);
   const lastMessages = recent
     .slice(-6)

@@ -70,6 +70,7 @@ export async function resumeContinuation(
     roleId: role.id,
     channelId: leg.channel.id,
     customer: input.inbound.from,
+    latestMessage: input.inbound.text,
     facts: decision.facts,
     session: leg.session,
     metadata: input.inbound.metadata,

@@ -94,6 +94,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           roleId: role.id,
           channelId: channel.id,
           customer: input.inbound.from,
+          latestMessage: input.inbound.text,
           facts: decision.facts,
           session: leg.session,
           metadata: input.inbound.metadata,

@@ -19,6 +19,8 @@ export interface ToolCallContext {
   channelId: string;
   /** The customer as the channel knows them (address, display name). */
   customer: { address: string; displayName?: string };
+  /** The customer's message this leg answers. */
+  latestMessage: string;
   /** The routed role's facts as this leg started. */
   facts: Readonly<Record<string, string | number | boolean | null>>;
   /** Session facts channel tools set earlier (e.g. the selected entity). */

@@ -161,6 +161,53 @@ describe('sales hand-off on WhatsApp', () => {
   });
 });
 
+describe('support hand-off on WhatsApp', () => {
+  test('the support team gets exactly this notice on WhatsApp and its webhook', async () => {
+    const customer = 'whatsapp:+447700902010';
+    await harness.sendWhatsapp({ from: customer, body: "I can't log in since this morning, I need a person", profileName: 'Luis' });
+    await eventually(() => notices(customer).length === 1 && notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    expect(notices(customer)[0]?.body).toBe('Done. The Support team will contact the customer here on WhatsApp within two hours.');
+    const body = notices(SUPPORT_PHONE)[0]!.body;
+    const transcript = body.split('\n').at(-1)!;
+    expect(body).toBe(
+      [
+        'New hand-off to Support team — Harbour Lane',
+        'Who: Luis (WhatsApp +447700902010)',
+        'Wants: Cannot log in after resetting the password',
+        'Established: nothing beyond the request',
+        'Last messages:',
+        "  Customer: I can't log in since this morning, I need a person",
+        'Reach them: https://wa.me/447700902010',
+        transcript,
+      ].join('\n'),
+    );
+    expect(transcript).toMatch(/^Transcript: https:\/\/assistant\.example\.test\/transcripts\//);
+    expect(receiver.received[0]).toMatchObject({ path: '/support', body: { text: body } });
+    expect(notices(SALES_PHONE)).toHaveLength(0);
+  });
+});
+
+describe('sales hand-off on the web', () => {
+  test('with the email given up front, the sales team is notified once on each destination', async () => {
+    const session = (await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'test-site' })).body;
+    await harness.http
+      .post('/api/widget/messages')
+      .set('Origin', SHOP)
+      .set('Authorization', `Bearer ${session.token}`)
+      .send({ clientMessageId: `c-${Date.now()}`, text: 'We are a team of 12 and want a demo, my email is bo@example.com' });
+    await eventually(() => notices(SALES_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    const body = notices(SALES_PHONE)[0]!.body;
+    expect(body.split('\n').slice(0, 4)).toEqual([
+      'New hand-off to Sales team — Harbour Lane',
+      'Who: Unnamed customer (bo@example.com)',
+      'Wants: Demo of the Pro plan for a team of 12',
+      'Established: interested plan: Pro · team size: 12 · wants demo: true',
+    ]);
+    expect(body).toContain('Reach them: mailto:bo@example.com');
+    expect(receiver.received[0]).toMatchObject({ path: '/sales', body: { text: body } });
+  });
+});
+
 describe('support hand-off on the web', () => {
   test('asks for a contact first, then hands off; the widget shows the status and support is notified once', async () => {
     const session = (await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'test-site' })).body;

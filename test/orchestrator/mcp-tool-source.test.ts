@@ -24,6 +24,7 @@ const context = (): ToolCallContext => ({
   roleId: 'support',
   channelId: 'cli',
   customer: { address: 'cli:test' },
+  latestMessage: 'hello',
   facts: {},
   session: {},
   metadata: {},
