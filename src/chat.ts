@@ -36,33 +36,28 @@ async function showDecision(): Promise<void> {
   output.write(decision ? `${JSON.stringify(decision, null, 2)}\n` : 'no decision stored (yet, or it expired)\n');
 }
 
-const terminal = createInterface({ input: process.stdin, output, terminal: process.stdin.isTTY });
-output.write('Talk to the assistant. /reset starts over, /decision shows the last turn\'s decision, /quit leaves.\n\n');
-for (;;) {
-  let text: string;
-  try {
-    text = (await terminal.question('you › ')).trim();
-  } catch {
-    break;
-  }
-  if (!text) continue;
+const terminal = createInterface({ input: process.stdin, terminal: false });
+output.write("Talk to the assistant. /reset starts over, /decision shows the last turn's decision, /quit leaves.\n\nyou › ");
+// Lines are read as a stream (not one question at a time) so nothing typed during a turn is lost.
+for await (const line of terminal) {
+  const text = line.trim();
   if (text === '/quit') break;
-  if (text === '/decision') {
-    await showDecision();
-    continue;
+  if (text === '/decision') await showDecision();
+  else if (text) {
+    await handle(
+      {
+        channel: channel.id,
+        conversationKey,
+        messageId: randomUUID(),
+        from: { address: conversationKey },
+        text,
+        receivedAt: Date.now(),
+        metadata: {},
+      },
+      new AbortController().signal,
+    );
   }
-  await handle(
-    {
-      channel: channel.id,
-      conversationKey,
-      messageId: randomUUID(),
-      from: { address: conversationKey },
-      text,
-      receivedAt: Date.now(),
-      metadata: {},
-    },
-    new AbortController().signal,
-  );
+  output.write('you › ');
 }
 terminal.close();
 await services.close();

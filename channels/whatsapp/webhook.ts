@@ -7,7 +7,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { InboundMessage } from '../../src/orchestrator/contracts.js';
-import type { DeliveryStatus } from '../../src/store/transcript-store.js';
+import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript-store.js';
 import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
 
@@ -19,14 +19,7 @@ export interface InboundIntake {
   accept(message: InboundMessage): Promise<'accepted' | 'duplicate'>;
 }
 
-export interface DeliveryStatusSink {
-  updateDeliveryStatus(input: {
-    channelMessageId: string;
-    status: DeliveryStatus;
-    errorCode?: string;
-    errorMessage?: string;
-  }): Promise<boolean>;
-}
+export type DeliveryStatusSink = Pick<TranscriptStore, 'updateDeliveryStatus'>;
 
 export interface WhatsappWebhookOptions {
   signature: SignatureSettings;

@@ -5,22 +5,11 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { Facts } from '../orchestrator/contracts.js';
-import type { HandoffStore } from './handoff-store.js';
+import type { HandoffRequest, HandoffStore } from './handoff-store.js';
 import type { NoticeQueue } from './notice-queue.js';
-import { destinationsOf, type TeamId, type Teams } from './teams.js';
+import { destinationsOf, type Teams } from './teams.js';
 
-export interface HandoffRequestInput {
-  team: TeamId;
-  reason: string;
-  channel: string;
-  conversationId: string;
-  roleId: string;
-  customer: { address: string; name?: string };
-  contact: { email?: string; phone?: string; whatsapp?: string };
-  facts: Facts;
-  lastMessages: { direction: 'inbound' | 'outbound'; text: string }[];
-}
+export type HandoffRequestInput = Omit<HandoffRequest, 'destinations'>;
 
 export interface HandoffOutcome {
   status: 'handed_off' | 'already_open' | 'unavailable';

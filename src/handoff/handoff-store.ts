@@ -95,18 +95,11 @@ const pointerSchema = new Schema<OpenPointer>(
 
 export const noticeId = (handoffId: string, destinationId: string) => `${handoffId}|${destinationId}`;
 
-export interface HandoffRequest {
-  team: TeamId;
-  reason: string;
-  channel: string;
-  conversationId: string;
-  roleId: string;
-  customer: HandoffRecord['customer'];
-  contact: HandoffRecord['contact'];
-  facts: Facts;
-  lastMessages: HandoffRecord['lastMessages'];
-  destinations: Destination[];
-}
+/** What opening a hand-off takes: the record's fields a request decides. */
+export type HandoffRequest = Pick<
+  HandoffRecord,
+  'team' | 'reason' | 'channel' | 'conversationId' | 'roleId' | 'customer' | 'contact' | 'facts' | 'lastMessages' | 'destinations'
+>;
 
 export interface HandoffStore {
   ensureIndexes(): Promise<void>;

@@ -12,6 +12,7 @@ import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '.
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
 import type { DecisionStore } from './state/decision-store.js';
+import { toolContextFor } from './tool-context.js';
 
 export const CONTINUATION_EXPIRED_REPLY =
   'Sorry, that question has expired. Could you tell me again what you would like to do?';
@@ -64,18 +65,7 @@ export async function resumeContinuation(
   const decision = { ...stored, runId: input.runId };
   await decisions.put(conversationId, decision);
   const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
-  const context = {
-    conversationId,
-    runId: input.runId,
-    roleId: role.id,
-    channelId: leg.channel.id,
-    customer: input.inbound.from,
-    latestMessage: input.inbound.text,
-    facts: decision.facts,
-    session: leg.session,
-    metadata: input.inbound.metadata,
-    signal: input.signal,
-  };
+  const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session });
   const outcome = tool?.resume
     ? await tool.resume(input.inbound.text, pending.data, context)
     : { output: { answer: input.inbound.text } };

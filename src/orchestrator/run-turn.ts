@@ -22,6 +22,7 @@ import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { toolContextFor } from './tool-context.js';
 
 export const MODEL_FAILURE_REPLY =
   "Sorry, I couldn't answer that just now. Please send your message again in a minute.";
@@ -88,18 +89,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         system,
         messages: history,
         tools: leg.offered,
-        toolContext: {
-          conversationId: input.conversationId,
-          runId: decision.runId,
-          roleId: role.id,
-          channelId: channel.id,
-          customer: input.inbound.from,
-          latestMessage: input.inbound.text,
-          facts: decision.facts,
-          session: leg.session,
-          metadata: input.inbound.metadata,
-          signal: input.signal,
-        },
+        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session }),
         limits: options.limits,
         signal: input.signal,
         onTextDelta: input.onTextDelta,

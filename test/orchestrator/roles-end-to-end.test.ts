@@ -88,7 +88,9 @@ describe('in the terminal', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const say = async (line: string, waitFor: RegExp) => {
       child.stdin.write(`${line}\n`);
-      await eventually(() => waitFor.test(output), 15_000);
+      await eventually(() => waitFor.test(output), 30_000).catch((error: unknown) => {
+        throw new Error(`${String(error)}; the terminal showed:\n${output}`);
+      });
     };
     try {
       await eventually(() => output.includes('you ›'), 20_000);
@@ -101,5 +103,5 @@ describe('in the terminal', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  });
+  }, 90_000);
 });
