@@ -200,7 +200,9 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     response.json({
       lastEventId,
       messages: messages
-        .filter((message) => message.direction === 'inbound' || ['delivered', 'sent', 'queued', 'read'].includes(message.status))
+        // A part is appended to the event stream just before it is marked delivered: `sending`
+        // counts as shown, so a reload in between still finds it.
+        .filter((message) => message.direction === 'inbound' || !['pending', 'failed', 'uncertain', 'undelivered'].includes(message.status))
         .map((message) => ({
           id: message.direction === 'inbound' ? message.channelMessageId : message._id,
           role: message.direction === 'inbound' ? 'visitor' : 'assistant',
