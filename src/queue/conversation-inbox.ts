@@ -47,6 +47,8 @@ export interface ConversationInbox {
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
   size(conversationKey: string): Promise<number>;
+  /** Counts a failed attempt at a message; returns how many there have been. */
+  recordFailure(conversationKey: string, messageId: string): Promise<number>;
 }
 
 export class CorruptInboxEntryError extends Error {
@@ -92,6 +94,12 @@ export function createConversationInbox(redis: Redis): ConversationInbox {
 
     size(conversationKey) {
       return redis.llen(redisKeys.inbox(conversationKey));
+    },
+
+    async recordFailure(conversationKey, messageId) {
+      const key = `${redisKeys.inbox(conversationKey)}:failures:${messageId}`;
+      const results = await redis.multi().incr(key).expire(key, DEDUPE_TTL_SECONDS).exec();
+      return Number(results?.[0]?.[1] ?? 0);
     },
   };
 }

@@ -21,8 +21,9 @@ export function createTurnQueue(connection: ConnectionOptions, prefix?: string):
     connection,
     ...(prefix ? { prefix } : {}),
     defaultJobOptions: {
-      attempts: 6,
-      backoff: { type: 'exponential', delay: 1000 },
+      // About eight and a half minutes of retries (2 s doubling) ride out a provider blip.
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 2000 },
       // Completed job ids are kept a day so a late Twilio retry cannot enqueue a second job.
       removeOnComplete: { age: 24 * 60 * 60, count: 100_000 },
       removeOnFail: { age: 7 * 24 * 60 * 60 },

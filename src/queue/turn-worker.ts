@@ -13,6 +13,9 @@ import { CorruptInboxEntryError, type ConversationInbox } from './conversation-i
 import { acquireConversationLock } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob } from './turn-queue.js';
 
+/** Attempts at one inbound message before it is given up on (logged, counted) so later ones can run. */
+export const MAX_MESSAGE_ATTEMPTS = 8;
+
 export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
 
 export interface TurnWorkerOptions {
@@ -52,7 +55,15 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           continue;
         }
         if (!message) return 'drained';
-        await handle(message, abort.signal);
+        try {
+          await handle(message, abort.signal);
+        } catch (error) {
+          // A message that keeps failing must not block its conversation for ever.
+          const attempts = await inbox.recordFailure(conversationKey, message.messageId);
+          if (attempts < MAX_MESSAGE_ATTEMPTS || abort.signal.aborted) throw error;
+          metrics.increment('inbound_abandoned_total', { channel: message.channel });
+          logger.error('inbound-abandoned', { conversationKey, messageId: message.messageId, attempts, error });
+        }
         await inbox.acknowledge(conversationKey, message.messageId);
       }
     } finally {
