@@ -15,8 +15,8 @@ import { PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEn
 import { startMongo, startRedis } from '../support/services.js';
 import { inboundWhatsappParams, newTwilioSid, signTwilioRequest } from '../support/twilio-signature.js';
 
-const NUMBERS = Number(process.env.BENCH_NUMBERS ?? 200);
-const MESSAGES_PER_NUMBER = Number(process.env.BENCH_MESSAGES_PER_NUMBER ?? 5);
+const NUMBERS = Number(process.env.BENCH_NUMBERS ?? 60);
+const MESSAGES_PER_NUMBER = Number(process.env.BENCH_MESSAGES_PER_NUMBER ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const TIME_LIMIT_MS = 120_000;
 
