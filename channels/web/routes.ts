@@ -56,7 +56,7 @@ const MessageRequestSchema = z.object({
   page: z.object({ url: z.url().max(2048).optional(), title: z.string().max(200).optional() }).optional(),
 });
 
-export function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' | 'chatId'>): string {
+function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' | 'chatId'>): string {
   return `${WEB_CHANNEL_ID}:${claims.siteKey}:${claims.visitorId}:${claims.chatId}`;
 }
 

@@ -10,7 +10,7 @@ const origin = z
   .string()
   .regex(/^https?:\/\/[^/\s]+$/, 'expected an origin such as https://shop.example.com (scheme and host, no path)');
 
-export const SiteSchema = z.object({
+const SiteSchema = z.object({
   key: z.string().regex(/^[A-Za-z0-9_-]{3,64}$/, 'expected 3–64 letters, digits, - or _'),
   name: z.string().min(1).max(80),
   origins: z.array(origin).min(1),

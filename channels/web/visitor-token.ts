@@ -6,7 +6,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
-export const TOKEN_TTL_SECONDS = 24 * 60 * 60;
+const TOKEN_TTL_SECONDS = 24 * 60 * 60;
 
 const ClaimsSchema = z.object({
   s: z.string(),

@@ -7,7 +7,7 @@ import { z } from 'zod';
 const whatsappAddress = z.string().regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>');
 const messageSid = z.string().regex(/^(SM|MM)[0-9a-fA-F]{32}$/, 'expected a Twilio message SID');
 
-export const MAX_INBOUND_BODY_CHARS = 4096;
+const MAX_INBOUND_BODY_CHARS = 4096;
 
 export const TwilioInboundSchema = z.object({
   MessageSid: messageSid,

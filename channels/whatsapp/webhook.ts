@@ -11,7 +11,7 @@ import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript
 import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
 
-export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 export const WHATSAPP_CHANNEL_ID = 'whatsapp';
 
 export interface InboundIntake {

@@ -13,17 +13,6 @@ export class AppError extends Error {
 /** The environment or a declared unit (role, channel) is invalid: fix the deployment. */
 export class ConfigError extends AppError {}
 
-/** The caller sent something we refuse; maps to a 4xx and is never retried. */
-export class InvalidRequestError extends AppError {
-  constructor(
-    message: string,
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 = 400,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 /** A model call failed; `retryable` says whether the same call may succeed later. */
 export class ModelCallError extends AppError {
   constructor(
@@ -46,9 +35,6 @@ export class ChannelSendError extends AppError {
     super(message, options);
   }
 }
-
-/** A continuation leg whose stored decision has expired: refused, never re-judged. */
-export class DecisionExpiredError extends AppError {}
 
 const retryableNames = new Set(['ModelCallError', 'ChannelSendError']);
 

@@ -10,7 +10,7 @@ import type { Facts } from '../orchestrator/contracts.js';
 import type { Destination, TeamId } from './teams.js';
 
 /** An open hand-off older than this no longer absorbs new requests: a new one notifies again. */
-export const HANDOFF_REOPEN_AFTER_MS = 24 * 60 * 60 * 1000;
+const HANDOFF_REOPEN_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export type NoticeStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'uncertain';
 

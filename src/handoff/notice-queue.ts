@@ -14,9 +14,9 @@ import { buildNotice, type Notice } from './notice.js';
 import type { Destination, Team, Teams } from './teams.js';
 import { NoticeSendError } from './webhook-sender.js';
 
-export const NOTICE_QUEUE_NAME = 'handoff-notices';
+const NOTICE_QUEUE_NAME = 'handoff-notices';
 
-export const NoticeJobSchema = z.object({ handoffId: z.string().min(1), destinationId: z.string().min(1) });
+const NoticeJobSchema = z.object({ handoffId: z.string().min(1), destinationId: z.string().min(1) });
 export type NoticeJob = z.infer<typeof NoticeJobSchema>;
 
 export interface NoticeSenders {

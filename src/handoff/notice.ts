@@ -17,7 +17,7 @@ const clip = (text: string, chars: number) => (text.length > chars ? `${text.sli
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 /** The fastest way to reach the customer: a wa.me link, a mailto or a tel link. */
-export function reachLink(handoff: HandoffRecord): string {
+function reachLink(handoff: HandoffRecord): string {
   const whatsapp = handoff.contact.whatsapp ?? (handoff.customer.address.startsWith('whatsapp:') ? handoff.customer.address : undefined);
   if (whatsapp) return `https://wa.me/${whatsapp.replace(/^whatsapp:\+?/, '')}`;
   if (handoff.contact.email) return `mailto:${handoff.contact.email}`;

@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 
-export const TEAM_IDS = ['sales', 'support'] as const;
+const TEAM_IDS = ['sales', 'support'] as const;
 export type TeamId = (typeof TEAM_IDS)[number];
 
-export const TeamSchema = z.object({
+const TeamSchema = z.object({
   label: z.string().min(1).max(60),
   whatsapp: z.array(z.string().regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>')).max(20).default([]),
   webhooks: z.array(z.url({ protocol: /^https?$/ })).max(20).default([]),

@@ -28,7 +28,7 @@ export interface ToolCallRecord {
 }
 
 /** Turns a tool call and its result into facts the role keeps. */
-export type EvidenceRule = (call: ToolCallRecord) => Facts | undefined;
+type EvidenceRule = (call: ToolCallRecord) => Facts | undefined;
 
 export interface BriefInput {
   facts: Facts;
@@ -45,7 +45,7 @@ export interface AfterTurnInput {
   replyText: string;
 }
 
-export interface KpiInput extends AfterTurnInput {
+interface KpiInput extends AfterTurnInput {
   roleId: string;
   degraded: boolean;
 }

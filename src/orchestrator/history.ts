@@ -4,7 +4,7 @@
  */
 import type { ModelMessage } from 'ai';
 
-export const HISTORY_CHAR_LIMIT = 12_000;
+const HISTORY_CHAR_LIMIT = 12_000;
 
 export interface TranscriptLine {
   direction: 'inbound' | 'outbound';

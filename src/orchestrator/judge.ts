@@ -16,7 +16,7 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from './contracts.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
-export const JUDGE_LIMITS = {
+const JUDGE_LIMITS = {
   roles: 32,
   descriptionChars: 240,
   factsPerRole: 6,
@@ -84,7 +84,7 @@ function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
   return roles.map((role) => role.id) as [string, ...string[]];
 }
 
-export function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
+function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
   const facts: Record<string, z.ZodType> = {};
   for (const role of routableRoles(roles)) {
     for (const [key, question] of roleFacts(role)) facts[factKey(role.id, key)] = factSchema(question);
@@ -113,7 +113,7 @@ function transcript(history: readonly ModelMessage[]): string {
     .join('\n');
 }
 
-export function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; prompt: string } {
+function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; prompt: string } {
   const roles = routableRoles(input.roles)
     .map((role) => {
       const questions = roleFacts(role)

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { InboundMessage } from '../orchestrator/contracts.js';
 import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, redisKeys } from './keys.js';
 
-export const InboundMessageSchema = z.object({
+const InboundMessageSchema = z.object({
   channel: z.string().min(1),
   conversationKey: z.string().min(1),
   messageId: z.string().min(1),

@@ -12,7 +12,7 @@
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 
-export const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
+const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export type MessageStatus = 'received' | 'pending' | 'sending' | 'uncertain' | DeliveryStatus;
 

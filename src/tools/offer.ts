@@ -41,8 +41,3 @@ export function offerTools({ role, channelTools, mcpTools, rankedNames = [] }: O
   return [...offered.values()];
 }
 
-/** Candidate names the judge may rank: only sent when ranking will be used. */
-export function rankableToolNames(role: RoleDefinition, tools: readonly AssistantTool[]): string[] {
-  const names = tools.filter((tool) => toolIsInScope(tool, role.toolScope)).map((tool) => tool.name);
-  return names.length > MAX_TURN_TOOLS ? names : [];
-}

@@ -5,7 +5,7 @@
  */
 import type { AssistantTool } from './tool.js';
 
-export const SHORTLIST_SIZE = 30;
+const SHORTLIST_SIZE = 30;
 
 const STOP_WORDS = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'can', 'how', 'what', 'where', 'this', 'that', 'from', 'get', 'list', 'por', 'que', 'los', 'las', 'una', 'del']);
 

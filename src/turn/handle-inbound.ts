@@ -24,7 +24,7 @@ export interface InboundHandlerOptions {
   onTurn?: (result: TurnResult) => void;
 }
 
-export const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
+const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
 
 function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
   const known = new Set(recent.map((message) => message.id));

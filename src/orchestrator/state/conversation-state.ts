@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { DECISION_TTL_SECONDS, redisKeys, STATE_TTL_SECONDS } from '../../queue/keys.js';
 
-export const PendingInterruptSchema = z.object({
+const PendingInterruptSchema = z.object({
   runId: z.string(),
   toolName: z.string(),
   question: z.string(),

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { DECISION_TTL_SECONDS, redisKeys } from '../../queue/keys.js';
 
-export const StoredDecisionSchema = z.object({
+const StoredDecisionSchema = z.object({
   runId: z.string(),
   roleId: z.string(),
   tier: z.enum(['fast', 'smart']),

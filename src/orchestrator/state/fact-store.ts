@@ -31,7 +31,7 @@ return 1`;
 
 const MAX_CAS_ATTEMPTS = 3;
 
-export function parseFacts(raw: string | null): VersionedFacts {
+function parseFacts(raw: string | null): VersionedFacts {
   if (raw === null) return EMPTY_FACTS;
   try {
     const parsed = StoredFactsSchema.safeParse(JSON.parse(raw));
