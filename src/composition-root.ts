@@ -45,6 +45,7 @@ import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { startRetention } from './store/retention.js';
 import { createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
 
@@ -233,6 +234,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   });
 
   const workers: Worker[] = [];
+  let retention: Promise<{ close(): Promise<void> } | undefined> | undefined;
   return {
     config,
     logger,
@@ -262,6 +264,18 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       });
       workers.push(worker);
       if (workers.length === 1) {
+        retention = startRetention({
+          connection: bullConnection,
+          ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+          retentionDays: config.retentionDays,
+          transcripts,
+          handoffs: handoffStore,
+          logger,
+          metrics,
+        }).catch((error: unknown) => {
+          logger.error('retention-start-failed', { error });
+          return undefined;
+        });
         workers.push(
           createNoticeWorker({
             ...noticeOptions,
@@ -294,6 +308,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       shuttingDown = true;
       draining.abort();
       clearTimeout(mcpRetry);
+      await (await retention)?.close();
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();

@@ -58,6 +58,7 @@ export const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
   TRANSCRIPT_LINK_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   TRANSCRIPT_LINK_TTL_HOURS: positiveInt(72),
+  TRANSCRIPT_RETENTION_DAYS: positiveInt(365),
   MODEL_FAST: z.string().min(1).default('gpt-5-mini'),
   MODEL_SMART: z.string().min(1).default('gpt-5'),
   MODEL_MAX_STEPS: positiveInt(5),
@@ -96,6 +97,7 @@ export interface Config {
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   adminToken: string | undefined;
   transcriptLinks: { secret: string; ttlHours: number };
+  retentionDays: number;
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -145,6 +147,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     businessName: env.BUSINESS_NAME,
     handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },
     adminToken: env.ADMIN_TOKEN,
+    retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', env.TWILIO_AUTH_TOKEN).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

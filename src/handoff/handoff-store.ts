@@ -112,6 +112,8 @@ export interface HandoffStore {
   markNoticeSent(id: string, channelMessageId: string | undefined): Promise<void>;
   releaseNotice(id: string, error: string): Promise<void>;
   markNoticeFailed(id: string, status: 'failed' | 'uncertain', error: string): Promise<void>;
+  /** Deletes hand-offs and their notices created before `cutoff`; returns how many hand-offs. */
+  purgeOlderThan(cutoff: Date): Promise<number>;
   /** Recent hand-offs with their notices, newest first (admin API; not a hot path). */
   list(options: { status?: 'open' | 'closed'; limit: number }): Promise<(HandoffRecord & { notices: NoticeRecord[] })[]>;
 }
@@ -217,6 +219,15 @@ export function createHandoffStore(connection: Connection, now: () => number = D
 
     async markNoticeFailed(id, status, error) {
       await notices.updateOne({ _id: id }, { $set: { status, lastError: error } }).exec();
+    },
+
+    async purgeOlderThan(cutoff) {
+      const [removed] = await Promise.all([
+        handoffs.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        notices.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        pointers.deleteMany({ openedAt: { $lt: cutoff } }).exec(),
+      ]);
+      return removed.deletedCount;
     },
 
     async list({ status, limit }) {

@@ -108,11 +108,13 @@ const messageSchema = new Schema<MessageRecord>(
 // For reading a whole conversation in order (transcript pages, exports) on MongoDB.
 messageSchema.index({ conversationId: 1, createdAt: 1, _id: 1 });
 messageSchema.index({ channelMessageId: 1 });
+messageSchema.index({ createdAt: 1 });
 
 const deliverySchema = new Schema<DeliveryRecord>(
   { _id: { type: String, required: true }, messageId: { type: String, required: true } },
-  { versionKey: false },
+  { versionKey: false, timestamps: { createdAt: true, updatedAt: false } },
 );
+deliverySchema.index({ createdAt: 1 });
 
 export interface OpenedConversation {
   conversationId: string;
@@ -161,6 +163,8 @@ export interface TranscriptStore {
   }): Promise<boolean>;
   /** A whole conversation in order (not a hot path: on FerretDB this scans). */
   conversationMessages(conversationId: string): Promise<MessageRecord[]>;
+  /** Deletes messages, delivery ids and quiet conversations older than `cutoff`; returns counts. */
+  purgeOlderThan(cutoff: Date): Promise<{ messages: number; conversations: number }>;
 }
 
 export function inboundMessageId(channel: string, channelMessageId: string): string {
@@ -324,6 +328,15 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
 
     async conversationMessages(conversationId) {
       return messages.find({ conversationId }).sort({ createdAt: 1, _id: 1 }).lean().exec();
+    },
+
+    async purgeOlderThan(cutoff) {
+      const [removedMessages, , removedConversations] = await Promise.all([
+        messages.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        deliveries.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        conversations.deleteMany({ updatedAt: { $lt: cutoff } }).exec(),
+      ]);
+      return { messages: removedMessages.deletedCount, conversations: removedConversations.deletedCount };
     },
   };
   return store;

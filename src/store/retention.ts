@@ -1,0 +1,53 @@
+/**
+ * Retention: a scheduled purge of transcripts and hand-offs older than
+ * TRANSCRIPT_RETENTION_DAYS. FerretDB has no TTL indexes, so a BullMQ job scheduler runs the
+ * purge every few hours on one worker — the same code works on MongoDB, where the createdAt
+ * indexes make it cheap.
+ */
+import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import type { HandoffStore } from '../handoff/handoff-store.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { TranscriptStore } from './transcript-store.js';
+
+const MAINTENANCE_QUEUE = 'maintenance';
+const PURGE_EVERY_MS = 6 * 60 * 60 * 1000;
+
+export interface RetentionOptions {
+  retentionDays: number;
+  transcripts: Pick<TranscriptStore, 'purgeOlderThan'>;
+  handoffs: Pick<HandoffStore, 'purgeOlderThan'>;
+  logger: Logger;
+  metrics: Metrics;
+  now?: () => number;
+}
+
+/** One purge pass; returns what it removed. */
+export async function purgeExpired(options: RetentionOptions) {
+  const cutoff = new Date((options.now ?? Date.now)() - options.retentionDays * 24 * 60 * 60 * 1000);
+  const [transcripts, handoffs] = await Promise.all([
+    options.transcripts.purgeOlderThan(cutoff),
+    options.handoffs.purgeOlderThan(cutoff),
+  ]);
+  const removed = { ...transcripts, handoffs };
+  options.metrics.increment('retention_purged_messages_total', {}, removed.messages);
+  options.logger.info('retention-purged', { cutoff: cutoff.toISOString(), ...removed });
+  return removed;
+}
+
+/** Registers the purge schedule (idempotent across processes) and a worker that runs it. */
+export async function startRetention(options: RetentionOptions & { connection: ConnectionOptions; prefix?: string }) {
+  const queueOptions = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
+  const queue = new Queue(MAINTENANCE_QUEUE, queueOptions);
+  await queue.upsertJobScheduler('transcript-purge', { every: PURGE_EVERY_MS }, { name: 'purge', opts: { removeOnComplete: 10, removeOnFail: 10 } });
+  const worker = new Worker(MAINTENANCE_QUEUE, async () => purgeExpired(options), { ...queueOptions, concurrency: 1 });
+  worker.on('error', (error) => options.logger.error('retention-worker-error', { error }));
+  return {
+    queue,
+    worker,
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
