@@ -95,14 +95,15 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       logger.warn('handoff-notice-uncertain', { handoffId, destinationId });
       return;
     }
-    if (notice.status !== 'pending' || !(await store.claimNotice(id))) return;
-
+    if (notice.status !== 'pending') return;
+    // Built before the claim: a failure here leaves the notice pending for the retry.
     const content = buildNotice({
       handoff,
       team,
       transcriptUrl: options.transcriptUrl(handoff.conversationId),
       business: options.business,
     });
+    if (!(await store.claimNotice(id))) return;
     try {
       const destination = notice.destination;
       const channelMessageId =
