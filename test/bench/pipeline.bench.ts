@@ -13,7 +13,7 @@ import { createDeterministicModels } from '../support/deterministic-model.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import { PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
 import { startMongo, startRedis } from '../support/services.js';
-import { inboundWhatsappParams, newTwilioSid, signTwilioRequest } from '../support/twilio-signature.js';
+import { inboundWhatsappParams, newTwilioSid, signedWebhook } from '../support/twilio-signature.js';
 
 const NUMBERS = Number(process.env.BENCH_NUMBERS ?? 60);
 const MESSAGES_PER_NUMBER = Number(process.env.BENCH_MESSAGES_PER_NUMBER ?? 3);
@@ -62,11 +62,7 @@ async function post(from: string, body: string): Promise<number> {
   sentAt.set(`ok ${body}`, Date.now());
   const response = await fetch(`http://127.0.0.1:${port}/webhooks/whatsapp`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-twilio-signature': signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),
-    },
-    body: new URLSearchParams(params).toString(),
+    ...signedWebhook(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),
   });
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`webhook answered ${response.status}`);

@@ -10,7 +10,7 @@ import { startFakeTwilio } from '../support/fake-twilio.js';
 import { eventually, PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
 import { startOpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
-import { inboundWhatsappParams, newTwilioSid, signTwilioRequest } from '../support/twilio-signature.js';
+import { inboundWhatsappParams, newTwilioSid, signedWebhook } from '../support/twilio-signature.js';
 
 function runMain(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
@@ -60,11 +60,7 @@ describe('SIGTERM', () => {
       const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from: 'whatsapp:+447700900200', to: TEST_SENDER, body: 'bye', messageSid: newTwilioSid() });
       const response = await fetch(`http://127.0.0.1:${port}/webhooks/whatsapp`, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),
-        },
-        body: new URLSearchParams(params).toString(),
+        ...signedWebhook(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),
       });
       expect(response.status).toBe(200);
       // A widget visitor holds an open event stream: it must not keep the process alive.

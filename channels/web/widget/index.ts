@@ -6,9 +6,9 @@
  */
 import { createWidgetApi, type ApiResult, type Session, type WidgetApi } from './api.js';
 import { createVisitorStore, type StoredVisitor } from './visitor-store.js';
+import { reportToSiteDeveloper } from './developer-console.js';
 import { mountWidget } from './widget.js';
 
-const LOG_PREFIX = '[chat widget]';
 // A service that is briefly unreachable while the page loads gets a few more chances.
 const SESSION_RETRY_DELAYS_MS = [2_000, 8_000, 30_000];
 const bootedSiteKeys = Symbol.for('assistant-chat-widget.booted');
@@ -43,17 +43,17 @@ async function startSession(api: WidgetApi, stored: StoredVisitor, onUnreachable
 
 function explainRefusal(siteKey: string, status: number, error: string): string {
   if (status === 403) {
-    return `${LOG_PREFIX} This page's origin (${window.location.origin}) is not allowed to use site key "${siteKey}". Add it to the site's allowed origins.`;
+    return `This page's origin (${window.location.origin}) is not allowed to use site key "${siteKey}". Add it to the site's allowed origins.`;
   }
-  if (status === 404) return `${LOG_PREFIX} Unknown site key "${siteKey}". Check the data-site-key attribute of the widget's script tag.`;
-  return `${LOG_PREFIX} The chat service refused to start a session (${status}): ${error}`;
+  if (status === 404) return `Unknown site key "${siteKey}". Check the data-site-key attribute of the widget's script tag.`;
+  return `The chat service refused to start a session (${status}): ${error}`;
 }
 
 async function boot(): Promise<void> {
   const script = findScript();
   const siteKey = script?.dataset.siteKey;
   if (!script || !siteKey) {
-    console.error(`${LOG_PREFIX} The widget's <script> tag needs a data-site-key attribute.`);
+    reportToSiteDeveloper("The widget's <script> tag needs a data-site-key attribute.");
     return;
   }
   // The snippet pasted twice, or a single-page app re-running it: one widget per site key.
@@ -70,13 +70,13 @@ async function boot(): Promise<void> {
   const explainUnreachable = (): void => {
     if (explained) return;
     explained = true;
-    console.error(
-      `${LOG_PREFIX} Could not reach the chat service at ${serviceOrigin}. If this page's origin (${window.location.origin}) is not among the allowed origins of site key "${siteKey}", add it.`,
+    reportToSiteDeveloper(
+      `Could not reach the chat service at ${serviceOrigin}. If this page's origin (${window.location.origin}) is not among the allowed origins of site key "${siteKey}", add it.`,
     );
   };
   const result = await startSession(api, stored, explainUnreachable);
   if (!result.ok) {
-    if (result.kind === 'status') console.error(explainRefusal(siteKey, result.status, result.error));
+    if (result.kind === 'status') reportToSiteDeveloper(explainRefusal(siteKey, result.status, result.error));
     return;
   }
   const session = result.value;
