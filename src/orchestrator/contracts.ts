@@ -5,6 +5,7 @@
  */
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
+import type { LinkedCustomer } from '../tools/select-entity.js';
 import type { ChannelToolName } from '../tools/tool-names.js';
 import type { AssistantTool, ToolScope } from '../tools/tool.js';
 
@@ -94,6 +95,12 @@ export interface ChannelDefinition {
   capabilityTools: Readonly<Record<string, string>>;
   /** Per-role overlays on `capabilityTools`. */
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /**
+   * Who is talking, as the service has verified it (a linked WhatsApp number, a visitor whose
+   * identity the website signed): the contact whose data this turn may read, or undefined for
+   * an anonymous caller. Never derived from anything the model or an unsigned client wrote.
+   */
+  identify?(inbound: InboundMessage): Promise<LinkedCustomer | undefined>;
   /** What the channel reports about the customer this leg; `session` holds facts its tools set. */
   grounding(
     turn: TurnInput,

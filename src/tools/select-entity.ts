@@ -11,6 +11,8 @@ import { ToolInterrupt, WithSession, type AssistantTool } from './tool.js';
 export interface LinkedCustomer {
   name: string;
   email?: string | undefined;
+  /** The business's own id for this customer, bound into scoped tool calls. */
+  customerId?: string | undefined;
   entities: readonly { id: string; name: string }[];
 }
 
