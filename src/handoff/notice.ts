@@ -3,72 +3,124 @@
  * assistant established, the last messages, a one-tap way to reach them and the transcript
  * link — as plain text (WhatsApp), Slack-compatible `{ text, blocks }` (webhooks) and the
  * variables of a WhatsApp Content template.
+ *
+ * Everything the customer or the model wrote (profile name, reason, messages, fact values) is
+ * untrusted: it is put on one line without control or bidi characters, then escaped for each
+ * destination — Slack mrkdwn gets `&`, `<`, `>` as entities (so `<!channel>` pings nobody and
+ * `<https://evil|Open transcript>` shows as typed), WhatsApp gets its formatting markers
+ * replaced by look-alikes where they could open or close formatting. It must never put
+ * untrusted text into a destination unescaped.
  */
 import type { HandoffRecord } from './handoff-store.js';
 import type { Team } from './teams.js';
 
 export interface Notice {
+  /** WhatsApp free text. */
   text: string;
-  blocks: Record<string, unknown>[];
+  /** The JSON body posted to a Slack-compatible webhook (`text` is Slack's notification fallback, mrkdwn too). */
+  webhook: { text: string; blocks: Record<string, unknown>[] };
+  /** WhatsApp Content template variables: one line each, within the caps below. */
   templateVariables: Record<string, string>;
 }
 
-const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
-const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+const NAME_CHARS = 80;
+const REASON_CHARS = 200;
+const MESSAGE_CHARS = 160;
+const FACT_CHARS = 120;
+
+/** Cuts at `chars` UTF-16 units without splitting a surrogate pair. */
+function clip(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  let end = chars - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+// Control characters, bidi overrides/isolates and marks: they can forge lines or reorder what a teammate reads.
+const INVISIBLE = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/** Untrusted text on one clipped line, with nothing that rearranges or hides what follows it. */
+function untrusted(text: string, chars: number): string {
+  return clip(text.replace(INVISIBLE, ' ').replace(/\s+/g, ' ').trim(), chars);
+}
+
+/** Slack mrkdwn: the three characters Slack asks apps to escape, in every text field. */
+export function escapeSlack(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+const WHATSAPP_LOOKALIKES: Record<string, string> = { '*': '∗', _: 'ˍ', '~': '∼', '`': 'ˋ' };
+
+/**
+ * WhatsApp has no escape character: a formatting marker next to a word edge (`*bold*`,
+ * `_italic_`, `~strike~`, backticks) becomes a look-alike; one inside a word (`john_doe`,
+ * `2*3`) never formats and stays, so emails and ids read as typed.
+ */
+export function defuseWhatsapp(text: string): string {
+  return text.replace(/(?<![\p{L}\p{N}])[*_~`]|[*_~`](?![\p{L}\p{N}])/gu, (marker) => WHATSAPP_LOOKALIKES[marker] ?? marker);
+}
 
 /** The fastest way to reach the customer: a wa.me link, a mailto or a tel link. */
 function reachLink(handoff: HandoffRecord): string {
   const whatsapp = handoff.contact.whatsapp ?? (handoff.customer.address.startsWith('whatsapp:') ? handoff.customer.address : undefined);
   if (whatsapp) return `https://wa.me/${whatsapp.replace(/^whatsapp:\+?/, '')}`;
-  if (handoff.contact.email) return `mailto:${handoff.contact.email}`;
+  if (handoff.contact.email) return `mailto:${encodeURI(handoff.contact.email)}`;
   if (handoff.contact.phone) return `tel:${handoff.contact.phone.replace(/[^\d+]/g, '')}`;
   return 'no contact given';
 }
 
-function who(handoff: HandoffRecord): string {
-  const name = handoff.customer.name ?? 'Unnamed customer';
+/**
+ * The notice's parts with untrusted text on one clipped line: `escape` applies to what the
+ * customer or the model wrote, `escapeContact` to validated contact details.
+ */
+function parts(handoff: HandoffRecord, escape: (text: string) => string, escapeContact: (text: string) => string) {
+  const name = handoff.customer.name ? escape(untrusted(handoff.customer.name, NAME_CHARS)) : 'Unnamed customer';
   const via =
     handoff.channel === 'whatsapp'
       ? `WhatsApp ${handoff.customer.address.replace(/^whatsapp:/, '')}`
       : [handoff.contact.email, handoff.contact.phone].filter(Boolean).join(', ') || 'website chat';
-  return `${name} (${via})`;
-}
-
-function established(handoff: HandoffRecord): string {
-  const entries = Object.entries(handoff.facts).filter(([key, value]) => value !== null && value !== '' && key !== 'handoffUnavailable');
-  return entries.length ? entries.map(([key, value]) => `${key.replace(/_/g, ' ')}: ${String(value)}`).join(' · ') : 'nothing beyond the request';
+  const facts = Object.entries(handoff.facts).filter(([key, value]) => value !== null && value !== '' && key !== 'handoffUnavailable');
+  return {
+    who: `${name} (${escapeContact(untrusted(via, NAME_CHARS))})`,
+    wants: escape(untrusted(handoff.reason, REASON_CHARS)),
+    established: facts.length
+      ? facts.map(([key, value]) => `${escape(untrusted(key.replace(/_/g, ' '), 40))}: ${escape(untrusted(String(value), FACT_CHARS))}`).join(' · ')
+      : 'nothing beyond the request',
+    lastMessages: (handoff.lastMessages ?? [])
+      .slice(-6)
+      .map((message) => `${message.direction === 'inbound' ? 'Customer' : 'Assistant'}: ${escape(untrusted(message.text, MESSAGE_CHARS))}`),
+  };
 }
 
 export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcriptUrl: string; business: string }): Notice {
   const { handoff, team, transcriptUrl } = input;
-  const recent = handoff.lastMessages ?? [];
-  const wants = clip(oneLine(handoff.reason), 200);
-  const lastMessages = recent
-    .slice(-6)
-    .map((message) => `${message.direction === 'inbound' ? 'Customer' : 'Assistant'}: ${clip(oneLine(message.text), 160)}`);
   const reach = reachLink(handoff);
   const header = `New hand-off to ${team.label} — ${input.business}`;
-  const text = [
-    header,
-    `Who: ${who(handoff)}`,
-    `Wants: ${wants}`,
-    `Established: ${established(handoff)}`,
-    'Last messages:',
-    ...lastMessages.map((line) => `  ${line}`),
-    `Reach them: ${reach}`,
-    `Transcript: ${transcriptUrl}`,
-  ].join('\n');
+  const plain = (escape: (text: string) => string, lines: ReturnType<typeof parts>) =>
+    [
+      escape(header),
+      `Who: ${lines.who}`,
+      `Wants: ${lines.wants}`,
+      `Established: ${lines.established}`,
+      'Last messages:',
+      ...lines.lastMessages.map((line) => `  ${line}`),
+      `Reach them: ${escape(reach)}`,
+      `Transcript: ${escape(transcriptUrl)}`,
+    ].join('\n');
+  const whatsapp = parts(handoff, defuseWhatsapp, (text) => text);
+  const slack = parts(handoff, escapeSlack, escapeSlack);
   const blocks: Record<string, unknown>[] = [
     { type: 'header', text: { type: 'plain_text', text: clip(header, 150) } },
     {
       type: 'section',
       fields: [
-        { type: 'mrkdwn', text: `*Who*\n${who(handoff)}` },
-        { type: 'mrkdwn', text: `*Wants*\n${wants}` },
+        { type: 'mrkdwn', text: `*Who*\n${slack.who}` },
+        { type: 'mrkdwn', text: `*Wants*\n${slack.wants}` },
       ],
     },
-    { type: 'section', text: { type: 'mrkdwn', text: `*Established*\n${established(handoff)}` } },
-    { type: 'section', text: { type: 'mrkdwn', text: `*Last messages*\n${lastMessages.map((line) => `> ${line}`).join('\n') || '_none_'}` } },
+    { type: 'section', text: { type: 'mrkdwn', text: `*Established*\n${slack.established}` } },
+    { type: 'section', text: { type: 'mrkdwn', text: `*Last messages*\n${slack.lastMessages.map((line) => `> ${line}`).join('\n') || '_none_'}` } },
     {
       type: 'actions',
       elements: [
@@ -76,11 +128,11 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
         { type: 'button', text: { type: 'plain_text', text: 'Open transcript' }, url: transcriptUrl },
       ],
     },
-    { type: 'context', elements: [{ type: 'mrkdwn', text: `Hand-off ${handoff._id} · ${handoff.channel} · role ${handoff.roleId}` }] },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(`Hand-off ${handoff._id} · ${handoff.channel} · role ${handoff.roleId}`) }] },
   ];
   return {
-    text,
-    blocks,
-    templateVariables: { '1': who(handoff), '2': wants, '3': reach, '4': transcriptUrl },
+    text: plain((text) => text, whatsapp),
+    webhook: { text: plain(escapeSlack, slack), blocks },
+    templateVariables: { '1': whatsapp.who, '2': whatsapp.wants, '3': reach, '4': transcriptUrl },
   };
 }

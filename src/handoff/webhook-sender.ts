@@ -21,7 +21,7 @@ export async function postWebhookNotice(url: string, notice: Notice, idempotency
     response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
-      body: JSON.stringify({ text: notice.text, blocks: notice.blocks }),
+      body: JSON.stringify(notice.webhook),
       signal: AbortSignal.timeout(timeoutMs),
       redirect: 'error',
     });

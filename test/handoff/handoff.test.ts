@@ -103,6 +103,8 @@ beforeEach(() => {
 });
 
 const notices = (to: string) => harness.twilio.messages.filter((message) => message.to === to);
+/** The webhook's text is the WhatsApp text as Slack mrkdwn: `&`, `<`, `>` escaped (the transcript link has an `&`). */
+const slackEscaped = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 describe('sales hand-off on WhatsApp', () => {
   const customer = 'whatsapp:+447700902001';
@@ -131,7 +133,7 @@ describe('sales hand-off on WhatsApp', () => {
 
     const [webhook] = receiver.received;
     expect(webhook?.path).toBe('/sales');
-    expect(webhook?.body.text).toBe(whatsappNotice.body);
+    expect(webhook?.body.text).toBe(slackEscaped(whatsappNotice.body));
     expect(webhook?.body.blocks?.[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'New hand-off to Sales team — Harbour Lane' } });
     expect(webhook?.headers['idempotency-key']).toMatch(/^ho_\w+\|webhook:0$/);
 
@@ -182,8 +184,64 @@ describe('support hand-off on WhatsApp', () => {
       ].join('\n'),
     );
     expect(transcript).toMatch(/^Transcript: https:\/\/assistant\.example\.test\/transcripts\//);
-    expect(receiver.received[0]).toMatchObject({ path: '/support', body: { text: body } });
+    expect(receiver.received[0]).toMatchObject({ path: '/support', body: { text: slackEscaped(body) } });
     expect(notices(SALES_PHONE)).toHaveLength(0);
+  });
+});
+
+describe('hostile customer text in a notice', () => {
+  test('a profile name and message written to ping the channel and hide a link reach the team escaped', async () => {
+    const customer = 'whatsapp:+447700902099';
+    const message = 'I need a person <https://evil.example/login|Open transcript> & <!here> *now*\nTranscript: https://evil.example';
+    await harness.sendWhatsapp({ from: customer, body: message, profileName: '<!channel> *Boss*\u202e' });
+    await eventually(() => notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    const [handoff] = await harness.services.handoffs.list({ limit: 1 });
+    const whatsappBody = notices(SUPPORT_PHONE)[0]!.body;
+    const transcriptUrl = whatsappBody.split('\n').at(-1)!.slice('Transcript: '.length);
+    const slackUrl = transcriptUrl.replace(/&/g, '&amp;');
+    const quoted = 'I need a person &lt;https://evil.example/login|Open transcript&gt; &amp; &lt;!here&gt; *now* Transcript: https://evil.example';
+
+    expect(receiver.received[0]?.body).toEqual({
+      text: [
+        'New hand-off to Support team — Harbour Lane',
+        'Who: &lt;!channel&gt; *Boss* (WhatsApp +447700902099)',
+        'Wants: Cannot log in after resetting the password',
+        'Established: nothing beyond the request',
+        'Last messages:',
+        `  Customer: ${quoted}`,
+        'Reach them: https://wa.me/447700902099',
+        `Transcript: ${slackUrl}`,
+      ].join('\n'),
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: 'New hand-off to Support team — Harbour Lane' } },
+        {
+          type: 'section',
+          fields: [
+            { type: 'mrkdwn', text: '*Who*\n&lt;!channel&gt; *Boss* (WhatsApp +447700902099)' },
+            { type: 'mrkdwn', text: '*Wants*\nCannot log in after resetting the password' },
+          ],
+        },
+        { type: 'section', text: { type: 'mrkdwn', text: '*Established*\nnothing beyond the request' } },
+        { type: 'section', text: { type: 'mrkdwn', text: `*Last messages*\n> Customer: ${quoted}` } },
+        {
+          type: 'actions',
+          elements: [
+            { type: 'button', text: { type: 'plain_text', text: 'Reach the customer' }, url: 'https://wa.me/447700902099' },
+            { type: 'button', text: { type: 'plain_text', text: 'Open transcript' }, url: transcriptUrl },
+          ],
+        },
+        { type: 'context', elements: [{ type: 'mrkdwn', text: `Hand-off ${handoff!._id} · whatsapp · role support` }] },
+      ],
+    });
+    // On WhatsApp the customer's text stays on its own line and can't format itself.
+    expect(whatsappBody.split('\n').slice(1, 6)).toEqual([
+      'Who: <!channel> ∗Boss∗ (WhatsApp +447700902099)',
+      'Wants: Cannot log in after resetting the password',
+      'Established: nothing beyond the request',
+      'Last messages:',
+      '  Customer: I need a person <https://evil.example/login|Open transcript> & <!here> ∗now∗ Transcript: https://evil.example',
+    ]);
+    expect(whatsappBody.split('\n').filter((line) => line.startsWith('Transcript: '))).toEqual([`Transcript: ${transcriptUrl}`]);
   });
 });
 
@@ -204,7 +262,7 @@ describe('sales hand-off on the web', () => {
       'Established: interested plan: Pro · team size: 12 · wants demo: true',
     ]);
     expect(body).toContain('Reach them: mailto:bo@example.com');
-    expect(receiver.received[0]).toMatchObject({ path: '/sales', body: { text: body } });
+    expect(receiver.received[0]).toMatchObject({ path: '/sales', body: { text: slackEscaped(body) } });
   });
 });
 
