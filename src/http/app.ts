@@ -37,6 +37,18 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
 
+  // Only origin-form targets (`/path?query`): this is no proxy, and an absolute-form target
+  // (`GET http://host/path`) would reach handlers that rebuild URLs from it.
+  app.use((request, response, next) => {
+    if (request.url.startsWith('/')) {
+      next();
+      return;
+    }
+    metrics.increment('http_rejected_total', { status: '400' });
+    logger.warn('request-rejected', { method: request.method, reason: 'request-target-not-origin-form' });
+    response.status(400).json({ error: 'the request target must be a path (origin-form), not an absolute URL' });
+  });
+
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok' });
   });

@@ -1,0 +1,63 @@
+/**
+ * Findings of the security review that live at the HTTP edge: request targets the router
+ * can't place, /metrics off the public port, browser hardening headers, and secrets that
+ * must never reach a log line.
+ */
+import { connect } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { startHarness, TEST_AUTH_TOKEN, TEST_SENDER, TEST_ACCOUNT_SID, newMessageSid, type Harness } from '../support/harness.js';
+import { inboundWhatsappParams, signedWebhook } from '../support/twilio-signature.js';
+
+/** Sends raw bytes and returns the raw response (the request asks the server to close). */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let response = '';
+    socket.on('data', (chunk: Buffer) => (response += chunk.toString('utf8')));
+    socket.on('end', () => resolve(response));
+    socket.on('error', reject);
+    socket.write(text);
+  });
+}
+
+async function listen(harness: Harness): Promise<{ server: Server; port: number }> {
+  const server = harness.services.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+describe('request targets', () => {
+  // A public URL with a port, as in a staging deployment: concatenated with an absolute target it stops being a URL.
+  const publicBaseUrl = 'https://assistant.example.test:8443';
+  let harness: Harness;
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    harness = await startHarness({ worker: false, env: { PUBLIC_BASE_URL: publicBaseUrl } });
+    ({ server, port } = await listen(harness));
+  });
+  afterAll(async () => {
+    server.close();
+    await harness.close();
+  });
+
+  test('an absolute-form target is refused with 400 and a warning, not a 503 and an error', async () => {
+    harness.logs.splice(0);
+    // A signed-looking webhook at an absolute URL: the signature check used to rebuild an invalid URL from it.
+    const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from: 'whatsapp:+34600999000', to: TEST_SENDER, body: 'Hola', messageSid: newMessageSid() });
+    const { headers, body } = signedWebhook(TEST_AUTH_TOKEN, `${publicBaseUrl}/webhooks/whatsapp`, params);
+    const headerLines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const response = await rawRequest(
+      port,
+      `POST http://evil.example/webhooks/whatsapp HTTP/1.1\r\nHost: evil.example\r\n${headerLines}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toContain('{"error":"the request target must be a path (origin-form), not an absolute URL"}');
+    const plain = await rawRequest(port, 'GET http://evil.example/healthz HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n');
+    expect(plain).toMatch(/^HTTP\/1\.1 400 /);
+    expect(harness.logs.filter((line) => line.level === 'error')).toEqual([]);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'request-rejected', reason: 'request-target-not-origin-form' }));
+  });
+});
