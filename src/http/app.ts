@@ -37,6 +37,13 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
 
+  // Every response: browsers take the declared type (a JSON body is never run as a script),
+  // and no page of ours may be framed — the widget is a script in the host page, not a frame.
+  app.use((_request, response, next) => {
+    response.set({ 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' });
+    next();
+  });
+
   // Only origin-form targets (`/path?query`): this is no proxy, and an absolute-form target
   // (`GET http://host/path`) would reach handlers that rebuild URLs from it.
   app.use((request, response, next) => {

@@ -61,3 +61,33 @@ describe('request targets', () => {
     expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'request-rejected', reason: 'request-target-not-origin-form' }));
   });
 });
+
+describe('browser hardening headers', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({ worker: false });
+  });
+  afterAll(() => harness.close());
+
+  test('widget.js, JSON answers and /demo say nosniff; /demo refuses to be framed; the widget script stays embeddable', async () => {
+    const redirect = await harness.http.get('/widget.js');
+    const script = await harness.http.get(redirect.headers.location!);
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toMatch(/^application\/javascript/);
+    expect(script.headers['x-content-type-options']).toBe('nosniff');
+    // Loaded by <script src> from any customer site: no CORP or COEP that would block it there.
+    expect(script.headers['access-control-allow-origin']).toBe('*');
+    expect(script.headers['cross-origin-resource-policy']).toBeUndefined();
+
+    for (const path of ['/healthz', '/api/widget/history', '/no-such-route']) {
+      const json = await harness.http.get(path);
+      expect([path, json.headers['content-type']]).toEqual([path, expect.stringMatching(/^application\/json/)]);
+      expect([path, json.headers['x-content-type-options']]).toEqual([path, 'nosniff']);
+    }
+
+    const demo = await harness.http.get('/demo');
+    expect(demo.status).toBe(200);
+    expect(demo.headers['x-content-type-options']).toBe('nosniff');
+    expect(demo.headers['x-frame-options']).toBe('DENY');
+  });
+});
