@@ -197,6 +197,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     logger,
     metrics,
     isShuttingDown: () => shuttingDown,
+    metricsAccess: { ownListener: config.metrics.port !== undefined, token: config.metrics.token },
     readiness: [
       { name: 'redis', check: async () => void (await redis.ping()) },
       { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },

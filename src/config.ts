@@ -56,6 +56,9 @@ export const EnvSchema = z.object({
   NOTICE_ATTEMPTS: positiveInt(6),
   NOTICE_BACKOFF_MS: positiveInt(5000),
   ADMIN_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
+  METRICS_PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
   TRANSCRIPT_LINK_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   TRANSCRIPT_LINK_TTL_HOURS: positiveInt(72),
   TRANSCRIPT_RETENTION_DAYS: positiveInt(365),
@@ -96,6 +99,8 @@ export interface Config {
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   adminToken: string | undefined;
+  /** /metrics: on its own listener when `port` is set, else on the service port only with `token`. */
+  metrics: { port: number | undefined; host: string; token: string | undefined };
   transcriptLinks: { secret: string; ttlHours: number };
   retentionDays: number;
   web: {
@@ -147,6 +152,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     businessName: env.BUSINESS_NAME,
     handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },
     adminToken: env.ADMIN_TOKEN,
+    metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', env.TWILIO_AUTH_TOKEN).update('transcript-links').digest('hex'),

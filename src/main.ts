@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import { loadConfig } from './config.js';
 import { createServices } from './composition-root.js';
 import { ConfigError } from './errors/index.js';
+import { createMetricsApp } from './http/app.js';
 
 type ProcessRole = 'web' | 'worker' | 'all';
 
@@ -24,6 +25,14 @@ async function main(): Promise<void> {
   if (role !== 'worker') {
     server = services.app.listen(config.port, () => logger.info('server-listening', { port: config.port, role }));
     server.keepAliveTimeout = 65_000;
+  }
+  if (config.metrics.port !== undefined) {
+    // This process's counters, off the public port (loopback unless METRICS_HOST says otherwise).
+    const { port, host, token } = config.metrics;
+    createMetricsApp({ metrics: services.metrics, token, logger })
+      .listen(port, host, () => logger.info('metrics-listening', { host, port }))
+      .on('error', (error) => logger.error('metrics-listen-failed', { host, port, error }))
+      .unref();
   }
   if (role !== 'web') {
     services.startWorker();

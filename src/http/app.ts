@@ -3,7 +3,8 @@
  * Body-parser failures become clear 4xx answers; an infrastructure failure becomes a 503
  * (so Twilio retries, and dedupe makes the retry safe) — never an unexplained 500.
  */
-import express, { type ErrorRequestHandler, type Router } from 'express';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 
@@ -20,6 +21,37 @@ export interface AppOptions {
   metrics: Metrics;
   /** While shutting down, readiness fails so the load balancer stops routing here. */
   isShuttingDown(): boolean;
+  /**
+   * /metrics on this (public) port: only when it has no listener of its own and a bearer
+   * token is configured; otherwise (and when omitted) the path is a 404 here.
+   */
+  metricsAccess?: { ownListener: boolean; token: string | undefined };
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** Prometheus text, behind `Authorization: Bearer <token>` when a token is given. */
+export function metricsHandler(metrics: Metrics, token: string | undefined, logger: Logger): RequestHandler {
+  const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
+  return (request, response) => {
+    if (expected && !timingSafeEqual(digest(request.get('authorization') ?? ''), expected)) {
+      logger.warn('request-rejected', { path: request.path, status: 401, reason: 'metrics-token' });
+      response.status(401).set('WWW-Authenticate', 'Bearer').json({ error: 'metrics need Authorization: Bearer <METRICS_TOKEN>' });
+      return;
+    }
+    response.type('text/plain; version=0.0.4').send(metrics.render());
+  };
+}
+
+/** The metrics listener's app (METRICS_PORT): /metrics and nothing else. */
+export function createMetricsApp(options: { metrics: Metrics; token: string | undefined; logger: Logger }): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', metricsHandler(options.metrics, options.token, options.logger));
+  app.use((_request, response) => {
+    response.status(404).json({ error: 'only /metrics is served here' });
+  });
+  return app;
 }
 
 const READINESS_TIMEOUT_MS = 2000;
@@ -80,9 +112,9 @@ export function createApp(options: AppOptions): express.Express {
     response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results) });
   });
 
-  app.get('/metrics', (_request, response) => {
-    response.type('text/plain; version=0.0.4').send(metrics.render());
-  });
+  if (options.metricsAccess && !options.metricsAccess.ownListener && options.metricsAccess.token !== undefined) {
+    app.get('/metrics', metricsHandler(metrics, options.metricsAccess.token, logger));
+  }
 
   for (const router of options.routers) app.use(router);
 

@@ -3,11 +3,14 @@
  * can't place, /metrics off the public port, browser hardening headers, and secrets that
  * must never reach a log line.
  */
+import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { startHarness, TEST_AUTH_TOKEN, TEST_SENDER, TEST_ACCOUNT_SID, newMessageSid, type Harness } from '../support/harness.js';
+import { startFakeTwilio } from '../support/fake-twilio.js';
+import { findFreePort } from '../support/services.js';
+import { eventually, startHarness, testEnv, TEST_AUTH_TOKEN, TEST_SENDER, TEST_ACCOUNT_SID, newMessageSid, type Harness } from '../support/harness.js';
 import { inboundWhatsappParams, signedWebhook } from '../support/twilio-signature.js';
 
 /** Sends raw bytes and returns the raw response (the request asks the server to close). */
@@ -90,4 +93,61 @@ describe('browser hardening headers', () => {
     expect(demo.headers['x-content-type-options']).toBe('nosniff');
     expect(demo.headers['x-frame-options']).toBe('DENY');
   });
+});
+
+describe('/metrics off the public port', () => {
+  const token = 'metrics-token-for-tests-0123456789';
+
+  test('by default the service port has no /metrics', async () => {
+    const harness = await startHarness({ worker: false });
+    try {
+      const response = await harness.http.get('/metrics');
+      expect(response.status).toBe(404);
+      expect(response.text).not.toContain('_total');
+    } finally {
+      await harness.close();
+    }
+  });
+
+  test('with METRICS_TOKEN the service port answers /metrics only to that bearer token', async () => {
+    const harness = await startHarness({ worker: false, env: { METRICS_TOKEN: token } });
+    try {
+      harness.services.metrics.increment('probe_total');
+      expect((await harness.http.get('/metrics')).status).toBe(401);
+      expect((await harness.http.get('/metrics').set('Authorization', `Bearer ${token}x`)).status).toBe(401);
+      expect((await harness.http.get('/metrics').set('Authorization', token)).status).toBe(401);
+      const allowed = await harness.http.get('/metrics').set('Authorization', `Bearer ${token}`);
+      expect(allowed.status).toBe(200);
+      expect(allowed.text).toContain('probe_total 1');
+      expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'request-rejected', status: 401, reason: 'metrics-token' }));
+    } finally {
+      await harness.close();
+    }
+  });
+
+  test('with METRICS_PORT the process serves /metrics on loopback there, and the service port answers 404', async () => {
+    const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
+    const [port, metricsPort] = [await findFreePort(), await findFreePort()];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], {
+      env: { PATH: process.env.PATH ?? '', ...testEnv(twilio.baseUrl, { PORT: String(port), METRICS_PORT: String(metricsPort), METRICS_TOKEN: token }) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await eventually(() => stdout.includes('"event":"server-listening"') && stdout.includes('"event":"metrics-listening"'), 20_000);
+      expect(stdout).toContain(`"event":"metrics-listening","host":"127.0.0.1","port":${metricsPort}`);
+      const publicPort = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(publicPort.status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
+      const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(scraped.status).toBe(200);
+      expect(scraped.headers.get('content-type')).toMatch(/^text\/plain/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      await twilio.close();
+    }
+  }, 40_000);
 });
