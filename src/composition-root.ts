@@ -226,6 +226,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       createWhatsappWebhookRouter({
         signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy },
         accountSid: config.twilio.accountSid,
+        sender: config.twilio.whatsappFrom,
         intake,
         statuses: transcripts,
         logger,

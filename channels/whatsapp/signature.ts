@@ -1,7 +1,9 @@
 /**
  * Verifies Twilio's request signature. Twilio signs the exact public URL it called, so the URL
  * is rebuilt from PUBLIC_BASE_URL and the request's path and query — or, only when the
- * operator trusts their proxy, from its X-Forwarded-Proto/Host/Port headers.
+ * operator trusts their proxy, from its X-Forwarded-Proto/Host/Port headers. The algorithm a
+ * request names (X-Twilio-Webhooks-Signature-Settings) is checked here first: the twilio
+ * library prints an unsupported one to the console, and that text is the caller's.
  */
 import type { Request } from 'express';
 import twilio from 'twilio';
@@ -32,7 +34,9 @@ export function publicRequestUrl(request: Request, settings: SignatureSettings):
   return `${base.origin}${prefix}${request.originalUrl}`;
 }
 
-export type SignatureCheck = { ok: true } | { ok: false; reason: 'missing' | 'mismatch' };
+export type SignatureCheck = { ok: true } | { ok: false; reason: 'missing' | 'mismatch' | 'algorithm' };
+
+const SUPPORTED_ALGORITHMS: ReadonlySet<string> = new Set([twilio.HMAC_SHA1, twilio.HMAC_SHA256]);
 
 export function verifyTwilioSignature(
   request: Request,
@@ -42,7 +46,8 @@ export function verifyTwilioSignature(
   const signature = request.get('x-twilio-signature');
   if (!signature) return { ok: false, reason: 'missing' };
   const url = publicRequestUrl(request, settings);
-  const algorithm = twilio.getSignatureAlgorithm(request.get('x-twilio-webhooks-signature-settings'));
+  const algorithm = twilio.getSignatureAlgorithm(request.get('x-twilio-webhooks-signature-settings')).toUpperCase();
+  if (!SUPPORTED_ALGORITHMS.has(algorithm)) return { ok: false, reason: 'algorithm' };
   return twilio.validateRequest(settings.authToken, signature, url, params, algorithm)
     ? { ok: true }
     : { ok: false, reason: 'mismatch' };

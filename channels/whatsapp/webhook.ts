@@ -24,6 +24,8 @@ export type DeliveryStatusSink = Pick<TranscriptStore, 'updateDeliveryStatus'>;
 export interface WhatsappWebhookOptions {
   signature: SignatureSettings;
   accountSid: string;
+  /** Our WhatsApp sender (`whatsapp:+…`): a message to any other sender of the account is not ours to answer. */
+  sender: string;
   intake: InboundIntake;
   statuses: DeliveryStatusSink;
   logger: Logger;
@@ -46,6 +48,12 @@ const statusMap: Partial<Record<TwilioStatus['MessageStatus'], DeliveryStatus>> 
 export function conversationKeyFor(address: string): string {
   return `${WHATSAPP_CHANNEL_ID}:${address.replace(/^whatsapp:/, '')}`;
 }
+
+const SIGNATURE_ERRORS = {
+  missing: 'missing X-Twilio-Signature header',
+  mismatch: 'invalid X-Twilio-Signature',
+  algorithm: 'unsupported signature algorithm in X-Twilio-Webhooks-Signature-Settings',
+} as const;
 
 function reject(response: Response, status: number, error: string): void {
   response.status(status).json({ error });
@@ -81,7 +89,7 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
     if (!check.ok) {
       metrics.increment('webhook_rejected_total', { kind, reason: `signature_${check.reason}` });
       logger.warn('webhook-rejected', { kind, reason: `signature-${check.reason}`, ip: request.ip });
-      reject(response, 403, check.reason === 'missing' ? 'missing X-Twilio-Signature header' : 'invalid X-Twilio-Signature');
+      reject(response, 403, SIGNATURE_ERRORS[check.reason]);
       return undefined;
     }
     if (params.AccountSid !== undefined && params.AccountSid !== options.accountSid) {
@@ -104,6 +112,15 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
       return;
     }
     const inbound = parsed.data;
+    if (inbound.To !== options.sender) {
+      // Signed by Twilio for another sender of this account (its webhook points here by mistake):
+      // answering would reply from our number. 403, which Twilio does not retry and shows in its
+      // debugger for that sender, where the misconfiguration can be fixed.
+      metrics.increment('webhook_rejected_total', { kind: 'inbound', reason: 'to_mismatch' });
+      logger.warn('webhook-rejected', { kind: 'inbound', reason: 'to-mismatch', to: inbound.To, messageSid: inbound.MessageSid });
+      reject(response, 403, 'To is not this service\'s WhatsApp sender');
+      return;
+    }
     const text =
       inbound.Body.trim() ||
       (inbound.NumMedia > 0 ? `(The customer sent ${inbound.NumMedia} attachment(s) with no text.)` : '');

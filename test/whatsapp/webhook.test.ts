@@ -2,10 +2,12 @@
  * The inbound webhook as Twilio and attackers see it: signature checks (including behind a
  * proxy), malformed and oversized bodies, and retries of the same MessageSid.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, jest, test } from '@jest/globals';
+import twilio from 'twilio';
 import { redisKeys } from '../../src/queue/keys.js';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { eventually, newMessageSid, PUBLIC_BASE_URL, startHarness, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, type Harness } from '../support/harness.js';
+import { consoleCalls } from '../support/console-guard.js';
 import { inboundWhatsappParams, signTwilioRequest } from '../support/twilio-signature.js';
 
 const CUSTOMER = 'whatsapp:+34600111222';
@@ -95,6 +97,53 @@ describe('POST /webhooks/whatsapp without a worker', () => {
       .send(body);
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ error: 'AccountSid does not match this service' });
+  });
+
+  test('a signed message to another sender of the same account is refused with 403, logged and counted, and not queued', async () => {
+    const before = await inboxLength();
+    const body = params({ To: 'whatsapp:+14155550199' });
+    const response = await harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body))
+      .send(body);
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: "To is not this service's WhatsApp sender" });
+    expect(await inboxLength()).toBe(before);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'webhook-rejected', reason: 'to-mismatch', to: 'whatsapp:+14155550199' }));
+    expect(harness.services.metrics.value('webhook_rejected_total', { kind: 'inbound', reason: 'to_mismatch' })).toBe(1);
+  });
+
+  test('a signature-settings header naming an unknown algorithm is refused with 403 and prints nothing', async () => {
+    const stderr = jest.spyOn(process.stderr, 'write');
+    try {
+      const body = params();
+      const response = await harness.http
+        .post('/webhooks/whatsapp')
+        .type('form')
+        .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body))
+        .set('X-Twilio-Webhooks-Signature-Settings', 'algorithm=HMAC_MD5 [Twilio]: attacker-chosen text')
+        .send(body);
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual({ error: 'unsupported signature algorithm in X-Twilio-Webhooks-Signature-Settings' });
+      expect(stderr).not.toHaveBeenCalled();
+      // The console guard fails this test on any console call; say so explicitly too.
+      expect(consoleCalls()).toEqual([]);
+      expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'webhook-rejected', reason: 'signature-algorithm' }));
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
+  test('a webhook signed with HMAC-SHA256, as its signature-settings header says, is accepted', async () => {
+    const body = params();
+    const response = await harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Twilio-Signature', twilio.getExpectedTwilioSignature(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body, 'HMAC_SHA256'))
+      .set('X-Twilio-Webhooks-Signature-Settings', 'key=webhooks_sharedkey_test,algorithm=HMAC_SHA256')
+      .send(body);
+    expect(response.status).toBe(200);
   });
 
   test('a JSON body gets 415', async () => {
