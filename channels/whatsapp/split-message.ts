@@ -1,7 +1,8 @@
 /**
  * Splits a reply into WhatsApp-sized messages (Twilio's 1,600-character body limit), breaking
  * at a paragraph, else a sentence, else a word — never mid-word unless a single word is longer
- * than the limit.
+ * than the limit, and then never inside a character as the reader sees it (an emoji, a flag,
+ * a letter with its accents): a lone half of a surrogate pair is not text.
  */
 export const WHATSAPP_BODY_LIMIT = 1600;
 
@@ -24,7 +25,22 @@ function cutPoint(text: string, limit: number): number {
     }
     if (best > 0) return best;
   }
-  return limit;
+  return lastGraphemeEnd(text, limit);
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** The end of the last whole grapheme cluster within `limit` (segments are produced lazily). */
+function lastGraphemeEnd(text: string, limit: number): number {
+  let end = 0;
+  for (const { index, segment } of graphemes.segment(text)) {
+    if (index + segment.length > limit) break;
+    end = index + segment.length;
+  }
+  if (end > 0) return end;
+  // One cluster longer than the limit (stacked combining marks): cut between code points.
+  const code = text.charCodeAt(limit - 1);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
 }
 
 export function splitMessage(text: string, limit = WHATSAPP_BODY_LIMIT): string[] {
