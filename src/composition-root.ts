@@ -17,9 +17,9 @@ import { createWebRouter } from '../channels/web/routes.js';
 import { createSiteRegistry } from '../channels/web/sites.js';
 import { createVisitorTokens } from '../channels/web/visitor-token.js';
 import { widgetBundle } from '../channels/web/widget-bundle.js';
-import type { Config } from './config.js';
+import { configuredSecrets, type Config } from './config.js';
 import { createApp } from './http/app.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, redactSecrets, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
 import type { ChannelDefinition, RoleDefinition } from './orchestrator/contracts.js';
@@ -87,7 +87,7 @@ export interface Services {
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+  const logger = redactSecrets(overrides.logger ?? createLogger({ level: config.logLevel }), configuredSecrets(config));
   const metrics = createMetrics();
   const redis = createRedis(config.redisUrl);
   const bullConnection: ConnectionOptions = createRedis(config.redisUrl, 'blocking');

@@ -183,3 +183,16 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
   };
 }
+
+/** Every secret value the configuration holds (given or derived): the logger redacts each by value. */
+export function configuredSecrets(config: Config): string[] {
+  return [
+    config.model.apiKey,
+    config.twilio.authToken,
+    config.mcp?.authToken,
+    config.adminToken,
+    config.web.tokenSecret,
+    config.transcriptLinks.secret,
+    config.metrics.token,
+  ].filter((secret): secret is string => secret !== undefined);
+}

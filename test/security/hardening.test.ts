@@ -8,7 +8,9 @@ import { connect } from 'node:net';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createLogger, redactSecrets } from '../../src/logger.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
+import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
 import { eventually, startHarness, testEnv, TEST_AUTH_TOKEN, TEST_SENDER, TEST_ACCOUNT_SID, newMessageSid, type Harness } from '../support/harness.js';
 import { inboundWhatsappParams, signedWebhook } from '../support/twilio-signature.js';
@@ -150,4 +152,58 @@ describe('/metrics off the public port', () => {
       await twilio.close();
     }
   }, 40_000);
+});
+
+describe('secrets in logs', () => {
+  const apiKey = 'sk-live-echoed-0123456789abcdefABCDEF';
+  let stub: OpenAIStub;
+  let harness: Harness;
+  beforeAll(async () => {
+    stub = await startOpenAIStub();
+    harness = await startHarness({ env: { OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: apiKey }, useConfiguredModel: true });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await stub.close();
+  });
+
+  test('a model server that echoes the API key in its error body never gets the key into a log line', async () => {
+    // Like a proxy that quotes the credential it refused, in the message and in a nested field.
+    stub.respondWith((_body, request) => ({
+      status: 401,
+      body: { error: { message: `Incorrect API key provided: ${request.headers.authorization}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key', key: apiKey } },
+    }));
+    await harness.sendWhatsapp({ from: 'whatsapp:+15005550123', body: 'hello?' });
+    await harness.twilio.waitForMessages(1);
+    await eventually(() => harness.logs.some((line) => line.event === 'route-fallback-failed') || undefined);
+    const output = JSON.stringify(harness.logs);
+    expect(output).toContain('Incorrect API key provided: Bearer [redacted]');
+    expect(output).not.toContain(apiKey);
+    expect(output).not.toContain(apiKey.slice(0, 24));
+  });
+});
+
+describe('redactSecrets', () => {
+  test('replaces each secret wherever a logged string holds it: fields, arrays, error causes, child fields', () => {
+    const lines: string[] = [];
+    const secret = 'twilio-auth-token-0123456789abcdef';
+    const logger = redactSecrets(createLogger({ level: 'debug', sink: (line) => lines.push(line) }), [secret, 'short', undefined]);
+    const cause = new Error(`upstream said: token=${secret}`);
+    logger.child({ url: `https://x.test/?t=${secret}` }).error('call-failed', {
+      error: new Error('wrapped', { cause }),
+      attempts: [{ body: `{"key":"${secret}"}` }],
+      status: 401,
+      short: 'short words stay',
+    });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(secret);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      event: 'call-failed',
+      url: 'https://x.test/?t=[redacted]',
+      error: { name: 'Error', message: 'wrapped', cause: { message: 'upstream said: token=[redacted]' } },
+      attempts: [{ body: '{"key":"[redacted]"}' }],
+      status: 401,
+      short: 'short words stay',
+    });
+  });
 });
