@@ -184,9 +184,21 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   };
 }
 
+/** The password in a connection URL, as written and decoded; none when it has none. */
+function urlPassword(url: string): string[] {
+  try {
+    const password = new URL(url).password;
+    return password ? [password, decodeURIComponent(password)] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Every secret value the configuration holds (given or derived): the logger redacts each by value. */
 export function configuredSecrets(config: Config): string[] {
   return [
+    ...urlPassword(config.redisUrl),
+    ...urlPassword(config.mongodbUri),
     config.model.apiKey,
     config.twilio.authToken,
     config.mcp?.authToken,

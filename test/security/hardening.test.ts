@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { configuredSecrets, loadConfig } from '../../src/config.js';
 import { createLogger, redactSecrets } from '../../src/logger.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
@@ -205,5 +206,35 @@ describe('redactSecrets', () => {
       status: 401,
       short: 'short words stay',
     });
+  });
+});
+
+describe('configuredSecrets', () => {
+  test('names every secret of the configuration, derived ones and connection-URL passwords included', () => {
+    const config = loadConfig(
+      testEnv('http://127.0.0.1:1', {
+        OPENAI_API_KEY: 'sk-openai-0123456789',
+        MCP_SERVER_URL: 'http://127.0.0.1:2/mcp',
+        MCP_AUTH_TOKEN: 'mcp-token-0123456789',
+        ADMIN_TOKEN: 'admin-token-0123456789abcdef',
+        METRICS_TOKEN: 'metrics-token-0123456789abcd',
+        REDIS_URL: 'redis://:redis-p%40ssword-1@127.0.0.1:6379',
+        MONGODB_URI: 'mongodb://app:mongo-password-1@127.0.0.1:27017/db',
+      }),
+    );
+    expect(configuredSecrets(config)).toEqual(
+      expect.arrayContaining([
+        'sk-openai-0123456789',
+        TEST_AUTH_TOKEN,
+        'mcp-token-0123456789',
+        'admin-token-0123456789abcdef',
+        'metrics-token-0123456789abcd',
+        config.web.tokenSecret,
+        config.transcriptLinks.secret,
+        'redis-p%40ssword-1',
+        'redis-p@ssword-1',
+        'mongo-password-1',
+      ]),
+    );
   });
 });
