@@ -1,14 +1,19 @@
 /**
  * The web widget channel, built by `createWebChannel(settings)`: grounding from the page the
  * visitor is on, replies streamed to the conversation's event log as the model writes them
- * (deltas coalesced to a few writes per second), then the complete message.
+ * (deltas coalesced to a few writes per second), then the complete message. A visitor the
+ * website verified is identified as the contact holding that user's external id or email —
+ * read from metadata only the service sets; an anonymous visitor is nobody.
  */
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
 import { outboundMessageId } from '../../src/store/transcript-store.js';
+import type { LinkedCustomer } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
 import type { EventLog } from './event-log.js';
+import { clientMessageIdOf } from './message-ids.js';
+import { userFromMetadata } from './visitor-identity.js';
 
 export const WEB_CHANNEL_ID = 'web';
 
@@ -20,6 +25,8 @@ export interface WebChannelSettings {
   /** Hand-off and entity tools this channel offers. */
   tools?: readonly AssistantTool[];
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Finds the contact a website-verified user is (by external id, then email). */
+  contacts: { findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<LinkedCustomer | undefined> };
 }
 
 const PROMPT_FRAGMENT = [
@@ -53,6 +60,17 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
     tools: settings.tools ?? [],
     capabilityTools: {},
     ...(settings.roleCapabilityTools ? { roleCapabilityTools: settings.roleCapabilityTools } : {}),
+    async identify(inbound) {
+      const user = userFromMetadata(inbound.metadata);
+      if (!user) return undefined;
+      const contact = await settings.contacts.findVerifiedUser({ externalId: user.id, email: user.email });
+      if (!contact) {
+        logger.info('web-user-unlinked', { conversationKey: inbound.conversationKey });
+        return undefined;
+      }
+      const { name, email, customerId, entities } = contact;
+      return { name, email, customerId, entities };
+    },
     grounding(turn) {
       const { pageUrl, pageTitle, siteName } = turn.inbound.metadata;
       const where = pageUrl ? `is on ${pageTitle ? `"${pageTitle}" (${pageUrl})` : pageUrl}` : 'is on the website';
@@ -84,7 +102,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
       async send(inbound, text, part) {
         const id = outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, part);
         try {
-          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: inbound.messageId });
+          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: clientMessageIdOf(inbound.messageId) });
         } catch (error) {
           throw new ChannelSendError('could not append the reply to the widget event log', true, undefined, { cause: error });
         }

@@ -4,6 +4,7 @@
  * (so Twilio retries, and dedupe makes the retry safe) — never an unexplained 500.
  */
 import express, { type ErrorRequestHandler, type Router } from 'express';
+import type { TrustProxy } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 
@@ -13,7 +14,7 @@ export interface ReadinessCheck {
 }
 
 export interface AppOptions {
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   routers: readonly Router[];
   readiness: readonly ReadinessCheck[];
   logger: Logger;
