@@ -8,7 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { InboundMessage, TurnInput } from '../../src/orchestrator/contracts.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const SHOP = 'https://shop.example.test';
@@ -82,6 +82,14 @@ describe('verified visitors', () => {
     expect((await identify(await inboundOf(await session({ user: { ...byEmail, hash: sign(byEmail) } }))))?.name).toBe('Amelia Hart');
     const bob = { id: 'u-bob' };
     expect((await identify(await inboundOf(await session({ user: { ...bob, hash: sign(bob) } }))))?.entities).toEqual([{ id: 'acct-9', name: 'Dockside' }]);
+  });
+
+  test("the web channel's grounding names the verified contact's companies, and an anonymous visitor has none", async () => {
+    const user = { id: 'u-amelia' };
+    const grounding = async (inbound: InboundMessage) =>
+      (await harness.services.channels.get('web')!.grounding({ inbound } as TurnInput, {})).find((source) => source.label === 'Account')?.text;
+    expect(await grounding(await inboundOf(await session({ user: { ...user, hash: sign(user) } })))).toContain('Harbour Lane Bakery (acct-77)');
+    expect(await grounding(await inboundOf(await session({})))).toMatch(/not signed in/);
   });
 
   test('a verified user no contact holds is identified as nobody', async () => {
