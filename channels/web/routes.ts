@@ -218,7 +218,8 @@ export function createWebRouter(options: WebRoutesOptions): Router {
       logger.info('widget-identity-switched', { siteKey: site.key });
       claims = undefined;
     }
-    const user: VerifiedUser | undefined = verified ?? claims?.user;
+    // A site that stopped verifying users (no secret any more) has no verified visitors left.
+    const user: VerifiedUser | undefined = site.identitySecret ? (verified ?? claims?.user) : undefined;
     const visitorId = claims?.visitorId ?? newVisitorId();
     const chatId = claims?.chatId ?? randomUUID();
     const issued = tokens.issue({ siteKey: site.key, visitorId, chatId, ...(user ? { user } : {}) });
@@ -305,7 +306,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
         siteName: site.name,
         ...(page?.url ? { pageUrl: page.url } : {}),
         ...(page?.title ? { pageTitle: page.title } : {}),
-        ...identityMetadata(claims.user),
+        ...(site.identitySecret ? identityMetadata(claims.user) : {}),
       },
     });
     metrics.increment('inbound_total', { channel: WEB_CHANNEL_ID, outcome });
