@@ -144,6 +144,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       selectEntity,
     ],
     roleCapabilityTools: HANDOFF_BINDINGS,
+    contacts,
   });
   const channels = new Map<string, ChannelDefinition>([
     [whatsapp.id, whatsapp],
@@ -218,13 +219,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
           maxMessageChars: config.web.maxMessageChars,
           visitorMessagesPerMinute: config.web.visitorMessagesPerMinute,
           ipMessagesPerMinute: config.web.ipMessagesPerMinute,
+          visitorRequestsPerMinute: config.web.visitorRequestsPerMinute,
+          ipRequestsPerMinute: config.web.ipRequestsPerMinute,
+          streamsPerVisitor: config.web.streamsPerVisitor,
         },
         logger,
         metrics,
         shutdown: draining.signal,
       }),
       createWhatsappWebhookRouter({
-        signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy },
+        signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy !== false },
         accountSid: config.twilio.accountSid,
         sender: config.twilio.whatsappFrom,
         intake,

@@ -4,15 +4,45 @@
  * reads `process.env`.
  */
 import { createHmac } from 'node:crypto';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
 
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
-  .transform((value) => value === 'true' || value === '1' || value === 'yes');
-
 const positiveInt = (fallback: number) =>
   z.coerce.number({ error: 'expected a positive integer' }).int().positive().default(fallback);
+
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, a CIDR subnet, or one of Express's names for address ranges. */
+function isProxyRange(value: string): boolean {
+  if (PROXY_RANGE_NAMES.has(value)) return true;
+  const [address = '', prefix, ...rest] = value.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/**
+ * Which proxies' X-Forwarded-* headers to believe, as Express's `trust proxy` takes it: none,
+ * a hop count, or the proxies' addresses. `true` means one hop (the nearest proxy), never
+ * "trust every hop", which would take the client-written leftmost X-Forwarded-For as its IP.
+ */
+const trustProxySetting = z.string().transform((raw, context): TrustProxy => {
+  const value = raw.trim().toLowerCase();
+  if (['false', 'no', '0'].includes(value)) return false;
+  if (['true', 'yes'].includes(value)) return 1;
+  if (/^\d{1,2}$/.test(value)) return Number(value);
+  const ranges = value.split(',').map((item) => item.trim());
+  if (ranges.every(isProxyRange)) return ranges;
+  context.addIssue({
+    code: 'custom',
+    message: 'expected false, a hop count (true means 1), or a comma-separated list of proxy addresses or subnets, e.g. 10.0.0.0/8,loopback',
+  });
+  return z.NEVER;
+});
+
+/** `false`, the number of proxy hops in front of the service, or the proxies' addresses and subnets. */
+export type TrustProxy = false | number | string[];
 
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
@@ -22,7 +52,7 @@ export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
-  TRUST_PROXY: booleanFlag.default(false),
+  TRUST_PROXY: trustProxySetting.default(false),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
@@ -51,6 +81,9 @@ export const EnvSchema = z.object({
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
   WEB_VISITOR_MESSAGES_PER_MINUTE: positiveInt(20),
   WEB_IP_MESSAGES_PER_MINUTE: positiveInt(60),
+  WEB_VISITOR_REQUESTS_PER_MINUTE: positiveInt(60),
+  WEB_IP_REQUESTS_PER_MINUTE: positiveInt(300),
+  WEB_STREAMS_PER_VISITOR: positiveInt(5),
   BUSINESS_NAME: z.string().min(1).max(80).default('our business'),
   HANDOFF_TEAMS: z.string().optional(),
   NOTICE_ATTEMPTS: positiveInt(6),
@@ -80,7 +113,7 @@ export interface Config {
   env: Env['NODE_ENV'];
   port: number;
   publicBaseUrl: string;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   logLevel: Env['LOG_LEVEL'];
   redisUrl: string;
   mongodbUri: string;
@@ -110,6 +143,10 @@ export interface Config {
     maxMessageChars: number;
     visitorMessagesPerMinute: number;
     ipMessagesPerMinute: number;
+    /** Sessions, history reads, new chats and event-stream connections, together. */
+    visitorRequestsPerMinute: number;
+    ipRequestsPerMinute: number;
+    streamsPerVisitor: number;
   };
 }
 
@@ -166,6 +203,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxMessageChars: env.WEB_MAX_MESSAGE_CHARS,
       visitorMessagesPerMinute: env.WEB_VISITOR_MESSAGES_PER_MINUTE,
       ipMessagesPerMinute: env.WEB_IP_MESSAGES_PER_MINUTE,
+      visitorRequestsPerMinute: env.WEB_VISITOR_REQUESTS_PER_MINUTE,
+      ipRequestsPerMinute: env.WEB_IP_REQUESTS_PER_MINUTE,
+      streamsPerVisitor: env.WEB_STREAMS_PER_VISITOR,
     },
     mcp: env.MCP_SERVER_URL
       ? {

@@ -1,14 +1,19 @@
 /**
  * The web widget channel, built by `createWebChannel(settings)`: grounding from the page the
  * visitor is on, replies streamed to the conversation's event log as the model writes them
- * (deltas coalesced to a few writes per second), then the complete message.
+ * (deltas coalesced to a few writes per second), then the complete message. A visitor the
+ * website verified is identified as the contact holding that user's external id or email —
+ * read from metadata only the service sets; an anonymous visitor is nobody.
  */
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
-import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, GroundingSource, InboundMessage } from '../../src/orchestrator/contracts.js';
 import { outboundMessageId } from '../../src/store/transcript-store.js';
+import { describeLinkedCustomer, type LinkedCustomer } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
 import type { EventLog } from './event-log.js';
+import { clientMessageIdOf } from './message-ids.js';
+import { userFromMetadata } from './visitor-identity.js';
 
 export const WEB_CHANNEL_ID = 'web';
 
@@ -20,7 +25,14 @@ export interface WebChannelSettings {
   /** Hand-off and entity tools this channel offers. */
   tools?: readonly AssistantTool[];
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Finds the contact a website-verified user is (by external id, then email). */
+  contacts: { findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<LinkedCustomer | undefined> };
 }
+
+const ANONYMOUS_VISITOR =
+  'The visitor is not signed in on the website, so there is no account data for them. To see invoices or account details they must sign in on the website first.';
+const UNLINKED_VISITOR =
+  "The visitor is signed in on the website, but their account is not linked to customer data here, so there is no account data for them. To see invoices or account details they must ask the business to link their account.";
 
 const PROMPT_FRAGMENT = [
   "You are replying in a chat widget on the business's website.",
@@ -33,6 +45,29 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
   const logger = settings.logger.child({ channel: WEB_CHANNEL_ID });
   const pending = new Map<string, { text: string; timer: NodeJS.Timeout | undefined; writes: Promise<unknown> }>();
   const streamId = (inbound: InboundMessage) => outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, 0);
+  // identify() and grounding() of one turn share one lookup.
+  const identified = new WeakMap<InboundMessage, Promise<LinkedCustomer | undefined>>();
+
+  const lookUp = async (inbound: InboundMessage): Promise<LinkedCustomer | undefined> => {
+    const user = userFromMetadata(inbound.metadata);
+    if (!user) return undefined;
+    const contact = await settings.contacts.findVerifiedUser({ externalId: user.id, email: user.email });
+    if (!contact) {
+      logger.info('web-user-unlinked', { conversationKey: inbound.conversationKey });
+      return undefined;
+    }
+    const { name, email, customerId, entities } = contact;
+    return { name, email, customerId, entities };
+  };
+  const identify = (inbound: InboundMessage) => {
+    let found = identified.get(inbound);
+    if (!found) {
+      found = lookUp(inbound);
+      identified.set(inbound, found);
+      found.catch(() => identified.delete(inbound));
+    }
+    return found;
+  };
 
   const flush = (inbound: InboundMessage) => {
     const buffer = pending.get(inbound.messageId);
@@ -53,10 +88,19 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
     tools: settings.tools ?? [],
     capabilityTools: {},
     ...(settings.roleCapabilityTools ? { roleCapabilityTools: settings.roleCapabilityTools } : {}),
-    grounding(turn) {
+    identify,
+    async grounding(turn, session) {
       const { pageUrl, pageTitle, siteName } = turn.inbound.metadata;
       const where = pageUrl ? `is on ${pageTitle ? `"${pageTitle}" (${pageUrl})` : pageUrl}` : 'is on the website';
-      return [{ label: 'Visitor', text: `chats in the widget on ${siteName ?? 'the website'} and ${where}.` }];
+      const sources: GroundingSource[] = [{ label: 'Visitor', text: `chats in the widget on ${siteName ?? 'the website'} and ${where}.` }];
+      try {
+        const customer = await identify(turn.inbound);
+        const fallback = userFromMetadata(turn.inbound.metadata) ? UNLINKED_VISITOR : ANONYMOUS_VISITOR;
+        sources.push({ label: 'Account', text: customer ? describeLinkedCustomer(customer, session) : fallback });
+      } catch (error) {
+        logger.warn('contact-lookup-failed', { error });
+      }
+      return sources;
     },
     splitReply: (text) => [text],
     transport: {
@@ -84,7 +128,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
       async send(inbound, text, part) {
         const id = outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, part);
         try {
-          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: inbound.messageId });
+          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: clientMessageIdOf(inbound.messageId) });
         } catch (error) {
           throw new ChannelSendError('could not append the reply to the widget event log', true, undefined, { cause: error });
         }

@@ -1,8 +1,11 @@
 /**
- * The widget's HTTP surface: the script (versioned, long-cached), visitor sessions, history
- * from the transcript, message posting (deduped by client message id, size-capped, rate
- * limited) and the Server-Sent Events stream, plus the demo page. CORS is granted only to the
- * origins a site allows; every refusal is a clear 4xx and a log line.
+ * The widget's HTTP surface: the script (versioned, long-cached), visitor sessions (the
+ * service chooses the visitor id; a website-verified user is bound into the token), history
+ * from the conversation's bounded recent messages (one `_id` read), message posting (deduped
+ * by client message id within the conversation, size-capped, rate limited) and the
+ * Server-Sent Events stream (a few per visitor), plus the demo page. Every endpoint a browser
+ * calls is rate limited per visitor and per IP. CORS is granted only to the origins a site
+ * allows; every refusal is a clear 4xx and a log line.
  */
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
@@ -15,8 +18,11 @@ import type { Orchestrator } from '../../src/orchestrator/run-turn.js';
 import type { TranscriptStore } from '../../src/store/transcript-store.js';
 import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
 import { WEB_CHANNEL_ID } from './index.js';
+import { clientMessageIdOf, scopedMessageId } from './message-ids.js';
 import { checkRate } from './rate-limit.js';
 import { DEMO_SITE_KEY, type Site, type SiteRegistry } from './sites.js';
+import { createStreamSlots } from './stream-slots.js';
+import { identityMetadata, verifyVisitorIdentity, type VerifiedUser } from './visitor-identity.js';
 import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-token.js';
 import { demoPage } from './demo-page.js';
 
@@ -34,7 +40,15 @@ export interface WebRoutesOptions {
   orchestrator: Orchestrator;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   widget: () => Promise<WidgetBundle>;
-  limits: { maxMessageChars: number; visitorMessagesPerMinute: number; ipMessagesPerMinute: number };
+  limits: {
+    maxMessageChars: number;
+    visitorMessagesPerMinute: number;
+    ipMessagesPerMinute: number;
+    /** Sessions, history reads, new chats and stream connections, together. */
+    visitorRequestsPerMinute: number;
+    ipRequestsPerMinute: number;
+    streamsPerVisitor: number;
+  };
   logger: Logger;
   metrics: Metrics;
   /** Aborted when the process starts draining: open streams end so clients reconnect elsewhere. */
@@ -44,10 +58,13 @@ export interface WebRoutesOptions {
 const HEARTBEAT_MS = 15_000;
 const id = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'expected 8–64 letters, digits, - or _');
 
+// A `visitorId` the browser sends is ignored: the service chooses it, and a returning visitor
+// proves who they are with their token.
 const SessionRequestSchema = z.object({
   siteKey: z.string().min(1).max(64),
-  visitorId: id.optional(),
-  token: z.string().max(1024).optional(),
+  token: z.string().max(2048).optional(),
+  /** The signed-in user as the site signed them; checked by verifyVisitorIdentity, never trusted as is. */
+  user: z.unknown().optional(),
 });
 
 const MessageRequestSchema = z.object({
@@ -67,6 +84,7 @@ function publicSite(site: Site, maxMessageChars: number) {
 export function createWebRouter(options: WebRoutesOptions): Router {
   const { sites, tokens, events, logger, metrics } = options;
   const router = express.Router();
+  const streamSlots = createStreamSlots(options.redis, { perVisitor: options.limits.streamsPerVisitor, heartbeatMs: HEARTBEAT_MS });
   const json = express.json({ limit: '16kb', strict: true });
 
   const refuse = (response: Response, status: number, error: string, reason: string, fields: Record<string, unknown> = {}) => {
@@ -103,6 +121,23 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     }
     allowOrigin(request, response);
     return { claims: check.claims, site };
+  };
+
+  /** Per-visitor (when known) and per-IP limits on requests other than messages; false after a 429. */
+  const withinRequestLimits = async (request: Request, response: Response, visitorId: string | undefined): Promise<boolean> => {
+    const checks = [
+      ...(visitorId ? [['visitor', visitorId, options.limits.visitorRequestsPerMinute] as const] : []),
+      ['ip', request.ip ?? 'unknown', options.limits.ipRequestsPerMinute] as const,
+    ];
+    for (const [scope, subject, limit] of checks) {
+      const rate = await checkRate(options.redis, `${scope}-requests`, subject, limit);
+      if (!rate.allowed) {
+        response.set('Retry-After', String(rate.retryAfterSeconds));
+        refuse(response, 429, 'too many requests, retry later', `rate_${scope}_requests`, { retryAfterSeconds: rate.retryAfterSeconds });
+        return false;
+      }
+    }
+    return true;
   };
 
   router.options('/api/widget/{*rest}', (request, response) => {
@@ -145,7 +180,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     response.type('html').send(demoPage(site));
   });
 
-  router.post('/api/widget/session', json, (request, response) => {
+  router.post('/api/widget/session', json, async (request, response) => {
     const parsed = SessionRequestSchema.safeParse(request.body);
     if (!parsed.success) {
       refuse(response, 400, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '), 'malformed');
@@ -162,12 +197,32 @@ export function createWebRouter(options: WebRoutesOptions): Router {
       return;
     }
     allowOrigin(request, response);
-    // A token of this site (even an expired one, if genuinely signed) keeps its visitor and chat.
+    // A token of this site (even an expired one, if genuinely signed and within its renewal
+    // window) keeps its visitor, chat and verified user.
     const previous = tokens.verify(parsed.data.token);
-    const claims = previous.claims?.siteKey === site.key ? previous.claims : undefined;
-    const visitorId = claims?.visitorId ?? parsed.data.visitorId ?? newVisitorId();
+    let claims = previous.claims?.siteKey === site.key ? previous.claims : undefined;
+    if (claims && !tokens.renewable(claims)) {
+      logger.info('widget-session-not-renewed', { siteKey: site.key, reason: 'renewal_window' });
+      claims = undefined;
+    }
+    if (!(await withinRequestLimits(request, response, claims?.visitorId))) return;
+    const identity = verifyVisitorIdentity(site, parsed.data.user);
+    metrics.increment('widget_identity_total', { outcome: identity.status === 'rejected' ? identity.reason : identity.status });
+    if (identity.status === 'rejected') {
+      // The visitor carries on as whoever their token already says (anonymous, or the user it was issued to).
+      logger.warn('widget-identity-rejected', { siteKey: site.key, reason: identity.reason });
+    }
+    const verified = identity.status === 'verified' ? identity.user : undefined;
+    if (claims?.user && verified && verified.id !== claims.user.id) {
+      // Another user signed in on this browser: they get their own visitor, never the last one's chats.
+      logger.info('widget-identity-switched', { siteKey: site.key });
+      claims = undefined;
+    }
+    // A site that stopped verifying users (no secret any more) has no verified visitors left.
+    const user: VerifiedUser | undefined = site.identitySecret ? (verified ?? claims?.user) : undefined;
+    const visitorId = claims?.visitorId ?? newVisitorId();
     const chatId = claims?.chatId ?? randomUUID();
-    const issued = tokens.issue({ siteKey: site.key, visitorId, chatId });
+    const issued = tokens.issue({ siteKey: site.key, visitorId, chatId, ...(user ? { user } : {}) });
     metrics.increment('widget_sessions_total', { renewed: String(Boolean(claims)) });
     response.json({
       token: issued.token,
@@ -178,12 +233,13 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     });
   });
 
-  router.post('/api/widget/new-chat', (request, response) => {
+  router.post('/api/widget/new-chat', async (request, response) => {
     const visitor = authenticate(request, response);
     if (!visitor) return;
     const { claims, site } = visitor;
+    if (!(await withinRequestLimits(request, response, claims.visitorId))) return;
     const chatId = randomUUID();
-    const issued = tokens.issue({ siteKey: site.key, visitorId: claims.visitorId, chatId });
+    const issued = tokens.issue({ siteKey: site.key, visitorId: claims.visitorId, chatId, ...(claims.user ? { user: claims.user } : {}) });
     void options.orchestrator.resetConversation(conversationKeyOf(claims)).catch((error: unknown) => {
       logger.warn('widget-reset-failed', { error });
     });
@@ -193,22 +249,20 @@ export function createWebRouter(options: WebRoutesOptions): Router {
   router.get('/api/widget/history', async (request, response) => {
     const visitor = authenticate(request, response);
     if (!visitor) return;
+    if (!(await withinRequestLimits(request, response, visitor.claims.visitorId))) return;
     const conversationKey = conversationKeyOf(visitor.claims);
     // The tail is read first: a reply landing meanwhile is in the events after it, never lost.
     const lastEventId = await events.tail(conversationKey);
-    const messages = await options.transcripts.conversationMessages(conversationKey);
+    // One `_id` read of the conversation's bounded recent messages (what the model sees too):
+    // a query by conversation id would scan every stored message on FerretDB.
+    const conversation = await options.transcripts.conversations.findById(conversationKey, { recent: 1 }).lean().exec();
     response.json({
       lastEventId,
-      messages: messages
-        // A part is appended to the event stream just before it is marked delivered: `sending`
-        // counts as shown, so a reload in between still finds it.
-        .filter((message) => message.direction === 'inbound' || !['pending', 'failed', 'uncertain', 'undelivered'].includes(message.status))
-        .map((message) => ({
-          id: message.direction === 'inbound' ? message.channelMessageId : message._id,
-          role: message.direction === 'inbound' ? 'visitor' : 'assistant',
-          text: message.text,
-          createdAt: message.createdAt,
-        })),
+      messages: (conversation?.recent ?? []).map((message) => ({
+        id: message.direction === 'inbound' ? clientMessageIdOf(message.id) : message.id,
+        role: message.direction === 'inbound' ? 'visitor' : 'assistant',
+        text: message.text,
+      })),
     });
   });
 
@@ -241,15 +295,18 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,
       conversationKey,
-      messageId: clientMessageId,
+      messageId: scopedMessageId(claims.chatId, clientMessageId),
       from: { address: conversationKey },
       text,
       receivedAt: Date.now(),
+      // Built key by key: nothing the browser sends can name a metadata key, and the verified
+      // user comes only from the signed token.
       metadata: {
         siteKey: site.key,
         siteName: site.name,
         ...(page?.url ? { pageUrl: page.url } : {}),
         ...(page?.title ? { pageTitle: page.title } : {}),
+        ...(site.identitySecret ? identityMetadata(claims.user) : {}),
       },
     });
     metrics.increment('inbound_total', { channel: WEB_CHANNEL_ID, outcome });
@@ -260,9 +317,23 @@ export function createWebRouter(options: WebRoutesOptions): Router {
   router.get('/api/widget/events', async (request, response) => {
     const visitor = authenticate(request, response);
     if (!visitor) return;
+    if (!(await withinRequestLimits(request, response, visitor.claims.visitorId))) return;
+    const slot = await streamSlots.take(`${visitor.claims.siteKey}:${visitor.claims.visitorId}`);
+    if (!slot) {
+      refuse(response, 429, `at most ${options.limits.streamsPerVisitor} open event streams per visitor`, 'streams', {
+        maxStreams: options.limits.streamsPerVisitor,
+      });
+      return;
+    }
     const conversationKey = conversationKeyOf(visitor.claims);
     const requested = request.get('last-event-id') ?? (typeof request.query.lastEventId === 'string' ? request.query.lastEventId : undefined);
-    let cursor = isStreamId(requested) ? requested : await events.tail(conversationKey);
+    let cursor: string;
+    try {
+      cursor = isStreamId(requested) ? requested : await events.tail(conversationKey);
+    } catch (error) {
+      await slot.release().catch(() => undefined);
+      throw error;
+    }
 
     response.status(200).set({
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -292,12 +363,16 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     };
     const unsubscribe = events.listen(conversationKey, pull);
     pull();
-    const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => {
+      response.write(': heartbeat\n\n');
+      slot.refresh().catch((error: unknown) => logger.warn('widget-stream-slot-failed', { error }));
+    }, HEARTBEAT_MS);
     const end = () => response.end();
     options.shutdown.addEventListener('abort', end, { once: true });
     request.on('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
+      slot.release().catch((error: unknown) => logger.warn('widget-stream-slot-failed', { error }));
       options.shutdown.removeEventListener('abort', end);
     });
   });

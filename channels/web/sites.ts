@@ -1,7 +1,8 @@
 /**
  * The websites the widget may run on: public key, allowed origins, display name, greeting,
- * accent colour and language — from WEB_SITES (JSON). Without it, one demo site serves the
- * service's own /demo page.
+ * accent colour and language — from WEB_SITES (JSON) — and, for a site that verifies its
+ * signed-in users, the secret its backend signs them with (never sent to a browser). Without
+ * WEB_SITES, one demo site serves the service's own /demo page.
  */
 import { z } from 'zod';
 import { ConfigError } from '../../src/errors/index.js';
@@ -17,6 +18,8 @@ const SiteSchema = z.object({
   greeting: z.string().max(300).default('Hi! How can I help you today?'),
   accentColor: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour like #0b7285').default('#0b7285'),
   language: z.enum(['en', 'es']).default('en'),
+  /** HMAC key the site's backend signs `data-user-id` (and email/name) with; see visitor-identity.ts. */
+  identitySecret: z.string().min(32, 'expected at least 32 characters').optional(),
 });
 export type Site = z.infer<typeof SiteSchema>;
 

@@ -1,13 +1,22 @@
 /**
  * The operator API under `/admin`: contacts (one, a page, a bulk import) and the hand-off
- * list. Every request needs `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token
+ * list. A contact is addressed by its WhatsApp number or, without one, by `user:<external id>`;
+ * its external id and email are how a website-verified visitor is matched to it, so no two
+ * contacts may declare the same one (409). Every request needs `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token
  * the API does not exist (404, like any unknown path). Bodies are parsed only after the token
  * is checked, and every refusal is a 4xx with a reason plus an `admin-request-rejected` line.
  * This router must never echo or log the token, and never store part of an invalid import.
  */
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { ContactAddressSchema, ContactFieldsSchema, ContactSchema, type Contact, type ContactStore } from '../contacts/contact-store.js';
+import {
+  ContactAddressSchema,
+  ContactConflictError,
+  ContactFieldsSchema,
+  ContactSchema,
+  type Contact,
+  type ContactStore,
+} from '../contacts/contact-store.js';
 import { ConfigError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -49,11 +58,18 @@ interface RowError {
   issues: FieldIssue[];
 }
 
+const conflictIssues = (error: ContactConflictError, index?: number): FieldIssue[] =>
+  error.conflicts
+    .filter((conflict) => conflict.index === index)
+    .map((conflict) => ({ path: conflict.field, message: `already declared by contact ${conflict.heldBy}` }));
+
 /** Validates every row before anything is stored; duplicates of an earlier row are errors too. */
 function validateImport(rows: readonly unknown[]): { contacts: Contact[]; errors: RowError[] } {
   const contacts: Contact[] = [];
   const errors: RowError[] = [];
   const firstRowOf = new Map<string, number>();
+  const firstExternalIdOf = new Map<string, number>();
+  const firstEmailOf = new Map<string, number>();
   rows.forEach((row, index) => {
     const parsed = ContactSchema.safeParse(row);
     if (!parsed.success) {
@@ -65,7 +81,20 @@ function validateImport(rows: readonly unknown[]): { contacts: Contact[]; errors
       errors.push({ index, issues: [{ path: 'address', message: `duplicate of row ${first}` }] });
       return;
     }
+    const externalId = parsed.data.externalId ?? (parsed.data.address.startsWith('user:') ? parsed.data.address.slice(5) : undefined);
+    const email = parsed.data.email?.toLowerCase();
+    const issues: FieldIssue[] = [];
+    const externalFirst = externalId === undefined ? undefined : firstExternalIdOf.get(externalId);
+    if (externalFirst !== undefined) issues.push({ path: 'externalId', message: `same external id as row ${externalFirst}` });
+    const emailFirst = email === undefined ? undefined : firstEmailOf.get(email);
+    if (emailFirst !== undefined) issues.push({ path: 'email', message: `same email as row ${emailFirst}` });
+    if (issues.length > 0) {
+      errors.push({ index, issues });
+      return;
+    }
     firstRowOf.set(parsed.data.address, index);
+    if (externalId !== undefined) firstExternalIdOf.set(externalId, index);
+    if (email !== undefined) firstEmailOf.set(email, index);
     contacts.push(parsed.data);
   });
   return { contacts, errors };
@@ -148,8 +177,20 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
       });
       return;
     }
-    const contact: Contact = { ...parsed.data, address };
-    const result = await contacts.upsert(contact);
+    const checked = ContactSchema.safeParse({ ...parsed.data, address });
+    if (!checked.success) {
+      invalid(request, response, checked.error, 'contact');
+      return;
+    }
+    const contact: Contact = checked.data;
+    let result: 'created' | 'updated';
+    try {
+      result = await contacts.upsert(contact);
+    } catch (error) {
+      if (!(error instanceof ContactConflictError)) throw error;
+      refuse(request, response, 409, 'conflict', { error: 'invalid contact', issues: conflictIssues(error) });
+      return;
+    }
     logger.info('admin-contact-saved', { address, result });
     response.status(result === 'created' ? 201 : 200).json({ result, contact });
   });
@@ -204,7 +245,18 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
       });
       return;
     }
-    const counts = await contacts.importMany(rows);
+    let counts: { created: number; updated: number };
+    try {
+      counts = await contacts.importMany(rows);
+    } catch (error) {
+      if (!(error instanceof ContactConflictError)) throw error;
+      const conflicting = [...new Set(error.conflicts.map((conflict) => conflict.index))];
+      refuse(request, response, 409, 'conflict', {
+        error: `${conflicting.length} of ${rows.length} rows declare an external id or email another contact holds; nothing was stored`,
+        rows: conflicting.map((index) => ({ index, issues: conflictIssues(error, index) })),
+      });
+      return;
+    }
     metrics.increment('admin_contacts_imported_total', { result: 'created' }, counts.created);
     metrics.increment('admin_contacts_imported_total', { result: 'updated' }, counts.updated);
     logger.info('admin-contacts-imported', counts);

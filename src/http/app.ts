@@ -5,6 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
+import type { TrustProxy } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 
@@ -14,7 +15,7 @@ export interface ReadinessCheck {
 }
 
 export interface AppOptions {
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   routers: readonly Router[];
   readiness: readonly ReadinessCheck[];
   logger: Logger;

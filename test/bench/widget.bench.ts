@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { clientMessageIdOf } from '../../channels/web/message-ids.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
 import { createLogger } from '../../src/logger.js';
@@ -30,7 +31,7 @@ const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: 
 process.env.TEST_REDIS_URL = redis.url;
 process.env.TEST_MONGODB_URI = mongo.uri;
 const sites = JSON.stringify([{ key: 'bench-site', name: 'Bench', origins: [ORIGIN] }]);
-const env = testEnv(twilio.baseUrl, { WEB_SITES: sites, LOG_LEVEL: 'error', WEB_VISITOR_MESSAGES_PER_MINUTE: '100000', WEB_IP_MESSAGES_PER_MINUTE: '100000' });
+const env = testEnv(twilio.baseUrl, { WEB_SITES: sites, LOG_LEVEL: 'error', WEB_VISITOR_MESSAGES_PER_MINUTE: '100000', WEB_IP_MESSAGES_PER_MINUTE: '100000', WEB_VISITOR_REQUESTS_PER_MINUTE: '100000', WEB_IP_REQUESTS_PER_MINUTE: '100000', WEB_STREAMS_PER_VISITOR: '10' });
 
 async function session(base: string): Promise<string> {
   const response = await fetch(`${base}/api/widget/session`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/json' }, body: JSON.stringify({ siteKey: 'bench-site' }) });
@@ -81,11 +82,12 @@ const sentAt = new Map<string, number>();
 const streamDelta = transport.streamDelta!.bind(transport);
 const send = transport.send.bind(transport);
 transport.streamDelta = (inbound, delta) => {
-  if (!firstDeltaAt.has(inbound.messageId)) firstDeltaAt.set(inbound.messageId, performance.now());
+  // The service scopes the browser's message id by chat; the bench times by the browser's id.
+  if (!firstDeltaAt.has(clientMessageIdOf(inbound.messageId))) firstDeltaAt.set(clientMessageIdOf(inbound.messageId), performance.now());
   streamDelta(inbound, delta);
 };
 transport.send = async (inbound, text, part) => {
-  sentAt.set(inbound.messageId, performance.now());
+  sentAt.set(clientMessageIdOf(inbound.messageId), performance.now());
   return send(inbound, text, part);
 };
 const firstToken: number[] = [];

@@ -4,6 +4,7 @@
  * zod, which would triple the bundle). Expected failures come back as results, never throws:
  * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
  */
+import { readSignedInUser } from './signed-in-user.js';
 
 export interface SiteSettings {
   name: string;
@@ -177,7 +178,11 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
   }
 
   return {
-    startSession: (input) => call('/api/widget/session', { method: 'POST', body: { siteKey, ...input } }, parseSession),
+    // The service chooses the visitor id (a stored one is not sent); the token proves a returning visitor.
+    startSession: (input) => {
+      const user = readSignedInUser(siteKey);
+      return call('/api/widget/session', { method: 'POST', body: { siteKey, ...(input.token ? { token: input.token } : {}), ...(user ? { user } : {}) } }, parseSession);
+    },
     history: (token) => call('/api/widget/history', { method: 'GET', token }, parseHistory),
     sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
     newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),

@@ -1,0 +1,22 @@
+/**
+ * The signed-in user a site vouches for, read from the widget's script tag at each session
+ * start: `data-user-id`, `data-user-hash` and, when the site signs them too, `data-user-email`
+ * and `data-user-name`. The widget passes them on as they are: only the service can check the
+ * hash, and it ignores (and logs) an identity it cannot verify.
+ */
+
+export interface SignedInUser {
+  id: string;
+  hash: string;
+  email?: string;
+  name?: string;
+}
+
+export function readSignedInUser(siteKey: string): SignedInUser | undefined {
+  const script = Array.from(document.querySelectorAll<HTMLScriptElement>('script[data-site-key]')).find(
+    (candidate) => candidate.dataset.siteKey === siteKey,
+  );
+  const { userId, userHash, userEmail, userName } = script?.dataset ?? {};
+  if (!userId || !userHash) return undefined;
+  return { id: userId, hash: userHash, ...(userEmail ? { email: userEmail } : {}), ...(userName ? { name: userName } : {}) };
+}

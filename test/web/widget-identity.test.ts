@@ -1,0 +1,179 @@
+/**
+ * Website-verified visitors, attacked as a visitor would: the site's backend signs its
+ * signed-in user with the site's identity secret; the widget passes id, hash (and optionally
+ * email and name) on /session. Only a right signature binds the user into the visitor token,
+ * and the web channel's identify() — what the runtime scopes customer data by — names the
+ * contact holding that external id or email. A forged, partial or unsigned identity leaves the
+ * visitor as they were (anonymous, or the user their token already names) and is logged.
+ */
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { InboundMessage, TurnInput } from '../../src/orchestrator/contracts.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const SHOP = 'https://shop.example.test';
+const SECRET = 'shop-identity-secret-0123456789abcdef';
+const SITES = JSON.stringify([
+  { key: 'test-site', name: 'Harbour Lane', origins: [SHOP], identitySecret: SECRET },
+  { key: 'plain-site', name: 'No Identity', origins: ['https://plain.example.test'] },
+]);
+
+/** What the site's backend computes, written out as the README tells a site developer. */
+function sign(user: { id: string; email?: string; name?: string }, secret = SECRET): string {
+  const payload = [user.id, user.email ?? '', user.name ?? ''].join('\n').replace(/\n+$/, '');
+  return createHmac('sha256', secret).update(payload).digest('hex');
+}
+
+let harness: Harness;
+let counter = 0;
+beforeAll(async () => {
+  harness = await startHarness({ env: { WEB_SITES: SITES }, worker: false });
+  await harness.services.contacts.upsert({
+    address: 'whatsapp:+14155550123',
+    name: 'Amelia Hart',
+    email: 'amelia@harbour.example',
+    externalId: 'u-amelia',
+    customerId: 'CUS-1042',
+    entities: [{ id: 'acct-77', name: 'Harbour Lane Bakery' }],
+  });
+  await harness.services.contacts.upsert({ address: 'user:u-bob', name: 'Bob Stone', email: 'Bob@Dockside.example', entities: [{ id: 'acct-9', name: 'Dockside' }] });
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+async function session(body: Record<string, unknown>, origin = SHOP) {
+  const response = await harness.http.post('/api/widget/session').set('Origin', origin).send({ siteKey: 'test-site', ...body });
+  expect(response.status).toBe(200);
+  return response.body as { token: string; visitorId: string; conversationId: string };
+}
+
+/** Posts a message and returns it as the worker will take it from the conversation's inbox. */
+async function inboundOf(started: { token: string; conversationId: string }, extra: Record<string, unknown> = {}): Promise<InboundMessage> {
+  const response = await harness.http
+    .post('/api/widget/messages')
+    .set('Origin', SHOP)
+    .set('Authorization', `Bearer ${started.token}`)
+    .send({ clientMessageId: `client-message-${++counter}`, text: 'show my invoices', ...extra });
+  expect(response.status).toBe(202);
+  const inbound = await harness.services.inbox.head(started.conversationId);
+  if (!inbound) throw new Error('the message is not in the inbox');
+  await harness.services.inbox.acknowledge(started.conversationId, inbound.messageId);
+  return inbound;
+}
+
+const identify = (inbound: InboundMessage) => harness.services.channels.get('web')!.identify!(inbound);
+const rejections = () => harness.logs.filter((line) => line.event === 'widget-identity-rejected');
+
+describe('verified visitors', () => {
+  test('a right hash binds the user: the web channel identifies the contact holding that external id', async () => {
+    const user = { id: 'u-amelia', name: 'Amelia' };
+    const started = await session({ user: { ...user, hash: sign(user) } });
+    expect(await identify(await inboundOf(started))).toEqual({
+      name: 'Amelia Hart',
+      email: 'amelia@harbour.example',
+      customerId: 'CUS-1042',
+      entities: [{ id: 'acct-77', name: 'Harbour Lane Bakery' }],
+    });
+  });
+
+  test('a signed email finds the contact holding that email (any case); a web-only contact is found by its user: address', async () => {
+    const byEmail = { id: 'site-user-314', email: 'AMELIA@harbour.example' };
+    expect((await identify(await inboundOf(await session({ user: { ...byEmail, hash: sign(byEmail) } }))))?.name).toBe('Amelia Hart');
+    const bob = { id: 'u-bob' };
+    expect((await identify(await inboundOf(await session({ user: { ...bob, hash: sign(bob) } }))))?.entities).toEqual([{ id: 'acct-9', name: 'Dockside' }]);
+  });
+
+  test("the web channel's grounding names the verified contact's companies, and an anonymous visitor has none", async () => {
+    const user = { id: 'u-amelia' };
+    const grounding = async (inbound: InboundMessage) =>
+      (await harness.services.channels.get('web')!.grounding({ inbound } as TurnInput, {})).find((source) => source.label === 'Account')?.text;
+    expect(await grounding(await inboundOf(await session({ user: { ...user, hash: sign(user) } })))).toContain('Harbour Lane Bakery (acct-77)');
+    expect(await grounding(await inboundOf(await session({})))).toMatch(/not signed in/);
+  });
+
+  test('a verified user no contact holds is identified as nobody', async () => {
+    const stranger = { id: 'u-stranger', email: 'stranger@example.test' };
+    expect(await identify(await inboundOf(await session({ user: { ...stranger, hash: sign(stranger) } })))).toBeUndefined();
+  });
+});
+
+describe('forged identity', () => {
+  test.each([
+    ['a hash signed with another secret', { id: 'u-amelia', hash: sign({ id: 'u-amelia' }, 'another-secret-entirely-0123456789') }, 'bad_hash'],
+    ["another user's hash", { id: 'u-amelia', hash: sign({ id: 'u-bob' }) }, 'bad_hash'],
+    ['an email the signature does not cover', { id: 'u-stranger', email: 'amelia@harbour.example', hash: sign({ id: 'u-stranger' }) }, 'bad_hash'],
+    ['no hash', { id: 'u-amelia' }, 'malformed'],
+    ['a hash that is not hex', { id: 'u-amelia', hash: 'z'.repeat(64) }, 'malformed'],
+    ['an identity that is not an object', 'u-amelia', 'malformed'],
+  ])('%s leaves the visitor anonymous, and is logged', async (_name, user, reason) => {
+    const before = rejections().length;
+    const started = await session({ user });
+    expect(await identify(await inboundOf(started))).toBeUndefined();
+    expect(rejections().slice(before)).toEqual([expect.objectContaining({ level: 'warn', siteKey: 'test-site', reason })]);
+  });
+
+  test('a site without an identity secret trusts no identity', async () => {
+    const user = { id: 'u-amelia' };
+    const response = await harness.http
+      .post('/api/widget/session')
+      .set('Origin', 'https://plain.example.test')
+      .send({ siteKey: 'plain-site', user: { ...user, hash: sign(user) } });
+    expect(response.status).toBe(200);
+    expect(rejections().at(-1)).toMatchObject({ siteKey: 'plain-site', reason: 'not_configured' });
+    const inbound = await harness.http
+      .post('/api/widget/messages')
+      .set('Origin', 'https://plain.example.test')
+      .set('Authorization', `Bearer ${response.body.token as string}`)
+      .send({ clientMessageId: `client-message-${++counter}`, text: 'hi' });
+    expect(inbound.status).toBe(202);
+    const head = await harness.services.inbox.head(response.body.conversationId as string);
+    expect(await identify(head!)).toBeUndefined();
+  });
+
+  test('fields a message sends of its own can never name the user', async () => {
+    const started = await session({});
+    const inbound = await inboundOf(started, {
+      verifiedUserId: 'u-amelia',
+      metadata: { verifiedUserId: 'u-amelia', verifiedUserEmail: 'amelia@harbour.example' },
+      user: { id: 'u-amelia', hash: sign({ id: 'u-amelia' }) },
+      page: { url: 'https://shop.example.test/account', title: 'Account', verifiedUserId: 'u-amelia' },
+    });
+    expect(Object.keys(inbound.metadata).sort()).toEqual(['pageTitle', 'pageUrl', 'siteKey', 'siteName']);
+    expect(await identify(inbound)).toBeUndefined();
+  });
+});
+
+describe('a verified visitor later on', () => {
+  test('an unsigned or forged renewal keeps the verified user; another signed user gets a fresh visitor', async () => {
+    const amelia = { id: 'u-amelia' };
+    const first = await session({ user: { ...amelia, hash: sign(amelia) } });
+
+    const unsigned = await session({ token: first.token });
+    expect(unsigned.conversationId).toBe(first.conversationId);
+    expect((await identify(await inboundOf(unsigned)))?.name).toBe('Amelia Hart');
+
+    const forged = await session({ token: first.token, user: { id: 'u-bob', hash: sign({ id: 'u-bob' }, 'wrong-secret-0123456789-0123456789') } });
+    expect(forged.conversationId).toBe(first.conversationId);
+    expect((await identify(await inboundOf(forged)))?.name).toBe('Amelia Hart');
+
+    const bob = { id: 'u-bob' };
+    const switched = await session({ token: first.token, user: { ...bob, hash: sign(bob) } });
+    expect(switched.visitorId).not.toBe(first.visitorId);
+    expect(switched.conversationId).not.toBe(first.conversationId);
+    expect((await identify(await inboundOf(switched)))?.name).toBe('Bob Stone');
+  });
+
+  test('an anonymous visitor who signs in keeps their chat, now verified; a new chat stays verified', async () => {
+    const anonymous = await session({});
+    expect(await identify(await inboundOf(anonymous))).toBeUndefined();
+    const amelia = { id: 'u-amelia' };
+    const signedIn = await session({ token: anonymous.token, user: { ...amelia, hash: sign(amelia) } });
+    expect(signedIn.conversationId).toBe(anonymous.conversationId);
+    expect((await identify(await inboundOf(signedIn)))?.name).toBe('Amelia Hart');
+
+    const fresh = await harness.http.post('/api/widget/new-chat').set('Origin', SHOP).set('Authorization', `Bearer ${signedIn.token}`);
+    expect(fresh.status).toBe(200);
+    expect((await identify(await inboundOf(fresh.body as { token: string; conversationId: string })))?.name).toBe('Amelia Hart');
+  });
+});
