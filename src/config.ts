@@ -234,6 +234,19 @@ function urlPassword(url: string): string[] {
   }
 }
 
+const SiteSecretsSchema = z.array(z.looseObject({ identitySecret: z.string().optional() }));
+
+/** Each widget site's identity secret (WEB_SITES is validated in full by the web channel). */
+function siteIdentitySecrets(sitesJson: string | undefined): string[] {
+  if (!sitesJson) return [];
+  try {
+    const sites = SiteSecretsSchema.safeParse(JSON.parse(sitesJson));
+    return sites.success ? sites.data.flatMap((site) => (site.identitySecret ? [site.identitySecret] : [])) : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Every secret value the configuration holds (given or derived): the logger redacts each by value. */
 export function configuredSecrets(config: Config): string[] {
   return [
@@ -246,5 +259,6 @@ export function configuredSecrets(config: Config): string[] {
     config.web.tokenSecret,
     config.transcriptLinks.secret,
     config.metrics.token,
+    ...siteIdentitySecrets(config.web.sitesJson),
   ].filter((secret): secret is string => secret !== undefined);
 }

@@ -220,6 +220,7 @@ describe('configuredSecrets', () => {
         METRICS_TOKEN: 'metrics-token-0123456789abcd',
         REDIS_URL: 'redis://:redis-p%40ssword-1@127.0.0.1:6379',
         MONGODB_URI: 'mongodb://app:mongo-password-1@127.0.0.1:27017/db',
+        WEB_SITES: JSON.stringify([{ key: 'shop', name: 'Shop', origins: ['https://shop.example'], identitySecret: 'site-identity-secret-0123456789abcdef' }]),
       }),
     );
     expect(configuredSecrets(config)).toEqual(
@@ -234,6 +235,7 @@ describe('configuredSecrets', () => {
         'redis-p%40ssword-1',
         'redis-p@ssword-1',
         'mongo-password-1',
+        'site-identity-secret-0123456789abcdef',
       ]),
     );
   });
