@@ -15,6 +15,7 @@ import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { DESKTOP, launchBrowser, MOBILE, saveScreenshot, type LaunchedBrowser, type Viewport, type WatchedPage } from '../support/browser.js';
 import { createDeterministicModels, type DeterministicModels } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { BROWSER_NETWORK_ERROR, bubbleText, openWidget, RECORD_ASSISTANT_TEXT, storedVisitor, textsOf, waitForText, widget } from '../support/widget-page.js';
 import { findFreePort } from '../support/services.js';
 
 const WORD_DELAY_MS = 60;
@@ -153,9 +154,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-// What Chromium itself logs for a failed request (not the widget): tests that fail requests on purpose allow it.
-const BROWSER_NETWORK_ERROR = /^Failed to load resource: /;
-
 // Pages opened by the current test, checked and closed after it.
 let opened: { watched: WatchedPage; expectedConsole: RegExp | undefined }[] = [];
 
@@ -183,23 +181,6 @@ async function visit(page: Page, query: string = 'site=test-site', origin = serv
   await page.goto(`${origin}/host/page?${query}`);
 }
 
-function widget(page: Page) {
-  return {
-    launcher: page.getByRole('button', { name: 'Open chat', exact: true }),
-    dialog: page.getByRole('dialog'),
-    log: page.getByRole('log'),
-    input: page.getByRole('textbox', { name: 'Your message' }),
-    send: page.getByRole('button', { name: 'Send', exact: true }),
-    newChat: page.getByRole('button', { name: 'New chat', exact: true }),
-    close: page.getByRole('button', { name: 'Close chat', exact: true }),
-    assistantBubbles: page.locator('assistant-chat-widget .message.assistant'),
-    visitorBubbles: page.locator('assistant-chat-widget .message.visitor'),
-    typing: page.locator('assistant-chat-widget .typing'),
-    composerError: page.locator('assistant-chat-widget .composer-error'),
-    badge: page.locator('assistant-chat-widget .badge'),
-  };
-}
-
 const isFocused = (locator: Locator): Promise<boolean> =>
   locator.evaluate((element: { matches(selector: string): boolean }) => element.matches(':focus'));
 
@@ -212,49 +193,10 @@ const computedStyle = (locator: Locator, property: string): Promise<string> =>
     property,
   );
 
-interface TextNode {
-  textContent: string | null;
-  classList?: { contains(name: string): boolean };
-}
-
-/** The text of a bubble, without its screen-reader prefix ("You:", "Harbour Lane:"). */
-async function bubbleText(locator: Locator): Promise<string> {
-  return locator.evaluate((element: { childNodes: ArrayLike<TextNode> }) =>
-    Array.from(element.childNodes)
-      .filter((node) => !node.classList?.contains('sr-only'))
-      .map((node) => node.textContent ?? '')
-      .join('')
-      .trim(),
-  );
-}
-
-async function textsOf(locator: Locator): Promise<string[]> {
-  const count = await locator.count();
-  const texts: string[] = [];
-  for (let index = 0; index < count; index += 1) texts.push(await bubbleText(locator.nth(index)));
-  return texts;
-}
-
-async function waitForText(locator: Locator, expected: string, timeoutMs = 10_000): Promise<void> {
-  await eventually(async () => (await locator.count()) > 0 && (await bubbleText(locator)).includes(expected), timeoutMs);
-}
-
 async function history(page: Page): Promise<{ role: string; text: string }[]> {
   const token = await storedVisitor(page).then((visitor) => visitor.token);
   const response = await harness.http.get('/api/widget/history').set('Authorization', `Bearer ${token}`);
   return (response.body.messages as { role: string; text: string }[]).map(({ role, text }) => ({ role, text }));
-}
-
-async function storedVisitor(page: Page, siteKey = 'test-site'): Promise<Record<string, string>> {
-  const raw = await page.evaluate(`localStorage.getItem(${JSON.stringify(`chat-widget:${siteKey}`)})`);
-  return JSON.parse(String(raw)) as Record<string, string>;
-}
-
-async function openWidget(page: Page): Promise<ReturnType<typeof widget>> {
-  const parts = widget(page);
-  await parts.launcher.click();
-  await parts.input.waitFor({ state: 'visible' });
-  return parts;
 }
 
 async function sendAndAwaitReply(page: Page, text: string, reply: string): Promise<void> {
@@ -263,19 +205,6 @@ async function sendAndAwaitReply(page: Page, text: string, reply: string): Promi
   await parts.input.press('Enter');
   await waitForText(parts.assistantBubbles.last(), reply);
 }
-
-/** Records every text the newest assistant bubble shows, in order, as the DOM changes. */
-const RECORD_ASSISTANT_TEXT = `(() => {
-  const root = document.querySelector('assistant-chat-widget').shadowRoot;
-  const seen = [];
-  window.__assistantTexts = seen;
-  new MutationObserver(() => {
-    const bubbles = root.querySelectorAll('.message.assistant');
-    const last = bubbles[bubbles.length - 1];
-    const text = last ? last.lastChild.textContent.trim() : '';
-    if (seen[seen.length - 1] !== text) seen.push(text);
-  }).observe(root, { subtree: true, childList: true, characterData: true });
-})()`;
 
 describe('opening and sending', () => {
   test('the launcher is a button named "Open chat" in the accent colour; opening moves focus into the labelled input', async () => {
