@@ -6,7 +6,7 @@
  * process on another allowed origin, so it stays up while the service is down.
  */
 import { createServer, type Server } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { DESKTOP, launchBrowser, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
@@ -105,6 +105,11 @@ afterAll(async () => {
 
 let opened: WatchedPage[] = [];
 
+// A test that failed half-way may have left the service down.
+beforeEach(async () => {
+  if (!service) await restartService();
+}, 60_000);
+
 afterEach(async () => {
   const pages = opened;
   opened = [];
@@ -194,7 +199,7 @@ describe('the service killed and restarted', () => {
       { role: 'visitor', text: LONG_QUESTION },
       { role: 'assistant', text: REPLIES[LONG_QUESTION] },
     ]);
-  });
+  }, 120_000);
 
   test('a half-streamed answer shows "Reconnecting…", then ends as one complete answer, never shown twice', async () => {
     const question = 'How does winter storage work?';
@@ -230,5 +235,5 @@ describe('the service killed and restarted', () => {
       { role: 'visitor', text: question },
       { role: 'assistant', text: reply },
     ]);
-  });
+  }, 120_000);
 });
