@@ -491,7 +491,7 @@ describe('failures the visitor is told about', () => {
     ]);
   });
 
-  test('offline: the message is marked not sent with Retry and a banner; Retry later sends it once', async () => {
+  test('offline: a banner, the message marked not sent yet; back online it is sent once by itself, with no click', async () => {
     const watched = await openPage({ expectedConsole: BROWSER_NETWORK_ERROR });
     const { page, context } = watched;
     await visit(page);
@@ -508,14 +508,15 @@ describe('failures the visitor is told about', () => {
     expect(await page.locator('assistant-chat-widget .banner').innerText()).toContain("You're offline");
     await parts.input.fill('Can I book for Friday?');
     await parts.input.press('Enter');
-    const retry = page.getByRole('button', { name: 'Retry' });
-    await retry.waitFor({ state: 'visible' });
-    expect(await page.locator('assistant-chat-widget .delivery').innerText()).toContain('Not sent.');
+    const delivery = page.locator('assistant-chat-widget .delivery');
+    await delivery.waitFor({ state: 'visible' });
+    expect(await delivery.innerText()).toContain('Not sent yet. It will be sent when the connection is back.');
+    // Offline has its own banner: no "Reconnecting…" on top of it.
+    expect(await page.locator('assistant-chat-widget .connection').isHidden()).toBe(true);
     await saveScreenshot(page, 'widget-offline');
 
     await context.setOffline(false);
     await page.locator('assistant-chat-widget .banner').waitFor({ state: 'hidden' });
-    await retry.click();
     await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
     expect(new Set(clientIds).size).toBe(1);
     expect(await page.locator('assistant-chat-widget .delivery:visible').count()).toBe(0);
@@ -523,6 +524,43 @@ describe('failures the visitor is told about', () => {
       { role: 'visitor', text: 'Can I book for Friday?' },
       { role: 'assistant', text: DEFAULT_REPLY },
     ]);
+  });
+
+  test('a message the service refuses outright (a 4xx) stays "Not sent." with Retry, is not resent by itself, and Retry sends it once', async () => {
+    const { page, context } = await openPage({ expectedConsole: BROWSER_NETWORK_ERROR });
+    await visit(page);
+    const parts = await openWidget(page);
+    const attempts: string[] = [];
+    let refuse = true;
+    await page.route('**/api/widget/messages', async (route) => {
+      attempts.push(JSON.parse(route.request().postData() ?? '{}').clientMessageId);
+      if (!refuse) return route.continue();
+      return route.fulfill({
+        status: 400,
+        headers: { 'Access-Control-Allow-Origin': serviceOrigin },
+        contentType: 'application/json',
+        body: JSON.stringify({ error: 'page.url: Invalid URL' }),
+      });
+    });
+    await parts.input.fill('Do you sell ice?');
+    await parts.input.press('Enter');
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor({ state: 'visible' });
+    expect(await page.locator('assistant-chat-widget .delivery').innerText()).toContain('Not sent.');
+    expect(await page.locator('assistant-chat-widget .connection').isHidden()).toBe(true);
+
+    // Coming back online resumes whatever waits for the service; a refused message is not waiting.
+    await context.setOffline(true);
+    await context.setOffline(false);
+    await page.waitForTimeout(2_000);
+    expect(attempts).toHaveLength(1);
+    expect(await retry.isVisible()).toBe(true);
+
+    refuse = false;
+    await retry.click();
+    await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[1]).toBe(attempts[0]);
   });
 
   test('an answer lost on the way back is retried with the same id and creates no second turn', async () => {
