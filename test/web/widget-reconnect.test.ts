@@ -38,6 +38,8 @@ const LONG_QUESTION = [
 const REPLIES: Record<string, string> = {
   'Is the east quay open?': 'Yes, the east quay is open every day from seven.',
   [LONG_QUESTION]: 'Welcome on Friday: there is a 12 m berth for you, with power, water and showers.',
+  'Can I leave my dinghy on the pontoon?':
+    'Yes: dinghies can stay on the inner pontoon for up to three nights. Tie up on the north side, away from the fuel berth, and put your berth number on it.',
   'How does winter storage work?':
     'Winter storage runs from November to March. We lift your boat, pressure-wash the hull, and keep it on a cradle in the fenced yard. You can visit on weekdays, and we launch it again in spring.',
 };
@@ -235,5 +237,42 @@ describe('the service killed and restarted', () => {
       { role: 'visitor', text: question },
       { role: 'assistant', text: reply },
     ]);
+  }, 120_000);
+
+  test('with only the web process killed mid-answer, the answer goes on where it stopped once the stream is back', async () => {
+    const question = 'Can I leave my dinghy on the pontoon?';
+    const reply = REPLIES[question]!;
+    // Web and worker as separate processes; only the web one dies.
+    await killService();
+    const [web, worker] = await Promise.all([startServiceProcess(env, 'web'), startServiceProcess(env, 'worker')]);
+    let restartedWeb: ServiceProcess | undefined;
+    try {
+      const { page, parts } = await openChat();
+      await page.evaluate(RECORD_ASSISTANT_TEXT);
+      await parts.input.fill(question);
+      await parts.input.press('Enter');
+      const answer = parts.assistantBubbles.nth(1);
+      await eventually(async () => (await answer.count()) > 0 && (await bubbleText(answer)).split(' ').length >= 4, 15_000);
+
+      await web.kill();
+      await eventually(async () => (await reconnecting(page).textContent()) === 'Reconnecting…', 15_000);
+      const frozen = await bubbleText(answer);
+      expect(frozen).not.toBe(reply);
+
+      restartedWeb = await startServiceProcess(env, 'web');
+      await eventually(async () => (await bubbleText(answer)) === reply && (await answer.getAttribute('aria-busy')) === null, 40_000);
+      await eventually(async () => (await reconnecting(page).isHidden()) || undefined);
+      await page.waitForTimeout(500);
+
+      // The worker never stopped: one model call, and the visitor saw one answer grow, never a repeat.
+      expect(replyCalls(question)).toBe(1);
+      expect(await textsOf(parts.assistantBubbles)).toEqual([GREETING, reply]);
+      const seen = (await page.evaluate('window.__assistantTexts')) as string[];
+      const shown = seen.filter((text) => text !== GREETING && text !== '');
+      expect(shown.at(-1)).toBe(reply);
+      for (const text of shown) expect(reply.startsWith(text)).toBe(true);
+    } finally {
+      await Promise.all([web.kill(), worker.kill(), restartedWeb?.kill()]);
+    }
   }, 120_000);
 });
