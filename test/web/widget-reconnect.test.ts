@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { DESKTOP, launchBrowser, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
+import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import { eventually, startServiceProcess, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, testEnv, type FakeTwilio, type ServiceProcess } from '../support/harness.js';
 import { startOpenAIStub, type ChatCompletionRequestBody, type OpenAIStub } from '../support/openai-stub.js';
@@ -182,6 +182,7 @@ describe('the service killed and restarted', () => {
     expect(overflows).toBe(true);
     const [line, log] = [await delivery.boundingBox(), await parts.log.boundingBox()];
     expect(line!.y + line!.height).toBeLessThanOrEqual(log!.y + log!.height);
+    await saveScreenshot(page, 'widget-reconnecting');
 
     await restartService();
     await waitForText(parts.assistantBubbles.last(), REPLIES[LONG_QUESTION]!, 30_000);

@@ -92,8 +92,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   /** Keeps `entry` first in line and tries it again later. */
   const waitForService = (entry: Outgoing): void => {
     entry.state = 'queued';
-    entry.bubble.setState('failed', { reason: strings.notSentYet, onRetry: resume });
+    // First, so the line below the bubble is brought into view in the log as it then is.
     setUnreachable(true);
+    entry.bubble.setState('failed', { reason: strings.notSentYet, onRetry: resume });
     const delay = RESEND_DELAYS_MS[Math.min(resends, RESEND_DELAYS_MS.length - 1)] ?? 1_000;
     resends += 1;
     clearTimeout(resendTimer);

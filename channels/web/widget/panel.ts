@@ -1,6 +1,6 @@
 /**
  * The chat panel: a header with the site's name, "New chat" and close buttons, an offline
- * banner, a quiet "Reconnecting…" line while the service is unreachable, the message log, and the composer (a labelled textarea and a Send button). Enter
+ * banner, the message log, a quiet "Reconnecting…" line under it while the service is unreachable, and the composer (a labelled textarea and a Send button). Enter
  * sends, Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does
  * and never talks to the server itself.
  */
@@ -68,7 +68,7 @@ export function createPanel(
   const panel = element(
     'div',
     { className: 'panel', attributes: { id: panelId, role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': `${panelId}-title`, hidden: '' } },
-    [header, banner, connection, list.element, composer, footer],
+    [header, banner, list.element, connection, composer, footer],
   );
 
   const updateFooter = (): void => {

@@ -70,7 +70,6 @@ button { font: inherit; margin: 0; }
 }
 .connection {
   padding: 6px 16px; font-size: 13px; text-align: center; background: var(--surface); color: var(--muted);
-  border-bottom: 1px solid var(--line);
 }
 .connection:empty { display: none; }
 .log {
