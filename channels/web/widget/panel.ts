@@ -1,8 +1,9 @@
 /**
  * The chat panel: a header with the site's name, "New chat" and close buttons, an offline
- * banner, the message log, a quiet "Reconnecting…" line under it while the service is unreachable, and the composer (a labelled textarea and a Send button). Enter
- * sends, Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does
- * and never talks to the server itself.
+ * banner, the message log, a quiet "Reconnecting…" line under it while the service is
+ * unreachable, and the composer (a labelled textarea and a Send button). Enter sends,
+ * Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does and
+ * never talks to the server itself.
  */
 import { element, icon } from './dom.js';
 import { createMessageList, type MessageList } from './message-list.js';
