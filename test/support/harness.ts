@@ -3,6 +3,7 @@
  * global-setup), the fake Twilio API, and the deterministic model unless the test passes its
  * own provider. Logs are captured, not printed; tests assert on them.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import request from 'supertest';
@@ -153,4 +154,46 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+export interface ServiceProcess {
+  /** What the process printed so far (its JSON log lines, stdout and stderr). */
+  output(): string;
+  /** Kills it without warning (SIGKILL), as a crash or an OOM kill would, and waits for the exit. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Runs the service as its own process (`src/main.ts web|worker|all`) with `env` (see testEnv),
+ * resolving once it listens and/or runs its worker. For tests that kill the service mid-turn
+ * and start it again on the same port.
+ */
+export async function startServiceProcess(env: Record<string, string>, role: 'web' | 'worker' | 'all' = 'all'): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const kill = async (): Promise<void> => {
+    process.removeListener('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  try {
+    await eventually(() => {
+      if (child.exitCode !== null) throw new Error(`the service exited during start-up (code ${child.exitCode}):\n${output.slice(-2000)}`);
+      return (role === 'worker' || output.includes('"event":"server-listening"')) && (role === 'web' || output.includes('"event":"worker-started"'));
+    }, 30_000);
+  } catch (error) {
+    await kill();
+    throw error;
+  }
+  return { output: () => output, kill };
 }

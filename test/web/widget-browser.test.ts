@@ -15,6 +15,7 @@ import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { DESKTOP, launchBrowser, MOBILE, saveScreenshot, type LaunchedBrowser, type Viewport, type WatchedPage } from '../support/browser.js';
 import { createDeterministicModels, type DeterministicModels } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { BROWSER_NETWORK_ERROR, bubbleText, openWidget, RECORD_ASSISTANT_TEXT, storedVisitor, textsOf, waitForText, widget } from '../support/widget-page.js';
 import { findFreePort } from '../support/services.js';
 
 const WORD_DELAY_MS = 60;
@@ -153,9 +154,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-// What Chromium itself logs for a failed request (not the widget): tests that fail requests on purpose allow it.
-const BROWSER_NETWORK_ERROR = /^Failed to load resource: /;
-
 // Pages opened by the current test, checked and closed after it.
 let opened: { watched: WatchedPage; expectedConsole: RegExp | undefined }[] = [];
 
@@ -183,23 +181,6 @@ async function visit(page: Page, query: string = 'site=test-site', origin = serv
   await page.goto(`${origin}/host/page?${query}`);
 }
 
-function widget(page: Page) {
-  return {
-    launcher: page.getByRole('button', { name: 'Open chat', exact: true }),
-    dialog: page.getByRole('dialog'),
-    log: page.getByRole('log'),
-    input: page.getByRole('textbox', { name: 'Your message' }),
-    send: page.getByRole('button', { name: 'Send', exact: true }),
-    newChat: page.getByRole('button', { name: 'New chat', exact: true }),
-    close: page.getByRole('button', { name: 'Close chat', exact: true }),
-    assistantBubbles: page.locator('assistant-chat-widget .message.assistant'),
-    visitorBubbles: page.locator('assistant-chat-widget .message.visitor'),
-    typing: page.locator('assistant-chat-widget .typing'),
-    composerError: page.locator('assistant-chat-widget .composer-error'),
-    badge: page.locator('assistant-chat-widget .badge'),
-  };
-}
-
 const isFocused = (locator: Locator): Promise<boolean> =>
   locator.evaluate((element: { matches(selector: string): boolean }) => element.matches(':focus'));
 
@@ -212,49 +193,10 @@ const computedStyle = (locator: Locator, property: string): Promise<string> =>
     property,
   );
 
-interface TextNode {
-  textContent: string | null;
-  classList?: { contains(name: string): boolean };
-}
-
-/** The text of a bubble, without its screen-reader prefix ("You:", "Harbour Lane:"). */
-async function bubbleText(locator: Locator): Promise<string> {
-  return locator.evaluate((element: { childNodes: ArrayLike<TextNode> }) =>
-    Array.from(element.childNodes)
-      .filter((node) => !node.classList?.contains('sr-only'))
-      .map((node) => node.textContent ?? '')
-      .join('')
-      .trim(),
-  );
-}
-
-async function textsOf(locator: Locator): Promise<string[]> {
-  const count = await locator.count();
-  const texts: string[] = [];
-  for (let index = 0; index < count; index += 1) texts.push(await bubbleText(locator.nth(index)));
-  return texts;
-}
-
-async function waitForText(locator: Locator, expected: string, timeoutMs = 10_000): Promise<void> {
-  await eventually(async () => (await locator.count()) > 0 && (await bubbleText(locator)).includes(expected), timeoutMs);
-}
-
 async function history(page: Page): Promise<{ role: string; text: string }[]> {
   const token = await storedVisitor(page).then((visitor) => visitor.token);
   const response = await harness.http.get('/api/widget/history').set('Authorization', `Bearer ${token}`);
   return (response.body.messages as { role: string; text: string }[]).map(({ role, text }) => ({ role, text }));
-}
-
-async function storedVisitor(page: Page, siteKey = 'test-site'): Promise<Record<string, string>> {
-  const raw = await page.evaluate(`localStorage.getItem(${JSON.stringify(`chat-widget:${siteKey}`)})`);
-  return JSON.parse(String(raw)) as Record<string, string>;
-}
-
-async function openWidget(page: Page): Promise<ReturnType<typeof widget>> {
-  const parts = widget(page);
-  await parts.launcher.click();
-  await parts.input.waitFor({ state: 'visible' });
-  return parts;
 }
 
 async function sendAndAwaitReply(page: Page, text: string, reply: string): Promise<void> {
@@ -263,19 +205,6 @@ async function sendAndAwaitReply(page: Page, text: string, reply: string): Promi
   await parts.input.press('Enter');
   await waitForText(parts.assistantBubbles.last(), reply);
 }
-
-/** Records every text the newest assistant bubble shows, in order, as the DOM changes. */
-const RECORD_ASSISTANT_TEXT = `(() => {
-  const root = document.querySelector('assistant-chat-widget').shadowRoot;
-  const seen = [];
-  window.__assistantTexts = seen;
-  new MutationObserver(() => {
-    const bubbles = root.querySelectorAll('.message.assistant');
-    const last = bubbles[bubbles.length - 1];
-    const text = last ? last.lastChild.textContent.trim() : '';
-    if (seen[seen.length - 1] !== text) seen.push(text);
-  }).observe(root, { subtree: true, childList: true, characterData: true });
-})()`;
 
 describe('opening and sending', () => {
   test('the launcher is a button named "Open chat" in the accent colour; opening moves focus into the labelled input', async () => {
@@ -315,7 +244,8 @@ describe('opening and sending', () => {
 
     await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
     await parts.typing.waitFor({ state: 'detached' });
-    expect(await parts.assistantBubbles.last().getAttribute('aria-busy')).toBeNull();
+    // The streamed words can be all there before the complete reply itself arrives and ends aria-busy.
+    await eventually(async () => (await parts.assistantBubbles.last().getAttribute('aria-busy')) === null);
 
     const seen = (await page.evaluate('window.__assistantTexts')) as string[];
     const streamed = seen.filter((text) => text !== 'Hi! How can I help?' && text !== '');
@@ -562,7 +492,7 @@ describe('failures the visitor is told about', () => {
     ]);
   });
 
-  test('offline: the message is marked not sent with Retry and a banner; Retry later sends it once', async () => {
+  test('offline: a banner, the message marked not sent yet; back online it is sent once by itself, with no click', async () => {
     const watched = await openPage({ expectedConsole: BROWSER_NETWORK_ERROR });
     const { page, context } = watched;
     await visit(page);
@@ -579,14 +509,15 @@ describe('failures the visitor is told about', () => {
     expect(await page.locator('assistant-chat-widget .banner').innerText()).toContain("You're offline");
     await parts.input.fill('Can I book for Friday?');
     await parts.input.press('Enter');
-    const retry = page.getByRole('button', { name: 'Retry' });
-    await retry.waitFor({ state: 'visible' });
-    expect(await page.locator('assistant-chat-widget .delivery').innerText()).toContain('Not sent.');
+    const delivery = page.locator('assistant-chat-widget .delivery');
+    await delivery.waitFor({ state: 'visible' });
+    expect(await delivery.innerText()).toContain('Not sent yet. It will be sent when the connection is back.');
+    // Offline has its own banner: no "Reconnecting…" on top of it.
+    expect(await page.locator('assistant-chat-widget .connection').isHidden()).toBe(true);
     await saveScreenshot(page, 'widget-offline');
 
     await context.setOffline(false);
     await page.locator('assistant-chat-widget .banner').waitFor({ state: 'hidden' });
-    await retry.click();
     await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
     expect(new Set(clientIds).size).toBe(1);
     expect(await page.locator('assistant-chat-widget .delivery:visible').count()).toBe(0);
@@ -594,6 +525,43 @@ describe('failures the visitor is told about', () => {
       { role: 'visitor', text: 'Can I book for Friday?' },
       { role: 'assistant', text: DEFAULT_REPLY },
     ]);
+  });
+
+  test('a message the service refuses outright (a 4xx) stays "Not sent." with Retry, is not resent by itself, and Retry sends it once', async () => {
+    const { page, context } = await openPage({ expectedConsole: BROWSER_NETWORK_ERROR });
+    await visit(page);
+    const parts = await openWidget(page);
+    const attempts: string[] = [];
+    let refuse = true;
+    await page.route('**/api/widget/messages', async (route) => {
+      attempts.push(JSON.parse(route.request().postData() ?? '{}').clientMessageId);
+      if (!refuse) return route.continue();
+      return route.fulfill({
+        status: 400,
+        headers: { 'Access-Control-Allow-Origin': serviceOrigin },
+        contentType: 'application/json',
+        body: JSON.stringify({ error: 'page.url: Invalid URL' }),
+      });
+    });
+    await parts.input.fill('Do you sell ice?');
+    await parts.input.press('Enter');
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor({ state: 'visible' });
+    expect(await page.locator('assistant-chat-widget .delivery').innerText()).toContain('Not sent.');
+    expect(await page.locator('assistant-chat-widget .connection').isHidden()).toBe(true);
+
+    // Coming back online resumes whatever waits for the service; a refused message is not waiting.
+    await context.setOffline(true);
+    await context.setOffline(false);
+    await page.waitForTimeout(2_000);
+    expect(attempts).toHaveLength(1);
+    expect(await retry.isVisible()).toBe(true);
+
+    refuse = false;
+    await retry.click();
+    await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[1]).toBe(attempts[0]);
   });
 
   test('an answer lost on the way back is retried with the same id and creates no second turn', async () => {

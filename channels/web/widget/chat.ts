@@ -1,8 +1,10 @@
 /**
  * One visitor's conversation as the widget holds it: the session token (renewed before it
  * expires, and once on a refused call), the history read from the server, the live event
- * stream resumed from where that history ends, the outbox, and "New chat". It updates the
- * panel's message list and never builds markup itself.
+ * stream resumed from where that history ends, the outbox, and "New chat". While the service
+ * is unreachable (the stream is down, or a message could not be sent) it shows "Reconnecting…";
+ * when the service is back, waiting messages are resent and the history is read again. It
+ * updates the panel's message list and never builds markup itself.
  */
 import type { ApiResult, Session, WidgetApi } from './api.js';
 import { createEventStream, type StreamEvent } from './event-stream.js';
@@ -51,6 +53,15 @@ export function createChat(options: ChatOptions): Chat {
   let typingTimer: ReturnType<typeof setTimeout> | undefined;
   let resyncing: Promise<string | undefined> | undefined;
   let resyncAgain = false;
+  let historyLoaded = false;
+  // Why the service counts as unreachable: the event stream is down, or the outbox is waiting.
+  let streamDown = false;
+  let sendingBlocked = false;
+
+  const updateConnection = (): void => {
+    // Offline has its own banner; "Reconnecting…" is for a service that does not answer.
+    panel.setReconnecting(navigator.onLine && (streamDown || sendingBlocked));
+  };
 
   const save = (): void => store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
 
@@ -74,6 +85,7 @@ export function createChat(options: ChatOptions): Chat {
         if (!result.ok) return undefined;
         const { messages, lastEventId } = result.value;
         list.replace(messages, outbox.unconfirmed(new Set(messages.map((message) => message.id))));
+        historyLoaded = true;
         position = lastEventId;
       } while (resyncAgain);
       return position;
@@ -139,11 +151,21 @@ export function createChat(options: ChatOptions): Chat {
       panel.setComposerError(strings.tooLong(maxChars ?? session.site.maxMessageChars));
     },
     onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
+    onUnreachable(unreachable) {
+      sendingBlocked = unreachable;
+      updateConnection();
+      // A message got through: the service is back, so the stream need not wait out its backoff.
+      if (!unreachable) stream.retryNow();
+    },
   });
 
   // One handler per event type; adding an event adds an entry.
   const handlers: { [Type in StreamEvent['type']]: (event: Extract<StreamEvent, { type: Type }>) => void } = {
-    typing: () => setTyping(true),
+    typing() {
+      // A turn starts: if a reply is still half-streamed, its turn started over and streams anew.
+      list.restartStreaming();
+      setTyping(true);
+    },
     delta(event) {
       setTyping(false);
       list.appendDelta(event.messageId, event.text);
@@ -178,6 +200,18 @@ export function createChat(options: ChatOptions): Chat {
     renew: async () => {
       await renew();
     },
+    onConnectionChange(up) {
+      streamDown = !up;
+      if (up) {
+        // The first history read may have failed while the service was down.
+        if (!historyLoaded) void resync();
+        outbox.resume();
+      } else {
+        // Nobody can be typing for a visitor the service cannot reach.
+        setTyping(false);
+      }
+      updateConnection();
+    },
   });
 
   store.onChange((stored) => {
@@ -190,7 +224,13 @@ export function createChat(options: ChatOptions): Chat {
     }
   });
 
-  const updateOnline = (): void => panel.setOffline(!navigator.onLine);
+  const updateOnline = (): void => {
+    panel.setOffline(!navigator.onLine);
+    updateConnection();
+    if (!navigator.onLine) return;
+    outbox.resume();
+    stream.retryNow();
+  };
   updateOnline();
   window.addEventListener('offline', updateOnline);
   window.addEventListener('online', updateOnline);

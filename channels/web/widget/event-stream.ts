@@ -2,7 +2,8 @@
  * Keeps one Server-Sent Events connection to `/api/widget/events` open and hands parsed events
  * to the chat. EventSource reconnects by itself after a dropped connection (sending
  * Last-Event-ID); when the server refuses the stream instead (an expired token answers 401 and
- * EventSource gives up), this renews the session and reconnects with backoff.
+ * EventSource gives up), this renews the session and reconnects with backoff. It reports when
+ * the connection goes down and comes back, so the chat can say it is reconnecting.
  */
 
 export type StreamEvent =
@@ -20,11 +21,15 @@ export interface EventStreamOptions {
   onReconnected(): void;
   /** Called before reconnecting after the server refused the stream. */
   renew(): Promise<void>;
+  /** The connection went down (`false`) or is open again (`true`). */
+  onConnectionChange(up: boolean): void;
 }
 
 export interface EventStream {
   /** (Re)connects now, delivering only events after `fromEventId` (from the newest when undefined). */
   connect(fromEventId: string | undefined): void;
+  /** The service answered something else: skip the rest of a backoff wait and reconnect now. */
+  retryNow(): void;
 }
 
 type Json = Record<string, unknown>;
@@ -56,6 +61,14 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   let hasOpened = false;
   let failures = 0;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let retry: (() => void) | undefined;
+  let up: boolean | undefined;
+
+  const setUp = (next: boolean): void => {
+    if (up === next) return;
+    up = next;
+    options.onConnectionChange(next);
+  };
 
   const dispatch = (type: StreamEvent['type'], raw: string): void => {
     let data: unknown;
@@ -83,31 +96,43 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       });
     }
     current.addEventListener('open', () => {
+      if (current !== source) return;
       failures = 0;
+      setUp(true);
       if (hasOpened) options.onReconnected();
       hasOpened = true;
     });
     current.addEventListener('error', (event) => {
-      if (event instanceof MessageEvent || current !== source || current.readyState !== EventSource.CLOSED) return;
+      if (event instanceof MessageEvent || current !== source) return;
+      // Dropped (EventSource is already retrying) or refused: either way the visitor is not connected.
+      setUp(false);
+      if (current.readyState !== EventSource.CLOSED) return;
       // Refused rather than dropped: EventSource will not retry on its own.
       hasOpened = true;
       const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** failures) * (0.75 + Math.random() / 2);
       failures += 1;
-      retryTimer = setTimeout(() => {
+      retry = () => {
+        retry = undefined;
+        clearTimeout(retryTimer);
         void options.renew().finally(() => {
           if (current === source) open();
         });
-      }, delay);
+      };
+      retryTimer = setTimeout(retry, delay);
     });
   };
 
   return {
     connect(fromEventId) {
       clearTimeout(retryTimer);
+      retry = undefined;
       lastEventId = fromEventId;
       hasOpened = false;
       failures = 0;
       open();
+    },
+    retryNow() {
+      retry?.();
     },
   };
 }

@@ -2,7 +2,8 @@
  * The conversation log: the greeting, history, the visitor's own messages with their delivery
  * state, assistant replies as they stream, the typing indicator, and status lines. It is a
  * `role="log"` live region; a reply still streaming is marked aria-busy so screen readers read
- * it once, complete, instead of word by word.
+ * it once, complete, instead of word by word. A reply whose turn starts over (a worker died
+ * mid-answer and another picked the conversation up) is streamed again in place, never twice.
  */
 import { element, screenReaderText } from './dom.js';
 import { renderRichText } from './render-rich-text.js';
@@ -25,6 +26,8 @@ export interface MessageList {
   appendDelta(id: string, text: string): void;
   /** Shows the complete reply `id`, replacing streamed text. Returns false if it was already complete. */
   completeAssistant(id: string, text: string): boolean;
+  /** A turn is starting (again): a reply still streaming restarts from its next piece. */
+  restartStreaming(): void;
   has(id: string): boolean;
   setTyping(visible: boolean): void;
   addStatus(text: string): void;
@@ -37,6 +40,8 @@ interface AssistantEntry {
   content: HTMLElement;
   text: string;
   complete: boolean;
+  /** Its turn started over: the next streamed piece replaces the text instead of extending it. */
+  restart: boolean;
 }
 
 const PINNED_DISTANCE_PX = 80;
@@ -59,6 +64,12 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
   const scrollToEnd = (): void => {
     log.scrollTop = log.scrollHeight;
   };
+  /** Scrolls just enough for `node` to be seen above the log's bottom edge. */
+  const reveal = (node: HTMLElement): void => {
+    const padding = Number.parseFloat(getComputedStyle(log).paddingBottom) || 0;
+    const hidden = node.getBoundingClientRect().bottom - (log.getBoundingClientRect().bottom - padding);
+    if (hidden > 0) log.scrollTop += hidden;
+  };
   // New entries go above the typing indicator, which always stays last while it shows.
   const append = (node: Node): void => {
     const pinned = isPinned();
@@ -70,7 +81,7 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
   const assistantBubble = (id: string, text: string, complete: boolean): AssistantEntry => {
     const content = element('div');
     const bubble = element('div', { className: 'message assistant' }, [screenReaderText(`${siteName}:`), content]);
-    const entry: AssistantEntry = { element: bubble, content, text, complete };
+    const entry: AssistantEntry = { element: bubble, content, text, complete, restart: false };
     render(entry);
     assistants.set(id, entry);
     return entry;
@@ -134,6 +145,8 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
             retry.addEventListener('click', failure.onRetry, { once: true });
             delivery.append(retry);
           }
+          // The line appears under a bubble already scrolled to: bring it out from under the composer.
+          reveal(wrapper);
         },
       };
     },
@@ -147,7 +160,8 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       if (entry?.complete) return;
       if (entry) {
         const pinned = isPinned();
-        entry.text += text;
+        entry.text = entry.restart ? text : entry.text + text;
+        entry.restart = false;
         render(entry);
         if (pinned) scrollToEnd();
       } else {
@@ -167,6 +181,9 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
         append(assistantBubble(id, text, true).element);
       }
       return true;
+    },
+    restartStreaming() {
+      for (const entry of assistants.values()) if (!entry.complete) entry.restart = true;
     },
     has: (id) => assistants.has(id) || visitors.has(id),
     setTyping(visible) {

@@ -2,7 +2,10 @@
  * The visitor's outgoing messages, sent one at a time in the order typed. Each keeps its
  * clientMessageId for life, so a retry (after a 429's wait, a lost connection, or the
  * visitor's "Retry") can never create a second turn. While the server asks to slow down,
- * nothing is sent before its Retry-After has passed.
+ * nothing is sent before its Retry-After has passed. A message the service could not be
+ * reached for (no answer, or a 5xx) waits at the head of the queue and is resent by itself,
+ * with backoff and as soon as the chat says the service is back; only a definitive refusal
+ * (a 4xx) leaves it "Not sent" for the visitor to retry.
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
 import type { OutgoingBubble } from './message-list.js';
@@ -16,6 +19,8 @@ export interface OutboxOptions {
   onTooLong(text: string, maxChars: number | undefined): void;
   /** Sending is paused for `seconds`; undefined when it resumes. */
   onPaused(seconds: number | undefined): void;
+  /** Sending waits for the service to be reachable again (`true`), or no longer does. */
+  onUnreachable(unreachable: boolean): void;
 }
 
 export interface Outbox {
@@ -25,6 +30,8 @@ export interface Outbox {
   /** Bubbles of messages the given history does not contain yet; forgets the ones it does. */
   unconfirmed(historyIds: ReadonlySet<string>): OutgoingBubble[];
   clear(): void;
+  /** The service is reachable again: resend a message waiting for it now. */
+  resume(): void;
 }
 
 interface Outgoing {
@@ -36,6 +43,13 @@ interface Outgoing {
 }
 
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
+// Between resends while the service is unreachable; the chat also resumes as soon as its
+// event stream reconnects or the browser comes back online.
+const RESEND_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
+
+/** No answer, or an answer saying the service itself is failing: the same message may succeed later. */
+const isTransient = (result: ApiResult<AcceptedMessage>): boolean =>
+  !result.ok && (result.kind === 'network' || result.status >= 500 || result.status === 408);
 
 function newClientMessageId(): string {
   if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
@@ -53,6 +67,39 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let sending = false;
   let pausedUntil = 0;
   let resumeTimer: ReturnType<typeof setTimeout> | undefined;
+  // The head message could not reach the service: nothing is sent until resume() or the timer.
+  let unreachable = false;
+  let resends = 0;
+  let resendTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const setUnreachable = (next: boolean): void => {
+    if (!next) {
+      resends = 0;
+      clearTimeout(resendTimer);
+    }
+    if (unreachable === next) return;
+    unreachable = next;
+    options.onUnreachable(next);
+  };
+
+  const resume = (): void => {
+    clearTimeout(resendTimer);
+    if (!unreachable) return;
+    resendTimer = undefined;
+    void pump();
+  };
+
+  /** Keeps `entry` first in line and tries it again later. */
+  const waitForService = (entry: Outgoing): void => {
+    entry.state = 'queued';
+    // First, so the line below the bubble is brought into view in the log as it then is.
+    setUnreachable(true);
+    entry.bubble.setState('failed', { reason: strings.notSentYet, onRetry: resume });
+    const delay = RESEND_DELAYS_MS[Math.min(resends, RESEND_DELAYS_MS.length - 1)] ?? 1_000;
+    resends += 1;
+    clearTimeout(resendTimer);
+    resendTimer = setTimeout(resume, delay * (0.75 + Math.random() / 2));
+  };
 
   const fail = (entry: Outgoing): void => {
     entry.state = 'failed';
@@ -79,10 +126,14 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
 
   const settle = (entry: Outgoing, result: ApiResult<AcceptedMessage>): void => {
+    // Any answer but a failing service's means it is reachable again.
+    if (!isTransient(result)) setUnreachable(false);
     if (result.ok) {
       entry.state = 'sent';
       entry.messageId = result.value.messageId;
       entry.bubble.setState('sent');
+    } else if (isTransient(result)) {
+      waitForService(entry);
     } else if (result.kind === 'status' && result.status === 429) {
       entry.state = 'queued';
       pause(Math.ceil(result.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS));
@@ -96,9 +147,14 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
 
   const pump = async (): Promise<void> => {
-    if (sending || Date.now() < pausedUntil) return;
+    // While waiting for the service, only resume() (or its timer) sends, so order is kept.
+    if (sending || Date.now() < pausedUntil || (unreachable && resendTimer !== undefined)) return;
     const entry = entries.find((candidate) => candidate.state === 'queued');
-    if (!entry) return;
+    if (!entry) {
+      // What waited turned out to be in the history already: nothing is waiting any more.
+      if (unreachable && resendTimer === undefined) setUnreachable(false);
+      return;
+    }
     sending = true;
     entry.state = 'sending';
     const result = await options.send({ clientMessageId: entry.clientMessageId, text: entry.text });
@@ -115,9 +171,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       entries.push({ clientMessageId: newClientMessageId(), text, bubble, state: 'queued' });
       void pump();
     },
-    owns: (messageId) => entries.some((entry) => entry.messageId === messageId),
+    owns: (messageId) => entries.some((entry) => entry.messageId === messageId || entry.clientMessageId === messageId),
     unconfirmed(historyIds) {
-      entries = entries.filter((entry) => !(entry.messageId && historyIds.has(entry.messageId)));
+      // The service names a visitor's message by its clientMessageId: one it took before the
+      // answer was lost is confirmed by the history too.
+      entries = entries.filter((entry) => !historyIds.has(entry.messageId ?? entry.clientMessageId));
       return entries.map((entry) => entry.bubble);
     },
     clear() {
@@ -125,6 +183,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       pausedUntil = 0;
       clearTimeout(resumeTimer);
       options.onPaused(undefined);
+      setUnreachable(false);
     },
+    resume,
   };
 }

@@ -1,8 +1,9 @@
 /**
  * The chat panel: a header with the site's name, "New chat" and close buttons, an offline
- * banner, the message log, and the composer (a labelled textarea and a Send button). Enter
- * sends, Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does
- * and never talks to the server itself.
+ * banner, the message log, a quiet "Reconnecting…" line under it while the service is
+ * unreachable, and the composer (a labelled textarea and a Send button). Enter sends,
+ * Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does and
+ * never talks to the server itself.
  */
 import { element, icon } from './dom.js';
 import { createMessageList, type MessageList } from './message-list.js';
@@ -24,6 +25,8 @@ export interface Panel {
   restoreInput(text: string): void;
   setComposerError(text: string | undefined): void;
   setOffline(offline: boolean): void;
+  /** Shows (or clears) the "Reconnecting…" line. */
+  setReconnecting(reconnecting: boolean): void;
 }
 
 const COUNTER_THRESHOLD = 0.8;
@@ -49,6 +52,8 @@ export function createPanel(
     iconButton('close', strings.closeChat, actions.onClose),
   ]);
   const banner = element('div', { className: 'banner', text: strings.offline, attributes: { role: 'status', hidden: '' } });
+  // Stays in the tree (empty when connected) so screen readers announce the text when it appears.
+  const connection = element('div', { className: 'connection', attributes: { role: 'status', 'aria-live': 'polite' } });
 
   const input = element('textarea', {
     className: 'input',
@@ -64,7 +69,7 @@ export function createPanel(
   const panel = element(
     'div',
     { className: 'panel', attributes: { id: panelId, role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': `${panelId}-title`, hidden: '' } },
-    [header, banner, list.element, composer, footer],
+    [header, banner, list.element, connection, composer, footer],
   );
 
   const updateFooter = (): void => {
@@ -130,6 +135,9 @@ export function createPanel(
     },
     setOffline(offline) {
       banner.hidden = !offline;
+    },
+    setReconnecting(reconnecting) {
+      connection.textContent = reconnecting ? strings.reconnecting : '';
     },
   };
 }

@@ -19,7 +19,11 @@ export interface WidgetStrings {
   tooLong(maxChars: number | undefined): string;
   rateLimited(seconds: number): string;
   offline: string;
+  /** The service is unreachable while the browser is online; cleared when it answers again. */
+  reconnecting: string;
   notSent: string;
+  /** A message that could not reach the service yet; it is resent by itself when it can. */
+  notSentYet: string;
   retry: string;
   failed: string;
   unavailable: string;
@@ -42,7 +46,9 @@ const english: WidgetStrings = {
     maxChars === undefined ? 'That message is too long. Please shorten it.' : `That message is too long. Please keep it to ${maxChars} characters or fewer.`,
   rateLimited: (seconds) => `You're sending messages too quickly. Sending again in ${seconds} s.`,
   offline: "You're offline. Check your connection and try again.",
+  reconnecting: 'Reconnecting…',
   notSent: 'Not sent.',
+  notSentYet: 'Not sent yet. It will be sent when the connection is back.',
   retry: 'Retry',
   failed: 'Sorry, something went wrong. Please try again.',
   unavailable: 'Chat is unavailable right now. Please try again later.',
@@ -66,7 +72,9 @@ const spanish: WidgetStrings = {
     maxChars === undefined ? 'El mensaje es demasiado largo. Acórtalo, por favor.' : `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
   rateLimited: (seconds) => `Estás enviando mensajes demasiado rápido. Se volverá a enviar en ${seconds} s.`,
   offline: 'Estás sin conexión. Revisa tu conexión e inténtalo de nuevo.',
+  reconnecting: 'Reconectando…',
   notSent: 'No enviado.',
+  notSentYet: 'Aún no enviado. Se enviará cuando vuelva la conexión.',
   retry: 'Reintentar',
   failed: 'Lo sentimos, algo ha fallado. Inténtalo de nuevo.',
   unavailable: 'El chat no está disponible ahora mismo. Inténtalo más tarde.',

@@ -68,6 +68,10 @@ button { font: inherit; margin: 0; }
 .banner {
   padding: 8px 16px; font-size: 13px; background: #fffaeb; color: #93370d; border-bottom: 1px solid #fedf89;
 }
+.connection {
+  padding: 6px 16px; font-size: 13px; text-align: center; background: var(--surface); color: var(--muted);
+}
+.connection:empty { display: none; }
 .log {
   flex: 1; min-height: 0; overflow-y: auto; overscroll-behavior: contain;
   display: flex; flex-direction: column; gap: 10px; padding: 18px 16px; background: var(--surface);
