@@ -4,6 +4,7 @@
  * never by listing them one by one.
  */
 import type { z } from 'zod';
+import type { Caller } from './caller.js';
 
 export const TOOL_EFFECTS = ['read', 'reversible', 'irreversible', 'gesture', 'human_only'] as const;
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];
@@ -19,6 +20,8 @@ export interface ToolCallContext {
   channelId: string;
   /** The customer as the channel knows them (address, display name). */
   customer: { address: string; displayName?: string };
+  /** Who the service verified is talking; scoped tool calls are bound to it, never to the model's arguments. */
+  caller: Caller;
   /** The customer's message this leg answers. */
   latestMessage: string;
   /** The routed role's facts as this leg started. */
@@ -53,6 +56,16 @@ export type ResumeOutcome =
   | { output: unknown; session?: SessionFacts }
   | { askAgain: ToolInterrupt };
 
+/** What a runtime-bound argument is filled with: the caller's customer id, or the selected entity's id. */
+export type ScopeBinding = 'customer' | 'entity';
+
+/**
+ * Whose data an MCP read returns. `public`: anyone's to see (a public category, no scoped
+ * argument). `caller`: the verified caller's own; `arguments` names the arguments the runtime
+ * fills (hidden from the model's schema).
+ */
+export type ToolAccess = { kind: 'public' } | { kind: 'caller'; arguments: Readonly<Record<string, ScopeBinding>> };
+
 /** One tool as the orchestrator sees it, whatever its origin. */
 export interface AssistantTool {
   name: string;
@@ -60,6 +73,8 @@ export interface AssistantTool {
   origin: ToolOrigin;
   category: string;
   effect: ToolEffect;
+  /** MCP reads: whose data the tool returns. Channel tools have none (they act on the conversation). */
+  access?: ToolAccess;
   /** zod schema of the arguments, or a JSON schema for MCP tools. */
   inputSchema: z.ZodType | { jsonSchema: Record<string, unknown> };
   execute(input: unknown, context: ToolCallContext): Promise<unknown>;
