@@ -54,16 +54,27 @@ export function callerMayUse(tool: Pick<AssistantTool, 'access'>, caller: Caller
   return true;
 }
 
-function boundValue(toolName: string, binding: ScopeBinding, caller: Extract<Caller, { kind: 'contact' }>): string {
+/** The model wrote a value for a scoped argument that is not the caller's own. */
+function refusedValue(toolName: string, binding: ScopeBinding, written: unknown, caller: Extract<Caller, { kind: 'contact' }>): ToolScopeError {
+  if (binding === 'entity' && caller.entities.some((entity) => entity.id === written)) {
+    return new ToolScopeError(toolName, 'scoped-argument', `${toolName} reads the selected company only; call select_entity to switch. It was not called.`);
+  }
+  return new ToolScopeError(
+    toolName,
+    binding === 'entity' ? 'entity-not-held' : 'scoped-argument',
+    `${toolName} can only read this customer's own records; it was not called.`,
+  );
+}
+
+/** The caller has nothing to bind the argument to. */
+function unbound(toolName: string, binding: ScopeBinding, caller: Extract<Caller, { kind: 'contact' }>): ToolScopeError {
   if (binding === 'customer') {
-    if (caller.customerId) return caller.customerId;
-    throw new ToolScopeError(toolName, 'no-identity', `${toolName} needs a customer account, and this customer has none on record. Do not guess one.`);
+    return new ToolScopeError(toolName, 'no-identity', `${toolName} needs a customer account, and this customer has none on record. Do not guess one.`);
   }
-  if (caller.entity) return caller.entity.id;
   if (caller.entities.length > 1) {
-    throw new ToolScopeError(toolName, 'not-selected', `${toolName} needs to know which company this is about: call select_entity first.`);
+    return new ToolScopeError(toolName, 'not-selected', `${toolName} needs to know which company this is about: call select_entity first.`);
   }
-  throw new ToolScopeError(toolName, 'no-identity', `${toolName} needs a company, and this customer is linked to none.`);
+  return new ToolScopeError(toolName, 'no-identity', `${toolName} needs a company, and this customer is linked to none.`);
 }
 
 /**
@@ -84,21 +95,13 @@ export function bindArguments(
   }
   const bound: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
-    if (name in access.arguments || !declared || declared.has(name)) bound[name] = value;
+    if (!Object.hasOwn(access.arguments, name) && (!declared || declared.has(name))) bound[name] = value;
   }
   for (const [name, binding] of Object.entries(access.arguments)) {
-    const value = boundValue(toolName, binding, caller);
-    const written = input[name];
-    if (written !== undefined && written !== value) {
-      if (binding === 'entity' && caller.entities.some((entity) => entity.id === written)) {
-        throw new ToolScopeError(toolName, 'scoped-argument', `${toolName} reads the selected company only; call select_entity to switch.`);
-      }
-      throw new ToolScopeError(
-        toolName,
-        binding === 'entity' ? 'entity-not-held' : 'scoped-argument',
-        `${toolName} can only read this customer's own records; it was not called.`,
-      );
-    }
+    const value = binding === 'customer' ? caller.customerId : caller.entity?.id;
+    const written = Object.hasOwn(input, name) ? input[name] : undefined;
+    if (written !== undefined && written !== value) throw refusedValue(toolName, binding, written, caller);
+    if (value === undefined) throw unbound(toolName, binding, caller);
     bound[name] = value;
   }
   return bound;
