@@ -226,12 +226,13 @@ describe('after every trick', () => {
     if (!db) throw new Error('no MongoDB database');
     const stored: string[] = [];
     for (const collection of await db.collections()) stored.push(JSON.stringify(await collection.find({}).toArray()));
-    expect(stored.join('\n')).toContain('1250.00');
     for (const marker of NOT_ACME_MARKERS) {
       expect(prompts).not.toContain(marker);
       expect(sent).not.toContain(marker);
       expect(stored.join('\n')).not.toContain(marker);
     }
+    // …while the caller's own records did reach all three.
+    for (const seen of [prompts, sent, stored.join('\n')]) expect(seen).toContain('1250.00');
     const reachedServer = mcp.calls.map((call) => call.arguments ?? {});
     expect(reachedServer.filter((args) => args.customerId !== undefined && args.customerId !== 'CUST-ACME')).toEqual([]);
     expect(reachedServer.filter((args) => args.accountId !== undefined && args.accountId !== 'HL-2001')).toEqual([]);
