@@ -191,11 +191,13 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     throw new McpUnavailableError(`MCP server at ${origin} listed more than ${MAX_LISTING_PAGES} pages of tools`);
   }
 
-  /** The read as the orchestrator sees it, or undefined when it reads customer data it can't be scoped to. */
+  /** The read as the orchestrator sees it, or undefined when it reads customer data it can't be scoped to (or its scope is malformed). */
   function toAdmittedTool(tool: Tool): AdmittedTool | undefined {
     const category = deriveToolCategory(tool, options.categoryPrefixes, defaultCategory);
     const declaredScope = ScopeArgumentsSchema.safeParse(options.scopeArguments?.[tool.name] ?? tool._meta?.[SCOPE_ARGUMENTS_META_KEY] ?? {});
-    const scoped = declaredScope.success ? declaredScope.data : {};
+    // A scope the server meant to declare but got wrong is refused, never read as "public".
+    if (!declaredScope.success) return undefined;
+    const scoped = declaredScope.data;
     let access: ToolAccess;
     if (Object.keys(scoped).length > 0) access = { kind: 'caller', arguments: scoped };
     else if (publicCategories.has(category)) access = { kind: 'public' };

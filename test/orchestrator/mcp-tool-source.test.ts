@@ -171,6 +171,14 @@ describe('createMcpToolSource', () => {
     expect(metrics.value('mcp_calls_total', { tool: name, outcome: 'scope_denied' })).toBe(1);
   });
 
+  it('refuses a read whose scope declaration is malformed, even in a public category', async () => {
+    await open({ publicCategories: [...publicCategories, 'billing'], scopeArguments: { invoice_list: { customerId: 'company' as 'customer' } } });
+    expect(source!.tools().map((tool) => tool.name)).not.toContain('invoice_list');
+    expect(logs.filter((line) => line.event === 'mcp-tool-unscoped')).toEqual([
+      expect.objectContaining({ names: ['invoice_list', 'account_find_by_company'] }),
+    ]);
+  });
+
   it("binds the arguments an operator's mapping names, for a server whose metadata declares none", async () => {
     await open({ scopeArguments: { account_find_by_company: { company: 'customer' } } });
     const tool = admittedTool('account_find_by_company');
