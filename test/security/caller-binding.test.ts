@@ -74,6 +74,23 @@ describe('a channel without identify', () => {
   });
 });
 
+describe('a channel whose identify fails', () => {
+  test('fails the turn (the queue retries it) instead of answering as an anonymous caller', async () => {
+    const channel: ChannelDefinition = {
+      ...createCliChannel({ write: () => undefined }),
+      identify: () => Promise.reject(new Error('contact store unavailable')),
+    };
+    const fixture = await createOrchestratorFixture({ mcpTools: () => mcp.source.tools(), script, channel });
+    try {
+      await expect(fixture.turn(`cli:identify-down-${Date.now()}`, 'my invoices trick:account')).rejects.toThrow('contact store unavailable');
+      expect(fixture.models.calls).toEqual([]);
+      expect(mcp.server.calls).toEqual([]);
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
 describe('a channel whose identify names a contact with two companies', () => {
   let fixture: OrchestratorFixture;
   let identified = 0;
