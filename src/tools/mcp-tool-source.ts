@@ -30,9 +30,9 @@ const DEFAULT_RESULT_CHAR_CAP = 8000;
 const MINIMUM_RESULT_CHAR_CAP = 100;
 const DEFAULT_CALL_TIMEOUT_MS = 15_000;
 /** Categories anyone may read (no identity needed) unless the operator says otherwise. */
-export const DEFAULT_PUBLIC_CATEGORIES = ['catalog', 'knowledge', 'help', 'pricing'] as const;
+const DEFAULT_PUBLIC_CATEGORIES = ['catalog', 'knowledge', 'help', 'pricing'] as const;
 /** Key of a listed tool's `_meta` naming its scoped arguments: `{ "<argument>": "customer" | "entity" }`. */
-export const SCOPE_ARGUMENTS_META_KEY = 'scopeArguments';
+const SCOPE_ARGUMENTS_META_KEY = 'scopeArguments';
 // A server that hands out cursors forever must not keep a listing running forever.
 const MAX_LISTING_PAGES = 1000;
 

@@ -11,7 +11,7 @@ import type { Caller } from './caller.js';
 import type { AssistantTool, ScopeBinding, ToolAccess } from './tool.js';
 
 /** Key of the request `_meta` that carries the verified caller to the MCP server on every call. */
-export const CALLER_META_KEY = 'wa-assistant/caller';
+const CALLER_META_KEY = 'wa-assistant/caller';
 
 /**
  * Why a call was refused. `not-selected` is ordinary sequencing (the contact holds several

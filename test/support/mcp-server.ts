@@ -87,7 +87,7 @@ interface Invoice {
 }
 
 /** The business's customers: id → company name. */
-export const CUSTOMERS = { 'CUST-ACME': 'Acme Ltd', 'CUST-BOREALIS': 'Borealis Bakery', 'CUST-CIRRUS': 'Cirrus Freight' } as const;
+const CUSTOMERS = { 'CUST-ACME': 'Acme Ltd', 'CUST-BOREALIS': 'Borealis Bakery', 'CUST-CIRRUS': 'Cirrus Freight' } as const;
 
 const invoices: readonly Invoice[] = [
   { number: '1042', customer: 'Acme Ltd', amount: '1250.00', currency: 'EUR', status: 'overdue', dueDate: '2026-11-15' },
