@@ -5,10 +5,9 @@
  */
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
-import type { Caller } from '../tools/caller.js';
 import type { LinkedCustomer } from '../tools/select-entity.js';
 import type { ChannelToolName } from '../tools/tool-names.js';
-import type { AssistantTool, ToolScope } from '../tools/tool.js';
+import type { AssistantTool, Caller, ToolScope } from '../tools/tool.js';
 
 /** Facts a conversation has established for one role: flat, JSON-serialisable values. */
 export type Facts = Record<string, string | number | boolean | null>;

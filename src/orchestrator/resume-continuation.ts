@@ -7,8 +7,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { Caller } from '../tools/caller.js';
-import type { AssistantTool, SessionFacts } from '../tools/tool.js';
+import type { AssistantTool, Caller, SessionFacts } from '../tools/tool.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';

@@ -5,9 +5,8 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { Caller } from '../tools/caller.js';
 import type { ScopeDenial } from '../tools/scope.js';
-import type { SessionFacts, ToolCallContext } from '../tools/tool.js';
+import type { Caller, SessionFacts, ToolCallContext } from '../tools/tool.js';
 import type { ChannelDefinition, Facts, TurnInput } from './contracts.js';
 
 export function toolContextFor(

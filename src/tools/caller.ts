@@ -7,26 +7,7 @@
  * was relinked since, or the fact was forged) is ignored.
  */
 import type { LinkedCustomer } from './select-entity.js';
-import type { SessionFacts } from './tool.js';
-
-export interface CallerEntity {
-  id: string;
-  name: string;
-}
-
-/** `anonymous`: nobody verified; `contact`: a linked contact, with the entity this conversation is about. */
-export type Caller =
-  | { kind: 'anonymous' }
-  | {
-      kind: 'contact';
-      name: string;
-      email?: string | undefined;
-      /** The business's own id for this customer, bound into customer-scoped calls. */
-      customerId?: string | undefined;
-      entities: readonly CallerEntity[];
-      /** The selected entity, or the only one the contact holds. */
-      entity?: CallerEntity | undefined;
-    };
+import type { Caller, SessionFacts } from './tool.js';
 
 export const ANONYMOUS_CALLER: Caller = Object.freeze({ kind: 'anonymous' });
 

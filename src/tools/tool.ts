@@ -4,13 +4,34 @@
  * never by listing them one by one.
  */
 import type { z } from 'zod';
-import type { Caller } from './caller.js';
 
 export const TOOL_EFFECTS = ['read', 'reversible', 'irreversible', 'gesture', 'human_only'] as const;
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];
 export type ToolOrigin = 'mcp' | 'channel';
 
 export type SessionFacts = Record<string, string | number | boolean | null>;
+
+interface CallerEntity {
+  id: string;
+  name: string;
+}
+
+/**
+ * Who is talking, as the service verified it (built by `callerFor` in caller.ts). `anonymous`:
+ * nobody verified; `contact`: a linked contact, with the entity this conversation is about.
+ */
+export type Caller =
+  | { kind: 'anonymous' }
+  | {
+      kind: 'contact';
+      name: string;
+      email?: string | undefined;
+      /** The business's own id for this customer, bound into customer-scoped calls. */
+      customerId?: string | undefined;
+      entities: readonly CallerEntity[];
+      /** The selected entity, or the only one the contact holds. */
+      entity?: CallerEntity | undefined;
+    };
 
 /** What a tool's execute function gets besides its input. */
 export interface ToolCallContext {

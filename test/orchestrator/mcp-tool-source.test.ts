@@ -6,9 +6,9 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import { ANONYMOUS_CALLER, type Caller } from '../../src/tools/caller.js';
+import { ANONYMOUS_CALLER } from '../../src/tools/caller.js';
 import { ToolScopeError } from '../../src/tools/scope.js';
-import type { ToolCallContext } from '../../src/tools/tool.js';
+import type { Caller, ToolCallContext } from '../../src/tools/tool.js';
 import {
   createMcpToolSource,
   deriveToolEffect,
