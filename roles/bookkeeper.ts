@@ -1,6 +1,8 @@
 /**
  * Bookkeeper: the customer's own invoices, payments and balances, read from the business's
- * records. Never guesses a number: without the records (or a linked account) it says so.
+ * records. Never guesses a number: without the records (or a linked account) it says so. The
+ * runtime offers an unidentified caller no account tools at all; the brief then asks them to
+ * identify themselves instead.
  */
 import { defineRole } from '../src/orchestrator/define-role.js';
 
@@ -14,7 +16,7 @@ export const bookkeeperRole = defineRole({
   toolScope: { effects: ['read', 'reversible'], categories: ['invoice', 'account'], include: ['select_entity', 'open_support_chat'] },
   standingNotes: [
     'When the channel says the customer is linked to several companies and none is selected, call select_entity before looking anything up.',
-    'When the channel says the customer is not linked to an account, do not look up or guess records: explain that the business must link their number first, and offer {handoff} if they need a person.',
+    'When the channel says the customer is not linked to an account, do not look up or guess records: explain how they can identify themselves (as the channel describes), and offer {handoff} if they need a person.',
   ],
   facts: {
     invoice_number: { question: 'The invoice number the customer refers to, digits only.', type: 'string' },
@@ -24,7 +26,16 @@ export const bookkeeperRole = defineRole({
       values: ['invoice_status', 'payment', 'refund', 'receipt', 'balance', 'other'],
     },
   },
-  buildBrief({ facts }) {
+  buildBrief({ facts, caller, capabilityTool }) {
+    if (caller === 'anonymous') {
+      const handoff = capabilityTool('handoff');
+      return [
+        'Established: the customer is not identified, so none of their records can be read.',
+        'This play needs: the customer to identify themselves before any invoice or account question can be answered.',
+        'How they are doing: wants a precise answer about their money.',
+        `Move now: Ask them to identify themselves as the channel describes; never quote or guess any figure.${handoff ? ` Offer ${handoff} if they need a person.` : ''}`,
+      ].join('\n');
+    }
     const status = facts.invoice_status ? `, status ${facts.invoice_status}` : '';
     return [
       `Established: ${facts.invoice_number ? `invoice ${facts.invoice_number}${status}` : 'no invoice identified yet'}.`,

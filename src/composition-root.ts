@@ -112,7 +112,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     publicBaseUrl: config.publicBaseUrl,
     ttlHours: config.transcriptLinks.ttlHours,
   });
-  const selectEntity = createSelectEntityTool(contacts);
+  const selectEntity = createSelectEntityTool();
   const recentMessages = async (conversationId: string) =>
     (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [];
   const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
@@ -158,6 +158,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         url: config.mcp.url,
         ...(config.mcp.authToken ? { headers: { authorization: `Bearer ${config.mcp.authToken}` } } : {}),
         categoryPrefixes: config.mcp.categoryPrefixes,
+        publicCategories: config.mcp.publicCategories,
+        scopeArguments: config.mcp.scopeArguments,
         logger,
         metrics,
       })

@@ -76,6 +76,26 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^([a-z0-9_]+=[a-z0-9_]+)(,[a-z0-9_]+=[a-z0-9_]+)*$/i, 'expected prefix=category pairs, e.g. invoice_=invoice,plan_=catalog')
     .optional(),
+  MCP_PUBLIC_CATEGORIES: z
+    .string()
+    .regex(/^[a-z0-9_]+(,[a-z0-9_]+)*$/i, 'expected comma-separated categories, e.g. catalog,knowledge')
+    .default('catalog,knowledge,help,pricing'),
+  MCP_SCOPE_ARGUMENTS: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'expected JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.record(z.string().min(1), z.record(z.string().min(1), z.enum(['customer', 'entity'])), {
+        error: 'expected JSON {"<tool>": {"<argument>": "customer" | "entity"}}',
+      }),
+    )
+    .optional(),
   WEB_SITES: z.string().optional(),
   WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
@@ -128,7 +148,17 @@ export interface Config {
     timeoutMs: number;
   };
   worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
-  mcp: { url: string; authToken: string | undefined; categoryPrefixes: Record<string, string> } | undefined;
+  mcp:
+    | {
+        url: string;
+        authToken: string | undefined;
+        categoryPrefixes: Record<string, string>;
+        /** Categories anyone may read; every other read must be scoped to a verified caller. */
+        publicCategories: string[];
+        /** Tool → argument → what the runtime binds it to. */
+        scopeArguments: Record<string, Record<string, 'customer' | 'entity'>>;
+      }
+    | undefined;
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   adminToken: string | undefined;
@@ -214,6 +244,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
           categoryPrefixes: Object.fromEntries(
             (env.MCP_CATEGORY_PREFIXES ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]),
           ),
+          publicCategories: env.MCP_PUBLIC_CATEGORIES.split(','),
+          scopeArguments: env.MCP_SCOPE_ARGUMENTS ?? {},
         }
       : undefined,
     worker: {

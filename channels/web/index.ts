@@ -7,9 +7,10 @@
  */
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
-import type { ChannelDefinition, GroundingSource, InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
 import { outboundMessageId } from '../../src/store/transcript-store.js';
-import { describeLinkedCustomer, type LinkedCustomer } from '../../src/tools/select-entity.js';
+import { describeCaller } from '../../src/tools/caller.js';
+import type { LinkedCustomer } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
 import type { EventLog } from './event-log.js';
 import { clientMessageIdOf } from './message-ids.js';
@@ -45,10 +46,8 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
   const logger = settings.logger.child({ channel: WEB_CHANNEL_ID });
   const pending = new Map<string, { text: string; timer: NodeJS.Timeout | undefined; writes: Promise<unknown> }>();
   const streamId = (inbound: InboundMessage) => outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, 0);
-  // identify() and grounding() of one turn share one lookup.
-  const identified = new WeakMap<InboundMessage, Promise<LinkedCustomer | undefined>>();
-
-  const lookUp = async (inbound: InboundMessage): Promise<LinkedCustomer | undefined> => {
+  /** The contact a website-verified visitor is, from metadata only the service sets. */
+  const identify = async (inbound: InboundMessage): Promise<LinkedCustomer | undefined> => {
     const user = userFromMetadata(inbound.metadata);
     if (!user) return undefined;
     const contact = await settings.contacts.findVerifiedUser({ externalId: user.id, email: user.email });
@@ -58,15 +57,6 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
     }
     const { name, email, customerId, entities } = contact;
     return { name, email, customerId, entities };
-  };
-  const identify = (inbound: InboundMessage) => {
-    let found = identified.get(inbound);
-    if (!found) {
-      found = lookUp(inbound);
-      identified.set(inbound, found);
-      found.catch(() => identified.delete(inbound));
-    }
-    return found;
   };
 
   const flush = (inbound: InboundMessage) => {
@@ -89,18 +79,15 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
     capabilityTools: {},
     ...(settings.roleCapabilityTools ? { roleCapabilityTools: settings.roleCapabilityTools } : {}),
     identify,
-    async grounding(turn, session) {
+    grounding(turn, _session, caller) {
+      // The page's title and URL are whatever the browser reports: untrusted, so not `verified`.
       const { pageUrl, pageTitle, siteName } = turn.inbound.metadata;
       const where = pageUrl ? `is on ${pageTitle ? `"${pageTitle}" (${pageUrl})` : pageUrl}` : 'is on the website';
-      const sources: GroundingSource[] = [{ label: 'Visitor', text: `chats in the widget on ${siteName ?? 'the website'} and ${where}.` }];
-      try {
-        const customer = await identify(turn.inbound);
-        const fallback = userFromMetadata(turn.inbound.metadata) ? UNLINKED_VISITOR : ANONYMOUS_VISITOR;
-        sources.push({ label: 'Account', text: customer ? describeLinkedCustomer(customer, session) : fallback });
-      } catch (error) {
-        logger.warn('contact-lookup-failed', { error });
-      }
-      return sources;
+      const fallback = userFromMetadata(turn.inbound.metadata) ? UNLINKED_VISITOR : ANONYMOUS_VISITOR;
+      return [
+        { label: 'Visitor', text: `chats in the widget on ${siteName ?? 'the website'} and ${where}.` },
+        { label: 'Account', text: describeCaller(caller, fallback), verified: true },
+      ];
     },
     splitReply: (text) => [text],
     transport: {

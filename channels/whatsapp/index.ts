@@ -7,7 +7,8 @@ import type twilio from 'twilio';
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/orchestrator/contracts.js';
-import { describeLinkedCustomer, type ContactReader } from '../../src/tools/select-entity.js';
+import { describeCaller } from '../../src/tools/caller.js';
+import type { ContactReader } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';
@@ -26,7 +27,7 @@ export interface WhatsappChannelSettings {
   tools?: readonly AssistantTool[];
   /** Per-role capability bindings, e.g. `{ sales: { handoff: 'book_sales_call' } }`. */
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  /** Linked customer records, for grounding. */
+  /** Linked customer records: the contact linked to a number is who `identify` says is talking. */
   contacts?: ContactReader;
 }
 
@@ -35,6 +36,9 @@ const PROMPT_FRAGMENT = [
   'Write short, plain messages: a few sentences, no headings or tables, at most a short list.',
   'Use *bold* sparingly. Answer in the language the customer writes in.',
 ].join(' ');
+
+const UNLINKED_NUMBER =
+  'This number is not linked to a customer account: there is no account data for them. To see invoices or account details they must ask the business to link their number.';
 
 /** Twilio error codes worth retrying (rate limits and Twilio-side failures). */
 function isRetryableTwilioError(status: number | undefined): boolean {
@@ -46,6 +50,7 @@ const sentStatuses = new Set<SentStatus>(['queued', 'sent', 'delivered', 'read']
 export function createWhatsappChannel(settings: WhatsappChannelSettings): ChannelDefinition {
   const client: twilio.Twilio = createTwilioClient(settings);
   const logger = settings.logger.child({ channel: WHATSAPP_CHANNEL_ID });
+  const contacts = settings.contacts;
 
   return {
     id: WHATSAPP_CHANNEL_ID,
@@ -53,22 +58,16 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
     tools: settings.tools ?? [],
     capabilityTools: {},
     ...(settings.roleCapabilityTools ? { roleCapabilityTools: settings.roleCapabilityTools } : {}),
-    async grounding(turn, session) {
-      const sources: GroundingSource[] = [];
+    // The number is Twilio's (the webhook is signature-checked): the contact linked to it, by `_id`.
+    ...(contacts ? { identify: (inbound) => contacts.get(inbound.from.address) } : {}),
+    grounding(turn, _session, caller) {
+      // The number and the linked account are verified; the profile name is whatever the customer typed.
+      const sources: GroundingSource[] = [
+        { label: 'Customer', text: `writes on WhatsApp from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`, verified: true },
+      ];
       const name = turn.inbound.metadata.profileName;
-      sources.push({
-        label: 'Customer',
-        text: name
-          ? `writes on WhatsApp as "${name}" from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`
-          : `writes on WhatsApp from ${turn.inbound.from.address.replace(/^whatsapp:/, '')}.`,
-      });
-      if (settings.contacts) {
-        try {
-          sources.push({ label: 'Account', text: describeLinkedCustomer(await settings.contacts.get(turn.inbound.from.address), session) });
-        } catch (error) {
-          logger.warn('contact-lookup-failed', { error });
-        }
-      }
+      if (name) sources.push({ label: 'WhatsApp profile name', text: `"${name}"` });
+      if (contacts) sources.push({ label: 'Account', text: describeCaller(caller, UNLINKED_NUMBER), verified: true });
       return sources;
     },
     splitReply: (text) => splitMessage(text),

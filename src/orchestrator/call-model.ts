@@ -1,10 +1,25 @@
 /**
  * Step 5: one model run for the routed role, with step, output-token and deadline limits.
  * Offered tools become AI SDK tools whose results are delimited and size-capped before the
- * model sees them. Failures surface as ModelCallError; the caller decides what the customer gets.
+ * model sees them; a call to any other name is refused (the SDK never runs it) and reported,
+ * as is a call the caller's scope refuses. Failures surface as ModelCallError; the caller
+ * decides what the customer gets.
  */
-import { dynamicTool, generateText, isStepCount, jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import {
+  dynamicTool,
+  generateText,
+  isStepCount,
+  jsonSchema,
+  NoSuchToolError,
+  streamText,
+  type LanguageModel,
+  type ModelMessage,
+  type ToolCallRepairFunction,
+  type ToolSet,
+} from 'ai';
 import { ModelCallError } from '../errors/index.js';
+import { reselect } from '../tools/caller.js';
+import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
 import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../tools/tool.js';
 import type { ToolCallRecord } from './contracts.js';
 
@@ -22,6 +37,8 @@ export interface CallModelInput {
   messages: readonly ModelMessage[];
   tools: readonly AssistantTool[];
   toolContext: ToolCallContext;
+  /** Told of every call refused for the caller's scope, or to a tool not offered this leg. */
+  onScopeDenied(denial: { toolName: string; reason: ScopeDenial }): void;
   limits: ModelLimits;
   signal: AbortSignal;
   onTextDelta?: ((delta: string) => void) | undefined;
@@ -49,8 +66,10 @@ export function fenceToolOutput(output: unknown): string {
   return `<tool-output>\n${capped.replaceAll('</tool-output>', '</ tool-output>')}\n</tool-output>`;
 }
 
-function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, recorder: LegRecorder): ToolSet {
+function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorder: LegRecorder): ToolSet {
   const set: ToolSet = {};
+  // A tool that sets session facts (select_entity) rebinds the caller for the rest of the leg.
+  let context = leg.toolContext;
   for (const assistantTool of tools) {
     const inputSchema =
       'jsonSchema' in assistantTool.inputSchema
@@ -64,6 +83,8 @@ function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, re
           let output = await assistantTool.execute(input, context);
           if (output instanceof WithSession) {
             recorder.session = { ...recorder.session, ...output.session };
+            const session = { ...context.session, ...output.session };
+            context = { ...context, session, caller: reselect(context.caller, session) };
             output = output.output;
           }
           if (output instanceof ToolInterrupt) {
@@ -74,6 +95,7 @@ function toToolSet(tools: readonly AssistantTool[], context: ToolCallContext, re
           recorder.calls.push({ toolName: assistantTool.name, input, output, isError: false });
           return fenceToolOutput(output);
         } catch (error) {
+          if (error instanceof ToolScopeError) leg.onScopeDenied({ toolName: assistantTool.name, reason: error.reason });
           const message = error instanceof Error ? error.message : String(error);
           recorder.calls.push({ toolName: assistantTool.name, input, output: message, isError: true });
           return fenceToolOutput({ error: message });
@@ -92,15 +114,30 @@ function classify(error: unknown): ModelCallError {
   return new ModelCallError(`model call failed: ${message}`, retryable, { cause: error });
 }
 
+/**
+ * Never repairs: a call to a name this leg did not offer (an unknown tool, or one the caller
+ * may not use) is recorded and reported, and the SDK answers the model with an error result.
+ */
+function refuseUnoffered(input: CallModelInput, recorder: LegRecorder): ToolCallRepairFunction<ToolSet> {
+  return async ({ toolCall, error }) => {
+    if (NoSuchToolError.isInstance(error)) {
+      input.onScopeDenied({ toolName: toolCall.toolName, reason: 'unoffered-tool' });
+      recorder.calls.push({ toolName: toolCall.toolName, input: toolCall.input, output: 'tool not offered; not called', isError: true });
+    }
+    return null;
+  };
+}
+
 export async function callModel(input: CallModelInput): Promise<CallModelResult> {
   const recorder: LegRecorder = { calls: [] };
-  const tools = toToolSet(input.tools, input.toolContext, recorder);
+  const tools = toToolSet(input.tools, input, recorder);
   const interrupted = () => recorder.interrupt !== undefined;
   const common = {
     model: input.model,
     system: input.system,
     messages: [...input.messages],
     tools,
+    repairToolCall: refuseUnoffered(input, recorder),
     stopWhen: [isStepCount(input.limits.maxSteps), interrupted],
     maxOutputTokens: input.limits.maxOutputTokens,
     maxRetries: 1,

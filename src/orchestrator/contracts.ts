@@ -7,7 +7,7 @@ import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
 import type { LinkedCustomer } from '../tools/select-entity.js';
 import type { ChannelToolName } from '../tools/tool-names.js';
-import type { AssistantTool, ToolScope } from '../tools/tool.js';
+import type { AssistantTool, Caller, ToolScope } from '../tools/tool.js';
 
 /** Facts a conversation has established for one role: flat, JSON-serialisable values. */
 export type Facts = Record<string, string | number | boolean | null>;
@@ -31,8 +31,13 @@ export interface ToolCallRecord {
 /** Turns a tool call and its result into facts the role keeps. */
 type EvidenceRule = (call: ToolCallRecord) => Facts | undefined;
 
+/** Who is talking, as the service verified it: `anonymous` callers can read no customer data. */
+export type CallerStatus = 'anonymous' | 'identified';
+
 export interface BriefInput {
   facts: Facts;
+  /** Whether the service verified who is talking (e.g. so a role asks an anonymous caller to identify themselves). */
+  caller: CallerStatus;
   /** Resolves a `{capability}` to the tool this channel binds for this role (e.g. `{handoff}`). */
   capabilityTool(capability: string): string | undefined;
 }
@@ -83,6 +88,13 @@ export interface CustomerIdentity {
 export interface GroundingSource {
   label: string;
   text: string;
+  /**
+   * True only for what the service established itself (the verified caller, the address the
+   * channel authenticated). Anything the customer controls (a profile name, a page title or
+   * URL) leaves it unset: it then reaches the model fenced in a user-level message, never in
+   * the system prompt.
+   */
+  verified?: boolean;
 }
 
 export interface ChannelDefinition {
@@ -101,10 +113,15 @@ export interface ChannelDefinition {
    * an anonymous caller. Never derived from anything the model or an unsigned client wrote.
    */
   identify?(inbound: InboundMessage): Promise<LinkedCustomer | undefined>;
-  /** What the channel reports about the customer this leg; `session` holds facts its tools set. */
+  /**
+   * What the channel reports about the customer this leg; `session` holds facts its tools set,
+   * `caller` is who `identify` verified this turn (read once per turn, so grounding needs no
+   * second lookup).
+   */
   grounding(
     turn: TurnInput,
     session: Readonly<Record<string, string | number | boolean | null>>,
+    caller: Caller,
   ): Promise<readonly GroundingSource[]> | readonly GroundingSource[];
   /** Splits a reply into the messages the channel can carry, in order. */
   splitReply(text: string): string[];

@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AssistantTool, SessionFacts } from '../tools/tool.js';
+import type { AssistantTool, Caller, SessionFacts } from '../tools/tool.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
@@ -36,6 +36,8 @@ export async function resumeContinuation(
     input: TurnInput;
     pending: PendingInterrupt;
     session: SessionFacts;
+    caller: Caller;
+    /** The tools this caller may be offered (the decision's names are looked up here). */
     catalogue: readonly AssistantTool[];
   },
 ): Promise<ContinuationOutcome> {
@@ -65,7 +67,7 @@ export async function resumeContinuation(
   const decision = { ...stored, runId: input.runId };
   await decisions.put(conversationId, decision);
   const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
-  const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session });
+  const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller: leg.caller });
   const outcome = tool?.resume
     ? await tool.resume(input.inbound.text, pending.data, context)
     : { output: { answer: input.inbound.text } };

@@ -3,17 +3,22 @@
  * state (prepare-turn), brief and prompt, tool offer, model, post-turn — each in its own file,
  * and never branches on which role or channel is running. A customer's answer to a pending
  * question is a continuation leg: it reuses the stored decision, or is refused if it expired.
+ * Who is talking is asked of the channel once per turn (`identify`); the leg offers only the
+ * reads that caller may use and binds every call to them.
  */
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelProvider } from '../model/provider.js';
-import type { AssistantTool, SessionFacts } from '../tools/tool.js';
+import { callerFor } from '../tools/caller.js';
+import type { LinkedCustomer } from '../tools/select-entity.js';
+import { callerMayUse } from '../tools/scope.js';
+import type { AssistantTool, Caller, SessionFacts } from '../tools/tool.js';
 import { callModel, type ModelLimits } from './call-model.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
-import { groundingSentence } from './grounding.js';
+import { groundingSections, withCustomerContext } from './grounding.js';
 import type { JudgeDependencies } from './judge.js';
 import { runPostTurn } from './post-turn.js';
 import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
@@ -22,7 +27,7 @@ import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
-import { toolContextFor } from './tool-context.js';
+import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 
 export const MODEL_FAILURE_REPLY =
   "Sorry, I couldn't answer that just now. Please send your message again in a minute.";
@@ -63,7 +68,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     metrics,
     timeoutMs: Math.min(options.limits.timeoutMs, 20_000),
   };
-  const mcpTools = () => options.mcpTools?.() ?? [];
+  /** The MCP reads this caller could be bound to: an anonymous caller gets the public ones only. */
+  const mcpToolsFor = (caller: Caller) => (options.mcpTools?.() ?? []).filter((tool) => callerMayUse(tool, caller));
 
   const answer = async (
     channel: ChannelDefinition,
@@ -72,10 +78,20 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     history: readonly ModelMessage[],
     note: string | undefined,
     logger: Logger,
+    contact: LinkedCustomer | undefined,
   ): Promise<TurnResult> => {
     const { decision, role } = leg;
-    const grounding = groundingSentence(await channel.grounding(input, leg.session));
-    const system = buildSystemPrompt({ role, channel, grounding, facts: decision.facts, inScope: decision.inScope, note });
+    const caller = callerFor(contact, leg.session);
+    const grounding = groundingSections(await channel.grounding(input, leg.session, caller));
+    const system = buildSystemPrompt({
+      role,
+      channel,
+      grounding: grounding.verified,
+      caller: caller.kind === 'anonymous' ? 'anonymous' : 'identified',
+      facts: decision.facts,
+      inScope: decision.inScope,
+      note,
+    });
     const base = {
       runId: decision.runId,
       roleId: role.id,
@@ -87,9 +103,10 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       const result = await callModel({
         model: options.models.model(decision.tier),
         system,
-        messages: history,
+        messages: withCustomerContext(history, grounding.untrusted),
         tools: leg.offered,
-        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session }),
+        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
+        onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
         limits: options.limits,
         signal: input.signal,
         onTextDelta: input.onTextDelta,
@@ -149,6 +166,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     async runTurn(channel, input) {
       const runId = input.runId || randomUUID();
       const logger = input.logger.child({ runId });
+      // Once per turn, before anything is offered: who the service verified is talking.
+      const contact = await channel.identify?.(input.inbound);
       let activeRoleId: string | undefined;
       let session: SessionFacts = {};
       if (input.firstTurn) {
@@ -158,12 +177,13 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         activeRoleId = start.activeRoleId;
         session = start.session;
         if (start.pending) {
+          const caller = callerFor(contact, session);
           const outcome = await resumeContinuation(
             { roles: byId, decisions: options.decisions, state: options.state, logger, metrics },
-            { channel, input: { ...input, runId }, pending: start.pending, session, catalogue: [...channel.tools, ...mcpTools()] },
+            { channel, input: { ...input, runId }, pending: start.pending, session, caller, catalogue: [...channel.tools, ...mcpToolsFor(caller)] },
           );
           if (outcome.kind !== 'resume') return outcome.result;
-          return answer(channel, input, outcome.leg, input.history, outcome.note, logger);
+          return answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact);
         }
       }
       const leg = await prepareFreshLeg(
@@ -176,11 +196,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           session,
           history: input.history,
           channelTools: channel.tools,
-          mcpTools: mcpTools(),
+          mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
         },
       );
-      return answer(channel, input, leg, input.history, undefined, logger);
+      return answer(channel, input, leg, input.history, undefined, logger, contact);
     },
 
     async finishTurn(channel, result, delivered) {

@@ -5,7 +5,10 @@
  *
  * Must never offer or call a tool outside the admitted read set — a write tool the server lists
  * is refused here, at the connection, whoever asks for it and however — and must never hand on
- * a result larger than the cap: results are untrusted text.
+ * a result larger than the cap: results are untrusted text. A read outside the public
+ * categories is admitted only when it declares the arguments that scope it to the caller
+ * (`_meta.scopeArguments` or the operator's mapping); those are hidden from the model and bound
+ * here, at call time, to the verified caller, who also travels in the request's `_meta`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,11 +23,16 @@ import { z } from 'zod';
 import { AppError, ConfigError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AssistantTool, ToolCallContext, ToolEffect } from './tool.js';
+import { bindArguments, callerMeta, ToolScopeError } from './scope.js';
+import type { AssistantTool, ScopeBinding, ToolAccess, ToolCallContext, ToolEffect } from './tool.js';
 
 const DEFAULT_RESULT_CHAR_CAP = 8000;
 const MINIMUM_RESULT_CHAR_CAP = 100;
 const DEFAULT_CALL_TIMEOUT_MS = 15_000;
+/** Categories anyone may read (no identity needed) unless the operator says otherwise. */
+const DEFAULT_PUBLIC_CATEGORIES = ['catalog', 'knowledge', 'help', 'pricing'] as const;
+/** Key of a listed tool's `_meta` naming its scoped arguments: `{ "<argument>": "customer" | "entity" }`. */
+const SCOPE_ARGUMENTS_META_KEY = 'scopeArguments';
 // A server that hands out cursors forever must not keep a listing running forever.
 const MAX_LISTING_PAGES = 1000;
 
@@ -53,6 +61,10 @@ export interface McpToolSourceOptions {
   categoryPrefixes: Readonly<Record<string, string>>;
   /** Category of a tool with neither metadata nor a matching prefix (default `general`). */
   defaultCategory?: string;
+  /** Categories anyone may read; any other read must be scoped to the caller (default DEFAULT_PUBLIC_CATEGORIES). */
+  publicCategories?: readonly string[];
+  /** Tool → its scoped arguments, for servers whose metadata declares none; wins over `_meta.scopeArguments`. */
+  scopeArguments?: Readonly<Record<string, Readonly<Record<string, ScopeBinding>>>>;
   logger: Logger;
   metrics: Metrics;
   /** Most characters a result may have, truncation marker included (default 8000). */
@@ -119,9 +131,29 @@ function cappedResult(result: CallToolResult, cap: number): unknown {
 }
 
 const ToolArgumentsSchema = z.record(z.string(), z.unknown());
+const ScopeArgumentsSchema = z.record(z.string().min(1), z.enum(['customer', 'entity']));
+
+/** The tool's JSON schema without its scoped arguments, and the argument names left for the model. */
+function modelFacingSchema(schema: Tool['inputSchema'], hidden: readonly string[]): { jsonSchema: Record<string, unknown>; declared: Set<string> | undefined } {
+  if (hidden.length === 0) {
+    return { jsonSchema: schema, declared: schema.properties ? new Set(Object.keys(schema.properties)) : undefined };
+  }
+  const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([name]) => !hidden.includes(name)));
+  const required = (schema.required ?? []).filter((name) => !hidden.includes(name));
+  return {
+    jsonSchema: { ...schema, properties, ...(schema.required ? { required } : {}) },
+    declared: new Set(Object.keys(properties)),
+  };
+}
 
 function isSchemaFailure(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'issues' in error && Array.isArray(error.issues);
+}
+
+interface AdmittedTool {
+  tool: AssistantTool;
+  /** The argument names the model may write (undefined: the schema lists none, so any). */
+  declared: ReadonlySet<string> | undefined;
 }
 
 export function createMcpToolSource(options: McpToolSourceOptions): McpToolSource {
@@ -131,12 +163,13 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   }
   const timeout = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const defaultCategory = options.defaultCategory ?? 'general';
+  const publicCategories = new Set<string>(options.publicCategories ?? DEFAULT_PUBLIC_CATEGORIES);
   // Only the origin: a URL may carry a key in its query string.
   const origin = new URL(options.url).origin;
   const logger = options.logger.child({ mcpServer: origin });
 
   let connection: { client: Client; transport: StreamableHTTPClientTransport } | undefined;
-  let admitted = new Map<string, AssistantTool>();
+  let admitted = new Map<string, AdmittedTool>();
   let catalogue: readonly AssistantTool[] = [];
   let listing: Promise<void> | undefined;
   let nextListing: Promise<void> | undefined;
@@ -158,15 +191,30 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     throw new McpUnavailableError(`MCP server at ${origin} listed more than ${MAX_LISTING_PAGES} pages of tools`);
   }
 
-  function toAssistantTool(tool: Tool): AssistantTool {
+  /** The read as the orchestrator sees it, or undefined when it reads customer data it can't be scoped to (or its scope is malformed). */
+  function toAdmittedTool(tool: Tool): AdmittedTool | undefined {
+    const category = deriveToolCategory(tool, options.categoryPrefixes, defaultCategory);
+    const declaredScope = ScopeArgumentsSchema.safeParse(options.scopeArguments?.[tool.name] ?? tool._meta?.[SCOPE_ARGUMENTS_META_KEY] ?? {});
+    // A scope the server meant to declare but got wrong is refused, never read as "public".
+    if (!declaredScope.success) return undefined;
+    const scoped = declaredScope.data;
+    let access: ToolAccess;
+    if (Object.keys(scoped).length > 0) access = { kind: 'caller', arguments: scoped };
+    else if (publicCategories.has(category)) access = { kind: 'public' };
+    else return undefined;
+    const { jsonSchema, declared } = modelFacingSchema(tool.inputSchema, Object.keys(scoped));
     return {
-      name: tool.name,
-      description: tool.description ?? tool.title ?? tool.name,
-      origin: 'mcp',
-      category: deriveToolCategory(tool, options.categoryPrefixes, defaultCategory),
-      effect: 'read',
-      inputSchema: { jsonSchema: tool.inputSchema },
-      execute: (input, context) => call(tool.name, input, context),
+      declared,
+      tool: {
+        name: tool.name,
+        description: tool.description ?? tool.title ?? tool.name,
+        origin: 'mcp',
+        category,
+        effect: 'read',
+        access,
+        inputSchema: { jsonSchema },
+        execute: (input, context) => call(tool.name, input, context),
+      },
     };
   }
 
@@ -179,16 +227,30 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       if (error instanceof McpUnavailableError) throw error;
       throw new McpUnavailableError(`MCP server at ${origin} did not list its tools: ${String(error)}`, { cause: error });
     }
-    const reads = new Map<string, AssistantTool>();
+    const reads = new Map<string, AdmittedTool>();
     const refused: string[] = [];
+    const unscoped: string[] = [];
     for (const tool of listed) {
       if (deriveToolEffect(tool.annotations) !== 'read') refused.push(tool.name);
-      else if (!reads.has(tool.name)) reads.set(tool.name, toAssistantTool(tool));
+      else if (!reads.has(tool.name)) {
+        const read = toAdmittedTool(tool);
+        if (read) reads.set(tool.name, read);
+        else unscoped.push(tool.name);
+      }
     }
     admitted = reads;
-    catalogue = Object.freeze([...reads.values()]);
+    catalogue = Object.freeze([...reads.values()].map((read) => read.tool));
     if (refused.length > 0) logger.debug('mcp-tool-refused', { count: refused.length, names: refused.slice(0, 20) });
-    logger.info('mcp-tools-listed', { admitted: reads.size, refused: refused.length });
+    // Default-deny: a read of customer data that names no scoped argument could return anyone's.
+    if (unscoped.length > 0) {
+      logger.warn('mcp-tool-unscoped', {
+        count: unscoped.length,
+        names: unscoped.slice(0, 20),
+        publicCategories: [...publicCategories],
+        fix: `declare _meta.${SCOPE_ARGUMENTS_META_KEY} on the tool or map it in MCP_SCOPE_ARGUMENTS`,
+      });
+    }
+    logger.info('mcp-tools-listed', { admitted: reads.size, refused: refused.length, unscoped: unscoped.length });
   }
 
   // One listing at a time; a change announced during a listing queues exactly one more.
@@ -210,7 +272,8 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
 
   async function call(name: string, input: unknown, context: ToolCallContext): Promise<unknown> {
     // The gate: only names in the latest listing's read set ever reach the server.
-    if (!admitted.has(name) || !connection) {
+    const read = admitted.get(name);
+    if (!read || !connection) {
       countCall(name, 'refused');
       throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} is not an admitted read tool; it was not called`);
     }
@@ -219,9 +282,16 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       countCall(name, 'invalid_input');
       throw new McpToolCallError(name, 'invalid-input', `MCP tool ${name} takes an object of arguments`, { cause: parsedInput.error });
     }
+    let bound: Record<string, unknown>;
+    try {
+      bound = bindArguments(name, read.tool.access ?? { kind: 'public' }, read.declared, parsedInput.data, context.caller);
+    } catch (error) {
+      if (error instanceof ToolScopeError) countCall(name, 'scope_denied');
+      throw error;
+    }
     let response: unknown;
     try {
-      response = await connection.client.callTool({ name, arguments: parsedInput.data }, CallToolResultSchema, {
+      response = await connection.client.callTool({ name, arguments: bound, _meta: callerMeta(context.caller) }, CallToolResultSchema, {
         signal: context.signal,
         timeout,
       });

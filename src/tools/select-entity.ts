@@ -4,6 +4,8 @@
  * it selects without asking; otherwise it asks with a numbered list and the customer's reply
  * (a number or a name) resumes it. An answer that matches nothing is asked again once; after
  * that the conversation carries on without an entity. The choice is a session fact.
+ * It offers only the entities of the caller the service verified (`context.caller`), never
+ * a contact looked up from anything the model or the client wrote.
  */
 import { z } from 'zod';
 import { ToolInterrupt, WithSession, type AssistantTool } from './tool.js';
@@ -52,7 +54,7 @@ const chosen = (entity: { id: string; name: string }) => ({
   session: { entityId: entity.id, entityName: entity.name },
 });
 
-export function createSelectEntityTool(contacts: ContactReader): AssistantTool {
+export function createSelectEntityTool(): AssistantTool {
   return {
     name: SELECT_ENTITY_TOOL_NAME,
     description:
@@ -63,8 +65,7 @@ export function createSelectEntityTool(contacts: ContactReader): AssistantTool {
     inputSchema: InputSchema,
     async execute(raw, context) {
       const { hint } = InputSchema.parse(raw);
-      const contact = await contacts.get(context.customer.address);
-      const entities = contact?.entities ?? [];
+      const entities = context.caller.kind === 'contact' ? context.caller.entities : [];
       if (entities.length === 0) return { selected: null, reason: 'This customer is not linked to any company or account.' };
       const only = entities.length === 1 ? entities[0] : hint ? matching(entities, hint) : undefined;
       if (only) {
@@ -88,12 +89,4 @@ export function createSelectEntityTool(contacts: ContactReader): AssistantTool {
       return { output: { selected: null, note: 'The customer did not choose a company; carry on without one.' } };
     },
   };
-}
-
-/** Grounding lines for a linked (or unlinked) customer and the selected entity. */
-export function describeLinkedCustomer(contact: LinkedCustomer | undefined, session: Readonly<Record<string, unknown>>): string {
-  if (!contact) return "This number is not linked to a customer account: there is no account data for them. To see invoices or account details they must ask the business to link their number.";
-  const entities = contact.entities.map((entity) => `${entity.name} (${entity.id})`).join(', ');
-  const selected = typeof session.entityName === 'string' ? ` Selected company: ${session.entityName} (${String(session.entityId)}).` : '';
-  return `Linked customer ${contact.name}${contact.email ? ` <${contact.email}>` : ''}; companies: ${entities || 'none'}.${selected}`;
 }

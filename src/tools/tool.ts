@@ -11,6 +11,28 @@ export type ToolOrigin = 'mcp' | 'channel';
 
 export type SessionFacts = Record<string, string | number | boolean | null>;
 
+interface CallerEntity {
+  id: string;
+  name: string;
+}
+
+/**
+ * Who is talking, as the service verified it (built by `callerFor` in caller.ts). `anonymous`:
+ * nobody verified; `contact`: a linked contact, with the entity this conversation is about.
+ */
+export type Caller =
+  | { kind: 'anonymous' }
+  | {
+      kind: 'contact';
+      name: string;
+      email?: string | undefined;
+      /** The business's own id for this customer, bound into customer-scoped calls. */
+      customerId?: string | undefined;
+      entities: readonly CallerEntity[];
+      /** The selected entity, or the only one the contact holds. */
+      entity?: CallerEntity | undefined;
+    };
+
 /** What a tool's execute function gets besides its input. */
 export interface ToolCallContext {
   conversationId: string;
@@ -19,6 +41,8 @@ export interface ToolCallContext {
   channelId: string;
   /** The customer as the channel knows them (address, display name). */
   customer: { address: string; displayName?: string };
+  /** Who the service verified is talking; scoped tool calls are bound to it, never to the model's arguments. */
+  caller: Caller;
   /** The customer's message this leg answers. */
   latestMessage: string;
   /** The routed role's facts as this leg started. */
@@ -53,6 +77,16 @@ export type ResumeOutcome =
   | { output: unknown; session?: SessionFacts }
   | { askAgain: ToolInterrupt };
 
+/** What a runtime-bound argument is filled with: the caller's customer id, or the selected entity's id. */
+export type ScopeBinding = 'customer' | 'entity';
+
+/**
+ * Whose data an MCP read returns. `public`: anyone's to see (a public category, no scoped
+ * argument). `caller`: the verified caller's own; `arguments` names the arguments the runtime
+ * fills (hidden from the model's schema).
+ */
+export type ToolAccess = { kind: 'public' } | { kind: 'caller'; arguments: Readonly<Record<string, ScopeBinding>> };
+
 /** One tool as the orchestrator sees it, whatever its origin. */
 export interface AssistantTool {
   name: string;
@@ -60,6 +94,8 @@ export interface AssistantTool {
   origin: ToolOrigin;
   category: string;
   effect: ToolEffect;
+  /** MCP reads: whose data the tool returns. Channel tools have none (they act on the conversation). */
+  access?: ToolAccess;
   /** zod schema of the arguments, or a JSON schema for MCP tools. */
   inputSchema: z.ZodType | { jsonSchema: Record<string, unknown> };
   execute(input: unknown, context: ToolCallContext): Promise<unknown>;

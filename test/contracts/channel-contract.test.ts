@@ -9,7 +9,8 @@ import { createWhatsappChannel } from '../../channels/whatsapp/index.js';
 import { WHATSAPP_BODY_LIMIT } from '../../channels/whatsapp/split-message.js';
 import { createLogger } from '../../src/logger.js';
 import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
-import { GROUNDING_CHAR_CAP, groundingSentence } from '../../src/orchestrator/grounding.js';
+import { GROUNDING_CHAR_CAP, groundingSections } from '../../src/orchestrator/grounding.js';
+import { ANONYMOUS_CALLER } from '../../src/tools/caller.js';
 
 const inbound: InboundMessage = {
   channel: 'test',
@@ -35,9 +36,11 @@ function describeChannelContract(name: string, build: () => ChannelDefinition, l
       }
     });
 
-    test('grounding stays under the orchestrator cap whatever the channel reports', async () => {
-      const sources = await channel.grounding({ conversationId: 'c', firstTurn: false, runId: 'r', inbound, history: [], signal: new AbortController().signal, logger: createLogger({ sink: () => undefined }) }, {});
-      expect(groundingSentence(sources).length).toBeLessThanOrEqual(GROUNDING_CHAR_CAP);
+    test('grounding stays under the orchestrator cap whatever the channel reports, and what the customer controls is never verified', async () => {
+      const sources = await channel.grounding({ conversationId: 'c', firstTurn: false, runId: 'r', inbound, history: [], signal: new AbortController().signal, logger: createLogger({ sink: () => undefined }) }, {}, ANONYMOUS_CALLER);
+      const { verified, untrusted } = groundingSections(sources);
+      expect(verified.length + untrusted.length).toBeLessThanOrEqual(GROUNDING_CHAR_CAP);
+      expect(verified).not.toContain('AnaAna');
     });
 
     test('splits a long reply into ordered parts within its limit, losing no words', () => {

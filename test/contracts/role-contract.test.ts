@@ -24,11 +24,13 @@ function describeRoleContract(role: RoleDefinition) {
       expect(toolIsInScope(tool, role.toolScope)).toBe(false);
     });
 
-    test('its brief has the four beats, with and without a hand-off tool', () => {
+    test('its brief has the four beats, with and without a hand-off tool, for identified and anonymous callers', () => {
       for (const capabilityTool of [() => undefined, (capability: string) => (capability === 'handoff' ? 'hand_off_tool' : undefined)]) {
-        const brief = role.buildBrief?.({ facts: {}, capabilityTool });
-        if (brief === undefined) continue;
-        expect(brief.split('\n').map((line) => line.split(':')[0])).toEqual(['Established', 'This play needs', 'How they are doing', 'Move now']);
+        for (const caller of ['identified', 'anonymous'] as const) {
+          const brief = role.buildBrief?.({ facts: {}, caller, capabilityTool });
+          if (brief === undefined) continue;
+          expect(brief.split('\n').map((line) => line.split(':')[0])).toEqual(['Established', 'This play needs', 'How they are doing', 'Move now']);
+        }
       }
     });
 
@@ -80,13 +82,21 @@ describe('role behaviour', () => {
       isError: false,
     });
     expect(facts).toEqual({ invoice_number: '1042', invoice_status: 'overdue' });
-    expect(bookkeeper.buildBrief?.({ facts: {}, capabilityTool: () => undefined })).toContain('Move now: Ask for the invoice number.');
-    expect(bookkeeper.buildBrief?.({ facts: facts!, capabilityTool: () => undefined })).toContain('invoice 1042, status overdue');
+    expect(bookkeeper.buildBrief?.({ facts: {}, caller: 'identified', capabilityTool: () => undefined })).toContain('Move now: Ask for the invoice number.');
+    expect(bookkeeper.buildBrief?.({ facts: facts!, caller: 'identified', capabilityTool: () => undefined })).toContain('invoice 1042, status overdue');
+  });
+
+  test('the bookkeeper asks an anonymous caller to identify themselves, whatever facts the judge recorded', () => {
+    const bookkeeper = byId.get('bookkeeper')!;
+    const brief = bookkeeper.buildBrief?.({ facts: { invoice_number: '1051' }, caller: 'anonymous', capabilityTool: () => 'open_support_chat' });
+    expect(brief).toContain('Move now: Ask them to identify themselves');
+    expect(brief).toContain('Offer open_support_chat');
+    expect(brief).not.toContain('1051');
   });
 
   test('sales books a call when one is wanted and the channel binds a hand-off tool', () => {
     const sales = byId.get('sales')!;
-    const brief = sales.buildBrief?.({ facts: { wants_demo: true }, capabilityTool: () => 'book_sales_call' });
+    const brief = sales.buildBrief?.({ facts: { wants_demo: true }, caller: 'identified', capabilityTool: () => 'book_sales_call' });
     expect(brief).toContain('Move now: Book the call with book_sales_call.');
   });
 
@@ -96,7 +106,7 @@ describe('role behaviour', () => {
       const role = byId.get(id)!;
       const input = { facts, offeredTools: [], capabilityTool: () => undefined, toolCalls: [], replyText: '' };
       expect(role.hooks?.afterTurn?.(input)).toEqual({ handoffUnavailable: true });
-      const brief = role.buildBrief?.({ facts: { ...facts, handoffUnavailable: true }, capabilityTool: () => undefined });
+      const brief = role.buildBrief?.({ facts: { ...facts, handoffUnavailable: true }, caller: 'identified', capabilityTool: () => undefined });
       expect(brief).not.toMatch(/with undefined|Book the call with|Hand the conversation to the support team with/);
     }
   });

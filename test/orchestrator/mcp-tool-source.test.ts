@@ -1,10 +1,14 @@
 // The MCP tool source against a real MCP server (test/support/mcp-server.ts): only reads are
 // admitted, with the right effect and category; writes are refused at the connection and never
-// reach the server; results are parsed and capped; failures are typed.
+// reach the server; a customer-data read is admitted only with its scoped arguments, which are
+// hidden from the model and bound to the verified caller; results are parsed and capped;
+// failures are typed.
 import { createServer, type AddressInfo } from 'node:net';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import type { ToolCallContext } from '../../src/tools/tool.js';
+import { ANONYMOUS_CALLER } from '../../src/tools/caller.js';
+import { ToolScopeError } from '../../src/tools/scope.js';
+import type { Caller, ToolCallContext } from '../../src/tools/tool.js';
 import {
   createMcpToolSource,
   deriveToolEffect,
@@ -17,13 +21,23 @@ import { eventually, type LogLine } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 
 const categoryPrefixes = { invoice_: 'billing', plan_: 'sales', plan_get_: 'pricing', help_: 'support', account_: 'crm', catalog_: 'catalog' };
+const publicCategories = ['pricing', 'support', 'catalog'];
 
-const context = (): ToolCallContext => ({
+const acme: Caller = {
+  kind: 'contact',
+  name: 'Ana Pérez',
+  customerId: 'CUST-ACME',
+  entities: [{ id: 'HL-2001', name: 'Acme Ltd' }],
+  entity: { id: 'HL-2001', name: 'Acme Ltd' },
+};
+
+const context = (caller: Caller = acme): ToolCallContext => ({
   conversationId: 'conversation-1',
   runId: 'run-1',
   roleId: 'support',
   channelId: 'cli',
   customer: { address: 'cli:test' },
+  caller,
   latestMessage: 'hello',
   facts: {},
   session: {},
@@ -55,6 +69,7 @@ describe('createMcpToolSource', () => {
     source = createMcpToolSource({
       url: server.url,
       categoryPrefixes,
+      publicCategories,
       logger: createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) }),
       metrics,
       ...overrides,
@@ -99,11 +114,84 @@ describe('createMcpToolSource', () => {
     expect(refused).toEqual([expect.objectContaining({ level: 'debug', count: 3 })]);
   });
 
+  it('refuses a customer-data read that declares no scoped argument, and says so once per listing', async () => {
+    const tools = (await open()).tools();
+    expect(tools.map((tool) => tool.name)).not.toContain('account_find_by_company');
+    expect(logs.filter((line) => line.event === 'mcp-tool-unscoped')).toEqual([
+      expect.objectContaining({ level: 'warn', count: 1, names: ['account_find_by_company'] }),
+    ]);
+    await expect(source!.call('account_find_by_company', { company: 'Borealis Bakery' }, context())).rejects.toMatchObject({ reason: 'not-admitted' });
+    expect(server.calls).toEqual([]);
+  });
+
+  it('hides scoped arguments from the model and marks whose data each read returns', async () => {
+    await open();
+    expect(admittedTool('invoice_get')).toMatchObject({
+      access: { kind: 'caller', arguments: { customerId: 'customer' } },
+      inputSchema: { jsonSchema: expect.objectContaining({ required: ['number'] }) },
+    });
+    const schema = (admittedTool('invoice_get').inputSchema as { jsonSchema: { properties: Record<string, unknown> } }).jsonSchema;
+    expect(Object.keys(schema.properties)).toEqual(['number']);
+    expect(admittedTool('account_get_status')).toMatchObject({
+      access: { kind: 'caller', arguments: { accountId: 'entity' } },
+      inputSchema: { jsonSchema: expect.objectContaining({ properties: {} }) },
+    });
+    expect(admittedTool('plan_get_pricing').access).toEqual({ kind: 'public' });
+  });
+
+  it("binds the caller's own ids into the call and sends the caller in the request's _meta", async () => {
+    await open();
+    await admittedTool('account_get_status').execute({}, context());
+    // An argument the model's schema doesn't declare (a name) is never sent to a scoped read.
+    await admittedTool('invoice_list').execute({ customer: 'Borealis Bakery' }, context());
+    expect(server.calls).toEqual([
+      { name: 'account_get_status', arguments: { accountId: 'HL-2001' }, meta: { 'wa-assistant/caller': { verified: true, customerId: 'CUST-ACME', entityId: 'HL-2001' } } },
+      { name: 'invoice_list', arguments: { customerId: 'CUST-ACME' }, meta: { 'wa-assistant/caller': { verified: true, customerId: 'CUST-ACME', entityId: 'HL-2001' } } },
+    ]);
+  });
+
+  it.each([
+    ['another customer id', 'invoice_list', { customerId: 'CUST-BOREALIS' }, acme, 'scoped-argument'],
+    ['an account the contact does not hold', 'account_get_status', { accountId: 'HL-3001' }, acme, 'entity-not-held'],
+    ['an anonymous caller', 'invoice_get', { number: '1051' }, ANONYMOUS_CALLER, 'no-identity'],
+    ['a contact with no customer id', 'invoice_list', {}, { ...acme, customerId: undefined }, 'no-identity'],
+    [
+      'a contact with two accounts and none selected',
+      'account_get_status',
+      {},
+      { kind: 'contact', name: 'Ana', customerId: 'CUST-ACME', entities: [{ id: 'HL-2001', name: 'Acme Ltd' }, { id: 'HL-2002', name: 'Acme Iberia SL' }] },
+      'not-selected',
+    ],
+  ] as const)('refuses %s without reaching the server', async (_case, name, input, caller, reason) => {
+    await open();
+    const call = admittedTool(name).execute(input, context(caller));
+    await expect(call).rejects.toBeInstanceOf(ToolScopeError);
+    await expect(call).rejects.toMatchObject({ reason });
+    expect(server.calls).toEqual([]);
+    expect(metrics.value('mcp_calls_total', { tool: name, outcome: 'scope_denied' })).toBe(1);
+  });
+
+  it('refuses a read whose scope declaration is malformed, even in a public category', async () => {
+    await open({ publicCategories: [...publicCategories, 'billing'], scopeArguments: { invoice_list: { customerId: 'company' as 'customer' } } });
+    expect(source!.tools().map((tool) => tool.name)).not.toContain('invoice_list');
+    expect(logs.filter((line) => line.event === 'mcp-tool-unscoped')).toEqual([
+      expect.objectContaining({ names: ['invoice_list', 'account_find_by_company'] }),
+    ]);
+  });
+
+  it("binds the arguments an operator's mapping names, for a server whose metadata declares none", async () => {
+    await open({ scopeArguments: { account_find_by_company: { company: 'customer' } } });
+    const tool = admittedTool('account_find_by_company');
+    expect(tool.access).toEqual({ kind: 'caller', arguments: { company: 'customer' } });
+    await expect(tool.execute({ company: 'Borealis Bakery' }, context())).rejects.toMatchObject({ reason: 'scoped-argument' });
+    expect(server.calls).toEqual([]);
+  });
+
   it('gives a tool with neither metadata nor a matching prefix the default category', async () => {
-    await open({ categoryPrefixes: { invoice_: 'billing' } });
+    await open({ categoryPrefixes: { invoice_: 'billing' }, publicCategories: ['general'] });
     expect(admittedTool('help_search_articles').category).toBe('general');
     await source?.close();
-    await open({ categoryPrefixes: {}, defaultCategory: 'business' });
+    await open({ categoryPrefixes: {}, defaultCategory: 'business', publicCategories: ['business'] });
     expect(admittedTool('plan_get_pricing').category).toBe('business');
     expect(admittedTool('account_get_status').category).toBe('account');
   });
@@ -131,8 +219,8 @@ describe('createMcpToolSource', () => {
     });
     const pricing = await admittedTool('plan_get_pricing').execute({}, context());
     expect(pricing).toBe('Starter: 19 EUR/month, up to 3 seats\nPro: 49 EUR/month, up to 15 seats\nBusiness: 99 EUR/month, up to 50 seats');
-    expect(server.calls).toEqual([
-      { name: 'invoice_get', arguments: { number: '1042' } },
+    expect(server.calls.map(({ name, arguments: args }) => ({ name, arguments: args }))).toEqual([
+      { name: 'invoice_get', arguments: { number: '1042', customerId: 'CUST-ACME' } },
       { name: 'plan_get_pricing', arguments: {} },
     ]);
     expect(metrics.value('mcp_calls_total', { tool: 'invoice_get', outcome: 'success' })).toBe(1);

@@ -34,6 +34,13 @@ describe('on WhatsApp', () => {
       useConfiguredModel: true,
       env: { OPENAI_BASE_URL: stub.baseUrl, MCP_SERVER_URL: mcp.url, MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES },
     });
+    // Invoices are customer data: only a number linked to the customer reads them.
+    await harness.services.contacts.upsert({
+      address: 'whatsapp:+447700901001',
+      name: 'Ana Pérez',
+      customerId: 'CUST-ACME',
+      entities: [{ id: 'HL-2001', name: 'Acme Ltd' }],
+    });
   });
   afterAll(() => harness.close());
 

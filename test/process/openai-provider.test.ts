@@ -31,7 +31,8 @@ describe('the OpenAI provider against a Chat Completions server', () => {
     );
     await harness.sendWhatsapp({ from: 'whatsapp:+15005550006', body: 'hello model' });
     const [reply] = await harness.twilio.waitForMessages(1);
-    expect(reply?.body).toBe('Stub reply to 2 messages');
+    // System prompt, the fenced customer context (the profile name), the customer's message.
+    expect(reply?.body).toBe('Stub reply to 3 messages');
     // The judge's structured call goes out as a strict JSON schema, then the reply call.
     const [judge, call] = stub.requests;
     expect(stub.requests).toHaveLength(2);
@@ -41,6 +42,8 @@ describe('the OpenAI provider against a Chat Completions server', () => {
     expect(call?.body.model).toBe('gpt-test-fast');
     expect(call?.body.max_completion_tokens ?? call?.body.max_tokens).toBe(1024);
     expect(call?.body.messages.at(-1)).toEqual({ role: 'user', content: 'hello model' });
+    expect(call?.body.messages.at(-2)).toEqual({ role: 'user', content: '<customer-context>\nWhatsApp profile name: "Test Customer"\n</customer-context>' });
+    expect(JSON.stringify(call?.body.messages[0])).not.toContain('Test Customer');
   });
 
   test('an HTTP 500 from the model gets the customer the apology, once', async () => {

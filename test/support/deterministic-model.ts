@@ -17,6 +17,10 @@ export interface ScriptedCall {
   system: string;
   /** The last user message's text. */
   userText: string;
+  /** Every user message's text, in order (history, fenced customer context, the latest message). */
+  userMessages: string[];
+  /** Everything the call hands the model (system, messages, tool calls and results), as one string. */
+  promptText: string;
   toolNames: string[];
   /** True when the call asks for structured (JSON) output. */
   structured: boolean;
@@ -93,11 +97,13 @@ const usage = {
 function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): ScriptedCall {
   let system = '';
   let userText = '';
+  const userMessages: string[] = [];
   const toolResults: ScriptedCall['toolResults'] = [];
   for (const message of options.prompt) {
     if (message.role === 'system') system += message.content;
     if (message.role === 'user') {
       userText = message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+      userMessages.push(userText);
     }
     if (message.role === 'tool') {
       for (const part of message.content) {
@@ -109,6 +115,8 @@ function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): Scr
     tier,
     system,
     userText,
+    userMessages,
+    promptText: JSON.stringify(options.prompt),
     toolNames: (options.tools ?? []).map((tool) => tool.name),
     structured: options.responseFormat?.type === 'json',
     schema: options.responseFormat?.type === 'json' ? (options.responseFormat.schema as JsonSchema | undefined) : undefined,

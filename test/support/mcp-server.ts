@@ -2,8 +2,13 @@
 // (one session per client, so `tools/list_changed` reaches the client on its GET stream),
 // served by node:http on 127.0.0.1. It serves the business data of Harbour Lane Software, a
 // fictional SaaS company: reads across categories, and write tools that the service must never
-// offer or call. Every `tools/call` that arrives is recorded before the SDK sees it, so a test can
-// assert a write was never attempted. It must never be used outside tests.
+// offer or call. Its customers are three companies (Acme Ltd, Borealis Bakery, Cirrus Freight):
+// the customer-data reads take the customer or account they read as an argument and declare it
+// in `_meta.scopeArguments`, so the service binds it to the verified caller; one customer-data
+// read declares nothing and must be refused. The server itself does not check who asks — the
+// tests prove the service never lets a caller name someone else. Every `tools/call` that arrives
+// (arguments and `_meta`) is recorded before the SDK sees it, so a test can assert what reached
+// it. It must never be used outside tests.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +32,8 @@ const TOOLS_PAGE_SIZE = 500;
 export interface RecordedToolCall {
   name: string;
   arguments: Record<string, unknown> | undefined;
+  /** The request's `_meta` (where the service says who the caller is). */
+  meta: Record<string, unknown> | undefined;
 }
 
 export interface McpTestServer {
@@ -79,11 +86,18 @@ interface Invoice {
   dueDate: string;
 }
 
+/** The business's customers: id → company name. */
+const CUSTOMERS = { 'CUST-ACME': 'Acme Ltd', 'CUST-BOREALIS': 'Borealis Bakery', 'CUST-CIRRUS': 'Cirrus Freight' } as const;
+
 const invoices: readonly Invoice[] = [
   { number: '1042', customer: 'Acme Ltd', amount: '1250.00', currency: 'EUR', status: 'overdue', dueDate: '2026-11-15' },
   { number: '1043', customer: 'Acme Ltd', amount: '320.00', currency: 'EUR', status: 'paid', dueDate: '2026-10-01' },
-  { number: '1051', customer: 'Borealis Bakery', amount: '89.90', currency: 'EUR', status: 'open', dueDate: '2026-12-01' },
+  { number: '1051', customer: 'Borealis Bakery', amount: '4815.16', currency: 'EUR', status: 'open', dueDate: '2026-12-01' },
+  { number: '1052', customer: 'Borealis Bakery', amount: '2342.00', currency: 'EUR', status: 'overdue', dueDate: '2026-09-30' },
+  { number: '1061', customer: 'Cirrus Freight', amount: '777.70', currency: 'EUR', status: 'open', dueDate: '2027-01-15' },
 ];
+
+const customerName = (customerId: string): string | undefined => (CUSTOMERS as Record<string, string>)[customerId];
 
 const plans = [
   { name: 'Starter', monthlyPrice: 19, seats: 3 },
@@ -114,29 +128,41 @@ const articles = [
   },
 ] as const;
 
-const accounts = new Map([['HL-2001', { accountId: 'HL-2001', company: 'Acme Ltd', status: 'active', plan: 'Pro', seatsUsed: 12 }]]);
+const accounts = new Map([
+  ['HL-2001', { accountId: 'HL-2001', company: 'Acme Ltd', status: 'active', plan: 'Pro', seatsUsed: 12 }],
+  ['HL-2002', { accountId: 'HL-2002', company: 'Acme Iberia SL', status: 'active', plan: 'Starter', seatsUsed: 3 }],
+  ['HL-3001', { accountId: 'HL-3001', company: 'Borealis Bakery', status: 'suspended', plan: 'Business', seatsUsed: 41 }],
+  ['HL-4001', { accountId: 'HL-4001', company: 'Cirrus Freight', status: 'active', plan: 'Pro', seatsUsed: 9 }],
+]);
+
+/** Strings only the other companies' records hold: none may ever reach a caller linked to Acme Ltd. */
+export const NOT_ACME_MARKERS = ['4815.16', '2342.00', '2026-12-01', '2026-09-30', 'suspended', '"seatsUsed":41', '777.70', '2027-01-15'] as const;
+
+const customerScope = { scopeArguments: { customerId: 'customer' } };
 
 function businessTools(extraReadTools: number): FixtureTool[] {
   const tools: FixtureTool[] = [
     fixtureTool({
       name: 'invoice_get',
-      description: 'Gets one invoice by its number: customer, amount, status and due date.',
-      input: { number: z.string().regex(/^\d+$/).describe('Invoice number, e.g. 1042') },
+      description: 'Gets one of the customer\'s invoices by its number: customer, amount, status and due date.',
+      input: { number: z.string().regex(/^\d+$/).describe('Invoice number, e.g. 1042'), customerId: z.string().min(1) },
       annotations: readOnly,
-      run: ({ number }) => {
-        const invoice = invoices.find((candidate) => candidate.number === number);
+      meta: customerScope,
+      run: ({ number, customerId }) => {
+        const invoice = invoices.find((candidate) => candidate.number === number && candidate.customer === customerName(customerId));
         if (!invoice) return failure(`Invoice ${number} was not found.`);
         return { content: [{ type: 'text', text: JSON.stringify(invoice) }], structuredContent: { ...invoice } };
       },
     }),
     fixtureTool({
       name: 'invoice_list',
-      description: "Lists a customer's invoices.",
-      input: { customer: z.string().min(1) },
+      description: "Lists the customer's invoices.",
+      input: { customerId: z.string().min(1) },
       annotations: readOnly,
-      run: ({ customer }) => {
-        const matching = invoices.filter((invoice) => invoice.customer.toLowerCase() === customer.toLowerCase());
-        if (matching.length === 0) return text(`No invoices for ${customer}.`);
+      meta: customerScope,
+      run: ({ customerId }) => {
+        const matching = invoices.filter((invoice) => invoice.customer === customerName(customerId));
+        if (matching.length === 0) return text(`No invoices for ${customerId}.`);
         return text(matching.map((invoice) => `Invoice ${invoice.number}: ${invoice.amount} ${invoice.currency}, ${invoice.status}, due ${invoice.dueDate}`).join('\n'));
       },
     }),
@@ -161,13 +187,25 @@ function businessTools(extraReadTools: number): FixtureTool[] {
     }),
     fixtureTool({
       name: 'account_get_status',
-      description: "Gets an account's status, plan and seats in use.",
+      description: "Gets the selected account's status, plan and seats in use.",
       input: { accountId: z.string().min(1) },
       annotations: readOnly,
-      meta: { category: 'account' },
+      meta: { category: 'account', scopeArguments: { accountId: 'entity' } },
       run: ({ accountId }) => {
         const account = accounts.get(accountId);
         return account ? text(JSON.stringify(account)) : failure(`Account ${accountId} was not found.`);
+      },
+    }),
+    // A customer-data read that declares no scoped argument: it could return anyone's account,
+    // so the service must refuse it at listing, whoever asks.
+    fixtureTool({
+      name: 'account_find_by_company',
+      description: "Finds any company's account by the company's name.",
+      input: { company: z.string().min(1) },
+      annotations: readOnly,
+      run: ({ company }) => {
+        const found = [...accounts.values()].filter((account) => account.company.toLowerCase() === company.toLowerCase());
+        return found.length ? text(JSON.stringify(found)) : failure(`No account for ${company}.`);
       },
     }),
     // Writes: listed by the server, never to be offered or called by the service.
@@ -208,7 +246,11 @@ function businessTools(extraReadTools: number): FixtureTool[] {
 }
 
 const ListedMessageSchema = z.looseObject({ method: z.string().optional(), params: z.unknown().optional() });
-const CallParamsSchema = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() });
+const CallParamsSchema = z.looseObject({
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
 
 function toolCallsIn(body: unknown): RecordedToolCall[] {
   const messages = Array.isArray(body) ? body : [body];
@@ -217,7 +259,7 @@ function toolCallsIn(body: unknown): RecordedToolCall[] {
     const message = ListedMessageSchema.safeParse(candidate);
     if (!message.success || message.data.method !== 'tools/call') continue;
     const params = CallParamsSchema.safeParse(message.data.params);
-    if (params.success) calls.push({ name: params.data.name, arguments: params.data.arguments });
+    if (params.success) calls.push({ name: params.data.name, arguments: params.data.arguments, meta: params.data._meta });
   }
   return calls;
 }

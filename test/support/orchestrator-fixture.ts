@@ -71,7 +71,11 @@ export interface OrchestratorFixture {
   logs: LogLine[];
   metrics: ReturnType<typeof createMetrics>;
   /** Runs one leg of `conversationId` with `text`, keeping the conversation's history. */
-  turn(conversationId: string, text: string, options?: { firstTurn?: boolean; deliver?: boolean }): Promise<TurnResult>;
+  turn(
+    conversationId: string,
+    text: string,
+    options?: { firstTurn?: boolean; deliver?: boolean; /** Streams the reply (the web channel's path). */ onTextDelta?: (delta: string) => void },
+  ): Promise<TurnResult>;
   close(): Promise<void>;
 }
 
@@ -131,6 +135,7 @@ export async function createOrchestratorFixture(options: {
         history: [...history],
         signal: new AbortController().signal,
         logger,
+        ...(turnOptions.onTextDelta ? { onTextDelta: turnOptions.onTextDelta } : {}),
       });
       history.push({ role: 'assistant', content: result.text });
       histories.set(conversationId, history);

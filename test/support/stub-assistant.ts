@@ -25,6 +25,8 @@ export function stubAssistant(body: ChatCompletionRequestBody): StubReply {
       tier: 'fast',
       system: '',
       userText,
+      userMessages: [userText],
+      promptText: '',
       toolNames: [],
       structured: true,
       schema: body.response_format.json_schema.schema as JsonSchema,

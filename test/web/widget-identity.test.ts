@@ -9,6 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { InboundMessage, TurnInput } from '../../src/orchestrator/contracts.js';
+import { callerFor } from '../../src/tools/caller.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const SHOP = 'https://shop.example.test';
@@ -86,8 +87,9 @@ describe('verified visitors', () => {
 
   test("the web channel's grounding names the verified contact's companies, and an anonymous visitor has none", async () => {
     const user = { id: 'u-amelia' };
+    const web = harness.services.channels.get('web')!;
     const grounding = async (inbound: InboundMessage) =>
-      (await harness.services.channels.get('web')!.grounding({ inbound } as TurnInput, {})).find((source) => source.label === 'Account')?.text;
+      (await web.grounding({ inbound } as TurnInput, {}, callerFor(await web.identify!(inbound), {}))).find((source) => source.label === 'Account')?.text;
     expect(await grounding(await inboundOf(await session({ user: { ...user, hash: sign(user) } })))).toContain('Harbour Lane Bakery (acct-77)');
     expect(await grounding(await inboundOf(await session({})))).toMatch(/not signed in/);
   });

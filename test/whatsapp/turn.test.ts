@@ -46,7 +46,9 @@ describe('a WhatsApp turn', () => {
     ]);
     expect(messages[1]).toMatchObject({ roleId: 'support', replyTo: messageSid, part: 0 });
     expect(harness.models.replyCalls()).toHaveLength(1);
-    expect(harness.models.replyCalls()[0]?.system).toContain('"Ana"');
+    // The profile name is the customer's to choose: never in the system prompt, only fenced beside their message.
+    expect(harness.models.replyCalls()[0]?.system).not.toContain('"Ana"');
+    expect(harness.models.replyCalls()[0]?.userMessages).toEqual(['<customer-context>\nWhatsApp profile name: "Ana"\n</customer-context>', 'Where is my order?']);
   });
 
   test('the typing indicator is shown for the inbound message, and its failure blocks nothing', async () => {
@@ -162,7 +164,12 @@ describe('a WhatsApp turn', () => {
     const texts = last.options.prompt
       .filter((message) => message.role !== 'system')
       .map((message) => (message.content as { type: string; text?: string }[]).map((part) => part.text ?? '').join(''));
-    expect(texts).toEqual(['first question', 'You said: first question', 'second question']);
+    expect(texts).toEqual([
+      'first question',
+      'You said: first question',
+      '<customer-context>\nWhatsApp profile name: "Test Customer"\n</customer-context>',
+      'second question',
+    ]);
   });
 });
 
