@@ -1,9 +1,13 @@
 /**
- * Structured logging: one JSON object per line on stdout. Events are noun-verb
- * (`turn-start`, `reply-sent`). Tests swap the sink to capture lines instead of printing them.
- * Never log secrets or whole message bodies at info level; what upstream services put in their
- * errors is not ours to trust, so `redactSecrets` replaces every configured secret by value.
+ * Structured logging on pino: one JSON object per line on stdout. Events are noun-verb
+ * (`turn-start`, `reply-sent`) in the `event` field. Tests swap the sink to capture lines instead
+ * of printing them. Never log secrets or whole message bodies at info level: pino's `redact`
+ * censors credential-shaped fields by path (`authorization`, `headers.authorization`, `token`,
+ * ...), and since what upstream services put in their errors is not ours to trust,
+ * `redactSecrets` also replaces every configured secret by value, wherever it appears.
  */
+import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -17,11 +21,9 @@ export interface Logger {
 
 export type LogSink = (line: string, level: LogLevel) => void;
 
-const levelRank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-
-const stdoutSink: LogSink = (line) => {
-  process.stdout.write(`${line}\n`);
-};
+/** Fields censored wherever a logged object (or one level below it) holds them. */
+export const REDACTED_PATHS = ['authorization', 'cookie', 'token', 'password', 'apiKey', 'secret']
+  .flatMap((field) => [field, `*.${field}`, `headers.${field}`, `*.headers.${field}`]);
 
 function serialize(value: unknown): unknown {
   if (value instanceof Error) {
@@ -30,25 +32,47 @@ function serialize(value: unknown): unknown {
   return value;
 }
 
-export function createLogger(options: { level?: LogLevel; sink?: LogSink; fields?: LogFields } = {}): Logger {
-  const threshold = levelRank[options.level ?? 'info'];
-  const sink = options.sink ?? stdoutSink;
-  const base = options.fields ?? {};
+function serializeFields(fields: LogFields | undefined): LogFields {
+  const record: LogFields = {};
+  for (const [key, value] of Object.entries(fields ?? {})) record[key] = serialize(value);
+  return record;
+}
 
-  const write = (level: LogLevel, event: string, fields?: LogFields): void => {
-    if (levelRank[level] < threshold) return;
-    const record: Record<string, unknown> = { time: new Date().toISOString(), level, event, ...base };
-    for (const [key, value] of Object.entries(fields ?? {})) record[key] = serialize(value);
-    sink(JSON.stringify(record), level);
-  };
-
+function wrap(inner: PinoLogger): Logger {
   return {
-    debug: (event, fields) => write('debug', event, fields),
-    info: (event, fields) => write('info', event, fields),
-    warn: (event, fields) => write('warn', event, fields),
-    error: (event, fields) => write('error', event, fields),
-    child: (fields) => createLogger({ level: options.level ?? 'info', sink, fields: { ...base, ...fields } }),
+    debug: (event, fields) => inner.debug({ event, ...serializeFields(fields) }),
+    info: (event, fields) => inner.info({ event, ...serializeFields(fields) }),
+    warn: (event, fields) => inner.warn({ event, ...serializeFields(fields) }),
+    error: (event, fields) => inner.error({ event, ...serializeFields(fields) }),
+    child: (fields) => wrap(inner.child(serializeFields(fields))),
   };
+}
+
+export function createLogger(options: { level?: LogLevel; sink?: LogSink; fields?: LogFields } = {}): Logger {
+  const { sink } = options;
+  // pino writes to a plain stream synchronously, inside the call: the level set just before
+  // each write is the line's.
+  let writing: LogLevel = 'info';
+  const destination: DestinationStream = sink
+    ? { write: (line: string) => sink(line.endsWith('\n') ? line.slice(0, -1) : line, writing) }
+    : pino.destination({ dest: 1, sync: true });
+  const root = pino(
+    {
+      level: options.level ?? 'info',
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: REDACTED },
+      hooks: {
+        logMethod(args, method, level) {
+          writing = (this.levels.labels[level] ?? 'info') as LogLevel;
+          method.apply(this, args);
+        },
+      },
+    },
+    destination,
+  );
+  return wrap(options.fields ? root.child(serializeFields(options.fields)) : root);
 }
 
 export const REDACTED = '[redacted]';

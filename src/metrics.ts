@@ -1,32 +1,120 @@
 /**
- * In-process counters and latency samples, exposed in Prometheus text format on /metrics.
- * Counters are per process; an operator's scraper sums them across web and worker processes.
+ * Counters and latency histograms on prom-client, exposed in Prometheus text format on /metrics.
+ * Each service builds its own Registry (never prom-client's global one), so tests running
+ * several services in one process don't share or collide on a metric. Counters are created on
+ * first use from any call site; histograms are declared here, so their buckets and label names
+ * are fixed and an `observe` with an unknown name or label does not type-check. Counters are
+ * per process; an operator's scraper sums them across web and worker processes.
  */
-export interface Metrics {
-  increment(name: string, labels?: Record<string, string>, by?: number): void;
-  value(name: string, labels?: Record<string, string>): number;
-  render(): string;
+import { Counter, Histogram, Registry } from 'prom-client';
+
+interface HistogramSpec {
+  help: string;
+  labelNames: readonly string[];
+  buckets: readonly number[];
 }
 
-function key(name: string, labels: Record<string, string> = {}): string {
-  const parts = Object.entries(labels)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([label, value]) => `${label}="${value.replace(/["\\\n]/g, '_')}"`);
-  return parts.length ? `${name}{${parts.join(',')}}` : name;
+/** Seconds: from a few milliseconds (acks, sends) to a minute (a slow model run). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Every histogram the service may observe. */
+export const HISTOGRAMS = {
+  webhook_ack_seconds: {
+    help: 'Time from an inbound webhook or widget message request to its response, by channel and status',
+    labelNames: ['channel', 'status'],
+    buckets: LATENCY_BUCKETS,
+  },
+  queue_wait_seconds: {
+    help: 'Time a job waited in a queue before a worker started it, by queue (turns, handoff-notices)',
+    labelNames: ['queue'],
+    buckets: LATENCY_BUCKETS,
+  },
+  turn_duration_seconds: {
+    help: "The orchestrator's time for one turn (judge, tools and model), by channel and outcome",
+    labelNames: ['channel', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+  },
+  model_call_duration_seconds: {
+    help: 'One model call (all its steps), by tier, purpose (judge, reply) and outcome (ok, failed)',
+    labelNames: ['tier', 'purpose', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+  },
+  send_duration_seconds: {
+    help: "One reply part's send through the channel's API, by channel and outcome",
+    labelNames: ['channel', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+  },
+  handoff_notice_latency_seconds: {
+    help: "From a hand-off's notice being queued to it being sent, by destination kind",
+    labelNames: ['kind'],
+    buckets: LATENCY_BUCKETS,
+  },
+} as const satisfies Record<string, HistogramSpec>;
+
+export type HistogramName = keyof typeof HISTOGRAMS;
+export type HistogramLabels<N extends HistogramName> = Partial<Record<(typeof HISTOGRAMS)[N]['labelNames'][number], string>>;
+
+export interface Metrics {
+  increment(name: string, labels?: Record<string, string>, by?: number): void;
+  /** A counter's current value (0 when never incremented with these labels). */
+  value(name: string, labels?: Record<string, string>): number;
+  /** Records one sample, in seconds, in a declared histogram. */
+  observe<N extends HistogramName>(name: N, labels: HistogramLabels<N>, seconds: number): void;
+  /** The registry in Prometheus text format. */
+  render(): Promise<string>;
+  /** The Content-Type of `render()`'s output. */
+  readonly contentType: string;
+}
+
+function key(labels: Record<string, string> = {}): string {
+  return JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+interface CounterState {
+  counter: Counter;
+  labelNames: Set<string>;
+  /** Label set → value: the source of `value()`, and what a re-declared counter starts from. */
+  series: Map<string, { labels: Record<string, string>; value: number }>;
 }
 
 export function createMetrics(): Metrics {
-  const counters = new Map<string, number>();
+  const registry = new Registry();
+  const counters = new Map<string, CounterState>();
+  const histograms = new Map<string, Histogram>();
+  for (const [name, spec] of Object.entries(HISTOGRAMS)) {
+    histograms.set(name, new Histogram({ name, help: spec.help, labelNames: spec.labelNames, buckets: [...spec.buckets], registers: [registry] }));
+  }
+
+  const declareCounter = (name: string, labelNames: Set<string>, series: CounterState['series']): CounterState => {
+    registry.removeSingleMetric(name);
+    const counter = new Counter({ name, help: `${name.replaceAll('_', ' ')}`, labelNames: [...labelNames], registers: [registry] });
+    for (const entry of series.values()) counter.inc(entry.labels, entry.value);
+    const state = { counter, labelNames, series };
+    counters.set(name, state);
+    return state;
+  };
+
   return {
-    increment(name, labels, by = 1) {
-      const id = key(name, labels);
-      counters.set(id, (counters.get(id) ?? 0) + by);
+    increment(name, labels = {}, by = 1) {
+      let state = counters.get(name) ?? declareCounter(name, new Set(Object.keys(labels)), new Map());
+      // A call site with a label this counter has not seen: declare it again with the union,
+      // carrying every series over (prom-client fixes label names at declaration).
+      if (Object.keys(labels).some((label) => !state.labelNames.has(label))) {
+        state = declareCounter(name, new Set([...state.labelNames, ...Object.keys(labels)]), state.series);
+      }
+      const id = key(labels);
+      const entry = state.series.get(id);
+      if (entry) entry.value += by;
+      else state.series.set(id, { labels: { ...labels }, value: by });
+      state.counter.inc(labels, by);
     },
     value(name, labels) {
-      return counters.get(key(name, labels)) ?? 0;
+      return counters.get(name)?.series.get(key(labels))?.value ?? 0;
     },
-    render() {
-      return [...counters].map(([id, count]) => `${id} ${count}`).join('\n') + '\n';
+    observe(name, labels, seconds) {
+      histograms.get(name)?.observe(labels as Record<string, string>, seconds);
     },
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
   };
 }

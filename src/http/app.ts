@@ -34,13 +34,13 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 /** Prometheus text, behind `Authorization: Bearer <token>` when a token is given. */
 export function metricsHandler(metrics: Metrics, token: string | undefined, logger: Logger): RequestHandler {
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
-  return (request, response) => {
+  return async (request, response) => {
     if (expected && !timingSafeEqual(digest(request.get('authorization') ?? ''), expected)) {
       logger.warn('request-rejected', { path: request.path, status: 401, reason: 'metrics-token' });
       response.status(401).set('WWW-Authenticate', 'Bearer').json({ error: 'metrics need Authorization: Bearer <METRICS_TOKEN>' });
       return;
     }
-    response.type('text/plain; version=0.0.4').send(metrics.render());
+    response.type(metrics.contentType).send(await metrics.render());
   };
 }
 
