@@ -32,6 +32,7 @@ import { createConversationInbox, type ConversationInbox } from './queue/convers
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
 import { createTurnWorker } from './queue/turn-worker.js';
 import { createAdminRouter } from './admin/admin-router.js';
+import { createQueueDashboard } from './admin/queue-dashboard.js';
 import { createContactStore, type ContactStore } from './contacts/contact-store.js';
 import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
@@ -46,6 +47,7 @@ import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { startRetention } from './store/retention.js';
+import { createUsageStore, utcDay } from './store/usage-store.js';
 import { createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
 
@@ -96,6 +98,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await transcripts.ensureIndexes();
 
   const contacts = createContactStore(mongo);
+  const usage = createUsageStore(mongo);
+  const usageReport = { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) };
   const handoffStore = createHandoffStore(mongo);
   await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
   const teams = parseTeams(config.handoff.teamsJson);
@@ -187,6 +191,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
     mcpTools: () => mcp?.tools() ?? [],
+    usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
@@ -206,7 +211,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },
     ],
     routers: [
-      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, logger, metrics }),
+      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, usage: usageReport, logger, metrics }),
+      createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
       createTranscriptRouter({ links: transcriptLinks, transcripts, logger }),
       createWebRouter({
         sites: createSiteRegistry(config.web.sitesJson, config.publicBaseUrl, config.port),

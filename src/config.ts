@@ -120,6 +120,22 @@ export const EnvSchema = z.object({
   MODEL_MAX_STEPS: positiveInt(5),
   MODEL_MAX_OUTPUT_TOKENS: positiveInt(1024),
   MODEL_TIMEOUT_MS: positiveInt(45_000),
+  MODEL_PRICES: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'expected JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.record(z.string().min(1), z.strictObject({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }), {
+        error: 'expected JSON {"<model>": {"inputPerMTok": <price>, "outputPerMTok": <price>}}',
+      }),
+    )
+    .optional(),
 
   WORKER_CONCURRENCY: positiveInt(32),
   TURN_LOCK_TTL_MS: positiveInt(30_000),
@@ -146,6 +162,8 @@ export interface Config {
     maxSteps: number;
     maxOutputTokens: number;
     timeoutMs: number;
+    /** Model id → price per million input and output tokens, for cost in the usage report. */
+    prices: Record<string, { inputPerMTok: number; outputPerMTok: number }> | undefined;
   };
   worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
   mcp:
@@ -215,6 +233,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxSteps: env.MODEL_MAX_STEPS,
       maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
       timeoutMs: env.MODEL_TIMEOUT_MS,
+      prices: env.MODEL_PRICES,
     },
     businessName: env.BUSINESS_NAME,
     handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },

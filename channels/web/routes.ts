@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { ackTimer } from '../../src/http/ack-timer.js';
 import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { InboundMessage } from '../../src/orchestrator/contracts.js';
@@ -266,7 +267,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     });
   });
 
-  router.post('/api/widget/messages', json, async (request, response) => {
+  router.post('/api/widget/messages', ackTimer(metrics, WEB_CHANNEL_ID), json, async (request, response) => {
     const visitor = authenticate(request, response);
     if (!visitor) return;
     const parsed = MessageRequestSchema.safeParse(request.body);

@@ -4,6 +4,7 @@
  * (inbox + queue) and answered at once with empty TwiML — the model is never awaited here.
  */
 import express, { type Request, type Response, type Router } from 'express';
+import { ackTimer } from '../../src/http/ack-timer.js';
 import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { InboundMessage } from '../../src/orchestrator/contracts.js';
@@ -100,7 +101,7 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
     return params;
   };
 
-  router.post('/webhooks/whatsapp', form, async (request, response) => {
+  router.post('/webhooks/whatsapp', ackTimer(metrics, WHATSAPP_CHANNEL_ID), form, async (request, response) => {
     const params = authenticate(request, response, 'inbound');
     if (!params) return;
     const parsed = TwilioInboundSchema.safeParse(params);

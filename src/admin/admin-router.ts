@@ -28,11 +28,18 @@ export interface HandoffReader {
   list(options: { status?: 'open' | 'closed'; limit: number }): Promise<unknown[]>;
 }
 
+/** Model usage summed per day, role and channel; implemented by the usage store. */
+export interface UsageReader {
+  summary(from: string, to: string): Promise<unknown>;
+}
+
 export interface AdminRouterOptions {
   /** Undefined disables the admin API. */
   adminToken: string | undefined;
   contacts: ContactStore;
   handoffs: HandoffReader;
+  /** `GET /admin/usage`; absent, the path is unknown. */
+  usage?: UsageReader;
   logger: Logger;
   metrics: Metrics;
 }
@@ -52,6 +59,17 @@ const ImportBodySchema = z
 const ContactListQuerySchema = z.object({ limit: pageSize(100), after: ContactAddressSchema.optional() });
 
 const HandoffListQuerySchema = z.object({ status: z.enum(['open', 'closed']).optional(), limit: pageSize(50) });
+
+const MAX_USAGE_DAYS = 366;
+const DAY_MS = 86_400_000;
+const UsageQuerySchema = z
+  .strictObject({ from: z.iso.date().optional(), to: z.iso.date().optional() })
+  .transform(({ from, to }) => {
+    const last = to ?? new Date().toISOString().slice(0, 10);
+    return { from: from ?? last, to: last };
+  })
+  .refine(({ from, to }) => from <= to, { message: 'from must not be after to', path: ['from'] })
+  .refine(({ from, to }) => Date.parse(to) - Date.parse(from) < MAX_USAGE_DAYS * DAY_MS, { message: `at most ${MAX_USAGE_DAYS} days`, path: ['from'] });
 
 interface RowError {
   index: number;
@@ -272,6 +290,18 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
     const { status, limit } = parsed.data;
     response.json({ handoffs: await handoffs.list({ ...(status ? { status } : {}), limit }) });
   });
+
+  const { usage } = options;
+  if (usage) {
+    router.get('/admin/usage', async (request, response) => {
+      const parsed = UsageQuerySchema.safeParse(request.query);
+      if (!parsed.success) {
+        invalid(request, response, parsed.error, 'query');
+        return;
+      }
+      response.json(await usage.summary(parsed.data.from, parsed.data.to));
+    });
+  }
 
   return router;
 }

@@ -13,6 +13,7 @@ import {
   NoSuchToolError,
   streamText,
   type LanguageModel,
+  type LanguageModelUsage,
   type ModelMessage,
   type ToolCallRepairFunction,
   type ToolSet,
@@ -51,6 +52,8 @@ export interface CallModelResult {
   interrupt?: { toolName: string; question: string; data: unknown };
   /** Session facts tools set during the leg. */
   session?: SessionFacts;
+  /** Tokens over all the leg's steps. */
+  usage: LanguageModelUsage;
 }
 
 interface LegRecorder {
@@ -145,18 +148,22 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     abortSignal: input.signal,
   };
   try {
-    const finish = (text: string): CallModelResult => ({
+    const finish = (text: string, usage: LanguageModelUsage): CallModelResult => ({
       text: recorder.interrupt ? recorder.interrupt.question : text.trim(),
+      usage,
       toolCalls: recorder.calls,
       ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
       ...(recorder.session ? { session: recorder.session } : {}),
     });
-    if (!input.onTextDelta) return finish((await generateText(common)).text);
+    if (!input.onTextDelta) {
+      const result = await generateText(common);
+      return finish(result.text, result.usage);
+    }
     let streamError: unknown;
     const result = streamText({ ...common, onError: ({ error }) => (streamError = error) });
     for await (const delta of result.textStream) input.onTextDelta(delta);
     if (streamError) throw streamError;
-    return finish(await result.text);
+    return finish(await result.text, await result.usage);
   } catch (error) {
     throw classify(error);
   }

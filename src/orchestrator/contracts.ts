@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { LinkedCustomer } from '../tools/select-entity.js';
 import type { ChannelToolName } from '../tools/tool-names.js';
 import type { AssistantTool, Caller, ToolScope } from '../tools/tool.js';
+import type { ModelCallUsage } from './metering.js';
 
 /** Facts a conversation has established for one role: flat, JSON-serialisable values. */
 export type Facts = Record<string, string | number | boolean | null>;
@@ -182,6 +183,8 @@ export interface TurnResult {
   modelCalls: number;
   /** What post-turn work needs once the reply has been delivered. */
   postTurn?: PostTurnInput;
+  /** Every model call the turn made (judge and reply), with its tokens: the turn's metering. */
+  usage?: readonly ModelCallUsage[];
 }
 
 /** Carried from a leg to its post-turn step. */

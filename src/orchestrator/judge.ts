@@ -14,6 +14,7 @@ import type { Metrics } from '../metrics.js';
 import type { ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from './contracts.js';
+import { metered, type ModelCallObserver } from './metering.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
 const JUDGE_LIMITS = {
@@ -62,6 +63,8 @@ export interface JudgeDependencies {
   logger: Logger;
   metrics: Metrics;
   timeoutMs: number;
+  /** Told each call's time and token usage (the turn's meter). */
+  onModelCall?: ModelCallObserver;
 }
 
 const factKey = (roleId: string, key: string) => `role.${roleId}.${key}`;
@@ -159,8 +162,9 @@ async function structured<T>(
   prompt: string,
   signal: AbortSignal,
 ): Promise<T> {
-  const result = await generateText({
-    model: dependencies.model('fast'),
+  const model = dependencies.model('fast');
+  const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () => generateText({
+    model,
     system,
     prompt,
     output: Output.object({ schema }),
@@ -168,7 +172,7 @@ async function structured<T>(
     maxRetries: 0,
     timeout: { totalMs: dependencies.timeoutMs },
     abortSignal: signal,
-  });
+  }));
   if (result.output === undefined) throw new Error('the model returned no structured output');
   return result.output;
 }

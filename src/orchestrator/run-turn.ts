@@ -20,6 +20,7 @@ import { createCircuitBreaker } from './circuit-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
 import { groundingSections, withCustomerContext } from './grounding.js';
 import type { JudgeDependencies } from './judge.js';
+import { createTurnMeter, metered, type TurnMeter, type UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
 import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
 import { resumeContinuation } from './resume-continuation.js';
@@ -44,6 +45,8 @@ export interface OrchestratorOptions {
   /** The MCP reads this deployment can offer (empty when no MCP server is configured). */
   mcpTools?: () => readonly AssistantTool[];
   judgeBreaker?: { threshold: number; cooldownMs: number };
+  /** Stores a finished turn's model usage (per day, role and channel); failures are logged. */
+  usage?: UsageRecorder;
 }
 
 export interface Orchestrator {
@@ -79,6 +82,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     note: string | undefined,
     logger: Logger,
     contact: LinkedCustomer | undefined,
+    meter: TurnMeter,
   ): Promise<TurnResult> => {
     const { decision, role } = leg;
     const caller = callerFor(contact, leg.session);
@@ -99,9 +103,10 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       modelCalls: leg.modelCalls,
     };
     const started = performance.now();
+    const model = options.models.model(decision.tier);
     try {
-      const result = await callModel({
-        model: options.models.model(decision.tier),
+      const result = await metered(meter.observe, { purpose: 'reply', tier: decision.tier, model }, () => callModel({
+        model,
         system,
         messages: withCustomerContext(history, grounding.untrusted),
         tools: leg.offered,
@@ -110,7 +115,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         limits: options.limits,
         signal: input.signal,
         onTextDelta: input.onTextDelta,
-      });
+      }));
       metrics.increment('model_calls_total', { purpose: 'reply' });
       if (result.session) {
         await options.state.writeSession(input.conversationId, { ...leg.session, ...result.session });
@@ -166,6 +171,13 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     async runTurn(channel, input) {
       const runId = input.runId || randomUUID();
       const logger = input.logger.child({ runId });
+      const meter = createTurnMeter(metrics);
+      const started = performance.now();
+      const done = (result: TurnResult): TurnResult => {
+        const outcome = result.failed ? 'apology' : 'answered';
+        metrics.observe('turn_duration_seconds', { channel: channel.id, outcome }, (performance.now() - started) / 1000);
+        return { ...result, usage: meter.calls };
+      };
       // Once per turn, before anything is offered: who the service verified is talking.
       const contact = await channel.identify?.(input.inbound);
       let activeRoleId: string | undefined;
@@ -182,12 +194,12 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
             { roles: byId, decisions: options.decisions, state: options.state, logger, metrics },
             { channel, input: { ...input, runId }, pending: start.pending, session, caller, catalogue: [...channel.tools, ...mcpToolsFor(caller)] },
           );
-          if (outcome.kind !== 'resume') return outcome.result;
-          return answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact);
+          if (outcome.kind !== 'resume') return done(outcome.result);
+          return done(await answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact, meter));
         }
       }
       const leg = await prepareFreshLeg(
-        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge },
+        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge: { ...judge, onModelCall: meter.observe } },
         {
           conversationId: input.conversationId,
           runId,
@@ -200,10 +212,17 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           signal: input.signal,
         },
       );
-      return answer(channel, input, leg, input.history, undefined, logger, contact);
+      return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
     },
 
     async finishTurn(channel, result, delivered) {
+      // Metering happens after the reply, outside the orchestrator's state: it costs the turn nothing.
+      if (result.usage?.length && options.usage) {
+        await options.usage({ roleId: result.roleId, channelId: channel.id, calls: result.usage }).catch((error: unknown) => {
+          metrics.increment('usage_record_failed_total');
+          options.logger.error('usage-record-failed', { roleId: result.roleId, error });
+        });
+      }
       const role = byId.get(result.roleId);
       if (!role || !result.postTurn) return;
       try {

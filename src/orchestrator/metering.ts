@@ -1,0 +1,75 @@
+/**
+ * Per-turn metering: every model call a turn makes (the judge's and the reply's) reports its
+ * tier, model, time and token usage here. The turn's meter observes the latency histogram and
+ * the token counters as calls finish, and keeps the list the turn result carries, which the
+ * orchestrator hands to a usage recorder once the turn is over.
+ */
+import type { LanguageModel, LanguageModelUsage } from 'ai';
+import type { Metrics } from '../metrics.js';
+import type { ModelTier } from '../model/provider.js';
+
+export type ModelCallPurpose = 'judge' | 'reply';
+
+/** One model call's usage, all its steps summed. */
+export interface ModelCallUsage {
+  purpose: ModelCallPurpose;
+  tier: ModelTier;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelCallReport {
+  purpose: ModelCallPurpose;
+  tier: ModelTier;
+  model: LanguageModel;
+  seconds: number;
+  /** Undefined when the call failed. */
+  usage: LanguageModelUsage | undefined;
+}
+
+export type ModelCallObserver = (report: ModelCallReport) => void;
+
+export const modelIdOf = (model: LanguageModel): string => (typeof model === 'string' ? model : model.modelId);
+
+/** Runs one model call and tells `observer` how long it took and, when it succeeded, its usage. */
+export async function metered<T extends { usage: LanguageModelUsage }>(
+  observer: ModelCallObserver | undefined,
+  call: { purpose: ModelCallPurpose; tier: ModelTier; model: LanguageModel },
+  run: () => PromiseLike<T>,
+): Promise<T> {
+  const started = performance.now();
+  const report = (usage: LanguageModelUsage | undefined) => observer?.({ ...call, seconds: (performance.now() - started) / 1000, usage });
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    report(undefined);
+    throw error;
+  }
+  report(result.usage);
+  return result;
+}
+
+/** Stores one finished turn's calls (the composition root binds it to the usage store). */
+export type UsageRecorder = (turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[] }) => Promise<void>;
+
+export interface TurnMeter {
+  readonly calls: ModelCallUsage[];
+  observe: ModelCallObserver;
+}
+
+export function createTurnMeter(metrics: Metrics): TurnMeter {
+  const calls: ModelCallUsage[] = [];
+  return {
+    calls,
+    observe({ purpose, tier, model, seconds, usage }) {
+      metrics.observe('model_call_duration_seconds', { tier, purpose, outcome: usage ? 'ok' : 'failed' }, seconds);
+      if (!usage) return;
+      const call = { purpose, tier, model: modelIdOf(model), inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
+      calls.push(call);
+      metrics.increment('model_tokens_total', { tier, model: call.model, kind: 'input' }, call.inputTokens);
+      metrics.increment('model_tokens_total', { tier, model: call.model, kind: 'output' }, call.outputTokens);
+    },
+  };
+}

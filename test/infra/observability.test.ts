@@ -1,0 +1,182 @@
+/**
+ * Observability as an operator sees it: pino lines (the `event` field, secrets censored by field
+ * path and by value), prom-client's /metrics after a turn (latency histograms, token counters),
+ * the per-turn metering summed in the admin API, and the queue dashboard behind ADMIN_TOKEN.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createLogger, redactSecrets, type LogLevel } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
+
+const ADMIN_TOKEN = 'admin-token-for-observability-0123';
+const METRICS_TOKEN = 'metrics-token-for-observability-01';
+
+describe('pino logs', () => {
+  test('one JSON line per call with the event, its level and time; child fields carried; below the level dropped', () => {
+    const lines: { line: string; level: LogLevel }[] = [];
+    const logger = createLogger({ level: 'info', sink: (line, level) => lines.push({ line, level }) });
+    logger.debug('not-shown');
+    logger.child({ runId: 'r1' }).warn('turn-slow', { ms: 1200 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.level).toBe('warn');
+    expect(lines[0]?.line).not.toContain('\n');
+    const record = JSON.parse(lines[0]!.line) as Record<string, unknown>;
+    expect(record).toMatchObject({ level: 'warn', event: 'turn-slow', runId: 'r1', ms: 1200 });
+    expect(new Date(String(record.time)).toISOString()).toBe(record.time);
+  });
+
+  test('credential fields are censored by path, and a configured secret inside an error by value', () => {
+    const lines: string[] = [];
+    const secret = 'sk-live-secret-0123456789abcdef';
+    const logger = redactSecrets(createLogger({ level: 'debug', sink: (line) => lines.push(line) }), [secret]);
+    logger.error('upstream-failed', {
+      request: { headers: { authorization: 'Bearer not-a-configured-secret', accept: 'application/json' } },
+      token: 'visitor-token-abc',
+      error: new Error(`401 from upstream: key ${secret} refused`),
+    });
+    const record = JSON.parse(lines[0]!) as Record<string, unknown>;
+    expect(record).toMatchObject({
+      event: 'upstream-failed',
+      request: { headers: { authorization: '[redacted]', accept: 'application/json' } },
+      token: '[redacted]',
+      error: { name: 'Error', message: '401 from upstream: key [redacted] refused' },
+    });
+    expect(lines[0]).not.toContain(secret);
+    expect(lines[0]).not.toContain('not-a-configured-secret');
+  });
+});
+
+describe('prom-client metrics', () => {
+  test('a counter keeps its series when a call site adds a label, and each service has its own registry', async () => {
+    const metrics = createMetrics();
+    const other = createMetrics();
+    metrics.increment('things_total', { kind: 'a' });
+    metrics.increment('things_total', { kind: 'a', outcome: 'ok' }, 2);
+    other.increment('things_total', { kind: 'a' }, 5);
+    expect(metrics.value('things_total', { kind: 'a' })).toBe(1);
+    expect(metrics.value('things_total', { outcome: 'ok', kind: 'a' })).toBe(2);
+    const text = await metrics.render();
+    expect(text).toContain('things_total{kind="a"} 1');
+    expect(text).toContain('things_total{kind="a",outcome="ok"} 2');
+    expect(await other.render()).toContain('things_total{kind="a"} 5');
+  });
+});
+
+/** `name{labels} value` from Prometheus text, or undefined when the series is absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((entry) => entry.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('a turn, metered', () => {
+  let harness: Harness;
+  const today = new Date().toISOString().slice(0, 10);
+  beforeAll(async () => {
+    harness = await startHarness({
+      env: {
+        ADMIN_TOKEN,
+        METRICS_TOKEN,
+        // Cost per million tokens: 1 per input token and 2 per output token, for round numbers.
+        MODEL_PRICES: JSON.stringify({ 'deterministic-fast': { inputPerMTok: 1_000_000, outputPerMTok: 2_000_000 } }),
+      },
+      script: ({ userText }) => ({ text: `You said: ${userText}` }),
+    });
+  });
+  afterAll(() => harness.close());
+
+  const usage = () => harness.http.get(`/admin/usage?from=${today}&to=${today}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+
+  test('two turns: the histograms have counts, tokens are counted, and the admin API sums them per day, role and channel with cost', async () => {
+    const customer = 'whatsapp:+447700900301';
+    await harness.sendWhatsapp({ from: customer, body: 'What does the pro plan cost?' });
+    await harness.twilio.waitForMessages(1);
+    await harness.sendWhatsapp({ from: customer, body: 'And the price per seat?' });
+    await harness.twilio.waitForMessages(2);
+
+    // Each turn is two calls on the deterministic fast model (judge, reply), 10 tokens in and 10 out each.
+    const summed = await eventually(async () => {
+      const response = await usage();
+      return response.body.total?.calls === 4 ? response : undefined;
+    });
+    expect(summed.status).toBe(200);
+    expect(summed.body).toEqual({
+      from: today,
+      to: today,
+      rows: [
+        {
+          day: today,
+          roleId: 'sales',
+          channelId: 'whatsapp',
+          calls: 4,
+          inputTokens: 40,
+          outputTokens: 40,
+          cost: 120,
+          models: [{ model: 'deterministic-fast', calls: 4, inputTokens: 40, outputTokens: 40, cost: 120 }],
+        },
+      ],
+      total: { calls: 4, inputTokens: 40, outputTokens: 40, cost: 120 },
+    });
+
+    const scraped = await harness.http.get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`);
+    expect(scraped.status).toBe(200);
+    expect(scraped.type).toBe('text/plain');
+    const text = scraped.text;
+    expect(text).toContain('# TYPE turn_duration_seconds histogram');
+    expect(sample(text, 'turn_duration_seconds_count{channel="whatsapp",outcome="answered"}')).toBe(2);
+    expect(sample(text, 'model_call_duration_seconds_count{tier="fast",purpose="judge",outcome="ok"}')).toBe(2);
+    expect(sample(text, 'model_call_duration_seconds_count{tier="fast",purpose="reply",outcome="ok"}')).toBe(2);
+    expect(sample(text, 'webhook_ack_seconds_count{channel="whatsapp",status="200"}')).toBe(2);
+    expect(sample(text, 'model_tokens_total{tier="fast",model="deterministic-fast",kind="input"}')).toBe(40);
+    expect(sample(text, 'model_tokens_total{tier="fast",model="deterministic-fast",kind="output"}')).toBe(40);
+    // Counters from every call site still render, with their labels.
+    expect(sample(text, 'model_calls_total{purpose="reply"}')).toBe(2);
+  });
+
+  test('the usage report refuses a bad range with a 400 and the reason, and needs the token', async () => {
+    const bad = await harness.http.get('/admin/usage?from=2026-02-30x&to=2026-01-01').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.issues).toEqual([{ path: 'from', message: expect.any(String) }]);
+    const reversed = await harness.http.get('/admin/usage?from=2026-02-01&to=2026-01-01').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(reversed.status).toBe(400);
+    expect(reversed.body.issues).toEqual([{ path: 'from', message: 'from must not be after to' }]);
+    expect(harness.logs.some((line) => line.event === 'admin-request-rejected' && line.reason === 'invalid_request')).toBe(true);
+    expect((await harness.http.get(`/admin/usage?from=${today}`)).status).toBe(401);
+    const empty = await harness.http.get('/admin/usage?from=2020-01-01&to=2020-01-31').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(empty.body).toEqual({ from: '2020-01-01', to: '2020-01-31', rows: [], total: { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 } });
+  });
+
+  test('the queue dashboard: 401 without the token, the turns and notices queues with it, and a page that loads nothing from outside', async () => {
+    const anonymous = await harness.http.get('/admin/queues');
+    expect(anonymous.status).toBe(401);
+    expect((await harness.http.get('/admin/queues/api/queues').set('Authorization', 'Bearer wrong-token-0123456789abcdef')).status).toBe(401);
+
+    const page = await harness.http.get('/admin/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(page.status).toBe(200);
+    expect(page.type).toBe('text/html');
+    expect(page.text).toContain('<div id="root">');
+    expect(page.text).not.toMatch(/(href|src)="https?:\/\//);
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    const script = /<script defer src="([^"]+)"/.exec(page.text)?.[1];
+    expect(script).toBeDefined();
+    const asset = await harness.http.get(`/admin/queues/${script}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(asset.status).toBe(200);
+
+    const api = await harness.http.get('/admin/queues/api/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(api.status).toBe(200);
+    const queues = (api.body as { queues: { name: string; readOnlyMode: boolean }[] }).queues;
+    expect(queues.map((queue) => queue.name).sort()).toEqual(['handoff-notices', 'turns']);
+    expect(queues.every((queue) => queue.readOnlyMode)).toBe(true);
+  });
+});
+
+describe('the queue dashboard without ADMIN_TOKEN', () => {
+  test('does not exist', async () => {
+    const harness = await startHarness({ worker: false });
+    try {
+      expect((await harness.http.get('/admin/queues')).status).toBe(404);
+      expect((await harness.http.get('/admin/queues/api/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`)).status).toBe(404);
+    } finally {
+      await harness.close();
+    }
+  });
+});
