@@ -4,6 +4,9 @@
  * the per-turn metering summed in the admin API, and the queue dashboard behind ADMIN_TOKEN.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import express from 'express';
+import request from 'supertest';
+import { createQueueDashboard } from '../../src/admin/queue-dashboard.js';
 import { createLogger, redactSecrets, type LogLevel } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
@@ -166,6 +169,16 @@ describe('a turn, metered', () => {
     const queues = (api.body as { queues: { name: string; readOnlyMode: boolean }[] }).queues;
     expect(queues.map((queue) => queue.name).sort()).toEqual(['handoff-notices', 'turns']);
     expect(queues.every((queue) => queue.readOnlyMode)).toBe(true);
+  });
+
+  test('the dashboard checks the token itself, not only behind the admin router', async () => {
+    const { logger, metrics, queue } = harness.services;
+    const alone = request(express().use(createQueueDashboard({ adminToken: ADMIN_TOKEN, queues: [queue], logger, metrics })));
+    expect((await alone.get('/admin/queues/api/queues')).status).toBe(401);
+    expect((await alone.get('/admin/queues/api/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}x`)).status).toBe(401);
+    const allowed = await alone.get('/admin/queues/api/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(allowed.status).toBe(200);
+    expect((allowed.body as { queues: { name: string }[] }).queues.map((entry) => entry.name)).toEqual(['turns']);
   });
 });
 
