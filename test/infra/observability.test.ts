@@ -10,6 +10,8 @@ import { createQueueDashboard } from '../../src/admin/queue-dashboard.js';
 import { createLogger, redactSecrets, type LogLevel } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { startOpenAIStub, type StubReply } from '../support/openai-stub.js';
+import { stubAssistant } from '../support/stub-assistant.js';
 
 const ADMIN_TOKEN = 'admin-token-for-observability-0123';
 const METRICS_TOKEN = 'metrics-token-for-observability-01';
@@ -179,6 +181,46 @@ describe('a turn, metered', () => {
     const allowed = await alone.get('/admin/queues/api/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
     expect(allowed.status).toBe(200);
     expect((allowed.body as { queues: { name: string }[] }).queues.map((entry) => entry.name)).toEqual(['turns']);
+  });
+});
+
+describe('metering through the real OpenAI provider', () => {
+  test('the tokens the model endpoint reports are what the admin API sums, per model', async () => {
+    const stub = await startOpenAIStub();
+    // The judge's structured call and the reply report different, exact usage.
+    stub.respondWith((body): StubReply => {
+      const reply = stubAssistant(body);
+      if ('json' in reply) return { ...reply, usage: { promptTokens: 321, completionTokens: 17 } };
+      if ('text' in reply) return { ...reply, usage: { promptTokens: 1000, completionTokens: 55 } };
+      return reply;
+    });
+    const harness = await startHarness({ useConfiguredModel: true, env: { OPENAI_BASE_URL: stub.baseUrl, ADMIN_TOKEN } });
+    try {
+      const customer = 'whatsapp:+447700900302';
+      await harness.sendWhatsapp({ from: customer, body: 'how do I export my data?' });
+      await harness.twilio.waitForMessages(1);
+      await harness.sendWhatsapp({ from: customer, body: 'how do I change my email?' });
+      await harness.twilio.waitForMessages(2);
+      const today = new Date().toISOString().slice(0, 10);
+      const summed = await eventually(async () => {
+        const response = await harness.http.get(`/admin/usage?to=${today}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+        return response.body.total?.calls === 4 ? response.body : undefined;
+      });
+      expect(summed.rows).toEqual([
+        {
+          day: today,
+          roleId: 'support',
+          channelId: 'whatsapp',
+          calls: 4,
+          inputTokens: 2 * (321 + 1000),
+          outputTokens: 2 * (17 + 55),
+          models: [{ model: 'gpt-5-mini', calls: 4, inputTokens: 2642, outputTokens: 144 }],
+        },
+      ]);
+    } finally {
+      await harness.close();
+      await stub.close();
+    }
   });
 });
 
