@@ -18,7 +18,7 @@ interface HistogramSpec {
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** Every histogram the service may observe. */
-export const HISTOGRAMS = {
+const HISTOGRAMS = {
   webhook_ack_seconds: {
     help: 'Time from an inbound webhook or widget message request to its response, by channel and status',
     labelNames: ['channel', 'status'],
@@ -51,8 +51,8 @@ export const HISTOGRAMS = {
   },
 } as const satisfies Record<string, HistogramSpec>;
 
-export type HistogramName = keyof typeof HISTOGRAMS;
-export type HistogramLabels<N extends HistogramName> = Partial<Record<(typeof HISTOGRAMS)[N]['labelNames'][number], string>>;
+type HistogramName = keyof typeof HISTOGRAMS;
+type HistogramLabels<N extends HistogramName> = Partial<Record<(typeof HISTOGRAMS)[N]['labelNames'][number], string>>;
 
 export interface Metrics {
   increment(name: string, labels?: Record<string, string>, by?: number): void;

@@ -15,7 +15,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { createBearerCheck } from './bearer-token.js';
 
-export const QUEUE_DASHBOARD_PATH = '/admin/queues';
+const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",

@@ -8,7 +8,7 @@ import type { LanguageModel, LanguageModelUsage } from 'ai';
 import type { Metrics } from '../metrics.js';
 import type { ModelTier } from '../model/provider.js';
 
-export type ModelCallPurpose = 'judge' | 'reply';
+type ModelCallPurpose = 'judge' | 'reply';
 
 /** One model call's usage, all its steps summed. */
 export interface ModelCallUsage {
@@ -19,7 +19,7 @@ export interface ModelCallUsage {
   outputTokens: number;
 }
 
-export interface ModelCallReport {
+interface ModelCallReport {
   purpose: ModelCallPurpose;
   tier: ModelTier;
   model: LanguageModel;
@@ -30,7 +30,7 @@ export interface ModelCallReport {
 
 export type ModelCallObserver = (report: ModelCallReport) => void;
 
-export const modelIdOf = (model: LanguageModel): string => (typeof model === 'string' ? model : model.modelId);
+const modelIdOf = (model: LanguageModel): string => (typeof model === 'string' ? model : model.modelId);
 
 /** Runs one model call and tells `observer` how long it took and, when it succeeded, its usage. */
 export async function metered<T extends { usage: LanguageModelUsage }>(

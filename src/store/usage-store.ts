@@ -10,7 +10,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Config } from '../config.js';
 
 /** Model id → price in the operator's currency per million input and output tokens. */
-export type ModelPrices = NonNullable<Config['model']['prices']>;
+type ModelPrices = NonNullable<Config['model']['prices']>;
 
 interface UsageRecord {
   /** `YYYY-MM-DD|<role>|<channel>|<model>` (UTC day). */
@@ -25,7 +25,7 @@ const usageSchema = new Schema<UsageRecord>(
   { versionKey: false, collection: 'model_usage' },
 );
 
-export interface UsageEntry {
+interface UsageEntry {
   /** The UTC day the turn ran, `YYYY-MM-DD`. */
   day: string;
   roleId: string;
@@ -33,7 +33,7 @@ export interface UsageEntry {
   calls: readonly { model: string; inputTokens: number; outputTokens: number }[];
 }
 
-export interface UsageTotals {
+interface UsageTotals {
   calls: number;
   inputTokens: number;
   outputTokens: number;
@@ -41,14 +41,14 @@ export interface UsageTotals {
   cost?: number;
 }
 
-export interface UsageRow extends UsageTotals {
+interface UsageRow extends UsageTotals {
   day: string;
   roleId: string;
   channelId: string;
   models: (UsageTotals & { model: string })[];
 }
 
-export interface UsageSummary {
+interface UsageSummary {
   from: string;
   to: string;
   rows: UsageRow[];
