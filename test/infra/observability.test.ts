@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
 import { createQueueDashboard } from '../../src/admin/queue-dashboard.js';
+import { loadConfig } from '../../src/config.js';
 import { createLogger, redactSecrets, type LogLevel } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
-import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, testEnv, type Harness } from '../support/harness.js';
 import { startOpenAIStub, type StubReply } from '../support/openai-stub.js';
 import { stubAssistant } from '../support/stub-assistant.js';
 
@@ -64,6 +65,16 @@ describe('prom-client metrics', () => {
     expect(text).toContain('things_total{kind="a"} 1');
     expect(text).toContain('things_total{kind="a",outcome="ok"} 2');
     expect(await other.render()).toContain('things_total{kind="a"} 5');
+  });
+});
+
+describe('MODEL_PRICES', () => {
+  test('is JSON of model → prices per million tokens; anything else stops start-up naming it', () => {
+    const env = (value: string) => testEnv('http://127.0.0.1:1', { MODEL_PRICES: value });
+    expect(loadConfig(env('{"gpt-5-mini":{"inputPerMTok":0.25,"outputPerMTok":2}}')).model.prices).toEqual({ 'gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2 } });
+    expect(loadConfig(testEnv('http://127.0.0.1:1')).model.prices).toBeUndefined();
+    expect(() => loadConfig(env('{"gpt-5-mini":{"inputPerMTok":-1,"outputPerMTok":2}}'))).toThrow(/^invalid configuration: MODEL_PRICES\.gpt-5-mini\.inputPerMTok: /);
+    expect(() => loadConfig(env('gpt-5-mini=0.25'))).toThrow('invalid configuration: MODEL_PRICES: expected JSON');
   });
 });
 
