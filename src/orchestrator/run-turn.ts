@@ -18,6 +18,7 @@ import type { AssistantTool, Caller, SessionFacts } from '../tools/tool.js';
 import { callModel, type ModelLimits } from './call-model.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
+import { checkRosterLimits } from './define-role.js';
 import { groundingSections, withCustomerContext } from './grounding.js';
 import type { JudgeDependencies } from './judge.js';
 import { runPostTurn } from './post-turn.js';
@@ -58,7 +59,7 @@ export interface Orchestrator {
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   const { roles, metrics } = options;
-  if (roles.length === 0) throw new Error('the roster is empty');
+  checkRosterLimits(roles);
   const byId = new Map(roles.map((role) => [role.id, role]));
   const roleIds = roles.map((role) => role.id);
   const judge: JudgeDependencies = {

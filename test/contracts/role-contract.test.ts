@@ -61,6 +61,26 @@ describe('the roster', () => {
     expect(() => validateRoster([role], new Set(['book_sales_call']))).toThrow(new ConfigError('role "typo" names unknown tool "book_sales_cal"'));
   });
 
+  test('a roster past what the judge reads is refused at start-up, naming the role, instead of silently dropped', () => {
+    const extra = (index: number) => defineRole({ ...roster[0]!, id: `extra_${String(index).padStart(2, '0')}` });
+    const full = [...roster, ...Array.from({ length: 32 - roster.length }, (_, index) => extra(index))];
+    expect(() => validateRoster(full, new Set(CHANNEL_TOOL_NAMES))).not.toThrow();
+    const over = [...full, extra(99)];
+    expect(() => validateRoster(over, new Set(CHANNEL_TOOL_NAMES))).toThrow(
+      new ConfigError('role "extra_99" is role 33 of the roster; the judge routes between at most 32'),
+    );
+  });
+
+  test('a role with more facts than the judge reads is refused, naming the role', () => {
+    const facts = Object.fromEntries(Array.from({ length: 7 }, (_, index) => [`fact_${index}`, { question: `Question ${index}?`, type: 'string' as const }]));
+    expect(() => defineRole({ ...roster[0]!, id: 'curious', facts })).toThrow(
+      new ConfigError('role "curious" declares 7 facts; the judge reads at most 6 per role'),
+    );
+    // A roster built without defineRole is checked as a whole at start-up.
+    const unchecked: RoleDefinition = { ...roster[0]!, id: 'curious', facts };
+    expect(() => validateRoster([unchecked], new Set(CHANNEL_TOOL_NAMES))).toThrow('role "curious" declares 7 facts');
+  });
+
   test.each([
     ['an invalid id', { id: 'Bad Id' }, /id must match/],
     ['an empty description', { description: ' ' }, /description is empty/],
