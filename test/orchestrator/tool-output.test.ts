@@ -45,7 +45,7 @@ describe('the tool offer', () => {
     expect(MAX_OFFERED_TOOLS).toBe(20);
     expect(names).toHaveLength(MAX_OFFERED_TOOLS);
     expect(names[0]).toBe('catalog_item_42');
-    expect(names.slice(1, 4)).toEqual(['catalog_item_0', 'catalog_item_1', 'catalog_item_2']);
+    expect(names.slice(1, 4)).toEqual(['plan_get_pricing', 'catalog_item_0', 'catalog_item_1']);
     expect(names).not.toContain('invoice_get');
     expect(names).not.toContain('plan_change');
   });
