@@ -37,6 +37,7 @@ import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createNoticeQueue, createNoticeWorker } from './handoff/notice-queue.js';
+import { requeueStrandedNotices } from './handoff/notice-recovery.js';
 import { parseTeams } from './handoff/teams.js';
 import { postWebhookNotice } from './handoff/webhook-sender.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
@@ -243,6 +244,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const workers: Worker[] = [];
   let retention: Promise<{ close(): Promise<void> } | undefined> | undefined;
+  let noticeRecovery: Promise<unknown> | undefined;
   return {
     config,
     logger,
@@ -305,6 +307,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
             metrics,
           }),
         );
+        noticeRecovery = requeueStrandedNotices({ store: handoffStore, notices: noticeQueue, logger }).catch((error: unknown) =>
+          logger.error('handoff-notice-recovery-failed', { error }),
+        );
       }
       return worker;
     },
@@ -317,6 +322,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       draining.abort();
       clearTimeout(mcpRetry);
       await (await retention)?.close();
+      await noticeRecovery;
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createCliChannel } from '../../channels/cli/index.js';
+import type { Facts } from '../../src/orchestrator/contracts.js';
 import { buildSystemPrompt } from '../../src/orchestrator/system-prompt.js';
 import { roster } from '../../roles/index.js';
 import { createOrchestratorFixture, type OrchestratorFixture } from '../support/orchestrator-fixture.js';
@@ -16,7 +17,7 @@ describe('capability placeholders', () => {
   test('no role on the CLI gets a `{…}` placeholder, whatever the caller and facts', () => {
     for (const role of roster) {
       for (const caller of ['anonymous', 'identified'] as const) {
-        for (const facts of [{}, { wants_human: true, wants_demo: true }]) {
+        for (const facts of [{}, { wants_human: true, wants_demo: true }] as Facts[]) {
           const prompt = buildSystemPrompt({ role, channel: cli, grounding: '', caller, facts, inScope: true });
           expect(prompt).not.toMatch(PLACEHOLDER);
           expect(prompt).toContain(role.instructions);
