@@ -10,6 +10,7 @@ import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWhatsappChannel } from '../channels/whatsapp/index.js';
 import { createWhatsappNoticeSender } from '../channels/whatsapp/notice-sender.js';
+import { whatsappReach } from '../channels/whatsapp/reach.js';
 import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
 import { createEventLog } from '../channels/web/event-log.js';
 import { createWebChannel } from '../channels/web/index.js';
@@ -116,6 +117,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const selectEntity = createSelectEntityTool();
   const recentMessages = async (conversationId: string) =>
     (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [];
+  const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
 
   const whatsapp = createWhatsappChannel({
@@ -125,7 +127,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     apiBaseUrl: config.twilio.apiBaseUrl,
     statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
     logger,
-    tools: [...createHandoffTools({ service: handoffs, recentMessages, requireContact: false }), selectEntity],
+    tools: [...createHandoffTools({ service: handoffs, recentMessages, reach: whatsappReach, privateFacts }), selectEntity],
     roleCapabilityTools: HANDOFF_BINDINGS,
     contacts,
   });
@@ -136,7 +138,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       ...createHandoffTools({
         service: handoffs,
         recentMessages,
-        requireContact: true,
+        privateFacts,
         onHandoff: async (context, outcome) => {
           if (outcome.status === 'unavailable') return;
           await events.append(context.conversationId, 'handoff', { team: outcome.team, status: outcome.status, text: outcome.customerText });
