@@ -27,7 +27,7 @@ const rows: [string, TurnCost][] = [
   ['judge and fallback fail → fail closed', await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => Boolean(call.schema?.properties?.team_size)) })],
 ];
 
-console.log('\nPer-turn orchestrator budget (third turn of a sales conversation; Redis counted by MONITOR)');
+console.log('\nPer-turn orchestrator budget (third turn: support → sales, facts learned, a tool called; Redis counted by MONITOR)');
 console.log(['path'.padEnd(46), 'model calls', 'offered', 'redis<judge', 'redis<model', 'redis total', 'judge prompt', 'reply system'].join(' | '));
 for (const [name, cost] of rows) {
   console.log(
