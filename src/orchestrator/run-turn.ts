@@ -44,7 +44,7 @@ export interface OrchestratorOptions {
   decisions: DecisionStore;
   /** The MCP reads this deployment can offer (empty when no MCP server is configured). */
   mcpTools?: () => readonly AssistantTool[];
-  judgeBreaker?: { threshold: number; cooldownMs: number };
+  judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
 }
 
 export interface Orchestrator {
