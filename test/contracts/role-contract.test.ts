@@ -7,6 +7,7 @@ import { describe, expect, test } from '@jest/globals';
 import { ConfigError } from '../../src/errors/index.js';
 import type { Facts, RoleDefinition, ToolCallRecord } from '../../src/orchestrator/contracts.js';
 import { defineRole, validateRoster } from '../../src/orchestrator/define-role.js';
+import { createOrchestrator, type OrchestratorOptions } from '../../src/orchestrator/run-turn.js';
 import { toolIsInScope } from '../../src/tools/tool.js';
 import { CHANNEL_TOOL_NAMES } from '../../src/tools/tool-names.js';
 import { roster } from '../../roles/index.js';
@@ -69,6 +70,8 @@ describe('the roster', () => {
     expect(() => validateRoster(over, new Set(CHANNEL_TOOL_NAMES))).toThrow(
       new ConfigError('role "extra_99" is role 33 of the roster; the judge routes between at most 32'),
     );
+    // The orchestrator itself (the CLI builds one without the composition root) refuses it too.
+    expect(() => createOrchestrator({ roles: over } as unknown as OrchestratorOptions)).toThrow('role "extra_99" is role 33 of the roster');
   });
 
   test('a role with more facts than the judge reads is refused, naming the role', () => {
