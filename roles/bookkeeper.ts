@@ -16,7 +16,7 @@ export const bookkeeperRole = defineRole({
   toolScope: { effects: ['read', 'reversible'], categories: ['invoice', 'account'], include: ['select_entity', 'open_support_chat'] },
   standingNotes: [
     'When the channel says the customer is linked to several companies and none is selected, call select_entity before looking anything up.',
-    'When the channel says the customer is not linked to an account, do not look up or guess records: explain how they can identify themselves (as the channel describes), and offer {handoff} if they need a person.',
+    'When the channel says the customer is not linked to an account, do not look up or guess records: explain how they can identify themselves (as the channel describes). If they need a person, offer {handoff}.',
   ],
   facts: {
     invoice_number: { question: 'The invoice number the customer refers to, digits only.', type: 'string' },

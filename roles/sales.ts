@@ -13,6 +13,7 @@ export const salesRole = defineRole({
   ].join(' '),
   toolScope: { effects: ['read'], categories: ['catalog'], include: ['book_sales_call'] },
   factFallback: true,
+  privateFacts: ['handoffUnavailable'],
   facts: {
     interested_plan: { question: 'Which plan the customer is interested in, if they named one.', type: 'string' },
     team_size: { question: 'How many people would use it.', type: 'number' },

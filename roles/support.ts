@@ -23,6 +23,7 @@ export const supportRole = defineRole({
     'When the customer needs a person for a problem, hand over with {handoff}. Use book_sales_call only when they want to buy, upgrade or see a demo — never for help or setup requests.',
     'Before handing over, make sure you know what the problem is in one line; on the website, also ask for an email or phone number.',
   ],
+  privateFacts: ['handoffUnavailable'],
   facts: {
     issue: { question: "The customer's problem in one line, in English.", type: 'string' },
     product_area: { question: 'Which part of the product it concerns (login, billing page, mobile app, integrations…).', type: 'string' },

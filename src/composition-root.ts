@@ -10,6 +10,7 @@ import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWhatsappChannel } from '../channels/whatsapp/index.js';
 import { createWhatsappNoticeSender } from '../channels/whatsapp/notice-sender.js';
+import { whatsappReach } from '../channels/whatsapp/reach.js';
 import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
 import { createEventLog } from '../channels/web/event-log.js';
 import { createWebChannel } from '../channels/web/index.js';
@@ -38,6 +39,7 @@ import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createNoticeQueue, createNoticeWorker } from './handoff/notice-queue.js';
+import { requeueStrandedNotices } from './handoff/notice-recovery.js';
 import { parseTeams } from './handoff/teams.js';
 import { postWebhookNotice } from './handoff/webhook-sender.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
@@ -119,6 +121,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const selectEntity = createSelectEntityTool();
   const recentMessages = async (conversationId: string) =>
     (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [];
+  const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
 
   const whatsapp = createWhatsappChannel({
@@ -128,7 +131,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     apiBaseUrl: config.twilio.apiBaseUrl,
     statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
     logger,
-    tools: [...createHandoffTools({ service: handoffs, recentMessages, requireContact: false }), selectEntity],
+    tools: [...createHandoffTools({ service: handoffs, recentMessages, reach: whatsappReach, privateFacts }), selectEntity],
     roleCapabilityTools: HANDOFF_BINDINGS,
     contacts,
   });
@@ -139,7 +142,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       ...createHandoffTools({
         service: handoffs,
         recentMessages,
-        requireContact: true,
+        privateFacts,
         onHandoff: async (context, outcome) => {
           if (outcome.status === 'unavailable') return;
           await events.append(context.conversationId, 'handoff', { team: outcome.team, status: outcome.status, text: outcome.customerText });
@@ -249,6 +252,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const workers: Worker[] = [];
   let retention: Promise<{ close(): Promise<void> } | undefined> | undefined;
+  let noticeRecovery: Promise<unknown> | undefined;
   return {
     config,
     logger,
@@ -311,6 +315,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
             metrics,
           }),
         );
+        noticeRecovery = requeueStrandedNotices({ store: handoffStore, notices: noticeQueue, logger }).catch((error: unknown) =>
+          logger.error('handoff-notice-recovery-failed', { error }),
+        );
       }
       return worker;
     },
@@ -323,6 +330,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       draining.abort();
       clearTimeout(mcpRetry);
       await (await retention)?.close();
+      await noticeRecovery;
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();

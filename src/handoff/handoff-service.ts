@@ -1,7 +1,7 @@
 /**
  * Hands a conversation to a team: records the hand-off (or adds to the team's open one),
  * queues its notices, and says in plain words what happens next — who will contact the
- * customer, how and roughly when, plus the sales booking link when one is configured.
+ * customer, how and roughly when, plus the team's booking link when one is configured.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -9,7 +9,10 @@ import type { HandoffRequest, HandoffStore } from './handoff-store.js';
 import type { NoticeQueue } from './notice-queue.js';
 import { destinationsOf, type Teams } from './teams.js';
 
-export type HandoffRequestInput = Omit<HandoffRequest, 'destinations'>;
+export type HandoffRequestInput = Omit<HandoffRequest, 'destinations'> & {
+  /** How the channel's own address reaches the customer (e.g. 'here on WhatsApp'), when it does. */
+  reachedHere?: string;
+};
 
 export interface HandoffOutcome {
   status: 'handed_off' | 'already_open' | 'unavailable';
@@ -22,16 +25,16 @@ export interface HandoffOutcome {
   handoffId?: string;
 }
 
-function howWeReach(input: HandoffRequestInput): string {
-  if (input.contact.whatsapp ?? input.customer.address.startsWith('whatsapp:')) return 'here on WhatsApp';
-  if (input.contact.email) return `by email at ${input.contact.email}`;
-  if (input.contact.phone) return `by phone at ${input.contact.phone}`;
+function howWeReach(contact: HandoffRequest['contact'], reachedHere: string | undefined): string {
+  if (reachedHere) return reachedHere;
+  if (contact.email) return `by email at ${contact.email}`;
+  if (contact.phone) return `by phone at ${contact.phone}`;
   return 'using the contact details given';
 }
 
 export function createHandoffService(options: { teams: Teams; store: HandoffStore; notices: NoticeQueue; logger: Logger; metrics: Metrics }) {
   return {
-    async request(input: HandoffRequestInput): Promise<HandoffOutcome> {
+    async request({ reachedHere, ...input }: HandoffRequestInput): Promise<HandoffOutcome> {
       const team = options.teams[input.team];
       if (!team) {
         options.logger.warn('handoff-team-unconfigured', { team: input.team });
@@ -47,18 +50,18 @@ export function createHandoffService(options: { teams: Teams; store: HandoffStor
       await options.notices.enqueue(handoff);
       options.metrics.increment('handoffs_total', { team: input.team, outcome: created ? 'opened' : 'added' });
       options.logger.info(created ? 'handoff-opened' : 'handoff-added', { handoffId: handoff._id, team: input.team, channel: input.channel });
-      const booking = input.team === 'sales' && team.bookingUrl ? ` They can also pick a time right away: ${team.bookingUrl}` : '';
+      const booking = team.bookingUrl ? ` They can also pick a time right away: ${team.bookingUrl}` : '';
       return {
         status: created ? 'handed_off' : 'already_open',
         team: team.label,
         handoffId: handoff._id,
         nextSteps: created
-          ? `The ${team.label} will contact the customer ${howWeReach(input)} ${team.responseTime}.${booking}`
-          : `The ${team.label} already has this conversation and will contact the customer ${howWeReach(input)} ${team.responseTime}; the new request was added.${booking}`,
-        customerText: `The ${team.label} will contact you ${howWeReach(input)} ${team.responseTime}.${
-          input.team === 'sales' && team.bookingUrl ? ` You can also pick a time: ${team.bookingUrl}` : ''
+          ? `The ${team.label} will contact the customer ${howWeReach(input.contact, reachedHere)} ${team.responseTime}.${booking}`
+          : `The ${team.label} already has this conversation and will contact the customer ${howWeReach(input.contact, reachedHere)} ${team.responseTime}; the new request was added.${booking}`,
+        customerText: `The ${team.label} will contact you ${howWeReach(input.contact, reachedHere)} ${team.responseTime}.${
+          team.bookingUrl ? ` You can also pick a time: ${team.bookingUrl}` : ''
         }`,
-        ...(input.team === 'sales' && team.bookingUrl ? { bookingUrl: team.bookingUrl } : {}),
+        ...(team.bookingUrl ? { bookingUrl: team.bookingUrl } : {}),
       };
     },
   };

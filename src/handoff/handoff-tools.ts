@@ -1,11 +1,14 @@
 /**
  * The hand-off tools a channel offers: `book_sales_call` (to sales) and `open_support_chat`
  * (to support). Irreversible, so roles admit them by name through `include`; what they do is
- * record a hand-off and notify a team, never anything destructive. On channels where the
- * customer's address is not a way to reach them (the web), a contact is required first.
+ * record a hand-off and notify a team, never anything destructive. Whether the customer's
+ * address reaches them is the channel's to say (its `CustomerReach`); where it does not (the
+ * web), a contact is required first. Which facts a teammate sees is the role's to say.
  */
 import { z } from 'zod';
+import type { Facts } from '../orchestrator/contracts.js';
 import type { AssistantTool, ToolCallContext } from '../tools/tool.js';
+import type { HandoffRecord } from './handoff-store.js';
 import type { HandoffOutcome, HandoffService } from './handoff-service.js';
 import type { TeamId } from './teams.js';
 
@@ -21,14 +24,28 @@ const HandoffInputSchema = z.object({
     .describe("The customer's phone number, when they gave one."),
 });
 
+/** A channel whose own address reaches the customer (WhatsApp): how a team contacts them there. */
+export interface CustomerReach {
+  /** The contact details the customer's address gives the team. */
+  contactOf(address: string): HandoffRecord['contact'];
+  /** How the customer is told they will be contacted, e.g. 'here on WhatsApp'. */
+  phrase: string;
+}
+
 export interface HandoffToolOptions {
   service: HandoffService;
   /** The conversation's recent messages (before the one being answered). */
   recentMessages(conversationId: string): Promise<readonly { direction: 'inbound' | 'outbound'; text: string }[]>;
-  /** True where the customer's address can't reach them (web): an email or phone is required. */
-  requireContact: boolean;
+  /** How the channel's address reaches the customer; absent (web): an email or phone is required. */
+  reach?: CustomerReach;
+  /** Facts the routed role keeps to itself (`RoleDefinition.privateFacts`): left out of what the team sees. */
+  privateFacts(roleId: string): readonly string[];
   /** Runs after a hand-off is recorded (the web shows a status line). */
   onHandoff?: (context: ToolCallContext, outcome: HandoffOutcome) => Promise<void>;
+}
+
+function withoutKeys(facts: Facts, hidden: readonly string[]): Facts {
+  return Object.fromEntries(Object.entries(facts).filter(([key]) => !hidden.includes(key)));
 }
 
 function handoffTool(team: TeamId, description: string, options: HandoffToolOptions): AssistantTool {
@@ -41,7 +58,7 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
     inputSchema: HandoffInputSchema,
     async execute(raw, context) {
       const input = HandoffInputSchema.parse(raw);
-      if (options.requireContact && !input.email && !input.phone) {
+      if (!options.reach && !input.email && !input.phone) {
         throw new Error('Ask the customer for an email address or a phone number first, then call this again with it.');
       }
       const outcome = await options.service.request({
@@ -54,13 +71,14 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
         contact: {
           ...(input.email ? { email: input.email } : {}),
           ...(input.phone ? { phone: input.phone } : {}),
-          ...(context.customer.address.startsWith('whatsapp:') ? { whatsapp: context.customer.address } : {}),
+          ...options.reach?.contactOf(context.customer.address),
         },
-        facts: { ...context.facts, ...context.session },
+        facts: withoutKeys({ ...context.facts, ...context.session }, options.privateFacts(context.roleId)),
         lastMessages: [
           ...(await options.recentMessages(context.conversationId)).slice(-5).map(({ direction, text }) => ({ direction, text })),
           { direction: 'inbound', text: context.latestMessage },
         ],
+        ...(options.reach ? { reachedHere: options.reach.phrase } : {}),
       });
       await options.onHandoff?.(context, outcome);
       return outcome;

@@ -61,10 +61,12 @@ export function defuseWhatsapp(text: string): string {
   return text.replace(/(?<![\p{L}\p{N}])[*_~`]|[*_~`](?![\p{L}\p{N}])/gu, (marker) => WHATSAPP_LOOKALIKES[marker] ?? marker);
 }
 
+/** A WhatsApp contact as its number (`+…`), whatever address form the channel stored. */
+const whatsappNumber = (contact: string) => contact.replace(/^[^+\d]+/, '');
+
 /** The fastest way to reach the customer: a wa.me link, a mailto or a tel link. */
 function reachLink(handoff: HandoffRecord): string {
-  const whatsapp = handoff.contact.whatsapp ?? (handoff.customer.address.startsWith('whatsapp:') ? handoff.customer.address : undefined);
-  if (whatsapp) return `https://wa.me/${whatsapp.replace(/^whatsapp:\+?/, '')}`;
+  if (handoff.contact.whatsapp) return `https://wa.me/${whatsappNumber(handoff.contact.whatsapp).replace(/^\+/, '')}`;
   if (handoff.contact.email) return `mailto:${encodeURI(handoff.contact.email)}`;
   if (handoff.contact.phone) return `tel:${handoff.contact.phone.replace(/[^\d+]/g, '')}`;
   return 'no contact given';
@@ -76,11 +78,11 @@ function reachLink(handoff: HandoffRecord): string {
  */
 function parts(handoff: HandoffRecord, escape: (text: string) => string, escapeContact: (text: string) => string) {
   const name = handoff.customer.name ? escape(untrusted(handoff.customer.name, NAME_CHARS)) : 'Unnamed customer';
-  const via =
-    handoff.channel === 'whatsapp'
-      ? `WhatsApp ${handoff.customer.address.replace(/^whatsapp:/, '')}`
-      : [handoff.contact.email, handoff.contact.phone].filter(Boolean).join(', ') || 'website chat';
-  const facts = Object.entries(handoff.facts).filter(([key, value]) => value !== null && value !== '' && key !== 'handoffUnavailable');
+  const via = handoff.contact.whatsapp
+    ? `WhatsApp ${whatsappNumber(handoff.contact.whatsapp)}`
+    : [handoff.contact.email, handoff.contact.phone].filter(Boolean).join(', ') || `${handoff.channel} chat`;
+  // The facts the role chose to share (the hand-off tool leaves out its private ones).
+  const facts = Object.entries(handoff.facts).filter(([, value]) => value !== null && value !== '');
   return {
     who: `${name} (${escapeContact(untrusted(via, NAME_CHARS))})`,
     wants: escape(untrusted(handoff.reason, REASON_CHARS)),

@@ -68,6 +68,8 @@ export interface RoleDefinition {
   /** Notes appended to the system prompt on every turn (e.g. which hand-off fits which request). */
   standingNotes?: readonly string[];
   facts?: Readonly<Record<string, FactQuestion>>;
+  /** Facts the role keeps for its own play (e.g. `handoffUnavailable`): never shown to a teammate in a hand-off. */
+  privateFacts?: readonly string[];
   buildBrief?(input: BriefInput): string | undefined;
   /** On a degraded turn, read this role's facts with one extra model call. */
   factFallback?: boolean;

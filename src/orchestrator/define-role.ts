@@ -5,6 +5,7 @@
 import { ConfigError } from '../errors/index.js';
 import { TOOL_EFFECTS } from '../tools/tool.js';
 import type { RoleDefinition } from './contracts.js';
+import { JUDGE_LIMITS } from './judge.js';
 
 const ROLE_ID = /^[a-z][a-z0-9_]{1,31}$/;
 const FACT_KEY = /^[a-z][a-zA-Z0-9_]{0,47}$/;
@@ -20,10 +21,28 @@ export function defineRole<const Role extends RoleDefinition>(role: Role): Role 
   for (const key of Object.keys(role.facts ?? {})) {
     if (!FACT_KEY.test(key)) throw new ConfigError(`${where}: fact key "${key}" must match ${FACT_KEY}`);
   }
+  checkJudgeLimits(role);
   return Object.freeze(role);
 }
 
-/** Checks a roster as a whole: unique ids, and every named tool known to some origin. */
+/** The judge asks about every fact of every role in one bounded prompt: more is refused, never dropped. */
+function checkJudgeLimits(role: RoleDefinition, position?: number): void {
+  const facts = Object.keys(role.facts ?? {}).length;
+  if (facts > JUDGE_LIMITS.factsPerRole) {
+    throw new ConfigError(`role "${role.id}" declares ${facts} facts; the judge reads at most ${JUDGE_LIMITS.factsPerRole} per role`);
+  }
+  if (position !== undefined && position >= JUDGE_LIMITS.roles) {
+    throw new ConfigError(`role "${role.id}" is role ${position + 1} of the roster; the judge routes between at most ${JUDGE_LIMITS.roles}`);
+  }
+}
+
+/** What the orchestrator needs of any roster: not empty, within what the judge can read. */
+export function checkRosterLimits(roles: readonly RoleDefinition[]): void {
+  if (roles.length === 0) throw new ConfigError('the roster is empty');
+  roles.forEach((role, position) => checkJudgeLimits(role, position));
+}
+
+/** Checks a roster as a whole: unique ids, every named tool known to some origin, within the judge's limits. */
 export function validateRoster(roles: readonly RoleDefinition[], knownToolNames: ReadonlySet<string>): void {
   const seen = new Set<string>();
   for (const role of roles) {
@@ -34,5 +53,5 @@ export function validateRoster(roles: readonly RoleDefinition[], knownToolNames:
       if (!knownToolNames.has(name)) throw new ConfigError(`role "${role.id}" names unknown tool "${name}"`);
     }
   }
-  if (roles.length === 0) throw new ConfigError('the roster is empty');
+  checkRosterLimits(roles);
 }

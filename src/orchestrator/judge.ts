@@ -1,10 +1,10 @@
 /**
  * Step 2 of a fresh turn: one merged structured-output call decides, for the whole roster, who
- * answers (route), how hard to think (tier), whether the customer's own records are needed
- * (bundle), whether the request is in scope, which shortlisted tools matter, and every routable
- * role's facts (namespaced `role.<id>.<key>`). When it fails — or its circuit breaker is open —
- * one cheaper call decides only route and scope; when that fails too the turn fails closed
- * (out of scope, previous role kept) but is still answered. Malformed output is a failure
+ * answers (route), how hard to think (tier), whether the request is in scope, which
+ * shortlisted tools matter, and every role's facts (namespaced `role.<id>.<key>`); the roster is
+ * held within JUDGE_LIMITS at start-up (`validateRoster`), so nothing is dropped here. When it
+ * fails — or its circuit breaker is open — one cheaper call decides only route and scope; when
+ * that fails too the turn fails closed (out of scope, previous role kept) but is still answered. Malformed output is a failure
  * like any other. A degraded turn may run the routed role's fact extraction once.
  */
 import { generateText, Output, type LanguageModel, type ModelMessage } from 'ai';
@@ -17,7 +17,7 @@ import type { FactQuestion, Facts, RoleDefinition } from './contracts.js';
 import { metered, type ModelCallObserver } from './metering.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
-const JUDGE_LIMITS = {
+export const JUDGE_LIMITS = {
   roles: 32,
   descriptionChars: 240,
   factsPerRole: 6,
@@ -45,15 +45,12 @@ export interface JudgeInput {
 export interface Judgment {
   roleId: string;
   tier: ModelTier;
-  bundle: 'customer_data' | 'general';
   inScope: boolean;
   rankedTools: string[];
   /** Facts the routed role learned this turn (keys without the namespace). */
   learned: Facts;
   /** The merged call failed or was skipped. */
   degraded: boolean;
-  /** Neither call could decide: the route is the previous one (or the first role). */
-  failedClosed: boolean;
   modelCalls: number;
 }
 
@@ -75,12 +72,8 @@ function factSchema(question: FactQuestion) {
   return question.values?.length ? z.enum(question.values as [string, ...string[]]).nullable() : z.string().max(200).nullable();
 }
 
-function routableRoles(roles: readonly RoleDefinition[]) {
-  return roles.slice(0, JUDGE_LIMITS.roles);
-}
-
 function roleFacts(role: RoleDefinition) {
-  return Object.entries(role.facts ?? {}).slice(0, JUDGE_LIMITS.factsPerRole);
+  return Object.entries(role.facts ?? {});
 }
 
 function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
@@ -89,13 +82,12 @@ function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
 
 function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
   const facts: Record<string, z.ZodType> = {};
-  for (const role of routableRoles(roles)) {
+  for (const role of roles) {
     for (const [key, question] of roleFacts(role)) facts[factKey(role.id, key)] = factSchema(question);
   }
   return z.object({
-    route: z.enum(roleIds(routableRoles(roles))),
+    route: z.enum(roleIds(roles)),
     tier: z.enum(['fast', 'smart']),
-    bundle: z.enum(['customer_data', 'general']),
     inScope: z.boolean(),
     rankedTools: candidateNames.length
       ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12)
@@ -117,7 +109,7 @@ function transcript(history: readonly ModelMessage[]): string {
 }
 
 function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; prompt: string } {
-  const roles = routableRoles(input.roles)
+  const roles = input.roles
     .map((role) => {
       const questions = roleFacts(role)
         .map(([key, question]) => `    ${factKey(role.id, key)}: ${clip(question.question, JUDGE_LIMITS.questionChars)}`)
@@ -132,7 +124,6 @@ function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; promp
     "You route one turn of a business's customer conversation. Decide:",
     '- route: which role answers the latest customer message (keep the current role unless the request clearly belongs to another);',
     '- tier: "smart" only for multi-step reasoning, complaints or account problems, else "fast";',
-    "- bundle: \"customer_data\" when answering needs the customer's own records (invoices, account), else \"general\";",
     '- inScope: false only when the request has nothing to do with the business;',
     '- rankedTools: the most useful tools for this turn, best first (empty when no tools are listed);',
     '- facts: each question answered from the conversation, null when unknown. Never guess.',
@@ -179,7 +170,7 @@ async function structured<T>(
 
 /** Route and scope only: the cheaper call used when the merged judgment fails or is skipped. */
 async function routeFallback(dependencies: JudgeDependencies, input: JudgeInput) {
-  const roles = routableRoles(input.roles);
+  const roles = input.roles;
   const schema = z.object({ route: z.enum(roleIds(roles)), inScope: z.boolean() });
   const system = [
     "Pick which role answers the latest customer message of a business's conversation, and whether it is about the business at all.",
@@ -207,7 +198,7 @@ export async function extractFacts(
 
 export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInput): Promise<Judgment> {
   const { logger, metrics, breaker } = dependencies;
-  const roles = routableRoles(input.roles);
+  const roles = input.roles;
   const known = new Set(roles.map((role) => role.id));
   const previous = input.activeRoleId && known.has(input.activeRoleId) ? input.activeRoleId : roles[0]!.id;
   let modelCalls = 0;
@@ -223,12 +214,10 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
       return {
         roleId: output.route,
         tier: output.tier,
-        bundle: output.bundle,
         inScope: output.inScope,
         rankedTools: output.rankedTools,
         learned: learnedFor(output.route, output.facts),
         degraded: false,
-        failedClosed: false,
         modelCalls,
       };
     } catch (error) {
@@ -249,12 +238,10 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
     return {
       roleId: output.route,
       tier: 'fast',
-      bundle: 'general',
       inScope: output.inScope,
       rankedTools: [],
       learned: {},
       degraded: true,
-      failedClosed: false,
       modelCalls,
     };
   } catch (error) {
@@ -264,12 +251,10 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
     return {
       roleId: previous,
       tier: 'fast',
-      bundle: 'general',
       inScope: false,
       rankedTools: [],
       learned: {},
       degraded: true,
-      failedClosed: true,
       modelCalls,
     };
   }

@@ -97,7 +97,6 @@ export async function prepareFreshLeg(
     runId: input.runId,
     roleId: role.id,
     tier: judgment.tier,
-    bundle: judgment.bundle,
     inScope: judgment.inScope,
     degraded: judgment.degraded,
     facts: routed.facts,

@@ -18,6 +18,7 @@ import type { AssistantTool, Caller, SessionFacts } from '../tools/tool.js';
 import { callModel, type ModelLimits } from './call-model.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
+import { checkRosterLimits } from './define-role.js';
 import { groundingSections, withCustomerContext } from './grounding.js';
 import type { JudgeDependencies } from './judge.js';
 import { createTurnMeter, metered, type TurnMeter, type UsageRecorder } from './metering.js';
@@ -44,7 +45,7 @@ export interface OrchestratorOptions {
   decisions: DecisionStore;
   /** The MCP reads this deployment can offer (empty when no MCP server is configured). */
   mcpTools?: () => readonly AssistantTool[];
-  judgeBreaker?: { threshold: number; cooldownMs: number };
+  judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
   /** Stores a finished turn's model usage (per day, role and channel); failures are logged. */
   usage?: UsageRecorder;
 }
@@ -61,7 +62,7 @@ export interface Orchestrator {
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   const { roles, metrics } = options;
-  if (roles.length === 0) throw new Error('the roster is empty');
+  checkRosterLimits(roles);
   const byId = new Map(roles.map((role) => [role.id, role]));
   const roleIds = roles.map((role) => role.id);
   const judge: JudgeDependencies = {

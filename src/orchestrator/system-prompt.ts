@@ -1,7 +1,7 @@
 /**
  * Builds the routed role's system prompt for one leg: instructions, standing notes, the
  * channel's fragment, grounding and the role's brief — with `{capability}` placeholders
- * resolved to the tool the channel binds for that role.
+ * resolved to the tool the channel binds for that role, and sentences naming an unbound one left out.
  */
 import type { CallerStatus, ChannelDefinition, Facts, RoleDefinition } from './contracts.js';
 import { UNTRUSTED_CONTEXT_NOTE } from './grounding.js';
@@ -17,8 +17,25 @@ export function capabilityResolver(channel: ChannelDefinition, roleId: string) {
   return (capability: string): string | undefined => bindings[capability];
 }
 
+const PLACEHOLDER = /\{(\w+)\}/g;
+/** A sentence (up to its full stop, or the end of the line) naming a `{capability}`. */
+const SENTENCE_WITH_PLACEHOLDER = /[^.!?\s][^.!?\n]*\{\w+\}[^.!?\n]*(?:[.!?]+|$)[^\S\n]*/g;
+
+/**
+ * Bound placeholders become the channel's tool; a sentence naming a capability this channel
+ * does not bind is dropped (the CLI binds none), so the model never reads `{handoff}` nor is
+ * told to use a tool it does not have.
+ */
 function resolvePlaceholders(text: string, resolve: (capability: string) => string | undefined): string {
-  return text.replace(/\{(\w+)\}/g, (whole, capability: string) => resolve(capability) ?? whole);
+  const bound = text.replace(PLACEHOLDER, (whole, capability: string) => resolve(capability) ?? whole);
+  if (!/\{\w+\}/.test(bound)) return bound;
+  return bound
+    .split('\n')
+    .flatMap((line) => {
+      const kept = line.replace(SENTENCE_WITH_PLACEHOLDER, '').trimEnd();
+      return kept.trim() === '' && line.trim() !== '' ? [] : [kept];
+    })
+    .join('\n');
 }
 
 export interface SystemPromptInput {
@@ -50,5 +67,6 @@ export function buildSystemPrompt({ role, channel, grounding, caller, facts, inS
   return sections
     .filter((section): section is string => Boolean(section))
     .map((section) => resolvePlaceholders(section, resolve))
+    .filter((section) => section.trim() !== '')
     .join('\n\n');
 }

@@ -1,8 +1,9 @@
 /**
  * Step 4: the tools a leg offers. Candidates are the MCP reads and the channel's tools,
- * narrowed to the routed role's scope; the role's always-offered set comes first, then the
- * judge's ranked names (only used when there are more than MAX_TURN_TOOLS candidates), then
- * the rest in catalogue order — capped at MAX_OFFERED_TOOLS whatever the catalogue's size.
+ * narrowed to the routed role's scope; the role's always-offered set comes first, then — when
+ * there are more than MAX_TURN_TOOLS candidates, so the judge ranked them — its ranked names
+ * and the channel's tools, then the rest in catalogue order. Ranking orders, it never narrows:
+ * the one cap is MAX_OFFERED_TOOLS, whatever the catalogue's size.
  */
 import type { RoleDefinition } from '../orchestrator/contracts.js';
 import { toolIsInScope, type AssistantTool } from './tool.js';
@@ -34,10 +35,7 @@ export function offerTools({ role, channelTools, mcpTools, rankedNames = [] }: O
     // Channel tools are the conversation's controls (hand-offs): keep them ahead of unranked reads.
     for (const tool of candidates.values()) if (tool.origin === 'channel') add(tool);
   }
-  for (const tool of candidates.values()) {
-    if (candidates.size > MAX_TURN_TOOLS && offered.size >= MAX_TURN_TOOLS) break;
-    add(tool);
-  }
+  for (const tool of candidates.values()) add(tool);
   return [...offered.values()];
 }
 

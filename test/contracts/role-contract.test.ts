@@ -7,6 +7,7 @@ import { describe, expect, test } from '@jest/globals';
 import { ConfigError } from '../../src/errors/index.js';
 import type { Facts, RoleDefinition, ToolCallRecord } from '../../src/orchestrator/contracts.js';
 import { defineRole, validateRoster } from '../../src/orchestrator/define-role.js';
+import { createOrchestrator, type OrchestratorOptions } from '../../src/orchestrator/run-turn.js';
 import { toolIsInScope } from '../../src/tools/tool.js';
 import { CHANNEL_TOOL_NAMES } from '../../src/tools/tool-names.js';
 import { roster } from '../../roles/index.js';
@@ -59,6 +60,28 @@ describe('the roster', () => {
     // @ts-expect-error a misspelt tool name does not compile
     const role = defineRole({ ...roster[0]!, id: 'typo', toolScope: { effects: ['read'], include: ['book_sales_cal'] } });
     expect(() => validateRoster([role], new Set(['book_sales_call']))).toThrow(new ConfigError('role "typo" names unknown tool "book_sales_cal"'));
+  });
+
+  test('a roster past what the judge reads is refused at start-up, naming the role, instead of silently dropped', () => {
+    const extra = (index: number) => defineRole({ ...roster[0]!, id: `extra_${String(index).padStart(2, '0')}` });
+    const full = [...roster, ...Array.from({ length: 32 - roster.length }, (_, index) => extra(index))];
+    expect(() => validateRoster(full, new Set(CHANNEL_TOOL_NAMES))).not.toThrow();
+    const over = [...full, extra(99)];
+    expect(() => validateRoster(over, new Set(CHANNEL_TOOL_NAMES))).toThrow(
+      new ConfigError('role "extra_99" is role 33 of the roster; the judge routes between at most 32'),
+    );
+    // The orchestrator itself (the CLI builds one without the composition root) refuses it too.
+    expect(() => createOrchestrator({ roles: over } as unknown as OrchestratorOptions)).toThrow('role "extra_99" is role 33 of the roster');
+  });
+
+  test('a role with more facts than the judge reads is refused, naming the role', () => {
+    const facts = Object.fromEntries(Array.from({ length: 7 }, (_, index) => [`fact_${index}`, { question: `Question ${index}?`, type: 'string' as const }]));
+    expect(() => defineRole({ ...roster[0]!, id: 'curious', facts })).toThrow(
+      new ConfigError('role "curious" declares 7 facts; the judge reads at most 6 per role'),
+    );
+    // A roster built without defineRole is checked as a whole at start-up.
+    const unchecked: RoleDefinition = { ...roster[0]!, id: 'curious', facts };
+    expect(() => validateRoster([unchecked], new Set(CHANNEL_TOOL_NAMES))).toThrow('role "curious" declares 7 facts');
   });
 
   test.each([

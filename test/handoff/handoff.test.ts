@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { keywordJudge, type Script, type ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
-import { collectSse } from '../support/sse.js';
+import { handoffsSettled } from '../support/settled.js';
+import { openSse } from '../support/sse.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -154,7 +155,7 @@ describe('sales hand-off on WhatsApp', () => {
   test('a second hand-off to the same team while one is open adds to it and notifies nobody again', async () => {
     await harness.sendWhatsapp({ from: customer, body: 'Can I also get a demo for the Business plan?' });
     await eventually(() => notices(customer).length === 1 || undefined);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await handoffsSettled(harness.services);
     expect(notices(SALES_PHONE)).toHaveLength(0);
     expect(receiver.received).toHaveLength(0);
     const [stored] = await harness.services.handoffs.list({ limit: 1 });
@@ -271,12 +272,11 @@ describe('support hand-off on the web', () => {
     const session = (await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'test-site' })).body;
     const say = (text: string) =>
       harness.http.post('/api/widget/messages').set('Origin', SHOP).set('Authorization', `Bearer ${session.token}`).send({ clientMessageId: `c-${Date.now()}-${Math.random().toString(36).slice(2)}`, text });
-    const stream = collectSse(`${base}/api/widget/events?token=${encodeURIComponent(session.token)}`, {
+    const { events: stream } = await openSse(`${base}/api/widget/events?token=${encodeURIComponent(session.token)}`, {
       headers: { origin: SHOP },
       until: (events) => events.some((event) => event.event === 'handoff') && events.filter((event) => event.event === 'message').length >= 2,
       timeoutMs: 15_000,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await say("I can't log in, I need a person");
     await eventually(async () => (await harness.services.transcripts.conversationMessages(session.conversationId)).length >= 2 || undefined);
     await say('my email is ana@example.com');

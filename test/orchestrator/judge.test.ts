@@ -102,8 +102,10 @@ describe('degraded paths', () => {
 describe('circuit breaker', () => {
   test('opens after repeated failures (judge skipped), half-opens after the cooldown, closes on success', async () => {
     let judgeUp = false;
+    // The breaker's clock is the test's: the cooldown passes when the test says so, not by sleeping.
+    let clock = Date.now();
     fixture = await createOrchestratorFixture({
-      judgeBreaker: { threshold: 2, cooldownMs: 300 },
+      judgeBreaker: { threshold: 2, cooldownMs: 300, now: () => clock },
       judge: (call) => {
         const isMerged = Boolean(call.schema?.properties?.tier);
         return isMerged && !judgeUp ? failing(call) : keywordJudge(call);
@@ -120,7 +122,7 @@ describe('circuit breaker', () => {
     expect(skipped.modelCalls).toBe(1);
     expect(fixture.metrics.value('judge_calls_total', { outcome: 'skipped' })).toBe(1);
     // Half-open after the cooldown: one trial call, which succeeds and closes the breaker.
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    clock += 350;
     judgeUp = true;
     await fixture.turn(id, 'thanks, and my balance?');
     expect(mergedCalls()).toBe(3);

@@ -33,7 +33,7 @@ describe('the tool offer', () => {
   });
   const sales = roster.find((role) => role.id === 'sales')!;
 
-  test('admits scoped reads, excludes other categories and effects, and is capped', () => {
+  test('admits scoped reads, excludes other categories and effects, ranks the judge\'s picks first and caps at 20, not 12', () => {
     const catalogue = [
       tool('plan_get_pricing', 'catalog', 'read'),
       tool('invoice_get', 'invoice', 'read'),
@@ -42,11 +42,18 @@ describe('the tool offer', () => {
     ];
     const offered = offerTools({ role: sales, channelTools: [], mcpTools: catalogue, rankedNames: ['catalog_item_42', 'invoice_get'] });
     const names = offered.map((entry) => entry.name);
-    expect(names.length).toBeLessThanOrEqual(MAX_OFFERED_TOOLS);
-    expect(names.length).toBe(MAX_TURN_TOOLS);
+    expect(MAX_OFFERED_TOOLS).toBe(20);
+    expect(names).toHaveLength(MAX_OFFERED_TOOLS);
     expect(names[0]).toBe('catalog_item_42');
+    expect(names.slice(1, 4)).toEqual(['plan_get_pricing', 'catalog_item_0', 'catalog_item_1']);
     expect(names).not.toContain('invoice_get');
     expect(names).not.toContain('plan_change');
+  });
+
+  test('between 12 and 20 candidates: every one is offered, the ranked ones first', () => {
+    const catalogue = Array.from({ length: MAX_TURN_TOOLS + 4 }, (_, index) => tool(`catalog_item_${index}`, 'catalog', 'read'));
+    const offered = offerTools({ role: sales, channelTools: [], mcpTools: catalogue, rankedNames: ['catalog_item_15'] });
+    expect(offered.map((entry) => entry.name)).toEqual(['catalog_item_15', ...catalogue.slice(0, 15).map((entry) => entry.name)]);
   });
 
   test('include admits a tool outside the scope, exclude wins over include', () => {

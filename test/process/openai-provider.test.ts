@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
 import { schemaDefault, type JsonSchema } from '../support/deterministic-model.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { turnsSettled } from '../support/settled.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 
 describe('the OpenAI provider against a Chat Completions server', () => {
@@ -53,7 +54,7 @@ describe('the OpenAI provider against a Chat Completions server', () => {
     await harness.sendWhatsapp({ from: 'whatsapp:+15005550007', body: 'are you up?' });
     const [reply] = await harness.twilio.waitForMessages(1);
     expect(reply?.body).toBe(MODEL_FAILURE_REPLY);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
     // Judge (no retry), route fallback (no retry), then the reply call, which the SDK retries
     // once on a 5xx (maxRetries: 1); the turn itself is never re-run.

@@ -85,7 +85,7 @@ export async function createOrchestratorFixture(options: {
   channel?: ChannelDefinition;
   script?: Script;
   judge?: Script;
-  judgeBreaker?: { threshold: number; cooldownMs: number };
+  judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
 } = {}): Promise<OrchestratorFixture> {
   const url = process.env.TEST_REDIS_URL;
   if (!url) throw new Error('TEST_REDIS_URL is not set');

@@ -8,10 +8,27 @@ export interface SseEvent {
   data: unknown;
 }
 
-export async function collectSse(
-  url: string,
-  options: { headers?: Record<string, string>; until: (events: SseEvent[]) => boolean; timeoutMs?: number },
-): Promise<SseEvent[]> {
+export interface SseOptions {
+  headers?: Record<string, string>;
+  until: (events: SseEvent[]) => boolean;
+  timeoutMs?: number;
+  /** Called on every chunk the server sends; the first means the stream is live. */
+  onOpen?: () => void;
+}
+
+/**
+ * Connects and resolves once the stream is live (the server has taken its cursor), so what
+ * the test does next is seen; `events` then resolves as `collectSse` does.
+ */
+export async function openSse(url: string, options: SseOptions): Promise<{ events: Promise<SseEvent[]> }> {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const events = collectSse(url, { ...options, onOpen: open });
+  await Promise.race([opened, events]);
+  return { events };
+}
+
+export async function collectSse(url: string, options: SseOptions): Promise<SseEvent[]> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), options.timeoutMs ?? 10_000);
   const events: SseEvent[] = [];
@@ -21,6 +38,7 @@ export async function collectSse(
     const decoder = new TextDecoder();
     let buffer = '';
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      options.onOpen?.();
       buffer += decoder.decode(chunk, { stream: true });
       let boundary: number;
       while ((boundary = buffer.indexOf('\n\n')) >= 0) {

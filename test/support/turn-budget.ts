@@ -1,10 +1,13 @@
 /**
- * Measures what one steady-state turn costs the orchestrator: model calls before the reply,
+ * Measures what one turn costs the orchestrator when it does everything a turn can: it switches
+ * role (support → sales), learns facts, calls a tool and proves a fact from its result. Counted
+ * where the cost is paid: model calls at the model stub (calls before the first reply call),
  * tools offered, Redis commands on orchestrator keys (from Redis's MONITOR stream, split at the
  * judge and model calls) and prompt sizes. Used by the budget tests and `npm run bench:budget`.
  */
 import type { RoleDefinition } from '../../src/orchestrator/contracts.js';
 import { defineRole } from '../../src/orchestrator/define-role.js';
+import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { roster } from '../../roles/index.js';
 import { connectBusinessMcp } from './business-mcp.js';
 import { keywordJudge, type Script } from './deterministic-model.js';
@@ -13,7 +16,14 @@ import { createOrchestratorFixture, watchOrchestratorCommands, type RedisCommand
 type Watcher = Awaited<ReturnType<typeof watchOrchestratorCommands>>;
 
 export interface TurnCost {
+  /** Counted at the model stub: calls made before the first reply call. */
   modelCallsBeforeReply: number;
+  /** What the orchestrator says it made (must agree with the stub). */
+  reportedModelCalls: number;
+  roleId: string;
+  /** The routed role's facts after the turn (learned by the judge, proved by tool results), read after it was measured. */
+  facts: Record<string, unknown>;
+  toolCalls: string[];
   offered: number;
   beforeJudge: string[];
   beforeModel: string[];
@@ -30,13 +40,29 @@ function between(commands: RedisCommand[], from: string | undefined, to: string)
   return commands.slice(start, end).filter((command) => command.name !== 'MARK');
 }
 
-/** Runs the same conversation (two warm-up turns, then the measured turn) and returns what the last turn cost. */
+/** The measured message: a new role's business, facts the judge can learn, a price to look up. */
+export const MEASURED_MESSAGE = 'Thanks. Separately: what does the Business plan cost for a team of 12?';
+
+/** Learns the sales facts the measured message states, on top of any judge. */
+function learningJudge(judge: Script): Script {
+  return async (call) => {
+    const reply = await judge(call);
+    if (!('text' in reply) || !call.userText.includes('team of 12')) return reply;
+    const json = JSON.parse(reply.text) as { facts?: Record<string, unknown> };
+    if (!json.facts || !('role.sales.team_size' in json.facts)) return reply;
+    json.facts['role.sales.interested_plan'] = 'Business';
+    json.facts['role.sales.team_size'] = 12;
+    return { text: JSON.stringify(json) };
+  };
+}
+
+/** Runs the same conversation (two support turns, then the measured sales turn) and returns what the last turn cost. */
 export async function measureTurn(options: { roles: readonly RoleDefinition[]; extraReadTools: number; judge?: Script }): Promise<TurnCost> {
   const mcp = await connectBusinessMcp({ extraReadTools: options.extraReadTools });
   const watcher: Watcher = await watchOrchestratorCommands(process.env.TEST_REDIS_URL!);
   const marks: Record<string, string> = {};
   let measuring = false;
-  const judge = options.judge ?? keywordJudge;
+  const judge = learningJudge(options.judge ?? keywordJudge);
   const fixture = await createOrchestratorFixture({
     roles: options.roles,
     mcpTools: () => mcp.source.tools(),
@@ -46,24 +72,30 @@ export async function measureTurn(options: { roles: readonly RoleDefinition[]; e
     },
     script: async (call) => {
       if (measuring && !marks.model) marks.model = await watcher.mark(fixture.redis, 'model');
+      // The sales reply looks the price up first, as a real model would.
+      if (call.toolNames.includes('plan_get_pricing') && call.toolResults.length === 0) return { toolCalls: [{ name: 'plan_get_pricing', input: {} }] };
       return { text: `Answer to: ${call.userText}` };
     },
   });
   try {
     const id = `cli:budget-${Math.random().toString(36).slice(2)}`;
-    await fixture.turn(id, 'how much is the Pro plan?');
-    await fixture.turn(id, 'what does the Pro plan price include?');
+    await fixture.turn(id, 'I cannot log in to my account');
+    await fixture.turn(id, 'I still get an error when I log in');
     const callsBefore = fixture.models.calls.length;
     measuring = true;
     const start = await watcher.mark(fixture.redis, 'start');
-    const result = await fixture.turn(id, 'and what is the price for Business?');
+    const result = await fixture.turn(id, MEASURED_MESSAGE);
     const end = await watcher.mark(fixture.redis, 'end');
     const calls = fixture.models.calls.slice(callsBefore);
     const judgeCall = calls.find((call) => call.structured);
     const replyCall = calls.find((call) => !call.structured);
-    if (result.roleId !== 'sales') throw new Error(`expected the sales role, got ${result.roleId}`);
+    const firstReply = calls.findIndex((call) => !call.structured);
     return {
-      modelCallsBeforeReply: result.modelCalls,
+      modelCallsBeforeReply: firstReply === -1 ? calls.length : firstReply,
+      reportedModelCalls: result.modelCalls,
+      roleId: result.roleId,
+      facts: (await createFactStore(fixture.redis).read(id, result.roleId)).facts,
+      toolCalls: result.toolCalls.map((call) => call.toolName),
       offered: result.offeredTools.length,
       beforeJudge: names(between(watcher.commands, start, marks.judge ?? end)),
       beforeModel: names(between(watcher.commands, start, marks.model!)),

@@ -11,7 +11,8 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createVisitorTokens } from '../../channels/web/visitor-token.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
-import { collectSse, type SseEvent } from '../support/sse.js';
+import { turnsSettled } from '../support/settled.js';
+import { collectSse, openSse, type SseEvent } from '../support/sse.js';
 
 const SHOP = 'https://shop.example.test';
 const SITES = JSON.stringify([
@@ -123,7 +124,7 @@ describe('messages', () => {
       const response = await harness.http.get('/api/widget/history').set('Authorization', `Bearer ${token}`);
       return response.body.messages.length >= 2 ? response.body.messages : undefined;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await turnsSettled(harness.services);
     const again = await harness.http.get('/api/widget/history').set('Authorization', `Bearer ${token}`);
     expect(again.body.messages.map((message: { role: string; text: string }) => [message.role, message.text])).toEqual([
       ['visitor', 'opening hours?'],
@@ -163,11 +164,10 @@ describe('messages', () => {
 describe('the event stream', () => {
   test('streams typing, the reply in pieces, then the complete message', async () => {
     const token = await newToken();
-    const streaming = collectSse(`${base}/api/widget/events?token=${encodeURIComponent(token)}`, {
+    const { events: streaming } = await openSse(`${base}/api/widget/events?token=${encodeURIComponent(token)}`, {
       headers: { origin: SHOP },
       until: (events) => events.some((event) => event.event === 'message'),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await post(token, { clientMessageId: clientId(), text: 'when are you open?' });
     const events = await streaming;
     expect(events[0]?.event).toBe('typing');
@@ -191,8 +191,7 @@ describe('the event stream', () => {
     try {
       const token = await newToken();
       const url = (root: string) => `${root}/api/widget/events?token=${encodeURIComponent(token)}`;
-      const full = collectSse(url(base), { headers: { origin: SHOP }, until: (events) => events.some((event) => event.event === 'message') });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const { events: full } = await openSse(url(base), { headers: { origin: SHOP }, until: (events) => events.some((event) => event.event === 'message') });
       await post(token, { clientMessageId: clientId(), text: 'hours?' });
       const everything = await full;
       // Disconnected after the first event; the other process resumes from its id.

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { turnsSettled } from '../support/settled.js';
 
 describe('a burst from several numbers', () => {
   let harness: Harness;
@@ -85,7 +86,7 @@ describe('a worker killed mid-turn', () => {
     await worker.waitUntilReady();
     const [reply] = await harness.twilio.waitForMessages(1, 20_000);
     expect(reply).toMatchObject({ to: customer, body: 'Answer to: are you there?' });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
     const conversation = await harness.services.transcripts.conversations.findOne({ address: customer }).lean();
     const messages = await harness.services.transcripts.conversationMessages(conversation!._id);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/g
 import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
 import { WHATSAPP_BODY_LIMIT } from '../../channels/whatsapp/split-message.js';
 import { eventually, newMessageSid, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
+import { turnsSettled } from '../support/settled.js';
 
 describe('a WhatsApp turn', () => {
   let harness: Harness;
@@ -51,7 +52,7 @@ describe('a WhatsApp turn', () => {
     expect(harness.models.replyCalls()[0]?.userMessages).toEqual(['<customer-context>\nWhatsApp profile name: "Ana"\n</customer-context>', 'Where is my order?']);
   });
 
-  test('the typing indicator is shown for the inbound message, and its failure blocks nothing', async () => {
+  test('the typing indicator is shown for the inbound message', async () => {
     const messageSid = newMessageSid();
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900002', body: 'hi', messageSid });
     await harness.twilio.waitForMessages(1);
@@ -64,7 +65,7 @@ describe('a WhatsApp turn', () => {
     harness.models.setScript(() => ({ text: long }));
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900003', body: 'explain everything' });
     const sent = await harness.twilio.waitForMessages(3);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await turnsSettled(harness.services);
     expect(harness.twilio.messages.length).toBe(sent.length);
     for (const message of sent) {
       expect(message.body.length).toBeLessThanOrEqual(WHATSAPP_BODY_LIMIT);
@@ -82,7 +83,7 @@ describe('a WhatsApp turn', () => {
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900004', body: 'hello?' });
     const [apology] = await harness.twilio.waitForMessages(1);
     expect(apology?.body).toBe(MODEL_FAILURE_REPLY);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
     expect(harness.services.metrics.value('model_failures_total')).toBe(before + 1);
     expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'model-failed' }));

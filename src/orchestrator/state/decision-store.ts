@@ -12,7 +12,6 @@ const StoredDecisionSchema = z.object({
   runId: z.string(),
   roleId: z.string(),
   tier: z.enum(['fast', 'smart']),
-  bundle: z.enum(['customer_data', 'general']),
   inScope: z.boolean(),
   degraded: z.boolean(),
   facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
