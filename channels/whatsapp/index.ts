@@ -9,6 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/orchestrator/contracts.js';
 import { describeLinkedCustomer, type ContactReader } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
+import { createSentLookup } from './sent-lookup.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';
 import { WHATSAPP_CHANNEL_ID } from './webhook.js';
@@ -46,6 +47,7 @@ const sentStatuses = new Set<SentStatus>(['queued', 'sent', 'delivered', 'read']
 export function createWhatsappChannel(settings: WhatsappChannelSettings): ChannelDefinition {
   const client: twilio.Twilio = createTwilioClient(settings);
   const logger = settings.logger.child({ channel: WHATSAPP_CHANNEL_ID });
+  const findSent = createSentLookup(client, settings.from);
 
   return {
     id: WHATSAPP_CHANNEL_ID,
@@ -99,10 +101,12 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
             `Twilio refused the message: ${error instanceof Error ? error.message : String(error)}`,
             isRetryableTwilioError(httpStatus),
             typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
-            { cause: error },
+            // Without an HTTP answer (a timeout, a dropped connection) Twilio may have it.
+            { cause: error, outcomeUnknown: httpStatus === undefined },
           );
         }
       },
+      findSent: (inbound, text, claimedAt) => findSent({ to: inbound.from.address, since: claimedAt, matches: (body) => body === text }),
     },
   };
 }

@@ -30,6 +30,9 @@ const statusRank: Record<MessageStatus, number> = {
   undelivered: 6,
 };
 
+/** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
+export const APOLOGY_PART = 99;
+
 /** How many recent messages a conversation keeps inline for the model's context. */
 export const RECENT_MESSAGE_LIMIT = 20;
 
@@ -64,6 +67,8 @@ export interface MessageRecord {
   partCount?: number;
   roleId?: string;
   status: MessageStatus;
+  /** When the part was last claimed for sending: where to look for it if the outcome was lost. */
+  claimedAt?: Date;
   errorCode?: string;
   errorMessage?: string;
   createdAt: Date;
@@ -100,6 +105,7 @@ const messageSchema = new Schema<MessageRecord>(
     partCount: Number,
     roleId: String,
     status: { type: String, required: true },
+    claimedAt: Date,
     errorCode: String,
     errorMessage: String,
   },
@@ -150,6 +156,21 @@ export interface TranscriptStore {
   }): Promise<MessageRecord[]>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
+  /** Claims again a part whose earlier send outcome was lost (it was not found sent). */
+  reclaimPart(messageId: string): Promise<void>;
+  /** The ledger key a channel message id (Twilio's SID) was recorded for, if any. */
+  deliveryOwner(channelMessageId: string): Promise<string | undefined>;
+  /** Stores the apology for a message given up on, once; returns the stored ledger entry. */
+  saveApology(input: { conversationId: string; channel: string; replyTo: string; text: string }): Promise<MessageRecord>;
+  /** Records an inbound message as given up on (storing it if an outage kept it from being recorded). */
+  markInboundFailed(input: {
+    conversationId: string;
+    channel: string;
+    channelMessageId: string;
+    text: string;
+    receivedAt: Date;
+    errorMessage: string;
+  }): Promise<void>;
   markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus): Promise<void>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
   releasePart(messageId: string): Promise<void>;
@@ -282,9 +303,46 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
 
     async claimPart(messageId) {
       const claimed = await messages
-        .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending' } }, { lean: true })
+        .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending', claimedAt: new Date() } }, { lean: true })
         .exec();
       return claimed !== null;
+    },
+
+    async reclaimPart(messageId) {
+      await messages.updateOne({ _id: messageId }, { $set: { status: 'sending', claimedAt: new Date() } }).exec();
+    },
+
+    async deliveryOwner(channelMessageId) {
+      return (await deliveries.findById(channelMessageId).lean().exec())?.messageId;
+    },
+
+    async saveApology({ conversationId, channel, replyTo, text }) {
+      const _id = outboundMessageId(channel, replyTo, APOLOGY_PART);
+      try {
+        const [inserted] = await messages.insertMany(
+          [{ _id, conversationId, channel, direction: 'outbound', text, replyTo, part: APOLOGY_PART, partCount: 1, roleId: 'system', status: 'pending' }],
+          { ordered: true },
+        );
+        if (inserted) return inserted.toObject<MessageRecord>();
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const stored = await messages.findById(_id).lean<MessageRecord>().exec();
+      if (!stored) throw new Error(`apology ${_id} vanished after insert`);
+      return stored;
+    },
+
+    async markInboundFailed({ conversationId, channel, channelMessageId, text, receivedAt, errorMessage }) {
+      await messages
+        .updateOne(
+          { _id: inboundMessageId(channel, channelMessageId) },
+          {
+            $set: { status: 'failed', errorMessage, updatedAt: new Date() },
+            $setOnInsert: { conversationId, channel, direction: 'inbound', text, channelMessageId, createdAt: receivedAt },
+          },
+          { upsert: true, timestamps: false },
+        )
+        .exec();
     },
 
     async markPartSent(messageId, channelMessageId, status) {
