@@ -101,6 +101,8 @@ export interface FakeTwilio {
   requests: RecordedTwilioRequest[];
   /** The next `count` message creates answer `status` with Twilio's error JSON (`body` overrides fields, or replaces it when a string). */
   failNext(count: number, status: number, body?: Partial<TwilioErrorBody> | string): void;
+  /** Until reset, every message create whose body satisfies `matches` answers `status`. */
+  failMatching(matches: (body: string) => boolean, status: number): void;
   /** From now (or the end of the last window) for `milliseconds`, every Messages request (create or list) answers `status`. */
   failDuring(milliseconds: number, status: number): void;
   /** The next message create (or next `count` of them) waits `milliseconds` before it is answered. */
@@ -189,6 +191,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const requests: RecordedTwilioRequest[] = [];
   let pendingFailures: Array<{ status: number; body: Partial<TwilioErrorBody> | string | undefined }> = [];
   let pendingDelays: number[] = [];
+  let bodyFailures: Array<{ matches: (body: string) => boolean; status: number }> = [];
   let outages: Array<{ from: number; until: number; status: number }> = [];
   let pendingHolds: Array<{ accepted: boolean; arrived: (held: HeldCreate) => void }> = [];
   let messageWaiters: Array<() => void> = [];
@@ -214,6 +217,8 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       await released;
       return answer;
     }
+    const refusal = bodyFailures.find((rule) => rule.matches(params.Body ?? ''));
+    if (refusal !== undefined) return [refusal.status, twilioErrorBody(refusal.status)];
     const delay = pendingDelays.shift();
     const failure = pendingFailures.shift();
     if (delay !== undefined) await sleep(delay);
@@ -329,11 +334,11 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       return [401, twilioErrorBody(401, { detail: 'Your AccountSid or AuthToken was incorrect.' })];
     }
     const method = request.method ?? 'GET';
+    const outage = outages.find((window) => window.from <= receivedAt && receivedAt < window.until);
+    if (outage !== undefined && path === messagesPath) return [outage.status, twilioErrorBody(outage.status)];
     if (method === 'POST' && path === messagesPath) {
       return createMessage(request, form, params, receivedAt, receivedAtHrtime);
     }
-    const outage = outages.find((window) => window.from <= receivedAt && receivedAt < window.until);
-    if (outage !== undefined && path === messagesPath) return [outage.status, twilioErrorBody(outage.status)];
     if (method === 'GET' && path === messagesPath) {
       return listMessages(params);
     }
@@ -385,6 +390,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     failNext(count, status, body) {
       for (let index = 0; index < count; index += 1) pendingFailures.push({ status, body });
     },
+    failMatching(matches, status) {
+      bodyFailures.push({ matches, status });
+    },
     failDuring(milliseconds, status) {
       const from = Math.max(Date.now(), ...outages.map((window) => window.until));
       outages.push({ from, until: from + milliseconds, status });
@@ -422,6 +430,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       pendingDelays = [];
       pendingHolds = [];
       outages = [];
+      bodyFailures = [];
     },
     close() {
       return new Promise((resolve, reject) => {
