@@ -100,7 +100,12 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       transcriptUrl: options.transcriptUrl(handoff.conversationId),
       business: options.business,
     });
-    if (notice.status === 'pending' && !(await store.claimNotice(id))) return;
+    if (notice.status === 'pending' && !(await store.claimNotice(id))) {
+      // One job per notice: a claim that applied but was reported lost leaves it `sending`;
+      // the retry resolves it (looks it up or resends), so it never stays sending unattended.
+      if ((await store.notice(handoffId, destinationId))?.status === 'sending') throw new Error(`notice ${id} claim outcome was lost`);
+      return;
+    }
     // While an uncertain notice is being looked up it stays `sending`, so a retry looks again.
     let resolving = notice.status === 'sending';
     try {

@@ -156,6 +156,8 @@ export interface TranscriptStore {
   }): Promise<MessageRecord[]>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
+  /** One stored message by its ledger key. */
+  message(messageId: string): Promise<MessageRecord | undefined>;
   /** Claims again a part whose earlier send outcome was lost (it was not found sent). */
   reclaimPart(messageId: string): Promise<void>;
   /** The ledger key a channel message id (Twilio's SID) was recorded for, if any. */
@@ -306,6 +308,10 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
         .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending', claimedAt: new Date() } }, { lean: true })
         .exec();
       return claimed !== null;
+    },
+
+    async message(messageId) {
+      return (await messages.findById(messageId).lean<MessageRecord>().exec()) ?? undefined;
     },
 
     async reclaimPart(messageId) {

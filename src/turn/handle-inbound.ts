@@ -100,9 +100,19 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
 
   /** Sends each part once, in order; throws at the first part that could not go out. */
   return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger) => {
-    for (const part of parts) {
+    for (const stored of parts) {
+      let part = stored;
+      if (part.status === 'pending') {
+        if (await transcripts.claimPart(part._id)) {
+          await sendClaimed(channel, message, part, logger);
+          continue;
+        }
+        // Under the conversation's lock nobody else claims it: a claim that applied but was
+        // reported lost (the driver retried it after a dropped connection) reads back here.
+        part = (await transcripts.message(part._id)) ?? part;
+        if (part.status === 'pending') throw new Error(`the claim of ${part._id} did not apply`);
+      }
       if (part.status === 'sending' || part.status === 'uncertain') await resolve(channel, message, part, logger);
-      else if (part.status === 'pending' && (await transcripts.claimPart(part._id))) await sendClaimed(channel, message, part, logger);
     }
   };
 }
