@@ -130,7 +130,7 @@ export function createConversationInbox(redis: Redis): ConversationInbox {
     },
 
     async head(conversationKey) {
-      const results = await redis.multi().lindex(redisKeys.inbox(conversationKey), 0).hgetall(redisKeys.retry(conversationKey)).exec();
+      const results = await redis.pipeline().lindex(redisKeys.inbox(conversationKey), 0).hgetall(redisKeys.retry(conversationKey)).exec();
       const [headResult, retryResult] = results ?? [];
       if (headResult?.[0]) throw headResult[0];
       const raw = headResult?.[1];
