@@ -41,6 +41,9 @@ export class ChannelSendError extends AppError {
   }
 }
 
+/** A store acknowledged a write it did not keep (seen across a database restart): retry it. */
+export class StorageWriteError extends AppError {}
+
 const retryableNames = new Set(['ModelCallError', 'ChannelSendError']);
 
 /** True when a failure may succeed on retry. Works on errors that lost their prototype. */
@@ -65,7 +68,7 @@ export type FailureKind = 'infrastructure' | 'deterministic' | 'unknown';
 
 const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
 const infrastructureNames =
-  /^(Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|TopologyClosed|PoolCleared|WriteConcern|ServerClosed)Error|MongooseServerSelectionError|MaxRetriesPerRequestError|TimeoutError|AbortError)$/;
+  /^(StorageWriteError|Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|TopologyClosed|PoolCleared|WriteConcern|ServerClosed)Error|MongooseServerSelectionError|MaxRetriesPerRequestError|TimeoutError|AbortError)$/;
 const infrastructureMessages = /buffering timed out|connection is closed|connection (\d+ )?to .* closed|stream isn't writeable|server selection timed out|ECONNREFUSED|ECONNRESET/i;
 const deterministicNames = new Set(['ZodError', 'ConfigError']);
 

@@ -139,6 +139,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           if (outcome !== 'given-up') return outcome;
         }
         await inbox.acknowledge(conversationKey, head);
+        logger.debug('inbound-acknowledged', { conversationKey, messageId: head.message.messageId });
       }
     } finally {
       await lock.release();

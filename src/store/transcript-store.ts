@@ -11,6 +11,7 @@
  * The same code runs on MongoDB (no transactions, TTL indexes or $lookup are used).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+import { StorageWriteError } from '../errors/index.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -202,7 +203,7 @@ function isDuplicateKey(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if ((error as { code?: unknown }).code === 11000) return true;
   const writeErrors = (error as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
-  return Array.isArray(writeErrors) && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
+  return Array.isArray(writeErrors) && writeErrors.length > 0 && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
 }
 
 function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
@@ -295,12 +296,15 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       }));
       try {
         const inserted = await messages.insertMany(documents, { ordered: true, timestamps: false });
-        return inserted.map((document) => document.toObject<MessageRecord>());
+        if (inserted.length === documents.length) return inserted.map((document) => document.toObject<MessageRecord>());
       } catch (error) {
         // An earlier attempt stored this reply: what it stored wins.
         if (!isDuplicateKey(error)) throw error;
-        return store.replyParts(channel, replyTo);
       }
+      const stored = await store.replyParts(channel, replyTo);
+      // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
+      if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
+      return stored;
     },
 
     async claimPart(messageId) {

@@ -190,6 +190,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         parts: channel.splitReply(result.text),
       });
     }
+    logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
     await transcripts.saveRecent(conversationId, withMessages(history, replies));
     try {
