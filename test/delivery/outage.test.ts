@@ -71,18 +71,9 @@ describe('the database killed for 10 s and restarted during a burst', () => {
     const restartedAt = Date.now();
     await sending;
     await eventually(() => harness.twilio.messages.length >= 40 || undefined, 60_000).catch(async (error: unknown) => {
-      const { conversationKeyFor } = await import('../../channels/whatsapp/webhook.js');
-      const inboxes = await Promise.all(burst.map(async (messages) => {
-        const key = conversationKeyFor(messages[0]!.from);
-        return { key, head: await harness.services.inbox.head(key), size: await harness.services.inbox.size(key), lock: await harness.services.redis.get(`asst:lock:{${key}}`) };
-      }));
-      const jobs = await harness.services.queue.getJobs(['active', 'waiting', 'delayed', 'failed', 'completed']);
-      await recordFigures('debug', {
-        messages: harness.twilio.messages.length,
+      // What the service said about it, for whoever reads the failure.
+      await recordFigures('database-restart-failure', {
         count: countDeliveries(harness.twilio, burst, answer),
-        inboxes,
-        counts: await harness.services.queue.getJobCounts(),
-        jobs: await Promise.all(jobs.map(async (job) => ({ id: job.id, name: job.name, state: await job.getState(), attemptsMade: job.attemptsMade, started: job.attemptsStarted, failedReason: job.failedReason, finishedOn: job.finishedOn }))),
         logs: harness.logs.filter((line) => line.level !== 'debug' || ['inbound-acknowledged', 'reply-stored'].includes(line.event)),
       });
       throw error;
