@@ -110,9 +110,10 @@ export interface FakeTwilio {
   /**
    * Holds the next message create open until released; resolves when it arrives. With
    * `accepted` the message is recorded (Twilio has it) before the answer is held; without, it
-   * is answered 500 on release and never recorded (it never reached Twilio).
+   * is answered 500 on release and never recorded (it never reached Twilio). With `to`, only
+   * a create to that address is held.
    */
-  holdNext(options: { accepted: boolean }): Promise<HeldCreate>;
+  holdNext(options: { accepted: boolean; to?: string }): Promise<HeldCreate>;
   /** Resolves with the accepted messages once there are at least `count`; rejects after `timeoutMs`. */
   waitForMessages(count: number, timeoutMs?: number): Promise<RecordedMessage[]>;
   /** Forgets everything recorded and every pending failure or delay. */
@@ -193,7 +194,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   let pendingDelays: number[] = [];
   let bodyFailures: Array<{ matches: (body: string) => boolean; status: number }> = [];
   let outages: Array<{ from: number; until: number; status: number }> = [];
-  let pendingHolds: Array<{ accepted: boolean; arrived: (held: HeldCreate) => void }> = [];
+  let pendingHolds: Array<{ accepted: boolean; to: string | undefined; arrived: (held: HeldCreate) => void }> = [];
   let messageWaiters: Array<() => void> = [];
 
   const notifyMessageWaiters = (): void => {
@@ -206,8 +207,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const messagePathPattern = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/([^/]+)\.json$/;
 
   async function createMessage(request: IncomingMessage, form: URLSearchParams, params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): Promise<[number, unknown]> {
-    const hold = pendingHolds.shift();
+    const hold = pendingHolds.find((candidate) => candidate.to === undefined || candidate.to === params.To);
     if (hold !== undefined) {
+      pendingHolds = pendingHolds.filter((candidate) => candidate !== hold);
       const released = new Promise<void>((resolve) => hold.arrived({ params, release: resolve }));
       if (!hold.accepted) {
         await released;
@@ -397,8 +399,8 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       const from = Math.max(Date.now(), ...outages.map((window) => window.until));
       outages.push({ from, until: from + milliseconds, status });
     },
-    holdNext({ accepted }) {
-      return new Promise((arrived) => pendingHolds.push({ accepted, arrived }));
+    holdNext({ accepted, to }) {
+      return new Promise((arrived) => pendingHolds.push({ accepted, to, arrived }));
     },
     delayNext(milliseconds, count = 1) {
       for (let index = 0; index < count; index += 1) pendingDelays.push(milliseconds);
