@@ -2,12 +2,14 @@
  * A worker process SIGKILLed right after it claimed a reply part, while Twilio holds the send
  * request open (the fake's hold hook makes the moment exact). Whether or not Twilio had
  * accepted that send, the next worker resolves the part — found at Twilio by the Messages
- * list, or sent because it is not there — and the customer gets the answer exactly once.
+ * list, or sent because it is not there — and the customer gets the answer exactly once. If
+ * the lookup itself keeps failing, the part ends failed once the budget is spent, with the apology.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
-import { outboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
 import { recordFigures } from './burst.js';
 
@@ -82,5 +84,40 @@ describe.each([
       resolution: outcome,
       recoverMs: resolvedAt - killedAt,
     });
+  }, 60_000);
+});
+
+describe('a lost send whose lookup keeps failing', () => {
+  test('ends failed with its reason once the budget is spent; the customer gets the apology', async () => {
+    harness = await startHarness({
+      worker: false,
+      env: { MESSAGE_RETRY_BUDGET_MS: '2000', MESSAGE_RETRY_BACKOFF_MS: '100' },
+      script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
+    });
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
+    child = worker.process;
+    const customer = 'whatsapp:+447700903003';
+    const messageSid = newMessageSid();
+    const held = harness.twilio.holdNext({ accepted: false });
+    await harness.sendWhatsapp({ from: customer, body: 'hello?', messageSid });
+    const request = await held;
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    request.release();
+    // Twilio's Messages list is down for longer than the message's budget.
+    harness.twilio.failDuring(60_000, 503, 'list');
+
+    await harness.services.startWorker().waitUntilReady();
+    const transcripts = harness.services.transcripts;
+    await eventually(async () => (await transcripts.message(outboundMessageId('whatsapp', messageSid, APOLOGY_PART)))?.status === 'queued' || undefined, 20_000);
+    expect(await transcripts.message(outboundMessageId('whatsapp', messageSid, 0))).toMatchObject({
+      status: 'failed',
+      errorMessage: 'send outcome unknown and could not be resolved',
+    });
+    expect(await transcripts.message(inboundMessageId('whatsapp', messageSid))).toMatchObject({ status: 'failed' });
+    expect(harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body)).toEqual([APOLOGY_TEXT]);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'inbound-failed', reason: 'budget' }));
+    expect(harness.logs.filter((line) => line.event === 'inbound-retrying').every((line) => line.kind === 'infrastructure')).toBe(true);
   }, 60_000);
 });

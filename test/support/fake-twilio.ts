@@ -103,8 +103,8 @@ export interface FakeTwilio {
   failNext(count: number, status: number, body?: Partial<TwilioErrorBody> | string): void;
   /** Until reset, every message create whose body satisfies `matches` answers `status`. */
   failMatching(matches: (body: string) => boolean, status: number): void;
-  /** From now (or the end of the last window) for `milliseconds`, every Messages request (create or list) answers `status`. */
-  failDuring(milliseconds: number, status: number): void;
+  /** From now (or the end of the last window) for `milliseconds`, every Messages request (create or list, or only `only`) answers `status`. */
+  failDuring(milliseconds: number, status: number, only?: 'create' | 'list'): void;
   /** The next message create (or next `count` of them) waits `milliseconds` before it is answered. */
   delayNext(milliseconds: number, count?: number): void;
   /**
@@ -193,7 +193,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   let pendingFailures: Array<{ status: number; body: Partial<TwilioErrorBody> | string | undefined }> = [];
   let pendingDelays: number[] = [];
   let bodyFailures: Array<{ matches: (body: string) => boolean; status: number }> = [];
-  let outages: Array<{ from: number; until: number; status: number }> = [];
+  let outages: Array<{ from: number; until: number; status: number; method: string | undefined }> = [];
   let pendingHolds: Array<{ accepted: boolean; to: string | undefined; arrived: (held: HeldCreate) => void }> = [];
   let messageWaiters: Array<() => void> = [];
 
@@ -336,7 +336,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       return [401, twilioErrorBody(401, { detail: 'Your AccountSid or AuthToken was incorrect.' })];
     }
     const method = request.method ?? 'GET';
-    const outage = outages.find((window) => window.from <= receivedAt && receivedAt < window.until);
+    const outage = outages.find((window) => window.from <= receivedAt && receivedAt < window.until && (window.method === undefined || window.method === method));
     if (outage !== undefined && path === messagesPath) return [outage.status, twilioErrorBody(outage.status)];
     if (method === 'POST' && path === messagesPath) {
       return createMessage(request, form, params, receivedAt, receivedAtHrtime);
@@ -395,9 +395,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     failMatching(matches, status) {
       bodyFailures.push({ matches, status });
     },
-    failDuring(milliseconds, status) {
+    failDuring(milliseconds, status, only) {
       const from = Math.max(Date.now(), ...outages.map((window) => window.until));
-      outages.push({ from, until: from + milliseconds, status });
+      outages.push({ from, until: from + milliseconds, status, method: only === undefined ? undefined : only === 'create' ? 'POST' : 'GET' });
     },
     holdNext({ accepted, to }) {
       return new Promise((arrived) => pendingHolds.push({ accepted, to, arrived }));
