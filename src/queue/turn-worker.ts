@@ -77,7 +77,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return { kind: 'waiting', at, redriveId };
   };
 
-  /** Handles a failed head: schedules its next attempt, or gives up on it. True when given up. */
+  /** Handles a failed head: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
   const onFailure = async (conversationKey: string, head: InboxHead, error: unknown): Promise<DrainOutcome | 'given-up'> => {
     const { message } = head;
     const kind = classifyFailure(error);
