@@ -70,7 +70,11 @@ describe.each([
     expect(received.map((message) => message.body)).toEqual(['Slow answer to: where is my order?', 'Answer to: thanks!']);
     expect(part.channelMessageId).toBe(received[0]!.sid);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'reply-part-resolved', outcome }));
-    const conversation = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
+    // Twilio has the second answer; its ledger entry is marked right after.
+    const conversation = await eventually(async () => {
+      const messages = await harness!.services.transcripts.conversationMessages(conversationKeyFor(customer));
+      return messages.every((message) => message.status !== 'sending') ? messages : undefined;
+    });
     expect(conversation.map((message) => [message.direction, message.status])).toEqual([
       ['inbound', 'received'],
       ['outbound', 'queued'],
