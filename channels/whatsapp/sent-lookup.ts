@@ -20,7 +20,7 @@ const CLOCK_SKEW_MS = 2 * 60 * 1000;
 
 const sentStatuses = new Set<string>(['queued', 'sent', 'delivered', 'read']);
 
-export interface FoundMessage {
+interface FoundMessage {
   channelMessageId: string;
   status: SentStatus;
 }

@@ -24,7 +24,7 @@ import { acquireConversationLock } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
-export const MAX_SUSPECT_ATTEMPTS = 3;
+const MAX_SUSPECT_ATTEMPTS = 3;
 
 export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
 
