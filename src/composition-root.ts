@@ -11,6 +11,7 @@ import { roster } from '../roles/index.js';
 import { createWhatsappChannel } from '../channels/whatsapp/index.js';
 import { createWhatsappNoticeSender } from '../channels/whatsapp/notice-sender.js';
 import { whatsappReach } from '../channels/whatsapp/reach.js';
+import { createWhatsappNoticeLookup } from '../channels/whatsapp/sent-lookup.js';
 import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
 import { createEventLog } from '../channels/web/event-log.js';
 import { createWebChannel } from '../channels/web/index.js';
@@ -50,7 +51,7 @@ import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { startRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
-import { createInboundHandler } from './turn/handle-inbound.js';
+import { createGiveUpHandler, createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
 
 /** Which tool each role's `{handoff}` capability means, on every channel that has hand-offs. */
@@ -200,6 +201,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
   const intake = createIntake(inbox, queue);
   const handle = createInboundHandler({ channels, orchestrator, transcripts, logger, metrics });
+  const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
 
   let shuttingDown = false;
   const draining = new AbortController();
@@ -273,11 +275,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         connection: bullConnection,
         redis,
         inbox,
+        queue,
         handle,
+        giveUp,
         logger,
         metrics,
         concurrency: config.worker.concurrency,
         lockTtlMs: config.worker.lockTtlMs,
+        retryBudgetMs: config.worker.retryBudgetMs,
+        retryBackoffMs: config.worker.retryBackoffMs,
+        shutdown: draining.signal,
         ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
       });
       workers.push(worker);
@@ -301,6 +308,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
             teams,
             senders: {
               whatsapp: createWhatsappNoticeSender({
+                accountSid: config.twilio.accountSid,
+                authToken: config.twilio.authToken,
+                from: config.twilio.whatsappFrom,
+                apiBaseUrl: config.twilio.apiBaseUrl,
+              }),
+              findWhatsapp: createWhatsappNoticeLookup({
                 accountSid: config.twilio.accountSid,
                 authToken: config.twilio.authToken,
                 from: config.twilio.whatsappFrom,

@@ -141,6 +141,9 @@ export const EnvSchema = z.object({
   TURN_LOCK_TTL_MS: positiveInt(30_000),
   // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
   SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
+  // A message is given up on (apology, recorded failed, counted) only once its own budget is spent.
+  MESSAGE_RETRY_BUDGET_MS: positiveInt(600_000),
+  MESSAGE_RETRY_BACKOFF_MS: positiveInt(2_000),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -165,7 +168,7 @@ export interface Config {
     /** Model id → price per million input and output tokens, for cost in the usage report. */
     prices: Record<string, { inputPerMTok: number; outputPerMTok: number }> | undefined;
   };
-  worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number };
+  worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number; retryBudgetMs: number; retryBackoffMs: number };
   mcp:
     | {
         url: string;
@@ -271,6 +274,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       concurrency: env.WORKER_CONCURRENCY,
       lockTtlMs: env.TURN_LOCK_TTL_MS,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      retryBudgetMs: env.MESSAGE_RETRY_BUDGET_MS,
+      retryBackoffMs: env.MESSAGE_RETRY_BACKOFF_MS,
     },
   };
 }

@@ -10,6 +10,7 @@ import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/o
 import { describeCaller } from '../../src/tools/caller.js';
 import type { ContactReader } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/tools/tool.js';
+import { createSentLookup } from './sent-lookup.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';
 import { WHATSAPP_CHANNEL_ID } from './webhook.js';
@@ -51,6 +52,7 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
   const client: twilio.Twilio = createTwilioClient(settings);
   const logger = settings.logger.child({ channel: WHATSAPP_CHANNEL_ID });
   const contacts = settings.contacts;
+  const findSent = createSentLookup(client, settings.from);
 
   return {
     id: WHATSAPP_CHANNEL_ID,
@@ -98,10 +100,12 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
             `Twilio refused the message: ${error instanceof Error ? error.message : String(error)}`,
             isRetryableTwilioError(httpStatus),
             typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
-            { cause: error },
+            // Without an HTTP answer (a timeout, a dropped connection) Twilio may have it.
+            { cause: error, outcomeUnknown: httpStatus === undefined },
           );
         }
       },
+      findSent: (inbound, text, claimedAt) => findSent({ to: inbound.from.address, since: claimedAt, matches: (body) => body === text }),
     },
   };
 }

@@ -42,6 +42,8 @@ export interface NoticeRecord {
   attempts: number;
   lastError?: string;
   channelMessageId?: string;
+  /** When the notice was last claimed for sending: where to look for it if the outcome was lost. */
+  claimedAt?: Date;
   sentAt?: Date;
   createdAt: Date;
   updatedAt: Date;
@@ -82,6 +84,7 @@ const noticeSchema = new Schema<NoticeRecord>(
     attempts: { type: Number, default: 0 },
     lastError: String,
     channelMessageId: String,
+    claimedAt: Date,
     sentAt: Date,
   },
   { timestamps: true, versionKey: false },
@@ -109,6 +112,8 @@ export interface HandoffStore {
   notice(handoffId: string, destinationId: string): Promise<NoticeRecord | undefined>;
   /** pending → sending; false when another attempt claimed or finished it. */
   claimNotice(id: string): Promise<boolean>;
+  /** Claims again a notice whose earlier send outcome was lost (it was not found sent). */
+  reclaimNotice(id: string): Promise<void>;
   markNoticeSent(id: string, channelMessageId: string | undefined): Promise<void>;
   releaseNotice(id: string, error: string): Promise<void>;
   markNoticeFailed(id: string, status: 'failed' | 'uncertain', error: string): Promise<void>;
@@ -204,9 +209,13 @@ export function createHandoffStore(connection: Connection, now: () => number = D
 
     async claimNotice(id) {
       const claimed = await notices
-        .findOneAndUpdate({ _id: id, status: 'pending' }, { $set: { status: 'sending' }, $inc: { attempts: 1 } })
+        .findOneAndUpdate({ _id: id, status: 'pending' }, { $set: { status: 'sending', claimedAt: new Date(now()) }, $inc: { attempts: 1 } })
         .exec();
       return claimed !== null;
+    },
+
+    async reclaimNotice(id) {
+      await notices.updateOne({ _id: id }, { $set: { status: 'sending', claimedAt: new Date(now()) }, $inc: { attempts: 1 } }).exec();
     },
 
     async markNoticeSent(id, channelMessageId) {

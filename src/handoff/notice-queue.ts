@@ -1,9 +1,10 @@
 /**
  * Hand-off notices go out through their own BullMQ queue: one job per hand-off and
- * destination, retried with backoff, each destination notified at most once — the notice
- * ledger is claimed before a send and marked after it, and a job that finds its notice still
- * "sending" (a worker died mid-send) marks it uncertain rather than risk a second notice.
- * A destination that keeps failing ends failed: logged, counted and listed by the admin API.
+ * destination, retried with backoff, each destination notified once — the notice ledger is
+ * claimed before a send and marked after it. A job that finds its notice still "sending" (a
+ * worker died mid-send) resolves it: a WhatsApp notice is looked up at Twilio and sent only if
+ * it is not there; a webhook is posted again with the same idempotency key. A destination that
+ * keeps failing (the lookup included) ends failed: logged, counted and listed by the admin API.
  */
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
@@ -23,6 +24,8 @@ export interface NoticeSenders {
   /** Sends a WhatsApp notice; returns the channel's message id. Throws NoticeSendError. */
   whatsapp(to: string, notice: Notice, team: Team): Promise<string>;
   webhook(url: string, notice: Notice, idempotencyKey: string): Promise<void>;
+  /** Finds a WhatsApp notice claimed at `claimedAt` whose outcome was lost; its SID, or undefined. */
+  findWhatsapp?(to: string, notice: Notice, claimedAt: Date): Promise<string | undefined>;
 }
 
 export interface NoticeQueueOptions {
@@ -89,13 +92,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       logger.error('notice-orphaned', { handoffId, destinationId });
       return;
     }
-    if (notice.status === 'sending') {
-      await store.markNoticeFailed(id, 'uncertain', 'a worker stopped while sending; not sent again to avoid a duplicate');
-      metrics.increment('handoff_notices_total', { kind: notice.destination.kind, outcome: 'uncertain' });
-      logger.warn('handoff-notice-uncertain', { handoffId, destinationId });
-      return;
-    }
-    if (notice.status !== 'pending') return;
+    if (notice.status !== 'pending' && notice.status !== 'sending') return;
     // Built before the claim: a failure here leaves the notice pending for the retry.
     const content = buildNotice({
       handoff,
@@ -103,9 +100,30 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       transcriptUrl: options.transcriptUrl(handoff.conversationId),
       business: options.business,
     });
-    if (!(await store.claimNotice(id))) return;
+    if (notice.status === 'pending' && !(await store.claimNotice(id))) {
+      // One job per notice: a claim that applied but was reported lost leaves it `sending`;
+      // the retry resolves it (looks it up or resends), so it never stays sending unattended.
+      if ((await store.notice(handoffId, destinationId))?.status === 'sending') throw new Error(`notice ${id} claim outcome was lost`);
+      return;
+    }
+    // While an uncertain notice is being looked up it stays `sending`, so a retry looks again.
+    let resolving = notice.status === 'sending';
     try {
       const destination = notice.destination;
+      if (notice.status === 'sending') {
+        const found =
+          destination.kind === 'whatsapp' && options.senders.findWhatsapp
+            ? await options.senders.findWhatsapp(destination.target, content, notice.claimedAt ?? notice.updatedAt)
+            : undefined;
+        logger.warn('handoff-notice-resolved', { handoffId, destinationId, outcome: found ? 'found' : 'resent' });
+        if (found) {
+          await store.markNoticeSent(id, found);
+          metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
+          return;
+        }
+        await store.reclaimNotice(id);
+        resolving = false;
+      }
       const channelMessageId =
         destination.kind === 'whatsapp'
           ? await options.senders.whatsapp(destination.target, content, team)
@@ -118,7 +136,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       const retryable = error instanceof NoticeSendError ? error.retryable : true;
       const attempts = job.opts.attempts ?? 1;
       if (retryable && job.attemptsMade + 1 < attempts) {
-        await store.releaseNotice(id, message);
+        if (!resolving) await store.releaseNotice(id, message);
         logger.warn('handoff-notice-retrying', { handoffId, destinationId, attempt: job.attemptsMade + 1, error: message });
         throw error;
       }

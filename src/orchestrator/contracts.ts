@@ -141,6 +141,13 @@ export interface ChannelTransport {
   showTyping?(inbound: InboundMessage): Promise<void>;
   /** Sends one reply part (`part` counts from 0); throws ChannelSendError when the channel refuses it. */
   send(inbound: InboundMessage, text: string, part: number): Promise<{ channelMessageId: string; status: SentStatus }>;
+  /**
+   * For providers without idempotent sends (Twilio): messages with this text that may be a send
+   * claimed at `claimedAt` whose outcome was lost (a crash), newest first; empty when it did not
+   * go out. Throws ChannelSendError when it can't tell. A channel without it resends instead
+   * (its receiver dedupes by message id, as the widget does).
+   */
+  findSent?(inbound: InboundMessage, text: string, claimedAt: Date): Promise<{ channelMessageId: string; status: SentStatus }[]>;
   /** Streaming channels: a piece of the reply as the model produces it (best effort, never throws). */
   streamDelta?(inbound: InboundMessage, delta: string): void;
   /** Streaming channels: the reply is complete, flush any buffered deltas. */

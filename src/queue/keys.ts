@@ -8,6 +8,8 @@ export const redisKeys = {
   dedupe: (conversationKey: string, messageId: string) => `${KEY_PREFIX}:dedupe:{${conversationKey}}:${messageId}`,
   inbox: (conversationKey: string) => `${KEY_PREFIX}:inbox:{${conversationKey}}`,
   lock: (conversationKey: string) => `${KEY_PREFIX}:lock:{${conversationKey}}`,
+  /** The retry state of the conversation's inbox head (only the head can be failing). */
+  retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
   activeRole: (conversationKey: string) => `${KEY_PREFIX}:state:{${conversationKey}}:role`,
   facts: (conversationKey: string, roleId: string) => `${KEY_PREFIX}:state:{${conversationKey}}:facts:${roleId}`,
   pending: (conversationKey: string) => `${KEY_PREFIX}:state:{${conversationKey}}:pending`,

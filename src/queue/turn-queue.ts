@@ -21,7 +21,8 @@ export function createTurnQueue(connection: ConnectionOptions, prefix?: string):
     connection,
     ...(prefix ? { prefix } : {}),
     defaultJobOptions: {
-      // About eight and a half minutes of retries (2 s doubling) ride out a provider blip.
+      // A failing message is retried by re-drive jobs (turn-worker.ts); these attempts only
+      // cover the worker's own bookkeeping failing (e.g. Redis unreachable mid-drain).
       attempts: 8,
       backoff: { type: 'exponential', delay: 2000 },
       // Completed job ids are kept a day so a late Twilio retry cannot enqueue a second job.

@@ -2,51 +2,123 @@
  * The BullMQ worker that runs turns. For each job it takes the conversation's lock, then
  * answers the conversation's inbox from the head until it is empty — so one conversation's
  * turns run one at a time, in arrival order, while other conversations run concurrently.
- * A job that finds the lock taken leaves its message to the holder (see `process`).
+ *
+ * Retries are per message and by time, counted in one place (the inbox's retry state of its
+ * head): a failed head is tried again after a doubling delay by a delayed "re-drive" job, and
+ * no other job touches it before then, so sibling jobs can't use up its attempts. An outage
+ * (classifyFailure: infrastructure) is retried until the message's own budget is spent; a
+ * deterministic failure is given up on at once; an unknown one after a few attempts. Giving up
+ * is never silent (see `giveUp`). A job completes only once it held the lock and saw the inbox
+ * drained or handed to a re-drive job; one that finds the lock taken comes back a little later,
+ * so a dead holder's inbox is always picked up again. A stopping worker finishes the turn it
+ * holds and starts no new one: the job goes back to the queue for the next worker.
  */
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { classifyFailure, type FailureKind } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { InboundMessage } from '../orchestrator/contracts.js';
-import { CorruptInboxEntryError, type ConversationInbox } from './conversation-inbox.js';
+import { CorruptInboxEntryError, type ConversationInbox, type InboxHead } from './conversation-inbox.js';
 import { acquireConversationLock } from './conversation-lock.js';
-import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob } from './turn-queue.js';
+import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 
-/** Attempts at one inbound message before it is given up on (logged, counted) so later ones can run. */
-export const MAX_MESSAGE_ATTEMPTS = 8;
+/** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
+const MAX_SUSPECT_ATTEMPTS = 3;
 
 export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
+
+/** Why a message was given up on: `budget` (its retry time ran out) or the failure kind. */
+export type GiveUpReason = 'budget' | Exclude<FailureKind, 'infrastructure'>;
+
+/** Tells the customer and the operator that a message will not be answered. Never throws. */
+export type GiveUpHandler = (message: InboundMessage, failure: { reason: GiveUpReason; error: unknown; attempts: number }) => Promise<void>;
 
 export interface TurnWorkerOptions {
   connection: ConnectionOptions;
   redis: Redis;
   inbox: ConversationInbox;
+  /** Where re-drive jobs are added (the same queue the worker consumes). */
+  queue: TurnQueue;
   handle: InboundHandler;
+  giveUp: GiveUpHandler;
   logger: Logger;
   metrics: Metrics;
   concurrency: number;
   lockTtlMs: number;
+  /** How long a message is retried from its first failure before it is given up on. */
+  retryBudgetMs: number;
+  /** The first retry delay; it doubles up to a tenth of the budget. */
+  retryBackoffMs: number;
+  /** Aborted when the process begins shutting down: no new turn starts after it. */
+  shutdown: AbortSignal;
   prefix?: string;
 }
 
+type DrainOutcome =
+  | { kind: 'drained' }
+  | { kind: 'busy' }
+  | { kind: 'stopped' }
+  /** The head failed and is due again at `at`; the re-drive job `redriveId` exists for it. */
+  | { kind: 'waiting'; at: number; redriveId: string };
+
+const redriveJobId = (conversationKey: string, messageId: string, attempt: number) =>
+  `redrive|${conversationKey}|${messageId}|${attempt}`.replace(/:/g, '_');
+
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
-  const { redis, inbox, handle, logger, metrics } = options;
+  const { redis, inbox, handle, giveUp, logger, metrics, shutdown } = options;
+  const policy = { firstDelayMs: options.retryBackoffMs, maxDelayMs: Math.max(options.retryBackoffMs, Math.floor(options.retryBudgetMs / 10)) };
+  const busyDelayMs = Math.max(250, Math.floor(options.lockTtlMs / 3));
+
+  const ensureRedrive = async (conversationKey: string, messageId: string, attempt: number, at: number): Promise<DrainOutcome> => {
+    const redriveId = redriveJobId(conversationKey, messageId, attempt);
+    // Idempotent: adding an existing job id is a no-op.
+    await options.queue.add('redrive', { conversationKey, messageId }, { jobId: redriveId, delay: Math.max(0, at - Date.now()) });
+    return { kind: 'waiting', at, redriveId };
+  };
+
+  /** Handles a failed head: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
+  const onFailure = async (conversationKey: string, head: InboxHead, error: unknown): Promise<DrainOutcome | 'given-up'> => {
+    const { message } = head;
+    const kind = classifyFailure(error);
+    const now = Date.now();
+    const state = await inbox.recordFailure(conversationKey, message.messageId, { ...policy, suspect: kind === 'unknown', now });
+    const budgetSpent = now - state.firstFailureAt >= options.retryBudgetMs;
+    const reason: GiveUpReason | undefined =
+      kind === 'deterministic' ? 'deterministic' : kind === 'unknown' && state.suspectAttempts >= MAX_SUSPECT_ATTEMPTS ? 'unknown' : budgetSpent ? 'budget' : undefined;
+    if (reason) {
+      await giveUp(message, { reason, error, attempts: state.attempts });
+      return 'given-up';
+    }
+    const waiting = await ensureRedrive(conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
+    metrics.increment('inbound_retries_total', { channel: message.channel, kind });
+    logger.warn('inbound-retrying', {
+      conversationKey,
+      messageId: message.messageId,
+      kind,
+      attempts: state.attempts,
+      retryInMs: state.nextAttemptAt - now,
+      budgetLeftMs: options.retryBudgetMs - (now - state.firstFailureAt),
+      error,
+    });
+    return waiting;
+  };
 
   /** Answers the conversation's inbox from the head until it is empty, under its lock. */
-  const drain = async (conversationKey: string): Promise<'drained' | 'busy'> => {
+  const drain = async (conversationKey: string): Promise<DrainOutcome> => {
     const abort = new AbortController();
     const lock = await acquireConversationLock(redis, conversationKey, options.lockTtlMs, () => {
       logger.warn('conversation-lock-lost', { conversationKey });
       abort.abort(new Error('conversation lock lost'));
     });
-    if (!lock) return 'busy';
+    if (!lock) return { kind: 'busy' };
     try {
       for (;;) {
+        if (shutdown.aborted) return { kind: 'stopped' };
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} mid-drain`);
-        let message: InboundMessage | undefined;
+        let head: InboxHead | undefined;
         try {
-          message = await inbox.head(conversationKey);
+          head = await inbox.head(conversationKey);
         } catch (error) {
           if (!(error instanceof CorruptInboxEntryError)) throw error;
           logger.error('inbox-entry-discarded', { conversationKey, error });
@@ -54,37 +126,57 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           await inbox.discardHead(conversationKey);
           continue;
         }
-        if (!message) return 'drained';
-        try {
-          await handle(message, abort.signal);
-        } catch (error) {
-          // A message that keeps failing must not block its conversation for ever.
-          const attempts = await inbox.recordFailure(conversationKey, message.messageId);
-          if (attempts < MAX_MESSAGE_ATTEMPTS || abort.signal.aborted) throw error;
-          metrics.increment('inbound_abandoned_total', { channel: message.channel });
-          logger.error('inbound-abandoned', { conversationKey, messageId: message.messageId, attempts, error });
+        if (!head) return { kind: 'drained' };
+        if (head.retry && head.retry.nextAttemptAt > Date.now()) {
+          return ensureRedrive(conversationKey, head.message.messageId, head.retry.attempts, head.retry.nextAttemptAt);
         }
-        await inbox.acknowledge(conversationKey, message.messageId);
+        try {
+          await handle(head.message, abort.signal);
+        } catch (error) {
+          // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
+          if (abort.signal.aborted) throw error;
+          const outcome = await onFailure(conversationKey, head, error);
+          if (outcome !== 'given-up') return outcome;
+        }
+        await inbox.acknowledge(conversationKey, head);
+        logger.debug('inbound-acknowledged', { conversationKey, messageId: head.message.messageId });
       }
     } finally {
       await lock.release();
     }
   };
 
-  const process = async (job: Job<TurnJob>): Promise<void> => {
+  /** Puts the job back in the queue, due at `at`, without counting an attempt. */
+  const comeBackAt = async (job: Job<TurnJob>, token: string | undefined, at: number): Promise<never> => {
+    await job.moveToDelayed(at, token);
+    throw new DelayedError();
+  };
+
+  const process = async (job: Job<TurnJob>, token?: string): Promise<void> => {
     const parsed = TurnJobSchema.safeParse(job.data);
     if (!parsed.success) {
       logger.error('job-malformed', { jobId: job.id });
       return;
     }
     const { conversationKey } = parsed.data;
-    // A job that finds the lock taken completes at once: its message is already in the inbox,
-    // and the holder re-checks the inbox after releasing, so it answers that message too (or
-    // the next holder does). A holder that dies keeps its own job active, which the queue's
-    // stall check retries — and that retry drains everything left behind.
+    // The holder re-checks the inbox after releasing, so a message that arrived meanwhile is
+    // answered by it; a job that finds the lock taken comes back later rather than trusting a
+    // holder that may have died.
     for (;;) {
-      if ((await drain(conversationKey)) === 'busy') {
+      if (shutdown.aborted) return comeBackAt(job, token, Date.now() + busyDelayMs);
+      const outcome = await drain(conversationKey);
+      if (outcome.kind === 'busy') {
         metrics.increment('turn_lock_busy_total');
+        return comeBackAt(job, token, Date.now() + busyDelayMs);
+      }
+      if (outcome.kind === 'stopped') {
+        logger.info('turn-job-handed-back', { conversationKey });
+        return comeBackAt(job, token, Date.now() + busyDelayMs);
+      }
+      if (outcome.kind === 'waiting') {
+        // The re-drive job of this attempt comes back when it is due (it can't re-add itself);
+        // any other job leaves the message to it.
+        if (job.id === outcome.redriveId) return comeBackAt(job, token, outcome.at);
         return;
       }
       if ((await inbox.size(conversationKey)) === 0) return;

@@ -11,6 +11,7 @@
  * The same code runs on MongoDB (no transactions, TTL indexes or $lookup are used).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+import { StorageWriteError } from '../errors/index.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -29,6 +30,9 @@ const statusRank: Record<MessageStatus, number> = {
   failed: 6,
   undelivered: 6,
 };
+
+/** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
+export const APOLOGY_PART = 99;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
 export const RECENT_MESSAGE_LIMIT = 20;
@@ -64,6 +68,8 @@ export interface MessageRecord {
   partCount?: number;
   roleId?: string;
   status: MessageStatus;
+  /** When the part was last claimed for sending: where to look for it if the outcome was lost. */
+  claimedAt?: Date;
   errorCode?: string;
   errorMessage?: string;
   createdAt: Date;
@@ -100,6 +106,7 @@ const messageSchema = new Schema<MessageRecord>(
     partCount: Number,
     roleId: String,
     status: { type: String, required: true },
+    claimedAt: Date,
     errorCode: String,
     errorMessage: String,
   },
@@ -150,6 +157,23 @@ export interface TranscriptStore {
   }): Promise<MessageRecord[]>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
+  /** One stored message by its ledger key. */
+  message(messageId: string): Promise<MessageRecord | undefined>;
+  /** Claims again a part whose earlier send outcome was lost (it was not found sent). */
+  reclaimPart(messageId: string): Promise<void>;
+  /** The ledger key a channel message id (Twilio's SID) was recorded for, if any. */
+  deliveryOwner(channelMessageId: string): Promise<string | undefined>;
+  /** Stores the apology for a message given up on, once; returns the stored ledger entry. */
+  saveApology(input: { conversationId: string; channel: string; replyTo: string; text: string }): Promise<MessageRecord>;
+  /** Records an inbound message as given up on (storing it if an outage kept it from being recorded). */
+  markInboundFailed(input: {
+    conversationId: string;
+    channel: string;
+    channelMessageId: string;
+    text: string;
+    receivedAt: Date;
+    errorMessage: string;
+  }): Promise<void>;
   markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus): Promise<void>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
   releasePart(messageId: string): Promise<void>;
@@ -179,7 +203,7 @@ function isDuplicateKey(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if ((error as { code?: unknown }).code === 11000) return true;
   const writeErrors = (error as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
-  return Array.isArray(writeErrors) && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
+  return Array.isArray(writeErrors) && writeErrors.length > 0 && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
 }
 
 function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
@@ -272,19 +296,63 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       }));
       try {
         const inserted = await messages.insertMany(documents, { ordered: true, timestamps: false });
-        return inserted.map((document) => document.toObject<MessageRecord>());
+        if (inserted.length === documents.length) return inserted.map((document) => document.toObject<MessageRecord>());
       } catch (error) {
         // An earlier attempt stored this reply: what it stored wins.
         if (!isDuplicateKey(error)) throw error;
-        return store.replyParts(channel, replyTo);
       }
+      const stored = await store.replyParts(channel, replyTo);
+      // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
+      if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
+      return stored;
     },
 
     async claimPart(messageId) {
       const claimed = await messages
-        .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending' } }, { lean: true })
+        .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending', claimedAt: new Date() } }, { lean: true })
         .exec();
       return claimed !== null;
+    },
+
+    async message(messageId) {
+      return (await messages.findById(messageId).lean<MessageRecord>().exec()) ?? undefined;
+    },
+
+    async reclaimPart(messageId) {
+      await messages.updateOne({ _id: messageId }, { $set: { status: 'sending', claimedAt: new Date() } }).exec();
+    },
+
+    async deliveryOwner(channelMessageId) {
+      return (await deliveries.findById(channelMessageId).lean().exec())?.messageId;
+    },
+
+    async saveApology({ conversationId, channel, replyTo, text }) {
+      const _id = outboundMessageId(channel, replyTo, APOLOGY_PART);
+      try {
+        const [inserted] = await messages.insertMany(
+          [{ _id, conversationId, channel, direction: 'outbound', text, replyTo, part: APOLOGY_PART, partCount: 1, roleId: 'system', status: 'pending' }],
+          { ordered: true },
+        );
+        if (inserted) return inserted.toObject<MessageRecord>();
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const stored = await messages.findById(_id).lean<MessageRecord>().exec();
+      if (!stored) throw new Error(`apology ${_id} vanished after insert`);
+      return stored;
+    },
+
+    async markInboundFailed({ conversationId, channel, channelMessageId, text, receivedAt, errorMessage }) {
+      await messages
+        .updateOne(
+          { _id: inboundMessageId(channel, channelMessageId) },
+          {
+            $set: { status: 'failed', errorMessage, updatedAt: new Date() },
+            $setOnInsert: { conversationId, channel, direction: 'inbound', text, channelMessageId, createdAt: receivedAt },
+          },
+          { upsert: true, timestamps: false },
+        )
+        .exec();
     },
 
     async markPartSent(messageId, channelMessageId, status) {

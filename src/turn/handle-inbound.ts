@@ -2,17 +2,28 @@
  * Answers one inbound message, whatever its channel: record it, run the orchestrator (unless
  * an earlier attempt already stored the reply), then send each reply part exactly once
  * through the send ledger. A retry after a crash resumes from what was stored, so the customer
- * never gets a second, different answer.
+ * never gets a second, different answer; a part whose send outcome was lost (found `sending`)
+ * is looked up at the provider and sent only if it is not there (or resent where the receiver
+ * dedupes). When the worker gives up on a message, `createGiveUpHandler` makes it visible: the
+ * customer gets one apology, the transcript records it failed, a metric and a log say so.
  */
 import { randomUUID } from 'node:crypto';
-import { isRetryable } from '../errors/index.js';
+import { ChannelSendError, classifyFailure, isRetryable } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../orchestrator/contracts.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
-import type { InboundHandler } from '../queue/turn-worker.js';
-import { inboundMessageId, type MessageRecord, type RecentMessage, type TranscriptStore } from '../store/transcript-store.js';
+import type { GiveUpHandler, InboundHandler } from '../queue/turn-worker.js';
+import {
+  APOLOGY_PART,
+  inboundMessageId,
+  outboundMessageId,
+  type MessageRecord,
+  type MessageStatus,
+  type RecentMessage,
+  type TranscriptStore,
+} from '../store/transcript-store.js';
 
 export interface InboundHandlerOptions {
   channels: ReadonlyMap<string, ChannelDefinition>;
@@ -25,54 +36,90 @@ export interface InboundHandlerOptions {
 }
 
 const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
+export const APOLOGY_TEXT = "Sorry — something went wrong on our side and we couldn't answer your last message. Please send it again.";
+
+/** Ledger states of a part that left (or may have left) for the customer. */
+const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'read']);
+/** Ledger states of a part not (known to be) sent yet. */
+const unsentStatuses = new Set<MessageStatus>(['pending', 'sending', 'uncertain']);
 
 function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
   const known = new Set(recent.map((message) => message.id));
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
 
-export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
-  const { transcripts, metrics } = options;
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
-  /** Sends each pending part once; true when every part went out. */
-  const deliver = async (channel: ChannelDefinition, message: InboundMessage, parts: MessageRecord[], logger: Logger) => {
-    let allSent = true;
-    for (const part of parts) {
-      if (part.status === 'sending') {
-        // An earlier attempt died between claiming and recording this send: it may have gone
-        // out. Sending again could duplicate it, so it is marked and counted instead.
-        await transcripts.markPartFailed(part._id, 'uncertain', undefined, 'send outcome unknown after a worker crash');
-        metrics.increment('reply_part_uncertain_total', { channel: channel.id });
-        logger.warn('reply-part-uncertain', { part: part.part });
-        allSent = false;
-        continue;
+/** The send ledger's side of a channel: claim, send, record — and resolve lost outcomes. */
+function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
+  /** Sends a part this attempt holds (`sending`); throws when the channel refused it. */
+  const sendClaimed = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
+    try {
+      const sent = await channel.transport.send(message, part.text, part.part ?? 0);
+      await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
+      metrics.increment('reply_parts_sent_total', { channel: channel.id });
+      logger.info('reply-sent', { part: part.part, channelMessageId: sent.channelMessageId });
+    } catch (error) {
+      if (isRetryable(error)) {
+        // A refusal leaves nothing sent: back to pending. A lost outcome (a timeout) stays
+        // `sending`, so the retry looks it up instead of sending blind.
+        if (!(error instanceof ChannelSendError && error.outcomeUnknown)) await transcripts.releasePart(part._id);
+        logger.warn('reply-send-retrying', { part: part.part, error });
+        throw error;
       }
-      if (part.status !== 'pending' || !(await transcripts.claimPart(part._id))) continue;
-      try {
-        const sent = await channel.transport.send(message, part.text, part.part ?? 0);
-        await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
-        metrics.increment('reply_parts_sent_total', { channel: channel.id });
-        logger.info('reply-sent', { part: part.part, of: parts.length, channelMessageId: sent.channelMessageId });
-      } catch (error) {
-        if (isRetryable(error)) {
-          await transcripts.releasePart(part._id);
-          logger.warn('reply-send-retrying', { part: part.part, error });
-          throw error;
-        }
-        const code = (error as { code?: unknown }).code;
-        await transcripts.markPartFailed(
-          part._id,
-          'failed',
-          code === undefined ? undefined : String(code),
-          error instanceof Error ? error.message : String(error),
-        );
+      if (error instanceof ChannelSendError) {
+        await transcripts.markPartFailed(part._id, 'failed', error.code === undefined ? undefined : String(error.code), errorText(error));
         metrics.increment('reply_send_failed_total', { channel: channel.id });
         logger.error('reply-send-failed', { part: part.part, error });
-        allSent = false;
+      }
+      throw error;
+    }
+  };
+
+  /** A part found `sending`: an earlier attempt died (or lost the answer) mid-send. */
+  const resolve = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
+    if (channel.transport.findSent) {
+      const claimedAt = part.claimedAt ?? part.updatedAt;
+      for (const candidate of await channel.transport.findSent(message, part.text, claimedAt)) {
+        // The same text may have gone out for another part or turn: only an unrecorded send counts.
+        const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
+        if (owner !== undefined && owner !== part._id) continue;
+        await transcripts.markPartSent(part._id, candidate.channelMessageId, candidate.status);
+        metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome: 'found' });
+        logger.warn('reply-part-resolved', { part: part.part, outcome: 'found', channelMessageId: candidate.channelMessageId });
+        return;
       }
     }
-    return allSent;
+    await transcripts.reclaimPart(part._id);
+    metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome: 'resent' });
+    logger.warn('reply-part-resolved', { part: part.part, outcome: 'resent' });
+    await sendClaimed(channel, message, part, logger);
   };
+
+  /** Sends each part once, in order; throws at the first part that could not go out. */
+  return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger) => {
+    for (const stored of parts) {
+      let part = stored;
+      if (part.status === 'pending') {
+        if (await transcripts.claimPart(part._id)) {
+          await sendClaimed(channel, message, part, logger);
+          continue;
+        }
+        // Under the conversation's lock nobody else claims it: a claim that applied but was
+        // reported lost (the driver retried it after a dropped connection) reads back here.
+        part = (await transcripts.message(part._id)) ?? part;
+        if (part.status === 'pending') throw new Error(`the claim of ${part._id} did not apply`);
+      }
+      if (part.status === 'sending' || part.status === 'uncertain') await resolve(channel, message, part, logger);
+    }
+  };
+}
+
+export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
+  const { transcripts, metrics } = options;
+  const deliver = createLedgerSender(transcripts, metrics);
 
   return async (message, signal) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
@@ -143,12 +190,72 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         parts: channel.splitReply(result.text),
       });
     }
+    logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
     await transcripts.saveRecent(conversationId, withMessages(history, replies));
-    const delivered = await deliver(channel, message, parts, logger);
+    try {
+      await deliver(channel, message, parts, logger);
+    } catch (error) {
+      // A refusal for good ends the turn undelivered (the worker gives up on the message);
+      // an outage is retried, and the resumed attempt has no turn result to finish.
+      if (result && classifyFailure(error) === 'deterministic') await options.orchestrator.finishTurn(channel, result, false);
+      throw error;
+    }
     if (result) {
-      await options.orchestrator.finishTurn(channel, result, delivered);
+      await options.orchestrator.finishTurn(channel, result, true);
       options.onTurn?.(result);
+    }
+  };
+}
+
+/**
+ * What giving up on a message does: counts and logs it, records the inbound and its unsent
+ * parts as failed (and takes them out of the history the model sees), then sends one apology
+ * through the ledger. Each step is best effort: an outage that outlived the budget may keep
+ * some from happening, which the log says. Never throws.
+ */
+export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orchestrator' | 'onTurn'>): GiveUpHandler {
+  const { transcripts, metrics } = options;
+  const deliver = createLedgerSender(transcripts, metrics);
+
+  return async (message, { reason, error, attempts }) => {
+    const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
+    metrics.increment('inbound_failed_total', { channel: message.channel, reason });
+    logger.error('inbound-failed', { reason, attempts, error });
+    const channel = options.channels.get(message.channel);
+    if (!channel) return;
+    let conversationId = message.conversationKey;
+    try {
+      const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
+      conversationId = conversation.conversationId;
+      await transcripts.markInboundFailed({
+        conversationId,
+        channel: channel.id,
+        channelMessageId: message.messageId,
+        text: message.text,
+        receivedAt: new Date(message.receivedAt),
+        errorMessage: `given up on (${reason}): ${errorText(error)}`,
+      });
+      const parts = await transcripts.replyParts(channel.id, message.messageId);
+      for (const part of parts.filter((entry) => unsentStatuses.has(entry.status))) {
+        const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
+        await transcripts.markPartFailed(part._id, 'failed', undefined, why);
+      }
+      const dropped = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
+      if (!parts.some((part) => sentStatuses.has(part.status))) dropped.add(inboundMessageId(channel.id, message.messageId));
+      await transcripts.saveRecent(conversationId, conversation.recent.filter((entry) => !dropped.has(entry.id)));
+    } catch (recordError) {
+      logger.error('inbound-failure-unrecorded', { error: recordError });
+    }
+    try {
+      const apology = await transcripts.saveApology({ conversationId, channel: channel.id, replyTo: message.messageId, text: APOLOGY_TEXT });
+      await deliver(channel, message, [apology], logger);
+    } catch (apologyError) {
+      // Past the budget there is no retry: the apology was tried once (and the ledger says how it ended).
+      await transcripts
+        .markPartFailed(outboundMessageId(channel.id, message.messageId, APOLOGY_PART), 'failed', undefined, errorText(apologyError))
+        .catch(() => undefined);
+      logger.error('apology-failed', { error: apologyError });
     }
   };
 }

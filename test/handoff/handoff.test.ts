@@ -335,7 +335,7 @@ describe('a worker killed mid-delivery', () => {
     child?.kill('SIGKILL');
   });
 
-  test('never notifies a destination twice', async () => {
+  test('never notifies a destination twice: a lost webhook outcome is resent with its idempotency key', async () => {
     const quiet = await startHarness({ worker: false, script: assistant, env: handoffEnv() });
     quiet.models.setJudge(judge);
     try {
@@ -362,12 +362,15 @@ describe('a worker killed mid-delivery', () => {
         const [latest] = await quiet.services.handoffs.list({ limit: 1 });
         return latest?.notices.every((notice) => notice.status !== 'pending' && notice.status !== 'sending') ? latest : undefined;
       }, 20_000);
+      // The webhook's outcome was lost with the worker: it is posted again with the same
+      // idempotency key, so a receiver that dedupes shows it once.
       expect(handoff.notices.map((notice) => [notice.destination.kind, notice.status])).toEqual([
         ['whatsapp', 'sent'],
-        ['webhook', 'uncertain'],
+        ['webhook', 'sent'],
       ]);
       expect(quiet.twilio.messages.filter((message) => message.to === SALES_PHONE)).toHaveLength(1);
-      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received).toHaveLength(2);
+      expect(new Set(receiver.received.map((request) => request.headers['idempotency-key'])).size).toBe(1);
     } finally {
       await quiet.close();
     }

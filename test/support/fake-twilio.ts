@@ -1,7 +1,8 @@
 // Owns the fake Twilio REST API the tests point the real `twilio` library at: a node:http
 // server, routed by path only (the service rewrites every Twilio host to one base URL), that
-// checks basic auth, answers message creates and WhatsApp typing indicators with Twilio's
-// JSON shapes, records what it was sent, and injects failures and delays on demand.
+// checks basic auth, answers message creates, the Messages list (To/From filters, newest
+// first) and WhatsApp typing indicators with Twilio's JSON shapes, records what it was sent,
+// and injects failures, delays and held requests on demand.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -83,6 +84,13 @@ export interface RecordedTwilioRequest {
   receivedAt: number;
 }
 
+/** A message create the fake is holding open (see `holdNext`). */
+export interface HeldCreate {
+  params: Record<string, string>;
+  /** Answers the held request (to whoever still listens). */
+  release(): void;
+}
+
 export interface FakeTwilio {
   /** http://127.0.0.1:<port>, no trailing slash. */
   baseUrl: string;
@@ -93,8 +101,19 @@ export interface FakeTwilio {
   requests: RecordedTwilioRequest[];
   /** The next `count` message creates answer `status` with Twilio's error JSON (`body` overrides fields, or replaces it when a string). */
   failNext(count: number, status: number, body?: Partial<TwilioErrorBody> | string): void;
+  /** Until reset, every message create whose body satisfies `matches` answers `status`. */
+  failMatching(matches: (body: string) => boolean, status: number): void;
+  /** From now (or the end of the last window) for `milliseconds`, every Messages request (create or list, or only `only`) answers `status`. */
+  failDuring(milliseconds: number, status: number, only?: 'create' | 'list'): void;
   /** The next message create (or next `count` of them) waits `milliseconds` before it is answered. */
   delayNext(milliseconds: number, count?: number): void;
+  /**
+   * Holds the next message create open until released; resolves when it arrives. With
+   * `accepted` the message is recorded (Twilio has it) before the answer is held; without, it
+   * is answered 500 on release and never recorded (it never reached Twilio). With `to`, only
+   * a create to that address is held.
+   */
+  holdNext(options: { accepted: boolean; to?: string }): Promise<HeldCreate>;
   /** Resolves with the accepted messages once there are at least `count`; rejects after `timeoutMs`. */
   waitForMessages(count: number, timeoutMs?: number): Promise<RecordedMessage[]>;
   /** Forgets everything recorded and every pending failure or delay. */
@@ -173,6 +192,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const requests: RecordedTwilioRequest[] = [];
   let pendingFailures: Array<{ status: number; body: Partial<TwilioErrorBody> | string | undefined }> = [];
   let pendingDelays: number[] = [];
+  let bodyFailures: Array<{ matches: (body: string) => boolean; status: number }> = [];
+  let outages: Array<{ from: number; until: number; status: number; method: string | undefined }> = [];
+  let pendingHolds: Array<{ accepted: boolean; to: string | undefined; arrived: (held: HeldCreate) => void }> = [];
   let messageWaiters: Array<() => void> = [];
 
   const notifyMessageWaiters = (): void => {
@@ -185,6 +207,20 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const messagePathPattern = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/([^/]+)\.json$/;
 
   async function createMessage(request: IncomingMessage, form: URLSearchParams, params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): Promise<[number, unknown]> {
+    const hold = pendingHolds.find((candidate) => candidate.to === undefined || candidate.to === params.To);
+    if (hold !== undefined) {
+      pendingHolds = pendingHolds.filter((candidate) => candidate !== hold);
+      const released = new Promise<void>((resolve) => hold.arrived({ params, release: resolve }));
+      if (!hold.accepted) {
+        await released;
+        return [500, twilioErrorBody(500)];
+      }
+      const answer = await createMessage(request, form, params, receivedAt, receivedAtHrtime);
+      await released;
+      return answer;
+    }
+    const refusal = bodyFailures.find((rule) => rule.matches(params.Body ?? ''));
+    if (refusal !== undefined) return [refusal.status, twilioErrorBody(refusal.status)];
     const delay = pendingDelays.shift();
     const failure = pendingFailures.shift();
     if (delay !== undefined) await sleep(delay);
@@ -260,6 +296,28 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     return [201, resource];
   }
 
+  /** The Messages list: To and From filters, newest first, one page of PageSize (default 50). */
+  function listMessages(params: Record<string, string>): [number, unknown] {
+    const pageSize = Math.min(1000, Math.max(1, Number(params.PageSize ?? '50') || 50));
+    const found = messages
+      .filter((message) => (params.To === undefined || message.to === params.To) && (params.From === undefined || message.from === params.From))
+      .reverse()
+      .slice(0, pageSize)
+      .map((message) => ({ ...message.resource, direction: 'outbound-api' }));
+    const uri = `${messagesPath}?PageSize=${pageSize}&Page=0`;
+    return [200, {
+      messages: found,
+      end: Math.max(0, found.length - 1),
+      first_page_uri: uri,
+      next_page_uri: null,
+      page: 0,
+      page_size: pageSize,
+      previous_page_uri: null,
+      start: 0,
+      uri,
+    }];
+  }
+
   function createTypingIndicator(params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): [number, unknown] {
     const channel = params.channel;
     const messageId = params.messageId;
@@ -278,8 +336,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       return [401, twilioErrorBody(401, { detail: 'Your AccountSid or AuthToken was incorrect.' })];
     }
     const method = request.method ?? 'GET';
+    const outage = outages.find((window) => window.from <= receivedAt && receivedAt < window.until && (window.method === undefined || window.method === method));
+    if (outage !== undefined && path === messagesPath) return [outage.status, twilioErrorBody(outage.status)];
     if (method === 'POST' && path === messagesPath) {
       return createMessage(request, form, params, receivedAt, receivedAtHrtime);
+    }
+    if (method === 'GET' && path === messagesPath) {
+      return listMessages(params);
     }
     if (method === 'POST' && path === '/v2/Indicators/Typing.json') {
       return createTypingIndicator(params, receivedAt, receivedAtHrtime);
@@ -329,6 +392,16 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     failNext(count, status, body) {
       for (let index = 0; index < count; index += 1) pendingFailures.push({ status, body });
     },
+    failMatching(matches, status) {
+      bodyFailures.push({ matches, status });
+    },
+    failDuring(milliseconds, status, only) {
+      const from = Math.max(Date.now(), ...outages.map((window) => window.until));
+      outages.push({ from, until: from + milliseconds, status, method: only === undefined ? undefined : only === 'create' ? 'POST' : 'GET' });
+    },
+    holdNext({ accepted, to }) {
+      return new Promise((arrived) => pendingHolds.push({ accepted, to, arrived }));
+    },
     delayNext(milliseconds, count = 1) {
       for (let index = 0; index < count; index += 1) pendingDelays.push(milliseconds);
     },
@@ -357,6 +430,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       requests.length = 0;
       pendingFailures = [];
       pendingDelays = [];
+      pendingHolds = [];
+      outages = [];
+      bodyFailures = [];
     },
     close() {
       return new Promise((resolve, reject) => {

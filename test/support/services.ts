@@ -120,6 +120,69 @@ export async function startMongo(): Promise<MongoHandle> {
   throw lastError;
 }
 
+export interface RestartableMongoHandle extends MongoHandle {
+  /** SIGKILLs the server (no clean shutdown) and waits until it is gone. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and data directory and waits until it answers. */
+  restart(): Promise<void>;
+}
+
+/**
+ * A FerretDB of its own (never the shared one) that a test can kill and restart, for outage
+ * tests: same port and SQLite data directory across restarts, so data survives like a real
+ * database restart.
+ */
+export async function startRestartableFerretDb(): Promise<RestartableMongoHandle> {
+  const binary = await ferretDbBinary();
+  const port = await findFreePort();
+  const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
+  const uri = `mongodb://${loopbackHost}:${port}/`;
+  const launch = async (): Promise<SpawnedService> => {
+    const child = spawnService(binary, [
+      '--handler=sqlite',
+      `--sqlite-url=file:${stateDirectory}/`,
+      `--state-dir=${stateDirectory}`,
+      `--listen-addr=${loopbackHost}:${port}`,
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=error',
+    ], { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' });
+    await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
+    return child;
+  };
+  let current: SpawnedService | undefined = await launch();
+  const kill = async () => {
+    const child = current?.process;
+    current = undefined;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
+    await exited;
+  };
+  return {
+    uri,
+    kill,
+    async restart() {
+      await kill();
+      // The port was just released by a killed process: retry until it binds again.
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          current = await launch();
+          return;
+        } catch (error) {
+          if (attempt >= 2) throw error;
+          await sleep(200);
+        }
+      }
+    },
+    async stop() {
+      if (current) await stopProcess(current.process);
+      current = undefined;
+      await rm(stateDirectory, { recursive: true, force: true });
+    },
+  };
+}
+
 /** The FerretDB binary: FERRETDB_BIN if set, else whatever scripts/install-ferretdb.sh prints (it builds on first use). */
 export async function ferretDbBinary(): Promise<string> {
   const preset = process.env.FERRETDB_BIN;

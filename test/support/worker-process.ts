@@ -2,7 +2,7 @@
  * A turn worker in its own OS process, for tests that kill a worker mid-turn. Configured by
  * the parent through the environment (the same variables the service reads, plus the queue
  * prefix and a model delay); prints `model-called <text>` when the model is asked, so the
- * parent knows when to kill it.
+ * parent knows when to kill it (or, on SIGTERM, prints `shutdown-start` and shuts down like main.ts).
  */
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
@@ -28,3 +28,9 @@ const services = await createServices(loadConfig(), {
 const worker = services.startWorker();
 await worker.waitUntilReady();
 process.stdout.write('worker-ready\n');
+// SIGTERM as src/main.ts handles it: stop taking turns, let the held ones finish, close, exit 0.
+process.once('SIGTERM', () => {
+  process.stdout.write('shutdown-start\n');
+  services.beginShutdown();
+  void services.close().then(() => process.exit(0));
+});

@@ -93,29 +93,3 @@ describe('a worker killed mid-turn', () => {
     expect(messages.map((message) => message.direction)).toEqual(['inbound', 'outbound']);
   });
 });
-
-describe('a message that keeps failing', () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startHarness({ script: ({ userText }) => ({ text: `Answer to: ${userText}` }) });
-  });
-  afterAll(() => harness.close());
-
-  test('is given up on after its attempts, visibly, and the conversation goes on', async () => {
-    const { MAX_MESSAGE_ATTEMPTS } = await import('../../src/queue/turn-worker.js');
-    const { conversationKeyFor } = await import('../../channels/whatsapp/webhook.js');
-    const customer = 'whatsapp:+447700900300';
-    const poison = 'SM' + 'f'.repeat(32);
-    // Record earlier failures as if previous attempts had died on it.
-    for (let attempt = 1; attempt < MAX_MESSAGE_ATTEMPTS; attempt += 1) {
-      await harness.services.inbox.recordFailure(conversationKeyFor(customer), poison);
-    }
-    harness.twilio.failNext(1, 503);
-    await harness.sendWhatsapp({ from: customer, body: 'first', messageSid: poison });
-    await eventually(() => harness.logs.some((line) => line.event === 'inbound-abandoned') || undefined);
-    expect(harness.services.metrics.value('inbound_abandoned_total', { channel: 'whatsapp' })).toBe(1);
-    await harness.sendWhatsapp({ from: customer, body: 'second' });
-    const messages = await harness.twilio.waitForMessages(1);
-    expect(messages.map((message) => message.body)).toEqual(['Answer to: second']);
-  });
-});

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { WHATSAPP_BODY_LIMIT } from '../../channels/whatsapp/split-message.js';
 import { eventually, newMessageSid, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
 import { turnsSettled } from '../support/settled.js';
@@ -90,7 +91,7 @@ describe('a WhatsApp turn', () => {
     expect(harness.models.replyCalls().length - callsBefore).toBe(1);
   });
 
-  test('a send Twilio refuses for good is recorded as failed; a transient refusal is retried without resending earlier parts', async () => {
+  test('a send Twilio refuses for good fails the message: the rest is not sent, one apology is; a transient refusal is retried without resending earlier parts', async () => {
     harness.models.setScript(() => ({ text: `${'First part sentence. '.repeat(90)}\n\n${'Second part sentence. '.repeat(20)}`.trim() }));
     harness.twilio.failNext(1, 400, { code: 63016, message: 'Failed to send freeform message because you are outside the allowed window.' });
     const customer = 'whatsapp:+447700900005';
@@ -98,20 +99,23 @@ describe('a WhatsApp turn', () => {
     const messages = await eventually(async () => {
       const found = await conversationOf(customer);
       return found.filter((message) => message.direction === 'outbound').every((message) => message.status !== 'pending' && message.status !== 'sending') &&
-        found.length >= 3
+        found.some((message) => message.text === APOLOGY_TEXT)
         ? found
         : undefined;
     });
     const outbound = messages.filter((message) => message.direction === 'outbound');
     expect(outbound[0]).toMatchObject({ status: 'failed', errorCode: '63016' });
-    expect(outbound.slice(1).every((message) => message.status === 'queued')).toBe(true);
+    expect(outbound.slice(1, -1).every((message) => message.status === 'failed')).toBe(true);
+    expect(outbound.at(-1)).toMatchObject({ text: APOLOGY_TEXT, status: 'queued' });
+    expect(messages.find((message) => message.direction === 'inbound')).toMatchObject({ status: 'failed' });
+    expect(harness.twilio.messages.map((message) => message.body)).toEqual([APOLOGY_TEXT]);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'reply-send-failed' }));
 
     harness.twilio.reset();
     harness.twilio.failNext(1, 503);
     const second = 'whatsapp:+447700900006';
     await harness.sendWhatsapp({ from: second, body: 'long again' });
-    const sent = await harness.twilio.waitForMessages(outbound.length, 15_000);
+    const sent = await harness.twilio.waitForMessages(outbound.length - 1, 15_000);
     expect(new Set(sent.map((message) => message.body)).size).toBe(sent.length);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'reply-send-retrying' }));
     expect(harness.models.replyCalls().filter((call) => call.userText === 'long again')).toHaveLength(1);

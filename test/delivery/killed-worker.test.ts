@@ -1,0 +1,127 @@
+/**
+ * A worker process SIGKILLed right after it claimed a reply part, while Twilio holds the send
+ * request open (the fake's hold hook makes the moment exact). Whether or not Twilio had
+ * accepted that send, the next worker resolves the part — found at Twilio by the Messages
+ * list, or sent because it is not there — and the customer gets the answer exactly once. If
+ * the lookup itself keeps failing, the part ends failed once the budget is spent, with the apology.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, test } from '@jest/globals';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
+import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { recordFigures } from './burst.js';
+
+let child: ChildProcess | undefined;
+let harness: Harness | undefined;
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  await harness?.close();
+  child = undefined;
+  harness = undefined;
+});
+
+async function startWorkerProcess(env: Record<string, string>, queuePrefix: string): Promise<{ process: ChildProcess; output: () => string }> {
+  const spawned = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    env: { ...process.env, ...env, TEST_QUEUE_PREFIX: queuePrefix, TEST_MODEL_DELAY_MS: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  spawned.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  spawned.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await eventually(() => output.includes('worker-ready'), 20_000);
+  return { process: spawned, output: () => output };
+}
+
+describe.each([
+  ['had accepted it', true, 'found'],
+  ['had not accepted it', false, 'resent'],
+])('a worker killed right after claiming the send (Twilio %s)', (label, accepted, outcome) => {
+  test('the customer is answered exactly once, and the conversation goes on', async () => {
+    harness = await startHarness({ worker: false, env: { MESSAGE_RETRY_BACKOFF_MS: '250' }, script: ({ userText }) => ({ text: `Answer to: ${userText}` }) });
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
+    child = worker.process;
+    const customer = accepted ? 'whatsapp:+447700903001' : 'whatsapp:+447700903002';
+    const messageSid = newMessageSid();
+    const held = harness.twilio.holdNext({ accepted });
+    expect((await harness.sendWhatsapp({ from: customer, body: 'where is my order?', messageSid })).status).toBe(200);
+    const request = await held;
+    expect(request.params.Body).toBe('Slow answer to: where is my order?');
+    const partId = outboundMessageId('whatsapp', messageSid, 0);
+    expect((await harness.services.transcripts.messages.findById(partId).lean())?.status).toBe('sending');
+
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    const killedAt = Date.now();
+    request.release();
+
+    await (harness.services.startWorker()).waitUntilReady();
+    const part = await eventually(async () => {
+      const stored = await harness!.services.transcripts.messages.findById(partId).lean();
+      return stored?.status === 'queued' ? stored : undefined;
+    }, 20_000);
+    const resolvedAt = Date.now();
+    await harness.sendWhatsapp({ from: customer, body: 'thanks!' });
+    await eventually(() => harness!.twilio.messages.some((message) => message.body === 'Answer to: thanks!') || undefined, 15_000);
+
+    const received = harness.twilio.messages.filter((message) => message.to === customer);
+    expect(received.map((message) => message.body)).toEqual(['Slow answer to: where is my order?', 'Answer to: thanks!']);
+    expect(part.channelMessageId).toBe(received[0]!.sid);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'reply-part-resolved', outcome }));
+    // Twilio has the second answer; its ledger entry is marked right after.
+    const conversation = await eventually(async () => {
+      const messages = await harness!.services.transcripts.conversationMessages(conversationKeyFor(customer));
+      return messages.every((message) => message.status !== 'sending') ? messages : undefined;
+    });
+    expect(conversation.map((message) => [message.direction, message.status])).toEqual([
+      ['inbound', 'received'],
+      ['outbound', 'queued'],
+      ['inbound', 'received'],
+      ['outbound', 'queued'],
+    ]);
+    await recordFigures(`killed-after-claim-${accepted ? 'accepted' : 'not-accepted'}`, {
+      variant: `Twilio ${label}`,
+      lost: received.some((message) => message.body === 'Slow answer to: where is my order?') ? 0 : 1,
+      duplicated: received.length - new Set(received.map((message) => message.body)).size,
+      resolution: outcome,
+      recoverMs: resolvedAt - killedAt,
+    });
+  }, 60_000);
+});
+
+describe('a lost send whose lookup keeps failing', () => {
+  test('ends failed with its reason once the budget is spent; the customer gets the apology', async () => {
+    harness = await startHarness({
+      worker: false,
+      env: { MESSAGE_RETRY_BUDGET_MS: '2000', MESSAGE_RETRY_BACKOFF_MS: '100' },
+      script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
+    });
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
+    child = worker.process;
+    const customer = 'whatsapp:+447700903003';
+    const messageSid = newMessageSid();
+    const held = harness.twilio.holdNext({ accepted: false });
+    await harness.sendWhatsapp({ from: customer, body: 'hello?', messageSid });
+    const request = await held;
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    request.release();
+    // Twilio's Messages list is down for longer than the message's budget.
+    harness.twilio.failDuring(60_000, 503, 'list');
+
+    await harness.services.startWorker().waitUntilReady();
+    const transcripts = harness.services.transcripts;
+    await eventually(async () => (await transcripts.message(outboundMessageId('whatsapp', messageSid, APOLOGY_PART)))?.status === 'queued' || undefined, 20_000);
+    expect(await transcripts.message(outboundMessageId('whatsapp', messageSid, 0))).toMatchObject({
+      status: 'failed',
+      errorMessage: 'send outcome unknown and could not be resolved',
+    });
+    expect(await transcripts.message(inboundMessageId('whatsapp', messageSid))).toMatchObject({ status: 'failed' });
+    expect(harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body)).toEqual([APOLOGY_TEXT]);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'inbound-failed', reason: 'budget' }));
+    expect(harness.logs.filter((line) => line.event === 'inbound-retrying').every((line) => line.kind === 'infrastructure')).toBe(true);
+  }, 60_000);
+});
