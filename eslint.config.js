@@ -19,6 +19,11 @@ const NO_CHANNELS_OR_ROLES = {
     'Only src/composition-root.ts names concrete channels and roles (src/chat.ts the CLI channel): add a contract field or a hook instead.',
 };
 
+const NO_WIRING = {
+  regex: '^(\\./|(\\.\\./)+)(src/)?(composition-root|main|chat)\\.js$',
+  message: 'Only the entry points (src/main.ts, src/chat.ts) and tests import the wiring modules.',
+};
+
 const otherChannels = (self) => ({
   regex: `^(\\.\\./)+(${['cli', 'web', 'whatsapp'].filter((name) => name !== self).join('|')})(/|$)`,
   message: 'A channel does not import another channel: share through src/ or the composition root.',
@@ -81,7 +86,11 @@ export default tseslint.config(
   {
     // Layer rules. A file matches exactly one of the blocks below, so its patterns are complete.
     files: ['src/**/*.ts'],
-    ignores: ['src/composition-root.ts', 'src/chat.ts'],
+    ignores: ['src/composition-root.ts', 'src/chat.ts', 'src/main.ts'],
+    rules: { 'no-restricted-imports': restrict(NO_CHANNELS_OR_ROLES, NO_WIRING) },
+  },
+  {
+    files: ['src/main.ts'],
     rules: { 'no-restricted-imports': restrict(NO_CHANNELS_OR_ROLES) },
   },
   {
@@ -95,16 +104,16 @@ export default tseslint.config(
   },
   {
     files: ['channels/whatsapp/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict(otherChannels('whatsapp'), NO_ROLES_FROM_CHANNELS) },
+    rules: { 'no-restricted-imports': restrict(otherChannels('whatsapp'), NO_ROLES_FROM_CHANNELS, NO_WIRING) },
   },
   {
     files: ['channels/cli/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict(otherChannels('cli'), NO_ROLES_FROM_CHANNELS) },
+    rules: { 'no-restricted-imports': restrict(otherChannels('cli'), NO_ROLES_FROM_CHANNELS, NO_WIRING) },
   },
   {
     files: ['channels/web/**/*.ts'],
     ignores: ['channels/web/widget/**'],
-    rules: { 'no-restricted-imports': restrict(otherChannels('web'), NO_ROLES_FROM_CHANNELS) },
+    rules: { 'no-restricted-imports': restrict(otherChannels('web'), NO_ROLES_FROM_CHANNELS, NO_WIRING) },
   },
   {
     files: ['channels/web/widget/**/*.ts'],
@@ -125,13 +134,17 @@ export default tseslint.config(
       'no-restricted-imports': restrict(
         { regex: '^\\./', message: 'A role does not import another role: shared code belongs in src/.' },
         { regex: '^(\\.\\./)+channels(/|$)', message: 'A role does not import a channel.' },
+        NO_WIRING,
       ),
     },
   },
   {
     files: ['roles/index.ts'],
     rules: {
-      'no-restricted-imports': restrict({ regex: '^(\\.\\./)+channels(/|$)', message: 'A role does not import a channel.' }),
+      'no-restricted-imports': restrict(
+        { regex: '^(\\.\\./)+channels(/|$)', message: 'A role does not import a channel.' },
+        NO_WIRING,
+      ),
     },
   },
 );
