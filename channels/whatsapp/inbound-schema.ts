@@ -20,6 +20,7 @@ export const TwilioInboundSchema = z.object({
   WaId: z.string().max(32).optional(),
   MessageType: z.string().max(32).optional(),
 });
+export type TwilioInbound = z.infer<typeof TwilioInboundSchema>;
 
 export const TwilioStatusSchema = z.object({
   MessageSid: messageSid,
