@@ -2,8 +2,8 @@
 // the orchestrator is generic (knows no channel or role), only the composition root wires
 // concrete channels and roles, channels and roles don't reach into each other, and the browser
 // widget ships nothing from the server. It also forbids shadowing a global (a local `URL`,
-// `process` or `history` that hides the real one). Syntax-only: no type information, so a run
-// stays a few seconds; `tsc` is the type gate. `npm run cycles` checks the same layers on
+// `process` or `fetch` that hides the real one) and the console outside tests. Syntax-only: no
+// type information, so a run stays a few seconds; `tsc` is the type gate. `npm run cycles` checks the same layers on
 // resolved paths, dynamic imports included.
 import js from '@eslint/js';
 import confusingBrowserGlobals from 'confusing-browser-globals';
@@ -65,6 +65,13 @@ export default tseslint.config(
       // `tsc` (noUnusedLocals/Parameters) already reports these, with the project's `_` convention.
       '@typescript-eslint/no-unused-vars': 'off',
     },
+  },
+  {
+    // AGENTS.md: log through the logger, never the console (tests fail on console output).
+    files: ['src/**/*.ts', 'channels/**/*.ts', 'roles/**/*.ts', 'scripts/**/*.ts'],
+    // The widget's one way to tell the embedding site's developer: the browser console.
+    ignores: ['channels/web/widget/developer-console.ts'],
+    rules: { 'no-console': 'error' },
   },
   {
     // The browser widget runs on the DOM. `window`'s legacy properties (`event`, `name`, `status`,

@@ -64,6 +64,9 @@ const lintCases: readonly (LintCase & { expected: string[] })[] = [
   { file: 'channels/web/x.ts', code: 'export function f(URL: string): string {\n  return URL;\n}\n', expected: ['@typescript-eslint/no-shadow'] },
   { file: 'channels/web/widget/x.ts', code: 'export const f = (): unknown => event;\n', expected: ['no-restricted-globals'] },
   { file: 'channels/web/widget/x.ts', code: 'export const f = (event: Event): Event => event;\n', expected: [] },
+  // Log through the logger: the console only in tests and the widget's developer console.
+  { file: 'src/orchestrator/x.ts', code: "console.log('turn');\n", expected: ['no-console'] },
+  { file: 'test/x.test.ts', code: "console.log('turn');\n", expected: [] },
 ];
 
 describe('ESLint layer rules', () => {
