@@ -7,6 +7,7 @@
 // resolved paths, dynamic imports included.
 import js from '@eslint/js';
 import confusingBrowserGlobals from 'confusing-browser-globals';
+import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -34,12 +35,12 @@ const NO_ROLES_FROM_CHANNELS = {
   message: 'A channel does not import a role.',
 };
 
-export default tseslint.config(
+export default defineConfig(
   {
     ignores: ['node_modules/', 'dist/', 'coverage/', 'test-artifacts/', '.data/'],
   },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.js'],
     linterOptions: { reportUnusedDisableDirectives: 'error' },
