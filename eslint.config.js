@@ -3,8 +3,8 @@
 // concrete channels and roles, channels and roles don't reach into each other, and the browser
 // widget ships nothing from the server. It also forbids shadowing a global (a local `URL`,
 // `process` or `fetch` that hides the real one) and the console outside tests. Syntax-only: no
-// type information, so a run stays a few seconds; `tsc` is the type gate. `npm run cycles` checks the same layers on
-// resolved paths, dynamic imports included.
+// type information, so a run stays a few seconds; `tsc` is the type gate. `npm run cycles`
+// checks the same layers on resolved paths, dynamic imports included.
 import js from '@eslint/js';
 import confusingBrowserGlobals from 'confusing-browser-globals';
 import { defineConfig } from 'eslint/config';
