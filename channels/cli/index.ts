@@ -5,7 +5,7 @@
  */
 import type { ChannelDefinition } from '../../src/orchestrator/contracts.js';
 
-export const CLI_CHANNEL_ID = 'cli';
+const CLI_CHANNEL_ID = 'cli';
 
 export interface CliChannelSettings {
   /** Where replies go (the terminal). */

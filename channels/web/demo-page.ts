@@ -4,7 +4,7 @@
  */
 import type { Site } from './sites.js';
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
 export function demoPage(site: Site): string {
   return `<!doctype html>
@@ -12,15 +12,15 @@ export function demoPage(site: Site): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(site.name)} — widget demo</title>
+<title>${escapeHtml(site.name)} — widget demo</title>
 </head>
 <body>
 <main>
-<h1>${escape(site.name)}</h1>
+<h1>${escapeHtml(site.name)}</h1>
 <p>This page embeds the chat widget with one script tag. Open the chat in the corner to talk to the assistant.</p>
-<pre>&lt;script src="/widget.js" data-site-key="${escape(site.key)}" async&gt;&lt;/script&gt;</pre>
+<pre>&lt;script src="/widget.js" data-site-key="${escapeHtml(site.key)}" async&gt;&lt;/script&gt;</pre>
 </main>
-<script src="/widget.js" data-site-key="${escape(site.key)}" async></script>
+<script src="/widget.js" data-site-key="${escapeHtml(site.key)}" async></script>
 </body>
 </html>
 `;

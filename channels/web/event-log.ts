@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { KEY_PREFIX } from '../../src/queue/keys.js';
 
 const EVENT_STREAM_MAX = 500;
-export const EVENT_STREAM_TTL_SECONDS = 24 * 60 * 60;
+const EVENT_STREAM_TTL_SECONDS = 24 * 60 * 60;
 const NOTIFY_CHANNEL = `${KEY_PREFIX}:events-notify`;
 
 export type WidgetEventType = 'typing' | 'delta' | 'message' | 'handoff' | 'error';

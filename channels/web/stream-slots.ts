@@ -43,4 +43,3 @@ export function createStreamSlots(redis: Redis, options: { perVisitor: number; h
     },
   };
 }
-export type StreamSlots = ReturnType<typeof createStreamSlots>;

@@ -39,7 +39,7 @@ export type IdentityCheck =
   | { status: 'rejected'; reason: 'not_configured' | 'malformed' | 'bad_hash' };
 
 /** The string a site signs for a user: the fields joined by newlines, trailing empty ones dropped. */
-export function identityPayload(user: VerifiedUser): string {
+function identityPayload(user: VerifiedUser): string {
   return [user.id, user.email ?? '', user.name ?? ''].join('\n').replace(/\n+$/, '');
 }
 

@@ -12,7 +12,7 @@ import type { VerifiedUser } from './visitor-identity.js';
 
 const TOKEN_TTL_SECONDS = 24 * 60 * 60;
 /** How long after issue an expired token may still renew its session. */
-export const RENEWAL_WINDOW_SECONDS = 30 * 24 * 60 * 60;
+const RENEWAL_WINDOW_SECONDS = 30 * 24 * 60 * 60;
 
 const ClaimsSchema = z.object({
   s: z.string(),

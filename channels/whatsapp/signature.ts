@@ -20,7 +20,7 @@ function firstHeaderValue(value: string | string[] | undefined): string | undefi
 }
 
 /** The URL Twilio called, as it computed the signature over it. */
-export function publicRequestUrl(request: Request, settings: SignatureSettings): string {
+function publicRequestUrl(request: Request, settings: SignatureSettings): string {
   const base = new URL(settings.publicBaseUrl);
   if (settings.trustProxy) {
     const host = firstHeaderValue(request.headers['x-forwarded-host']) ?? request.headers.host;

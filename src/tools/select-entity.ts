@@ -22,7 +22,7 @@ export interface ContactReader {
   get(address: string): Promise<LinkedCustomer | undefined>;
 }
 
-export const SELECT_ENTITY_TOOL_NAME = 'select_entity';
+const SELECT_ENTITY_TOOL_NAME = 'select_entity';
 
 const InputSchema = z.object({
   hint: z.string().trim().max(120).optional().describe('The company or account the customer named, if any.'),

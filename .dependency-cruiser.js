@@ -1,0 +1,117 @@
+// dependency-cruiser (`npm run cycles`) exists to keep imports going one way: no module-level
+// import cycle, no cycle between directories, and the layer rules of eslint.config.js checked
+// again on resolved paths (so a dynamic `import()` or a re-export can't slip past them).
+// Type-only imports count: a cycle through types still ties the layers together.
+// The wiring modules (src/composition-root.ts, src/main.ts, src/chat.ts) are left out of the
+// graph: they import every directory by design, so with them `src/` would sit in a cycle with
+// each one. Nothing else may import them (eslint.config.js), so no cycle can run through them,
+// and ESLint checks what they import.
+// Module-level violations that exist today are listed in .dependency-cruiser-known-violations.json
+// (`npm run cycles` ignores exactly those); regenerate it as they go (see AGENTS.md "Commands").
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A module cycle: order of evaluation decides what is undefined at import time.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    // Directory cycles. Today's two (src/orchestrator ⇄ src/queue, src/orchestrator ⇄ src/tools)
+    // are exempted edge by edge below and reported as warnings (dependency-cruiser's baseline
+    // does not cover folder rules); the module rules under them keep those edges from growing.
+    // When the contracts module lands: delete `known-circular-folders` and the two pathNot.
+    {
+      name: 'no-circular-folders',
+      comment: 'Two directories that import each other are one layer: move the shared piece down.',
+      severity: 'error',
+      scope: 'folder',
+      from: { pathNot: '^src/(orchestrator|queue|tools)$' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-circular-folders',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/orchestrator$' },
+      to: { circular: true, pathNot: '^src/(queue|tools)$' },
+    },
+    {
+      name: 'no-circular-folders',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/(queue|tools)$' },
+      to: { circular: true, pathNot: '^src/orchestrator$' },
+    },
+    {
+      name: 'known-circular-folders',
+      comment: 'Known today (issue 10, "Contracts module"): contracts live in src/orchestrator/, the orchestrator reads src/queue/keys.ts.',
+      severity: 'warn',
+      scope: 'folder',
+      from: { path: '^src/(orchestrator|queue|tools)$' },
+      to: { circular: true, path: '^src/(orchestrator|queue|tools)$' },
+    },
+    {
+      name: 'queue-and-tools-below-orchestrator',
+      comment: 'The worker and the tools see the turn through contracts, not the orchestrator.',
+      severity: 'error',
+      from: { path: '^src/(queue|tools)/' },
+      to: { path: '^src/orchestrator/' },
+    },
+    {
+      name: 'orchestrator-owns-its-keys',
+      comment: 'Each layer owns its Redis keys: the orchestrator does not reach into src/queue/.',
+      severity: 'error',
+      from: { path: '^src/orchestrator/' },
+      to: { path: '^src/queue/' },
+    },
+    {
+      name: 'core-names-no-channel-or-role',
+      comment: 'Only src/composition-root.ts names concrete channels and roles (src/chat.ts the CLI channel).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(channels|roles)/' },
+    },
+    {
+      name: 'channels-are-independent',
+      comment: 'A channel imports neither another channel nor a role.',
+      severity: 'error',
+      from: { path: '^channels/([^/]+)/' },
+      to: { path: '^(channels/|roles/)', pathNot: '^channels/$1/' },
+    },
+    {
+      name: 'roles-are-independent',
+      comment: 'A role imports neither another role nor a channel; roles/index.ts lists them.',
+      severity: 'error',
+      from: { path: '^roles/', pathNot: '^roles/index\\.ts$' },
+      to: { path: '^(roles/|channels/)' },
+    },
+    {
+      name: 'widget-is-self-contained',
+      comment: 'The browser widget ships nothing from the server and has no dependencies.',
+      severity: 'error',
+      from: { path: '^channels/web/widget/' },
+      to: { pathNot: '^channels/web/widget/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['^(node_modules|dist|coverage)/', '^src/(composition-root|main|chat)\\.ts$'] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
