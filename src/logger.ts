@@ -75,7 +75,7 @@ export function createLogger(options: { level?: LogLevel; sink?: LogSink; fields
   return wrap(options.fields ? root.child(serializeFields(options.fields)) : root);
 }
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 /** Shorter values are not matched: they would mask ordinary words, and no configured secret is this short. */
 const MIN_SECRET_LENGTH = 8;
 const MAX_DEPTH = 8;

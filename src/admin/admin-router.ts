@@ -44,7 +44,7 @@ export interface AdminRouterOptions {
   metrics: Metrics;
 }
 
-export const MIN_ADMIN_TOKEN_LENGTH = 24;
+const MIN_ADMIN_TOKEN_LENGTH = 24;
 const MAX_IMPORT_ROWS = 1000;
 const MAX_PAGE_SIZE = 500;
 

@@ -78,7 +78,7 @@ export interface NoticeWorkerOptions extends NoticeQueueOptions {
 export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJob> {
   const { store, logger, metrics } = options;
 
-  const process = async (job: Job<NoticeJob>) => {
+  const processNotice = async (job: Job<NoticeJob>) => {
     const parsed = NoticeJobSchema.safeParse(job.data);
     if (!parsed.success) {
       logger.error('notice-job-malformed', { jobId: job.id });
@@ -86,6 +86,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
     }
     const { handoffId, destinationId } = parsed.data;
     const id = noticeId(handoffId, destinationId);
+    if (job.attemptsStarted <= 1) metrics.observe('queue_wait_seconds', { queue: 'handoff-notices' }, Math.max(0, Date.now() - job.timestamp) / 1000);
     const [handoff, notice] = await Promise.all([store.get(handoffId), store.notice(handoffId, destinationId)]);
     const team = handoff ? options.teams[handoff.team] : undefined;
     if (!handoff || !notice || !team) {
@@ -130,6 +131,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
           : (await options.senders.webhook(destination.target, content, id), undefined);
       await store.markNoticeSent(id, channelMessageId);
       metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
+      metrics.observe('handoff_notice_latency_seconds', { kind: destination.kind }, Math.max(0, Date.now() - job.timestamp) / 1000);
       logger.info('handoff-notified', { handoffId, destinationId, team: handoff.team, attempt: job.attemptsMade + 1 });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -146,7 +148,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
     }
   };
 
-  const worker = new Worker<NoticeJob>(NOTICE_QUEUE_NAME, process, {
+  const worker = new Worker<NoticeJob>(NOTICE_QUEUE_NAME, processNotice, {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     concurrency: options.concurrency ?? 8,

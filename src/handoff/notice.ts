@@ -46,7 +46,7 @@ function untrusted(text: string, chars: number): string {
 }
 
 /** Slack mrkdwn: the three characters Slack asks apps to escape, in every text field. */
-export function escapeSlack(text: string): string {
+function escapeSlack(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -57,7 +57,7 @@ const WHATSAPP_LOOKALIKES: Record<string, string> = { '*': '∗', _: 'ˍ', '~': 
  * `_italic_`, `~strike~`, backticks) becomes a look-alike; one inside a word (`john_doe`,
  * `2*3`) never formats and stays, so emails and ids read as typed.
  */
-export function defuseWhatsapp(text: string): string {
+function defuseWhatsapp(text: string): string {
   return text.replace(/(?<![\p{L}\p{N}])[*_~`]|[*_~`](?![\p{L}\p{N}])/gu, (marker) => WHATSAPP_LOOKALIKES[marker] ?? marker);
 }
 
@@ -73,11 +73,11 @@ function reachLink(handoff: HandoffRecord): string {
 }
 
 /**
- * The notice's parts with untrusted text on one clipped line: `escape` applies to what the
+ * The notice's parts with untrusted text on one clipped line: `escapeText` applies to what the
  * customer or the model wrote, `escapeContact` to validated contact details.
  */
-function parts(handoff: HandoffRecord, escape: (text: string) => string, escapeContact: (text: string) => string) {
-  const name = handoff.customer.name ? escape(untrusted(handoff.customer.name, NAME_CHARS)) : 'Unnamed customer';
+function parts(handoff: HandoffRecord, escapeText: (text: string) => string, escapeContact: (text: string) => string) {
+  const name = handoff.customer.name ? escapeText(untrusted(handoff.customer.name, NAME_CHARS)) : 'Unnamed customer';
   const via = handoff.contact.whatsapp
     ? `WhatsApp ${whatsappNumber(handoff.contact.whatsapp)}`
     : [handoff.contact.email, handoff.contact.phone].filter(Boolean).join(', ') || `${handoff.channel} chat`;
@@ -85,13 +85,13 @@ function parts(handoff: HandoffRecord, escape: (text: string) => string, escapeC
   const facts = Object.entries(handoff.facts).filter(([, value]) => value !== null && value !== '');
   return {
     who: `${name} (${escapeContact(untrusted(via, NAME_CHARS))})`,
-    wants: escape(untrusted(handoff.reason, REASON_CHARS)),
+    wants: escapeText(untrusted(handoff.reason, REASON_CHARS)),
     established: facts.length
-      ? facts.map(([key, value]) => `${escape(untrusted(key.replace(/_/g, ' '), 40))}: ${escape(untrusted(String(value), FACT_CHARS))}`).join(' · ')
+      ? facts.map(([key, value]) => `${escapeText(untrusted(key.replace(/_/g, ' '), 40))}: ${escapeText(untrusted(String(value), FACT_CHARS))}`).join(' · ')
       : 'nothing beyond the request',
     lastMessages: (handoff.lastMessages ?? [])
       .slice(-6)
-      .map((message) => `${message.direction === 'inbound' ? 'Customer' : 'Assistant'}: ${escape(untrusted(message.text, MESSAGE_CHARS))}`),
+      .map((message) => `${message.direction === 'inbound' ? 'Customer' : 'Assistant'}: ${escapeText(untrusted(message.text, MESSAGE_CHARS))}`),
   };
 }
 
@@ -99,16 +99,16 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
   const { handoff, team, transcriptUrl } = input;
   const reach = reachLink(handoff);
   const header = `New hand-off to ${team.label} — ${input.business}`;
-  const plain = (escape: (text: string) => string, lines: ReturnType<typeof parts>) =>
+  const plain = (escapeText: (text: string) => string, lines: ReturnType<typeof parts>) =>
     [
-      escape(header),
+      escapeText(header),
       `Who: ${lines.who}`,
       `Wants: ${lines.wants}`,
       `Established: ${lines.established}`,
       'Last messages:',
       ...lines.lastMessages.map((line) => `  ${line}`),
-      `Reach them: ${escape(reach)}`,
-      `Transcript: ${escape(transcriptUrl)}`,
+      `Reach them: ${escapeText(reach)}`,
+      `Transcript: ${escapeText(transcriptUrl)}`,
     ].join('\n');
   const whatsapp = parts(handoff, defuseWhatsapp, (text) => text);
   const slack = parts(handoff, escapeSlack, escapeSlack);

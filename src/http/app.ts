@@ -32,7 +32,7 @@ export interface AppOptions {
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Prometheus text, behind `Authorization: Bearer <token>` when a token is given. */
-export function metricsHandler(metrics: Metrics, token: string | undefined, logger: Logger): RequestHandler {
+function metricsHandler(metrics: Metrics, token: string | undefined, logger: Logger): RequestHandler {
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
   return async (request, response) => {
     if (expected && !timingSafeEqual(digest(request.get('authorization') ?? ''), expected)) {

@@ -152,13 +152,15 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     throw new DelayedError();
   };
 
-  const process = async (job: Job<TurnJob>, token?: string): Promise<void> => {
+  const processTurn = async (job: Job<TurnJob>, token?: string): Promise<void> => {
     const parsed = TurnJobSchema.safeParse(job.data);
     if (!parsed.success) {
       logger.error('job-malformed', { jobId: job.id });
       return;
     }
     const { conversationKey } = parsed.data;
+    // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
+    if (job.attemptsStarted <= 1) metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
     // The holder re-checks the inbox after releasing, so a message that arrived meanwhile is
     // answered by it; a job that finds the lock taken comes back later rather than trusting a
     // holder that may have died.
@@ -183,7 +185,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     }
   };
 
-  const worker = new Worker<TurnJob>(TURN_QUEUE_NAME, process, {
+  const worker = new Worker<TurnJob>(TURN_QUEUE_NAME, processTurn, {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     concurrency: options.concurrency,

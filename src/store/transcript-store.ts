@@ -35,7 +35,7 @@ const statusRank: Record<MessageStatus, number> = {
 export const APOLOGY_PART = 99;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
-export const RECENT_MESSAGE_LIMIT = 20;
+const RECENT_MESSAGE_LIMIT = 20;
 
 export interface RecentMessage {
   /** The message's `_id`, so replaying a turn never appends it twice. */

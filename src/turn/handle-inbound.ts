@@ -56,12 +56,16 @@ function errorText(error: unknown): string {
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
   /** Sends a part this attempt holds (`sending`); throws when the channel refused it. */
   const sendClaimed = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
+    const started = performance.now();
+    const sendSeconds = () => (performance.now() - started) / 1000;
     try {
       const sent = await channel.transport.send(message, part.text, part.part ?? 0);
+      metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, sendSeconds());
       await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
       metrics.increment('reply_parts_sent_total', { channel: channel.id });
       logger.info('reply-sent', { part: part.part, channelMessageId: sent.channelMessageId });
     } catch (error) {
+      if (error instanceof ChannelSendError) metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, sendSeconds());
       if (isRetryable(error)) {
         // A refusal leaves nothing sent: back to pending. A lost outcome (a timeout) stays
         // `sending`, so the retry looks it up instead of sending blind.

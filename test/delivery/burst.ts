@@ -15,7 +15,7 @@ export interface BurstMessage {
 export function burstMessages(numbers: number, perNumber: number, prefix: string): BurstMessage[][] {
   return Array.from({ length: numbers }, (_, number) => {
     const from = `whatsapp:+44770090${prefix}${String(number).padStart(2, '0')}`;
-    return Array.from({ length: perNumber }, (_, index) => ({ from, body: `${from.slice(-4)} message ${index}` }));
+    return Array.from({ length: perNumber }, (_message, index) => ({ from, body: `${from.slice(-4)} message ${index}` }));
   });
 }
 

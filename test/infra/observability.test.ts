@@ -142,6 +142,8 @@ describe('a turn, metered', () => {
     expect(sample(text, 'model_call_duration_seconds_count{tier="fast",purpose="judge",outcome="ok"}')).toBe(2);
     expect(sample(text, 'model_call_duration_seconds_count{tier="fast",purpose="reply",outcome="ok"}')).toBe(2);
     expect(sample(text, 'webhook_ack_seconds_count{channel="whatsapp",status="200"}')).toBe(2);
+    expect(sample(text, 'queue_wait_seconds_count{queue="turns"}')).toBe(2);
+    expect(sample(text, 'send_duration_seconds_count{channel="whatsapp",outcome="sent"}')).toBe(2);
     expect(sample(text, 'model_tokens_total{tier="fast",model="deterministic-fast",kind="input"}')).toBe(40);
     expect(sample(text, 'model_tokens_total{tier="fast",model="deterministic-fast",kind="output"}')).toBe(40);
     // Counters from every call site still render, with their labels.

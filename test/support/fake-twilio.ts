@@ -134,7 +134,7 @@ const defaultErrors: Record<number, { code: number; message: string }> = {
   503: { code: 20503, message: 'Service Unavailable' },
 };
 
-export function twilioErrorBody(status: number, overrides: Partial<TwilioErrorBody> = {}): TwilioErrorBody {
+function twilioErrorBody(status: number, overrides: Partial<TwilioErrorBody> = {}): TwilioErrorBody {
   const known = defaultErrors[status] ?? { code: 20000 + status, message: `HTTP ${status}` };
   const code = overrides.code ?? known.code;
   return {

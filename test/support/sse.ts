@@ -57,7 +57,7 @@ export async function collectSse(url: string, options: SseOptions): Promise<SseE
     }
     return events;
   } catch (error) {
-    if (abort.signal.aborted) throw new Error(`SSE: condition not met; got ${JSON.stringify(events.map((event) => event.event))}`);
+    if (abort.signal.aborted) throw new Error(`SSE: condition not met; got ${JSON.stringify(events.map((event) => event.event))}`, { cause: error });
     throw error;
   } finally {
     clearTimeout(timer);

@@ -12,14 +12,14 @@ const TOOL_FOR: { pattern: RegExp; tool: string; input: (text: string) => Record
   { pattern: /log ?in|password/i, tool: 'help_search_articles', input: () => ({ query: 'password' }) },
 ];
 
-function text(content: ChatCompletionRequestBody['messages'][number]['content']): string {
+function contentText(content: ChatCompletionRequestBody['messages'][number]['content']): string {
   if (typeof content === 'string') return content;
   return (content ?? []).map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
 }
 
 export function stubAssistant(body: ChatCompletionRequestBody): StubReply {
   const lastUser = [...body.messages].reverse().find((message) => message.role === 'user');
-  const userText = text(lastUser?.content);
+  const userText = contentText(lastUser?.content);
   if (body.response_format?.json_schema) {
     const reply = keywordJudge({
       tier: 'fast',
@@ -36,7 +36,7 @@ export function stubAssistant(body: ChatCompletionRequestBody): StubReply {
     return 'text' in reply ? { json: JSON.parse(reply.text) as unknown } : { text: '' };
   }
   const toolResult = [...body.messages].reverse().find((message) => message.role === 'tool');
-  if (toolResult) return { text: `From our records: ${text(toolResult.content).replace(/<\/?tool-output>/g, '').trim()}` };
+  if (toolResult) return { text: `From our records: ${contentText(toolResult.content).replace(/<\/?tool-output>/g, '').trim()}` };
   const offered = new Set((body.tools ?? []).map((tool) => tool.function.name));
   const needed = TOOL_FOR.find((candidate) => candidate.pattern.test(userText) && offered.has(candidate.tool));
   if (needed) return { toolCalls: [{ name: needed.tool, arguments: needed.input(userText) }] };

@@ -41,7 +41,7 @@ function between(commands: RedisCommand[], from: string | undefined, to: string)
 }
 
 /** The measured message: a new role's business, facts the judge can learn, a price to look up. */
-export const MEASURED_MESSAGE = 'Thanks. Separately: what does the Business plan cost for a team of 12?';
+const MEASURED_MESSAGE = 'Thanks. Separately: what does the Business plan cost for a team of 12?';
 
 /** Learns the sales facts the measured message states, on top of any judge. */
 function learningJudge(judge: Script): Script {

@@ -9,7 +9,7 @@ export type TwilioParams = Record<string, string>;
 /** An account SID for fixtures: "AC" and 32 hex digits, like a real one. */
 export const fixtureAccountSid = 'AC0123456789abcdef0123456789abcdef';
 /** The WhatsApp sender fixtures use by default (Twilio's WhatsApp sandbox number). */
-export const fixtureWhatsappSender = 'whatsapp:+14155238886';
+const fixtureWhatsappSender = 'whatsapp:+14155238886';
 
 /** A fresh SID with Twilio's shape: two-letter prefix and 32 hex digits. */
 export function newTwilioSid(prefix = 'SM'): string {
@@ -22,7 +22,7 @@ export function signTwilioRequest(authToken: string, url: string, params: Twilio
 }
 
 /** The form body Twilio posts, x-www-form-urlencoded. */
-export function toFormBody(params: TwilioParams): string {
+function toFormBody(params: TwilioParams): string {
   return new URLSearchParams(params).toString();
 }
 
