@@ -8,10 +8,10 @@
  * no other job touches it before then, so sibling jobs can't use up its attempts. An outage
  * (classifyFailure: infrastructure) is retried until the message's own budget is spent; a
  * deterministic failure is given up on at once; an unknown one after a few attempts. Giving up
- * is never silent (see `giveUp`). A job completes only once it held the lock and saw the inbox
- * drained or handed to a re-drive job; one that finds the lock taken comes back a little later,
- * so a dead holder's inbox is always picked up again. A stopping worker finishes the turn it
- * holds and starts no new one: the job goes back to the queue for the next worker.
+ * is never silent (see `giveUp`). A job that finds the lock taken completes: the holder
+ * re-checks the inbox after releasing, and a dead holder's own job is re-run by the queue's
+ * stall check. A stopping worker finishes the turn it holds and starts no new one: its job goes
+ * back to the queue for the next worker.
  */
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -162,14 +162,16 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
     if (job.attemptsStarted <= 1) metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
     // The holder re-checks the inbox after releasing, so a message that arrived meanwhile is
-    // answered by it; a job that finds the lock taken comes back later rather than trusting a
-    // holder that may have died.
+    // answered by it. A stopping worker hands its job back for the next worker.
     for (;;) {
       if (shutdown.aborted) return comeBackAt(job, token, Date.now() + busyDelayMs);
       const outcome = await drain(conversationKey);
       if (outcome.kind === 'busy') {
+        // The holder re-checks the inbox after releasing, so it answers this job's message too;
+        // a holder that dies leaves its own job active, and the stall check runs it again.
+        // Completing here (rather than coming back) costs a burst no extra job cycles.
         metrics.increment('turn_lock_busy_total');
-        return comeBackAt(job, token, Date.now() + busyDelayMs);
+        return;
       }
       if (outcome.kind === 'stopped') {
         logger.info('turn-job-handed-back', { conversationKey });
@@ -191,7 +193,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     concurrency: options.concurrency,
     lockDuration: options.lockTtlMs,
     stalledInterval: Math.max(1000, Math.floor(options.lockTtlMs / 2)),
-    maxStalledCount: 3,
+    // A holder killed mid-turn leaves its job active: the stall check runs it again, so a
+    // conversation is only abandoned to the next message after this many kills in a row.
+    maxStalledCount: 10,
     autorun: true,
   });
   worker.on('failed', (job, error) => {
