@@ -67,6 +67,8 @@ export interface MessageRecord {
   part?: number;
   partCount?: number;
   roleId?: string;
+  /** On a reply's first part until its post-turn step runs: what that step needs (JSON, owned by the caller). */
+  turn?: string;
   status: MessageStatus;
   /** When the part was last claimed for sending: where to look for it if the outcome was lost. */
   claimedAt?: Date;
@@ -105,6 +107,7 @@ const messageSchema = new Schema<MessageRecord>(
     part: Number,
     partCount: Number,
     roleId: String,
+    turn: String,
     status: { type: String, required: true },
     claimedAt: Date,
     errorCode: String,
@@ -154,7 +157,11 @@ export interface TranscriptStore {
     replyTo: string;
     roleId: string;
     parts: readonly string[];
+    /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
+    turn?: string;
   }): Promise<MessageRecord[]>;
+  /** Takes (once) the `turn` a reply's first part carries; undefined when none or already taken. */
+  takeTurn(messageId: string): Promise<string | undefined>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
   /** One stored message by its ledger key. */
@@ -277,7 +284,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       return [first, ...rest.filter((part) => part !== null)];
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts }) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }) {
       const now = Date.now();
       const documents = parts.map((text, index) => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -289,6 +296,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
         part: index,
         partCount: parts.length,
         roleId,
+        ...(index === 0 && turn !== undefined ? { turn } : {}),
         status: 'pending' as const,
         // Parts share one turn; distinct timestamps keep them in order when read back.
         createdAt: new Date(now + index),
@@ -305,6 +313,13 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
       return stored;
+    },
+
+    async takeTurn(messageId) {
+      const taken = await messages
+        .findOneAndUpdate({ _id: messageId, turn: { $exists: true } }, { $unset: { turn: 1 } }, { lean: true })
+        .exec();
+      return taken?.turn ?? undefined;
     },
 
     async claimPart(messageId) {

@@ -8,6 +8,7 @@
  * customer gets one apology, the transcript records it failed, a metric and a log say so.
  */
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { ChannelSendError, classifyFailure, isRetryable } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -42,6 +43,44 @@ export const APOLOGY_TEXT = "Sorry — something went wrong on our side and we c
 const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'read']);
 /** Ledger states of a part not (known to be) sent yet. */
 const unsentStatuses = new Set<MessageStatus>(['pending', 'sending', 'uncertain']);
+
+/**
+ * What finishing a turn needs once its reply is out, stored with the reply's first part: the
+ * attempt that delivers the reply (a retry resuming the stored parts never ran the turn) takes
+ * it and runs post-turn and metering once.
+ */
+const StoredTurnSchema = z.object({
+  roleId: z.string(),
+  usage: z
+    .array(
+      z.object({
+        purpose: z.enum(['judge', 'reply']),
+        tier: z.enum(['fast', 'smart']),
+        model: z.string(),
+        inputTokens: z.number(),
+        outputTokens: z.number(),
+      }),
+    )
+    .optional(),
+  postTurn: z
+    .object({
+      conversationId: z.string(),
+      roleId: z.string(),
+      facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+      factsVersion: z.number(),
+      degraded: z.boolean(),
+      offeredTools: z.array(z.string()),
+      toolCalls: z.array(z.object({ toolName: z.string(), input: z.unknown(), output: z.unknown(), isError: z.boolean() })),
+      replyText: z.string(),
+      channelId: z.string(),
+    })
+    .optional(),
+});
+
+function storedTurn(result: TurnResult): string {
+  const { roleId, usage, postTurn } = result;
+  return JSON.stringify({ roleId, ...(usage ? { usage } : {}), ...(postTurn ? { postTurn } : {}) });
+}
 
 function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
   const known = new Set(recent.map((message) => message.id));
@@ -125,6 +164,25 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
 
+  /** Runs post-turn and metering for the reply these parts hold, if no attempt has yet. */
+  const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger) => {
+    const first = parts[0];
+    const raw = first ? await transcripts.takeTurn(first._id) : undefined;
+    if (raw === undefined) return;
+    let parsed: ReturnType<typeof StoredTurnSchema.safeParse>;
+    try {
+      parsed = StoredTurnSchema.safeParse(JSON.parse(raw));
+    } catch (error) {
+      logger.error('stored-turn-unreadable', { error });
+      return;
+    }
+    if (!parsed.success) {
+      logger.error('stored-turn-unreadable', { issues: parsed.error.issues.map((issue) => issue.message) });
+      return;
+    }
+    await options.orchestrator.finishTurn(channel, parsed.data, delivered);
+  };
+
   return async (message, signal) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     const channel = options.channels.get(message.channel);
@@ -192,6 +250,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         replyTo: message.messageId,
         roleId: result.roleId,
         parts: channel.splitReply(result.text),
+        turn: storedTurn(result),
       });
     }
     logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
@@ -201,14 +260,12 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       await deliver(channel, message, parts, logger);
     } catch (error) {
       // A refusal for good ends the turn undelivered (the worker gives up on the message);
-      // an outage is retried, and the resumed attempt has no turn result to finish.
-      if (result && classifyFailure(error) === 'deterministic') await options.orchestrator.finishTurn(channel, result, false);
+      // an outage is retried, and the attempt that delivers the reply finishes the turn.
+      if (classifyFailure(error) === 'deterministic') await finishStoredTurn(channel, parts, false, logger);
       throw error;
     }
-    if (result) {
-      await options.orchestrator.finishTurn(channel, result, true);
-      options.onTurn?.(result);
-    }
+    await finishStoredTurn(channel, parts, true, logger);
+    if (result) options.onTurn?.(result);
   };
 }
 
