@@ -34,6 +34,9 @@ const statusRank: Record<MessageStatus, number> = {
 /** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
 export const APOLOGY_PART = 99;
 
+/** How often a delivery status update re-reads after losing a race before it reports failure. */
+const STATUS_CAS_ATTEMPTS = 16;
+
 /** How many recent messages a conversation keeps inline for the model's context. */
 const RECENT_MESSAGE_LIMIT = 20;
 
@@ -392,8 +395,10 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     async updateDeliveryStatus({ channelMessageId, status, errorCode, errorMessage }) {
       const delivery = await deliveries.findById(channelMessageId).lean().exec();
       if (!delivery) return false;
-      // Compare-and-set on the current status: callbacks for one message can race.
-      for (let attempt = 0; attempt < 3; attempt += 1) {
+      // Compare-and-set on the current status: callbacks for one message can race. Each lost
+      // race means another write moved the status, so read it again until this one applies or
+      // is outranked; one that keeps losing is reported as a failed write, never as applied.
+      for (let attempt = 0; attempt < STATUS_CAS_ATTEMPTS; attempt += 1) {
         const current = await messages.findById(delivery.messageId, { status: 1 }).lean().exec();
         if (!current) return false;
         if (statusRank[current.status] >= statusRank[status]) return true;
@@ -406,7 +411,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
           .exec();
         if (updated) return true;
       }
-      return true;
+      throw new StorageWriteError(`the status of ${delivery.messageId} lost ${STATUS_CAS_ATTEMPTS} compare-and-set races`);
     },
 
     async conversationMessages(conversationId) {
