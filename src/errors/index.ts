@@ -44,6 +44,21 @@ export class ChannelSendError extends AppError {
 /** A store acknowledged a write it did not keep (seen across a database restart): retry it. */
 export class StorageWriteError extends AppError {}
 
+/** A field of a thrown value of unknown shape (a library's error, or one that crossed the queue). */
+export function errorField(error: unknown, field: string): unknown {
+  return typeof error === 'object' && error !== null ? Reflect.get(error, field) : undefined;
+}
+
+/** A thrown value's message, whatever was thrown. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An HTTP status a retry may get past: throttling and server errors (408 too where `timeoutRetryable`). */
+export function isRetryableStatus(status: number, options?: { timeoutRetryable?: boolean }): boolean {
+  return status === 429 || status >= 500 || (options?.timeoutRetryable === true && status === 408);
+}
+
 const retryableNames = new Set(['ModelCallError', 'ChannelSendError']);
 
 /** True when a failure may succeed on retry. Works on errors that lost their prototype. */

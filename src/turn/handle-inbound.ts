@@ -9,7 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ChannelSendError, classifyFailure, isRetryable } from '../errors/index.js';
+import { ChannelSendError, classifyFailure, errorField, errorText, isRetryable } from '../errors/index.js';
+import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../orchestrator/contracts.js';
@@ -20,6 +21,7 @@ import {
   APOLOGY_PART,
   inboundMessageId,
   outboundMessageId,
+  type DeliveryStatus,
   type MessageRecord,
   type MessageStatus,
   type RecentMessage,
@@ -87,75 +89,92 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** Ledger states of a reply part: `uncertain` (an outcome recorded unknown) is resolved like `sending`. */
+function partState(part: MessageRecord): LedgerState {
+  if (part.status === 'pending') return 'pending';
+  return part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
 }
 
-/** The send ledger's side of a channel: claim, send, record — and resolve lost outcomes. */
+type PartReceipt = { channelMessageId: string; status: DeliveryStatus };
+
+/** Reply parts through the send ledger: claim, send, record — and resolve lost outcomes. */
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
-  /** Sends a part this attempt holds (`sending`); throws when the channel refused it. */
-  const sendClaimed = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
-    const started = performance.now();
-    const sendSeconds = () => (performance.now() - started) / 1000;
-    try {
-      const sent = await channel.transport.send(message, part.text, part.part ?? 0);
-      metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, sendSeconds());
-      await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
-      metrics.increment('reply_parts_sent_total', { channel: channel.id });
-      logger.info('reply-sent', { part: part.part, channelMessageId: sent.channelMessageId });
-    } catch (error) {
-      if (error instanceof ChannelSendError) metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, sendSeconds());
-      if (isRetryable(error)) {
+  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) =>
+    sendOnce<MessageRecord, PartReceipt>({
+      entry: part,
+      id: part._id,
+      state: partState,
+      // Under the conversation's lock nobody else sends this conversation's parts.
+      exclusive: true,
+      store: {
+        claim: () => transcripts.claimPart(part._id),
+        readBack: () => transcripts.message(part._id),
+        reclaim: () => transcripts.reclaimPart(part._id),
+        markSent: (receipt) => transcripts.markPartSent(part._id, receipt.channelMessageId, receipt.status),
+        release: () => transcripts.releasePart(part._id),
+        markFailed: (error) => {
+          const code = errorField(error, 'code');
+          return transcripts.markPartFailed(part._id, 'failed', code === undefined ? undefined : String(code), errorText(error));
+        },
+      },
+      channel: {
+        send: async () => {
+          const started = performance.now();
+          try {
+            const sent = await channel.transport.send(message, part.text, part.part ?? 0);
+            metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, (performance.now() - started) / 1000);
+            return sent;
+          } catch (error) {
+            if (error instanceof ChannelSendError) {
+              metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, (performance.now() - started) / 1000);
+            }
+            throw error;
+          }
+        },
+        ...(channel.transport.findSent
+          ? {
+              lookup: async (stored: MessageRecord) => {
+                const claimedAt = stored.claimedAt ?? stored.updatedAt;
+                for (const candidate of (await channel.transport.findSent?.(message, stored.text, claimedAt)) ?? []) {
+                  // The same text may have gone out for another part or turn: only an unrecorded send counts.
+                  const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
+                  if (owner === undefined || owner === stored._id) return candidate;
+                }
+                return undefined;
+              },
+            }
+          : {}),
         // A refusal leaves nothing sent: back to pending. A lost outcome (a timeout) stays
         // `sending`, so the retry looks it up instead of sending blind.
-        if (!(error instanceof ChannelSendError && error.outcomeUnknown)) await transcripts.releasePart(part._id);
-        logger.warn('reply-send-retrying', { part: part.part, error });
-        throw error;
-      }
-      if (error instanceof ChannelSendError) {
-        await transcripts.markPartFailed(part._id, 'failed', error.code === undefined ? undefined : String(error.code), errorText(error));
-        metrics.increment('reply_send_failed_total', { channel: channel.id });
-        logger.error('reply-send-failed', { part: part.part, error });
-      }
-      throw error;
-    }
-  };
-
-  /** A part found `sending`: an earlier attempt died (or lost the answer) mid-send. */
-  const resolve = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
-    if (channel.transport.findSent) {
-      const claimedAt = part.claimedAt ?? part.updatedAt;
-      for (const candidate of await channel.transport.findSent(message, part.text, claimedAt)) {
-        // The same text may have gone out for another part or turn: only an unrecorded send counts.
-        const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
-        if (owner !== undefined && owner !== part._id) continue;
-        await transcripts.markPartSent(part._id, candidate.channelMessageId, candidate.status);
-        metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome: 'found' });
-        logger.warn('reply-part-resolved', { part: part.part, outcome: 'found', channelMessageId: candidate.channelMessageId });
-        return;
-      }
-    }
-    await transcripts.reclaimPart(part._id);
-    metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome: 'resent' });
-    logger.warn('reply-part-resolved', { part: part.part, outcome: 'resent' });
-    await sendClaimed(channel, message, part, logger);
-  };
+        afterFailedSend: (error) => {
+          if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
+          return error instanceof ChannelSendError ? 'fail' : 'keep';
+        },
+      },
+      onResolved: (outcome, found) => {
+        metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome });
+        logger.warn('reply-part-resolved', { part: part.part, outcome, ...(found ? { channelMessageId: found.channelMessageId } : {}) });
+      },
+    });
 
   /** Sends each part once, in order; throws at the first part that could not go out. */
   return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger) => {
-    for (const stored of parts) {
-      let part = stored;
-      if (part.status === 'pending') {
-        if (await transcripts.claimPart(part._id)) {
-          await sendClaimed(channel, message, part, logger);
-          continue;
+    for (const part of parts) {
+      let result: Awaited<ReturnType<typeof sendPart>>;
+      try {
+        result = await sendPart(channel, message, part, logger);
+      } catch (error) {
+        if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
+        else if (error instanceof ChannelSendError) {
+          metrics.increment('reply_send_failed_total', { channel: channel.id });
+          logger.error('reply-send-failed', { part: part.part, error });
         }
-        // Under the conversation's lock nobody else claims it: a claim that applied but was
-        // reported lost (the driver retried it after a dropped connection) reads back here.
-        part = (await transcripts.message(part._id)) ?? part;
-        if (part.status === 'pending') throw new Error(`the claim of ${part._id} did not apply`);
+        throw error;
       }
-      if (part.status === 'sending' || part.status === 'uncertain') await resolve(channel, message, part, logger);
+      if (result.outcome === 'sent' || result.outcome === 'resent') {
+        metrics.increment('reply_parts_sent_total', { channel: channel.id });
+        logger.info('reply-sent', { part: part.part, channelMessageId: result.receipt.channelMessageId });
+      }
     }
   };
 }
