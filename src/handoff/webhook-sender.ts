@@ -3,15 +3,17 @@
  * will never succeed (permanent); anything else, timeouts included, may succeed on retry.
  * The hand-off id goes along as an idempotency key for receivers that dedupe.
  */
+import { AppError, errorText, isRetryableStatus } from '../errors/index.js';
 import type { Notice } from './notice.js';
 
-export class NoticeSendError extends Error {
-  override name = 'NoticeSendError';
+/** A hand-off notice did not go out; `retryable` says whether the same send may succeed later. */
+export class NoticeSendError extends AppError {
   constructor(
     message: string,
     readonly retryable: boolean,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -26,10 +28,9 @@ export async function postWebhookNotice(url: string, notice: Notice, idempotency
       redirect: 'error',
     });
   } catch (error) {
-    throw new NoticeSendError(`webhook unreachable: ${error instanceof Error ? error.message : String(error)}`, true);
+    throw new NoticeSendError(`webhook unreachable: ${errorText(error)}`, true, { cause: error });
   }
   await response.arrayBuffer().catch(() => undefined);
   if (response.ok) return;
-  const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
-  throw new NoticeSendError(`webhook answered ${response.status}`, !permanent);
+  throw new NoticeSendError(`webhook answered ${response.status}`, isRetryableStatus(response.status, { timeoutRetryable: true }));
 }

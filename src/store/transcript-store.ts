@@ -11,7 +11,7 @@
  * The same code runs on MongoDB (no transactions, TTL indexes or $lookup are used).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
-import { StorageWriteError } from '../errors/index.js';
+import { isDuplicateKeyError as isDuplicateKey, StorageWriteError } from '../errors/index.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -207,13 +207,6 @@ export function inboundMessageId(channel: string, channelMessageId: string): str
 
 export function outboundMessageId(channel: string, replyTo: string, part: number): string {
   return `out:${channel}:${replyTo}#${part}`;
-}
-
-function isDuplicateKey(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  if ((error as { code?: unknown }).code === 11000) return true;
-  const writeErrors = (error as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
-  return Array.isArray(writeErrors) && writeErrors.length > 0 && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
 }
 
 function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {

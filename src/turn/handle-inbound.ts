@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ChannelSendError, classifyFailure, errorField, errorText, isRetryable } from '../errors/index.js';
+import { formatIssues } from '../errors/issues.js';
 import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -196,7 +197,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       return;
     }
     if (!parsed.success) {
-      logger.error('stored-turn-unreadable', { issues: parsed.error.issues.map((issue) => issue.message) });
+      logger.error('stored-turn-unreadable', { issues: formatIssues(parsed.error.issues, '(turn)') });
       return;
     }
     await options.orchestrator.finishTurn(channel, parsed.data, delivered);
