@@ -17,8 +17,8 @@ export class AppError extends Error {
 /** The environment or a declared unit (role, channel) is invalid: fix the deployment. */
 export class ConfigError extends AppError {}
 
-/** A model call failed; `retryable` says whether the same call may succeed later. */
-export class ModelCallError extends AppError {
+/** A call to a dependency failed; `retryable` says whether the same call may succeed later. */
+export class DependencyError extends AppError {
   constructor(
     message: string,
     readonly retryable: boolean,
@@ -28,19 +28,22 @@ export class ModelCallError extends AppError {
   }
 }
 
+/** A model call failed. */
+export class ModelCallError extends DependencyError {}
+
 /**
  * A channel could not deliver a message (e.g. Twilio refused it). `outcomeUnknown`: the request
  * may have reached the provider (a timeout, a dropped connection), so the message may be out.
  */
-export class ChannelSendError extends AppError {
+export class ChannelSendError extends DependencyError {
   readonly outcomeUnknown: boolean;
   constructor(
     message: string,
-    readonly retryable: boolean,
+    retryable: boolean,
     readonly code?: string | number,
     options?: { cause?: unknown; outcomeUnknown?: boolean },
   ) {
-    super(message, options);
+    super(message, retryable, options);
     this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }

@@ -3,19 +3,11 @@
  * will never succeed (permanent); anything else, timeouts included, may succeed on retry.
  * The hand-off id goes along as an idempotency key for receivers that dedupe.
  */
-import { AppError, errorText, isRetryableStatus } from '../errors/index.js';
+import { DependencyError, errorText, isRetryableStatus } from '../errors/index.js';
 import type { Notice } from './notice.js';
 
 /** A hand-off notice did not go out; `retryable` says whether the same send may succeed later. */
-export class NoticeSendError extends AppError {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export class NoticeSendError extends DependencyError {}
 
 export async function postWebhookNotice(url: string, notice: Notice, idempotencyKey: string, timeoutMs = 10_000): Promise<void> {
   let response: Response;
