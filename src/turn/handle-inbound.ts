@@ -129,6 +129,11 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
             if (error instanceof ChannelSendError) {
               metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, (performance.now() - started) / 1000);
             }
+            if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
+            else if (error instanceof ChannelSendError) {
+              metrics.increment('reply_send_failed_total', { channel: channel.id });
+              logger.error('reply-send-failed', { part: part.part, error });
+            }
             throw error;
           }
         },
@@ -161,17 +166,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
   /** Sends each part once, in order; throws at the first part that could not go out. */
   return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger) => {
     for (const part of parts) {
-      let result: Awaited<ReturnType<typeof sendPart>>;
-      try {
-        result = await sendPart(channel, message, part, logger);
-      } catch (error) {
-        if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
-        else if (error instanceof ChannelSendError) {
-          metrics.increment('reply_send_failed_total', { channel: channel.id });
-          logger.error('reply-send-failed', { part: part.part, error });
-        }
-        throw error;
-      }
+      const result = await sendPart(channel, message, part, logger);
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
         logger.info('reply-sent', { part: part.part, channelMessageId: result.receipt.channelMessageId });
