@@ -1,7 +1,7 @@
 /**
  * Hand-off notices go out through their own BullMQ queue: one job per hand-off and
- * destination, retried with backoff, each destination notified once — the notice ledger is
- * claimed before a send and marked after it. A job that finds its notice still "sending" (a
+ * destination, retried with backoff, each destination notified once through the send ledger
+ * (`src/ledger/send-ledger.ts`): claimed before a send and marked after it. A job that finds its notice still "sending" (a
  * worker died mid-send) resolves it: a WhatsApp notice is looked up at Twilio and sent only if
  * it is not there; a webhook is posted again with the same idempotency key. A destination that
  * keeps failing (the lookup included) ends failed: logged, counted and listed by the admin API.
