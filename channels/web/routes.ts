@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
 import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
@@ -184,7 +185,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
   router.post('/api/widget/session', json, async (request, response) => {
     const parsed = SessionRequestSchema.safeParse(request.body);
     if (!parsed.success) {
-      refuse(response, 400, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '), 'malformed');
+      refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
     const site = sites.get(parsed.data.siteKey);
@@ -272,7 +273,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     if (!visitor) return;
     const parsed = MessageRequestSchema.safeParse(request.body);
     if (!parsed.success) {
-      refuse(response, 400, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '), 'malformed');
+      refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
     const { text, clientMessageId, page } = parsed.data;

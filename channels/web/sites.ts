@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../../src/errors/index.js';
+import { formatIssues } from '../../src/errors/issues.js';
 
 const origin = z
   .string()
@@ -43,8 +44,7 @@ export function createSiteRegistry(sitesJson: string | undefined, publicBaseUrl:
     }
     const parsed = z.array(SiteSchema).safeParse(raw);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new ConfigError(`invalid configuration: WEB_SITES[${issue.path.join('.')}]: ${issue.message}`);
+      throw new ConfigError(`invalid configuration: WEB_SITES: ${formatIssues(parsed.error.issues, '(sites)')}`);
     }
     sites = parsed.data;
   } else {

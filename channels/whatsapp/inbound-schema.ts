@@ -3,6 +3,7 @@
  * Only the fields the service uses are required; Twilio adds fields over time and extra ones pass.
  */
 import { z } from 'zod';
+import { formatIssues } from '../../src/errors/issues.js';
 
 const whatsappAddress = z.string().regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>');
 const messageSid = z.string().regex(/^(SM|MM)[0-9a-fA-F]{32}$/, 'expected a Twilio message SID');
@@ -33,5 +34,5 @@ export type TwilioStatus = z.infer<typeof TwilioStatusSchema>;
 
 /** Flattens zod issues into one line a caller can act on, naming the fields. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+  return formatIssues(error.issues, 'body');
 }

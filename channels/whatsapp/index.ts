@@ -4,7 +4,7 @@
  * outbound sends through the twilio library. Nothing outside `channels/whatsapp/` knows Twilio.
  */
 import type twilio from 'twilio';
-import { ChannelSendError } from '../../src/errors/index.js';
+import { ChannelSendError, errorField, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/orchestrator/contracts.js';
 import { describeCaller } from '../../src/tools/caller.js';
@@ -43,7 +43,7 @@ const UNLINKED_NUMBER =
 
 /** Twilio error codes worth retrying (rate limits and Twilio-side failures). */
 function isRetryableTwilioError(status: number | undefined): boolean {
-  return status === undefined || status === 429 || status >= 500;
+  return isRetryableStatus(status);
 }
 
 const sentStatuses = new Set<SentStatus>(['queued', 'sent', 'delivered', 'read']);
@@ -93,11 +93,10 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
           const status = sentStatuses.has(message.status as SentStatus) ? (message.status as SentStatus) : 'queued';
           return { channelMessageId: message.sid, status };
         } catch (error) {
-          const status = (error as { status?: unknown }).status;
-          const code = (error as { code?: unknown }).code;
-          const httpStatus = typeof status === 'number' ? status : undefined;
+          const code = errorField(error, 'code');
+          const httpStatus = errorStatus(error);
           throw new ChannelSendError(
-            `Twilio refused the message: ${error instanceof Error ? error.message : String(error)}`,
+            `Twilio refused the message: ${errorText(error)}`,
             isRetryableTwilioError(httpStatus),
             typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
             // Without an HTTP answer (a timeout, a dropped connection) Twilio may have it.

@@ -3,6 +3,7 @@
  * has a Content template, the notice goes as that template with variables (team members are
  * usually outside WhatsApp's 24-hour window, where free text is refused); else as text.
  */
+import { errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
 import { NoticeSendError } from '../../src/handoff/webhook-sender.js';
 import type { Notice } from '../../src/handoff/notice.js';
 import type { Team } from '../../src/handoff/teams.js';
@@ -20,9 +21,7 @@ export function createWhatsappNoticeSender(settings: { accountSid: string; authT
       );
       return message.sid;
     } catch (error) {
-      const status = (error as { status?: unknown }).status;
-      const retryable = typeof status !== 'number' || status === 429 || status >= 500;
-      throw new NoticeSendError(`Twilio refused the notice: ${error instanceof Error ? error.message : String(error)}`, retryable);
+      throw new NoticeSendError(`Twilio refused the notice: ${errorText(error)}`, isRetryableStatus(errorStatus(error)), { cause: error });
     }
   };
 }

@@ -7,7 +7,7 @@
  * queued has no date_sent yet. Never sends anything.
  */
 import type twilio from 'twilio';
-import { ChannelSendError } from '../../src/errors/index.js';
+import { ChannelSendError, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
 import type { Notice } from '../../src/handoff/notice.js';
 import { NoticeSendError } from '../../src/handoff/webhook-sender.js';
 import type { SentStatus } from '../../src/orchestrator/contracts.js';
@@ -33,14 +33,8 @@ export function createSentLookup(client: twilio.Twilio, from: string): SentLooku
     try {
       listed = await client.messages.list({ to, from, limit: LOOKUP_LIMIT, pageSize: LOOKUP_LIMIT });
     } catch (error) {
-      const status = (error as { status?: unknown }).status;
-      const httpStatus = typeof status === 'number' ? status : undefined;
-      throw new ChannelSendError(
-        `could not look up earlier sends at Twilio: ${error instanceof Error ? error.message : String(error)}`,
-        httpStatus === undefined || httpStatus === 429 || httpStatus >= 500,
-        httpStatus,
-        { cause: error },
-      );
+      const httpStatus = errorStatus(error);
+      throw new ChannelSendError(`could not look up earlier sends at Twilio: ${errorText(error)}`, isRetryableStatus(httpStatus), httpStatus, { cause: error });
     }
     const after = since.getTime() - CLOCK_SKEW_MS;
     return listed
@@ -62,7 +56,7 @@ export function createWhatsappNoticeLookup(settings: { accountSid: string; authT
       const [found] = await lookup({ to, since: claimedAt, matches: (body) => markers.every((marker) => body.includes(marker)) });
       return found?.channelMessageId;
     } catch (error) {
-      throw new NoticeSendError(error instanceof Error ? error.message : String(error), error instanceof ChannelSendError ? error.retryable : true);
+      throw new NoticeSendError(errorText(error), error instanceof ChannelSendError ? error.retryable : true, { cause: error });
     }
   };
 }

@@ -17,11 +17,11 @@ import {
   type Contact,
   type ContactStore,
 } from '../contacts/contact-store.js';
-import { ConfigError } from '../errors/index.js';
+import { ConfigError, errorStatus } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { createBearerCheck } from './bearer-token.js';
-import { describeIssues, type FieldIssue } from './field-issues.js';
+import { describeIssues, type FieldIssue } from '../errors/issues.js';
 
 /** Reads hand-offs for operators; implemented by the hand-off store. */
 export interface HandoffReader {
@@ -164,7 +164,7 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
       return;
     }
     parseJson(request, response, (error?: unknown) => {
-      if (error) logRejection(request, Number((error as { status?: unknown }).status) || 400, 'body');
+      if (error) logRejection(request, errorStatus(error) || 400, 'body');
       next(error);
     });
   };

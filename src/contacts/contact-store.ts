@@ -12,6 +12,7 @@
  */
 import { Schema, type Connection, type Model } from 'mongoose';
 import { z } from 'zod';
+import { AppError } from '../errors/index.js';
 
 const EXTERNAL_ID = /^[A-Za-z0-9._@+-]{1,128}$/;
 const USER_ADDRESS_PREFIX = 'user:';
@@ -97,8 +98,7 @@ interface AliasRecord {
 const aliasSchema = new Schema<AliasRecord>({ _id: { type: String, required: true }, contact: { type: String, required: true } }, { versionKey: false });
 
 /** Another contact already holds an external id or email this contact declares. */
-export class ContactConflictError extends Error {
-  override name = 'ContactConflictError';
+export class ContactConflictError extends AppError {
   constructor(
     /** `index`: the import row, when the write was an import. */
     readonly conflicts: readonly { field: 'externalId' | 'email'; heldBy: string; index?: number }[],

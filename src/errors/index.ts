@@ -1,7 +1,11 @@
 /**
  * The service's one error hierarchy. Each subclass says whose fault a failure is and whether
- * a retry can help. Errors that cross the queue lose their prototype, so consumers recognise
- * them by `name` as well as `instanceof` (see `isRetryable`).
+ * a retry can help; every error class the service throws extends `AppError` (some live beside
+ * the code that throws them). No error crosses a queue (a failed turn is classified in the
+ * process that ran it; the retry state keeps counts, not errors), so ours are recognised by
+ * `instanceof`; a library's errors, by name and fields (`classifyFailure`). Also here: the one
+ * helper each for reading fields off an unknown thrown value, for HTTP statuses worth retrying
+ * and (in `issues.ts`) for reporting zod issues.
  */
 export class AppError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -13,8 +17,8 @@ export class AppError extends Error {
 /** The environment or a declared unit (role, channel) is invalid: fix the deployment. */
 export class ConfigError extends AppError {}
 
-/** A model call failed; `retryable` says whether the same call may succeed later. */
-export class ModelCallError extends AppError {
+/** A call to a dependency failed; `retryable` says whether the same call may succeed later. */
+export class DependencyError extends AppError {
   constructor(
     message: string,
     readonly retryable: boolean,
@@ -24,19 +28,22 @@ export class ModelCallError extends AppError {
   }
 }
 
+/** A model call failed. */
+export class ModelCallError extends DependencyError {}
+
 /**
  * A channel could not deliver a message (e.g. Twilio refused it). `outcomeUnknown`: the request
  * may have reached the provider (a timeout, a dropped connection), so the message may be out.
  */
-export class ChannelSendError extends AppError {
+export class ChannelSendError extends DependencyError {
   readonly outcomeUnknown: boolean;
   constructor(
     message: string,
-    readonly retryable: boolean,
+    retryable: boolean,
     readonly code?: string | number,
     options?: { cause?: unknown; outcomeUnknown?: boolean },
   ) {
-    super(message, options);
+    super(message, retryable, options);
     this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
@@ -44,15 +51,45 @@ export class ChannelSendError extends AppError {
 /** A store acknowledged a write it did not keep (seen across a database restart): retry it. */
 export class StorageWriteError extends AppError {}
 
-const retryableNames = new Set(['ModelCallError', 'ChannelSendError']);
+/** A field of a thrown value of unknown shape (a library's error, or one that crossed the queue). */
+export function errorField(error: unknown, field: string): unknown {
+  return typeof error === 'object' && error !== null ? Reflect.get(error, field) : undefined;
+}
 
-/** True when a failure may succeed on retry. Works on errors that lost their prototype. */
+/** MongoDB's duplicate-key error (code 11000), alone or as every write error of a bulk insert. */
+export function isDuplicateKeyError(error: unknown): boolean {
+  if (errorField(error, 'code') === 11000) return true;
+  const writeErrors = errorField(error, 'writeErrors');
+  return (
+    Array.isArray(writeErrors) &&
+    writeErrors.length > 0 &&
+    writeErrors.every((entry: unknown) => (errorField(entry, 'code') ?? errorField(errorField(entry, 'err'), 'code')) === 11000)
+  );
+}
+
+/** A thrown value's message, whatever was thrown. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A numeric field of a thrown value (an HTTP status: `status`, `statusCode`), if it has one. */
+export function errorStatus(error: unknown, field: 'status' | 'statusCode' = 'status'): number | undefined {
+  const status = errorField(error, field);
+  return typeof status === 'number' ? status : undefined;
+}
+
+/**
+ * Whether a request that got this HTTP status (undefined: no answer at all — a timeout, a
+ * dropped connection) may succeed if made again: throttling, server errors, no answer, and a
+ * 408 where `timeoutRetryable`. Any other 4xx will fail the same way.
+ */
+export function isRetryableStatus(status: number | undefined, options?: { timeoutRetryable?: boolean }): boolean {
+  return status === undefined || status === 429 || status >= 500 || (options?.timeoutRetryable === true && status === 408);
+}
+
+/** True when a failure may succeed on retry (a model or channel error that says so). */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof ModelCallError || error instanceof ChannelSendError) return error.retryable;
-  if (typeof error === 'object' && error !== null && 'name' in error && retryableNames.has(String(error.name))) {
-    return (error as { retryable?: unknown }).retryable === true;
-  }
-  return false;
+  return (error instanceof ModelCallError || error instanceof ChannelSendError) && error.retryable;
 }
 
 /**
@@ -73,28 +110,30 @@ const infrastructureMessages = /buffering timed out|connection is closed|connect
 const deterministicNames = new Set(['ZodError', 'ConfigError']);
 
 function fieldsOf(error: object): { name: string; code: unknown; message: string; labels: unknown } {
-  const fields = error as { name?: unknown; code?: unknown; message?: unknown; errorLabels?: unknown; errorLabelSet?: unknown };
+  const name = errorField(error, 'name');
+  const message = errorField(error, 'message');
+  const labelSet = errorField(error, 'errorLabelSet');
   return {
-    name: typeof fields.name === 'string' ? fields.name : '',
-    code: fields.code,
-    message: typeof fields.message === 'string' ? fields.message : '',
-    labels: fields.errorLabelSet instanceof Set ? [...(fields.errorLabelSet as Set<unknown>)] : fields.errorLabels,
+    name: typeof name === 'string' ? name : '',
+    code: errorField(error, 'code'),
+    message: typeof message === 'string' ? message : '',
+    labels: labelSet instanceof Set ? [...labelSet] : errorField(error, 'errorLabels'),
   };
 }
 
-/** Classifies a failure (and its `cause` chain) for the retry policy; works on errors that lost their prototype. */
+/** Classifies a failure (and its `cause` chain) for the retry policy. */
 export function classifyFailure(error: unknown): FailureKind {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
     const { name, code, message, labels } = fieldsOf(current);
-    if (retryableNames.has(name)) return isRetryable(current) ? 'infrastructure' : 'deterministic';
+    if (current instanceof ModelCallError || current instanceof ChannelSendError) return current.retryable ? 'infrastructure' : 'deterministic';
     if (deterministicNames.has(name)) return 'deterministic';
     if (infrastructureNames.test(name) || infrastructureMessages.test(message)) return 'infrastructure';
     if (typeof code === 'string' && networkCodes.has(code)) return 'infrastructure';
     if (Array.isArray(labels) && labels.some((label) => label === 'RetryableWriteError' || label === 'ResetPool' || label === 'TransientTransactionError')) {
       return 'infrastructure';
     }
-    current = (current as { cause?: unknown }).cause;
+    current = errorField(current, 'cause');
   }
   return 'unknown';
 }

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError as isDuplicateKey } from '../errors/index.js';
 import type { Facts } from '../orchestrator/contracts.js';
 import type { Destination, TeamId } from './teams.js';
 
@@ -126,8 +127,6 @@ export interface HandoffStore {
 function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
   return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
 }
-
-const isDuplicateKey = (error: unknown) => (error as { code?: unknown } | null)?.code === 11000;
 
 export function createHandoffStore(connection: Connection, now: () => number = Date.now): HandoffStore {
   const handoffs = model(connection, 'Handoff', handoffSchema);

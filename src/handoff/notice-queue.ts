@@ -1,7 +1,7 @@
 /**
  * Hand-off notices go out through their own BullMQ queue: one job per hand-off and
- * destination, retried with backoff, each destination notified once — the notice ledger is
- * claimed before a send and marked after it. A job that finds its notice still "sending" (a
+ * destination, retried with backoff, each destination notified once through the send ledger
+ * (`src/ledger/send-ledger.ts`): claimed before a send and marked after it. A job that finds its notice still "sending" (a
  * worker died mid-send) resolves it: a WhatsApp notice is looked up at Twilio and sent only if
  * it is not there; a webhook is posted again with the same idempotency key. A destination that
  * keeps failing (the lookup included) ends failed: logged, counted and listed by the admin API.
@@ -10,7 +10,9 @@ import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { noticeId, type HandoffRecord, type HandoffStore } from './handoff-store.js';
+import { errorText } from '../errors/index.js';
+import { sendOnce } from '../ledger/send-ledger.js';
+import { noticeId, type HandoffRecord, type HandoffStore, type NoticeRecord } from './handoff-store.js';
 import { buildNotice, type Notice } from './notice.js';
 import type { Destination, Team, Teams } from './teams.js';
 import { NoticeSendError } from './webhook-sender.js';
@@ -27,6 +29,9 @@ export interface NoticeSenders {
   /** Finds a WhatsApp notice claimed at `claimedAt` whose outcome was lost; its SID, or undefined. */
   findWhatsapp?(to: string, notice: Notice, claimedAt: Date): Promise<string | undefined>;
 }
+
+/** What a sent notice leaves in the ledger: the channel's message id, where it has one. */
+type NoticeReceipt = { channelMessageId?: string };
 
 export interface NoticeQueueOptions {
   connection: ConnectionOptions;
@@ -101,49 +106,57 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       transcriptUrl: options.transcriptUrl(handoff.conversationId),
       business: options.business,
     });
-    if (notice.status === 'pending' && !(await store.claimNotice(id))) {
-      // One job per notice: a claim that applied but was reported lost leaves it `sending`;
-      // the retry resolves it (looks it up or resends), so it never stays sending unattended.
-      if ((await store.notice(handoffId, destinationId))?.status === 'sending') throw new Error(`notice ${id} claim outcome was lost`);
-      return;
-    }
-    // While an uncertain notice is being looked up it stays `sending`, so a retry looks again.
-    let resolving = notice.status === 'sending';
+    const destination = notice.destination;
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const retryable = (error: unknown) => (error instanceof NoticeSendError ? error.retryable : true);
     try {
-      const destination = notice.destination;
-      if (notice.status === 'sending') {
-        const found =
-          destination.kind === 'whatsapp' && options.senders.findWhatsapp
-            ? await options.senders.findWhatsapp(destination.target, content, notice.claimedAt ?? notice.updatedAt)
-            : undefined;
-        logger.warn('handoff-notice-resolved', { handoffId, destinationId, outcome: found ? 'found' : 'resent' });
-        if (found) {
-          await store.markNoticeSent(id, found);
-          metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
-          return;
-        }
-        await store.reclaimNotice(id);
-        resolving = false;
-      }
-      const channelMessageId =
-        destination.kind === 'whatsapp'
-          ? await options.senders.whatsapp(destination.target, content, team)
-          : (await options.senders.webhook(destination.target, content, id), undefined);
-      await store.markNoticeSent(id, channelMessageId);
+      // One job per notice, but a stalled job may run twice: a notice found `sending` after a
+      // lost claim may be another worker's send in flight, so this attempt fails and the retry
+      // resolves it (looks it up or resends), so it never stays sending unattended.
+      const result = await sendOnce<NoticeRecord, NoticeReceipt>({
+        entry: notice,
+        id,
+        state: (stored) => (stored.status === 'pending' || stored.status === 'sending' ? stored.status : 'settled'),
+        exclusive: false,
+        store: {
+          claim: () => store.claimNotice(id),
+          readBack: () => store.notice(handoffId, destinationId),
+          reclaim: () => store.reclaimNotice(id),
+          markSent: (receipt) => store.markNoticeSent(id, receipt.channelMessageId),
+          release: (error) => store.releaseNotice(id, errorText(error)),
+          markFailed: (error) => store.markNoticeFailed(id, 'failed', errorText(error)),
+        },
+        channel: {
+          send: async () =>
+            destination.kind === 'whatsapp'
+              ? { channelMessageId: await options.senders.whatsapp(destination.target, content, team) }
+              : (await options.senders.webhook(destination.target, content, id), {}),
+          ...(destination.kind === 'whatsapp' && options.senders.findWhatsapp
+            ? {
+                lookup: async (stored: NoticeRecord) => {
+                  const found = await options.senders.findWhatsapp?.(destination.target, content, stored.claimedAt ?? stored.updatedAt);
+                  return found === undefined ? undefined : { channelMessageId: found };
+                },
+              }
+            : {}),
+          // The last attempt's failure is recorded below, whatever failed.
+          afterFailedSend: (error) => (retryable(error) && !lastAttempt ? 'release' : 'keep'),
+        },
+        onResolved: (outcome) => logger.warn('handoff-notice-resolved', { handoffId, destinationId, outcome }),
+      });
+      if (result.outcome === 'skipped') return;
       metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
+      if (result.outcome === 'found') return;
       metrics.observe('handoff_notice_latency_seconds', { kind: destination.kind }, Math.max(0, Date.now() - job.timestamp) / 1000);
       logger.info('handoff-notified', { handoffId, destinationId, team: handoff.team, attempt: job.attemptsMade + 1 });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const retryable = error instanceof NoticeSendError ? error.retryable : true;
-      const attempts = job.opts.attempts ?? 1;
-      if (retryable && job.attemptsMade + 1 < attempts) {
-        if (!resolving) await store.releaseNotice(id, message);
+      const message = errorText(error);
+      if (retryable(error) && !lastAttempt) {
         logger.warn('handoff-notice-retrying', { handoffId, destinationId, attempt: job.attemptsMade + 1, error: message });
         throw error;
       }
       await store.markNoticeFailed(id, 'failed', message);
-      metrics.increment('handoff_notices_total', { kind: notice.destination.kind, outcome: 'failed' });
+      metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'failed' });
       logger.error('handoff-notice-failed', { handoffId, destinationId, attempts: job.attemptsMade + 1, error: message });
     }
   };

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
+import { formatIssues } from '../errors/issues.js';
 
 const TEAM_IDS = ['sales', 'support'] as const;
 export type TeamId = (typeof TEAM_IDS)[number];
@@ -48,8 +49,7 @@ export function parseTeams(json: string | undefined): Teams {
   }
   const parsed = TeamsSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`invalid configuration: HANDOFF_TEAMS.${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: HANDOFF_TEAMS: ${formatIssues(parsed.error.issues, '(teams)')}`);
   }
   return parsed.data;
 }

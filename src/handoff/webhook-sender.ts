@@ -3,17 +3,11 @@
  * will never succeed (permanent); anything else, timeouts included, may succeed on retry.
  * The hand-off id goes along as an idempotency key for receivers that dedupe.
  */
+import { DependencyError, errorText, isRetryableStatus } from '../errors/index.js';
 import type { Notice } from './notice.js';
 
-export class NoticeSendError extends Error {
-  override name = 'NoticeSendError';
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-  }
-}
+/** A hand-off notice did not go out; `retryable` says whether the same send may succeed later. */
+export class NoticeSendError extends DependencyError {}
 
 export async function postWebhookNotice(url: string, notice: Notice, idempotencyKey: string, timeoutMs = 10_000): Promise<void> {
   let response: Response;
@@ -26,10 +20,9 @@ export async function postWebhookNotice(url: string, notice: Notice, idempotency
       redirect: 'error',
     });
   } catch (error) {
-    throw new NoticeSendError(`webhook unreachable: ${error instanceof Error ? error.message : String(error)}`, true);
+    throw new NoticeSendError(`webhook unreachable: ${errorText(error)}`, true, { cause: error });
   }
   await response.arrayBuffer().catch(() => undefined);
   if (response.ok) return;
-  const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
-  throw new NoticeSendError(`webhook answered ${response.status}`, !permanent);
+  throw new NoticeSendError(`webhook answered ${response.status}`, isRetryableStatus(response.status, { timeoutRetryable: true }));
 }

@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import type { TrustProxy } from '../config.js';
+import { errorField, errorStatus } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 
@@ -124,9 +125,9 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   const handleError: ErrorRequestHandler = (error: unknown, request, response, _next) => {
-    const status = (error as { status?: unknown }).status;
-    const type = (error as { type?: unknown }).type;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
+    const status = errorStatus(error);
+    const type = errorField(error, 'type');
+    if (status !== undefined && status >= 400 && status < 500) {
       const message =
         type === 'entity.too.large'
           ? 'request body too large'

@@ -18,7 +18,7 @@ import {
   type ToolCallRepairFunction,
   type ToolSet,
 } from 'ai';
-import { ModelCallError } from '../errors/index.js';
+import { errorStatus, errorText, isRetryableStatus, ModelCallError } from '../errors/index.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
 import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../tools/tool.js';
@@ -99,7 +99,7 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
           return fenceToolOutput(output);
         } catch (error) {
           if (error instanceof ToolScopeError) leg.onScopeDenied({ toolName: assistantTool.name, reason: error.reason });
-          const message = error instanceof Error ? error.message : String(error);
+          const message = errorText(error);
           recorder.calls.push({ toolName: assistantTool.name, input, output: message, isError: true });
           return fenceToolOutput({ error: message });
         }
@@ -111,10 +111,7 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
 
 function classify(error: unknown): ModelCallError {
   if (error instanceof ModelCallError) return error;
-  const status = (error as { statusCode?: unknown }).statusCode;
-  const retryable = typeof status === 'number' ? status === 429 || status >= 500 : true;
-  const message = error instanceof Error ? error.message : String(error);
-  return new ModelCallError(`model call failed: ${message}`, retryable, { cause: error });
+  return new ModelCallError(`model call failed: ${errorText(error)}`, isRetryableStatus(errorStatus(error, 'statusCode')), { cause: error });
 }
 
 /**

@@ -53,7 +53,7 @@ export interface OrchestratorOptions {
 export interface Orchestrator {
   runTurn(channel: ChannelDefinition, input: TurnInput): Promise<TurnResult>;
   /** Post-turn work for a leg whose reply was (or failed to be) delivered. Never throws. */
-  finishTurn(channel: ChannelDefinition, result: TurnResult, delivered: boolean): Promise<void>;
+  finishTurn(channel: ChannelDefinition, result: Pick<TurnResult, 'roleId' | 'usage' | 'postTurn'>, delivered: boolean): Promise<void>;
   /** Clears a conversation's orchestrator state in one command (the customer's reset). */
   resetConversation(conversationId: string): Promise<void>;
   /** The decision a leg stored, while it has not expired (for the CLI's `/decision`). */

@@ -10,6 +10,7 @@
  * the head is acknowledged by comparing the exact stored entry.
  */
 import type { Redis } from 'ioredis';
+import { AppError } from '../errors/index.js';
 import { z } from 'zod';
 import type { InboundMessage } from '../orchestrator/contracts.js';
 import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, redisKeys } from './keys.js';
@@ -101,9 +102,8 @@ export interface ConversationInbox {
   recordFailure(conversationKey: string, messageId: string, options: RetryPolicy & { suspect: boolean; now: number }): Promise<RetryState>;
 }
 
-export class CorruptInboxEntryError extends Error {
-  override name = 'CorruptInboxEntryError';
-}
+/** An inbox head that can't be read back (not JSON, or not an inbound message): set aside, never retried. */
+export class CorruptInboxEntryError extends AppError {}
 
 /** Text as it enters the inbox: well-formed UTF-16 (a lone surrogate becomes U+FFFD). */
 function sanitise(message: InboundMessage): InboundMessage {

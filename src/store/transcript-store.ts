@@ -11,7 +11,7 @@
  * The same code runs on MongoDB (no transactions, TTL indexes or $lookup are used).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
-import { StorageWriteError } from '../errors/index.js';
+import { isDuplicateKeyError as isDuplicateKey, StorageWriteError } from '../errors/index.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -33,6 +33,9 @@ const statusRank: Record<MessageStatus, number> = {
 
 /** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
 export const APOLOGY_PART = 99;
+
+/** How often a delivery status update re-reads after losing a race before it reports failure. */
+const STATUS_CAS_ATTEMPTS = 16;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
 const RECENT_MESSAGE_LIMIT = 20;
@@ -67,6 +70,8 @@ export interface MessageRecord {
   part?: number;
   partCount?: number;
   roleId?: string;
+  /** On a reply's first part until its post-turn step runs: what that step needs (JSON, owned by the caller). */
+  turn?: string;
   status: MessageStatus;
   /** When the part was last claimed for sending: where to look for it if the outcome was lost. */
   claimedAt?: Date;
@@ -105,6 +110,7 @@ const messageSchema = new Schema<MessageRecord>(
     part: Number,
     partCount: Number,
     roleId: String,
+    turn: String,
     status: { type: String, required: true },
     claimedAt: Date,
     errorCode: String,
@@ -154,7 +160,11 @@ export interface TranscriptStore {
     replyTo: string;
     roleId: string;
     parts: readonly string[];
+    /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
+    turn?: string;
   }): Promise<MessageRecord[]>;
+  /** Takes (once) the `turn` a reply's first part carries; undefined when none or already taken. */
+  takeTurn(messageId: string): Promise<string | undefined>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
   /** One stored message by its ledger key. */
@@ -197,13 +207,6 @@ export function inboundMessageId(channel: string, channelMessageId: string): str
 
 export function outboundMessageId(channel: string, replyTo: string, part: number): string {
   return `out:${channel}:${replyTo}#${part}`;
-}
-
-function isDuplicateKey(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  if ((error as { code?: unknown }).code === 11000) return true;
-  const writeErrors = (error as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
-  return Array.isArray(writeErrors) && writeErrors.length > 0 && writeErrors.every((entry) => (entry.code ?? entry.err?.code) === 11000);
 }
 
 function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
@@ -277,7 +280,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       return [first, ...rest.filter((part) => part !== null)];
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts }) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }) {
       const now = Date.now();
       const documents = parts.map((text, index) => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -289,6 +292,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
         part: index,
         partCount: parts.length,
         roleId,
+        ...(index === 0 && turn !== undefined ? { turn } : {}),
         status: 'pending' as const,
         // Parts share one turn; distinct timestamps keep them in order when read back.
         createdAt: new Date(now + index),
@@ -305,6 +309,13 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
       return stored;
+    },
+
+    async takeTurn(messageId) {
+      const taken = await messages
+        .findOneAndUpdate({ _id: messageId, turn: { $exists: true } }, { $unset: { turn: 1 } }, { lean: true })
+        .exec();
+      return taken?.turn ?? undefined;
     },
 
     async claimPart(messageId) {
@@ -377,8 +388,10 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     async updateDeliveryStatus({ channelMessageId, status, errorCode, errorMessage }) {
       const delivery = await deliveries.findById(channelMessageId).lean().exec();
       if (!delivery) return false;
-      // Compare-and-set on the current status: callbacks for one message can race.
-      for (let attempt = 0; attempt < 3; attempt += 1) {
+      // Compare-and-set on the current status: callbacks for one message can race. Each lost
+      // race means another write moved the status, so read it again until this one applies or
+      // is outranked; one that keeps losing is reported as a failed write, never as applied.
+      for (let attempt = 0; attempt < STATUS_CAS_ATTEMPTS; attempt += 1) {
         const current = await messages.findById(delivery.messageId, { status: 1 }).lean().exec();
         if (!current) return false;
         if (statusRank[current.status] >= statusRank[status]) return true;
@@ -391,7 +404,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
           .exec();
         if (updated) return true;
       }
-      return true;
+      throw new StorageWriteError(`the status of ${delivery.messageId} lost ${STATUS_CAS_ATTEMPTS} compare-and-set races`);
     },
 
     async conversationMessages(conversationId) {

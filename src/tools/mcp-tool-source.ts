@@ -20,7 +20,7 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { AppError, ConfigError } from '../errors/index.js';
+import { AppError, ConfigError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { bindArguments, callerMeta, ToolScopeError } from './scope.js';
@@ -298,7 +298,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     } catch (error) {
       const malformed = isSchemaFailure(error);
       countCall(name, malformed ? 'malformed' : context.signal.aborted ? 'aborted' : 'failed');
-      const detail = error instanceof Error ? error.message : String(error);
+      const detail = errorText(error);
       throw new McpToolCallError(name, malformed ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${detail}`, { cause: error });
     }
     const result = CallToolResultSchema.safeParse(response);

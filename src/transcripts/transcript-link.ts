@@ -7,6 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
+import { formatIssues } from '../errors/issues.js';
 
 export type TranscriptLinkCheck = 'ok' | 'expired' | 'invalid';
 
@@ -34,7 +35,7 @@ const signaturePattern = /^[A-Za-z0-9_-]{43}$/;
 export function createTranscriptLinks(options: TranscriptLinkOptions): TranscriptLinks {
   const parsed = TranscriptLinkOptionsSchema.safeParse(options);
   if (!parsed.success) {
-    throw new ConfigError(`invalid transcript link settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new ConfigError(`invalid transcript link settings: ${formatIssues(parsed.error.issues, '(settings)')}`);
   }
   const { secret, publicBaseUrl, ttlHours } = parsed.data;
   const now = parsed.data.now ?? Date.now;

@@ -8,7 +8,10 @@
  * customer gets one apology, the transcript records it failed, a metric and a log say so.
  */
 import { randomUUID } from 'node:crypto';
-import { ChannelSendError, classifyFailure, isRetryable } from '../errors/index.js';
+import { z } from 'zod';
+import { ChannelSendError, classifyFailure, errorField, errorText, isRetryable } from '../errors/index.js';
+import { formatIssues } from '../errors/issues.js';
+import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../orchestrator/contracts.js';
@@ -19,6 +22,7 @@ import {
   APOLOGY_PART,
   inboundMessageId,
   outboundMessageId,
+  type DeliveryStatus,
   type MessageRecord,
   type MessageStatus,
   type RecentMessage,
@@ -43,80 +47,130 @@ const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'rea
 /** Ledger states of a part not (known to be) sent yet. */
 const unsentStatuses = new Set<MessageStatus>(['pending', 'sending', 'uncertain']);
 
+/**
+ * What finishing a turn needs once its reply is out, stored with the reply's first part: the
+ * attempt that delivers the reply (a retry resuming the stored parts never ran the turn) takes
+ * it and runs post-turn and metering once.
+ */
+const StoredTurnSchema = z.object({
+  roleId: z.string(),
+  usage: z
+    .array(
+      z.object({
+        purpose: z.enum(['judge', 'reply']),
+        tier: z.enum(['fast', 'smart']),
+        model: z.string(),
+        inputTokens: z.number(),
+        outputTokens: z.number(),
+      }),
+    )
+    .optional(),
+  postTurn: z
+    .object({
+      conversationId: z.string(),
+      roleId: z.string(),
+      facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+      factsVersion: z.number(),
+      degraded: z.boolean(),
+      offeredTools: z.array(z.string()),
+      toolCalls: z.array(z.object({ toolName: z.string(), input: z.unknown(), output: z.unknown(), isError: z.boolean() })),
+      replyText: z.string(),
+      channelId: z.string(),
+    })
+    .optional(),
+});
+
+function storedTurn(result: TurnResult): string {
+  const { roleId, usage, postTurn } = result;
+  return JSON.stringify({ roleId, ...(usage ? { usage } : {}), ...(postTurn ? { postTurn } : {}) });
+}
+
 function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
   const known = new Set(recent.map((message) => message.id));
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** Ledger states of a reply part: `uncertain` (an outcome recorded unknown) is resolved like `sending`. */
+function partState(part: MessageRecord): LedgerState {
+  if (part.status === 'pending') return 'pending';
+  return part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
 }
 
-/** The send ledger's side of a channel: claim, send, record — and resolve lost outcomes. */
+type PartReceipt = { channelMessageId: string; status: DeliveryStatus };
+
+/** Reply parts through the send ledger: claim, send, record — and resolve lost outcomes. */
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
-  /** Sends a part this attempt holds (`sending`); throws when the channel refused it. */
-  const sendClaimed = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
-    const started = performance.now();
-    const sendSeconds = () => (performance.now() - started) / 1000;
-    try {
-      const sent = await channel.transport.send(message, part.text, part.part ?? 0);
-      metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, sendSeconds());
-      await transcripts.markPartSent(part._id, sent.channelMessageId, sent.status);
-      metrics.increment('reply_parts_sent_total', { channel: channel.id });
-      logger.info('reply-sent', { part: part.part, channelMessageId: sent.channelMessageId });
-    } catch (error) {
-      if (error instanceof ChannelSendError) metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, sendSeconds());
-      if (isRetryable(error)) {
+  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) =>
+    sendOnce<MessageRecord, PartReceipt>({
+      entry: part,
+      id: part._id,
+      state: partState,
+      // Under the conversation's lock nobody else sends this conversation's parts.
+      exclusive: true,
+      store: {
+        claim: () => transcripts.claimPart(part._id),
+        readBack: () => transcripts.message(part._id),
+        reclaim: () => transcripts.reclaimPart(part._id),
+        markSent: (receipt) => transcripts.markPartSent(part._id, receipt.channelMessageId, receipt.status),
+        release: () => transcripts.releasePart(part._id),
+        markFailed: (error) => {
+          const code = errorField(error, 'code');
+          return transcripts.markPartFailed(part._id, 'failed', code === undefined ? undefined : String(code), errorText(error));
+        },
+      },
+      channel: {
+        send: async () => {
+          const started = performance.now();
+          try {
+            const sent = await channel.transport.send(message, part.text, part.part ?? 0);
+            metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, (performance.now() - started) / 1000);
+            return sent;
+          } catch (error) {
+            if (error instanceof ChannelSendError) {
+              metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, (performance.now() - started) / 1000);
+            }
+            if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
+            else if (error instanceof ChannelSendError) {
+              metrics.increment('reply_send_failed_total', { channel: channel.id });
+              logger.error('reply-send-failed', { part: part.part, error });
+            }
+            throw error;
+          }
+        },
+        ...(channel.transport.findSent
+          ? {
+              lookup: async (stored: MessageRecord) => {
+                const claimedAt = stored.claimedAt ?? stored.updatedAt;
+                for (const candidate of (await channel.transport.findSent?.(message, stored.text, claimedAt)) ?? []) {
+                  // The same text may have gone out for another part or turn: only an unrecorded send counts.
+                  const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
+                  if (owner === undefined || owner === stored._id) return candidate;
+                }
+                return undefined;
+              },
+            }
+          : {}),
         // A refusal leaves nothing sent: back to pending. A lost outcome (a timeout) stays
         // `sending`, so the retry looks it up instead of sending blind.
-        if (!(error instanceof ChannelSendError && error.outcomeUnknown)) await transcripts.releasePart(part._id);
-        logger.warn('reply-send-retrying', { part: part.part, error });
-        throw error;
-      }
-      if (error instanceof ChannelSendError) {
-        await transcripts.markPartFailed(part._id, 'failed', error.code === undefined ? undefined : String(error.code), errorText(error));
-        metrics.increment('reply_send_failed_total', { channel: channel.id });
-        logger.error('reply-send-failed', { part: part.part, error });
-      }
-      throw error;
-    }
-  };
-
-  /** A part found `sending`: an earlier attempt died (or lost the answer) mid-send. */
-  const resolve = async (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) => {
-    if (channel.transport.findSent) {
-      const claimedAt = part.claimedAt ?? part.updatedAt;
-      for (const candidate of await channel.transport.findSent(message, part.text, claimedAt)) {
-        // The same text may have gone out for another part or turn: only an unrecorded send counts.
-        const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
-        if (owner !== undefined && owner !== part._id) continue;
-        await transcripts.markPartSent(part._id, candidate.channelMessageId, candidate.status);
-        metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome: 'found' });
-        logger.warn('reply-part-resolved', { part: part.part, outcome: 'found', channelMessageId: candidate.channelMessageId });
-        return;
-      }
-    }
-    await transcripts.reclaimPart(part._id);
-    metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome: 'resent' });
-    logger.warn('reply-part-resolved', { part: part.part, outcome: 'resent' });
-    await sendClaimed(channel, message, part, logger);
-  };
+        afterFailedSend: (error) => {
+          if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
+          return error instanceof ChannelSendError ? 'fail' : 'keep';
+        },
+      },
+      onResolved: (outcome, found) => {
+        metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome });
+        logger.warn('reply-part-resolved', { part: part.part, outcome, ...(found ? { channelMessageId: found.channelMessageId } : {}) });
+      },
+    });
 
   /** Sends each part once, in order; throws at the first part that could not go out. */
   return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger) => {
-    for (const stored of parts) {
-      let part = stored;
-      if (part.status === 'pending') {
-        if (await transcripts.claimPart(part._id)) {
-          await sendClaimed(channel, message, part, logger);
-          continue;
-        }
-        // Under the conversation's lock nobody else claims it: a claim that applied but was
-        // reported lost (the driver retried it after a dropped connection) reads back here.
-        part = (await transcripts.message(part._id)) ?? part;
-        if (part.status === 'pending') throw new Error(`the claim of ${part._id} did not apply`);
+    for (const part of parts) {
+      const result = await sendPart(channel, message, part, logger);
+      if (result.outcome === 'sent' || result.outcome === 'resent') {
+        metrics.increment('reply_parts_sent_total', { channel: channel.id });
+        logger.info('reply-sent', { part: part.part, channelMessageId: result.receipt.channelMessageId });
       }
-      if (part.status === 'sending' || part.status === 'uncertain') await resolve(channel, message, part, logger);
     }
   };
 }
@@ -124,6 +178,25 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
+
+  /** Runs post-turn and metering for the reply these parts hold, if no attempt has yet. */
+  const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger) => {
+    const first = parts[0];
+    const raw = first ? await transcripts.takeTurn(first._id) : undefined;
+    if (raw === undefined) return;
+    let parsed: ReturnType<typeof StoredTurnSchema.safeParse>;
+    try {
+      parsed = StoredTurnSchema.safeParse(JSON.parse(raw));
+    } catch (error) {
+      logger.error('stored-turn-unreadable', { error });
+      return;
+    }
+    if (!parsed.success) {
+      logger.error('stored-turn-unreadable', { issues: formatIssues(parsed.error.issues, '(turn)') });
+      return;
+    }
+    await options.orchestrator.finishTurn(channel, parsed.data, delivered);
+  };
 
   return async (message, signal) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
@@ -192,6 +265,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         replyTo: message.messageId,
         roleId: result.roleId,
         parts: channel.splitReply(result.text),
+        turn: storedTurn(result),
       });
     }
     logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
@@ -201,14 +275,12 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       await deliver(channel, message, parts, logger);
     } catch (error) {
       // A refusal for good ends the turn undelivered (the worker gives up on the message);
-      // an outage is retried, and the resumed attempt has no turn result to finish.
-      if (result && classifyFailure(error) === 'deterministic') await options.orchestrator.finishTurn(channel, result, false);
+      // an outage is retried, and the attempt that delivers the reply finishes the turn.
+      if (classifyFailure(error) === 'deterministic') await finishStoredTurn(channel, parts, false, logger);
       throw error;
     }
-    if (result) {
-      await options.orchestrator.finishTurn(channel, result, true);
-      options.onTurn?.(result);
-    }
+    await finishStoredTurn(channel, parts, true, logger);
+    if (result) options.onTurn?.(result);
   };
 }
 

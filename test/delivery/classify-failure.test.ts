@@ -1,7 +1,7 @@
 /**
  * The retry policy's classification: outages ride out the budget, refusals for good fail at
- * once, anything unknown gets a few attempts. Errors that lost their prototype (crossing a
- * queue) are recognised by name; causes are followed.
+ * once, anything unknown gets a few attempts. A library's errors are recognised by name and
+ * fields; causes are followed.
  */
 import { describe, expect, test } from '@jest/globals';
 import { ChannelSendError, ModelCallError, StorageWriteError, classifyFailure } from '../../src/errors/index.js';
@@ -20,14 +20,13 @@ describe('classifyFailure', () => {
     ['Redis gone', named('MaxRetriesPerRequestError')],
     ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' })],
     ['an outage wrapped as the cause', new Error('turn failed', { cause: named('MongoNetworkError') })],
-    ['a ChannelSendError that lost its prototype', { name: 'ChannelSendError', retryable: true, message: 'x' }],
   ])('%s is infrastructure', (_name, error) => {
     expect(classifyFailure(error)).toBe('infrastructure');
   });
 
   test.each([
     ['Twilio 400 (63016, outside the window)', new ChannelSendError('Twilio refused the message', false, 63016)],
-    ['a ChannelSendError refusal that lost its prototype', { name: 'ChannelSendError', retryable: false, message: 'x' }],
+    ['a retryable model error wrapped as the cause of a refusal', new ChannelSendError('refused', false, 400, { cause: new ModelCallError('x', true) })],
     ['input the schema rejects', named('ZodError')],
   ])('%s is deterministic', (_name, error) => {
     expect(classifyFailure(error)).toBe('deterministic');
