@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: drives signed WhatsApp webhooks from many numbers through a real web
  * server and worker (real Redis and FerretDB, the fake Twilio API, the deterministic model with
- * no delay) and prints throughput, webhook ack latency, pipeline overhead and Redis commands
- * per turn. Loopback only; bounded in count and time.
+ * no delay) and prints throughput, webhook ack latency, pipeline overhead, and Redis commands
+ * and MongoDB operations per turn. Loopback only; bounded in count and time.
  */
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
 import { createLogger } from '../../src/logger.js';
@@ -31,6 +32,12 @@ async function totalCommands(redis: Redis): Promise<number> {
   for (const match of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) if (match[1] !== 'info') total += Number(match[2]);
   return total;
 }
+
+// Every operation mongoose sends (reads, writes, bulk writes): MongoDB round trips, near enough.
+let mongoOperations = 0;
+mongoose.set('debug', () => {
+  mongoOperations += 1;
+});
 
 const redisServer = await startRedis();
 const mongoServer = await startMongo();
@@ -76,6 +83,7 @@ sentAt.clear();
 // Phase 1 — throughput: every sender as fast as the webhook acknowledges.
 const total = NUMBERS * MESSAGES_PER_NUMBER;
 const commandsBefore = await totalCommands(probe);
+const mongoBefore = mongoOperations;
 const started = performance.now();
 const burstAcks: number[] = [];
 // Each number sends its messages in order; up to CONCURRENCY numbers are sending at once.
@@ -92,6 +100,7 @@ const burstReplies = await twilio.waitForMessages(total, TIME_LIMIT_MS);
 const throughput = total / ((performance.now() - started) / 1000);
 await new Promise((resolve) => setTimeout(resolve, 300));
 const commands = (await totalCommands(probe)) - commandsBefore;
+const mongoPerTurn = (mongoOperations - mongoBefore) / total;
 
 // Phase 2 — latency: a steady rate well under the measured throughput, one number per message.
 twilio.reset();
@@ -117,6 +126,7 @@ row(`burst: ${NUMBERS} numbers × ${MESSAGES_PER_NUMBER} messages, ${CONCURRENCY
 row('  messages/s sustained (webhook in → Twilio send)', throughput.toFixed(1));
 row('  webhook ack latency p50 / p99 (ms)', ms(burstAcks));
 row('  Redis commands per turn (web + BullMQ + worker)', (commands / total).toFixed(1));
+row('  MongoDB operations per turn (mongoose)', mongoPerTurn.toFixed(1));
 row('  jobs that found their conversation locked', String(services.metrics.value('turn_lock_busy_total')));
 row(`paced: ${pacedCount} messages at ${rate}/s`, `${pacedReplies.length}/${pacedCount} answered`);
 row('  webhook ack latency p50 / p99 (ms)', ms(pacedAcks));
