@@ -321,7 +321,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
               }),
               webhook: (url, notice, key) => postWebhookNotice(url, notice, key),
             },
-            transcriptUrl: (conversationId) => transcriptLinks.url(conversationId),
+            transcriptUrl: (conversationId, issuedAt) => transcriptLinks.url(conversationId, issuedAt),
             business: config.businessName,
             lockDurationMs: config.worker.lockTtlMs,
             logger,

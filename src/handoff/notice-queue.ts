@@ -71,7 +71,8 @@ export interface NoticeWorkerOptions extends NoticeQueueOptions {
   store: HandoffStore;
   teams: Teams;
   senders: NoticeSenders;
-  transcriptUrl(conversationId: string): string;
+  /** The transcript link for a hand-off's notices: built from when it opened, so every destination and every retry gets the same link. */
+  transcriptUrl(conversationId: string, issuedAt: Date): string;
   business: string;
   logger: Logger;
   metrics: Metrics;
@@ -103,7 +104,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
     const content = buildNotice({
       handoff,
       team,
-      transcriptUrl: options.transcriptUrl(handoff.conversationId),
+      transcriptUrl: options.transcriptUrl(handoff.conversationId, handoff.createdAt),
       business: options.business,
     });
     const destination = notice.destination;

@@ -12,8 +12,11 @@ import { formatIssues } from '../errors/issues.js';
 export type TranscriptLinkCheck = 'ok' | 'expired' | 'invalid';
 
 export interface TranscriptLinks {
-  /** An absolute link to the conversation's transcript, valid for the configured hours. */
-  url(conversationId: string): string;
+  /**
+   * An absolute link to the conversation's transcript, valid for the configured hours from
+   * `issuedAt` (default now). A fixed `issuedAt` gives the same link however often it is built.
+   */
+  url(conversationId: string, issuedAt?: Date): string;
   /** Checks a link's parts as they arrived (expiry in unix seconds, base64url signature). */
   verify(conversationId: string, expires: string, signature: string): TranscriptLinkCheck;
 }
@@ -44,8 +47,8 @@ export function createTranscriptLinks(options: TranscriptLinkOptions): Transcrip
     createHmac('sha256', secret).update(`${conversationId}\n${expires}`, 'utf8').digest('base64url');
 
   return {
-    url(conversationId) {
-      const expires = String(Math.floor(now() / 1000 + ttlHours * 3600));
+    url(conversationId, issuedAt) {
+      const expires = String(Math.floor((issuedAt?.getTime() ?? now()) / 1000 + ttlHours * 3600));
       const signature = sign(conversationId, expires);
       return `${publicBaseUrl}/transcripts/${encodeURIComponent(conversationId)}?expires=${expires}&sig=${signature}`;
     },

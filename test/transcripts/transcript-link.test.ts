@@ -45,6 +45,20 @@ describe('a link', () => {
     expect(links.verify(conversationId, expires, signature)).toBe('expired');
   });
 
+  test('built from a fixed issue time (a hand-off opening), it is the same link whenever it is built, valid from that time', () => {
+    const clock = clockAt(START);
+    const links = createTranscriptLinks({ secret: SECRET, publicBaseUrl: BASE, ttlHours: 72, now: clock.now });
+    const openedAt = new Date(START - 3600 * 1000);
+    const first = links.url(CONVERSATION, openedAt);
+    clock.advanceHours(2.5);
+    expect(links.url(CONVERSATION, openedAt)).toBe(first);
+    const { conversationId, expires, signature } = partsOf(first);
+    clock.advanceHours(72 - 3.5 - 0.1);
+    expect(links.verify(conversationId, expires, signature)).toBe('ok');
+    clock.advanceHours(0.1);
+    expect(links.verify(conversationId, expires, signature)).toBe('expired');
+  });
+
   test('opens no other conversation', () => {
     const links = createTranscriptLinks({ secret: SECRET, publicBaseUrl: BASE, ttlHours: 72, now: () => START });
     const { expires, signature } = partsOf(links.url(CONVERSATION));
