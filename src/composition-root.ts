@@ -8,18 +8,11 @@ import type { Connection } from 'mongoose';
 import type { Redis } from 'ioredis';
 import type express from 'express';
 import { roster } from '../roles/index.js';
-import { createWhatsappChannel } from '../channels/whatsapp/index.js';
-import { createWhatsappNoticeSender } from '../channels/whatsapp/notice-sender.js';
-import { whatsappReach } from '../channels/whatsapp/reach.js';
-import { createWhatsappNoticeLookup } from '../channels/whatsapp/sent-lookup.js';
-import { createWhatsappWebhookRouter } from '../channels/whatsapp/webhook.js';
-import { createEventLog } from '../channels/web/event-log.js';
-import { createWebChannel } from '../channels/web/index.js';
-import { createWebRouter } from '../channels/web/routes.js';
-import { createSiteRegistry } from '../channels/web/sites.js';
-import { createVisitorTokens } from '../channels/web/visitor-token.js';
-import { widgetBundle } from '../channels/web/widget-bundle.js';
+import { createWebPlugin } from '../channels/web/plugin.js';
+import { createWhatsappPlugin } from '../channels/whatsapp/plugin.js';
+import { teamNoticeSenders, type ChannelContext, type ChannelPlugin } from './channel-plugin.js';
 import { configuredSecrets, type Config } from './config.js';
+import { ConfigError } from './errors/index.js';
 import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -39,8 +32,8 @@ import { createContactStore, type ContactStore } from './contacts/contact-store.
 import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
-import { createNoticeQueue, createNoticeWorker } from './handoff/notice-queue.js';
-import { requeueStrandedNotices } from './handoff/notice-recovery.js';
+import { createNoticeDelivery } from './handoff/notice-delivery.js';
+import { createNoticeQueue } from './handoff/notice-queue.js';
 import { parseTeams } from './handoff/teams.js';
 import { postWebhookNotice } from './handoff/webhook-sender.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
@@ -49,7 +42,8 @@ import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
-import { startRetention } from './store/retention.js';
+import { recentMessages } from './store/recent-messages.js';
+import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
 import { createGiveUpHandler, createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
@@ -84,7 +78,7 @@ export interface Services {
   contacts: ContactStore;
   transcriptLinks: TranscriptLinks;
   app: express.Express;
-  /** Starts a BullMQ worker for turns in this process. */
+  /** Starts a BullMQ worker for turns in this process; the first also starts retention and hand-off notices. */
   startWorker(): Worker<TurnJob>;
   /** Marks the process as draining: readiness fails from now on. */
   beginShutdown(): void;
@@ -120,44 +114,40 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     ttlHours: config.transcriptLinks.ttlHours,
   });
   const selectEntity = createSelectEntityTool();
-  const recentMessages = async (conversationId: string) =>
-    (await transcripts.conversations.findById(conversationId).lean().exec())?.recent ?? [];
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
-  const events = createEventLog(redis, (error) => logger.warn('widget-events-subscriber-error', { error }));
+  const inbox = createConversationInbox(redis);
+  const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
+  const intake = createIntake(inbox, queue);
 
-  const whatsapp = createWhatsappChannel({
-    accountSid: config.twilio.accountSid,
-    authToken: config.twilio.authToken,
-    from: config.twilio.whatsappFrom,
-    apiBaseUrl: config.twilio.apiBaseUrl,
-    statusCallbackUrl: `${config.publicBaseUrl}/webhooks/whatsapp/status`,
+  let shuttingDown = false;
+  const draining = new AbortController();
+  const context: ChannelContext = {
+    publicBaseUrl: config.publicBaseUrl,
     logger,
-    tools: [...createHandoffTools({ service: handoffs, recentMessages, reach: whatsappReach, privateFacts }), selectEntity],
-    roleCapabilityTools: HANDOFF_BINDINGS,
+    metrics,
+    redis,
+    transcripts,
+    intake,
+    resetConversation: (conversationId) => orchestrator.resetConversation(conversationId),
     contacts,
-  });
-  const web = createWebChannel({
-    events,
-    logger,
-    tools: [
-      ...createHandoffTools({
-        service: handoffs,
-        recentMessages,
-        privateFacts,
-        onHandoff: async (context, outcome) => {
-          if (outcome.status === 'unavailable') return;
-          await events.append(context.conversationId, 'handoff', { team: outcome.team, status: outcome.status, text: outcome.customerText });
-        },
-      }),
+    tools: (channel) => [
+      ...createHandoffTools({ service: handoffs, recentMessages: (id) => recentMessages(transcripts, id), privateFacts, ...channel }),
       selectEntity,
     ],
     roleCapabilityTools: HANDOFF_BINDINGS,
-    contacts,
-  });
-  const channels = new Map<string, ChannelDefinition>([
-    [whatsapp.id, whatsapp],
-    [web.id, web],
-  ]);
+    shutdown: draining.signal,
+  };
+  // Each channel is on by its own configuration: no TWILIO_* means no WhatsApp, `WEB_SITES=[]` no widget.
+  const plugins = [
+    createWhatsappPlugin(config.twilio && { ...config.twilio, trustProxy: config.trustProxy !== false }, context),
+    createWebPlugin({ ...config.web, port: config.port }, context),
+  ].filter((plugin): plugin is ChannelPlugin => plugin !== undefined);
+  if (plugins.length === 0) {
+    throw new ConfigError('invalid configuration: no channel is on: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM for WhatsApp, or list a site in WEB_SITES for the widget');
+  }
+  const channels = new Map<string, ChannelDefinition>(plugins.map(({ channel }) => [channel.id, channel]));
+  const noticeSenders = teamNoticeSenders(plugins, teams);
+  logger.info('channels-enabled', { channels: [...channels.keys()] });
   const roles = overrides.roles ?? roster;
   validateRoster(roles, new Set([...channels.values()].flatMap((channel) => channel.tools.map((tool) => tool.name))));
 
@@ -172,18 +162,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         metrics,
       })
     : undefined;
-  let mcpRetry: NodeJS.Timeout | undefined;
-  const connectMcp = async () => {
-    try {
-      await mcp?.connect();
-    } catch (error) {
-      // Turns go on without the business's data until the server answers again.
-      logger.error('mcp-unavailable', { error, retryInSeconds: 30 });
-      mcpRetry = setTimeout(() => void connectMcp(), 30_000);
-      mcpRetry.unref();
-    }
-  };
-  await connectMcp();
+  await mcp?.start();
 
   const orchestrator = createOrchestrator({
     roles,
@@ -197,14 +176,29 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     mcpTools: () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
-  const inbox = createConversationInbox(redis);
-  const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
-  const intake = createIntake(inbox, queue);
   const handle = createInboundHandler({ channels, orchestrator, transcripts, logger, metrics });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
-
-  let shuttingDown = false;
-  const draining = new AbortController();
+  const retention = createRetention({
+    connection: bullConnection,
+    ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+    retentionDays: config.retentionDays,
+    transcripts,
+    handoffs: handoffStore,
+    logger,
+    metrics,
+  });
+  const noticeDelivery = createNoticeDelivery({
+    ...noticeOptions,
+    notices: noticeQueue,
+    store: handoffStore,
+    teams,
+    senders: { ...noticeSenders, webhook: (url, notice, key) => postWebhookNotice(url, notice, key) },
+    transcriptUrl: (conversationId, issuedAt) => transcriptLinks.url(conversationId, issuedAt),
+    business: config.businessName,
+    lockDurationMs: config.worker.lockTtlMs,
+    logger,
+    metrics,
+  });
   const app = createApp({
     trustProxy: config.trustProxy,
     logger,
@@ -219,42 +213,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, usage: usageReport, logger, metrics }),
       createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
       createTranscriptRouter({ links: transcriptLinks, transcripts, logger }),
-      createWebRouter({
-        sites: createSiteRegistry(config.web.sitesJson, config.publicBaseUrl, config.port),
-        tokens: createVisitorTokens(config.web.tokenSecret),
-        events,
-        redis,
-        transcripts,
-        orchestrator,
-        intake,
-        widget: widgetBundle,
-        limits: {
-          maxMessageChars: config.web.maxMessageChars,
-          visitorMessagesPerMinute: config.web.visitorMessagesPerMinute,
-          ipMessagesPerMinute: config.web.ipMessagesPerMinute,
-          visitorRequestsPerMinute: config.web.visitorRequestsPerMinute,
-          ipRequestsPerMinute: config.web.ipRequestsPerMinute,
-          streamsPerVisitor: config.web.streamsPerVisitor,
-        },
-        logger,
-        metrics,
-        shutdown: draining.signal,
-      }),
-      createWhatsappWebhookRouter({
-        signature: { authToken: config.twilio.authToken, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy !== false },
-        accountSid: config.twilio.accountSid,
-        sender: config.twilio.whatsappFrom,
-        intake,
-        statuses: transcripts,
-        logger,
-        metrics,
-      }),
+      ...plugins.flatMap(({ router }) => (router ? [router] : [])),
     ],
   });
 
   const workers: Worker[] = [];
-  let retention: Promise<{ close(): Promise<void> } | undefined> | undefined;
-  let noticeRecovery: Promise<unknown> | undefined;
   return {
     config,
     logger,
@@ -288,50 +251,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
       });
       workers.push(worker);
-      if (workers.length === 1) {
-        retention = startRetention({
-          connection: bullConnection,
-          ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
-          retentionDays: config.retentionDays,
-          transcripts,
-          handoffs: handoffStore,
-          logger,
-          metrics,
-        }).catch((error: unknown) => {
-          logger.error('retention-start-failed', { error });
-          return undefined;
-        });
-        workers.push(
-          createNoticeWorker({
-            ...noticeOptions,
-            store: handoffStore,
-            teams,
-            senders: {
-              whatsapp: createWhatsappNoticeSender({
-                accountSid: config.twilio.accountSid,
-                authToken: config.twilio.authToken,
-                from: config.twilio.whatsappFrom,
-                apiBaseUrl: config.twilio.apiBaseUrl,
-              }),
-              findWhatsapp: createWhatsappNoticeLookup({
-                accountSid: config.twilio.accountSid,
-                authToken: config.twilio.authToken,
-                from: config.twilio.whatsappFrom,
-                apiBaseUrl: config.twilio.apiBaseUrl,
-              }),
-              webhook: (url, notice, key) => postWebhookNotice(url, notice, key),
-            },
-            transcriptUrl: (conversationId, issuedAt) => transcriptLinks.url(conversationId, issuedAt),
-            business: config.businessName,
-            lockDurationMs: config.worker.lockTtlMs,
-            logger,
-            metrics,
-          }),
-        );
-        noticeRecovery = requeueStrandedNotices({ store: handoffStore, notices: noticeQueue, logger }).catch((error: unknown) =>
-          logger.error('handoff-notice-recovery-failed', { error }),
-        );
-      }
+      // Once per process (each owner starts once): the purge schedule, and hand-off notices with
+      // the recovery of those a crash left pending.
+      retention.start();
+      noticeDelivery.start();
       return worker;
     },
     beginShutdown() {
@@ -341,14 +264,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     async close() {
       shuttingDown = true;
       draining.abort();
-      clearTimeout(mcpRetry);
-      await (await retention)?.close();
-      await noticeRecovery;
+      await retention.close();
+      await noticeDelivery.close();
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();
       await noticeQueue.close();
-      await events.close();
+      await Promise.all(plugins.map((plugin) => plugin.close?.()));
       await Promise.allSettled([redis.quit(), (bullConnection as Redis).quit(), mongo.close()]);
     },
   };

@@ -61,11 +61,13 @@ export const EnvSchema = z.object({
     .regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URI')
     .default('mongodb://127.0.0.1:27017/wa-assistant'),
 
-  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID: AC followed by 32 hex digits'),
-  TWILIO_AUTH_TOKEN: z.string().min(16, 'expected the account auth token (32 characters)'),
+  // WhatsApp is on with all three, off with none (a widget-only site); see `whatsappGroupIssues`.
+  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID: AC followed by 32 hex digits').optional(),
+  TWILIO_AUTH_TOKEN: z.string().min(16, 'expected the account auth token (32 characters)').optional(),
   TWILIO_WHATSAPP_FROM: z
     .string()
-    .regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected the WhatsApp sender as whatsapp:+<E.164 number>'),
+    .regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected the WhatsApp sender as whatsapp:+<E.164 number>')
+    .optional(),
   TWILIO_API_BASE_URL: httpUrl.optional(),
 
   OPENAI_API_KEY: z.string().min(1, 'expected an API key for the model endpoint'),
@@ -156,7 +158,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   redisUrl: string;
   mongodbUri: string;
-  twilio: { accountSid: string; authToken: string; whatsappFrom: string; apiBaseUrl: string | undefined };
+  /** The WhatsApp channel's account; undefined (WhatsApp off) when no TWILIO_* variable is set. */
+  twilio: { accountSid: string; authToken: string; whatsappFrom: string; apiBaseUrl: string | undefined } | undefined;
   model: {
     apiKey: string;
     baseUrl: string | undefined;
@@ -201,19 +204,42 @@ export interface Config {
   };
 }
 
+const TWILIO_GROUP = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'] as const;
+
+/**
+ * The variables that go together: WhatsApp needs all three TWILIO_* (a partial set names what is
+ * missing), and without a Twilio token to derive them from, the widget needs its own secret.
+ */
+function channelGroupIssues(present: Record<string, unknown>): string[] {
+  const given = TWILIO_GROUP.filter((name) => present[name] !== undefined);
+  if (given.length === TWILIO_GROUP.length) return [];
+  if (given.length > 0) {
+    return TWILIO_GROUP.filter((name) => present[name] === undefined).map(
+      (name) => `${name}: is required with ${given.join(' and ')} (WhatsApp needs all three TWILIO_* variables; set none to run the widget alone)`,
+    );
+  }
+  return present.WIDGET_TOKEN_SECRET === undefined
+    ? ['WIDGET_TOKEN_SECRET: is required without TWILIO_AUTH_TOKEN to derive it from (at least 32 random characters, e.g. openssl rand -hex 32)']
+    : [];
+}
+
 /** Parses the environment; throws a ConfigError whose message is one line per bad variable. */
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== ''));
   const parsed = EnvSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const name = issue.path.join('.') || '(environment)';
-      const expected = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
-      return `${name}: ${expected}`;
-    });
-    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
-  }
+  const lines = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
+        const name = issue.path.join('.') || '(environment)';
+        const expected = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+        return `${name}: ${expected}`;
+      });
+  lines.push(...channelGroupIssues(present));
+  if (!parsed.success || lines.length > 0) throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   const env = parsed.data;
+  const { TWILIO_ACCOUNT_SID: accountSid, TWILIO_AUTH_TOKEN: authToken, TWILIO_WHATSAPP_FROM: whatsappFrom } = env;
+  // Checked above: a Twilio token, or a widget secret, is there to derive the other secrets from.
+  const secretRoot = authToken ?? env.WIDGET_TOKEN_SECRET ?? '';
   return {
     env: env.NODE_ENV,
     port: env.PORT,
@@ -222,12 +248,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL,
     mongodbUri: env.MONGODB_URI,
-    twilio: {
-      accountSid: env.TWILIO_ACCOUNT_SID,
-      authToken: env.TWILIO_AUTH_TOKEN,
-      whatsappFrom: env.TWILIO_WHATSAPP_FROM,
-      apiBaseUrl: env.TWILIO_API_BASE_URL,
-    },
+    twilio:
+      accountSid && authToken && whatsappFrom ? { accountSid, authToken, whatsappFrom, apiBaseUrl: env.TWILIO_API_BASE_URL } : undefined,
     model: {
       apiKey: env.OPENAI_API_KEY,
       baseUrl: env.OPENAI_BASE_URL,
@@ -244,14 +266,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
     transcriptLinks: {
-      secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', env.TWILIO_AUTH_TOKEN).update('transcript-links').digest('hex'),
+      secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,
     },
     web: {
       sitesJson: env.WEB_SITES,
       // Without its own secret the widget signs with a key derived from the Twilio token, so
       // every process of one deployment agrees without extra configuration.
-      tokenSecret: env.WIDGET_TOKEN_SECRET ?? createHmac('sha256', env.TWILIO_AUTH_TOKEN).update('widget-tokens').digest('hex'),
+      tokenSecret: env.WIDGET_TOKEN_SECRET ?? createHmac('sha256', secretRoot).update('widget-tokens').digest('hex'),
       maxMessageChars: env.WEB_MAX_MESSAGE_CHARS,
       visitorMessagesPerMinute: env.WEB_VISITOR_MESSAGES_PER_MINUTE,
       ipMessagesPerMinute: env.WEB_IP_MESSAGES_PER_MINUTE,
@@ -309,7 +331,7 @@ export function configuredSecrets(config: Config): string[] {
     ...urlPassword(config.redisUrl),
     ...urlPassword(config.mongodbUri),
     config.model.apiKey,
-    config.twilio.authToken,
+    config.twilio?.authToken,
     config.mcp?.authToken,
     config.adminToken,
     config.web.tokenSecret,

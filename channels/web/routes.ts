@@ -9,15 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
-import type { Logger } from '../../src/logger.js';
-import type { Metrics } from '../../src/metrics.js';
-import type { InboundMessage } from '../../src/orchestrator/contracts.js';
-import type { Orchestrator } from '../../src/orchestrator/run-turn.js';
-import type { TranscriptStore } from '../../src/store/transcript-store.js';
+import type { ChannelContext } from '../../src/channel-plugin.js';
+import { recentMessages } from '../../src/store/recent-messages.js';
 import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { clientMessageIdOf, scopedMessageId } from './message-ids.js';
@@ -37,10 +33,6 @@ export interface WebRoutesOptions {
   sites: SiteRegistry;
   tokens: VisitorTokens;
   events: EventLog;
-  redis: Redis;
-  transcripts: TranscriptStore;
-  orchestrator: Orchestrator;
-  intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   widget: () => Promise<WidgetBundle>;
   limits: {
     maxMessageChars: number;
@@ -51,10 +43,8 @@ export interface WebRoutesOptions {
     ipRequestsPerMinute: number;
     streamsPerVisitor: number;
   };
-  logger: Logger;
-  metrics: Metrics;
-  /** Aborted when the process starts draining: open streams end so clients reconnect elsewhere. */
-  shutdown: AbortSignal;
+  /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
+  services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'logger' | 'metrics' | 'shutdown'>;
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -83,8 +73,10 @@ function publicSite(site: Site, maxMessageChars: number) {
   return { name: site.name, greeting: site.greeting, accentColor: site.accentColor, language: site.language, maxMessageChars };
 }
 
-export function createWebRouter(options: WebRoutesOptions): Router {
-  const { sites, tokens, events, logger, metrics } = options;
+export function createWebRouter(settings: WebRoutesOptions): Router {
+  const { sites, tokens, events, services } = settings;
+  const { logger, metrics } = services;
+  const options = { ...settings, ...services };
   const router = express.Router();
   const streamSlots = createStreamSlots(options.redis, { perVisitor: options.limits.streamsPerVisitor, heartbeatMs: HEARTBEAT_MS });
   const json = express.json({ limit: '16kb', strict: true });
@@ -242,7 +234,7 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     if (!(await withinRequestLimits(request, response, claims.visitorId))) return;
     const chatId = randomUUID();
     const issued = tokens.issue({ siteKey: site.key, visitorId: claims.visitorId, chatId, ...(claims.user ? { user: claims.user } : {}) });
-    void options.orchestrator.resetConversation(conversationKeyOf(claims)).catch((error: unknown) => {
+    void options.resetConversation(conversationKeyOf(claims)).catch((error: unknown) => {
       logger.warn('widget-reset-failed', { error });
     });
     response.json({ token: issued.token, expiresAt: issued.expiresAt, conversationId: conversationKeyOf({ ...claims, chatId }) });
@@ -257,10 +249,10 @@ export function createWebRouter(options: WebRoutesOptions): Router {
     const lastEventId = await events.tail(conversationKey);
     // One `_id` read of the conversation's bounded recent messages (what the model sees too):
     // a query by conversation id would scan every stored message on FerretDB.
-    const conversation = await options.transcripts.conversations.findById(conversationKey, { recent: 1 }).lean().exec();
+    const recent = await recentMessages(options.transcripts, conversationKey);
     response.json({
       lastEventId,
-      messages: (conversation?.recent ?? []).map((message) => ({
+      messages: recent.map((message) => ({
         id: message.direction === 'inbound' ? clientMessageIdOf(message.id) : message.id,
         role: message.direction === 'inbound' ? 'visitor' : 'assistant',
         text: message.text,

@@ -31,6 +31,8 @@ export interface SiteRegistry {
   allows(site: Site, requestOrigin: string | undefined): boolean;
   /** True when any site allows the origin (for CORS preflights, which carry no site). */
   anyAllows(requestOrigin: string | undefined): boolean;
+  /** How many sites are configured: none (`WEB_SITES=[]`) switches the widget off. */
+  size: number;
 }
 
 export function createSiteRegistry(sitesJson: string | undefined, publicBaseUrl: string, port: number): SiteRegistry {
@@ -61,5 +63,6 @@ export function createSiteRegistry(sitesJson: string | undefined, publicBaseUrl:
     get: (key) => byKey.get(key),
     allows: (site, requestOrigin) => requestOrigin !== undefined && site.origins.includes(requestOrigin),
     anyAllows: (requestOrigin) => requestOrigin !== undefined && sites.some((site) => site.origins.includes(requestOrigin)),
+    size: sites.length,
   };
 }

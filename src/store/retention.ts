@@ -36,7 +36,7 @@ export async function purgeExpired(options: RetentionOptions) {
 }
 
 /** Registers the purge schedule (idempotent across processes) and a worker that runs it. */
-export async function startRetention(options: RetentionOptions & { connection: ConnectionOptions; prefix?: string }) {
+async function startRetention(options: RetentionOptions & { connection: ConnectionOptions; prefix?: string }) {
   const queueOptions = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue(MAINTENANCE_QUEUE, queueOptions);
   await queue.upsertJobScheduler('transcript-purge', { every: PURGE_EVERY_MS }, { name: 'purge', opts: { removeOnComplete: 10, removeOnFail: 10 } });
@@ -48,6 +48,25 @@ export async function startRetention(options: RetentionOptions & { connection: C
     async close() {
       await worker.close();
       await queue.close();
+    },
+  };
+}
+
+/**
+ * The process's retention job: `start()` registers the schedule and its worker once (later
+ * calls do nothing); a failure to start is logged, never thrown — turns go on without it.
+ */
+export function createRetention(options: RetentionOptions & { connection: ConnectionOptions; prefix?: string }) {
+  let started: Promise<{ close(): Promise<void> } | undefined> | undefined;
+  return {
+    start(): void {
+      started ??= startRetention(options).catch((error: unknown) => {
+        options.logger.error('retention-start-failed', { error });
+        return undefined;
+      });
+    },
+    async close(): Promise<void> {
+      await (await started)?.close();
     },
   };
 }

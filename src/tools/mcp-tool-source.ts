@@ -29,6 +29,7 @@ import type { AssistantTool, ScopeBinding, ToolAccess, ToolCallContext, ToolEffe
 const DEFAULT_RESULT_CHAR_CAP = 8000;
 const MINIMUM_RESULT_CHAR_CAP = 100;
 const DEFAULT_CALL_TIMEOUT_MS = 15_000;
+const DEFAULT_RETRY_MS = 30_000;
 /** Categories anyone may read (no identity needed) unless the operator says otherwise. */
 const DEFAULT_PUBLIC_CATEGORIES = ['catalog', 'knowledge', 'help', 'pricing'] as const;
 /** Key of a listed tool's `_meta` naming its scoped arguments: `{ "<argument>": "customer" | "entity" }`. */
@@ -76,6 +77,11 @@ export interface McpToolSourceOptions {
 export interface McpToolSource {
   /** Connects, lists every tool and admits the reads; throws McpUnavailableError when it can't. */
   connect(): Promise<void>;
+  /**
+   * Connects, or logs `mcp-unavailable` and tries again every `retryMs` (default 30 s) until it
+   * connects or is closed: turns go on without the business's data meanwhile. Never throws.
+   */
+  start(retryMs?: number): Promise<void>;
   /** The admitted reads, as of the latest listing. */
   tools(): readonly AssistantTool[];
   /** Calls an admitted read by name; any other name throws without reaching the server. */
@@ -314,36 +320,55 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     return cappedResult(result.data, resultCharCap);
   }
 
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  async function connect(): Promise<void> {
+    if (connection) throw new Error('MCP tool source is already connected');
+    const client = new Client({ name: 'wa-assistant', version: '0.1.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(options.url), {
+      requestInit: { headers: options.headers ?? {} },
+    });
+    client.onerror = (error) => logger.warn('mcp-transport-failed', { error });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      refresh().catch((error: unknown) => logger.warn('mcp-tools-refresh-failed', { error }));
+    });
+    try {
+      await client.connect(transport, { timeout });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw new McpUnavailableError(`MCP server at ${origin} is unavailable: ${String(error)}`, { cause: error });
+    }
+    connection = { client, transport };
+    try {
+      await refresh();
+    } catch (error) {
+      connection = undefined;
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async function start(retryMs = DEFAULT_RETRY_MS): Promise<void> {
+    try {
+      await connect();
+    } catch (error) {
+      if (closed) return;
+      logger.error('mcp-unavailable', { error, retryInSeconds: retryMs / 1000 });
+      retry = setTimeout(() => void start(retryMs), retryMs);
+      retry.unref();
+    }
+  }
+
   return {
-    async connect() {
-      if (connection) throw new Error('MCP tool source is already connected');
-      const client = new Client({ name: 'wa-assistant', version: '0.1.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(options.url), {
-        requestInit: { headers: options.headers ?? {} },
-      });
-      client.onerror = (error) => logger.warn('mcp-transport-failed', { error });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        refresh().catch((error: unknown) => logger.warn('mcp-tools-refresh-failed', { error }));
-      });
-      try {
-        await client.connect(transport, { timeout });
-      } catch (error) {
-        await client.close().catch(() => undefined);
-        throw new McpUnavailableError(`MCP server at ${origin} is unavailable: ${String(error)}`, { cause: error });
-      }
-      connection = { client, transport };
-      try {
-        await refresh();
-      } catch (error) {
-        connection = undefined;
-        await client.close().catch(() => undefined);
-        throw error;
-      }
-    },
+    connect,
+    start,
     tools: () => catalogue,
     call,
     refresh,
     async close() {
+      closed = true;
+      clearTimeout(retry);
       const closing = connection;
       connection = undefined;
       admitted = new Map();

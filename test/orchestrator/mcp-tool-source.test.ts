@@ -301,4 +301,22 @@ describe('createMcpToolSource without a server', () => {
     await expect(connecting).rejects.toMatchObject({ name: 'McpUnavailableError', message: expect.not.stringContaining('not-for-logs') });
     expect(source.tools()).toEqual([]);
   });
+
+  it('start() never throws: it logs mcp-unavailable and keeps trying until closed', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const logs: LogLine[] = [];
+    const source = createMcpToolSource({
+      url: `http://127.0.0.1:${port}/mcp`,
+      categoryPrefixes,
+      logger: createLogger({ sink: (line) => logs.push(JSON.parse(line) as LogLine) }),
+      metrics: createMetrics(),
+    });
+    await expect(source.start(20)).resolves.toBeUndefined();
+    await eventually(() => logs.filter((line) => line.event === 'mcp-unavailable').length >= 2);
+    await source.close();
+    expect(source.tools()).toEqual([]);
+  });
 });

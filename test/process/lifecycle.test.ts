@@ -29,7 +29,9 @@ describe('configuration', () => {
     const attempt = () => loadConfig({ PUBLIC_BASE_URL: 'ftp://nope', TWILIO_WHATSAPP_FROM: '+1555', OPENAI_API_KEY: 'k' });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(
-      'invalid configuration: PUBLIC_BASE_URL: expected an http(s) URL; TWILIO_ACCOUNT_SID: is required; TWILIO_AUTH_TOKEN: is required; TWILIO_WHATSAPP_FROM: expected the WhatsApp sender as whatsapp:+<E.164 number>',
+      'invalid configuration: PUBLIC_BASE_URL: expected an http(s) URL; TWILIO_WHATSAPP_FROM: expected the WhatsApp sender as whatsapp:+<E.164 number>; ' +
+        'TWILIO_ACCOUNT_SID: is required with TWILIO_WHATSAPP_FROM (WhatsApp needs all three TWILIO_* variables; set none to run the widget alone); ' +
+        'TWILIO_AUTH_TOKEN: is required with TWILIO_WHATSAPP_FROM (WhatsApp needs all three TWILIO_* variables; set none to run the widget alone)',
     );
   });
 
@@ -42,7 +44,9 @@ describe('configuration', () => {
   test('the process exits 1 with one line on stderr when a variable is missing', async () => {
     const { output, exit } = runMain({ PUBLIC_BASE_URL, OPENAI_API_KEY: 'k', TWILIO_ACCOUNT_SID: TEST_ACCOUNT_SID, TWILIO_AUTH_TOKEN: TEST_AUTH_TOKEN });
     expect(await exit).toBe(1);
-    expect(output.stderr).toBe('invalid configuration: TWILIO_WHATSAPP_FROM: is required\n');
+    expect(output.stderr).toBe(
+      'invalid configuration: TWILIO_WHATSAPP_FROM: is required with TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (WhatsApp needs all three TWILIO_* variables; set none to run the widget alone)\n',
+    );
   });
 });
 

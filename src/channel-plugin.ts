@@ -1,0 +1,71 @@
+/**
+ * What a channel contributes to the service, as one object: its `ChannelDefinition` (the
+ * outbound side the turn runner uses), its HTTP routes (webhooks, widget API), how a hand-off
+ * notice reaches a teammate on it (if teams can be reached there) and how it closes. Each
+ * channel's factory takes its own settings — undefined when its configuration is absent, and
+ * then the channel is off — plus the shared services below, so the composition root only lists
+ * channels and loops over them.
+ */
+import type { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { ConfigError } from './errors/index.js';
+import type { HandoffToolOptions } from './handoff/handoff-tools.js';
+import type { NoticeSenders } from './handoff/notice-queue.js';
+import type { Teams } from './handoff/teams.js';
+import { NoticeSendError } from './handoff/webhook-sender.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import type { ChannelDefinition, InboundMessage } from './orchestrator/contracts.js';
+import type { TranscriptStore } from './store/transcript-store.js';
+import type { ContactReader, LinkedCustomer } from './tools/select-entity.js';
+import type { AssistantTool } from './tools/tool.js';
+
+export interface ChannelPlugin {
+  channel: ChannelDefinition;
+  /** Mounted on the service's app; absent for a channel with no HTTP surface (the CLI). */
+  router?: Router;
+  /** How hand-off notices reach a teammate's address on this channel, and how a lost send is found. */
+  notices?: Pick<NoticeSenders, 'whatsapp' | 'findWhatsapp'>;
+  /** Releases what the channel holds (subscriptions, timers); called once, on shutdown. */
+  close?(): Promise<void>;
+}
+
+/** The shared services a channel builds its pieces from. */
+export interface ChannelContext {
+  publicBaseUrl: string;
+  logger: Logger;
+  metrics: Metrics;
+  redis: Redis;
+  transcripts: TranscriptStore;
+  intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
+  /** Starts a conversation over (the widget's "new chat"). */
+  resetConversation(conversationId: string): Promise<void>;
+  contacts: ContactReader & {
+    findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<LinkedCustomer | undefined>;
+  };
+  /** The hand-off and entity tools the channel offers, built with how its address reaches the customer. */
+  tools(options: Pick<HandoffToolOptions, 'reach' | 'onHandoff'>): AssistantTool[];
+  /** Per-role capability bindings (`{handoff}` → a tool), the same on every channel with hand-offs. */
+  roleCapabilityTools: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Aborted when the process starts draining. */
+  shutdown: AbortSignal;
+}
+
+/**
+ * The WhatsApp notice senders the enabled channels provide. A team with WhatsApp numbers in
+ * HANDOFF_TEAMS while no enabled channel can reach them stops start-up (its notices would
+ * never arrive), naming the team.
+ */
+export function teamNoticeSenders(plugins: readonly ChannelPlugin[], teams: Teams): Pick<NoticeSenders, 'whatsapp' | 'findWhatsapp'> {
+  const senders = plugins.find((plugin) => plugin.notices)?.notices;
+  if (senders) return senders;
+  const unreachable = Object.entries(teams).filter(([, team]) => team.whatsapp.length > 0);
+  if (unreachable.length > 0) {
+    throw new ConfigError(
+      `invalid configuration: HANDOFF_TEAMS: ${unreachable.map(([id]) => id).join(' and ')} lists WhatsApp numbers, but WhatsApp is off (set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM, or list webhooks only)`,
+    );
+  }
+  return {
+    whatsapp: () => Promise.reject(new NoticeSendError('WhatsApp is off: no notice can go to a WhatsApp number', false)),
+  };
+}
