@@ -48,7 +48,18 @@ const httpUrl = z
   .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
   .transform((value) => value.replace(/\/+$/, ''));
 
-export const EnvSchema = z.object({
+export /** A variable holding JSON: parsed here, so the schema piped after it sees the value. */
+const jsonText = () =>
+  z.string().transform((text, context) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      context.addIssue({ code: 'custom', message: 'expected JSON' });
+      return z.NEVER;
+    }
+  });
+
+const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
@@ -82,22 +93,11 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[a-z0-9_]+(,[a-z0-9_]+)*$/i, 'expected comma-separated categories, e.g. catalog,knowledge')
     .default('catalog,knowledge,help,pricing'),
-  MCP_SCOPE_ARGUMENTS: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        context.addIssue({ code: 'custom', message: 'expected JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(
-      z.record(z.string().min(1), z.record(z.string().min(1), z.enum(['customer', 'entity'])), {
-        error: 'expected JSON {"<tool>": {"<argument>": "customer" | "entity"}}',
-      }),
-    )
-    .optional(),
+  MCP_SCOPE_ARGUMENTS: jsonText().pipe(
+    z.record(z.string().min(1), z.record(z.string().min(1), z.enum(['customer', 'entity'])), {
+      error: 'expected JSON {"<tool>": {"<argument>": "customer" | "entity"}}',
+    }),
+  ).optional(),
   WEB_SITES: z.string().optional(),
   WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
@@ -122,22 +122,11 @@ export const EnvSchema = z.object({
   MODEL_MAX_STEPS: positiveInt(5),
   MODEL_MAX_OUTPUT_TOKENS: positiveInt(1024),
   MODEL_TIMEOUT_MS: positiveInt(45_000),
-  MODEL_PRICES: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        context.addIssue({ code: 'custom', message: 'expected JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(
-      z.record(z.string().min(1), z.strictObject({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }), {
-        error: 'expected JSON {"<model>": {"inputPerMTok": <price>, "outputPerMTok": <price>}}',
-      }),
-    )
-    .optional(),
+  MODEL_PRICES: jsonText().pipe(
+    z.record(z.string().min(1), z.strictObject({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }), {
+      error: 'expected JSON {"<model>": {"inputPerMTok": <price>, "outputPerMTok": <price>}}',
+    }),
+  ).optional(),
 
   WORKER_CONCURRENCY: positiveInt(32),
   TURN_LOCK_TTL_MS: positiveInt(30_000),

@@ -273,9 +273,8 @@ describe('createMcpToolSource', () => {
   it('lists 2,000 extra tools across pages', async () => {
     await server.close();
     server = await startMcpServer({ extraReadTools: 2000 });
-    const started = performance.now();
+    // How long a listing takes is the benchmark's business (npm run bench:budget), not a test's.
     const tools = (await open()).tools();
-    expect(performance.now() - started).toBeLessThan(5000);
     expect(tools).toHaveLength(2005);
     expect(tools.at(-1)).toMatchObject({ name: 'catalog_item_2000', category: 'catalog', effect: 'read' });
     await expect(admittedTool('catalog_item_1999').execute({}, context())).resolves.toBe('Item 1999: 4 in stock, 54.00 EUR');
