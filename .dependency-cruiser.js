@@ -19,39 +19,21 @@ export default {
       from: {},
       to: { circular: true },
     },
-    // Directory cycles. Today's two (src/orchestrator ⇄ src/queue, src/orchestrator ⇄ src/tools)
-    // are exempted edge by edge below and reported as warnings (dependency-cruiser's baseline
-    // does not cover folder rules); the module rules under them keep those edges from growing.
-    // When the contracts module lands: delete `known-circular-folders` and the two pathNot.
+    // Directory cycles: none (the contracts live in src/contracts/, each layer owns its keys).
     {
       name: 'no-circular-folders',
       comment: 'Two directories that import each other are one layer: move the shared piece down.',
       severity: 'error',
       scope: 'folder',
-      from: { pathNot: '^src/(orchestrator|queue|tools)$' },
+      from: {},
       to: { circular: true },
     },
     {
-      name: 'no-circular-folders',
+      name: 'contracts-import-no-layer',
+      comment: 'src/contracts/ is the bottom layer: every other layer imports it, it imports none of them.',
       severity: 'error',
-      scope: 'folder',
-      from: { path: '^src/orchestrator$' },
-      to: { circular: true, pathNot: '^src/(queue|tools)$' },
-    },
-    {
-      name: 'no-circular-folders',
-      severity: 'error',
-      scope: 'folder',
-      from: { path: '^src/(queue|tools)$' },
-      to: { circular: true, pathNot: '^src/orchestrator$' },
-    },
-    {
-      name: 'known-circular-folders',
-      comment: 'Known today (issue 10, "Contracts module"): contracts live in src/orchestrator/, the orchestrator reads src/queue/keys.ts.',
-      severity: 'warn',
-      scope: 'folder',
-      from: { path: '^src/(orchestrator|queue|tools)$' },
-      to: { circular: true, path: '^src/(orchestrator|queue|tools)$' },
+      from: { path: '^src/contracts/' },
+      to: { path: '^(src/(orchestrator|queue|tools|turn|handoff|store|channel-plugin)|channels/|roles/)' },
     },
     {
       name: 'queue-and-tools-below-orchestrator',

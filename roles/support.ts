@@ -3,7 +3,7 @@
  * business's help articles and account status, and marks when the customer needs a person.
  */
 import { defineRole } from '../src/orchestrator/define-role.js';
-import type { Facts } from '../src/orchestrator/contracts.js';
+import type { Facts } from '../src/contracts/index.js';
 
 function text(value: Facts[string] | undefined): string | undefined {
   return typeof value === 'string' && value.trim() ? value : undefined;

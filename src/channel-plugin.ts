@@ -15,10 +15,10 @@ import type { Teams } from './handoff/teams.js';
 import { NoticeSendError } from './handoff/webhook-sender.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import type { ChannelDefinition, InboundMessage } from './orchestrator/contracts.js';
+import type { ChannelDefinition, InboundMessage } from './contracts/index.js';
 import type { TranscriptStore } from './store/transcript-store.js';
 import type { ContactReader, LinkedCustomer } from './tools/select-entity.js';
-import type { AssistantTool } from './tools/tool.js';
+import type { AssistantTool } from './contracts/tool.js';
 
 export interface ChannelPlugin {
   channel: ChannelDefinition;

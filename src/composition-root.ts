@@ -17,7 +17,7 @@ import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
-import type { ChannelDefinition, RoleDefinition } from './orchestrator/contracts.js';
+import type { ChannelDefinition, RoleDefinition } from './contracts/index.js';
 import { validateRoster } from './orchestrator/define-role.js';
 import { createOrchestrator, type Orchestrator } from './orchestrator/run-turn.js';
 import { createConversationState } from './orchestrator/state/conversation-state.js';

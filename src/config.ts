@@ -48,7 +48,7 @@ const httpUrl = z
   .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
   .transform((value) => value.replace(/\/+$/, ''));
 
-export /** A variable holding JSON: parsed here, so the schema piped after it sees the value. */
+/** A variable holding JSON: parsed here, so the schema piped after it sees the value. */
 const jsonText = () =>
   z.string().transform((text, context) => {
     try {

@@ -3,7 +3,7 @@
  * conversation through the same orchestrator. No screen to ground on and no hand-off tools;
  * replies are written whole to the terminal.
  */
-import type { ChannelDefinition } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition } from '../../src/contracts/index.js';
 
 const CLI_CHANNEL_ID = 'cli';
 

@@ -5,7 +5,7 @@
  * each web process holds one subscriber connection and wakes only the listeners it has.
  */
 import type { Redis } from 'ioredis';
-import { KEY_PREFIX } from '../../src/queue/keys.js';
+import { KEY_PREFIX } from '../../src/redis.js';
 
 const EVENT_STREAM_MAX = 500;
 const EVENT_STREAM_TTL_SECONDS = 24 * 60 * 60;

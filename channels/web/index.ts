@@ -7,11 +7,11 @@
  */
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
-import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, InboundMessage } from '../../src/contracts/index.js';
 import { outboundMessageId } from '../../src/store/transcript-store.js';
 import { describeCaller } from '../../src/tools/caller.js';
 import type { LinkedCustomer } from '../../src/tools/select-entity.js';
-import type { AssistantTool } from '../../src/tools/tool.js';
+import type { AssistantTool } from '../../src/contracts/tool.js';
 import type { EventLog } from './event-log.js';
 import { clientMessageIdOf } from './message-ids.js';
 import { userFromMetadata } from './visitor-identity.js';

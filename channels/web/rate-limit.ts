@@ -3,7 +3,7 @@
  * web process: per visitor and per IP. A refused request learns when to retry.
  */
 import type { Redis } from 'ioredis';
-import { KEY_PREFIX } from '../../src/queue/keys.js';
+import { KEY_PREFIX } from '../../src/redis.js';
 
 export type RateCheck = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 

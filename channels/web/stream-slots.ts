@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { KEY_PREFIX } from '../../src/queue/keys.js';
+import { KEY_PREFIX } from '../../src/redis.js';
 
 // KEYS: slots. ARGV: now (ms), stale before (ms), member, cap, ttl (s). Returns 1 when a slot was taken.
 const takeScript = `

@@ -6,10 +6,10 @@
 import type twilio from 'twilio';
 import { ChannelSendError, errorField, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
-import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/contracts/index.js';
 import { describeCaller } from '../../src/tools/caller.js';
 import type { ContactReader } from '../../src/tools/select-entity.js';
-import type { AssistantTool } from '../../src/tools/tool.js';
+import type { AssistantTool } from '../../src/contracts/tool.js';
 import { createSentLookup } from './sent-lookup.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';

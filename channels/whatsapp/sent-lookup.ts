@@ -10,7 +10,7 @@ import type twilio from 'twilio';
 import { ChannelSendError, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
 import type { Notice } from '../../src/handoff/notice.js';
 import { NoticeSendError } from '../../src/handoff/webhook-sender.js';
-import type { SentStatus } from '../../src/orchestrator/contracts.js';
+import type { SentStatus } from '../../src/contracts/index.js';
 import { createTwilioClient } from './twilio-client.js';
 
 /** Newest messages to one number that are searched (a lost send is among the last few). */

@@ -7,7 +7,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { ackTimer } from '../../src/http/ack-timer.js';
 import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
-import type { InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { InboundMessage } from '../../src/contracts/index.js';
 import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript-store.js';
 import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';

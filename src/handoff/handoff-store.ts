@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { isDuplicateKeyError as isDuplicateKey } from '../errors/index.js';
-import type { Facts } from '../orchestrator/contracts.js';
+import type { Facts } from '../contracts/index.js';
 import type { Destination, TeamId } from './teams.js';
 
 /** An open hand-off older than this no longer absorbs new requests: a new one notifies again. */

@@ -6,8 +6,8 @@
  * web), a contact is required first. Which facts a teammate sees is the role's to say.
  */
 import { z } from 'zod';
-import type { Facts } from '../orchestrator/contracts.js';
-import type { AssistantTool, ToolCallContext } from '../tools/tool.js';
+import type { Facts } from '../contracts/index.js';
+import type { AssistantTool, ToolCallContext } from '../contracts/tool.js';
 import type { HandoffRecord } from './handoff-store.js';
 import type { HandoffOutcome, HandoffService } from './handoff-service.js';
 import type { TeamId } from './teams.js';

@@ -7,8 +7,9 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModel } from 'ai';
 import type { Config } from '../config.js';
+import type { ModelTier } from '../contracts/index.js';
 
-export type ModelTier = 'fast' | 'smart';
+export type { ModelTier };
 
 export interface ModelProvider {
   model(tier: ModelTier): LanguageModel;

@@ -21,8 +21,8 @@ import {
 import { errorStatus, errorText, isRetryableStatus, ModelCallError } from '../errors/index.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
-import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../tools/tool.js';
-import type { ToolCallRecord } from './contracts.js';
+import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
+import type { ToolCallRecord } from '../contracts/index.js';
 
 export const TOOL_OUTPUT_CHAR_CAP = 8000;
 

@@ -3,8 +3,8 @@
  * instead of failing at a customer's first message.
  */
 import { ConfigError } from '../errors/index.js';
-import { TOOL_EFFECTS } from '../tools/tool.js';
-import type { RoleDefinition } from './contracts.js';
+import { TOOL_EFFECTS } from '../contracts/tool.js';
+import type { RoleDefinition } from '../contracts/index.js';
 import { JUDGE_LIMITS } from './judge.js';
 
 const ROLE_ID = /^[a-z][a-z0-9_]{1,31}$/;

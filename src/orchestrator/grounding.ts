@@ -6,7 +6,7 @@
  * user-level message just before the customer's latest message, like tool outputs are fenced.
  */
 import type { ModelMessage } from 'ai';
-import type { GroundingSource } from './contracts.js';
+import type { GroundingSource } from '../contracts/index.js';
 
 export const GROUNDING_CHAR_CAP = 4000;
 

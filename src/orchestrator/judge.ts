@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
-import type { FactQuestion, Facts, RoleDefinition } from './contracts.js';
+import type { FactQuestion, Facts, RoleDefinition } from '../contracts/index.js';
 import { metered, type ModelCallObserver } from './metering.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */

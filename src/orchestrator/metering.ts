@@ -6,18 +6,9 @@
  */
 import type { LanguageModel, LanguageModelUsage } from 'ai';
 import type { Metrics } from '../metrics.js';
+import type { ModelCallPurpose, ModelCallUsage } from '../contracts/index.js';
 import type { ModelTier } from '../model/provider.js';
 
-type ModelCallPurpose = 'judge' | 'reply';
-
-/** One model call's usage, all its steps summed. */
-export interface ModelCallUsage {
-  purpose: ModelCallPurpose;
-  tier: ModelTier;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-}
 
 interface ModelCallReport {
   purpose: ModelCallPurpose;

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChannelDefinition, Facts, PostTurnInput, RoleDefinition } from './contracts.js';
+import type { ChannelDefinition, Facts, PostTurnInput, RoleDefinition } from '../contracts/index.js';
 import type { FactStore, VersionedFacts } from './state/fact-store.js';
 import { capabilityResolver } from './system-prompt.js';
 

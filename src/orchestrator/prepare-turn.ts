@@ -10,8 +10,8 @@
 import type { ModelMessage } from 'ai';
 import { offerTools } from '../tools/offer.js';
 import { shortlistTools } from '../tools/shortlist.js';
-import { toolIsInScope, type AssistantTool, type SessionFacts } from '../tools/tool.js';
-import type { Facts, RoleDefinition } from './contracts.js';
+import { toolIsInScope, type AssistantTool, type SessionFacts } from '../contracts/tool.js';
+import type { Facts, RoleDefinition } from '../contracts/index.js';
 import { extractFacts, judgeTurn, type JudgeDependencies, type ToolCandidate } from './judge.js';
 import { MAX_TURN_TOOLS } from '../tools/offer.js';
 import type { ConversationState } from './state/conversation-state.js';

@@ -7,8 +7,8 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AssistantTool, Caller, SessionFacts } from '../tools/tool.js';
-import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from './contracts.js';
+import type { AssistantTool, Caller, SessionFacts } from '../contracts/tool.js';
+import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
 import type { DecisionStore } from './state/decision-store.js';

@@ -3,7 +3,7 @@
  * channel's fragment, grounding and the role's brief — with `{capability}` placeholders
  * resolved to the tool the channel binds for that role, and sentences naming an unbound one left out.
  */
-import type { CallerStatus, ChannelDefinition, Facts, RoleDefinition } from './contracts.js';
+import type { CallerStatus, ChannelDefinition, Facts, RoleDefinition } from '../contracts/index.js';
 import { UNTRUSTED_CONTEXT_NOTE } from './grounding.js';
 
 const UNTRUSTED_TOOL_OUTPUT_NOTE =

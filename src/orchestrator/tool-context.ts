@@ -6,8 +6,8 @@
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ScopeDenial } from '../tools/scope.js';
-import type { Caller, SessionFacts, ToolCallContext } from '../tools/tool.js';
-import type { ChannelDefinition, Facts, TurnInput } from './contracts.js';
+import type { Caller, SessionFacts, ToolCallContext } from '../contracts/tool.js';
+import type { ChannelDefinition, Facts, TurnInput } from '../contracts/index.js';
 
 export function toolContextFor(
   channel: ChannelDefinition,

@@ -12,18 +12,8 @@
 import type { Redis } from 'ioredis';
 import { AppError } from '../errors/index.js';
 import { z } from 'zod';
-import type { InboundMessage } from '../orchestrator/contracts.js';
+import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
 import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, redisKeys } from './keys.js';
-
-const InboundMessageSchema = z.object({
-  channel: z.string().min(1),
-  conversationKey: z.string().min(1),
-  messageId: z.string().min(1),
-  from: z.object({ address: z.string().min(1), displayName: z.string().optional() }),
-  text: z.string(),
-  receivedAt: z.number().int().nonnegative(),
-  metadata: z.record(z.string(), z.string()),
-});
 
 const RetryStateSchema = z.object({
   messageId: z.string().min(1),

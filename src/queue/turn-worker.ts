@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
 import { classifyFailure, type FailureKind } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { InboundMessage } from '../orchestrator/contracts.js';
+import type { InboundMessage } from '../contracts/index.js';
 import { CorruptInboxEntryError, type ConversationInbox, type InboxHead } from './conversation-inbox.js';
 import { acquireConversationLock } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';

@@ -7,7 +7,7 @@
  * was relinked since, or the fact was forged) is ignored.
  */
 import type { LinkedCustomer } from './select-entity.js';
-import type { Caller, SessionFacts } from './tool.js';
+import type { Caller, SessionFacts } from '../contracts/tool.js';
 
 export const ANONYMOUS_CALLER: Caller = Object.freeze({ kind: 'anonymous' });
 

@@ -24,7 +24,7 @@ import { AppError, ConfigError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { bindArguments, callerMeta, ToolScopeError } from './scope.js';
-import type { AssistantTool, ScopeBinding, ToolAccess, ToolCallContext, ToolEffect } from './tool.js';
+import type { AssistantTool, ScopeBinding, ToolAccess, ToolCallContext, ToolEffect } from '../contracts/tool.js';
 
 const DEFAULT_RESULT_CHAR_CAP = 8000;
 const MINIMUM_RESULT_CHAR_CAP = 100;

@@ -5,8 +5,8 @@
  * and the channel's tools, then the rest in catalogue order. Ranking orders, it never narrows:
  * the one cap is MAX_OFFERED_TOOLS, whatever the catalogue's size.
  */
-import type { RoleDefinition } from '../orchestrator/contracts.js';
-import { toolIsInScope, type AssistantTool } from './tool.js';
+import type { RoleDefinition } from '../contracts/index.js';
+import { toolIsInScope, type AssistantTool } from '../contracts/tool.js';
 
 export const MAX_OFFERED_TOOLS = 20;
 export const MAX_TURN_TOOLS = 12;

@@ -7,7 +7,7 @@
  * caller's own is refused, not corrected, so the attempt is visible (logged and counted).
  */
 import { AppError } from '../errors/index.js';
-import type { AssistantTool, Caller, ScopeBinding, ToolAccess } from './tool.js';
+import type { AssistantTool, Caller, ScopeBinding, ToolAccess } from '../contracts/tool.js';
 
 /** Key of the request `_meta` that carries the verified caller to the MCP server on every call. */
 const CALLER_META_KEY = 'wa-assistant/caller';

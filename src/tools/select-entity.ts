@@ -8,19 +8,9 @@
  * a contact looked up from anything the model or the client wrote.
  */
 import { z } from 'zod';
-import { ToolInterrupt, WithSession, type AssistantTool } from './tool.js';
+import { ToolInterrupt, WithSession, type AssistantTool } from '../contracts/tool.js';
 
-export interface LinkedCustomer {
-  name: string;
-  email?: string | undefined;
-  /** The business's own id for this customer, bound into scoped tool calls. */
-  customerId?: string | undefined;
-  entities: readonly { id: string; name: string }[];
-}
-
-export interface ContactReader {
-  get(address: string): Promise<LinkedCustomer | undefined>;
-}
+export type { ContactReader, LinkedCustomer } from '../contracts/tool.js';
 
 const SELECT_ENTITY_TOOL_NAME = 'select_entity';
 

@@ -3,7 +3,7 @@
  * and description share the most words with the conversation's latest messages. Keeps the
  * judge's prompt the same size whether the catalogue holds 20 tools or 2,000.
  */
-import type { AssistantTool } from './tool.js';
+import type { AssistantTool } from '../contracts/tool.js';
 
 const SHORTLIST_SIZE = 30;
 

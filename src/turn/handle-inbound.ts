@@ -14,7 +14,7 @@ import { formatIssues } from '../errors/issues.js';
 import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChannelDefinition, InboundMessage, TurnResult } from '../orchestrator/contracts.js';
+import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { GiveUpHandler, InboundHandler } from '../queue/turn-worker.js';

@@ -3,7 +3,7 @@
  * (deduped by message id) and make sure a job exists for it. A duplicate still re-adds its
  * job (a no-op when the job exists), so a webhook retried after a failed enqueue heals itself.
  */
-import type { InboundMessage } from '../orchestrator/contracts.js';
+import type { InboundMessage } from '../contracts/index.js';
 import type { ConversationInbox } from '../queue/conversation-inbox.js';
 import { enqueueTurn, type TurnQueue } from '../queue/turn-queue.js';
 

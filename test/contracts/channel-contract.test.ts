@@ -11,7 +11,7 @@ import { createWhatsappChannel } from '../../channels/whatsapp/index.js';
 import { WHATSAPP_BODY_LIMIT } from '../../channels/whatsapp/split-message.js';
 import { createLogger } from '../../src/logger.js';
 import { createRedis } from '../../src/redis.js';
-import type { ChannelDefinition, InboundMessage } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, InboundMessage } from '../../src/contracts/index.js';
 import { GROUNDING_CHAR_CAP, groundingSections } from '../../src/orchestrator/grounding.js';
 import { ANONYMOUS_CALLER } from '../../src/tools/caller.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';

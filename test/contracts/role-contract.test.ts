@@ -5,11 +5,11 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import { ConfigError } from '../../src/errors/index.js';
-import type { Facts, RoleDefinition, ToolCallRecord } from '../../src/orchestrator/contracts.js';
+import type { Facts, RoleDefinition, ToolCallRecord } from '../../src/contracts/index.js';
 import { defineRole, validateRoster } from '../../src/orchestrator/define-role.js';
 import { createOrchestrator, type OrchestratorOptions } from '../../src/orchestrator/run-turn.js';
-import { toolIsInScope } from '../../src/tools/tool.js';
-import { CHANNEL_TOOL_NAMES } from '../../src/tools/tool-names.js';
+import { toolIsInScope } from '../../src/contracts/tool.js';
+import { CHANNEL_TOOL_NAMES } from '../../src/contracts/tool-names.js';
 import { roster } from '../../roles/index.js';
 
 function describeRoleContract(role: RoleDefinition) {

@@ -12,7 +12,7 @@ import { buildNotice } from '../../src/handoff/notice.js';
 import type { NoticeQueue } from '../../src/handoff/notice-queue.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
-import type { ToolCallContext } from '../../src/tools/tool.js';
+import type { ToolCallContext } from '../../src/contracts/tool.js';
 import { roster } from '../../roles/index.js';
 
 const context = (address: string, roleId: string): ToolCallContext => ({

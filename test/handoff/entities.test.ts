@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
-import { redisKeys } from '../../src/queue/keys.js';
+import { stateKeys } from '../../src/orchestrator/state/keys.js';
 import type { Script } from '../support/deterministic-model.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -41,7 +41,7 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 beforeEach(async () => {
   harness.twilio.reset();
-  await harness.services.redis.del(redisKeys.session(conversationKeyFor(LINKED)), redisKeys.pending(conversationKeyFor(LINKED)));
+  await harness.services.redis.del(stateKeys.session(conversationKeyFor(LINKED)), stateKeys.pending(conversationKeyFor(LINKED)));
 });
 
 async function ask(from: string, body: string, expected: number) {
@@ -49,7 +49,7 @@ async function ask(from: string, body: string, expected: number) {
   const messages = await harness.twilio.waitForMessages(expected, 10_000);
   return messages.at(-1)?.body;
 }
-const session = async () => JSON.parse((await harness.services.redis.get(redisKeys.session(conversationKeyFor(LINKED)))) ?? '{}') as Record<string, unknown>;
+const session = async () => JSON.parse((await harness.services.redis.get(stateKeys.session(conversationKeyFor(LINKED)))) ?? '{}') as Record<string, unknown>;
 
 describe('a customer linked to several companies', () => {
   test('is asked with a numbered list and picks one by number', async () => {

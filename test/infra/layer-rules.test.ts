@@ -40,7 +40,7 @@ const lintCases: readonly (LintCase & { expected: string[] })[] = [
   { file: 'src/orchestrator/state/x.ts', code: "import type { roster } from '../../../roles/index.js';\nexport type R = typeof roster;\n", expected: RESTRICTED },
   { file: 'src/queue/x.ts', code: "export * from '../../channels/whatsapp/index.js';\n", expected: RESTRICTED },
   { file: 'src/orchestrator/x.ts', code: "import '../composition-root.js';\n", expected: RESTRICTED },
-  { file: 'src/orchestrator/x.ts', code: "import '../../src/tools/tool.js';\nimport './contracts.js';\n", expected: [] },
+  { file: 'src/orchestrator/x.ts', code: "import '../../src/contracts/tool.js';\nimport './contracts.js';\n", expected: [] },
   // The composition root wires them; src/chat.ts only the CLI channel.
   { file: 'src/composition-root.ts', code: "import '../channels/whatsapp/index.js';\nimport '../roles/index.js';\n", expected: [] },
   { file: 'src/chat.ts', code: "import '../channels/cli/index.js';\nimport './composition-root.js';\n", expected: [] },
@@ -49,7 +49,7 @@ const lintCases: readonly (LintCase & { expected: string[] })[] = [
   // Channels and roles don't import each other; they may import core.
   { file: 'channels/web/x.ts', code: "import '../whatsapp/index.js';\n", expected: RESTRICTED },
   { file: 'channels/cli/x.ts', code: "import '../../roles/sales.js';\n", expected: RESTRICTED },
-  { file: 'channels/whatsapp/x.ts', code: "import '../../src/orchestrator/contracts.js';\n", expected: [] },
+  { file: 'channels/whatsapp/x.ts', code: "import '../../src/contracts/index.js';\n", expected: [] },
   { file: 'roles/sales.ts', code: "import './support.js';\n", expected: RESTRICTED },
   { file: 'roles/sales.ts', code: "import '../channels/web/index.js';\n", expected: RESTRICTED },
   { file: 'roles/index.ts', code: "import './support.js';\nimport '../src/orchestrator/define-role.js';\n", expected: [] },

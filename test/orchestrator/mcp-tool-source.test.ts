@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { ANONYMOUS_CALLER } from '../../src/tools/caller.js';
 import { ToolScopeError } from '../../src/tools/scope.js';
-import type { Caller, ToolCallContext } from '../../src/tools/tool.js';
+import type { Caller, ToolCallContext } from '../../src/contracts/tool.js';
 import {
   createMcpToolSource,
   deriveToolEffect,

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { redisKeys } from '../../src/queue/keys.js';
+import { stateKeys } from '../../src/orchestrator/state/keys.js';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
 import { eventually, startHarness, testEnv, type Harness } from '../support/harness.js';
@@ -57,11 +57,11 @@ describe('on WhatsApp', () => {
       (await harness.services.transcripts.conversationMessages(conversationKeyFor(from))).find((message) => message.direction === 'outbound'),
     );
     expect(stored.roleId).toBe(role);
-    expect(await harness.services.redis.get(redisKeys.activeRole(conversationKeyFor(from)))).toBe(role);
+    expect(await harness.services.redis.get(stateKeys.activeRole(conversationKeyFor(from)))).toBe(role);
   });
 
   test('evidence from the invoice lookup is remembered as the bookkeeper\'s facts', async () => {
-    const raw = await eventually(() => harness.services.redis.get(redisKeys.facts(conversationKeyFor('whatsapp:+447700901001'), 'bookkeeper')).then((value) => value ?? undefined));
+    const raw = await eventually(() => harness.services.redis.get(stateKeys.facts(conversationKeyFor('whatsapp:+447700901001'), 'bookkeeper')).then((value) => value ?? undefined));
     expect(JSON.parse(raw).f).toMatchObject({ invoice_number: '1042', invoice_status: 'overdue' });
   });
 
@@ -79,7 +79,7 @@ describe('on WhatsApp', () => {
     await harness.sendWhatsapp({ from, body: 'reset' });
     const [reply] = await harness.twilio.waitForMessages(1);
     expect(reply?.body).toBe('Done — we are starting a new conversation. How can I help?');
-    expect(await harness.services.redis.exists(redisKeys.activeRole(conversationKeyFor(from)))).toBe(0);
+    expect(await harness.services.redis.exists(stateKeys.activeRole(conversationKeyFor(from)))).toBe(0);
     const conversation = await harness.services.transcripts.conversations.findById(conversationKeyFor(from)).lean();
     expect(conversation?.recent.map((message) => message.text)).toEqual([reply?.body]);
   });

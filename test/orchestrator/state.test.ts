@@ -6,11 +6,11 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { ChannelDefinition, RoleDefinition } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition, RoleDefinition } from '../../src/contracts/index.js';
 import { CONTINUATION_EXPIRED_REPLY } from '../../src/orchestrator/resume-continuation.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
-import { redisKeys } from '../../src/queue/keys.js';
-import { ToolInterrupt, type AssistantTool } from '../../src/tools/tool.js';
+import { stateKeys } from '../../src/orchestrator/state/keys.js';
+import { ToolInterrupt, type AssistantTool } from '../../src/contracts/tool.js';
 import { createCliChannel } from '../../channels/cli/index.js';
 import { createOrchestratorFixture, watchOrchestratorCommands, type OrchestratorFixture } from '../support/orchestrator-fixture.js';
 
@@ -76,13 +76,13 @@ describe('facts', () => {
     const fixture = await fixtureWith({ judge: salesJudge(12) });
     const id = conversation();
     await fixture.turn(id, 'Pro plan for 12 people?');
-    expect(await fixture.redis.exists(redisKeys.facts(id, 'sales'), redisKeys.activeRole(id))).toBe(2);
+    expect(await fixture.redis.exists(stateKeys.facts(id, 'sales'), stateKeys.activeRole(id))).toBe(2);
     const watcher = await watchOrchestratorCommands(process.env.TEST_REDIS_URL!);
     try {
       await fixture.orchestrator.resetConversation(id);
       await watcher.mark(fixture.redis, 'reset');
       expect(watcher.commands.filter((command) => command.name !== 'MARK').map((command) => command.name)).toEqual(['DEL']);
-      expect(await fixture.redis.exists(redisKeys.facts(id, 'sales'), redisKeys.activeRole(id))).toBe(0);
+      expect(await fixture.redis.exists(stateKeys.facts(id, 'sales'), stateKeys.activeRole(id))).toBe(0);
     } finally {
       await watcher.close();
     }
@@ -92,7 +92,7 @@ describe('facts', () => {
     const fixture = await fixtureWith({ judge: salesJudge(12) });
     const id = conversation();
     const result = await fixture.turn(id, 'Pro plan for 12 people?');
-    for (const key of [redisKeys.facts(id, 'sales'), redisKeys.activeRole(id), redisKeys.decision(id, result.runId)]) {
+    for (const key of [stateKeys.facts(id, 'sales'), stateKeys.activeRole(id), stateKeys.decision(id, result.runId)]) {
       expect(await fixture.redis.ttl(key)).toBeGreaterThan(0);
     }
   });
@@ -131,15 +131,15 @@ describe('continuations', () => {
     const id = conversation();
     const question = await asking.turn(id, 'help me set my colour');
     expect(question.text).toBe('Which colour? 1. red 2. blue');
-    expect(await asking.redis.exists(redisKeys.pending(id))).toBe(1);
+    expect(await asking.redis.exists(stateKeys.pending(id))).toBe(1);
 
     const resuming = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
     const answer = await resuming.turn(id, '2', { firstTurn: false });
     expect(answer).toMatchObject({ roleId: 'support', modelCalls: 0, text: 'Done. Blue it is.' });
     expect(resuming.models.calls.filter((call) => call.structured)).toHaveLength(0);
     expect(answer.offeredTools).toEqual(question.offeredTools);
-    expect(JSON.parse((await resuming.redis.get(redisKeys.session(id)))!)).toEqual({ colour: 'blue' });
-    expect(await resuming.redis.exists(redisKeys.pending(id))).toBe(0);
+    expect(JSON.parse((await resuming.redis.get(stateKeys.session(id)))!)).toEqual({ colour: 'blue' });
+    expect(await resuming.redis.exists(stateKeys.pending(id))).toBe(0);
   });
 
   test('an answer that matches nothing asks again without a model call', async () => {
@@ -157,13 +157,13 @@ describe('continuations', () => {
     const asking = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
     const id = conversation();
     const question = await asking.turn(id, 'help me set my colour');
-    await asking.redis.del(redisKeys.decision(id, question.runId));
+    await asking.redis.del(stateKeys.decision(id, question.runId));
 
     const other = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
     const refused = await other.turn(id, '2', { firstTurn: false });
     expect(refused).toMatchObject({ text: CONTINUATION_EXPIRED_REPLY, modelCalls: 0 });
     expect(other.models.calls).toHaveLength(0);
     expect(other.logs).toContainEqual(expect.objectContaining({ event: 'continuation-refused' }));
-    expect(await other.redis.exists(redisKeys.pending(id))).toBe(0);
+    expect(await other.redis.exists(stateKeys.pending(id))).toBe(0);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createCliChannel } from '../../channels/cli/index.js';
-import type { Facts } from '../../src/orchestrator/contracts.js';
+import type { Facts } from '../../src/contracts/index.js';
 import { buildSystemPrompt } from '../../src/orchestrator/system-prompt.js';
 import { roster } from '../../roles/index.js';
 import { createOrchestratorFixture, type OrchestratorFixture } from '../support/orchestrator-fixture.js';

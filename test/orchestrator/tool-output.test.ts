@@ -5,8 +5,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { fenceToolOutput, TOOL_OUTPUT_CHAR_CAP } from '../../src/orchestrator/call-model.js';
 import { offerTools, MAX_OFFERED_TOOLS, MAX_TURN_TOOLS } from '../../src/tools/offer.js';
-import type { RoleDefinition } from '../../src/orchestrator/contracts.js';
-import type { AssistantTool } from '../../src/tools/tool.js';
+import type { RoleDefinition } from '../../src/contracts/index.js';
+import type { AssistantTool } from '../../src/contracts/tool.js';
 import { roster } from '../../roles/index.js';
 
 describe('tool output', () => {

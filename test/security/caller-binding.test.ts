@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { createCliChannel } from '../../channels/cli/index.js';
-import type { ChannelDefinition } from '../../src/orchestrator/contracts.js';
+import type { ChannelDefinition } from '../../src/contracts/index.js';
 import type { LinkedCustomer } from '../../src/tools/select-entity.js';
 import { createSelectEntityTool } from '../../src/tools/select-entity.js';
 import { connectBusinessMcp } from '../support/business-mcp.js';

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
-import { redisKeys } from '../../src/queue/keys.js';
+import { stateKeys } from '../../src/orchestrator/state/keys.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
 import type { Script, ScriptedReply } from '../support/deterministic-model.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -160,12 +160,12 @@ describe('a customer linked to Acme Ltd', () => {
     const { reply, serverCalls } = await attempt(ACME, 'invoice trick:select');
     expect(reply).toContain('"selected":{"id":"HL-2001","name":"Acme Ltd"}');
     expect(serverCalls).toEqual([{ name: 'account_get_status', arguments: { accountId: 'HL-2001' } }]);
-    const session = JSON.parse((await harness.services.redis.get(redisKeys.session(conversationKeyFor(ACME)))) ?? '{}') as Record<string, unknown>;
+    const session = JSON.parse((await harness.services.redis.get(stateKeys.session(conversationKeyFor(ACME)))) ?? '{}') as Record<string, unknown>;
     expect(session.entityId).toBe('HL-2001');
   });
 
   test("a session fact naming another company's account is ignored", async () => {
-    await harness.services.redis.set(redisKeys.session(conversationKeyFor(ACME)), JSON.stringify({ entityId: 'HL-3001', entityName: 'Borealis Bakery' }));
+    await harness.services.redis.set(stateKeys.session(conversationKeyFor(ACME)), JSON.stringify({ entityId: 'HL-3001', entityName: 'Borealis Bakery' }));
     const { serverCalls } = await attempt(ACME, 'invoice trick:own');
     expect(serverCalls).toContainEqual({ name: 'account_get_status', arguments: { accountId: 'HL-2001' } });
     expect(lastReplyCall().system).not.toContain('Borealis');

@@ -5,7 +5,7 @@
  * tools offered, Redis commands on orchestrator keys (from Redis's MONITOR stream, split at the
  * judge and model calls) and prompt sizes. Used by the budget tests and `npm run bench:budget`.
  */
-import type { RoleDefinition } from '../../src/orchestrator/contracts.js';
+import type { RoleDefinition } from '../../src/contracts/index.js';
 import { defineRole } from '../../src/orchestrator/define-role.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { roster } from '../../roles/index.js';

@@ -8,7 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { InboundMessage, TurnInput } from '../../src/orchestrator/contracts.js';
+import type { InboundMessage, TurnInput } from '../../src/contracts/index.js';
 import { callerFor } from '../../src/tools/caller.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { DECISION_TTL_SECONDS, redisKeys, STATE_TTL_SECONDS } from '../../queue/keys.js';
+import { DECISION_TTL_SECONDS, stateKeys, STATE_TTL_SECONDS } from './keys.js';
 
 const PendingInterruptSchema = z.object({
   runId: z.string(),
@@ -50,9 +50,9 @@ export function createConversationState(redis: Redis): ConversationState {
   return {
     async readTurnStart(conversationKey) {
       const [role, pending, session] = await redis.mget(
-        redisKeys.activeRole(conversationKey),
-        redisKeys.pending(conversationKey),
-        redisKeys.session(conversationKey),
+        stateKeys.activeRole(conversationKey),
+        stateKeys.pending(conversationKey),
+        stateKeys.session(conversationKey),
       );
       return {
         activeRoleId: role ?? undefined,
@@ -62,20 +62,20 @@ export function createConversationState(redis: Redis): ConversationState {
     },
     async reset(conversationKey, roleIds) {
       await redis.del(
-        redisKeys.activeRole(conversationKey),
-        redisKeys.pending(conversationKey),
-        redisKeys.session(conversationKey),
-        ...roleIds.map((roleId) => redisKeys.facts(conversationKey, roleId)),
+        stateKeys.activeRole(conversationKey),
+        stateKeys.pending(conversationKey),
+        stateKeys.session(conversationKey),
+        ...roleIds.map((roleId) => stateKeys.facts(conversationKey, roleId)),
       );
     },
     async setPending(conversationKey, pending) {
-      await redis.set(redisKeys.pending(conversationKey), JSON.stringify(pending), 'EX', DECISION_TTL_SECONDS);
+      await redis.set(stateKeys.pending(conversationKey), JSON.stringify(pending), 'EX', DECISION_TTL_SECONDS);
     },
     async clearPending(conversationKey) {
-      await redis.del(redisKeys.pending(conversationKey));
+      await redis.del(stateKeys.pending(conversationKey));
     },
     async writeSession(conversationKey, session) {
-      await redis.set(redisKeys.session(conversationKey), JSON.stringify(session), 'EX', STATE_TTL_SECONDS);
+      await redis.set(stateKeys.session(conversationKey), JSON.stringify(session), 'EX', STATE_TTL_SECONDS);
     },
   };
 }

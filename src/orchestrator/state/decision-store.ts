@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { DECISION_TTL_SECONDS, redisKeys } from '../../queue/keys.js';
+import { DECISION_TTL_SECONDS, stateKeys } from './keys.js';
 
 const StoredDecisionSchema = z.object({
   runId: z.string(),
@@ -32,13 +32,13 @@ export function createDecisionStore(redis: Redis): DecisionStore {
   const local = new Map<string, StoredDecision>();
   return {
     async put(conversationKey, decision) {
-      const key = redisKeys.decision(conversationKey, decision.runId);
+      const key = stateKeys.decision(conversationKey, decision.runId);
       if (local.size >= LOCAL_COPIES) local.delete(local.keys().next().value as string);
       local.set(key, decision);
       await redis.set(key, JSON.stringify(decision), 'EX', DECISION_TTL_SECONDS);
     },
     async get(conversationKey, runId) {
-      const key = redisKeys.decision(conversationKey, runId);
+      const key = stateKeys.decision(conversationKey, runId);
       const copy = local.get(key);
       if (copy) return copy;
       const raw = await redis.get(key);

@@ -6,8 +6,8 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Facts } from '../contracts.js';
-import { redisKeys, STATE_TTL_SECONDS } from '../../queue/keys.js';
+import type { Facts } from '../../contracts/index.js';
+import { stateKeys, STATE_TTL_SECONDS } from './keys.js';
 
 const FactValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const StoredFactsSchema = z.object({ v: z.number().int().nonnegative(), f: z.record(z.string(), FactValueSchema) });
@@ -57,7 +57,7 @@ export interface FactStore {
 
 export function createFactStore(redis: Redis): FactStore {
   const read = async (conversationKey: string, roleId: string) =>
-    parseFacts(await redis.get(redisKeys.facts(conversationKey, roleId)));
+    parseFacts(await redis.get(stateKeys.facts(conversationKey, roleId)));
 
   return {
     read,
@@ -70,7 +70,7 @@ export function createFactStore(redis: Redis): FactStore {
         const written = await redis.eval(
           compareAndSetScript,
           1,
-          redisKeys.facts(conversationKey, roleId),
+          stateKeys.facts(conversationKey, roleId),
           current.version,
           JSON.stringify({ v: next.version, f: next.facts }),
           STATE_TTL_SECONDS,
@@ -82,7 +82,7 @@ export function createFactStore(redis: Redis): FactStore {
     },
 
     async writeActiveRole(conversationKey, roleId) {
-      await redis.set(redisKeys.activeRole(conversationKey), roleId, 'EX', STATE_TTL_SECONDS);
+      await redis.set(stateKeys.activeRole(conversationKey), roleId, 'EX', STATE_TTL_SECONDS);
     },
   };
 }

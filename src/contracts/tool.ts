@@ -121,3 +121,16 @@ export function toolIsInScope(tool: Pick<AssistantTool, 'name' | 'category' | 'e
   if (!scope.effects.includes(tool.effect)) return false;
   return scope.categories === undefined || scope.categories.includes(tool.category);
 }
+
+/** A contact the service verified, as a channel's `identify` returns it. */
+export interface LinkedCustomer {
+  name: string;
+  email?: string | undefined;
+  /** The business's own id for this customer, bound into scoped tool calls. */
+  customerId?: string | undefined;
+  entities: readonly { id: string; name: string }[];
+}
+
+export interface ContactReader {
+  get(address: string): Promise<LinkedCustomer | undefined>;
+}

@@ -1,14 +1,16 @@
 /**
- * The contracts the orchestrator runs on: a role, a channel and one turn's context. The
- * orchestrator only ever calls what these interfaces expose and never branches on a role's
+ * The contracts every layer builds on — a role, a channel, one turn's context, the inbound
+ * message — in their own module, so imports go one way: the orchestrator, queue, tools,
+ * channels and roles import these, and these import none of them. What crosses a process
+ * boundary (`InboundMessage`, through the inbox) is a zod schema with its type derived from it.
+ * The orchestrator only ever calls what these interfaces expose and never branches on a role's
  * or a channel's id. Concrete roles live in `roles/`, channels in `channels/`.
  */
 import type { ModelMessage } from 'ai';
+import { z } from 'zod';
 import type { Logger } from '../logger.js';
-import type { LinkedCustomer } from '../tools/select-entity.js';
-import type { ChannelToolName } from '../tools/tool-names.js';
-import type { AssistantTool, Caller, ToolScope } from '../tools/tool.js';
-import type { ModelCallUsage } from './metering.js';
+import type { ChannelToolName } from './tool-names.js';
+import type { AssistantTool, Caller, LinkedCustomer, ToolScope } from './tool.js';
 
 /** Facts a conversation has established for one role: flat, JSON-serialisable values. */
 export type Facts = Record<string, string | number | boolean | null>;
@@ -81,11 +83,11 @@ export interface RoleDefinition {
 }
 
 /** The customer as a channel knows them. */
-export interface CustomerIdentity {
+const CustomerIdentitySchema = z.object({
   /** Channel address, e.g. `whatsapp:+14155550100`. */
-  address: string;
-  displayName?: string;
-}
+  address: z.string().min(1),
+  displayName: z.string().optional(),
+});
 
 /** What a channel reports about where the customer is, read on every leg. */
 export interface GroundingSource {
@@ -155,16 +157,17 @@ export interface ChannelTransport {
 }
 
 /** One inbound message as the queue carries it, whatever the channel. */
-export interface InboundMessage {
-  channel: string;
-  conversationKey: string;
-  messageId: string;
-  from: CustomerIdentity;
-  text: string;
-  receivedAt: number;
+export const InboundMessageSchema = z.object({
+  channel: z.string().min(1),
+  conversationKey: z.string().min(1),
+  messageId: z.string().min(1),
+  from: CustomerIdentitySchema,
+  text: z.string(),
+  receivedAt: z.number().int().nonnegative(),
   /** Channel-specific details (profile name, page URL) for grounding. */
-  metadata: Record<string, string>;
-}
+  metadata: z.record(z.string(), z.string()),
+});
+export type InboundMessage = z.infer<typeof InboundMessageSchema>;
 
 export interface TurnInput {
   /** The conversation key: orchestrator state in Redis is keyed by it. */
@@ -207,4 +210,18 @@ export interface PostTurnInput {
   toolCalls: readonly ToolCallRecord[];
   replyText: string;
   channelId: string;
+}
+
+/** The model tiers a deployment configures (`MODEL_FAST`, `MODEL_SMART`). */
+export type ModelTier = 'fast' | 'smart';
+
+export type ModelCallPurpose = 'judge' | 'reply';
+
+/** One model call's usage, all its steps summed. */
+export interface ModelCallUsage {
+  purpose: ModelCallPurpose;
+  tier: ModelTier;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
 }
