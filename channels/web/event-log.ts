@@ -11,7 +11,7 @@ const EVENT_STREAM_MAX = 500;
 const EVENT_STREAM_TTL_SECONDS = 24 * 60 * 60;
 const NOTIFY_CHANNEL = `${KEY_PREFIX}:events-notify`;
 
-export type WidgetEventType = 'typing' | 'delta' | 'message' | 'handoff' | 'error';
+export type WidgetEventType = 'typing' | 'delta' | 'message' | 'handoff';
 
 export interface WidgetEvent {
   id: string;

@@ -187,10 +187,6 @@ export function createChat(options: ChatOptions): Chat {
       list.addStatus(strings.handoff(event.team));
       options.onReply();
     },
-    error(event) {
-      setTyping(false);
-      list.addNotice(event.message || strings.failed);
-    },
   };
 
   const stream = createEventStream({

@@ -10,8 +10,7 @@ export type StreamEvent =
   | { type: 'typing' }
   | { type: 'delta'; messageId: string; text: string }
   | { type: 'message'; id: string; role: 'visitor' | 'assistant'; text: string; replyTo: string | undefined }
-  | { type: 'handoff'; team: string; status: string | undefined }
-  | { type: 'error'; message: string };
+  | { type: 'handoff'; team: string; status: string | undefined };
 
 export interface EventStreamOptions {
   /** The stream's address for the current token, resuming after `lastEventId` when given. */
@@ -50,7 +49,6 @@ const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefin
     return id && text !== undefined && role ? { type: 'message', id, role, text, replyTo: asText(data.replyTo) } : undefined;
   },
   handoff: (data) => ({ type: 'handoff', team: asText(data.team) ?? '', status: asText(data.status) }),
-  error: (data) => ({ type: 'error', message: asText(data.message) ?? '' }),
 };
 
 const MAX_BACKOFF_MS = 30_000;
@@ -88,8 +86,6 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     source = current;
     for (const type of Object.keys(parsers) as StreamEvent['type'][]) {
       current.addEventListener(type, (event) => {
-        // The server's `error` event shares its name with EventSource's own connection error;
-        // only the server's carries data.
         if (!(event instanceof MessageEvent)) return;
         if (event.lastEventId) lastEventId = event.lastEventId;
         dispatch(type, String(event.data));
