@@ -16,8 +16,7 @@ const restrict = (...patterns) => ['error', { patterns }];
 
 const NO_CHANNELS_OR_ROLES = {
   regex: '^(\\.\\./)+(channels|roles)(/|$)',
-  message:
-    'Only src/composition-root.ts names concrete channels and roles (src/chat.ts the CLI channel): add a contract field or a hook instead.',
+  message: 'Only src/composition-root.ts names concrete channels and roles (src/chat.ts the CLI channel): add a contract field or a hook instead.',
 };
 
 const NO_WIRING = {
@@ -80,9 +79,7 @@ export default defineConfig(
     // global by accident (a handler that forgot its `event` parameter) is an error instead.
     files: ['channels/web/widget/**/*.ts'],
     languageOptions: {
-      globals: Object.fromEntries(
-        Object.entries(globals.browser).filter(([name]) => !confusingBrowserGlobals.includes(name)),
-      ),
+      globals: Object.fromEntries(Object.entries(globals.browser).filter(([name]) => !confusingBrowserGlobals.includes(name))),
     },
     rules: {
       'no-restricted-globals': [
@@ -149,10 +146,7 @@ export default defineConfig(
   {
     files: ['roles/index.ts'],
     rules: {
-      'no-restricted-imports': restrict(
-        { regex: '^(\\.\\./)+channels(/|$)', message: 'A role does not import a channel.' },
-        NO_WIRING,
-      ),
+      'no-restricted-imports': restrict({ regex: '^(\\.\\./)+channels(/|$)', message: 'A role does not import a channel.' }, NO_WIRING),
     },
   },
 );

@@ -38,12 +38,10 @@ export const supportRole = defineRole({
       ? `Problem: ${issue}${text(facts.product_area) ? ` (area: ${facts.product_area})` : ''}.`
       : 'Nothing established yet about the problem.';
     const needs = issue ? 'A fix the customer can follow, or a person when you cannot give one.' : 'What is going wrong and where.';
-    const mood =
-      facts.severity === 'urgent' ? 'They are blocked and it is urgent: be brief and concrete.' : 'No sign of urgency.';
+    const mood = facts.severity === 'urgent' ? 'They are blocked and it is urgent: be brief and concrete.' : 'No sign of urgency.';
     let move: string;
     if (facts.resolved === true) move = 'Confirm it is solved and ask if there is anything else.';
-    else if (facts.wants_human === true && handoff && facts.handoffUnavailable !== true)
-      move = `Hand the conversation to the support team with ${handoff}.`;
+    else if (facts.wants_human === true && handoff && facts.handoffUnavailable !== true) move = `Hand the conversation to the support team with ${handoff}.`;
     else if (facts.wants_human === true) move = 'Say a person will follow up by email, and keep helping meanwhile.';
     else if (!issue) move = 'Ask one question to understand the problem.';
     else move = 'Search the help articles for this problem and give the steps.';

@@ -53,7 +53,5 @@ export async function writeWidgetBundle(): Promise<WidgetBundle> {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { code, version } = await writeWidgetBundle();
   const kilobytes = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
-  process.stdout.write(
-    `dist/widget/widget.js ${version}: ${kilobytes(Buffer.byteLength(code))} minified, ${kilobytes(gzipSync(code).length)} gzipped\n`,
-  );
+  process.stdout.write(`dist/widget/widget.js ${version}: ${kilobytes(Buffer.byteLength(code))} minified, ${kilobytes(gzipSync(code).length)} gzipped\n`);
 }

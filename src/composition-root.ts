@@ -143,7 +143,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     createWebPlugin({ ...config.web, port: config.port }, context),
   ].filter((plugin): plugin is ChannelPlugin => plugin !== undefined);
   if (plugins.length === 0) {
-    throw new ConfigError('invalid configuration: no channel is on: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM for WhatsApp, or list a site in WEB_SITES for the widget');
+    throw new ConfigError(
+      'invalid configuration: no channel is on: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM for WhatsApp, or list a site in WEB_SITES for the widget',
+    );
   }
   const channels = new Map<string, ChannelDefinition>(plugins.map(({ channel }) => [channel.id, channel]));
   const noticeSenders = teamNoticeSenders(plugins, teams);

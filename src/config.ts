@@ -8,8 +8,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
 
-const positiveInt = (fallback: number) =>
-  z.coerce.number({ error: 'expected a positive integer' }).int().positive().default(fallback);
+const positiveInt = (fallback: number) => z.coerce.number({ error: 'expected a positive integer' }).int().positive().default(fallback);
 
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -44,9 +43,7 @@ const trustProxySetting = z.string().transform((raw, context): TrustProxy => {
 /** `false`, the number of proxy hops in front of the service, or the proxies' addresses and subnets. */
 export type TrustProxy = false | number | string[];
 
-const httpUrl = z
-  .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
-  .transform((value) => value.replace(/\/+$/, ''));
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).transform((value) => value.replace(/\/+$/, ''));
 
 /** A variable holding JSON: parsed here, so the schema piped after it sees the value. */
 const jsonText = () =>
@@ -66,14 +63,20 @@ const EnvSchema = z.object({
   TRUST_PROXY: trustProxySetting.default(false),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
   MONGODB_URI: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URI')
     .default('mongodb://127.0.0.1:27017/wa-assistant'),
 
   // WhatsApp is on with all three, off with none (a widget-only site); see `whatsappGroupIssues`.
-  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID: AC followed by 32 hex digits').optional(),
+  TWILIO_ACCOUNT_SID: z
+    .string()
+    .regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID: AC followed by 32 hex digits')
+    .optional(),
   TWILIO_AUTH_TOKEN: z.string().min(16, 'expected the account auth token (32 characters)').optional(),
   TWILIO_WHATSAPP_FROM: z
     .string()
@@ -93,11 +96,13 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[a-z0-9_]+(,[a-z0-9_]+)*$/i, 'expected comma-separated categories, e.g. catalog,knowledge')
     .default('catalog,knowledge,help,pricing'),
-  MCP_SCOPE_ARGUMENTS: jsonText().pipe(
-    z.record(z.string().min(1), z.record(z.string().min(1), z.enum(['customer', 'entity'])), {
-      error: 'expected JSON {"<tool>": {"<argument>": "customer" | "entity"}}',
-    }),
-  ).optional(),
+  MCP_SCOPE_ARGUMENTS: jsonText()
+    .pipe(
+      z.record(z.string().min(1), z.record(z.string().min(1), z.enum(['customer', 'entity'])), {
+        error: 'expected JSON {"<tool>": {"<argument>": "customer" | "entity"}}',
+      }),
+    )
+    .optional(),
   WEB_SITES: z.string().optional(),
   WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
@@ -122,11 +127,13 @@ const EnvSchema = z.object({
   MODEL_MAX_STEPS: positiveInt(5),
   MODEL_MAX_OUTPUT_TOKENS: positiveInt(1024),
   MODEL_TIMEOUT_MS: positiveInt(45_000),
-  MODEL_PRICES: jsonText().pipe(
-    z.record(z.string().min(1), z.strictObject({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }), {
-      error: 'expected JSON {"<model>": {"inputPerMTok": <price>, "outputPerMTok": <price>}}',
-    }),
-  ).optional(),
+  MODEL_PRICES: jsonText()
+    .pipe(
+      z.record(z.string().min(1), z.strictObject({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }), {
+        error: 'expected JSON {"<model>": {"inputPerMTok": <price>, "outputPerMTok": <price>}}',
+      }),
+    )
+    .optional(),
 
   WORKER_CONCURRENCY: positiveInt(32),
   TURN_LOCK_TTL_MS: positiveInt(30_000),
@@ -237,8 +244,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL,
     mongodbUri: env.MONGODB_URI,
-    twilio:
-      accountSid && authToken && whatsappFrom ? { accountSid, authToken, whatsappFrom, apiBaseUrl: env.TWILIO_API_BASE_URL } : undefined,
+    twilio: accountSid && authToken && whatsappFrom ? { accountSid, authToken, whatsappFrom, apiBaseUrl: env.TWILIO_API_BASE_URL } : undefined,
     model: {
       apiKey: env.OPENAI_API_KEY,
       baseUrl: env.OPENAI_BASE_URL,
@@ -275,7 +281,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
           url: env.MCP_SERVER_URL,
           authToken: env.MCP_AUTH_TOKEN,
           categoryPrefixes: Object.fromEntries(
-            (env.MCP_CATEGORY_PREFIXES ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]),
+            (env.MCP_CATEGORY_PREFIXES ?? '')
+              .split(',')
+              .filter(Boolean)
+              .map((pair) => pair.split('=') as [string, string]),
           ),
           publicCategories: env.MCP_PUBLIC_CATEGORIES.split(','),
           scopeArguments: env.MCP_SCOPE_ARGUMENTS ?? {},

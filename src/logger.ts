@@ -22,8 +22,12 @@ export interface Logger {
 export type LogSink = (line: string, level: LogLevel) => void;
 
 /** Fields censored wherever a logged object (or one level below it) holds them. */
-const REDACTED_PATHS = ['authorization', 'cookie', 'token', 'password', 'apiKey', 'secret']
-  .flatMap((field) => [field, `*.${field}`, `headers.${field}`, `*.headers.${field}`]);
+const REDACTED_PATHS = ['authorization', 'cookie', 'token', 'password', 'apiKey', 'secret'].flatMap((field) => [
+  field,
+  `*.${field}`,
+  `headers.${field}`,
+  `*.headers.${field}`,
+]);
 
 function serialize(value: unknown): unknown {
   if (value instanceof Error) {

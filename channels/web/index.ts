@@ -33,7 +33,7 @@ export interface WebChannelSettings {
 const ANONYMOUS_VISITOR =
   'The visitor is not signed in on the website, so there is no account data for them. To see invoices or account details they must sign in on the website first.';
 const UNLINKED_VISITOR =
-  "The visitor is signed in on the website, but their account is not linked to customer data here, so there is no account data for them. To see invoices or account details they must ask the business to link their account.";
+  'The visitor is signed in on the website, but their account is not linked to customer data here, so there is no account data for them. To see invoices or account details they must ask the business to link their account.';
 
 const PROMPT_FRAGMENT = [
   "You are replying in a chat widget on the business's website.",

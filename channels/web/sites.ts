@@ -8,16 +8,17 @@ import { z } from 'zod';
 import { ConfigError } from '../../src/errors/index.js';
 import { formatIssues } from '../../src/errors/issues.js';
 
-const origin = z
-  .string()
-  .regex(/^https?:\/\/[^/\s]+$/, 'expected an origin such as https://shop.example.com (scheme and host, no path)');
+const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, 'expected an origin such as https://shop.example.com (scheme and host, no path)');
 
 const SiteSchema = z.object({
   key: z.string().regex(/^[A-Za-z0-9_-]{3,64}$/, 'expected 3–64 letters, digits, - or _'),
   name: z.string().min(1).max(80),
   origins: z.array(origin).min(1),
   greeting: z.string().max(300).default('Hi! How can I help you today?'),
-  accentColor: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour like #0b7285').default('#0b7285'),
+  accentColor: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour like #0b7285')
+    .default('#0b7285'),
   language: z.enum(['en', 'es']).default('en'),
   /** HMAC key the site's backend signs `data-user-id` (and email/name) with; see visitor-identity.ts. */
   identitySecret: z.string().min(32, 'expected at least 32 characters').optional(),

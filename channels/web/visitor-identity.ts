@@ -34,9 +34,7 @@ const ClaimedUserSchema = z.strictObject({
 });
 
 export type IdentityCheck =
-  | { status: 'none' }
-  | { status: 'verified'; user: VerifiedUser }
-  | { status: 'rejected'; reason: 'not_configured' | 'malformed' | 'bad_hash' };
+  { status: 'none' } | { status: 'verified'; user: VerifiedUser } | { status: 'rejected'; reason: 'not_configured' | 'malformed' | 'bad_hash' };
 
 /** The string a site signs for a user: the fields joined by newlines, trailing empty ones dropped. */
 function identityPayload(user: VerifiedUser): string {

@@ -25,9 +25,7 @@ const ClaimsSchema = z.object({
 });
 export type VisitorClaims = { siteKey: string; visitorId: string; chatId: string; expiresAt: number; issuedAt?: number; user?: VerifiedUser };
 
-export type TokenCheck =
-  | { ok: true; claims: VisitorClaims }
-  | { ok: false; reason: 'malformed' | 'bad-signature' | 'expired'; claims?: VisitorClaims };
+export type TokenCheck = { ok: true; claims: VisitorClaims } | { ok: false; reason: 'malformed' | 'bad-signature' | 'expired'; claims?: VisitorClaims };
 
 export function newVisitorId(): string {
   return randomUUID();

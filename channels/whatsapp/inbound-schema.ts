@@ -26,8 +26,24 @@ export type TwilioInbound = z.infer<typeof TwilioInboundSchema>;
 export const TwilioStatusSchema = z.object({
   MessageSid: messageSid,
   AccountSid: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID'),
-  MessageStatus: z.enum(['accepted', 'scheduled', 'queued', 'sending', 'sent', 'delivered', 'read', 'failed', 'undelivered', 'canceled', 'receiving', 'received']),
-  ErrorCode: z.string().regex(/^\d{1,6}$/).optional(),
+  MessageStatus: z.enum([
+    'accepted',
+    'scheduled',
+    'queued',
+    'sending',
+    'sent',
+    'delivered',
+    'read',
+    'failed',
+    'undelivered',
+    'canceled',
+    'receiving',
+    'received',
+  ]),
+  ErrorCode: z
+    .string()
+    .regex(/^\d{1,6}$/)
+    .optional(),
   ErrorMessage: z.string().max(1024).optional(),
 });
 export type TwilioStatus = z.infer<typeof TwilioStatusSchema>;

@@ -38,17 +38,11 @@ export type SignatureCheck = { ok: true } | { ok: false; reason: 'missing' | 'mi
 
 const SUPPORTED_ALGORITHMS: ReadonlySet<string> = new Set([twilio.HMAC_SHA1, twilio.HMAC_SHA256]);
 
-export function verifyTwilioSignature(
-  request: Request,
-  params: Record<string, string>,
-  settings: SignatureSettings,
-): SignatureCheck {
+export function verifyTwilioSignature(request: Request, params: Record<string, string>, settings: SignatureSettings): SignatureCheck {
   const signature = request.get('x-twilio-signature');
   if (!signature) return { ok: false, reason: 'missing' };
   const url = publicRequestUrl(request, settings);
   const algorithm = twilio.getSignatureAlgorithm(request.get('x-twilio-webhooks-signature-settings')).toUpperCase();
   if (!SUPPORTED_ALGORITHMS.has(algorithm)) return { ok: false, reason: 'algorithm' };
-  return twilio.validateRequest(settings.authToken, signature, url, params, algorithm)
-    ? { ok: true }
-    : { ok: false, reason: 'mismatch' };
+  return twilio.validateRequest(settings.authToken, signature, url, params, algorithm) ? { ok: true } : { ok: false, reason: 'mismatch' };
 }

@@ -18,15 +18,9 @@ class RebasedRequestClient extends twilio.RequestClient {
   }
 }
 
-export function createTwilioClient(settings: {
-  accountSid: string;
-  authToken: string;
-  apiBaseUrl?: string | undefined;
-}): twilio.Twilio {
+export function createTwilioClient(settings: { accountSid: string; authToken: string; apiBaseUrl?: string | undefined }): twilio.Twilio {
   return twilio(settings.accountSid, settings.authToken, {
-    ...(settings.apiBaseUrl
-      ? { httpClient: new RebasedRequestClient(settings.apiBaseUrl) }
-      : { timeout: 15_000 }),
+    ...(settings.apiBaseUrl ? { httpClient: new RebasedRequestClient(settings.apiBaseUrl) } : { timeout: 15_000 }),
     autoRetry: false,
   });
 }

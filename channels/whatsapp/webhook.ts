@@ -119,12 +119,10 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
       // debugger for that sender, where the misconfiguration can be fixed.
       metrics.increment('webhook_rejected_total', { kind: 'inbound', reason: 'to_mismatch' });
       logger.warn('webhook-rejected', { kind: 'inbound', reason: 'to-mismatch', to: inbound.To, messageSid: inbound.MessageSid });
-      reject(response, 403, 'To is not this service\'s WhatsApp sender');
+      reject(response, 403, "To is not this service's WhatsApp sender");
       return;
     }
-    const text =
-      inbound.Body.trim() ||
-      (inbound.NumMedia > 0 ? `(The customer sent ${inbound.NumMedia} attachment(s) with no text.)` : '');
+    const text = inbound.Body.trim() || (inbound.NumMedia > 0 ? `(The customer sent ${inbound.NumMedia} attachment(s) with no text.)` : '');
     if (!text) {
       logger.info('inbound-ignored', { messageSid: inbound.MessageSid, reason: 'empty' });
       response.type('text/xml').send(EMPTY_TWIML);

@@ -9,14 +9,7 @@
  */
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
-import {
-  ContactAddressSchema,
-  ContactConflictError,
-  ContactFieldsSchema,
-  ContactSchema,
-  type Contact,
-  type ContactStore,
-} from '../contacts/contact-store.js';
+import { ContactAddressSchema, ContactConflictError, ContactFieldsSchema, ContactSchema, type Contact, type ContactStore } from '../contacts/contact-store.js';
 import { ConfigError, errorStatus } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';

@@ -53,25 +53,29 @@ export function createQueueDashboard(options: QueueDashboardOptions): Router {
     options: { uiConfig: { boardTitle: 'Queues' } },
   });
 
-  router.use(QUEUE_DASHBOARD_PATH, (request, response, next) => {
-    response.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': CONTENT_SECURITY_POLICY });
-    const check = checkBearer(request.get('authorization'));
-    if (check !== 'ok') {
-      metrics.increment('admin_rejected_total', { reason: `token_${check}` });
-      logger.warn('admin-request-rejected', { method: request.method, path: request.baseUrl + request.path, status: 401, reason: `token_${check}` });
-      response.set('WWW-Authenticate', check === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
-      response.status(401).json({ error: check === 'missing' ? 'missing bearer token' : 'invalid token' });
-      return;
-    }
-    // The entry page is rendered from the UI's template: drop its outside links before sending.
-    const render = response.render.bind(response);
-    response.render = (view: string, locals?: object) => {
-      render(view, locals ?? {}, (error: Error | null, html: string | undefined) => {
-        if (error) next(error);
-        else response.type('html').send((html ?? '').replace(OUTSIDE_LINK, ''));
-      });
-    };
-    next();
-  }, serverAdapter.getRouter());
+  router.use(
+    QUEUE_DASHBOARD_PATH,
+    (request, response, next) => {
+      response.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': CONTENT_SECURITY_POLICY });
+      const check = checkBearer(request.get('authorization'));
+      if (check !== 'ok') {
+        metrics.increment('admin_rejected_total', { reason: `token_${check}` });
+        logger.warn('admin-request-rejected', { method: request.method, path: request.baseUrl + request.path, status: 401, reason: `token_${check}` });
+        response.set('WWW-Authenticate', check === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
+        response.status(401).json({ error: check === 'missing' ? 'missing bearer token' : 'invalid token' });
+        return;
+      }
+      // The entry page is rendered from the UI's template: drop its outside links before sending.
+      const render = response.render.bind(response);
+      response.render = (view: string, locals?: object) => {
+        render(view, locals ?? {}, (error: Error | null, html: string | undefined) => {
+          if (error) next(error);
+          else response.type('html').send((html ?? '').replace(OUTSIDE_LINK, ''));
+        });
+      };
+      next();
+    },
+    serverAdapter.getRouter(),
+  );
   return router;
 }

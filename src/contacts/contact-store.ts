@@ -210,7 +210,11 @@ export function createContactStore(connection: Connection): ContactStore {
       await aliases.updateOne({ _id: alias }, { $set: { contact: contact.address } }, { upsert: true }).exec();
     }
     const result = await contacts.updateOne({ _id: contact.address }, replacement(contact), { upsert: true }).exec();
-    if (previous) await release(contact.address, [...aliasesOf(previous).keys()].filter((alias) => !wanted.has(alias)));
+    if (previous)
+      await release(
+        contact.address,
+        [...aliasesOf(previous).keys()].filter((alias) => !wanted.has(alias)),
+      );
     return result.upsertedCount > 0 ? 'created' : 'updated';
   };
 

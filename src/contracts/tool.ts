@@ -73,9 +73,7 @@ export class WithSession {
   ) {}
 }
 
-export type ResumeOutcome =
-  | { output: unknown; session?: SessionFacts }
-  | { askAgain: ToolInterrupt };
+export type ResumeOutcome = { output: unknown; session?: SessionFacts } | { askAgain: ToolInterrupt };
 
 /** What a runtime-bound argument is filled with: the caller's customer id, or the selected entity's id. */
 export type ScopeBinding = 'customer' | 'entity';

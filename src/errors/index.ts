@@ -103,10 +103,23 @@ export function isRetryable(error: unknown): boolean {
  */
 export type FailureKind = 'infrastructure' | 'deterministic' | 'unknown';
 
-const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const networkCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 const infrastructureNames =
   /^(StorageWriteError|Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|TopologyClosed|PoolCleared|WriteConcern|ServerClosed)Error|MongooseServerSelectionError|MaxRetriesPerRequestError|TimeoutError|AbortError)$/;
-const infrastructureMessages = /buffering timed out|connection is closed|connection (\d+ )?to .* closed|stream isn't writeable|server selection timed out|ECONNREFUSED|ECONNRESET/i;
+const infrastructureMessages =
+  /buffering timed out|connection is closed|connection (\d+ )?to .* closed|stream isn't writeable|server selection timed out|ECONNREFUSED|ECONNRESET/i;
 const deterministicNames = new Set(['ZodError', 'ConfigError']);
 
 function fieldsOf(error: object): { name: string; code: unknown; message: string; labels: unknown } {

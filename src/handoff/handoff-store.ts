@@ -248,9 +248,9 @@ export function createHandoffStore(connection: Connection, now: () => number = D
       return Promise.all(
         found.map(async (handoff) => ({
           ...handoff,
-          notices: await Promise.all(handoff.destinations.map((destination) => notices.findById(noticeId(handoff._id, destination.id)).lean<NoticeRecord>().exec())).then((all) =>
-            all.filter((notice): notice is NoticeRecord => notice !== null),
-          ),
+          notices: await Promise.all(
+            handoff.destinations.map((destination) => notices.findById(noticeId(handoff._id, destination.id)).lean<NoticeRecord>().exec()),
+          ).then((all) => all.filter((notice): notice is NoticeRecord => notice !== null)),
         })),
       );
     },

@@ -166,9 +166,7 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     concurrency: options.concurrency ?? 8,
-    ...(options.lockDurationMs
-      ? { lockDuration: options.lockDurationMs, stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)) }
-      : {}),
+    ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs, stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)) } : {}),
   });
   worker.on('error', (error) => logger.error('notice-worker-error', { error }));
   return worker;

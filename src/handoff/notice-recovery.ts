@@ -12,11 +12,7 @@ import type { NoticeQueue } from './notice-queue.js';
 /** How many recent open hand-offs a start-up looks at: stranded ones are the newest. */
 const RECOVERY_WINDOW = 200;
 
-export async function requeueStrandedNotices(options: {
-  store: HandoffStore;
-  notices: Pick<NoticeQueue, 'enqueue'>;
-  logger: Logger;
-}): Promise<number> {
+export async function requeueStrandedNotices(options: { store: HandoffStore; notices: Pick<NoticeQueue, 'enqueue'>; logger: Logger }): Promise<number> {
   const open = await options.store.list({ status: 'open', limit: RECOVERY_WINDOW });
   let queued = 0;
   for (const handoff of open) {

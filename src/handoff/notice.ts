@@ -126,7 +126,11 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
     {
       type: 'actions',
       elements: [
-        { type: 'button', text: { type: 'plain_text', text: 'Reach the customer' }, url: reach.startsWith('http') || reach.startsWith('mailto') || reach.startsWith('tel') ? reach : transcriptUrl },
+        {
+          type: 'button',
+          text: { type: 'plain_text', text: 'Reach the customer' },
+          url: reach.startsWith('http') || reach.startsWith('mailto') || reach.startsWith('tel') ? reach : transcriptUrl,
+        },
         { type: 'button', text: { type: 'plain_text', text: 'Open transcript' }, url: transcriptUrl },
       ],
     },

@@ -13,10 +13,19 @@ export type TeamId = (typeof TEAM_IDS)[number];
 
 const TeamSchema = z.object({
   label: z.string().min(1).max(60),
-  whatsapp: z.array(z.string().regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>')).max(20).default([]),
-  webhooks: z.array(z.url({ protocol: /^https?$/ })).max(20).default([]),
+  whatsapp: z
+    .array(z.string().regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected whatsapp:+<E.164 number>'))
+    .max(20)
+    .default([]),
+  webhooks: z
+    .array(z.url({ protocol: /^https?$/ }))
+    .max(20)
+    .default([]),
   /** Twilio Content template (HX…) for WhatsApp notices: team members are usually outside the 24-hour window. */
-  contentSid: z.string().regex(/^HX[0-9a-fA-F]{32}$/, 'expected a Content SID: HX followed by 32 hex digits').optional(),
+  contentSid: z
+    .string()
+    .regex(/^HX[0-9a-fA-F]{32}$/, 'expected a Content SID: HX followed by 32 hex digits')
+    .optional(),
   bookingUrl: z.url({ protocol: /^https$/ }).optional(),
   responseTime: z.string().min(1).max(80).default('within one business day'),
 });

@@ -59,10 +59,7 @@ export function createMetricsApp(options: { metrics: Metrics; token: string | un
 const READINESS_TIMEOUT_MS = 2000;
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms).unref()),
-  ]);
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms).unref())]);
 }
 
 export function createApp(options: AppOptions): express.Express {

@@ -17,8 +17,7 @@ export interface ModelProvider {
 
 export function createOpenAIModelProvider(config: Config['model']): ModelProvider {
   const provider = createOpenAI({ apiKey: config.apiKey, ...(config.baseUrl ? { baseURL: config.baseUrl } : {}) });
-  const build = (modelId: string): LanguageModel =>
-    config.baseUrl ? provider.chat(modelId) : provider.responses(modelId);
+  const build = (modelId: string): LanguageModel => (config.baseUrl ? provider.chat(modelId) : provider.responses(modelId));
   const models: Record<ModelTier, LanguageModel> = { fast: build(config.fast), smart: build(config.smart) };
   return { model: (tier) => models[tier] };
 }

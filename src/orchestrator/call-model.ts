@@ -74,10 +74,7 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
   // A tool that sets session facts (select_entity) rebinds the caller for the rest of the leg.
   let context = leg.toolContext;
   for (const assistantTool of tools) {
-    const inputSchema =
-      'jsonSchema' in assistantTool.inputSchema
-        ? jsonSchema(assistantTool.inputSchema.jsonSchema)
-        : assistantTool.inputSchema;
+    const inputSchema = 'jsonSchema' in assistantTool.inputSchema ? jsonSchema(assistantTool.inputSchema.jsonSchema) : assistantTool.inputSchema;
     set[assistantTool.name] = dynamicTool({
       description: assistantTool.description,
       inputSchema,

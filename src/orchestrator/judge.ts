@@ -89,9 +89,7 @@ function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readon
     route: z.enum(roleIds(roles)),
     tier: z.enum(['fast', 'smart']),
     inScope: z.boolean(),
-    rankedTools: candidateNames.length
-      ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12)
-      : z.array(z.string()).max(0),
+    rankedTools: candidateNames.length ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12) : z.array(z.string()).max(0),
     facts: z.object(facts),
   });
 }
@@ -117,9 +115,7 @@ function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; promp
       return `- ${role.id}: ${clip(role.description, JUDGE_LIMITS.descriptionChars)}${questions ? `\n  facts:\n${questions}` : ''}`;
     })
     .join('\n');
-  const tools = input.candidates
-    .map((tool) => `- ${tool.name}: ${clip(tool.description, JUDGE_LIMITS.toolDescriptionChars)}`)
-    .join('\n');
+  const tools = input.candidates.map((tool) => `- ${tool.name}: ${clip(tool.description, JUDGE_LIMITS.toolDescriptionChars)}`).join('\n');
   const system = [
     "You route one turn of a business's customer conversation. Decide:",
     '- route: which role answers the latest customer message (keep the current role unless the request clearly belongs to another);',
@@ -146,24 +142,20 @@ function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
   return learned;
 }
 
-async function structured<T>(
-  dependencies: JudgeDependencies,
-  schema: z.ZodType<T>,
-  system: string,
-  prompt: string,
-  signal: AbortSignal,
-): Promise<T> {
+async function structured<T>(dependencies: JudgeDependencies, schema: z.ZodType<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
   const model = dependencies.model('fast');
-  const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () => generateText({
-    model,
-    system,
-    prompt,
-    output: Output.object({ schema }),
-    maxOutputTokens: 800,
-    maxRetries: 0,
-    timeout: { totalMs: dependencies.timeoutMs },
-    abortSignal: signal,
-  }));
+  const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () =>
+    generateText({
+      model,
+      system,
+      prompt,
+      output: Output.object({ schema }),
+      maxOutputTokens: 800,
+      maxRetries: 0,
+      timeout: { totalMs: dependencies.timeoutMs },
+      abortSignal: signal,
+    }),
+  );
   if (result.output === undefined) throw new Error('the model returned no structured output');
   return result.output;
 }
@@ -207,7 +199,10 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
     modelCalls += 1;
     try {
       const { system, prompt } = judgePrompt(input);
-      const schema = judgmentSchema(roles, input.candidates.map((tool) => tool.name));
+      const schema = judgmentSchema(
+        roles,
+        input.candidates.map((tool) => tool.name),
+      );
       const output = await structured(dependencies, schema, system, prompt, input.signal);
       breaker.succeeded();
       metrics.increment('judge_calls_total', { outcome: 'ok' });

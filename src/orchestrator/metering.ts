@@ -9,7 +9,6 @@ import type { Metrics } from '../metrics.js';
 import type { ModelCallPurpose, ModelCallUsage } from '../contracts/index.js';
 import type { ModelTier } from '../model/provider.js';
 
-
 interface ModelCallReport {
   purpose: ModelCallPurpose;
   tier: ModelTier;

@@ -57,10 +57,13 @@ export async function prepareFreshLeg(
   const { roles, facts } = dependencies;
   const byId = new Map(roles.map((role) => [role.id, role]));
   const pointerRole = input.activeRoleId ? byId.get(input.activeRoleId) : undefined;
-  const pointerFacts: VersionedFacts =
-    pointerRole?.facts && !input.firstTurn ? await facts.read(input.conversationId, pointerRole.id) : EMPTY_FACTS;
+  const pointerFacts: VersionedFacts = pointerRole?.facts && !input.firstTurn ? await facts.read(input.conversationId, pointerRole.id) : EMPTY_FACTS;
 
-  const latestText = input.history.filter((message) => message.role === 'user').slice(-2).map((message) => String(message.content)).join(' ');
+  const latestText = input.history
+    .filter((message) => message.role === 'user')
+    .slice(-2)
+    .map((message) => String(message.content))
+    .join(' ');
   const judgment = await judgeTurn(dependencies.judge, {
     roles,
     history: input.history,

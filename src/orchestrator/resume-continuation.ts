@@ -14,12 +14,9 @@ import type { ConversationState, PendingInterrupt } from './state/conversation-s
 import type { DecisionStore } from './state/decision-store.js';
 import { toolContextFor } from './tool-context.js';
 
-export const CONTINUATION_EXPIRED_REPLY =
-  'Sorry, that question has expired. Could you tell me again what you would like to do?';
+export const CONTINUATION_EXPIRED_REPLY = 'Sorry, that question has expired. Could you tell me again what you would like to do?';
 
-export type ContinuationOutcome =
-  | { kind: 'refused' | 'asked'; result: TurnResult }
-  | { kind: 'resume'; leg: PreparedLeg; note: string };
+export type ContinuationOutcome = { kind: 'refused' | 'asked'; result: TurnResult } | { kind: 'resume'; leg: PreparedLeg; note: string };
 
 export interface ContinuationDependencies {
   roles: ReadonlyMap<string, RoleDefinition>;
@@ -68,9 +65,7 @@ export async function resumeContinuation(
   await decisions.put(conversationId, decision);
   const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
   const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller: leg.caller });
-  const outcome = tool?.resume
-    ? await tool.resume(input.inbound.text, pending.data, context)
-    : { output: { answer: input.inbound.text } };
+  const outcome = tool?.resume ? await tool.resume(input.inbound.text, pending.data, context) : { output: { answer: input.inbound.text } };
 
   if ('askAgain' in outcome) {
     await state.setPending(conversationId, {

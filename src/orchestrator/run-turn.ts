@@ -31,8 +31,7 @@ import type { FactStore } from './state/fact-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 
-export const MODEL_FAILURE_REPLY =
-  "Sorry, I couldn't answer that just now. Please send your message again in a minute.";
+export const MODEL_FAILURE_REPLY = "Sorry, I couldn't answer that just now. Please send your message again in a minute.";
 
 export interface OrchestratorOptions {
   roles: readonly RoleDefinition[];
@@ -106,17 +105,19 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     const started = performance.now();
     const model = options.models.model(decision.tier);
     try {
-      const result = await metered(meter.observe, { purpose: 'reply', tier: decision.tier, model }, () => callModel({
-        model,
-        system,
-        messages: withCustomerContext(history, grounding.untrusted),
-        tools: leg.offered,
-        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
-        onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
-        limits: options.limits,
-        signal: input.signal,
-        onTextDelta: input.onTextDelta,
-      }));
+      const result = await metered(meter.observe, { purpose: 'reply', tier: decision.tier, model }, () =>
+        callModel({
+          model,
+          system,
+          messages: withCustomerContext(history, grounding.untrusted),
+          tools: leg.offered,
+          toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
+          onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
+          limits: options.limits,
+          signal: input.signal,
+          onTextDelta: input.onTextDelta,
+        }),
+      );
       metrics.increment('model_calls_total', { purpose: 'reply' });
       if (result.session) {
         await options.state.writeSession(input.conversationId, { ...leg.session, ...result.session });

@@ -21,32 +21,30 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-export async function acquireConversationLock(
-  redis: Redis,
-  conversationKey: string,
-  ttlMs: number,
-  onLost: () => void,
-): Promise<HeldLock | undefined> {
+export async function acquireConversationLock(redis: Redis, conversationKey: string, ttlMs: number, onLost: () => void): Promise<HeldLock | undefined> {
   const key = redisKeys.lock(conversationKey);
   const token = randomUUID();
   const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');
   if (acquired !== 'OK') return undefined;
 
   let held = true;
-  const renew = setInterval(() => {
-    redis.eval(extendScript, 1, key, token, ttlMs).then(
-      (result) => {
-        if (result !== 1 && held) {
-          held = false;
-          clearInterval(renew);
-          onLost();
-        }
-      },
-      () => {
-        // A failed renewal is retried on the next tick; the lock only counts as lost on expiry.
-      },
-    );
-  }, Math.max(100, Math.floor(ttlMs / 3)));
+  const renew = setInterval(
+    () => {
+      redis.eval(extendScript, 1, key, token, ttlMs).then(
+        (result) => {
+          if (result !== 1 && held) {
+            held = false;
+            clearInterval(renew);
+            onLost();
+          }
+        },
+        () => {
+          // A failed renewal is retried on the next tick; the lock only counts as lost on expiry.
+        },
+      );
+    },
+    Math.max(100, Math.floor(ttlMs / 3)),
+  );
   renew.unref();
 
   return {

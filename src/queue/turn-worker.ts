@@ -62,8 +62,7 @@ type DrainOutcome =
   /** The head failed and is due again at `at`; the re-drive job `redriveId` exists for it. */
   | { kind: 'waiting'; at: number; redriveId: string };
 
-const redriveJobId = (conversationKey: string, messageId: string, attempt: number) =>
-  `redrive|${conversationKey}|${messageId}|${attempt}`.replace(/:/g, '_');
+const redriveJobId = (conversationKey: string, messageId: string, attempt: number) => `redrive|${conversationKey}|${messageId}|${attempt}`.replace(/:/g, '_');
 
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { redis, inbox, handle, giveUp, logger, metrics, shutdown } = options;
@@ -85,7 +84,13 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     const state = await inbox.recordFailure(conversationKey, message.messageId, { ...policy, suspect: kind === 'unknown', now });
     const budgetSpent = now - state.firstFailureAt >= options.retryBudgetMs;
     const reason: GiveUpReason | undefined =
-      kind === 'deterministic' ? 'deterministic' : kind === 'unknown' && state.suspectAttempts >= MAX_SUSPECT_ATTEMPTS ? 'unknown' : budgetSpent ? 'budget' : undefined;
+      kind === 'deterministic'
+        ? 'deterministic'
+        : kind === 'unknown' && state.suspectAttempts >= MAX_SUSPECT_ATTEMPTS
+          ? 'unknown'
+          : budgetSpent
+            ? 'budget'
+            : undefined;
     if (reason) {
       await giveUp(message, { reason, error, attempts: state.attempts });
       return 'given-up';
@@ -160,7 +165,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     }
     const { conversationKey } = parsed.data;
     // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
-    if (job.attemptsStarted <= 1) metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
+    if (job.attemptsStarted <= 1)
+      metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
     // The holder re-checks the inbox after releasing, so a message that arrived meanwhile is
     // answered by it. A stopping worker hands its job back for the next worker.
     for (;;) {

@@ -25,10 +25,7 @@ export interface RetentionOptions {
 /** One purge pass; returns what it removed. */
 export async function purgeExpired(options: RetentionOptions) {
   const cutoff = new Date((options.now ?? Date.now)() - options.retentionDays * 24 * 60 * 60 * 1000);
-  const [transcripts, handoffs] = await Promise.all([
-    options.transcripts.purgeOlderThan(cutoff),
-    options.handoffs.purgeOlderThan(cutoff),
-  ]);
+  const [transcripts, handoffs] = await Promise.all([options.transcripts.purgeOlderThan(cutoff), options.handoffs.purgeOlderThan(cutoff)]);
   const removed = { ...transcripts, handoffs };
   options.metrics.increment('retention_purged_messages_total', {}, removed.messages);
   options.logger.info('retention-purged', { cutoff: cutoff.toISOString(), ...removed });

@@ -142,13 +142,7 @@ export interface TranscriptStore {
   /** Finds or creates the conversation; returns its recent history, oldest first. */
   openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
   /** Stores an inbound message once, however often it is recorded. */
-  recordInbound(input: {
-    conversationId: string;
-    channel: string;
-    channelMessageId: string;
-    text: string;
-    receivedAt: Date;
-  }): Promise<void>;
+  recordInbound(input: { conversationId: string; channel: string; channelMessageId: string; text: string; receivedAt: Date }): Promise<void>;
   /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
   saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
@@ -189,12 +183,7 @@ export interface TranscriptStore {
   releasePart(messageId: string): Promise<void>;
   markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string): Promise<void>;
   /** Applies a delivery status callback; returns false when no message has that channel id. */
-  updateDeliveryStatus(input: {
-    channelMessageId: string;
-    status: DeliveryStatus;
-    errorCode?: string;
-    errorMessage?: string;
-  }): Promise<boolean>;
+  updateDeliveryStatus(input: { channelMessageId: string; status: DeliveryStatus; errorCode?: string; errorMessage?: string }): Promise<boolean>;
   /** A whole conversation in order (not a hot path: on FerretDB this scans). */
   conversationMessages(conversationId: string): Promise<MessageRecord[]>;
   /** Deletes messages, delivery ids and quiet conversations older than `cutoff`; returns counts. */
@@ -264,19 +253,18 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     },
 
     async saveRecent(conversationId, recent) {
-      await conversations
-        .updateOne({ _id: conversationId }, { $set: { recent: recent.slice(-RECENT_MESSAGE_LIMIT) } })
-        .exec();
+      await conversations.updateOne({ _id: conversationId }, { $set: { recent: recent.slice(-RECENT_MESSAGE_LIMIT) } }).exec();
     },
 
     async replyParts(channel, replyTo) {
       const find = (part: number) =>
-        messages.findById(outboundMessageId(channel, replyTo, part)).lean<MessageRecord>().exec();
+        messages
+          .findById(outboundMessageId(channel, replyTo, part))
+          .lean<MessageRecord>()
+          .exec();
       const first = await find(0);
       if (!first) return [];
-      const rest = await Promise.all(
-        Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => find(index + 1)),
-      );
+      const rest = await Promise.all(Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => find(index + 1)));
       return [first, ...rest.filter((part) => part !== null)];
     },
 
@@ -312,9 +300,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     },
 
     async takeTurn(messageId) {
-      const taken = await messages
-        .findOneAndUpdate({ _id: messageId, turn: { $exists: true } }, { $unset: { turn: 1 } }, { lean: true })
-        .exec();
+      const taken = await messages.findOneAndUpdate({ _id: messageId, turn: { $exists: true } }, { $unset: { turn: 1 } }, { lean: true }).exec();
       return taken?.turn ?? undefined;
     },
 
@@ -380,9 +366,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     },
 
     async markPartFailed(messageId, status, errorCode, errorMessage) {
-      await messages
-        .updateOne({ _id: messageId }, { $set: { status, errorMessage, ...(errorCode ? { errorCode } : {}) } })
-        .exec();
+      await messages.updateOne({ _id: messageId }, { $set: { status, errorMessage, ...(errorCode ? { errorCode } : {}) } }).exec();
     },
 
     async updateDeliveryStatus({ channelMessageId, status, errorCode, errorMessage }) {

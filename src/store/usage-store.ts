@@ -92,7 +92,10 @@ export function createUsageStore(connection: Connection): UsageStore {
     },
 
     async summary(from, to, prices) {
-      const found = await usage.find({ _id: { $gte: `${from}|`, $lte: `${to}|\uffff` } }).lean().exec();
+      const found = await usage
+        .find({ _id: { $gte: `${from}|`, $lte: `${to}|\uffff` } })
+        .lean()
+        .exec();
       const rows = new Map<string, UsageRow>();
       const total: UsageTotals = { calls: 0, inputTokens: 0, outputTokens: 0, ...(prices ? { cost: 0 } : {}) };
       for (const record of found.sort((a, b) => a._id.localeCompare(b._id))) {

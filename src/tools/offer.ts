@@ -38,4 +38,3 @@ export function offerTools({ role, channelTools, mcpTools, rankedNames = [] }: O
   for (const tool of candidates.values()) add(tool);
   return [...offered.values()];
 }
-

@@ -23,7 +23,12 @@ const PendingSchema = z.object({
   attempts: z.number().int().nonnegative(),
 });
 
-const normalise = (text: string) => text.toLowerCase().normalize('NFKD').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const normalise = (text: string) =>
+  text
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 function matching(entities: readonly { id: string; name: string }[], answer: string) {
   const wanted = normalise(answer);
@@ -70,10 +75,10 @@ export function createSelectEntityTool(): AssistantTool {
       if (entity) return chosen(entity);
       if (pending.attempts === 0) {
         return {
-          askAgain: new ToolInterrupt(
-            `Sorry, I didn't catch which one. Reply with a number from 1 to ${pending.entities.length}, or the company's name.`,
-            { ...pending, attempts: 1 },
-          ),
+          askAgain: new ToolInterrupt(`Sorry, I didn't catch which one. Reply with a number from 1 to ${pending.entities.length}, or the company's name.`, {
+            ...pending,
+            attempts: 1,
+          }),
         };
       }
       return { output: { selected: null, note: 'The customer did not choose a company; carry on without one.' } };

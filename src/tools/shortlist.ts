@@ -7,7 +7,29 @@ import type { AssistantTool } from '../contracts/tool.js';
 
 const SHORTLIST_SIZE = 30;
 
-const STOP_WORDS = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'can', 'how', 'what', 'where', 'this', 'that', 'from', 'get', 'list', 'por', 'que', 'los', 'las', 'una', 'del']);
+const STOP_WORDS = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'you',
+  'your',
+  'can',
+  'how',
+  'what',
+  'where',
+  'this',
+  'that',
+  'from',
+  'get',
+  'list',
+  'por',
+  'que',
+  'los',
+  'las',
+  'una',
+  'del',
+]);
 
 function words(text: string): Set<string> {
   const found = new Set<string>();

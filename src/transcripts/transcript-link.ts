@@ -23,10 +23,11 @@ export interface TranscriptLinks {
 
 const TranscriptLinkOptionsSchema = z.object({
   secret: z.string().min(32, 'the transcript link secret must be at least 32 characters'),
-  publicBaseUrl: z
-    .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
-    .transform((value) => value.replace(/\/+$/, '')),
-  ttlHours: z.number().positive().max(24 * 365),
+  publicBaseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).transform((value) => value.replace(/\/+$/, '')),
+  ttlHours: z
+    .number()
+    .positive()
+    .max(24 * 365),
   now: z.custom<() => number>((value) => typeof value === 'function').optional(),
 });
 export type TranscriptLinkOptions = z.input<typeof TranscriptLinkOptionsSchema>;
@@ -43,8 +44,7 @@ export function createTranscriptLinks(options: TranscriptLinkOptions): Transcrip
   const { secret, publicBaseUrl, ttlHours } = parsed.data;
   const now = parsed.data.now ?? Date.now;
   // The expiry is digits only, so the last newline separates it from any conversation id.
-  const sign = (conversationId: string, expires: string) =>
-    createHmac('sha256', secret).update(`${conversationId}\n${expires}`, 'utf8').digest('base64url');
+  const sign = (conversationId: string, expires: string) => createHmac('sha256', secret).update(`${conversationId}\n${expires}`, 'utf8').digest('base64url');
 
   return {
     url(conversationId, issuedAt) {

@@ -46,9 +46,7 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
     const conversationId = request.params.conversationId;
     const query = LinkQuerySchema.safeParse(request.query);
     const check =
-      query.success && conversationId.length <= MAX_CONVERSATION_ID_LENGTH
-        ? links.verify(conversationId, query.data.expires, query.data.sig)
-        : 'invalid';
+      query.success && conversationId.length <= MAX_CONVERSATION_ID_LENGTH ? links.verify(conversationId, query.data.expires, query.data.sig) : 'invalid';
     if (check !== 'ok') {
       logger.warn('transcript-link-rejected', { reason: check });
       if (check === 'expired') plainPage(response, 410, 'This link has expired');

@@ -127,7 +127,11 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
             return sent;
           } catch (error) {
             if (error instanceof ChannelSendError) {
-              metrics.observe('send_duration_seconds', { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' }, (performance.now() - started) / 1000);
+              metrics.observe(
+                'send_duration_seconds',
+                { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' },
+                (performance.now() - started) / 1000,
+              );
             }
             if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
             else if (error instanceof ChannelSendError) {
@@ -251,9 +255,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         history: toModelHistory(history),
         signal,
         logger,
-        ...(channel.transport.streamDelta
-          ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) }
-          : {}),
+        ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),
       });
       await channel.transport.flushDeltas?.(message);
       // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.
@@ -319,7 +321,10 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
       }
       const dropped = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
       if (!parts.some((part) => sentStatuses.has(part.status))) dropped.add(inboundMessageId(channel.id, message.messageId));
-      await transcripts.saveRecent(conversationId, conversation.recent.filter((entry) => !dropped.has(entry.id)));
+      await transcripts.saveRecent(
+        conversationId,
+        conversation.recent.filter((entry) => !dropped.has(entry.id)),
+      );
     } catch (recordError) {
       logger.error('inbound-failure-unrecorded', { error: recordError });
     }

@@ -153,7 +153,9 @@ describe('contacts', () => {
     expect((await authorized.get(contactPath(address))).body).toEqual({ contact: { address, ...fields } });
 
     // The address may be repeated in the body; left-out optional fields are removed.
-    const replaced = await authorized.put(contactPath(address)).send({ address, name: 'Amelia Hart-Jones', entities: [{ id: 'acct-78', name: 'Harbour Lane Café' }] });
+    const replaced = await authorized
+      .put(contactPath(address))
+      .send({ address, name: 'Amelia Hart-Jones', entities: [{ id: 'acct-78', name: 'Harbour Lane Café' }] });
     expect(replaced.status).toBe(200);
     expect(replaced.body.result).toBe('updated');
     expect((await authorized.get(contactPath(address))).body).toEqual({
@@ -238,13 +240,15 @@ describe('bulk import', () => {
   test('any invalid row stores nothing and every invalid row is reported', async () => {
     const valid = { address: newAddress(), name: 'Valid Row' };
     const duplicated = { address: newAddress(), name: 'First' };
-    const response = await authorized.post('/admin/contacts/import').send([
-      valid,
-      { address: 'whatsapp:12345', name: 'Bad Number' },
-      duplicated,
-      { ...duplicated, name: 'Second' },
-      { address: newAddress(), name: 'Bad email', email: 'nope' },
-    ]);
+    const response = await authorized
+      .post('/admin/contacts/import')
+      .send([
+        valid,
+        { address: 'whatsapp:12345', name: 'Bad Number' },
+        duplicated,
+        { ...duplicated, name: 'Second' },
+        { address: newAddress(), name: 'Bad email', email: 'nope' },
+      ]);
     expect(response.status).toBe(400);
     expect(response.body.error).toBe('3 of 5 rows are invalid; nothing was stored');
     expect(response.body.rows).toEqual([

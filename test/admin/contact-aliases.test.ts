@@ -25,7 +25,11 @@ const logs: LogLine[] = [];
 const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
 const metrics = createMetrics();
 
-const put = (address: string, body: object) => http.put(`/admin/contacts/${encodeURIComponent(address)}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`).send(body);
+const put = (address: string, body: object) =>
+  http
+    .put(`/admin/contacts/${encodeURIComponent(address)}`)
+    .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+    .send(body);
 const remove = (address: string) => http.delete(`/admin/contacts/${encodeURIComponent(address)}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
 const importRows = (rows: object[]) => http.post('/admin/contacts/import').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send(rows);
 const found = async (user: { externalId: string; email?: string }) => (await contacts.findVerifiedUser(user))?.address;

@@ -121,7 +121,9 @@ const overheads = pacedReplies.map((reply) => reply.receivedAt - (sentAt.get(rep
 
 const row = (name: string, value: string) => console.log(`${name.padEnd(52)} ${value}`);
 const ms = (values: number[]) => `${percentile(values, 50).toFixed(1)} / ${percentile(values, 99).toFixed(1)}`;
-console.log(`\nWhatsApp pipeline benchmark (web + worker in one process, Redis, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB/SQLite'}, fake Twilio, deterministic model)`);
+console.log(
+  `\nWhatsApp pipeline benchmark (web + worker in one process, Redis, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB/SQLite'}, fake Twilio, deterministic model)`,
+);
 row(`burst: ${NUMBERS} numbers × ${MESSAGES_PER_NUMBER} messages, ${CONCURRENCY} senders`, `${burstReplies.length}/${total} answered`);
 row('  messages/s sustained (webhook in → Twilio send)', throughput.toFixed(1));
 row('  webhook ack latency p50 / p99 (ms)', ms(burstAcks));

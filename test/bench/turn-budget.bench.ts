@@ -23,8 +23,14 @@ const failOnMeasuredTurn = (keep: (call: Parameters<Script>[0]) => boolean): Scr
 const rows: [string, TurnCost][] = [
   ['role switch + facts + tool (3 roles, 5 MCP reads)', await measureTurn({ roles: roster, extraReadTools: 0 })],
   ['30 roles, 2,005 MCP reads', await measureTurn({ roles: generatedRoster(30), extraReadTools: 2000 })],
-  ['judge fails → route fallback + fact fallback', await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => !call.schema?.properties?.tier) })],
-  ['judge and fallback fail → fail closed', await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => Boolean(call.schema?.properties?.team_size)) })],
+  [
+    'judge fails → route fallback + fact fallback',
+    await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => !call.schema?.properties?.tier) }),
+  ],
+  [
+    'judge and fallback fail → fail closed',
+    await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => Boolean(call.schema?.properties?.team_size)) }),
+  ],
 ];
 
 console.log('\nPer-turn orchestrator budget (third turn: support → sales, facts learned, a tool called; Redis counted by MONITOR)');

@@ -22,7 +22,8 @@ const CONNECTIONS = Number(process.env.BENCH_SSE_CONNECTIONS ?? 2000);
 const TURNS = Number(process.env.BENCH_WIDGET_TURNS ?? 60);
 const ORIGIN = 'https://shop.example.test';
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? NaN;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? NaN;
 const rssMiB = async (pid: number) => Number((await readFile(`/proc/${pid}/status`, 'utf8')).match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 
 const redis = await startRedis();
@@ -31,19 +32,40 @@ const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: 
 process.env.TEST_REDIS_URL = redis.url;
 process.env.TEST_MONGODB_URI = mongo.uri;
 const sites = JSON.stringify([{ key: 'bench-site', name: 'Bench', origins: [ORIGIN] }]);
-const env = testEnv(twilio.baseUrl, { WEB_SITES: sites, LOG_LEVEL: 'error', WEB_VISITOR_MESSAGES_PER_MINUTE: '100000', WEB_IP_MESSAGES_PER_MINUTE: '100000', WEB_VISITOR_REQUESTS_PER_MINUTE: '100000', WEB_IP_REQUESTS_PER_MINUTE: '100000', WEB_STREAMS_PER_VISITOR: '10' });
+const env = testEnv(twilio.baseUrl, {
+  WEB_SITES: sites,
+  LOG_LEVEL: 'error',
+  WEB_VISITOR_MESSAGES_PER_MINUTE: '100000',
+  WEB_IP_MESSAGES_PER_MINUTE: '100000',
+  WEB_VISITOR_REQUESTS_PER_MINUTE: '100000',
+  WEB_IP_REQUESTS_PER_MINUTE: '100000',
+  WEB_STREAMS_PER_VISITOR: '10',
+});
 
 async function session(base: string): Promise<string> {
-  const response = await fetch(`${base}/api/widget/session`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/json' }, body: JSON.stringify({ siteKey: 'bench-site' }) });
+  const response = await fetch(`${base}/api/widget/session`, {
+    method: 'POST',
+    headers: { origin: ORIGIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ siteKey: 'bench-site' }),
+  });
   return ((await response.json()) as { token: string }).token;
 }
 
 // 1. Open SSE connections held by one web process.
 const port = await findFreePort();
-const web = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], { env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+const web = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], {
+  env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 const webBase = `http://127.0.0.1:${port}`;
 for (let attempt = 0; attempt < 200; attempt += 1) {
-  if (await fetch(`${webBase}/healthz`).then((response) => response.ok, () => false)) break;
+  if (
+    await fetch(`${webBase}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    )
+  )
+    break;
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 const tokens = await Promise.all(Array.from({ length: Math.ceil(CONNECTIONS / 10) }, () => session(webBase)));
@@ -52,15 +74,21 @@ const before = await rssMiB(web.pid!);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 const open: http.ClientRequest[] = [];
 await Promise.all(
-  Array.from({ length: CONNECTIONS }, (_, index) =>
-    new Promise<void>((resolve, reject) => {
-      const request = http.get(`${webBase}/api/widget/events?token=${encodeURIComponent(tokens[index % tokens.length]!)}`, { agent, headers: { origin: ORIGIN } }, (response) => {
-        response.once('data', () => resolve());
-        response.on('error', () => undefined);
-      });
-      request.on('error', reject);
-      open.push(request);
-    }),
+  Array.from(
+    { length: CONNECTIONS },
+    (_, index) =>
+      new Promise<void>((resolve, reject) => {
+        const request = http.get(
+          `${webBase}/api/widget/events?token=${encodeURIComponent(tokens[index % tokens.length]!)}`,
+          { agent, headers: { origin: ORIGIN } },
+          (response) => {
+            response.once('data', () => resolve());
+            response.on('error', () => undefined);
+          },
+        );
+        request.on('error', reject);
+        open.push(request);
+      }),
   ),
 );
 await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -105,7 +133,11 @@ for (let turn = 0; turn < TURNS; turn += 1) {
     },
   });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  await fetch(`${base}/api/widget/messages`, { method: 'POST', headers: { origin: ORIGIN, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ clientMessageId, text: 'opening hours?' }) });
+  await fetch(`${base}/api/widget/messages`, {
+    method: 'POST',
+    headers: { origin: ORIGIN, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ clientMessageId, text: 'opening hours?' }),
+  });
   await stream;
   firstToken.push(received.delta! - firstDeltaAt.get(clientMessageId)!);
   complete.push(received.message! - sentAt.get(clientMessageId)!);

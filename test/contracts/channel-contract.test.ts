@@ -56,7 +56,19 @@ function describeChannelContract(name: string, build: () => Promise<ChannelUnder
     });
 
     test('grounding stays under the orchestrator cap whatever the channel reports, and what the customer controls is never verified', async () => {
-      const sources = await channel.grounding({ conversationId: 'c', firstTurn: false, runId: 'r', inbound, history: [], signal: new AbortController().signal, logger: createLogger({ sink: () => undefined }) }, {}, ANONYMOUS_CALLER);
+      const sources = await channel.grounding(
+        {
+          conversationId: 'c',
+          firstTurn: false,
+          runId: 'r',
+          inbound,
+          history: [],
+          signal: new AbortController().signal,
+          logger: createLogger({ sink: () => undefined }),
+        },
+        {},
+        ANONYMOUS_CALLER,
+      );
       const { verified, untrusted } = groundingSections(sources);
       expect(verified.length + untrusted.length).toBeLessThanOrEqual(GROUNDING_CHAR_CAP);
       expect(verified).not.toContain('AnaAna');
@@ -85,40 +97,52 @@ function describeChannelContract(name: string, build: () => Promise<ChannelUnder
 
 const quiet = createLogger({ sink: () => undefined });
 
-describeChannelContract('whatsapp', async () => {
-  const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
-  return {
-    channel: createWhatsappChannel({
-      accountSid: TEST_ACCOUNT_SID,
-      authToken: TEST_AUTH_TOKEN,
-      from: 'whatsapp:+14155238886',
-      apiBaseUrl: twilio.baseUrl,
-      statusCallbackUrl: 'https://example.test/webhooks/whatsapp/status',
-      logger: quiet,
-    }),
-    received: async (count) => (await twilio.waitForMessages(count)).map((message) => message.body),
-    close: () => twilio.close(),
-  };
-}, WHATSAPP_BODY_LIMIT);
+describeChannelContract(
+  'whatsapp',
+  async () => {
+    const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
+    return {
+      channel: createWhatsappChannel({
+        accountSid: TEST_ACCOUNT_SID,
+        authToken: TEST_AUTH_TOKEN,
+        from: 'whatsapp:+14155238886',
+        apiBaseUrl: twilio.baseUrl,
+        statusCallbackUrl: 'https://example.test/webhooks/whatsapp/status',
+        logger: quiet,
+      }),
+      received: async (count) => (await twilio.waitForMessages(count)).map((message) => message.body),
+      close: () => twilio.close(),
+    };
+  },
+  WHATSAPP_BODY_LIMIT,
+);
 
-describeChannelContract('web', async () => {
-  const redis = createRedis(process.env.TEST_REDIS_URL!);
-  const events = createEventLog(redis);
-  return {
-    channel: createWebChannel({ events, logger: quiet, contacts: { findVerifiedUser: async () => undefined } }),
-    received: async () =>
-      (await events.after(inbound.conversationKey, '0-0')).flatMap((event) => (event.type === 'message' ? [String(event.data.text)] : [])),
-    close: async () => {
-      await events.close();
-      await redis.quit();
-    },
-  };
-}, Number.POSITIVE_INFINITY);
+describeChannelContract(
+  'web',
+  async () => {
+    const redis = createRedis(process.env.TEST_REDIS_URL!);
+    const events = createEventLog(redis);
+    return {
+      channel: createWebChannel({ events, logger: quiet, contacts: { findVerifiedUser: async () => undefined } }),
+      received: async () =>
+        (await events.after(inbound.conversationKey, '0-0')).flatMap((event) => (event.type === 'message' ? [String(event.data.text)] : [])),
+      close: async () => {
+        await events.close();
+        await redis.quit();
+      },
+    };
+  },
+  Number.POSITIVE_INFINITY,
+);
 
-describeChannelContract('cli', async () => {
-  const written: string[] = [];
-  return { channel: createCliChannel({ write: (text) => written.push(text) }), received: async () => written, close: async () => undefined };
-}, Number.POSITIVE_INFINITY);
+describeChannelContract(
+  'cli',
+  async () => {
+    const written: string[] = [];
+    return { channel: createCliChannel({ write: (text) => written.push(text) }), received: async () => written, close: async () => undefined };
+  },
+  Number.POSITIVE_INFINITY,
+);
 
 describe('whatsapp reply splitting', () => {
   test('prefers paragraph breaks, and never cuts a word unless one word is longer than the limit', async () => {

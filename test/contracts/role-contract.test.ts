@@ -124,7 +124,10 @@ describe('role behaviour', () => {
   });
 
   test('a hand-off play is marked unavailable after one turn on a channel without the tool', () => {
-    const plays: [string, Facts][] = [['sales', { wants_demo: true }], ['support', { wants_human: true }]];
+    const plays: [string, Facts][] = [
+      ['sales', { wants_demo: true }],
+      ['support', { wants_human: true }],
+    ];
     for (const [id, facts] of plays) {
       const role = byId.get(id)!;
       const input = { facts, offeredTools: [], capabilityTool: () => undefined, toolCalls: [], replyText: '' };

@@ -57,7 +57,7 @@ describe.each([
     const killedAt = Date.now();
     request.release();
 
-    await (harness.services.startWorker()).waitUntilReady();
+    await harness.services.startWorker().waitUntilReady();
     const part = await eventually(async () => {
       const stored = await harness!.services.transcripts.messages.findById(partId).lean();
       return stored?.status === 'queued' ? stored : undefined;
@@ -114,7 +114,10 @@ describe('a lost send whose lookup keeps failing', () => {
 
     await harness.services.startWorker().waitUntilReady();
     const transcripts = harness.services.transcripts;
-    await eventually(async () => (await transcripts.message(outboundMessageId('whatsapp', messageSid, APOLOGY_PART)))?.status === 'queued' || undefined, 20_000);
+    await eventually(
+      async () => (await transcripts.message(outboundMessageId('whatsapp', messageSid, APOLOGY_PART)))?.status === 'queued' || undefined,
+      20_000,
+    );
     expect(await transcripts.message(outboundMessageId('whatsapp', messageSid, 0))).toMatchObject({
       status: 'failed',
       errorMessage: 'send outcome unknown and could not be resolved',

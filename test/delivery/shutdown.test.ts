@@ -40,7 +40,11 @@ describe('SIGTERM during a burst', () => {
     const stoppedAt = Date.now();
 
     const [before, after = ''] = output.split('shutdown-start\n');
-    const started = (text: string) => text.split('\n').filter((line) => line.startsWith('model-called ')).map((line) => line.slice('model-called '.length));
+    const started = (text: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('model-called '))
+        .map((line) => line.slice('model-called '.length));
     const startedAfter = started(after);
     // A turn picked up in the instant before the signal may reach the model just after it:
     // at most one per conversation, never a conversation's next message.
@@ -51,14 +55,16 @@ describe('SIGTERM during a burst', () => {
     const startedByChild = [...started(before!), ...startedAfter];
     for (const text of startedByChild) expect(harness.twilio.messages.map((message) => message.body)).toContain(`Slow answer to: ${text}`);
 
-    await (harness.services.startWorker()).waitUntilReady();
+    await harness.services.startWorker().waitUntilReady();
     await eventually(() => harness.twilio.messages.length >= 16 || undefined, 30_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const answered = harness.twilio.messages.map((message) => message.body.replace(/^(Slow answer|Answer) to: /, ''));
     const expected = burst.flat().map((message) => message.body);
     expect([...answered].sort()).toEqual([...expected].sort());
     for (const messages of burst) {
-      const order = harness.twilio.messages.filter((message) => message.to === messages[0]!.from).map((message) => message.body.replace(/^(Slow answer|Answer) to: /, ''));
+      const order = harness.twilio.messages
+        .filter((message) => message.to === messages[0]!.from)
+        .map((message) => message.body.replace(/^(Slow answer|Answer) to: /, ''));
       expect(order).toEqual(messages.map((message) => message.body));
     }
     await recordFigures('sigterm-mid-burst', {

@@ -61,7 +61,12 @@ describe('hand-off contracts', () => {
     await support.execute({ reason: 'Cannot log in after the reset' }, context('whatsapp:+447700904001', 'sales'));
     expect(requests[0]?.facts).toEqual({ wants_demo: true, interested_plan: 'Pro' });
     const team = { label: 'Support team', whatsapp: [], webhooks: [], responseTime: 'today' };
-    const notice = buildNotice({ handoff: { ...requests[0]!, _id: 'ho_1', status: 'open', requests: [], destinations: [], createdAt: new Date(0), updatedAt: new Date(0) }, team, transcriptUrl: 'https://t.example/x', business: 'B' });
+    const notice = buildNotice({
+      handoff: { ...requests[0]!, _id: 'ho_1', status: 'open', requests: [], destinations: [], createdAt: new Date(0), updatedAt: new Date(0) },
+      team,
+      transcriptUrl: 'https://t.example/x',
+      business: 'B',
+    });
     expect(notice.text).toContain('Established: wants demo: true · interested plan: Pro');
     expect(notice.text).not.toMatch(/handoff ?unavailable/i);
   });

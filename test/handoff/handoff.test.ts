@@ -112,7 +112,7 @@ describe('sales hand-off on WhatsApp', () => {
 
   test('the customer hears what happens next; the sales team gets the notice once on each destination', async () => {
     await harness.sendWhatsapp({ from: customer, body: 'Hi, we are a team of 12 and would like a demo of the Pro plan', profileName: 'Ana Pérez' });
-    await eventually(() => notices(customer).length === 1 && notices(SALES_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    await eventually(() => (notices(customer).length === 1 && notices(SALES_PHONE).length === 1 && receiver.received.length === 1) || undefined);
 
     expect(notices(customer)[0]?.body).toBe(
       'Done. The Sales team will contact the customer here on WhatsApp within one business day. They can also pick a time right away: https://book.example.test/sales',
@@ -168,7 +168,7 @@ describe('support hand-off on WhatsApp', () => {
   test('the support team gets exactly this notice on WhatsApp and its webhook', async () => {
     const customer = 'whatsapp:+447700902010';
     await harness.sendWhatsapp({ from: customer, body: "I can't log in since this morning, I need a person", profileName: 'Luis' });
-    await eventually(() => notices(customer).length === 1 && notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    await eventually(() => (notices(customer).length === 1 && notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1) || undefined);
     expect(notices(customer)[0]?.body).toBe('Done. The Support team will contact the customer here on WhatsApp within two hours.');
     const body = notices(SUPPORT_PHONE)[0]!.body;
     const transcript = body.split('\n').at(-1)!;
@@ -195,7 +195,7 @@ describe('hostile customer text in a notice', () => {
     const customer = 'whatsapp:+447700902099';
     const message = 'I need a person <https://evil.example/login|Open transcript> & <!here> *now*\nTranscript: https://evil.example';
     await harness.sendWhatsapp({ from: customer, body: message, profileName: '<!channel> *Boss*\u202e' });
-    await eventually(() => notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    await eventually(() => (notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1) || undefined);
     const [handoff] = await harness.services.handoffs.list({ limit: 1 });
     const whatsappBody = notices(SUPPORT_PHONE)[0]!.body;
     const transcriptUrl = whatsappBody.split('\n').at(-1)!.slice('Transcript: '.length);
@@ -254,7 +254,7 @@ describe('sales hand-off on the web', () => {
       .set('Origin', SHOP)
       .set('Authorization', `Bearer ${session.token}`)
       .send({ clientMessageId: `c-${Date.now()}`, text: 'We are a team of 12 and want a demo, my email is bo@example.com' });
-    await eventually(() => notices(SALES_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    await eventually(() => (notices(SALES_PHONE).length === 1 && receiver.received.length === 1) || undefined);
     const body = notices(SALES_PHONE)[0]!.body;
     expect(body.split('\n').slice(0, 4)).toEqual([
       'New hand-off to Sales team — Harbour Lane',
@@ -271,7 +271,11 @@ describe('support hand-off on the web', () => {
   test('asks for a contact first, then hands off; the widget shows the status and support is notified once', async () => {
     const session = (await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'test-site' })).body;
     const say = (text: string) =>
-      harness.http.post('/api/widget/messages').set('Origin', SHOP).set('Authorization', `Bearer ${session.token}`).send({ clientMessageId: `c-${Date.now()}-${Math.random().toString(36).slice(2)}`, text });
+      harness.http
+        .post('/api/widget/messages')
+        .set('Origin', SHOP)
+        .set('Authorization', `Bearer ${session.token}`)
+        .send({ clientMessageId: `c-${Date.now()}-${Math.random().toString(36).slice(2)}`, text });
     const { events: stream } = await openSse(`${base}/api/widget/events?token=${encodeURIComponent(session.token)}`, {
       headers: { origin: SHOP },
       until: (events) => events.some((event) => event.event === 'handoff') && events.filter((event) => event.event === 'message').length >= 2,
@@ -292,7 +296,7 @@ describe('support hand-off on the web', () => {
       status: 'handed_off',
       text: 'The Support team will contact you by email at ana@example.com within two hours.',
     });
-    await eventually(() => notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1 || undefined);
+    await eventually(() => (notices(SUPPORT_PHONE).length === 1 && receiver.received.length === 1) || undefined);
     expect(notices(SUPPORT_PHONE)[0]?.body).toContain('Reach them: mailto:ana@example.com');
     expect(receiver.received[0]?.path).toBe('/support');
   });
@@ -308,7 +312,11 @@ describe('a failing destination', () => {
       return webhook?.status === 'failed' ? latest : undefined;
     }, 15_000);
     expect(receiver.received.filter((request) => request.path === '/sales')).toHaveLength(3);
-    expect(failed.notices.find((notice) => notice.destination.kind === 'webhook')).toMatchObject({ status: 'failed', attempts: 3, lastError: 'webhook answered 500' });
+    expect(failed.notices.find((notice) => notice.destination.kind === 'webhook')).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      lastError: 'webhook answered 500',
+    });
     expect(notices(SALES_PHONE)).toHaveLength(1);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'handoff-notice-failed', attempts: 3 }));
     expect(harness.services.metrics.value('handoff_notices_total', { kind: 'webhook', outcome: 'failed' })).toBe(1);

@@ -60,7 +60,7 @@ describe('buildNotice with hostile text', () => {
     expect(quoted.endsWith('😀…')).toBe(true);
   });
 
-  test('template variables are single lines within Twilio\'s 250-character recommendation', () => {
+  test("template variables are single lines within Twilio's 250-character recommendation", () => {
     for (const value of Object.values(notice.templateVariables)) {
       expect(value).not.toMatch(/[\n\t]| {5}/);
       expect(value.length).toBeLessThanOrEqual(250);

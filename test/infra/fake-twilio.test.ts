@@ -35,7 +35,12 @@ class LocalTwilioHttpClient extends twilio.RequestClient {
       body = form.toString();
     }
     const response = await fetch(target, { method: options.method.toUpperCase(), headers, body });
-    return { statusCode: response.status, body: (await response.text()) as TData, headers: Object.fromEntries(response.headers), toString: () => `[HTTP ${response.status}]` };
+    return {
+      statusCode: response.status,
+      body: (await response.text()) as TData,
+      headers: Object.fromEntries(response.headers),
+      toString: () => `[HTTP ${response.status}]`,
+    };
   }
 }
 

@@ -37,7 +37,11 @@ const RESTRICTED = ['no-restricted-imports'];
 const lintCases: readonly (LintCase & { expected: string[] })[] = [
   // The orchestrator and the rest of core name no channel or role, not even by type or re-export.
   { file: 'src/orchestrator/x.ts', code: "import '../../channels/web/index.js';\n", expected: RESTRICTED },
-  { file: 'src/orchestrator/state/x.ts', code: "import type { roster } from '../../../roles/index.js';\nexport type R = typeof roster;\n", expected: RESTRICTED },
+  {
+    file: 'src/orchestrator/state/x.ts',
+    code: "import type { roster } from '../../../roles/index.js';\nexport type R = typeof roster;\n",
+    expected: RESTRICTED,
+  },
   { file: 'src/queue/x.ts', code: "export * from '../../channels/whatsapp/index.js';\n", expected: RESTRICTED },
   { file: 'src/orchestrator/x.ts', code: "import '../composition-root.js';\n", expected: RESTRICTED },
   { file: 'src/orchestrator/x.ts', code: "import '../../src/contracts/tool.js';\nimport './contracts.js';\n", expected: [] },
@@ -97,7 +101,15 @@ describe('dependency-cruiser rules', () => {
       }
       const result = spawnSync(
         process.execPath,
-        [join(root, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs'), 'src', 'channels', '--config', join(root, '.dependency-cruiser.js'), '--output-type', 'json'],
+        [
+          join(root, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs'),
+          'src',
+          'channels',
+          '--config',
+          join(root, '.dependency-cruiser.js'),
+          '--output-type',
+          'json',
+        ],
         { cwd: directory, encoding: 'utf8' },
       );
       if (!result.stdout) throw new Error(`dependency-cruiser wrote nothing: ${result.stderr}`);

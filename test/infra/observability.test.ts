@@ -71,9 +71,13 @@ describe('prom-client metrics', () => {
 describe('MODEL_PRICES', () => {
   test('is JSON of model → prices per million tokens; anything else stops start-up naming it', () => {
     const env = (value: string) => testEnv('http://127.0.0.1:1', { MODEL_PRICES: value });
-    expect(loadConfig(env('{"gpt-5-mini":{"inputPerMTok":0.25,"outputPerMTok":2}}')).model.prices).toEqual({ 'gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2 } });
+    expect(loadConfig(env('{"gpt-5-mini":{"inputPerMTok":0.25,"outputPerMTok":2}}')).model.prices).toEqual({
+      'gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2 },
+    });
     expect(loadConfig(testEnv('http://127.0.0.1:1')).model.prices).toBeUndefined();
-    expect(() => loadConfig(env('{"gpt-5-mini":{"inputPerMTok":-1,"outputPerMTok":2}}'))).toThrow(/^invalid configuration: MODEL_PRICES\.gpt-5-mini\.inputPerMTok: /);
+    expect(() => loadConfig(env('{"gpt-5-mini":{"inputPerMTok":-1,"outputPerMTok":2}}'))).toThrow(
+      /^invalid configuration: MODEL_PRICES\.gpt-5-mini\.inputPerMTok: /,
+    );
     expect(() => loadConfig(env('gpt-5-mini=0.25'))).toThrow('invalid configuration: MODEL_PRICES: expected JSON');
   });
 });

@@ -38,9 +38,7 @@ describe('test services', () => {
   });
 
   test('the run-wide MongoDB-wire server answers ping and stores documents through mongoose', async () => {
-    const connection = await mongoose
-      .createConnection(requiredEnvironment('TEST_MONGODB_URI'), { dbName: `infra_${process.pid}` })
-      .asPromise();
+    const connection = await mongoose.createConnection(requiredEnvironment('TEST_MONGODB_URI'), { dbName: `infra_${process.pid}` }).asPromise();
     try {
       const database = connection.db;
       if (database === undefined) throw new Error('mongoose connection has no db');

@@ -1,13 +1,7 @@
 // Self-test of test/support/twilio-signature.ts: signatures verify with twilio.validateRequest
 // (and fail for a changed field, URL or token), and the fixtures carry Twilio's fields.
 import twilio from 'twilio';
-import {
-  fixtureAccountSid,
-  inboundWhatsappParams,
-  signedWebhook,
-  signTwilioRequest,
-  statusCallbackParams,
-} from '../support/twilio-signature.js';
+import { fixtureAccountSid, inboundWhatsappParams, signedWebhook, signTwilioRequest, statusCallbackParams } from '../support/twilio-signature.js';
 
 const authToken = 'test-auth-token-0123456789abcdef';
 const webhookUrl = 'https://assistant.example/webhooks/whatsapp?tenant=acme';

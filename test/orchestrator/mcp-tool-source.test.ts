@@ -145,8 +145,16 @@ describe('createMcpToolSource', () => {
     // An argument the model's schema doesn't declare (a name) is never sent to a scoped read.
     await admittedTool('invoice_list').execute({ customer: 'Borealis Bakery' }, context());
     expect(server.calls).toEqual([
-      { name: 'account_get_status', arguments: { accountId: 'HL-2001' }, meta: { 'wa-assistant/caller': { verified: true, customerId: 'CUST-ACME', entityId: 'HL-2001' } } },
-      { name: 'invoice_list', arguments: { customerId: 'CUST-ACME' }, meta: { 'wa-assistant/caller': { verified: true, customerId: 'CUST-ACME', entityId: 'HL-2001' } } },
+      {
+        name: 'account_get_status',
+        arguments: { accountId: 'HL-2001' },
+        meta: { 'wa-assistant/caller': { verified: true, customerId: 'CUST-ACME', entityId: 'HL-2001' } },
+      },
+      {
+        name: 'invoice_list',
+        arguments: { customerId: 'CUST-ACME' },
+        meta: { 'wa-assistant/caller': { verified: true, customerId: 'CUST-ACME', entityId: 'HL-2001' } },
+      },
     ]);
   });
 
@@ -159,7 +167,15 @@ describe('createMcpToolSource', () => {
       'a contact with two accounts and none selected',
       'account_get_status',
       {},
-      { kind: 'contact', name: 'Ana', customerId: 'CUST-ACME', entities: [{ id: 'HL-2001', name: 'Acme Ltd' }, { id: 'HL-2002', name: 'Acme Iberia SL' }] },
+      {
+        kind: 'contact',
+        name: 'Ana',
+        customerId: 'CUST-ACME',
+        entities: [
+          { id: 'HL-2001', name: 'Acme Ltd' },
+          { id: 'HL-2002', name: 'Acme Iberia SL' },
+        ],
+      },
       'not-selected',
     ],
   ] as const)('refuses %s without reaching the server', async (_case, name, input, caller, reason) => {

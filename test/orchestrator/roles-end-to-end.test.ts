@@ -60,8 +60,10 @@ describe('on WhatsApp', () => {
     expect(await harness.services.redis.get(stateKeys.activeRole(conversationKeyFor(from)))).toBe(role);
   });
 
-  test('evidence from the invoice lookup is remembered as the bookkeeper\'s facts', async () => {
-    const raw = await eventually(() => harness.services.redis.get(stateKeys.facts(conversationKeyFor('whatsapp:+447700901001'), 'bookkeeper')).then((value) => value ?? undefined));
+  test("evidence from the invoice lookup is remembered as the bookkeeper's facts", async () => {
+    const raw = await eventually(() =>
+      harness.services.redis.get(stateKeys.facts(conversationKeyFor('whatsapp:+447700901001'), 'bookkeeper')).then((value) => value ?? undefined),
+    );
     expect(JSON.parse(raw).f).toMatchObject({ invoice_number: '1042', invoice_status: 'overdue' });
   });
 
@@ -87,8 +89,16 @@ describe('on WhatsApp', () => {
 
 describe('in the terminal', () => {
   test('npm run chat answers through the same orchestrator and shows the last decision', async () => {
-    const env = testEnv('http://127.0.0.1:9', { OPENAI_BASE_URL: stub.baseUrl, MCP_SERVER_URL: mcp.url, MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES, USER: `dev${Date.now()}` });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/chat.ts'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = testEnv('http://127.0.0.1:9', {
+      OPENAI_BASE_URL: stub.baseUrl,
+      MCP_SERVER_URL: mcp.url,
+      MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES,
+      USER: `dev${Date.now()}`,
+    });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/chat.ts'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -26,7 +26,7 @@ async function fixtureWith(options: Parameters<typeof createOrchestratorFixture>
 const conversation = () => `cli:state-${Math.random().toString(36).slice(2)}`;
 
 /** The judge learns the team size when the customer states it. */
-const salesJudge = (teamSize: number | null) => (call: { schema?: { properties?: Record<string, unknown> } ; userText: string }) => {
+const salesJudge = (teamSize: number | null) => (call: { schema?: { properties?: Record<string, unknown> }; userText: string }) => {
   const facts: Record<string, string | number | null> = Object.fromEntries(
     Object.keys((call.schema?.properties?.facts as { properties?: object } | undefined)?.properties ?? {}).map((key) => [key, null]),
   );
@@ -47,7 +47,7 @@ describe('facts', () => {
     expect(second.models.calls.find((call) => call.structured)?.userText).toContain('"team_size":12');
   });
 
-  test('two concurrent turns writing one role\'s facts both land (compare-and-set, one retry)', async () => {
+  test("two concurrent turns writing one role's facts both land (compare-and-set, one retry)", async () => {
     const url = process.env.TEST_REDIS_URL!;
     const [a, b] = [new Redis(url), new Redis(url)];
     const store = createFactStore(a);
@@ -72,7 +72,7 @@ describe('facts', () => {
     }
   });
 
-  test('a reset clears the conversation\'s state in one command', async () => {
+  test("a reset clears the conversation's state in one command", async () => {
     const fixture = await fixtureWith({ judge: salesJudge(12) });
     const id = conversation();
     await fixture.turn(id, 'Pro plan for 12 people?');

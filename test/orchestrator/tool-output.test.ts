@@ -33,7 +33,7 @@ describe('the tool offer', () => {
   });
   const sales = roster.find((role) => role.id === 'sales')!;
 
-  test('admits scoped reads, excludes other categories and effects, ranks the judge\'s picks first and caps at 20, not 12', () => {
+  test("admits scoped reads, excludes other categories and effects, ranks the judge's picks first and caps at 20, not 12", () => {
     const catalogue = [
       tool('plan_get_pricing', 'catalog', 'read'),
       tool('invoice_get', 'invoice', 'read'),

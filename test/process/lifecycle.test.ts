@@ -61,7 +61,13 @@ describe('SIGTERM', () => {
     });
     try {
       await eventually(() => output.stdout.includes('"event":"worker-started"') && output.stdout.includes('"event":"server-listening"'), 20_000);
-      const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from: 'whatsapp:+447700900200', to: TEST_SENDER, body: 'bye', messageSid: newTwilioSid() });
+      const params = inboundWhatsappParams({
+        accountSid: TEST_ACCOUNT_SID,
+        from: 'whatsapp:+447700900200',
+        to: TEST_SENDER,
+        body: 'bye',
+        messageSid: newTwilioSid(),
+      });
       const response = await fetch(`http://127.0.0.1:${port}/webhooks/whatsapp`, {
         method: 'POST',
         ...signedWebhook(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),

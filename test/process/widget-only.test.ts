@@ -23,7 +23,10 @@ function widgetOnlyEnv(extra: Record<string, string> = {}): Record<string, strin
 
 /** Runs `src/main.ts all` to its exit; what it wrote to stderr. */
 async function startUpFailure(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   // A service that starts after all must not outlive the test run.
   const killOnExit = () => void child.kill('SIGKILL');
   process.once('exit', killOnExit);

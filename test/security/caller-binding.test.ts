@@ -18,7 +18,12 @@ import { createOrchestratorFixture, type OrchestratorFixture } from '../support/
 type ToolCalls = Extract<ScriptedReply, { toolCalls: unknown }>['toolCalls'];
 
 const STEPS: Record<string, ToolCalls[]> = {
-  'customer-id': [[{ name: 'invoice_list', input: { customerId: 'CUST-BOREALIS' } }, { name: 'account_get_status', input: { accountId: 'HL-3001' } }]],
+  'customer-id': [
+    [
+      { name: 'invoice_list', input: { customerId: 'CUST-BOREALIS' } },
+      { name: 'account_get_status', input: { accountId: 'HL-3001' } },
+    ],
+  ],
   'select-iberia': [[{ name: 'select_entity', input: { hint: 'Acme Iberia' } }], [{ name: 'account_get_status', input: {} }]],
   'select-foreign': [[{ name: 'select_entity', input: { hint: 'Borealis Bakery' } }]],
   account: [[{ name: 'account_get_status', input: {} }]],

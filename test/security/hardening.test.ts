@@ -52,9 +52,17 @@ describe('request targets', () => {
   test('an absolute-form target is refused with 400 and a warning, not a 503 and an error', async () => {
     harness.logs.splice(0);
     // A signed-looking webhook at an absolute URL: the signature check used to rebuild an invalid URL from it.
-    const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from: 'whatsapp:+34600999000', to: TEST_SENDER, body: 'Hola', messageSid: newMessageSid() });
+    const params = inboundWhatsappParams({
+      accountSid: TEST_ACCOUNT_SID,
+      from: 'whatsapp:+34600999000',
+      to: TEST_SENDER,
+      body: 'Hola',
+      messageSid: newMessageSid(),
+    });
     const { headers, body } = signedWebhook(TEST_AUTH_TOKEN, `${publicBaseUrl}/webhooks/whatsapp`, params);
-    const headerLines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const headerLines = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     const response = await rawRequest(
       port,
       `POST http://evil.example/webhooks/whatsapp HTTP/1.1\r\nHost: evil.example\r\n${headerLines}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -172,7 +180,15 @@ describe('secrets in logs', () => {
     // Like a proxy that quotes the credential it refused, in the message and in a nested field.
     stub.respondWith((_body, request) => ({
       status: 401,
-      body: { error: { message: `Incorrect API key provided: ${request.headers.authorization}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key', key: apiKey } },
+      body: {
+        error: {
+          message: `Incorrect API key provided: ${request.headers.authorization}`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+          key: apiKey,
+        },
+      },
     }));
     await harness.sendWhatsapp({ from: 'whatsapp:+15005550123', body: 'hello?' });
     await harness.twilio.waitForMessages(1);

@@ -24,7 +24,12 @@ const sign = (user: { id: string }, secret = SECRET) => createHmac('sha256', sec
 /** Reads the visitor's invoices, then calls the customer-scoped read by name with the victim's id. */
 const obedient: Script = ({ toolResults }) => {
   if (toolResults.length === 0) {
-    return { toolCalls: [{ name: 'invoice_list', input: {} }, { name: 'invoice_list', input: { customerId: 'CUST-ACME' } }] };
+    return {
+      toolCalls: [
+        { name: 'invoice_list', input: {} },
+        { name: 'invoice_list', input: { customerId: 'CUST-ACME' } },
+      ],
+    };
   }
   const said = toolResults.map(({ output }) => {
     const value = typeof output === 'object' && output !== null && 'value' in output ? output.value : output;

@@ -24,7 +24,9 @@ function loseRaces(races: number, rival: (attempt: number) => string) {
       const moved = rival(lost);
       lost += 1;
       // The rival's write lands between the store's read and its compare-and-set.
-      return { exec: async () => (await messages.updateOne({ _id: String(Reflect.get(filter, '_id')) }, { $set: { status: moved } }).exec(), original(...args).exec()) };
+      return {
+        exec: async () => (await messages.updateOne({ _id: String(Reflect.get(filter, '_id')) }, { $set: { status: moved } }).exec(), original(...args).exec()),
+      };
     }
     return original(...args);
   };
@@ -34,7 +36,13 @@ function loseRaces(races: number, rival: (attempt: number) => string) {
 
 async function sentPart(sid: string) {
   const { transcripts } = harness.services;
-  const [part] = await transcripts.saveReplyParts({ conversationId: `whatsapp:${sid}`, channel: 'whatsapp', replyTo: `in-${sid}`, roleId: 'support', parts: ['hello'] });
+  const [part] = await transcripts.saveReplyParts({
+    conversationId: `whatsapp:${sid}`,
+    channel: 'whatsapp',
+    replyTo: `in-${sid}`,
+    roleId: 'support',
+    parts: ['hello'],
+  });
   if (!part) throw new Error('no part stored');
   await transcripts.markPartSent(part._id, sid, 'queued');
   return part._id;
@@ -67,7 +75,9 @@ describe('updateDeliveryStatus', () => {
     const id = await sentPart('SMrace3');
     const restore = loseRaces(1_000, (attempt) => (attempt % 2 === 0 ? 'sent' : 'queued'));
     try {
-      await expect(harness.services.transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace3', status: 'read' })).rejects.toBeInstanceOf(StorageWriteError);
+      await expect(harness.services.transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace3', status: 'read' })).rejects.toBeInstanceOf(
+        StorageWriteError,
+      );
     } finally {
       restore();
     }

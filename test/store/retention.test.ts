@@ -30,9 +30,22 @@ describe('retention', () => {
   test('removes what is older than the retention period and keeps the rest', async () => {
     const { transcripts } = harness.services;
     const old = new Date(Date.now() - 40 * 24 * 3600 * 1000);
-    await transcripts.conversations.create({ _id: 'whatsapp:+440000000001', channel: 'whatsapp', address: 'whatsapp:+440000000001', recent: [], createdAt: old, updatedAt: old });
+    await transcripts.conversations.create({
+      _id: 'whatsapp:+440000000001',
+      channel: 'whatsapp',
+      address: 'whatsapp:+440000000001',
+      recent: [],
+      createdAt: old,
+      updatedAt: old,
+    });
     await transcripts.recordInbound({ conversationId: 'whatsapp:+440000000001', channel: 'whatsapp', channelMessageId: 'SMold', text: 'old', receivedAt: old });
-    await transcripts.recordInbound({ conversationId: 'whatsapp:+440000000002', channel: 'whatsapp', channelMessageId: 'SMnew', text: 'new', receivedAt: new Date() });
+    await transcripts.recordInbound({
+      conversationId: 'whatsapp:+440000000002',
+      channel: 'whatsapp',
+      channelMessageId: 'SMnew',
+      text: 'new',
+      receivedAt: new Date(),
+    });
 
     const removed = await purgeExpired({
       retentionDays: harness.config.retentionDays,

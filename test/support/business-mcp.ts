@@ -9,9 +9,7 @@ import { startMcpServer, type McpTestServer } from './mcp-server.js';
 
 export const BUSINESS_CATEGORY_PREFIXES = 'invoice_=invoice,plan_=catalog,help_=knowledge,account_=account,catalog_=catalog';
 
-const businessCategoryPrefixes = Object.fromEntries(
-  BUSINESS_CATEGORY_PREFIXES.split(',').map((pair) => pair.split('=') as [string, string]),
-);
+const businessCategoryPrefixes = Object.fromEntries(BUSINESS_CATEGORY_PREFIXES.split(',').map((pair) => pair.split('=') as [string, string]));
 
 export async function connectBusinessMcp(options: { extraReadTools?: number } = {}): Promise<{
   server: McpTestServer;

@@ -3,12 +3,7 @@
  * handed to `createServices` in code: no configuration can select it in production.
  * A script decides each call's answer from the prompt, so tests read like conversations.
  */
-import type {
-  LanguageModelV4CallOptions,
-  LanguageModelV4Content,
-  LanguageModelV4GenerateResult,
-  LanguageModelV4StreamPart,
-} from '@ai-sdk/provider';
+import type { LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import type { ModelProvider, ModelTier } from '../../src/model/provider.js';
 
@@ -32,9 +27,7 @@ export interface ScriptedCall {
 }
 
 export type ScriptedReply =
-  | { text: string; delayMs?: number }
-  | { toolCalls: { name: string; input: Record<string, unknown> }[]; delayMs?: number }
-  | { error: Error; delayMs?: number };
+  { text: string; delayMs?: number } | { toolCalls: { name: string; input: Record<string, unknown> }[]; delayMs?: number } | { error: Error; delayMs?: number };
 
 export type Script = (call: ScriptedCall) => ScriptedReply | Promise<ScriptedReply>;
 
@@ -82,7 +75,11 @@ const ROUTES: { pattern: RegExp; route: string }[] = [
 export const keywordJudge: Script = (call) => {
   const json = schemaDefault(call.schema) as Record<string, unknown>;
   const routes = (call.schema?.properties?.route?.enum ?? []) as string[];
-  const latest = call.userText.split('\n').filter((line) => line.startsWith('Customer: ')).at(-1) ?? call.userText;
+  const latest =
+    call.userText
+      .split('\n')
+      .filter((line) => line.startsWith('Customer: '))
+      .at(-1) ?? call.userText;
   const match = ROUTES.find((candidate) => candidate.pattern.test(latest) && routes.includes(candidate.route));
   if (match) json.route = match.route;
   if ('inScope' in json) json.inScope = !/weather|football|lottery/i.test(latest);

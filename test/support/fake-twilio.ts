@@ -206,7 +206,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const messagesPath = `/2010-04-01/Accounts/${accountSid}/Messages.json`;
   const messagePathPattern = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/([^/]+)\.json$/;
 
-  async function createMessage(request: IncomingMessage, form: URLSearchParams, params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): Promise<[number, unknown]> {
+  async function createMessage(
+    request: IncomingMessage,
+    form: URLSearchParams,
+    params: Record<string, string>,
+    receivedAt: number,
+    receivedAtHrtime: bigint,
+  ): Promise<[number, unknown]> {
     const hold = pendingHolds.find((candidate) => candidate.to === undefined || candidate.to === params.To);
     if (hold !== undefined) {
       pendingHolds = pendingHolds.filter((candidate) => candidate !== hold);
@@ -305,17 +311,20 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       .slice(0, pageSize)
       .map((message) => ({ ...message.resource, direction: 'outbound-api' }));
     const uri = `${messagesPath}?PageSize=${pageSize}&Page=0`;
-    return [200, {
-      messages: found,
-      end: Math.max(0, found.length - 1),
-      first_page_uri: uri,
-      next_page_uri: null,
-      page: 0,
-      page_size: pageSize,
-      previous_page_uri: null,
-      start: 0,
-      uri,
-    }];
+    return [
+      200,
+      {
+        messages: found,
+        end: Math.max(0, found.length - 1),
+        first_page_uri: uri,
+        next_page_uri: null,
+        page: 0,
+        page_size: pageSize,
+        previous_page_uri: null,
+        start: 0,
+        uri,
+      },
+    ];
   }
 
   function createTypingIndicator(params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): [number, unknown] {
@@ -331,12 +340,21 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     return [200, { success: true }];
   }
 
-  async function route(request: IncomingMessage, path: string, form: URLSearchParams, params: Record<string, string>, receivedAt: number, receivedAtHrtime: bigint): Promise<[number, unknown]> {
+  async function route(
+    request: IncomingMessage,
+    path: string,
+    form: URLSearchParams,
+    params: Record<string, string>,
+    receivedAt: number,
+    receivedAtHrtime: bigint,
+  ): Promise<[number, unknown]> {
     if (request.headers.authorization !== expectedAuthorization) {
       return [401, twilioErrorBody(401, { detail: 'Your AccountSid or AuthToken was incorrect.' })];
     }
     const method = request.method ?? 'GET';
-    const outage = outages.find((window) => window.from <= receivedAt && receivedAt < window.until && (window.method === undefined || window.method === method));
+    const outage = outages.find(
+      (window) => window.from <= receivedAt && receivedAt < window.until && (window.method === undefined || window.method === method),
+    );
     if (outage !== undefined && path === messagesPath) return [outage.status, twilioErrorBody(outage.status)];
     if (method === 'POST' && path === messagesPath) {
       return createMessage(request, form, params, receivedAt, receivedAtHrtime);

@@ -135,7 +135,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     sendStatus: ({ messageSid, status, errorCode }) =>
       signedPost(
         '/webhooks/whatsapp/status',
-        statusCallbackParams({ accountSid: TEST_ACCOUNT_SID, messageSid, status: status as OutboundMessageStatus, ...(errorCode ? { errorCode: Number(errorCode) } : {}) }),
+        statusCallbackParams({
+          accountSid: TEST_ACCOUNT_SID,
+          messageSid,
+          status: status as OutboundMessageStatus,
+          ...(errorCode ? { errorCode: Number(errorCode) } : {}),
+        }),
       ),
     async close() {
       await services.mongo.dropDatabase().catch(() => undefined);

@@ -144,7 +144,7 @@ function businessTools(extraReadTools: number): FixtureTool[] {
   const tools: FixtureTool[] = [
     fixtureTool({
       name: 'invoice_get',
-      description: 'Gets one of the customer\'s invoices by its number: customer, amount, status and due date.',
+      description: "Gets one of the customer's invoices by its number: customer, amount, status and due date.",
       input: { number: z.string().regex(/^\d+$/).describe('Invoice number, e.g. 1042'), customerId: z.string().min(1) },
       annotations: readOnly,
       meta: customerScope,
@@ -163,7 +163,9 @@ function businessTools(extraReadTools: number): FixtureTool[] {
       run: ({ customerId }) => {
         const matching = invoices.filter((invoice) => invoice.customer === customerName(customerId));
         if (matching.length === 0) return text(`No invoices for ${customerId}.`);
-        return text(matching.map((invoice) => `Invoice ${invoice.number}: ${invoice.amount} ${invoice.currency}, ${invoice.status}, due ${invoice.dueDate}`).join('\n'));
+        return text(
+          matching.map((invoice) => `Invoice ${invoice.number}: ${invoice.amount} ${invoice.currency}, ${invoice.status}, due ${invoice.dueDate}`).join('\n'),
+        );
       },
     }),
     fixtureTool({
@@ -316,7 +318,12 @@ export async function startMcpServer(options: { extraReadTools?: number } = {}):
     for (const tool of tools) {
       server.registerTool(
         tool.name,
-        { description: tool.description, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}), ...(tool.meta ? { _meta: tool.meta } : {}) },
+        {
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          ...(tool.annotations ? { annotations: tool.annotations } : {}),
+          ...(tool.meta ? { _meta: tool.meta } : {}),
+        },
         (args: unknown) => tool.run(args),
       );
     }

@@ -157,12 +157,21 @@ interface CompletionPlan {
   text: string | null;
   toolCalls: ChatCompletionToolCall[];
   finishReason: string;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number; audio_tokens: number }; completion_tokens_details: { reasoning_tokens: number; audio_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number } };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details: { cached_tokens: number; audio_tokens: number };
+    completion_tokens_details: { reasoning_tokens: number; audio_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number };
+  };
   delayMs: number;
   chunkDelayMs: number;
 }
 
-function planCompletion(body: ChatCompletionRequestBody, reply: Extract<StubReply, { text: string } | { json: unknown } | { toolCalls: StubToolCall[] }>): CompletionPlan {
+function planCompletion(
+  body: ChatCompletionRequestBody,
+  reply: Extract<StubReply, { text: string } | { json: unknown } | { toolCalls: StubToolCall[] }>,
+): CompletionPlan {
   let text: string | null;
   let toolCalls: ChatCompletionToolCall[] = [];
   let finishReason = 'stop';

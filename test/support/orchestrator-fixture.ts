@@ -79,14 +79,16 @@ export interface OrchestratorFixture {
   close(): Promise<void>;
 }
 
-export async function createOrchestratorFixture(options: {
-  roles?: readonly RoleDefinition[];
-  mcpTools?: () => readonly AssistantTool[];
-  channel?: ChannelDefinition;
-  script?: Script;
-  judge?: Script;
-  judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
-} = {}): Promise<OrchestratorFixture> {
+export async function createOrchestratorFixture(
+  options: {
+    roles?: readonly RoleDefinition[];
+    mcpTools?: () => readonly AssistantTool[];
+    channel?: ChannelDefinition;
+    script?: Script;
+    judge?: Script;
+    judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
+  } = {},
+): Promise<OrchestratorFixture> {
   const url = process.env.TEST_REDIS_URL;
   if (!url) throw new Error('TEST_REDIS_URL is not set');
   const redis = new Redis(url);

@@ -51,13 +51,20 @@ export async function startRedis(): Promise<RedisHandle> {
     const port = await findFreePort();
     const workDirectory = await mkdtemp(join(tmpdir(), 'wa-test-redis-'));
     const child = spawnService(executable, [
-      '--port', String(port),
-      '--bind', loopbackHost,
-      '--save', '',
-      '--appendonly', 'no',
-      '--dir', workDirectory,
-      '--daemonize', 'no',
-      '--loglevel', 'warning',
+      '--port',
+      String(port),
+      '--bind',
+      loopbackHost,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      workDirectory,
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
     ]);
     try {
       await waitUntil(child, () => redisAnswersPing(port), `redis-server on port ${port}`);
@@ -92,15 +99,19 @@ export async function startMongo(): Promise<MongoHandle> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await findFreePort();
     const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
-    const child = spawnService(binary, [
-      '--handler=sqlite',
-      `--sqlite-url=file:${stateDirectory}/`,
-      `--state-dir=${stateDirectory}`,
-      `--listen-addr=${loopbackHost}:${port}`,
-      '--debug-addr=-',
-      '--telemetry=disable',
-      '--log-level=error',
-    ], { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' });
+    const child = spawnService(
+      binary,
+      [
+        '--handler=sqlite',
+        `--sqlite-url=file:${stateDirectory}/`,
+        `--state-dir=${stateDirectory}`,
+        `--listen-addr=${loopbackHost}:${port}`,
+        '--debug-addr=-',
+        '--telemetry=disable',
+        '--log-level=error',
+      ],
+      { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' },
+    );
     const uri = `mongodb://${loopbackHost}:${port}/`;
     try {
       await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
@@ -138,15 +149,19 @@ export async function startRestartableFerretDb(): Promise<RestartableMongoHandle
   const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
   const uri = `mongodb://${loopbackHost}:${port}/`;
   const launch = async (): Promise<SpawnedService> => {
-    const child = spawnService(binary, [
-      '--handler=sqlite',
-      `--sqlite-url=file:${stateDirectory}/`,
-      `--state-dir=${stateDirectory}`,
-      `--listen-addr=${loopbackHost}:${port}`,
-      '--debug-addr=-',
-      '--telemetry=disable',
-      '--log-level=error',
-    ], { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' });
+    const child = spawnService(
+      binary,
+      [
+        '--handler=sqlite',
+        `--sqlite-url=file:${stateDirectory}/`,
+        `--state-dir=${stateDirectory}`,
+        `--listen-addr=${loopbackHost}:${port}`,
+        '--debug-addr=-',
+        '--telemetry=disable',
+        '--log-level=error',
+      ],
+      { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' },
+    );
     await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
     return child;
   };

@@ -36,7 +36,12 @@ export function stubAssistant(body: ChatCompletionRequestBody): StubReply {
     return 'text' in reply ? { json: JSON.parse(reply.text) as unknown } : { text: '' };
   }
   const toolResult = [...body.messages].reverse().find((message) => message.role === 'tool');
-  if (toolResult) return { text: `From our records: ${contentText(toolResult.content).replace(/<\/?tool-output>/g, '').trim()}` };
+  if (toolResult)
+    return {
+      text: `From our records: ${contentText(toolResult.content)
+        .replace(/<\/?tool-output>/g, '')
+        .trim()}`,
+    };
   const offered = new Set((body.tools ?? []).map((tool) => tool.function.name));
   const needed = TOOL_FOR.find((candidate) => candidate.pattern.test(userText) && offered.has(candidate.tool));
   if (needed) return { toolCalls: [{ name: needed.tool, arguments: needed.input(userText) }] };

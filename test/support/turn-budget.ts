@@ -125,4 +125,3 @@ export function generatedRoster(count: number): RoleDefinition[] {
   );
   return [...roster, ...extra];
 }
-

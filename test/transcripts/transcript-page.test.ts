@@ -114,7 +114,28 @@ describe('a valid link', () => {
     const tags = response.text.match(/<[a-z][^>]*>/gi) ?? [];
     const elements = new Set(tags.map((tag) => /^<([a-z0-9]+)/i.exec(tag)![1]!.toLowerCase()));
     expect([...elements].sort()).toEqual(
-      ['article', 'body', 'dd', 'dl', 'dt', 'footer', 'h1', 'h2', 'head', 'header', 'html', 'li', 'main', 'meta', 'ol', 'p', 'span', 'style', 'time', 'title'].sort(),
+      [
+        'article',
+        'body',
+        'dd',
+        'dl',
+        'dt',
+        'footer',
+        'h1',
+        'h2',
+        'head',
+        'header',
+        'html',
+        'li',
+        'main',
+        'meta',
+        'ol',
+        'p',
+        'span',
+        'style',
+        'time',
+        'title',
+      ].sort(),
     );
     expect(tags.filter((tag) => /\s(on\w+|src|href|style|action)=/i.test(tag))).toEqual([]);
   });
@@ -157,7 +178,14 @@ describe('a refused link', () => {
   });
 
   test.each([
-    ['a tampered signature', (url: URL) => url.searchParams.set('sig', url.searchParams.get('sig')!.replace(/^./, (first) => (first === 'A' ? 'B' : 'A')))],
+    [
+      'a tampered signature',
+      (url: URL) =>
+        url.searchParams.set(
+          'sig',
+          url.searchParams.get('sig')!.replace(/^./, (first) => (first === 'A' ? 'B' : 'A')),
+        ),
+    ],
     ['a tampered expiry', (url: URL) => url.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 86_400))],
     ['no signature', (url: URL) => url.searchParams.delete('sig')],
     ['a repeated signature', (url: URL) => url.searchParams.append('sig', url.searchParams.get('sig')!)],

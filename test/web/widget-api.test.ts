@@ -104,7 +104,11 @@ describe('messages', () => {
 
   test('a token used from another origin is refused', async () => {
     const token = await newToken();
-    const response = await harness.http.post('/api/widget/messages').set('Origin', 'https://evil.example').set('Authorization', `Bearer ${token}`).send({ clientMessageId: clientId(), text: 'hi' });
+    const response = await harness.http
+      .post('/api/widget/messages')
+      .set('Origin', 'https://evil.example')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ clientMessageId: clientId(), text: 'hi' });
     expect(response.status).toBe(403);
   });
 
@@ -117,7 +121,10 @@ describe('messages', () => {
   test('a retried or double-clicked message creates one turn and one reply', async () => {
     const token = await newToken();
     const id = clientId();
-    const [first, second] = await Promise.all([post(token, { clientMessageId: id, text: 'opening hours?' }), post(token, { clientMessageId: id, text: 'opening hours?' })]);
+    const [first, second] = await Promise.all([
+      post(token, { clientMessageId: id, text: 'opening hours?' }),
+      post(token, { clientMessageId: id, text: 'opening hours?' }),
+    ]);
     expect([first.status, second.status]).toEqual([202, 202]);
     expect([first.body.duplicate, second.body.duplicate].sort()).toEqual([false, true]);
     const history = await eventually(async () => {
@@ -217,7 +224,9 @@ describe('new chat', () => {
   test('starts an empty conversation for the same visitor', async () => {
     const first = (await session()).body;
     await post(first.token, { clientMessageId: clientId(), text: 'hello' });
-    await eventually(async () => ((await harness.http.get('/api/widget/history').set('Authorization', `Bearer ${first.token}`)).body.messages.length === 2) || undefined);
+    await eventually(
+      async () => (await harness.http.get('/api/widget/history').set('Authorization', `Bearer ${first.token}`)).body.messages.length === 2 || undefined,
+    );
     const fresh = await harness.http.post('/api/widget/new-chat').set('Origin', SHOP).set('Authorization', `Bearer ${first.token}`);
     expect(fresh.status).toBe(200);
     expect(fresh.body.conversationId).not.toBe(first.conversationId);

@@ -78,7 +78,7 @@ textarea { font-size: 40px !important; }
 const STRICT_CSP = [
   "default-src 'none'",
   "script-src 'self' {service}",
-  "connect-src {service}",
+  'connect-src {service}',
   "style-src 'self'",
   "img-src 'none'",
   "require-trusted-types-for 'script'",
@@ -131,7 +131,14 @@ beforeAll(async () => {
     env: {
       WEB_SITES: JSON.stringify([
         { key: 'test-site', name: 'Harbour Lane', origins: [serviceOrigin, embedOrigin], greeting: 'Hi! How can I help?', accentColor: ACCENT, language: 'en' },
-        { key: 'test-site-es', name: 'Puerto Azul', origins: [serviceOrigin], greeting: '¡Hola! ¿En qué podemos ayudarte?', accentColor: '#5f3dc4', language: 'es' },
+        {
+          key: 'test-site-es',
+          name: 'Puerto Azul',
+          origins: [serviceOrigin],
+          greeting: '¡Hola! ¿En qué podemos ayudarte?',
+          accentColor: '#5f3dc4',
+          language: 'es',
+        },
       ]),
       WEB_MAX_MESSAGE_CHARS: String(MAX_MESSAGE_CHARS),
       // A team with nowhere to send notices: the hand-off is recorded and the widget told.
@@ -139,7 +146,10 @@ beforeAll(async () => {
     },
   });
   const app = harness.services.app;
-  await listen(servicePort, hostHandler((request, response) => app(request, response)));
+  await listen(
+    servicePort,
+    hostHandler((request, response) => app(request, response)),
+  );
   await listen(embedPort, hostHandler());
   await listen(strangerPort, hostHandler());
   chromium = await launchBrowser();
@@ -181,8 +191,7 @@ async function visit(page: Page, query: string = 'site=test-site', origin = serv
   await page.goto(`${origin}/host/page?${query}`);
 }
 
-const isFocused = (locator: Locator): Promise<boolean> =>
-  locator.evaluate((element: { matches(selector: string): boolean }) => element.matches(':focus'));
+const isFocused = (locator: Locator): Promise<boolean> => locator.evaluate((element: { matches(selector: string): boolean }) => element.matches(':focus'));
 
 const computedStyle = (locator: Locator, property: string): Promise<string> =>
   locator.evaluate(
@@ -637,7 +646,9 @@ describe('embedding', () => {
   });
 
   test('on an origin the site does not allow, nothing is shown and one console error says why', async () => {
-    const { page, record } = await openPage({ expectedConsole: new RegExp(`^\\[chat widget\\]|${BROWSER_NETWORK_ERROR.source}|has been blocked by CORS policy`) });
+    const { page, record } = await openPage({
+      expectedConsole: new RegExp(`^\\[chat widget\\]|${BROWSER_NETWORK_ERROR.source}|has been blocked by CORS policy`),
+    });
     await visit(page, 'site=test-site', strangerOrigin);
     await eventually(() => record.console.some((message) => message.text.startsWith('[chat widget]')), 10_000);
     await page.waitForTimeout(500);

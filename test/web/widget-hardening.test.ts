@@ -51,7 +51,11 @@ let addresses = 0;
 const newClientIp = () => `198.51.100.${++addresses}`;
 
 const session = (ip: string, body: Record<string, unknown> = {}) =>
-  harness.http.post('/api/widget/session').set('Origin', SHOP).set('X-Forwarded-For', ip).send({ siteKey: 'test-site', ...body });
+  harness.http
+    .post('/api/widget/session')
+    .set('Origin', SHOP)
+    .set('X-Forwarded-For', ip)
+    .send({ siteKey: 'test-site', ...body });
 const history = (ip: string, token: string) =>
   harness.http.get('/api/widget/history').set('Origin', SHOP).set('X-Forwarded-For', ip).set('Authorization', `Bearer ${token}`);
 const post = (forwardedFor: string, token: string, clientMessageId: string, text: string) =>
@@ -87,7 +91,9 @@ describe('history', () => {
   test('is served by _id reads only, never a query on the conversation id', async () => {
     const { ip, token, conversationId } = await visitor();
     expect((await post(ip, token, 'history-message-1', 'first question')).status).toBe(202);
-    await eventually(async () => ((await harness.services.transcripts.conversations.findById(conversationId).lean().exec())?.recent?.length ?? 0) >= 2 || undefined);
+    await eventually(
+      async () => ((await harness.services.transcripts.conversations.findById(conversationId).lean().exec())?.recent?.length ?? 0) >= 2 || undefined,
+    );
 
     const queries: { collection: string; method: string; filter: unknown }[] = [];
     harness.services.mongo.set('debug', (collection: string, method: string, ...args: unknown[]) => {
@@ -115,7 +121,11 @@ describe('request limits', () => {
   test.each([
     ['/history', (ip: string, token: string) => history(ip, token)],
     ['/session renewals', (ip: string, token: string) => session(ip, { token })],
-    ['/new-chat', (ip: string, token: string) => harness.http.post('/api/widget/new-chat').set('Origin', SHOP).set('X-Forwarded-For', ip).set('Authorization', `Bearer ${token}`)],
+    [
+      '/new-chat',
+      (ip: string, token: string) =>
+        harness.http.post('/api/widget/new-chat').set('Origin', SHOP).set('X-Forwarded-For', ip).set('Authorization', `Bearer ${token}`),
+    ],
   ])('%s is limited per visitor: 429 with a retry time, and a log line', async (_name, call) => {
     const { token } = await visitor();
     const before = rejected('rate_visitor_requests').length;
@@ -204,9 +214,13 @@ describe('message ids', () => {
     const bob = await visitor();
     const shared = 'shared-client-id-0001';
     expect((await post(alice.ip, alice.token, shared, 'alpha question')).body).toEqual({ messageId: shared, duplicate: false });
-    await eventually(async () => ((await harness.services.transcripts.conversations.findById(alice.conversationId).lean().exec())?.recent?.length ?? 0) >= 2 || undefined);
+    await eventually(
+      async () => ((await harness.services.transcripts.conversations.findById(alice.conversationId).lean().exec())?.recent?.length ?? 0) >= 2 || undefined,
+    );
     expect((await post(bob.ip, bob.token, shared, 'bravo question')).body).toEqual({ messageId: shared, duplicate: false });
-    await eventually(async () => ((await harness.services.transcripts.conversations.findById(bob.conversationId).lean().exec())?.recent?.length ?? 0) >= 2 || undefined);
+    await eventually(
+      async () => ((await harness.services.transcripts.conversations.findById(bob.conversationId).lean().exec())?.recent?.length ?? 0) >= 2 || undefined,
+    );
 
     const texts = async (who: { ip: string; token: string }) =>
       ((await history(who.ip, who.token)).body.messages as { id: string; role: string; text: string }[]).map((message) => [message.role, message.text]);
@@ -240,7 +254,7 @@ describe('visitor tokens', () => {
     expect(harness.logs.some((line) => line.event === 'widget-session-not-renewed' && line.reason === 'renewal_window')).toBe(true);
   });
 
-  test('the service chooses the visitor id: a client naming one (a victim\'s) does not get it', async () => {
+  test("the service chooses the visitor id: a client naming one (a victim's) does not get it", async () => {
     const response = await session(newClientIp(), { visitorId: 'victim-visitor-0001' });
     expect(response.status).toBe(200);
     expect(response.body.visitorId).not.toBe('victim-visitor-0001');

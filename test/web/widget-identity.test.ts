@@ -37,14 +37,22 @@ beforeAll(async () => {
     customerId: 'CUS-1042',
     entities: [{ id: 'acct-77', name: 'Harbour Lane Bakery' }],
   });
-  await harness.services.contacts.upsert({ address: 'user:u-bob', name: 'Bob Stone', email: 'Bob@Dockside.example', entities: [{ id: 'acct-9', name: 'Dockside' }] });
+  await harness.services.contacts.upsert({
+    address: 'user:u-bob',
+    name: 'Bob Stone',
+    email: 'Bob@Dockside.example',
+    entities: [{ id: 'acct-9', name: 'Dockside' }],
+  });
 });
 afterAll(async () => {
   await harness.close();
 });
 
 async function session(body: Record<string, unknown>, origin = SHOP) {
-  const response = await harness.http.post('/api/widget/session').set('Origin', origin).send({ siteKey: 'test-site', ...body });
+  const response = await harness.http
+    .post('/api/widget/session')
+    .set('Origin', origin)
+    .send({ siteKey: 'test-site', ...body });
   expect(response.status).toBe(200);
   return response.body as { token: string; visitorId: string; conversationId: string };
 }

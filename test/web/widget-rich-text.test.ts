@@ -27,7 +27,12 @@ describe('blocks', () => {
   test('a line starting with bold is not a list item', () => {
     expect(parseRichText('**Note:** closed on Sunday')[0]).toEqual({
       kind: 'paragraph',
-      lines: [[{ kind: 'bold', children: [{ kind: 'text', text: 'Note:' }] }, { kind: 'text', text: ' closed on Sunday' }]],
+      lines: [
+        [
+          { kind: 'bold', children: [{ kind: 'text', text: 'Note:' }] },
+          { kind: 'text', text: ' closed on Sunday' },
+        ],
+      ],
     });
   });
 

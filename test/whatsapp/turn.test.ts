@@ -50,7 +50,10 @@ describe('a WhatsApp turn', () => {
     expect(harness.models.replyCalls()).toHaveLength(1);
     // The profile name is the customer's to choose: never in the system prompt, only fenced beside their message.
     expect(harness.models.replyCalls()[0]?.system).not.toContain('"Ana"');
-    expect(harness.models.replyCalls()[0]?.userMessages).toEqual(['<customer-context>\nWhatsApp profile name: "Ana"\n</customer-context>', 'Where is my order?']);
+    expect(harness.models.replyCalls()[0]?.userMessages).toEqual([
+      '<customer-context>\nWhatsApp profile name: "Ana"\n</customer-context>',
+      'Where is my order?',
+    ]);
   });
 
   test('the typing indicator is shown for the inbound message', async () => {

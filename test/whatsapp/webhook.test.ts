@@ -53,7 +53,10 @@ describe('POST /webhooks/whatsapp without a worker', () => {
   test.each([
     ['signed with another token', (body: Record<string, string>) => signTwilioRequest('f'.repeat(32), `${PUBLIC_BASE_URL}/webhooks/whatsapp`, body)],
     ['signed for another URL', (body: Record<string, string>) => signTwilioRequest(TEST_AUTH_TOKEN, 'https://evil.example/webhooks/whatsapp', body)],
-    ['signed over other parameters', (body: Record<string, string>) => signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, { ...body, Body: 'something else' })],
+    [
+      'signed over other parameters',
+      (body: Record<string, string>) => signTwilioRequest(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, { ...body, Body: 'something else' }),
+    ],
     ['a garbage signature', () => 'not-a-signature'],
   ])('%s is refused with 403 and nothing is queued', async (_name, sign) => {
     const before = await inboxLength();
@@ -110,7 +113,9 @@ describe('POST /webhooks/whatsapp without a worker', () => {
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ error: "To is not this service's WhatsApp sender" });
     expect(await inboxLength()).toBe(before);
-    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'webhook-rejected', reason: 'to-mismatch', to: 'whatsapp:+14155550199' }));
+    expect(harness.logs).toContainEqual(
+      expect.objectContaining({ level: 'warn', event: 'webhook-rejected', reason: 'to-mismatch', to: 'whatsapp:+14155550199' }),
+    );
     expect(harness.services.metrics.value('webhook_rejected_total', { kind: 'inbound', reason: 'to_mismatch' })).toBe(1);
   });
 
@@ -159,7 +164,7 @@ describe('POST /webhooks/whatsapp without a worker', () => {
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'request-rejected', status: 413 }));
   });
 
-  test('a body over WhatsApp\'s 4,096 characters is refused with 400', async () => {
+  test("a body over WhatsApp's 4,096 characters is refused with 400", async () => {
     const body = params({ Body: 'y'.repeat(5000) });
     const response = await harness.http
       .post('/webhooks/whatsapp')

@@ -82,8 +82,7 @@ type Json = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const positiveNumber = (value: unknown): number | undefined =>
-  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+const positiveNumber = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined);
 // Milliseconds since the epoch, or an ISO date.
 const instant = (value: unknown): number | undefined => positiveNumber(typeof value === 'string' ? Date.parse(value) : value);
 
@@ -181,7 +180,11 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
     // The service chooses the visitor id (a stored one is not sent); the token proves a returning visitor.
     startSession: (input) => {
       const user = readSignedInUser(siteKey);
-      return call('/api/widget/session', { method: 'POST', body: { siteKey, ...(input.token ? { token: input.token } : {}), ...(user ? { user } : {}) } }, parseSession);
+      return call(
+        '/api/widget/session',
+        { method: 'POST', body: { siteKey, ...(input.token ? { token: input.token } : {}), ...(user ? { user } : {}) } },
+        parseSession,
+      );
     },
     history: (token) => call('/api/widget/history', { method: 'GET', token }, parseHistory),
     sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),

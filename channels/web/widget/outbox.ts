@@ -48,8 +48,7 @@ const DEFAULT_RETRY_AFTER_SECONDS = 5;
 const RESEND_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
 
 /** No answer, or an answer saying the service itself is failing: the same message may succeed later. */
-const isTransient = (result: ApiResult<AcceptedMessage>): boolean =>
-  !result.ok && (result.kind === 'network' || result.status >= 500 || result.status === 408);
+const isTransient = (result: ApiResult<AcceptedMessage>): boolean => !result.ok && (result.kind === 'network' || result.status >= 500 || result.status === 408);
 
 function newClientMessageId(): string {
   if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();

@@ -6,10 +6,7 @@
  * the tree into DOM nodes.
  */
 
-export type Inline =
-  | { kind: 'text'; text: string }
-  | { kind: 'bold'; children: Inline[] }
-  | { kind: 'link'; text: string; href: string };
+export type Inline = { kind: 'text'; text: string } | { kind: 'bold'; children: Inline[] } | { kind: 'link'; text: string; href: string };
 
 export type Block = { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list'; items: Inline[][] };
 

@@ -13,9 +13,7 @@ export interface SignedInUser {
 }
 
 export function readSignedInUser(siteKey: string): SignedInUser | undefined {
-  const script = Array.from(document.querySelectorAll<HTMLScriptElement>('script[data-site-key]')).find(
-    (candidate) => candidate.dataset.siteKey === siteKey,
-  );
+  const script = Array.from(document.querySelectorAll<HTMLScriptElement>('script[data-site-key]')).find((candidate) => candidate.dataset.siteKey === siteKey);
   const { userId, userHash, userEmail, userName } = script?.dataset ?? {};
   if (!userId || !userHash) return undefined;
   return { id: userId, hash: userHash, ...(userEmail ? { email: userEmail } : {}), ...(userName ? { name: userName } : {}) };

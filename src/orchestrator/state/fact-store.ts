@@ -56,8 +56,7 @@ export interface FactStore {
 }
 
 export function createFactStore(redis: Redis): FactStore {
-  const read = async (conversationKey: string, roleId: string) =>
-    parseFacts(await redis.get(stateKeys.facts(conversationKey, roleId)));
+  const read = async (conversationKey: string, roleId: string) => parseFacts(await redis.get(stateKeys.facts(conversationKey, roleId)));
 
   return {
     read,
