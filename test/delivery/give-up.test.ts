@@ -43,7 +43,7 @@ describe('a message that fails deterministically (Twilio refuses its reply with 
   afterAll(() => harness.close());
 
   test('gets one apology, is recorded failed, and later messages are answered', async () => {
-    const customer = 'whatsapp:+447700904001';
+    const customer = 'whatsapp:+447700906501';
     harness.twilio.failMatching((body) => body === 'Answer to: poison', 400);
     const messageSid = newMessageSid();
     await harness.sendWhatsapp({ from: customer, body: 'poison', messageSid });

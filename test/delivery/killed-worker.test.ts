@@ -42,7 +42,7 @@ describe.each([
     harness = await startHarness({ worker: false, env: { MESSAGE_RETRY_BACKOFF_MS: '250' }, script: ({ userText }) => ({ text: `Answer to: ${userText}` }) });
     const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
     child = worker.process;
-    const customer = accepted ? 'whatsapp:+447700903001' : 'whatsapp:+447700903002';
+    const customer = accepted ? 'whatsapp:+447700906301' : 'whatsapp:+447700903002';
     const messageSid = newMessageSid();
     const held = harness.twilio.holdNext({ accepted });
     expect((await harness.sendWhatsapp({ from: customer, body: 'where is my order?', messageSid })).status).toBe(200);

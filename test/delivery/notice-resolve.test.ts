@@ -42,7 +42,7 @@ describe.each([
     await eventually(() => output.includes('worker-ready'), 20_000);
 
     const held = harness.twilio.holdNext({ accepted, to: SALES_PHONE });
-    await harness.sendWhatsapp({ from: 'whatsapp:+447700905001', body: 'A demo for our team of 12, please' });
+    await harness.sendWhatsapp({ from: 'whatsapp:+447700906101', body: 'A demo for our team of 12, please' });
     const request = await held;
     const [handoff] = await harness.services.handoffs.list({ limit: 1 });
     expect(handoff?.notices.map((notice) => notice.status)).toEqual(['sending']);

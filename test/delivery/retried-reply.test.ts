@@ -17,7 +17,7 @@ describe('a reply delivered by a retried attempt', () => {
   afterAll(() => harness.close());
 
   test('still gets its post-turn step, once', async () => {
-    const customer = 'whatsapp:+447700905001';
+    const customer = 'whatsapp:+447700906001';
     const messageSid = newMessageSid();
     harness.twilio.failNext(1, 500);
     await harness.sendWhatsapp({ from: customer, body: 'hello there', messageSid });

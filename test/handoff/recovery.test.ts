@@ -10,7 +10,7 @@ import { parseTeams } from '../../src/handoff/teams.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
-const SALES_PHONE = 'whatsapp:+34600000101';
+const SALES_PHONE = 'whatsapp:+34600000901';
 
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 let harness: Harness;
@@ -39,7 +39,7 @@ test('a hand-off whose notices were never queued (the process died) is notified 
     logger: createLogger({ level: 'error', sink: () => undefined }),
     metrics: createMetrics(),
   });
-  const customer = 'whatsapp:+447700903001';
+  const customer = 'whatsapp:+447700906401';
   await expect(
     dying.request({
       team: 'sales',

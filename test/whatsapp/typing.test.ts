@@ -25,13 +25,13 @@ afterAll(async () => {
 
 test('a typing indicator Twilio answers with 500 blocks nothing: the reply arrives once, the failure is logged', async () => {
   const messageSid = newMessageSid();
-  await harness.sendWhatsapp({ from: 'whatsapp:+447700905001', body: 'when do you open?', messageSid });
+  await harness.sendWhatsapp({ from: 'whatsapp:+447700906201', body: 'when do you open?', messageSid });
   const [reply] = await harness.twilio.waitForMessages(1);
   await turnsSettled(harness.services);
 
   expect(twilio.intercepted).toContain(TYPING_PATH);
   expect(harness.twilio.typingIndicators).toEqual([]);
-  expect(reply).toMatchObject({ to: 'whatsapp:+447700905001', body: 'We open at nine.' });
+  expect(reply).toMatchObject({ to: 'whatsapp:+447700906201', body: 'We open at nine.' });
   expect(harness.twilio.messages).toHaveLength(1);
   expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'typing-indicator-failed', messageSid }));
 });
