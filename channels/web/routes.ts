@@ -23,6 +23,7 @@ import { createStreamSlots } from './stream-slots.js';
 import { identityMetadata, verifyVisitorIdentity, type VerifiedUser } from './visitor-identity.js';
 import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-token.js';
 import { demoPage } from './demo-page.js';
+import type { Config } from '../../src/config.js';
 
 export interface WidgetBundle {
   code: string;
@@ -34,15 +35,8 @@ export interface WebRoutesOptions {
   tokens: VisitorTokens;
   events: EventLog;
   widget: () => Promise<WidgetBundle>;
-  limits: {
-    maxMessageChars: number;
-    visitorMessagesPerMinute: number;
-    ipMessagesPerMinute: number;
-    /** Sessions, history reads, new chats and stream connections, together. */
-    visitorRequestsPerMinute: number;
-    ipRequestsPerMinute: number;
-    streamsPerVisitor: number;
-  };
+  /** The widget limits of the configuration (message size, rates, streams per visitor). */
+  limits: Omit<Config['web'], 'sitesJson' | 'tokenSecret'>;
   /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
   services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'logger' | 'metrics' | 'shutdown'>;
 }
@@ -346,9 +340,10 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
         try {
           for (;;) {
             const batch = await events.after(conversationKey, cursor);
+            const last = batch.at(-1);
+            if (!last) return;
             for (const event of batch) write(event);
-            if (batch.length === 0) return;
-            cursor = batch.at(-1)!.id;
+            cursor = last.id;
           }
         } catch (error) {
           logger.warn('widget-stream-read-failed', { error });

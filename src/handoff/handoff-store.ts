@@ -136,14 +136,12 @@ export function createHandoffStore(connection: Connection, now: () => number = D
   const create = async (request: HandoffRequest): Promise<HandoffRecord> => {
     const id = `ho_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     const at = new Date(now());
-    const [handoff] = await handoffs.insertMany([
-      {
-        _id: id,
-        status: 'open',
-        requests: [{ reason: request.reason, at }],
-        ...request,
-      },
-    ]);
+    const handoff = await handoffs.create({
+      _id: id,
+      status: 'open',
+      requests: [{ reason: request.reason, at }],
+      ...request,
+    });
     if (request.destinations.length > 0) {
       await notices.insertMany(
         request.destinations.map((destination) => ({
@@ -155,7 +153,7 @@ export function createHandoffStore(connection: Connection, now: () => number = D
         })),
       );
     }
-    return handoff!.toObject<HandoffRecord>();
+    return handoff.toObject<HandoffRecord>();
   };
 
   const appendTo = async (handoffId: string, reason: string) => {

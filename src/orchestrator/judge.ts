@@ -9,6 +9,7 @@
  */
 import { generateText, Output, type LanguageModel, type ModelMessage } from 'ai';
 import { z } from 'zod';
+import { ConfigError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelTier } from '../model/provider.js';
@@ -188,11 +189,17 @@ export async function extractFacts(
   return learnedFor(role.id, Object.fromEntries(Object.entries(answers).map(([key, value]) => [`role.${role.id}.${key}`, value])));
 }
 
+/** The role a turn falls back to: the roster's first (`checkRosterLimits` refuses an empty roster at start-up). */
+export function defaultRole<Role extends { id: string }>(roles: Iterable<Role>): Role {
+  for (const role of roles) return role;
+  throw new ConfigError('the roster is empty');
+}
+
 export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInput): Promise<Judgment> {
   const { logger, metrics, breaker } = dependencies;
   const roles = input.roles;
   const known = new Set(roles.map((role) => role.id));
-  const previous = input.activeRoleId && known.has(input.activeRoleId) ? input.activeRoleId : roles[0]!.id;
+  const previous = input.activeRoleId && known.has(input.activeRoleId) ? input.activeRoleId : defaultRole(roles).id;
   let modelCalls = 0;
 
   if (breaker.allow()) {

@@ -12,7 +12,7 @@ import { offerTools } from '../tools/offer.js';
 import { shortlistTools } from '../tools/shortlist.js';
 import { toolIsInScope, type AssistantTool, type SessionFacts } from '../contracts/tool.js';
 import type { Facts, RoleDefinition } from '../contracts/index.js';
-import { extractFacts, judgeTurn, type JudgeDependencies, type ToolCandidate } from './judge.js';
+import { defaultRole, extractFacts, judgeTurn, type JudgeDependencies, type ToolCandidate } from './judge.js';
 import { MAX_TURN_TOOLS } from '../tools/offer.js';
 import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
@@ -72,7 +72,7 @@ export async function prepareFreshLeg(
     candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
     signal: input.signal,
   });
-  const role = byId.get(judgment.roleId) ?? roles[0]!;
+  const role = byId.get(judgment.roleId) ?? defaultRole(roles);
   let modelCalls = judgment.modelCalls;
 
   let routed: VersionedFacts =

@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { AssistantTool, Caller, SessionFacts } from '../contracts/tool.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
+import { defaultRole } from './judge.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
 import type { DecisionStore } from './state/decision-store.js';
@@ -51,7 +52,7 @@ export async function resumeContinuation(
       kind: 'refused',
       result: {
         runId: input.runId,
-        roleId: stored?.roleId ?? [...dependencies.roles.keys()][0]!,
+        roleId: stored?.roleId ?? defaultRole(dependencies.roles.values()).id,
         text: CONTINUATION_EXPIRED_REPLY,
         failed: true,
         offeredTools: [],

@@ -99,19 +99,7 @@ export async function startMongo(): Promise<MongoHandle> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await findFreePort();
     const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
-    const child = spawnService(
-      binary,
-      [
-        '--handler=sqlite',
-        `--sqlite-url=file:${stateDirectory}/`,
-        `--state-dir=${stateDirectory}`,
-        `--listen-addr=${loopbackHost}:${port}`,
-        '--debug-addr=-',
-        '--telemetry=disable',
-        '--log-level=error',
-      ],
-      { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' },
-    );
+    const child = spawnFerretDb(binary, port, stateDirectory);
     const uri = `mongodb://${loopbackHost}:${port}/`;
     try {
       await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
@@ -143,25 +131,30 @@ export interface RestartableMongoHandle extends MongoHandle {
  * tests: same port and SQLite data directory across restarts, so data survives like a real
  * database restart.
  */
+/** FerretDB on SQLite in `stateDirectory`, on loopback `port`, telemetry off. */
+function spawnFerretDb(binary: string, port: number, stateDirectory: string): SpawnedService {
+  return spawnService(
+    binary,
+    [
+      '--handler=sqlite',
+      `--sqlite-url=file:${stateDirectory}/`,
+      `--state-dir=${stateDirectory}`,
+      `--listen-addr=${loopbackHost}:${port}`,
+      '--debug-addr=-',
+      '--telemetry=disable',
+      '--log-level=error',
+    ],
+    { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' },
+  );
+}
+
 export async function startRestartableFerretDb(): Promise<RestartableMongoHandle> {
   const binary = await ferretDbBinary();
   const port = await findFreePort();
   const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
   const uri = `mongodb://${loopbackHost}:${port}/`;
   const launch = async (): Promise<SpawnedService> => {
-    const child = spawnService(
-      binary,
-      [
-        '--handler=sqlite',
-        `--sqlite-url=file:${stateDirectory}/`,
-        `--state-dir=${stateDirectory}`,
-        `--listen-addr=${loopbackHost}:${port}`,
-        '--debug-addr=-',
-        '--telemetry=disable',
-        '--log-level=error',
-      ],
-      { FERRETDB_TELEMETRY: 'disable', DO_NOT_TRACK: '1' },
-    );
+    const child = spawnFerretDb(binary, port, stateDirectory);
     await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
     return child;
   };
