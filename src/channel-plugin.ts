@@ -7,7 +7,7 @@
  * channels and loops over them.
  */
 import type { Router } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { ConfigError } from './errors/index.js';
 import type { HandoffToolOptions } from './handoff/handoff-tools.js';
 import type { NoticeSenders } from './handoff/notice-queue.js';
@@ -35,7 +35,7 @@ export interface ChannelContext {
   publicBaseUrl: string;
   logger: Logger;
   metrics: Metrics;
-  redis: Redis;
+  redis: RedisClient;
   transcripts: TranscriptStore;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   /** Starts a conversation over (the widget's "new chat"). */

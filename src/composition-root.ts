@@ -3,9 +3,8 @@
  * configuration and wires them. Tests call `createServices` with their own model provider and
  * logger; nothing in the environment can choose a test model.
  */
-import type { ConnectionOptions, Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import type { Connection } from 'mongoose';
-import type { Redis } from 'ioredis';
 import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWebPlugin } from '../channels/web/plugin.js';
@@ -40,7 +39,7 @@ import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
-import { createRedis } from './redis.js';
+import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { recentMessages } from './store/recent-messages.js';
 import { createRetention } from './store/retention.js';
@@ -59,7 +58,7 @@ export interface ServiceOverrides {
   models?: ModelProvider;
   logger?: Logger;
   roles?: readonly RoleDefinition[];
-  /** BullMQ key prefix, so tests sharing one Redis don't see each other's jobs. */
+  /** BullMQ key prefix (default `QUEUE_PREFIX`; a hash tag on a cluster), so tests sharing one Redis don't see each other's jobs. */
   queuePrefix?: string;
 }
 
@@ -67,7 +66,7 @@ export interface Services {
   config: Config;
   logger: Logger;
   metrics: Metrics;
-  redis: Redis;
+  redis: RedisClient;
   mongo: Connection;
   transcripts: TranscriptStore;
   inbox: ConversationInbox;
@@ -88,8 +87,9 @@ export interface Services {
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const logger = redactSecrets(overrides.logger ?? createLogger({ level: config.logLevel }), configuredSecrets(config));
   const metrics = createMetrics();
-  const redis = createRedis(config.redisUrl);
-  const bullConnection: ConnectionOptions = createRedis(config.redisUrl, 'blocking');
+  const redis = createRedis(config);
+  const bullConnection = createRedis(config, 'blocking');
+  const queuePrefix = overrides.queuePrefix ?? QUEUE_PREFIX;
   const mongo = await connectMongo(config.mongodbUri);
   const transcripts = createTranscriptStore(mongo);
   await transcripts.ensureIndexes();
@@ -104,7 +104,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     connection: bullConnection,
     attempts: config.handoff.noticeAttempts,
     backoffMs: config.handoff.noticeBackoffMs,
-    ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+    prefix: queuePrefix,
   };
   const noticeQueue = createNoticeQueue(noticeOptions);
   const handoffs = createHandoffService({ teams, store: handoffStore, notices: noticeQueue, logger, metrics });
@@ -116,7 +116,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const selectEntity = createSelectEntityTool();
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const inbox = createConversationInbox(redis);
-  const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
+  const queue = createTurnQueue(bullConnection, queuePrefix);
   const intake = createIntake(inbox, queue);
 
   let shuttingDown = false;
@@ -182,7 +182,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
   const retention = createRetention({
     connection: bullConnection,
-    ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+    prefix: queuePrefix,
     retentionDays: config.retentionDays,
     transcripts,
     handoffs: handoffStore,
@@ -250,7 +250,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         retryBudgetMs: config.worker.retryBudgetMs,
         retryBackoffMs: config.worker.retryBackoffMs,
         shutdown: draining.signal,
-        ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+        prefix: queuePrefix,
       });
       workers.push(worker);
       // Once per process (each owner starts once): the purge schedule, and hand-off notices with
@@ -273,7 +273,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await queue.close();
       await noticeQueue.close();
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
-      await Promise.allSettled([redis.quit(), (bullConnection as Redis).quit(), mongo.close()]);
+      await Promise.allSettled([redis.quit(), bullConnection.quit(), mongo.close()]);
     },
   };
 }

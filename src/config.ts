@@ -67,6 +67,17 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379'),
+  // Set: a Redis Cluster from these seed nodes (REDIS_URL then gives only credentials and TLS).
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^\s*[^\s:,]+:\d{1,5}\s*(,\s*[^\s:,]+:\d{1,5}\s*)*$/, 'expected comma-separated host:port seed nodes, e.g. 10.0.0.1:6379,10.0.0.2:6379')
+    .transform((value) =>
+      value.split(',').map((node) => {
+        const [host = '', port] = node.trim().split(':');
+        return { host, port: Number(port) };
+      }),
+    )
+    .optional(),
   MONGODB_URI: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URI')
@@ -153,6 +164,8 @@ export interface Config {
   trustProxy: TrustProxy;
   logLevel: Env['LOG_LEVEL'];
   redisUrl: string;
+  /** Seed nodes of a Redis Cluster; undefined: the one server at `redisUrl`. */
+  redisClusterNodes: { host: string; port: number }[] | undefined;
   mongodbUri: string;
   /** The WhatsApp channel's account; undefined (WhatsApp off) when no TWILIO_* variable is set. */
   twilio: { accountSid: string; authToken: string; whatsappFrom: string; apiBaseUrl: string | undefined } | undefined;
@@ -243,6 +256,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     trustProxy: env.TRUST_PROXY,
     logLevel: env.LOG_LEVEL,
     redisUrl: env.REDIS_URL,
+    redisClusterNodes: env.REDIS_CLUSTER_NODES,
     mongodbUri: env.MONGODB_URI,
     twilio: accountSid && authToken && whatsappFrom ? { accountSid, authToken, whatsappFrom, apiBaseUrl: env.TWILIO_API_BASE_URL } : undefined,
     model: {

@@ -4,8 +4,7 @@
  * Last-Event-ID without loss or repeats. Writers publish the conversation key on one channel;
  * each web process holds one subscriber connection and wakes only the listeners it has.
  */
-import type { Redis } from 'ioredis';
-import { KEY_PREFIX } from '../../src/redis.js';
+import { duplicateRedis, KEY_PREFIX, type RedisClient } from '../../src/redis.js';
 
 const EVENT_STREAM_MAX = 500;
 const EVENT_STREAM_TTL_SECONDS = 24 * 60 * 60;
@@ -48,12 +47,12 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-export function createEventLog(redis: Redis, onError: (error: unknown) => void = () => undefined): EventLog {
+export function createEventLog(redis: RedisClient, onError: (error: unknown) => void = () => undefined): EventLog {
   const listeners = new Map<string, Set<() => void>>();
-  let subscriber: Redis | undefined;
+  let subscriber: RedisClient | undefined;
   const ensureSubscriber = () => {
     if (subscriber) return;
-    subscriber = redis.duplicate();
+    subscriber = duplicateRedis(redis);
     subscriber.subscribe(NOTIFY_CHANNEL).catch(onError);
     subscriber.on('error', onError);
     subscriber.on('message', (_channel: string, conversationKey: string) => {

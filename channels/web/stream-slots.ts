@@ -4,8 +4,7 @@
  * died stops counting after a few missed heartbeats instead of holding its slot for ever.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { KEY_PREFIX } from '../../src/redis.js';
+import { KEY_PREFIX, type RedisClient } from '../../src/redis.js';
 
 // KEYS: slots. ARGV: now (ms), stale before (ms), member, cap, ttl (s). Returns 1 when a slot was taken.
 const takeScript = `
@@ -21,7 +20,7 @@ export interface StreamSlot {
   release(): Promise<void>;
 }
 
-export function createStreamSlots(redis: Redis, options: { perVisitor: number; heartbeatMs: number }) {
+export function createStreamSlots(redis: RedisClient, options: { perVisitor: number; heartbeatMs: number }) {
   const staleAfterMs = options.heartbeatMs * 3;
   const ttlSeconds = Math.ceil(staleAfterMs / 1000) + 1;
   return {

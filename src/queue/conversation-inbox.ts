@@ -9,7 +9,7 @@
  * counted, and it is cleared when the head is removed. Scripts never decode message text:
  * the head is acknowledged by comparing the exact stored entry.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { AppError } from '../errors/index.js';
 import { z } from 'zod';
 import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
@@ -104,7 +104,7 @@ function sanitise(message: InboundMessage): InboundMessage {
   };
 }
 
-export function createConversationInbox(redis: Redis): ConversationInbox {
+export function createConversationInbox(redis: RedisClient): ConversationInbox {
   return {
     async accept(message) {
       const appended = await redis.eval(

@@ -4,7 +4,7 @@
  * renewed while its turn runs, and is only released or renewed by the token that holds it.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { redisKeys } from './keys.js';
 
 const releaseScript = `
@@ -21,7 +21,7 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-export async function acquireConversationLock(redis: Redis, conversationKey: string, ttlMs: number, onLost: () => void): Promise<HeldLock | undefined> {
+export async function acquireConversationLock(redis: RedisClient, conversationKey: string, ttlMs: number, onLost: () => void): Promise<HeldLock | undefined> {
   const key = redisKeys.lock(conversationKey);
   const token = randomUUID();
   const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');

@@ -14,7 +14,7 @@
  * back to the queue for the next worker.
  */
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { classifyFailure, type FailureKind } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -36,7 +36,7 @@ export type GiveUpHandler = (message: InboundMessage, failure: { reason: GiveUpR
 
 export interface TurnWorkerOptions {
   connection: ConnectionOptions;
-  redis: Redis;
+  redis: RedisClient;
   inbox: ConversationInbox;
   /** Where re-drive jobs are added (the same queue the worker consumes). */
   queue: TurnQueue;

@@ -120,7 +120,7 @@ describeChannelContract(
 describeChannelContract(
   'web',
   async () => {
-    const redis = createRedis(process.env.TEST_REDIS_URL!);
+    const redis = createRedis({ redisUrl: process.env.TEST_REDIS_URL!, redisClusterNodes: undefined });
     const events = createEventLog(redis);
     return {
       channel: createWebChannel({ events, logger: quiet, contacts: { findVerifiedUser: async () => undefined } }),

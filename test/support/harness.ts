@@ -92,7 +92,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const logs: LogLine[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
   const models = createDeterministicModels(options.script);
-  const queuePrefix = `bull-${randomUUID().slice(0, 8)}`;
+  // A hash tag like production's QUEUE_PREFIX, so the same harness runs on a Redis Cluster.
+  const queuePrefix = `{bull-${randomUUID().slice(0, 8)}}`;
   const services = await createServices(config, {
     ...options.overrides,
     ...(options.useConfiguredModel ? {} : { models: options.models ?? models }),

@@ -2,6 +2,7 @@
 // MongoDB-wire server (FerretDB on SQLite, or whatever MONGODB_URI names), each on a free
 // loopback port, with start-up probes and a stop that leaves nothing behind.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -83,6 +84,61 @@ export async function startRedis(): Promise<RedisHandle> {
     }
   }
   throw lastError;
+}
+
+export interface RedisClusterHandle {
+  /** `REDIS_CLUSTER_NODES` for it: `127.0.0.1:<port>` of each primary, comma-separated. */
+  nodes: string;
+  ports: number[];
+  /** Every node requires it (`requirepass`), so clients must pass credentials through. */
+  password: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real Redis Cluster of three primaries (no replicas) on free loopback ports, each node with
+ * AOF on and its own temporary directory, created with `redis-cli --cluster create`; resolves
+ * once every node reports `cluster_state:ok`. Started only by the suites that need it.
+ */
+export async function startRedisCluster(): Promise<RedisClusterHandle> {
+  const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+  const password = randomBytes(12).toString('hex');
+  const nodes: { port: number; child: SpawnedService; directory: string }[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => stopProcess(node.child.process)));
+    await Promise.all(nodes.map((node) => rm(node.directory, { recursive: true, force: true })));
+  };
+  try {
+    for (let index = 0; index < 3; index += 1) {
+      const port = await findFreePort();
+      const directory = await mkdtemp(join(tmpdir(), 'wa-test-redis-cluster-'));
+      // The cluster bus needs a port of its own (default port + 10000, which may be taken).
+      const busPort = await findFreePort();
+      const child = spawnService(executable, [
+        ...['--port', String(port), '--bind', loopbackHost, '--dir', directory, '--daemonize', 'no', '--loglevel', 'warning'],
+        ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', '5000'],
+        ...['--appendonly', 'yes', '--save', '', '--requirepass', password, '--masterauth', password],
+      ]);
+      nodes.push({ port, child, directory });
+    }
+    for (const node of nodes) await waitUntil(node.child, () => redisReplies(node.port, password, 'PING', '+PONG'), `cluster node on port ${node.port}`);
+    const addresses = nodes.map((node) => `${loopbackHost}:${node.port}`);
+    await new Promise<void>((resolve, reject) => {
+      const cli = process.env.REDIS_CLI_BIN ?? 'redis-cli';
+      const args = ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes', '-a', password, '--no-auth-warning'];
+      execFile(cli, args, { timeout: startupTimeoutMs }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`redis-cli --cluster create failed: ${error.message}\n${tail(stdout + stderr)}`));
+        else resolve();
+      });
+    });
+    for (const node of nodes) {
+      await waitUntil(node.child, () => redisReplies(node.port, password, 'CLUSTER INFO', 'cluster_state:ok'), `cluster state on port ${node.port}`);
+    }
+    return { nodes: addresses.join(','), ports: nodes.map((node) => node.port), password, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /**
@@ -314,6 +370,27 @@ function redisAnswersPing(port: number): Promise<boolean> {
     socket.on('data', (chunk: Buffer) => {
       reply += chunk.toString('utf8');
       if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+    socket.once('timeout', () => finish(false));
+    socket.once('error', () => finish(false));
+  });
+}
+
+/** Sends AUTH then one inline command over a raw socket; true once the reply contains `expected`. */
+function redisReplies(port: number, password: string, command: string, expected: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: loopbackHost, port });
+    let reply = '';
+    const finish = (answer: boolean): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(1_000);
+    socket.once('connect', () => socket.write(`AUTH ${password}\r\n${command}\r\n`));
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString('utf8');
+      if (reply.includes(expected)) finish(true);
+      else if (reply.startsWith('-') || reply.includes('\r\n-') || reply.includes('cluster_state:')) finish(false);
     });
     socket.once('timeout', () => finish(false));
     socket.once('error', () => finish(false));

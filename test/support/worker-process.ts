@@ -7,6 +7,7 @@
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
 import { createLogger } from '../../src/logger.js';
+import { QUEUE_PREFIX } from '../../src/redis.js';
 import { createDeterministicModels } from './deterministic-model.js';
 
 const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
@@ -14,7 +15,7 @@ const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
 const handoffScript = process.env.TEST_SCRIPT === 'handoff';
 const models = createDeterministicModels((call) => {
   process.stdout.write(`model-called ${call.userText}\n`);
-  if (handoffScript && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
+  if (handoffScript && /demo/i.test(call.userText) && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'book_sales_call', input: { reason: 'Demo for a team of 12' } }] };
   }
   return { text: `Slow answer to: ${call.userText}`, delayMs };
@@ -23,7 +24,7 @@ const models = createDeterministicModels((call) => {
 const services = await createServices(loadConfig(), {
   models,
   logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }),
-  queuePrefix: process.env.TEST_QUEUE_PREFIX ?? 'bull',
+  queuePrefix: process.env.TEST_QUEUE_PREFIX ?? QUEUE_PREFIX,
 });
 const worker = services.startWorker();
 await worker.waitUntilReady();

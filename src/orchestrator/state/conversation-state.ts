@@ -4,7 +4,7 @@
  * facts a channel tool set (e.g. the selected entity). Read together in one command at the
  * start of a turn; cleared together in one command on a first turn or a reset.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import { z } from 'zod';
 import { DECISION_TTL_SECONDS, stateKeys, STATE_TTL_SECONDS } from './keys.js';
 
@@ -46,7 +46,7 @@ export interface ConversationState {
   writeSession(conversationKey: string, session: SessionFacts): Promise<void>;
 }
 
-export function createConversationState(redis: Redis): ConversationState {
+export function createConversationState(redis: RedisClient): ConversationState {
   return {
     async readTurnStart(conversationKey) {
       const [role, pending, session] = await redis.mget(

@@ -4,7 +4,7 @@
  * keeps a bounded copy; Redis holds it for others until it expires, after which a continuation
  * is refused, never judged afresh.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import { z } from 'zod';
 import { DECISION_TTL_SECONDS, stateKeys } from './keys.js';
 
@@ -28,7 +28,7 @@ export interface DecisionStore {
   get(conversationKey: string, runId: string): Promise<StoredDecision | undefined>;
 }
 
-export function createDecisionStore(redis: Redis): DecisionStore {
+export function createDecisionStore(redis: RedisClient): DecisionStore {
   const local = new Map<string, StoredDecision>();
   return {
     async put(conversationKey, decision) {

@@ -4,7 +4,7 @@
  * other turn wrote since; on a conflict it re-reads, merges and tries again (bounded), which
  * is the only way a turn spends more than its Redis budget. Everything carries a TTL.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../redis.js';
 import { z } from 'zod';
 import type { Facts } from '../../contracts/index.js';
 import { stateKeys, STATE_TTL_SECONDS } from './keys.js';
@@ -55,7 +55,7 @@ export interface FactStore {
   writeActiveRole(conversationKey: string, roleId: string): Promise<void>;
 }
 
-export function createFactStore(redis: Redis): FactStore {
+export function createFactStore(redis: RedisClient): FactStore {
   const read = async (conversationKey: string, roleId: string) => parseFacts(await redis.get(stateKeys.facts(conversationKey, roleId)));
 
   return {
