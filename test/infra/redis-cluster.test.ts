@@ -30,6 +30,7 @@ import { openSse } from '../support/sse.js';
 
 const SALES_PHONE = 'whatsapp:+34600000911';
 const SHOP = 'https://shop.example.test';
+const ADMIN_TOKEN = 'admin-token-for-cluster-tests-0123456789';
 const SITES = JSON.stringify([{ key: 'cluster-site', name: 'Harbour Lane', origins: [SHOP] }]);
 
 let cluster: RedisClusterHandle;
@@ -54,6 +55,17 @@ function clusterClient(): RedisClient {
 function inbound(conversationKey: string, text: string): InboundMessage {
   return { channel: 'whatsapp', conversationKey, messageId: randomUUID(), from: { address: conversationKey }, text, receivedAt: Date.now(), metadata: {} };
 }
+
+test('REDIS_CLUSTER_NODES takes host:port seed nodes; anything else stops start-up naming it', () => {
+  expect(loadConfig(testEnv('http://127.0.0.1:1', { REDIS_CLUSTER_NODES: ' 10.0.0.1:6379, redis-2.internal:7000' })).redisClusterNodes).toEqual([
+    { host: '10.0.0.1', port: 6379 },
+    { host: 'redis-2.internal', port: 7000 },
+  ]);
+  expect(loadConfig(testEnv('http://127.0.0.1:1')).redisClusterNodes).toBeUndefined();
+  expect(() => loadConfig(testEnv('http://127.0.0.1:1', { REDIS_CLUSTER_NODES: 'redis://10.0.0.1:6379' }))).toThrow(
+    'invalid configuration: REDIS_CLUSTER_NODES: expected comma-separated host:port seed nodes, e.g. 10.0.0.1:6379,10.0.0.2:6379',
+  );
+});
 
 describe('every Lua script, transaction and pipeline keeps to one cluster slot', () => {
   let redis: RedisClient;
@@ -184,6 +196,7 @@ describe('the pipeline on the cluster: web here, the worker in its own process',
       env: {
         ...clusterEnv,
         WEB_SITES: SITES,
+        ADMIN_TOKEN,
         HANDOFF_TEAMS: JSON.stringify({ sales: { label: 'Sales team', whatsapp: [SALES_PHONE] }, support: { label: 'Support team' } }),
       },
     });
@@ -243,6 +256,19 @@ describe('the pipeline on the cluster: web here, the worker in its own process',
     expect(notices[0]?.body).toContain('Wants: Demo for a team of 12');
     expect(notices[0]?.body).toContain('https://wa.me/447700910099');
   }, 60_000);
+
+  test('readiness pings the cluster', async () => {
+    expect((await harness.http.get('/readyz')).status).toBe(200);
+  });
+
+  test('the queue dashboard reads the queues on the cluster', async () => {
+    const api = await harness.http.get('/admin/queues/api/queues').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(api.status).toBe(200);
+    const queues = (api.body as { queues: { name: string; counts: Record<string, number> }[] }).queues;
+    expect(queues.map((queue) => queue.name).sort()).toEqual(['handoff-notices', 'turns']);
+    expect(queues.find((queue) => queue.name === 'turns')?.counts.completed).toBeGreaterThan(0);
+    expect((await harness.http.get('/admin/queues/api/redis/stats').set('Authorization', `Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
+  });
 
   test("the widget: the reply streams to the visitor's event stream, a double-click adds nothing", async () => {
     const session = await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'cluster-site' });
