@@ -89,7 +89,6 @@ export async function startRedis(): Promise<RedisHandle> {
 export interface RedisClusterHandle {
   /** `REDIS_CLUSTER_NODES` for it: `127.0.0.1:<port>` of each primary, comma-separated. */
   nodes: string;
-  ports: number[];
   /** Every node requires it (`requirepass`), so clients must pass credentials through. */
   password: string;
   stop(): Promise<void>;
@@ -134,7 +133,7 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     for (const node of nodes) {
       await waitUntil(node.child, () => redisReplies(node.port, password, 'CLUSTER INFO', 'cluster_state:ok'), `cluster state on port ${node.port}`);
     }
-    return { nodes: addresses.join(','), ports: nodes.map((node) => node.port), password, stop };
+    return { nodes: addresses.join(','), password, stop };
   } catch (error) {
     await stop();
     throw error;
