@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start on a Debian machine: installs what the service needs (Node 24 via npm, the npm
 # packages, redis-server, FerretDB), starts Redis and FerretDB locally unless .env points
-# REDIS_URL / MONGODB_URI elsewhere, builds, and runs web + worker in one process.
+# REDIS_URL / MONGODB_URI elsewhere (or names a Redis Cluster in REDIS_CLUSTER_NODES), builds, and runs web + worker in one process.
 # Local data lives in .data/ (git-ignored). Stop with Ctrl-C; the local stores keep running.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,7 +22,7 @@ mkdir -p .data
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-if [[ "$REDIS_URL" =~ ^redis://(127\.0\.0\.1|localhost):6379 ]] && ! listening 6379; then
+if [[ -z "${REDIS_CLUSTER_NODES:-}" && "$REDIS_URL" =~ ^redis://(127\.0\.0\.1|localhost):6379 ]] && ! listening 6379; then
   command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server; }
   redis-server --port 6379 --bind 127.0.0.1 --dir "$PWD/.data" --appendonly yes --daemonize yes --logfile "$PWD/.data/redis.log"
   echo "start: redis-server on 127.0.0.1:6379 (data in .data/)"
