@@ -9,11 +9,12 @@
 import { registerHooks } from 'node:module';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { MongoHandle, RedisHandle } from './services.js';
+import type { MongoHandle, RedisClusterHandle, RedisHandle } from './services.js';
 
 export interface TestServiceHandles {
   redis?: RedisHandle;
   mongo?: MongoHandle;
+  cluster?: RedisClusterHandle;
 }
 
 const handlesKey = Symbol.for('wa-assistant.test-services');
@@ -41,7 +42,7 @@ async function loadServices(): Promise<typeof import('./services.js')> {
 }
 
 export default async function globalSetup(): Promise<void> {
-  const { startMongo, startRedis } = await loadServices();
+  const { startMongo, startRedis, startRedisCluster } = await loadServices();
   const scope = globalThis as GlobalWithHandles;
   const handles: TestServiceHandles = {};
   scope[handlesKey] = handles;
@@ -57,4 +58,10 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.TEST_REDIS_URL = redis.value.url;
   process.env.TEST_MONGODB_URI = mongo.value.uri;
+  // TEST_REDIS_CLUSTER=1 (`npm run test:cluster`): every harness runs its service on a three-primary Redis Cluster.
+  if (process.env.TEST_REDIS_CLUSTER === '1') {
+    handles.cluster = await startRedisCluster();
+    process.env.TEST_REDIS_CLUSTER_NODES = handles.cluster.nodes;
+    process.env.TEST_REDIS_CLUSTER_PASSWORD = handles.cluster.password;
+  }
 }

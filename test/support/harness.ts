@@ -81,6 +81,10 @@ export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {
     OPENAI_API_KEY: 'test-key-not-used',
     TURN_LOCK_TTL_MS: '3000',
     WORKER_CONCURRENCY: '8',
+    // `npm run test:cluster`: the service on the Redis Cluster global-setup started (REDIS_URL gives only its password).
+    ...(process.env.TEST_REDIS_CLUSTER_NODES
+      ? { REDIS_CLUSTER_NODES: process.env.TEST_REDIS_CLUSTER_NODES, REDIS_URL: `redis://:${process.env.TEST_REDIS_CLUSTER_PASSWORD ?? ''}@127.0.0.1:1` }
+      : {}),
     ...extra,
   };
 }
