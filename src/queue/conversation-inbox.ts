@@ -67,8 +67,10 @@ return 1`;
 const failureScript = `
 if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'messageId', ARGV[1], 'first', ARGV[2], 'attempts', 0, 'suspect', 0)
+  redis.call('HSET', KEYS[1], 'messageId', ARGV[1])
 end
+-- A batch frozen before its first failure has no first failure time yet.
+redis.call('HSETNX', KEYS[1], 'first', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 local suspect = redis.call('HINCRBY', KEYS[1], 'suspect', tonumber(ARGV[5]))
 local delay = math.min(tonumber(ARGV[3]) * 2 ^ math.min(attempts - 1, 40), tonumber(ARGV[4]))
