@@ -214,13 +214,7 @@ export function createConversationInbox(redis: Redis): ConversationInbox {
     },
 
     async acknowledge(conversationKey, batch) {
-      await redis.eval(
-        ackScript,
-        2,
-        redisKeys.inbox(conversationKey),
-        redisKeys.retry(conversationKey),
-        ...batch.entries.map((entry) => entry.raw),
-      );
+      await redis.eval(ackScript, 2, redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), ...batch.entries.map((entry) => entry.raw));
     },
 
     async discardHead(conversationKey) {

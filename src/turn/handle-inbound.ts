@@ -230,7 +230,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     }
     const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
     // A burst reaches the model as consecutive customer messages, the last one the turn's own.
-    const burst = earlier.map((received): RecentMessage => ({ id: inboundMessageId(channel.id, received.messageId), direction: 'inbound', text: received.text }));
+    const burst = earlier.map((received): RecentMessage => ({
+      id: inboundMessageId(channel.id, received.messageId),
+      direction: 'inbound',
+      text: received.text,
+    }));
 
     // Only an attempt that got as far as saving history can have stored reply parts worth
     // resuming; otherwise a stored reply (if any) still wins in saveReplyParts.
@@ -307,7 +311,7 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
   return async ({ message, earlier }, { reason, error, attempts }) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
-    logger.error('inbound-failed', { reason, attempts, error, ...(earlier.length > 0 ? { earlierMessageIds: earlier.map((failed) => failed.messageId) } : {}) });
+    logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
     const channel = options.channels.get(message.channel);
     if (!channel) return;
     let conversationId = message.conversationKey;

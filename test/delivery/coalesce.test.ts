@@ -124,7 +124,8 @@ describe('the quiet period', () => {
 
   test('a message arriving while a turn runs is answered by the next turn: not lost, not answered twice', async () => {
     const customer = 'whatsapp:+447700911204';
-    const [firstSid, secondSid] = [...(await sendAll(customer, ['hold on, first question'])), newMessageSid()];
+    const [firstSid = ''] = await sendAll(customer, ['hold on, first question']);
+    const secondSid = newMessageSid();
     await eventually(() => replyCallsWith('hold on, first question').length > 0 || undefined, 15_000);
     // The first turn is running (its model call waits): the second message arrives now.
     expect((await harness.sendWhatsapp({ from: customer, body: 'second question', messageSid: secondSid })).status).toBe(200);
@@ -143,8 +144,8 @@ describe('the quiet period', () => {
     expect(stored).toHaveLength(4);
     expect(stored).toEqual(
       expect.arrayContaining([
-        [inboundMessageId('whatsapp', firstSid!), 'received'],
-        [outboundMessageId('whatsapp', firstSid!, 0), 'queued'],
+        [inboundMessageId('whatsapp', firstSid), 'received'],
+        [outboundMessageId('whatsapp', firstSid, 0), 'queued'],
         [inboundMessageId('whatsapp', secondSid), 'received'],
         [outboundMessageId('whatsapp', secondSid, 0), 'queued'],
       ]),
@@ -178,7 +179,10 @@ describe('a burst whose reply fails', () => {
     harness.twilio.failMatching((body) => body === 'Answer to: refused c', 400);
     const before = harness.services.metrics.value('inbound_failed_total', { channel: 'whatsapp', reason: 'deterministic' });
     const sids = await sendAll(customer, ['refused a', 'refused b', 'refused c']);
-    await eventually(async () => (await harness.services.transcripts.message(outboundMessageId('whatsapp', sids[2]!, APOLOGY_PART)))?.status === 'queued' || undefined, 15_000);
+    await eventually(
+      async () => (await harness.services.transcripts.message(outboundMessageId('whatsapp', sids[2]!, APOLOGY_PART)))?.status === 'queued' || undefined,
+      15_000,
+    );
     await turnsSettled(harness.services);
 
     expect(received(customer)).toEqual([APOLOGY_TEXT]);
