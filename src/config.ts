@@ -139,8 +139,13 @@ const EnvSchema = z.object({
   // Turns and recovery: a killed worker's conversation is taken over within about 1⅓ TTL (the
   // lock and BullMQ's job lock share it); a burst's turn waits until its newest message is
   // COALESCE_MS old (0: one turn per message).
-  TURN_LOCK_TTL_MS: z.coerce.number({ error: 'expected milliseconds, at least 1500' }).int().min(1500).max(60_000).default(5_000),
-  COALESCE_MS: z.coerce.number({ error: 'expected milliseconds, 0 to 10000' }).int().min(0).max(10_000).default(1_500),
+  TURN_LOCK_TTL_MS: z.coerce
+    .number({ error: 'expected 1500–60000 ms' })
+    .int()
+    .min(1500, 'expected 1500–60000 ms')
+    .max(60_000, 'expected 1500–60000 ms')
+    .default(5_000),
+  COALESCE_MS: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').default(1_500),
   // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
   SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
   // A message is given up on (apology, recorded failed, counted) only once its own budget is spent.

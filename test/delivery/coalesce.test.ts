@@ -7,10 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { loadConfig } from '../../src/config.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import type { ScriptedCall } from '../support/deterministic-model.js';
-import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { eventually, newMessageSid, startHarness, testEnv, type Harness } from '../support/harness.js';
 import { turnsSettled } from '../support/settled.js';
 
 const COALESCE_ENV = { COALESCE_MS: '3000', MESSAGE_RETRY_BACKOFF_MS: '100', MESSAGE_RETRY_BUDGET_MS: '60000' };
@@ -193,4 +194,14 @@ describe('a burst whose reply fails', () => {
     // None of them stays in the history the model sees.
     for (const sid of sids) expect(recent.map((entry) => entry.id)).not.toContain(inboundMessageId('whatsapp', sid));
   }, 30_000);
+});
+
+describe('configuration', () => {
+  test('COALESCE_MS defaults to 1500 and is capped; the lock TTL defaults to 5 s', () => {
+    const defaults = loadConfig(testEnv('http://127.0.0.1:1', { COALESCE_MS: '', TURN_LOCK_TTL_MS: '' }));
+    expect(defaults.worker).toMatchObject({ coalesceMs: 1500, lockTtlMs: 5000 });
+    expect(() => loadConfig(testEnv('http://127.0.0.1:1', { COALESCE_MS: '20000', TURN_LOCK_TTL_MS: '500' }))).toThrow(
+      'invalid configuration: TURN_LOCK_TTL_MS: expected 1500–60000 ms; COALESCE_MS: expected 0–10000 ms',
+    );
+  });
 });
