@@ -148,6 +148,48 @@ describe.each([
   }, 60_000);
 });
 
+describe("a worker killed mid-send of a burst's reply", () => {
+  test('the next worker resumes that reply for exactly that burst; a message sent meanwhile gets its own turn', async () => {
+    harness = await startHarness({ worker: false, env: { COALESCE_MS: '1000' }, script: ({ userText }) => ({ text: `Answer to: ${userText}` }) });
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
+    child = worker.process;
+    const customer = 'whatsapp:+447700911302';
+    const held = harness.twilio.holdNext({ accepted: true });
+    const sids: string[] = [];
+    for (const body of ['hello', 'one question', 'about my order']) {
+      const messageSid = newMessageSid();
+      await harness.sendWhatsapp({ from: customer, body, messageSid });
+      sids.push(messageSid);
+    }
+    const request = await held;
+    expect(request.params.Body).toBe('Slow answer to: about my order');
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    request.release();
+    // Sent while no worker runs: it must not join the burst whose reply is half-sent.
+    const laterSid = newMessageSid();
+    await harness.sendWhatsapp({ from: customer, body: 'are you there?', messageSid: laterSid });
+
+    await harness.services.startWorker().waitUntilReady();
+    await eventually(() => harness!.twilio.messages.some((message) => message.body === 'Answer to: are you there?') || undefined, 30_000);
+    await turnsSettled(harness.services);
+
+    expect(harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body)).toEqual([
+      'Slow answer to: about my order',
+      'Answer to: are you there?',
+    ]);
+    expect(harness.models.replyCalls()).toHaveLength(1);
+    const stored = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
+    expect(stored.map((message) => [message._id, message.status])).toEqual([
+      ...sids.map((sid) => [inboundMessageId('whatsapp', sid), 'received']),
+      [outboundMessageId('whatsapp', sids[2]!, 0), 'queued'],
+      [inboundMessageId('whatsapp', laterSid), 'received'],
+      [outboundMessageId('whatsapp', laterSid, 0), 'queued'],
+    ]);
+  }, 90_000);
+});
+
 describe('a lost send whose lookup keeps failing', () => {
   test('ends failed with its reason once the budget is spent; the customer gets the apology', async () => {
     harness = await startHarness({
