@@ -46,15 +46,20 @@ for await (const line of terminal) {
   else if (text) {
     await handle(
       {
-        channel: channel.id,
-        conversationKey,
-        messageId: randomUUID(),
-        from: { address: conversationKey },
-        text,
-        receivedAt: Date.now(),
-        metadata: {},
+        message: {
+          channel: channel.id,
+          conversationKey,
+          messageId: randomUUID(),
+          from: { address: conversationKey },
+          text,
+          receivedAt: Date.now(),
+          metadata: {},
+        },
+        earlier: [],
       },
       new AbortController().signal,
+      // One process, no lock: nothing else answers this conversation.
+      () => undefined,
     );
   }
   output.write('you › ');

@@ -247,6 +247,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         metrics,
         concurrency: config.worker.concurrency,
         lockTtlMs: config.worker.lockTtlMs,
+        coalesceMs: config.worker.coalesceMs,
         retryBudgetMs: config.worker.retryBudgetMs,
         retryBackoffMs: config.worker.retryBackoffMs,
         shutdown: draining.signal,

@@ -147,7 +147,16 @@ const EnvSchema = z.object({
     .optional(),
 
   WORKER_CONCURRENCY: positiveInt(32),
-  TURN_LOCK_TTL_MS: positiveInt(30_000),
+  // Turns and recovery: a killed worker's conversation is taken over within about 1⅓ TTL (the
+  // lock and BullMQ's job lock share it); a burst's turn waits until its newest message is
+  // COALESCE_MS old (0: one turn per message).
+  TURN_LOCK_TTL_MS: z.coerce
+    .number({ error: 'expected 1500–60000 ms' })
+    .int()
+    .min(1500, 'expected 1500–60000 ms')
+    .max(60_000, 'expected 1500–60000 ms')
+    .default(5_000),
+  COALESCE_MS: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').default(1_500),
   // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
   SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
   // A message is given up on (apology, recorded failed, counted) only once its own budget is spent.
@@ -180,7 +189,7 @@ export interface Config {
     /** Model id → price per million input and output tokens, for cost in the usage report. */
     prices: Record<string, { inputPerMTok: number; outputPerMTok: number }> | undefined;
   };
-  worker: { concurrency: number; lockTtlMs: number; shutdownTimeoutMs: number; retryBudgetMs: number; retryBackoffMs: number };
+  worker: { concurrency: number; lockTtlMs: number; coalesceMs: number; shutdownTimeoutMs: number; retryBudgetMs: number; retryBackoffMs: number };
   mcp:
     | {
         url: string;
@@ -307,6 +316,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
       lockTtlMs: env.TURN_LOCK_TTL_MS,
+      coalesceMs: env.COALESCE_MS,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       retryBudgetMs: env.MESSAGE_RETRY_BUDGET_MS,
       retryBackoffMs: env.MESSAGE_RETRY_BACKOFF_MS,

@@ -1,13 +1,15 @@
 /**
  * Per-conversation inboxes in Redis: the arrival order of a conversation's messages. The web
  * side appends (once per message id: dedupe and append are one atomic script); a worker holding
- * the conversation's lock reads the head, answers it, then removes it — so a worker killed
- * mid-turn leaves the message at the head for the next one.
+ * the conversation's lock reads a batch from the head, answers it with one turn, then removes
+ * it — so a worker killed mid-turn leaves the batch at the head for the next one.
  *
- * The inbox also keeps the retry state of its head (only the head can be failing): when it
- * first failed, how many attempts, when the next one is due. It is the one place attempts are
- * counted, and it is cleared when the head is removed. Scripts never decode message text:
- * the head is acknowledged by comparing the exact stored entry.
+ * The inbox also keeps the turn state of its head (only the head's batch can be in a turn):
+ * how many messages its batch holds once a turn started on it (frozen, so a retry or the next
+ * worker answers exactly the same batch and resumes the same reply, whatever arrived since),
+ * and its retry state: when it first failed, how many attempts, when the next one is due. It is
+ * the one place attempts are counted, and it is cleared when the batch is removed. Scripts never
+ * decode message text: a batch is acknowledged by comparing the exact stored entries.
  */
 import type { RedisClient } from '../redis.js';
 import { AppError } from '../errors/index.js';
@@ -15,8 +17,14 @@ import { z } from 'zod';
 import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
 import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, redisKeys } from './keys.js';
 
-const RetryStateSchema = z.object({
+/** The most messages one turn answers (the judge sees the last six messages of a conversation). */
+export const MAX_BATCH_MESSAGES = 5;
+
+const HeadStateSchema = z.object({
   messageId: z.string().min(1),
+  size: z.coerce.number().int().positive().optional(),
+});
+const RetryStateSchema = z.object({
   first: z.coerce.number().int().nonnegative(),
   attempts: z.coerce.number().int().nonnegative(),
   suspect: z.coerce.number().int().nonnegative(),
@@ -32,22 +40,37 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
 end
 return 0`;
 
-// KEYS: inbox, retry. ARGV: the head entry exactly as read. Pops the head only if it is that entry.
+// KEYS: inbox, retry. ARGV: the batch's entries exactly as read. Pops them only if they are still its head.
 const ackScript = `
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
-  redis.call('LPOP', KEYS[1])
-  redis.call('DEL', KEYS[2])
-  return 1
+local entries = redis.call('LRANGE', KEYS[1], 0, #ARGV - 1)
+if #entries ~= #ARGV then return 0 end
+for index, entry in ipairs(ARGV) do
+  if entries[index] ~= entry then return 0 end
 end
-return 0`;
+redis.call('LTRIM', KEYS[1], #ARGV, -1)
+redis.call('DEL', KEYS[2])
+return 1`;
+
+// KEYS: inbox, retry. ARGV: the head entry as read, its message id, batch size, ttl (s). Freezes the head's batch.
+const freezeScript = `
+if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[2], 'messageId', ARGV[2])
+end
+redis.call('HSET', KEYS[2], 'size', ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return 1`;
 
 // KEYS: retry. ARGV: message id, now (ms), first delay (ms), max delay (ms), suspect (0/1), ttl (s).
 // Returns attempts, suspect attempts, first failure time, next attempt time.
 const failureScript = `
 if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'messageId', ARGV[1], 'first', ARGV[2], 'attempts', 0, 'suspect', 0)
+  redis.call('HSET', KEYS[1], 'messageId', ARGV[1])
 end
+-- A batch frozen before its first failure has no first failure time yet.
+redis.call('HSETNX', KEYS[1], 'first', ARGV[2])
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 local suspect = redis.call('HINCRBY', KEYS[1], 'suspect', tonumber(ARGV[5]))
 local delay = math.min(tonumber(ARGV[3]) * 2 ^ math.min(attempts - 1, 40), tonumber(ARGV[4]))
@@ -65,11 +88,18 @@ export interface RetryState {
   nextAttemptAt: number;
 }
 
-export interface InboxHead {
+export interface InboxEntry {
   message: InboundMessage;
   /** The entry as stored; acknowledging compares it, so nothing needs to decode it in Redis. */
   raw: string;
-  /** Set when this message failed before. */
+}
+
+/** The messages at the head of an inbox that one turn answers, oldest first (never empty). */
+export interface InboxBatch {
+  entries: readonly [InboxEntry, ...InboxEntry[]];
+  /** A turn started on this batch before: it is exactly these messages, whatever arrived since. */
+  frozen: boolean;
+  /** Set when this batch failed before. */
   retry?: RetryState;
 }
 
@@ -81,14 +111,19 @@ export interface RetryPolicy {
 export interface ConversationInbox {
   /** Appends a message unless its id was seen; false for a duplicate (e.g. a Twilio retry). */
   accept(message: InboundMessage): Promise<boolean>;
-  /** The oldest unanswered message and its retry state, or undefined when the inbox is empty. */
-  head(conversationKey: string): Promise<InboxHead | undefined>;
-  /** Removes the head once it has been answered (or given up on), with its retry state. */
-  acknowledge(conversationKey: string, head: InboxHead): Promise<void>;
+  /**
+   * The head's batch: the batch a turn already started on (frozen), else the oldest unanswered
+   * messages, up to `maxMessages` and up to the first unreadable one; undefined when empty.
+   */
+  batch(conversationKey: string, maxMessages: number): Promise<InboxBatch | undefined>;
+  /** Fixes the batch before its turn starts, so every later attempt answers the same messages. */
+  freeze(conversationKey: string, batch: InboxBatch): Promise<InboxBatch>;
+  /** Removes the batch once it has been answered (or given up on), with its turn state. */
+  acknowledge(conversationKey: string, batch: InboxBatch): Promise<void>;
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
   size(conversationKey: string): Promise<number>;
-  /** Counts a failed attempt at the head message and schedules the next one (delay doubling). */
+  /** Counts a failed attempt at the head's batch (by its first message) and schedules the next one (delay doubling). */
   recordFailure(conversationKey: string, messageId: string, options: RetryPolicy & { suspect: boolean; now: number }): Promise<RetryState>;
 }
 
@@ -102,6 +137,18 @@ function sanitise(message: InboundMessage): InboundMessage {
     text: message.text.toWellFormed(),
     from: { ...message.from, ...(message.from.displayName ? { displayName: message.from.displayName.toWellFormed() } : {}) },
   };
+}
+
+/** An entry read back as an inbound message, or undefined when it is not JSON or not one. */
+function readEntry(raw: string): InboundMessage | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const parsed = InboundMessageSchema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
 }
 
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
@@ -119,29 +166,55 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       return appended === 1;
     },
 
-    async head(conversationKey) {
-      const results = await redis.pipeline().lindex(redisKeys.inbox(conversationKey), 0).hgetall(redisKeys.retry(conversationKey)).exec();
-      const [headResult, retryResult] = results ?? [];
-      if (headResult?.[0]) throw headResult[0];
-      const raw = headResult?.[1];
-      if (typeof raw !== 'string') return undefined;
-      let json: unknown;
-      try {
-        json = JSON.parse(raw);
-      } catch (cause) {
-        throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is not JSON`, { cause });
+    async batch(conversationKey, maxMessages) {
+      const results = await redis
+        .pipeline()
+        .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
+        .hgetall(redisKeys.retry(conversationKey))
+        .exec();
+      const [rangeResult, stateResult] = results ?? [];
+      if (rangeResult?.[0]) throw rangeResult[0];
+      const raws = (rangeResult?.[1] ?? []) as string[];
+      const entries: InboxEntry[] = [];
+      for (const raw of raws) {
+        const message = readEntry(raw);
+        if (message) entries.push({ message, raw });
+        else if (entries.length === 0) throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is not an inbound message`);
+        else break;
       }
-      const parsed = InboundMessageSchema.safeParse(json);
-      if (!parsed.success) throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is malformed`);
-      const retry = RetryStateSchema.safeParse(retryResult?.[1]);
-      const message = parsed.data;
-      if (!retry.success || retry.data.messageId !== message.messageId) return { message, raw };
-      const { attempts, suspect, first, next } = retry.data;
-      return { message, raw, retry: { attempts, suspectAttempts: suspect, firstFailureAt: first, nextAttemptAt: next } };
+      const [head, ...rest] = entries;
+      if (!head) return undefined;
+      const state = HeadStateSchema.safeParse(stateResult?.[1]);
+      const ours = state.success && state.data.messageId === head.message.messageId;
+      const retried = ours ? RetryStateSchema.safeParse(stateResult?.[1]) : undefined;
+      const retry = retried?.success
+        ? { attempts: retried.data.attempts, suspectAttempts: retried.data.suspect, firstFailureAt: retried.data.first, nextAttemptAt: retried.data.next }
+        : undefined;
+      // A head that failed before its batch was frozen (an older release) is a batch of one.
+      const frozenSize = ours ? (state.data.size ?? (retry ? 1 : undefined)) : undefined;
+      const size = Math.max(1, Math.min(frozenSize ?? maxMessages, entries.length));
+      return { entries: [head, ...rest.slice(0, size - 1)], frozen: frozenSize !== undefined, ...(retry ? { retry } : {}) };
     },
 
-    async acknowledge(conversationKey, head) {
-      await redis.eval(ackScript, 2, redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), head.raw);
+    async freeze(conversationKey, batch) {
+      const [head] = batch.entries;
+      const frozen = await redis.eval(
+        freezeScript,
+        2,
+        redisKeys.inbox(conversationKey),
+        redisKeys.retry(conversationKey),
+        head.raw,
+        head.message.messageId,
+        batch.entries.length,
+        INBOX_TTL_SECONDS,
+      );
+      // Only its lock holder changes an inbox's head: a head that moved is a bug, not a race.
+      if (frozen !== 1) throw new Error(`the inbox head of ${conversationKey} changed under its lock`);
+      return { ...batch, frozen: true };
+    },
+
+    async acknowledge(conversationKey, batch) {
+      await redis.eval(ackScript, 2, redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), ...batch.entries.map((entry) => entry.raw));
     },
 
     async discardHead(conversationKey) {

@@ -1,7 +1,13 @@
 /**
  * A per-conversation mutual-exclusion lock in Redis, so one conversation's turns run one at a
- * time across every worker. It expires on its own (a killed worker's lock frees itself), is
- * renewed while its turn runs, and is only released or renewed by the token that holds it.
+ * time across every worker. It expires on its own (a killed worker's lock frees itself within
+ * one TTL), is renewed while its turn runs, and is only released or renewed by the token that
+ * holds it.
+ *
+ * It is also a fence: the holder knows how long the lock is surely its own (the TTL counted
+ * from when its last successful renewal was sent) and reads `held` as false, synchronously,
+ * once that time is nearly up — so a worker whose event loop stalled past the TTL learns it
+ * lost the lock before its next send, even before a renewal timer had a chance to run.
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis.js';
@@ -15,8 +21,15 @@ const extendScript = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`;
 
+/** How often a lock of this TTL is renewed: a third of it, so one late renewal never loses it. */
+export const lockRenewIntervalMs = (ttlMs: number) => Math.max(100, Math.floor(ttlMs / 3));
+
 export interface HeldLock {
-  /** True while renewals keep succeeding; false once the lock was lost to expiry. */
+  /**
+   * True while the lock is surely this holder's: renewals keep succeeding and the last one is
+   * recent enough. Reading it is the fence: false (and `onLost` called) once the lock may have
+   * expired, whether or not a renewal timer has noticed yet.
+   */
   readonly held: boolean;
   release(): Promise<void>;
 }
@@ -24,31 +37,40 @@ export interface HeldLock {
 export async function acquireConversationLock(redis: RedisClient, conversationKey: string, ttlMs: number, onLost: () => void): Promise<HeldLock | undefined> {
   const key = redisKeys.lock(conversationKey);
   const token = randomUUID();
+  const requestedAt = Date.now();
   const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');
   if (acquired !== 'OK') return undefined;
 
+  // The lock is surely ours until the TTL, counted from when the last successful SET/PEXPIRE
+  // was sent, less a margin for the time a send takes to leave once the fence let it through.
+  const margin = Math.min(1000, Math.floor(ttlMs / 5));
+  let validUntil = requestedAt + ttlMs;
   let held = true;
-  const renew = setInterval(
-    () => {
-      redis.eval(extendScript, 1, key, token, ttlMs).then(
-        (result) => {
-          if (result !== 1 && held) {
-            held = false;
-            clearInterval(renew);
-            onLost();
-          }
-        },
-        () => {
-          // A failed renewal is retried on the next tick; the lock only counts as lost on expiry.
-        },
-      );
-    },
-    Math.max(100, Math.floor(ttlMs / 3)),
-  );
+  const lose = (): void => {
+    if (!held) return;
+    held = false;
+    clearInterval(renew);
+    onLost();
+  };
+  const expired = () => Date.now() >= validUntil - margin;
+  const renew = setInterval(() => {
+    if (expired()) return lose();
+    const sentAt = Date.now();
+    redis.eval(extendScript, 1, key, token, ttlMs).then(
+      (result) => {
+        if (result === 1) validUntil = Math.max(validUntil, sentAt + ttlMs);
+        else lose();
+      },
+      () => {
+        // A failed renewal is retried on the next tick; the lock is lost once its time runs out.
+      },
+    );
+  }, lockRenewIntervalMs(ttlMs));
   renew.unref();
 
   return {
     get held() {
+      if (held && expired()) lose();
       return held;
     },
     async release() {

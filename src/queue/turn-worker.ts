@@ -3,6 +3,19 @@
  * answers the conversation's inbox from the head until it is empty — so one conversation's
  * turns run one at a time, in arrival order, while other conversations run concurrently.
  *
+ * Bursts are coalesced: one turn answers every message waiting at its head (up to
+ * MAX_BATCH_MESSAGES), with one reply keyed to the last of them. With a quiet period
+ * (`coalesceMs`) a turn starts only once the newest waiting message is that old; until then the
+ * job comes back when it is due rather than holding a worker slot or the lock. Once a turn
+ * starts, its batch is frozen in the inbox, so a retry (or the next worker after a crash)
+ * answers exactly the same messages and resumes the same reply. `coalesceMs` 0 turns it off:
+ * one turn per message.
+ *
+ * A killed worker's conversation is answered again within about one lock TTL plus a stall
+ * check: the conversation lock and BullMQ's job lock share the TTL and are renewed every third
+ * of it, and the stall check runs as often. A recovered job that still finds the dead holder's
+ * lock comes back when it may have expired instead of completing.
+ *
  * Retries are per message and by time, counted in one place (the inbox's retry state of its
  * head): a failed head is tried again after a doubling delay by a delayed "re-drive" job, and
  * no other job touches it before then, so sibling jobs can't use up its attempts. An outage
@@ -19,20 +32,32 @@ import { classifyFailure, type FailureKind } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { InboundMessage } from '../contracts/index.js';
-import { CorruptInboxEntryError, type ConversationInbox, type InboxHead } from './conversation-inbox.js';
-import { acquireConversationLock } from './conversation-lock.js';
+import { CorruptInboxEntryError, MAX_BATCH_MESSAGES, type ConversationInbox, type InboxBatch } from './conversation-inbox.js';
+import { acquireConversationLock, lockRenewIntervalMs } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
 
-export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
+/** The messages one turn answers, in arrival order. */
+export interface InboundBatch {
+  /** The batch's last message: the turn's inbound, the one its reply is keyed to. */
+  message: InboundMessage;
+  /** The messages before it in the batch, oldest first (empty for a message answered alone). */
+  earlier: readonly InboundMessage[];
+}
+
+/**
+ * Answers a batch. `signal` aborts the turn (lock lost, shutdown); `assertHeld` throws unless
+ * this worker still surely holds the conversation: call it right before anything leaves.
+ */
+export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHeld: () => void) => Promise<void>;
 
 /** Why a message was given up on: `budget` (its retry time ran out) or the failure kind. */
 export type GiveUpReason = 'budget' | Exclude<FailureKind, 'infrastructure'>;
 
 /** Tells the customer and the operator that a message will not be answered. Never throws. */
-export type GiveUpHandler = (message: InboundMessage, failure: { reason: GiveUpReason; error: unknown; attempts: number }) => Promise<void>;
+export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReason; error: unknown; attempts: number }) => Promise<void>;
 
 export interface TurnWorkerOptions {
   connection: ConnectionOptions;
@@ -45,7 +70,10 @@ export interface TurnWorkerOptions {
   logger: Logger;
   metrics: Metrics;
   concurrency: number;
+  /** The conversation lock's and BullMQ's job lock's TTL; both are renewed every third of it. */
   lockTtlMs: number;
+  /** The quiet period: a turn starts once its newest message is this old; 0 = one turn per message. */
+  coalesceMs: number;
   /** How long a message is retried from its first failure before it is given up on. */
   retryBudgetMs: number;
   /** The first retry delay; it doubles up to a tenth of the budget. */
@@ -59,6 +87,8 @@ type DrainOutcome =
   | { kind: 'drained' }
   | { kind: 'busy' }
   | { kind: 'stopped' }
+  /** The batch may still grow: its turn is due at `at`. */
+  | { kind: 'quiet'; at: number }
   /** The head failed and is due again at `at`; the re-drive job `redriveId` exists for it. */
   | { kind: 'waiting'; at: number; redriveId: string };
 
@@ -67,7 +97,19 @@ const redriveJobId = (conversationKey: string, messageId: string, attempt: numbe
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { redis, inbox, handle, giveUp, logger, metrics, shutdown } = options;
   const policy = { firstDelayMs: options.retryBackoffMs, maxDelayMs: Math.max(options.retryBackoffMs, Math.floor(options.retryBudgetMs / 10)) };
-  const busyDelayMs = Math.max(250, Math.floor(options.lockTtlMs / 3));
+  const busyDelayMs = Math.max(250, lockRenewIntervalMs(options.lockTtlMs));
+  const maxBatch = options.coalesceMs > 0 ? MAX_BATCH_MESSAGES : 1;
+  const batchOf = ({ entries }: InboxBatch): InboundBatch => {
+    const messages = entries.map((entry) => entry.message);
+    return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1) };
+  };
+  /** When a batch that may still grow is due: its newest message quiet long enough, or the batch full. */
+  const quietUntil = (batch: InboxBatch, now: number): number => {
+    if (batch.entries.length >= maxBatch) return now;
+    const newest = Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
+    // A clock ahead of this one never makes a batch wait longer than the quiet period.
+    return Math.min(newest, now) + options.coalesceMs;
+  };
 
   const ensureRedrive = async (conversationKey: string, messageId: string, attempt: number, at: number): Promise<DrainOutcome> => {
     const redriveId = redriveJobId(conversationKey, messageId, attempt);
@@ -76,9 +118,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return { kind: 'waiting', at, redriveId };
   };
 
-  /** Handles a failed head: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
-  const onFailure = async (conversationKey: string, head: InboxHead, error: unknown): Promise<DrainOutcome | 'given-up'> => {
-    const { message } = head;
+  /** Handles a failed batch: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
+  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown): Promise<DrainOutcome | 'given-up'> => {
+    const { message } = batch.entries[0];
     const kind = classifyFailure(error);
     const now = Date.now();
     const state = await inbox.recordFailure(conversationKey, message.messageId, { ...policy, suspect: kind === 'unknown', now });
@@ -92,7 +134,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             ? 'budget'
             : undefined;
     if (reason) {
-      await giveUp(message, { reason, error, attempts: state.attempts });
+      await giveUp(batchOf(batch), { reason, error, attempts: state.attempts });
       return 'given-up';
     }
     const waiting = await ensureRedrive(conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
@@ -100,6 +142,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     logger.warn('inbound-retrying', {
       conversationKey,
       messageId: message.messageId,
+      messages: batch.entries.length,
       kind,
       attempts: state.attempts,
       retryInMs: state.nextAttemptAt - now,
@@ -109,7 +152,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return waiting;
   };
 
-  /** Answers the conversation's inbox from the head until it is empty, under its lock. */
+  /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock. */
   const drain = async (conversationKey: string): Promise<DrainOutcome> => {
     const abort = new AbortController();
     const lock = await acquireConversationLock(redis, conversationKey, options.lockTtlMs, () => {
@@ -121,9 +164,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       for (;;) {
         if (shutdown.aborted) return { kind: 'stopped' };
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} mid-drain`);
-        let head: InboxHead | undefined;
+        let batch: InboxBatch | undefined;
         try {
-          head = await inbox.head(conversationKey);
+          batch = await inbox.batch(conversationKey, maxBatch);
         } catch (error) {
           if (!(error instanceof CorruptInboxEntryError)) throw error;
           logger.error('inbox-entry-discarded', { conversationKey, error });
@@ -131,20 +174,35 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           await inbox.discardHead(conversationKey);
           continue;
         }
-        if (!head) return { kind: 'drained' };
-        if (head.retry && head.retry.nextAttemptAt > Date.now()) {
-          return ensureRedrive(conversationKey, head.message.messageId, head.retry.attempts, head.retry.nextAttemptAt);
+        if (!batch) return { kind: 'drained' };
+        const head = batch.entries[0].message;
+        if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
+          return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
         }
+        if (!batch.frozen && maxBatch > 1) {
+          const now = Date.now();
+          const at = quietUntil(batch, now);
+          if (at > now) {
+            logger.debug('turn-coalescing', { conversationKey, messages: batch.entries.length, dueInMs: at - now });
+            return { kind: 'quiet', at };
+          }
+          batch = await inbox.freeze(conversationKey, batch);
+        }
+        const turn = batchOf(batch);
+        if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
         try {
-          await handle(head.message, abort.signal);
+          await handle(turn, abort.signal, () => {
+            if (!lock.held) throw new Error(`lost the lock of ${conversationKey}`);
+          });
         } catch (error) {
           // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
           if (abort.signal.aborted) throw error;
-          const outcome = await onFailure(conversationKey, head, error);
+          const outcome = await onFailure(conversationKey, batch, error);
           if (outcome !== 'given-up') return outcome;
         }
-        await inbox.acknowledge(conversationKey, head);
-        logger.debug('inbound-acknowledged', { conversationKey, messageId: head.message.messageId });
+        if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
+        await inbox.acknowledge(conversationKey, batch);
+        logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
       }
     } finally {
       await lock.release();
@@ -177,8 +235,13 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         // a holder that dies leaves its own job active, and the stall check runs it again.
         // Completing here (rather than coming back) costs a burst no extra job cycles.
         metrics.increment('turn_lock_busy_total');
+        // That recovered job may find the dead holder's lock not yet expired (the two locks are
+        // renewed apart): it comes back rather than leave the conversation to nobody.
+        if (job.stalledCounter > 0) return comeBackAt(job, token, Date.now() + busyDelayMs);
         return;
       }
+      // The quiet period: come back when the batch is due (any job of the burst may be the one).
+      if (outcome.kind === 'quiet') return comeBackAt(job, token, outcome.at);
       if (outcome.kind === 'stopped') {
         logger.info('turn-job-handed-back', { conversationKey });
         return comeBackAt(job, token, Date.now() + busyDelayMs);
@@ -197,8 +260,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     concurrency: options.concurrency,
+    // A killed worker's job is found stalled within a TTL plus one check.
     lockDuration: options.lockTtlMs,
-    stalledInterval: Math.max(1000, Math.floor(options.lockTtlMs / 2)),
+    lockRenewTime: lockRenewIntervalMs(options.lockTtlMs),
+    stalledInterval: lockRenewIntervalMs(options.lockTtlMs),
     // A holder killed mid-turn leaves its job active: the stall check runs it again, so a
     // conversation is only abandoned to the next message after this many kills in a row.
     maxStalledCount: 10,

@@ -1,7 +1,8 @@
 /**
- * Answers one inbound message, whatever its channel: record it, run the orchestrator (unless
- * an earlier attempt already stored the reply), then send each reply part exactly once
- * through the send ledger. A retry after a crash resumes from what was stored, so the customer
+ * Answers one inbound batch (a message, or a burst of them answered together), whatever its
+ * channel: record each message, run the orchestrator once (unless
+ * an earlier attempt already stored the reply, keyed to the batch's last message), then send
+ * each reply part exactly once through the send ledger. A retry after a crash resumes from what was stored, so the customer
  * never gets a second, different answer; a part whose send outcome was lost (found `sending`)
  * is looked up at the provider and sent only if it is not there (or resent where the receiver
  * dedupes). When the worker gives up on a message, `createGiveUpHandler` makes it visible: the
@@ -100,7 +101,7 @@ type PartReceipt = { channelMessageId: string; status: DeliveryStatus };
 
 /** Reply parts through the send ledger: claim, send, record — and resolve lost outcomes. */
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
-  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger) =>
+  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger, assertHeld?: () => void) =>
     sendOnce<MessageRecord, PartReceipt>({
       entry: part,
       id: part._id,
@@ -120,6 +121,8 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
       },
       channel: {
         send: async () => {
+          // The fence: a worker that may have lost the conversation sends nothing (the part stays claimed and is looked up).
+          assertHeld?.();
           const started = performance.now();
           try {
             const sent = await channel.transport.send(message, part.text, part.part ?? 0);
@@ -168,9 +171,9 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     });
 
   /** Sends each part once, in order; throws at the first part that could not go out. */
-  return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger) => {
+  return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger, assertHeld?: () => void) => {
     for (const part of parts) {
-      const result = await sendPart(channel, message, part, logger);
+      const result = await sendPart(channel, message, part, logger, assertHeld);
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
         logger.info('reply-sent', { part: part.part, channelMessageId: result.receipt.channelMessageId });
@@ -202,7 +205,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     await options.orchestrator.finishTurn(channel, parsed.data, delivered);
   };
 
-  return async (message, signal) => {
+  return async ({ message, earlier }, signal, assertHeld) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     const channel = options.channels.get(message.channel);
     if (!channel) {
@@ -216,21 +219,29 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       address: message.from.address,
       ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
     });
-    await transcripts.recordInbound({
-      conversationId,
-      channel: channel.id,
-      channelMessageId: message.messageId,
-      text: message.text,
-      receivedAt: new Date(message.receivedAt),
-    });
+    for (const received of [...earlier, message]) {
+      await transcripts.recordInbound({
+        conversationId,
+        channel: channel.id,
+        channelMessageId: received.messageId,
+        text: received.text,
+        receivedAt: new Date(received.receivedAt),
+      });
+    }
     const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
+    // A burst reaches the model as consecutive customer messages, the last one the turn's own.
+    const burst = earlier.map((received): RecentMessage => ({
+      id: inboundMessageId(channel.id, received.messageId),
+      direction: 'inbound',
+      text: received.text,
+    }));
 
     // Only an attempt that got as far as saving history can have stored reply parts worth
     // resuming; otherwise a stored reply (if any) still wins in saveReplyParts.
     const answeredBefore = recent.some((entry) => entry.id === inbound.id);
     let parts = answeredBefore ? await transcripts.replyParts(channel.id, message.messageId) : [];
     let result: TurnResult | undefined;
-    let history = withMessages(recent, [inbound]);
+    let history = withMessages(recent, [...burst, inbound]);
     if (parts.length > 0) {
       logger.info('reply-resumed', { parts: parts.length });
     } else if (channel.isResetCommand?.(message.text)) {
@@ -251,7 +262,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         conversationId,
         firstTurn: created,
         runId: randomUUID(),
-        inbound: message,
+        // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole burst.
+        inbound: earlier.length > 0 ? { ...message, text: [...earlier, message].map((received) => received.text).join('\n') } : message,
         history: toModelHistory(history),
         signal,
         logger,
@@ -274,7 +286,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
     await transcripts.saveRecent(conversationId, withMessages(history, replies));
     try {
-      await deliver(channel, message, parts, logger);
+      await deliver(channel, message, parts, logger, assertHeld);
     } catch (error) {
       // A refusal for good ends the turn undelivered (the worker gives up on the message);
       // an outage is retried, and the attempt that delivers the reply finishes the turn.
@@ -296,31 +308,35 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
 
-  return async (message, { reason, error, attempts }) => {
+  return async ({ message, earlier }, { reason, error, attempts }) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
-    metrics.increment('inbound_failed_total', { channel: message.channel, reason });
-    logger.error('inbound-failed', { reason, attempts, error });
+    metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
+    logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
     const channel = options.channels.get(message.channel);
     if (!channel) return;
     let conversationId = message.conversationKey;
     try {
       const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
       conversationId = conversation.conversationId;
-      await transcripts.markInboundFailed({
-        conversationId,
-        channel: channel.id,
-        channelMessageId: message.messageId,
-        text: message.text,
-        receivedAt: new Date(message.receivedAt),
-        errorMessage: `given up on (${reason}): ${errorText(error)}`,
-      });
+      for (const failed of [...earlier, message]) {
+        await transcripts.markInboundFailed({
+          conversationId,
+          channel: channel.id,
+          channelMessageId: failed.messageId,
+          text: failed.text,
+          receivedAt: new Date(failed.receivedAt),
+          errorMessage: `given up on (${reason}): ${errorText(error)}`,
+        });
+      }
       const parts = await transcripts.replyParts(channel.id, message.messageId);
       for (const part of parts.filter((entry) => unsentStatuses.has(entry.status))) {
         const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
         await transcripts.markPartFailed(part._id, 'failed', undefined, why);
       }
       const dropped = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
-      if (!parts.some((part) => sentStatuses.has(part.status))) dropped.add(inboundMessageId(channel.id, message.messageId));
+      if (!parts.some((part) => sentStatuses.has(part.status))) {
+        for (const failed of [...earlier, message]) dropped.add(inboundMessageId(channel.id, failed.messageId));
+      }
       await transcripts.saveRecent(
         conversationId,
         conversation.recent.filter((entry) => !dropped.has(entry.id)),

@@ -1,4 +1,9 @@
 /**
+ * A worker process SIGKILLed mid-turn, with another worker running: the other worker answers
+ * the conversation within 10 s of the kill (the product's promise: a short conversation lock
+ * renewed often, BullMQ's job lock and stall check to match), once, and only after the killed
+ * worker is gone — never two turns of one conversation at once.
+ *
  * A worker process SIGKILLed right after it claimed a reply part, while Twilio holds the send
  * request open (the fake's hold hook makes the moment exact). Whether or not Twilio had
  * accepted that send, the next worker resolves the part — found at Twilio by the Messages
@@ -11,6 +16,7 @@ import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { turnsSettled } from '../support/settled.js';
 import { recordFigures } from './burst.js';
 
 let child: ChildProcess | undefined;
@@ -22,9 +28,13 @@ afterEach(async () => {
   harness = undefined;
 });
 
-async function startWorkerProcess(env: Record<string, string>, queuePrefix: string): Promise<{ process: ChildProcess; output: () => string }> {
+async function startWorkerProcess(
+  env: Record<string, string>,
+  queuePrefix: string,
+  modelDelayMs = 0,
+): Promise<{ process: ChildProcess; output: () => string }> {
   const spawned = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-    env: { ...process.env, ...env, TEST_QUEUE_PREFIX: queuePrefix, TEST_MODEL_DELAY_MS: '0' },
+    env: { ...process.env, ...env, TEST_QUEUE_PREFIX: queuePrefix, TEST_MODEL_DELAY_MS: String(modelDelayMs) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -33,6 +43,53 @@ async function startWorkerProcess(env: Record<string, string>, queuePrefix: stri
   await eventually(() => output.includes('worker-ready'), 20_000);
   return { process: spawned, output: () => output };
 }
+
+/** The product's promise: a killed worker's conversation is answered within this long of the kill. */
+const RECOVERY_BOUND_MS = 10_000;
+
+describe('a worker killed mid-turn while another worker runs', () => {
+  test(`the other worker answers within ${RECOVERY_BOUND_MS / 1000} s of the kill, once, after the killed one is gone`, async () => {
+    const replyCallsAt: number[] = [];
+    // The product's defaults (lock TTL, quiet period): an empty variable is unset.
+    harness = await startHarness({
+      worker: false,
+      env: { TURN_LOCK_TTL_MS: '', COALESCE_MS: '' },
+      script: ({ userText }) => {
+        replyCallsAt.push(Date.now());
+        return { text: `Answer to: ${userText}` };
+      },
+    });
+    expect(harness.config.worker.lockTtlMs).toBe(5000);
+    // The model call of the worker to be killed never returns.
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix, 600_000);
+    child = worker.process;
+    const customer = 'whatsapp:+447700911301';
+    expect((await harness.sendWhatsapp({ from: customer, body: 'where is my parcel?' })).status).toBe(200);
+    await eventually(() => worker.output().includes('model-called where is my parcel?'), 20_000);
+    // Another worker is already running when the first dies, as in any deployment of two.
+    await harness.services.startWorker().waitUntilReady();
+
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    const killedAt = Date.now();
+    await eventually(() => harness!.twilio.messages.some((message) => message.to === customer) || undefined, 30_000);
+    const killToAnswerMs = Date.now() - killedAt;
+    await turnsSettled(harness.services);
+
+    expect(harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body)).toEqual(['Answer to: where is my parcel?']);
+    expect(killToAnswerMs).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
+    // One turn at a time: the second worker's turn started only once the first worker was dead.
+    expect(replyCallsAt).toHaveLength(1);
+    expect(replyCallsAt[0]).toBeGreaterThanOrEqual(killedAt);
+    const conversation = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
+    expect(conversation.map((message) => [message.direction, message.status])).toEqual([
+      ['inbound', 'received'],
+      ['outbound', 'queued'],
+    ]);
+    await recordFigures('killed-mid-turn', { killToAnswerMs, boundMs: RECOVERY_BOUND_MS, lockTtlMs: harness.config.worker.lockTtlMs });
+  }, 90_000);
+});
 
 describe.each([
   ['had accepted it', true, 'found'],
@@ -89,6 +146,48 @@ describe.each([
       recoverMs: resolvedAt - killedAt,
     });
   }, 60_000);
+});
+
+describe("a worker killed mid-send of a burst's reply", () => {
+  test('the next worker resumes that reply for exactly that burst; a message sent meanwhile gets its own turn', async () => {
+    harness = await startHarness({ worker: false, env: { COALESCE_MS: '1000' }, script: ({ userText }) => ({ text: `Answer to: ${userText}` }) });
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
+    child = worker.process;
+    const customer = 'whatsapp:+447700911302';
+    const held = harness.twilio.holdNext({ accepted: true });
+    const sids: string[] = [];
+    for (const body of ['hello', 'one question', 'about my order']) {
+      const messageSid = newMessageSid();
+      await harness.sendWhatsapp({ from: customer, body, messageSid });
+      sids.push(messageSid);
+    }
+    const request = await held;
+    expect(request.params.Body).toBe('Slow answer to: about my order');
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    request.release();
+    // Sent while no worker runs: it must not join the burst whose reply is half-sent.
+    const laterSid = newMessageSid();
+    await harness.sendWhatsapp({ from: customer, body: 'are you there?', messageSid: laterSid });
+
+    await harness.services.startWorker().waitUntilReady();
+    await eventually(() => harness!.twilio.messages.some((message) => message.body === 'Answer to: are you there?') || undefined, 30_000);
+    await turnsSettled(harness.services);
+
+    expect(harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body)).toEqual([
+      'Slow answer to: about my order',
+      'Answer to: are you there?',
+    ]);
+    expect(harness.models.replyCalls()).toHaveLength(1);
+    const stored = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
+    expect(stored.map((message) => [message._id, message.status])).toEqual([
+      ...sids.map((sid) => [inboundMessageId('whatsapp', sid), 'received']),
+      [outboundMessageId('whatsapp', sids[2]!, 0), 'queued'],
+      [inboundMessageId('whatsapp', laterSid), 'received'],
+      [outboundMessageId('whatsapp', laterSid, 0), 'queued'],
+    ]);
+  }, 90_000);
 });
 
 describe('a lost send whose lookup keeps failing', () => {

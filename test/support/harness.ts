@@ -80,6 +80,8 @@ export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {
     TWILIO_API_BASE_URL: twilioBaseUrl,
     OPENAI_API_KEY: 'test-key-not-used',
     TURN_LOCK_TTL_MS: '3000',
+    // Suites expect one reply per message; the coalescing suite sets its own quiet period.
+    COALESCE_MS: '0',
     WORKER_CONCURRENCY: '8',
     // `npm run test:cluster`: the service on the Redis Cluster global-setup started (REDIS_URL gives only its password).
     ...(process.env.TEST_REDIS_CLUSTER_NODES

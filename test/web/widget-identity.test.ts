@@ -65,10 +65,10 @@ async function inboundOf(started: { token: string; conversationId: string }, ext
     .set('Authorization', `Bearer ${started.token}`)
     .send({ clientMessageId: `client-message-${++counter}`, text: 'show my invoices', ...extra });
   expect(response.status).toBe(202);
-  const head = await harness.services.inbox.head(started.conversationId);
-  if (!head) throw new Error('the message is not in the inbox');
-  await harness.services.inbox.acknowledge(started.conversationId, head);
-  return head.message;
+  const batch = await harness.services.inbox.batch(started.conversationId, 1);
+  if (!batch) throw new Error('the message is not in the inbox');
+  await harness.services.inbox.acknowledge(started.conversationId, batch);
+  return batch.entries[0].message;
 }
 
 const identify = (inbound: InboundMessage) => harness.services.channels.get('web')!.identify!(inbound);
@@ -137,8 +137,8 @@ describe('forged identity', () => {
       .set('Authorization', `Bearer ${response.body.token as string}`)
       .send({ clientMessageId: `client-message-${++counter}`, text: 'hi' });
     expect(inbound.status).toBe(202);
-    const head = await harness.services.inbox.head(response.body.conversationId as string);
-    expect(await identify(head!.message)).toBeUndefined();
+    const batch = await harness.services.inbox.batch(response.body.conversationId as string, 1);
+    expect(await identify(batch!.entries[0].message)).toBeUndefined();
   });
 
   test('fields a message sends of its own can never name the user', async () => {
