@@ -64,8 +64,11 @@ export interface OutboxEntry {
 /** New inbound messages are refused while the outbox holds TRANSCRIPT_OUTBOX_MAX entries. */
 export class TranscriptOutboxFullError extends AppError {}
 
-/** Entries a dead writer read but never acknowledged are taken over after this long. */
-const CLAIM_IDLE_MS = 60_000;
+/**
+ * Entries a writer read but did not acknowledge for this long are taken over (a killed worker's
+ * batch). A live writer still retrying them loses nothing: every write is idempotent by `_id`.
+ */
+const CLAIM_IDLE_MS = 10_000;
 const BACKLOG_POLL_MS = 1_000;
 
 export interface TranscriptOutbox {
