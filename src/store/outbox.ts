@@ -69,6 +69,8 @@ export class TranscriptOutboxFullError extends AppError {}
  * batch). A live writer still retrying them loses nothing: every write is idempotent by `_id`.
  */
 const CLAIM_IDLE_MS = 10_000;
+/** How often a writer looks for such entries (XAUTOCLAIM), rather than on every read. */
+const CLAIM_EVERY_MS = 5_000;
 const BACKLOG_POLL_MS = 1_000;
 
 export interface TranscriptOutbox {
@@ -105,6 +107,7 @@ export function createTranscriptOutbox(options: {
   const key = transcriptKeys.outbox(options.database);
   const consumer = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let lastBacklog = 0;
+  let nextClaimAt = 0;
 
   const decode = (id: string, fields: string[]): OutboxEntry => {
     const raw = fields[fields.indexOf('r') + 1];
@@ -117,6 +120,16 @@ export function createTranscriptOutbox(options: {
     }
     // An unreadable entry is set aside (acknowledged with the batch), never retried forever.
     return { id, records: [] };
+  };
+
+  /** Entries another writer read and left unacknowledged for CLAIM_IDLE_MS (it died): taken over. */
+  const claimIdle = async (count: number): Promise<OutboxEntry[]> => {
+    const claimed = (await redis.xautoclaim(key, TRANSCRIPT_WRITER_GROUP, consumer, CLAIM_IDLE_MS, '0-0', 'COUNT', count)) as [
+      string,
+      [string, string[] | null][],
+      ...unknown[],
+    ];
+    return claimed[1].filter((entry): entry is [string, string[]] => entry[1] !== null).map(([id, fields]) => decode(id, fields));
   };
 
   const outbox: TranscriptOutbox = {
@@ -134,13 +147,11 @@ export function createTranscriptOutbox(options: {
     },
 
     async read(count, blockMs) {
-      const claimed = (await redis.xautoclaim(key, TRANSCRIPT_WRITER_GROUP, consumer, CLAIM_IDLE_MS, '0-0', 'COUNT', count)) as [
-        string,
-        [string, string[] | null][],
-        ...unknown[],
-      ];
-      const taken = claimed[1].filter((entry): entry is [string, string[]] => entry[1] !== null);
-      if (taken.length > 0) return taken.map(([id, fields]) => decode(id, fields));
+      if (Date.now() >= nextClaimAt) {
+        nextClaimAt = Date.now() + CLAIM_EVERY_MS;
+        const taken = await claimIdle(count);
+        if (taken.length > 0) return taken;
+      }
       const reply = (await reader.xreadgroup('GROUP', TRANSCRIPT_WRITER_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, '>')) as StreamReply;
       return (reply?.[0]?.[1] ?? []).map(([id, fields]) => decode(id, fields));
     },

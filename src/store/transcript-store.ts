@@ -233,19 +233,21 @@ function outranked(status: MessageStatus): string {
 }
 
 // Finds or creates the conversation (its display name kept current); returns created, renamed, recent.
+// One read on the way: the TTL is refreshed where the history is written (saveRecent).
 const openScript = `
+local stored = redis.call('HMGET', KEYS[1], 'channel', 'displayName', 'recent')
 local created = 0
 local renamed = 0
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if not stored[1] then
   redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'address', ARGV[2], 'createdAt', ARGV[4], 'recent', '[]')
+  redis.call('EXPIRE', KEYS[1], ARGV[5])
   created = 1
 end
-if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'displayName') ~= ARGV[3] then
+if ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
   redis.call('HSET', KEYS[1], 'displayName', ARGV[3])
   renamed = 1
 end
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-return {created, renamed, redis.call('HGET', KEYS[1], 'recent') or '[]'}
+return {created, renamed, stored[3] or '[]'}
 `;
 
 const saveRecentScript = `
@@ -257,8 +259,16 @@ return 1
 // Stores a reply's parts (and its one-shot turn payload) unless an earlier attempt stored them.
 const savePartsScript = `
 if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
-for i = 3, #ARGV do redis.call('HSET', KEYS[1], tostring(i - 3), ARGV[i]) end
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'turn', ARGV[2]) end
+local fields = {}
+for i = 3, #ARGV do
+  fields[#fields + 1] = tostring(i - 3)
+  fields[#fields + 1] = ARGV[i]
+end
+if ARGV[2] ~= '' then
+  fields[#fields + 1] = 'turn'
+  fields[#fields + 1] = ARGV[2]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 `;

@@ -15,6 +15,11 @@ import type { OutboxEntry, TranscriptOutbox, TranscriptRecord } from './outbox.j
 import { statusRank, transcriptModels, type ConversationRecord, type MessageRecord, type MessageStatus } from './transcript-store.js';
 
 const READ_BLOCK_MS = 1_000;
+/**
+ * After a batch smaller than TRANSCRIPT_WRITER_BATCH the writer waits this long before reading
+ * again, so records gather into batches: its Redis commands stay a few per batch, not per record.
+ */
+const LINGER_MS = 100;
 const WRITE_TIMEOUT_MS = 10_000;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
@@ -142,9 +147,11 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         await outbox.remove(batch.map((entry) => entry.id));
         metrics.increment('transcript_records_written_total', {}, records.length);
         if (failingSince !== undefined) logger.info('transcript-writer-recovered', { downMs: Date.now() - failingSince });
+        const full = batch.length >= options.batchSize;
         batch = undefined;
         backoff = FIRST_BACKOFF_MS;
         failingSince = undefined;
+        if (!full) await pause(LINGER_MS);
       } catch (error) {
         if (stopped) break;
         failingSince ??= Date.now();
