@@ -62,7 +62,7 @@ export interface OutboxEntry {
 }
 
 /** New inbound messages are refused while the outbox holds TRANSCRIPT_OUTBOX_MAX entries. */
-export class TranscriptOutboxFullError extends AppError {}
+class TranscriptOutboxFullError extends AppError {}
 
 /**
  * Entries a writer read but did not acknowledge for this long are taken over (a killed worker's
@@ -158,7 +158,11 @@ export function createTranscriptOutbox(options: {
 
     async remove(ids) {
       if (ids.length === 0) return;
-      await redis.multi().xack(key, TRANSCRIPT_WRITER_GROUP, ...ids).xdel(key, ...ids).exec();
+      await redis
+        .multi()
+        .xack(key, TRANSCRIPT_WRITER_GROUP, ...ids)
+        .xdel(key, ...ids)
+        .exec();
     },
 
     async backlog() {

@@ -396,23 +396,21 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
 
     async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }) {
       const started = Date.now();
-      const documents = parts.map(
-        (text, index): StoredPart => ({
-          _id: outboundMessageId(channel, replyTo, index),
-          conversationId,
-          channel,
-          direction: 'outbound',
-          text,
-          replyTo,
-          part: index,
-          partCount: parts.length,
-          roleId,
-          status: 'pending',
-          // Parts share one turn; distinct timestamps keep them in order when read back.
-          createdAt: new Date(started + index).toISOString(),
-          updatedAt: new Date(started + index).toISOString(),
-        }),
-      );
+      const documents = parts.map((text, index): StoredPart => ({
+        _id: outboundMessageId(channel, replyTo, index),
+        conversationId,
+        channel,
+        direction: 'outbound',
+        text,
+        replyTo,
+        part: index,
+        partCount: parts.length,
+        roleId,
+        status: 'pending',
+        // Parts share one turn; distinct timestamps keep them in order when read back.
+        createdAt: new Date(started + index).toISOString(),
+        updatedAt: new Date(started + index).toISOString(),
+      }));
       const inserted = await redis.eval(
         savePartsScript,
         1,

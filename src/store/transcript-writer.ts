@@ -110,11 +110,11 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     }
     // A conversation with new inbound messages stays recent for retention (never created here).
     for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
-    const options = { ordered: true, timestamps: false } as const;
+    const ordered = { ordered: true, timestamps: false } as const;
     // Conversations first, then messages (inserts before the statuses that follow them), then delivery ids.
-    if (conversationOps.length > 0) await conversations.bulkWrite(conversationOps, options);
-    if (messageOps.length > 0) await messages.bulkWrite(messageOps, options);
-    if (deliveryOps.length > 0) await deliveries.bulkWrite(deliveryOps, options);
+    if (conversationOps.length > 0) await conversations.bulkWrite(conversationOps, ordered);
+    if (messageOps.length > 0) await messages.bulkWrite(messageOps, ordered);
+    if (deliveryOps.length > 0) await deliveries.bulkWrite(deliveryOps, ordered);
   };
 
   const pause = (ms: number) =>

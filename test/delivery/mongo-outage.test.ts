@@ -48,7 +48,9 @@ async function expectTranscripts(harness: Harness, burst: BurstMessage[][]): Pro
     expect(stored).toHaveLength(messages.length * 2);
     expect(new Set(stored.map((message) => message._id)).size).toBe(stored.length);
   }
-  const conversations = await harness.services.transcripts.conversations.find({ _id: { $in: burst.map((messages) => conversationKeyFor(messages[0]!.from)) } }).lean();
+  const conversations = await harness.services.transcripts.conversations
+    .find({ _id: { $in: burst.map((messages) => conversationKeyFor(messages[0]!.from)) } })
+    .lean();
   expect(conversations).toHaveLength(burst.length);
 }
 

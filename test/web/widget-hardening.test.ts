@@ -92,9 +92,7 @@ describe('history', () => {
   test('is served from the Redis record, never a MongoDB query', async () => {
     const { ip, token, conversationId } = await visitor();
     expect((await post(ip, token, 'history-message-1', 'first question')).status).toBe(202);
-    await eventually(
-      async () => (await harness.services.transcripts.recent(conversationId)).length >= 2 || undefined,
-    );
+    await eventually(async () => (await harness.services.transcripts.recent(conversationId)).length >= 2 || undefined);
 
     const queries: { collection: string; method: string; filter: unknown }[] = [];
     harness.services.mongo.set('debug', (collection: string, method: string, ...args: unknown[]) => {
@@ -213,13 +211,9 @@ describe('message ids', () => {
     const bob = await visitor();
     const shared = 'shared-client-id-0001';
     expect((await post(alice.ip, alice.token, shared, 'alpha question')).body).toEqual({ messageId: shared, duplicate: false });
-    await eventually(
-      async () => (await harness.services.transcripts.recent(alice.conversationId)).length >= 2 || undefined,
-    );
+    await eventually(async () => (await harness.services.transcripts.recent(alice.conversationId)).length >= 2 || undefined);
     expect((await post(bob.ip, bob.token, shared, 'bravo question')).body).toEqual({ messageId: shared, duplicate: false });
-    await eventually(
-      async () => (await harness.services.transcripts.recent(bob.conversationId)).length >= 2 || undefined,
-    );
+    await eventually(async () => (await harness.services.transcripts.recent(bob.conversationId)).length >= 2 || undefined);
 
     const texts = async (who: { ip: string; token: string }) =>
       ((await history(who.ip, who.token)).body.messages as { id: string; role: string; text: string }[]).map((message) => [message.role, message.text]);
