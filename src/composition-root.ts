@@ -41,7 +41,10 @@ import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { createTranscriptOutbox, type TranscriptOutbox } from './store/outbox.js';
 import { recentMessages } from './store/recent-messages.js';
+import { checkRedisPersistence } from './store/redis-persistence.js';
+import { createTranscriptWriter } from './store/transcript-writer.js';
 import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
 import { createGiveUpHandler, createInboundHandler } from './turn/handle-inbound.js';
@@ -69,6 +72,8 @@ export interface Services {
   redis: RedisClient;
   mongo: Connection;
   transcripts: TranscriptStore;
+  /** Transcript records on their way to MongoDB (the worker's transcript writer drains it). */
+  outbox: TranscriptOutbox;
   inbox: ConversationInbox;
   queue: TurnQueue;
   orchestrator: Orchestrator;
@@ -91,7 +96,19 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const bullConnection = createRedis(config, 'blocking');
   const queuePrefix = overrides.queuePrefix ?? QUEUE_PREFIX;
   const mongo = await connectMongo(config.mongodbUri);
-  const transcripts = createTranscriptStore(mongo);
+  await checkRedisPersistence(redis, logger);
+  const outboxReader = createRedis(config, 'blocking');
+  const outbox = createTranscriptOutbox({
+    redis,
+    reader: outboxReader,
+    maxBacklog: config.transcriptOutbox.max,
+    database: mongo.db?.databaseName ?? 'default',
+    logger,
+    metrics,
+  });
+  const stopOutboxWatch = outbox.watch();
+  const transcripts = createTranscriptStore(mongo, { redis, outbox });
+  const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
   await transcripts.ensureIndexes();
 
   const contacts = createContactStore(mongo);
@@ -117,7 +134,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, queuePrefix);
-  const intake = createIntake(inbox, queue);
+  const intake = createIntake(inbox, queue, outbox);
 
   let shuttingDown = false;
   const draining = new AbortController();
@@ -209,7 +226,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metricsAccess: { ownListener: config.metrics.port !== undefined, token: config.metrics.token },
     readiness: [
       { name: 'redis', check: async () => void (await redis.ping()) },
-      { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },
+      // Turns never wait on MongoDB (the transcript outbox does): down or slow, it is `degraded`.
+      { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()), degradable: true },
     ],
     routers: [
       createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, usage: usageReport, logger, metrics }),
@@ -227,6 +245,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     redis,
     mongo,
     transcripts,
+    outbox,
     inbox,
     queue,
     orchestrator,
@@ -258,6 +277,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       // the recovery of those a crash left pending.
       retention.start();
       noticeDelivery.start();
+      transcriptWriter.start();
       return worker;
     },
     beginShutdown() {
@@ -268,13 +288,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       shuttingDown = true;
       draining.abort();
       await retention.close();
+      stopOutboxWatch();
       await noticeDelivery.close();
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();
       await noticeQueue.close();
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
-      await Promise.allSettled([redis.quit(), bullConnection.quit(), mongo.close()]);
+      // After the workers: the records their last turns appended are written if MongoDB answers.
+      await transcriptWriter.close();
+      await Promise.allSettled([redis.quit(), bullConnection.quit(), outboxReader.quit(), mongo.close()]);
     },
   };
 }

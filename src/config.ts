@@ -162,6 +162,10 @@ const EnvSchema = z.object({
   // A message is given up on (apology, recorded failed, counted) only once its own budget is spent.
   MESSAGE_RETRY_BUDGET_MS: positiveInt(600_000),
   MESSAGE_RETRY_BACKOFF_MS: positiveInt(2_000),
+
+  // The transcript outbox (Redis → MongoDB): new inbound is refused (503) at this many entries; records per writer batch.
+  TRANSCRIPT_OUTBOX_MAX: positiveInt(200_000),
+  TRANSCRIPT_WRITER_BATCH: positiveInt(200),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -208,6 +212,7 @@ export interface Config {
   metrics: { port: number | undefined; host: string; token: string | undefined };
   transcriptLinks: { secret: string; ttlHours: number };
   retentionDays: number;
+  transcriptOutbox: { max: number; batchSize: number };
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -283,6 +288,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     adminToken: env.ADMIN_TOKEN,
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
+    transcriptOutbox: { max: env.TRANSCRIPT_OUTBOX_MAX, batchSize: env.TRANSCRIPT_WRITER_BATCH },
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

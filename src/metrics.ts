@@ -6,7 +6,7 @@
  * are fixed and an `observe` with an unknown name or label does not type-check. Counters are
  * per process; an operator's scraper sums them across web and worker processes.
  */
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 interface HistogramSpec {
   help: string;
@@ -60,6 +60,10 @@ export interface Metrics {
   value(name: string, labels?: Record<string, string>): number;
   /** Records one sample, in seconds, in a declared histogram. */
   observe<N extends HistogramName>(name: N, labels: HistogramLabels<N>, seconds: number): void;
+  /** Sets a gauge (declared on first use, no labels), e.g. the transcript outbox backlog. */
+  setGauge(name: string, value: number): void;
+  /** A gauge's last value (0 when never set). */
+  gaugeValue(name: string): number;
   /** The registry in Prometheus text format. */
   render(): Promise<string>;
   /** The Content-Type of `render()`'s output. */
@@ -81,6 +85,7 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   const counters = new Map<string, CounterState>();
   const histograms = new Map<string, Histogram>();
+  const gauges = new Map<string, { gauge: Gauge; value: number }>();
   for (const [name, spec] of Object.entries(HISTOGRAMS)) {
     histograms.set(name, new Histogram({ name, help: spec.help, labelNames: spec.labelNames, buckets: [...spec.buckets], registers: [registry] }));
   }
@@ -114,6 +119,13 @@ export function createMetrics(): Metrics {
     observe(name, labels, seconds) {
       histograms.get(name)?.observe(labels as Record<string, string>, seconds);
     },
+    setGauge(name, value) {
+      const state = gauges.get(name) ?? { gauge: new Gauge({ name, help: name.replaceAll('_', ' '), registers: [registry] }), value: 0 };
+      gauges.set(name, state);
+      state.value = value;
+      state.gauge.set(value);
+    },
+    gaugeValue: (name) => gauges.get(name)?.value ?? 0,
     render: () => registry.metrics(),
     contentType: registry.contentType,
   };

@@ -13,6 +13,8 @@ import type { Metrics } from '../metrics.js';
 export interface ReadinessCheck {
   name: string;
   check(): Promise<void>;
+  /** The service still serves without it (MongoDB behind the transcript outbox): a failure is `degraded`, still 200. */
+  degradable?: boolean;
 }
 
 export interface AppOptions {
@@ -97,18 +99,19 @@ export function createApp(options: AppOptions): express.Express {
       return;
     }
     const results = await Promise.all(
-      options.readiness.map(async ({ name, check }) => {
+      options.readiness.map(async ({ name, check, degradable }) => {
         try {
           await withTimeout(check(), READINESS_TIMEOUT_MS);
           return [name, 'ok'] as const;
         } catch (error) {
           logger.warn('readiness-failed', { dependency: name, error });
-          return [name, 'unavailable'] as const;
+          return [name, degradable ? 'degraded' : 'unavailable'] as const;
         }
       }),
     );
-    const ready = results.every(([, state]) => state === 'ok');
-    response.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results) });
+    const ready = results.every(([, state]) => state !== 'unavailable');
+    const status = !ready ? 'unavailable' : results.some(([, state]) => state === 'degraded') ? 'degraded' : 'ready';
+    response.status(ready ? 200 : 503).json({ status, checks: Object.fromEntries(results) });
   });
 
   if (options.metricsAccess && !options.metricsAccess.ownListener && options.metricsAccess.token !== undefined) {

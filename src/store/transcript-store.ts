@@ -1,24 +1,30 @@
 /**
- * Transcripts in MongoDB: one document per conversation and one per message (never growing
- * arrays: FerretDB ignores `$slice`). Every hot-path read and write goes by `_id`, the only
- * filter FerretDB 1.x pushes down to its storage (anything else scans the collection):
- *   - a conversation's `_id` is its key; it also carries the bounded recent history the model
- *     sees, rewritten whole under the conversation's lock;
- *   - a message's `_id` is its ledger key (`in:<channel>:<id>`, `out:<channel>:<inbound>#<part>`),
- *     so outbound messages double as the idempotent send ledger: each part moves
- *     pending → sending → sent exactly once, and a retried turn never sends a part twice;
- *   - `deliveries` maps a channel message id (Twilio's SID) to its ledger key for status callbacks.
- * The same code runs on MongoDB (no transactions, TTL indexes or $lookup are used).
+ * Transcripts: hot in Redis, durable in MongoDB. A turn never waits on MongoDB:
+ *   - a conversation's record and its bounded recent history (what the model sees) are a Redis
+ *     hash under the conversation's hash tag, rewritten whole under the conversation's lock;
+ *   - the send ledger is Redis too: a reply's parts are one hash (`transcript-keys.ts`), each
+ *     field a ledger entry keyed by its message `_id` (`out:<channel>:<inbound>#<part>`) that
+ *     moves pending → sending → sent exactly once by compare-and-set scripts, so a retried turn
+ *     never sends a part twice; a delivery id (Twilio's SID) maps to its ledger key;
+ *   - every transcript record (inbound, reply parts, statuses, delivery ids, conversations) is
+ *     appended to the outbox (`outbox.ts`), which the transcript writer drains into MongoDB by
+ *     `_id` — one document per conversation and per message (FerretDB pushes down only `_id`).
+ * Reads that are not a turn's (a whole conversation, retention, the transcript page) stay on
+ * MongoDB. No transactions, TTL indexes or $lookup are used, so the same code runs on MongoDB.
  */
+import type { RedisClient } from '../redis.js';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError as isDuplicateKey, StorageWriteError } from '../errors/index.js';
+import { z } from 'zod';
+import { StorageWriteError } from '../errors/index.js';
+import { OutboxMessageSchema, type TranscriptOutbox, type TranscriptRecord } from './outbox.js';
+import { CONVERSATION_TTL_SECONDS, LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export type MessageStatus = 'received' | 'pending' | 'sending' | 'uncertain' | DeliveryStatus;
 
 /** Later statuses never regress to earlier ones when Twilio's callbacks arrive out of order. */
-const statusRank: Record<MessageStatus, number> = {
+export const statusRank: Record<MessageStatus, number> = {
   received: 0,
   pending: 0,
   sending: 1,
@@ -34,18 +40,13 @@ const statusRank: Record<MessageStatus, number> = {
 /** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
 export const APOLOGY_PART = 99;
 
-/** How often a delivery status update re-reads after losing a race before it reports failure. */
-const STATUS_CAS_ATTEMPTS = 16;
-
 /** How many recent messages a conversation keeps inline for the model's context. */
 const RECENT_MESSAGE_LIMIT = 20;
 
-export interface RecentMessage {
-  /** The message's `_id`, so replaying a turn never appends it twice. */
-  id: string;
-  direction: 'inbound' | 'outbound';
-  text: string;
-}
+const RecentMessageSchema = z.object({ id: z.string(), direction: z.enum(['inbound', 'outbound']), text: z.string() });
+
+/** One entry of the recent history; `id` is the message's `_id`, so replaying a turn never appends it twice. */
+export type RecentMessage = z.infer<typeof RecentMessageSchema>;
 
 export interface ConversationRecord {
   /** The conversation key, e.g. `whatsapp:+14155550100`. */
@@ -143,6 +144,8 @@ export interface TranscriptStore {
   openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
   /** Stores an inbound message once, however often it is recorded. */
   recordInbound(input: { conversationId: string; channel: string; channelMessageId: string; text: string; receivedAt: Date }): Promise<void>;
+  /** The conversation's recent history, oldest first (empty when unknown). */
+  recent(conversationId: string): Promise<RecentMessage[]>;
   /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
   saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
@@ -202,10 +205,125 @@ function model<T>(connection: Connection, name: string, schema: Schema<T>): Mode
   return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
 }
 
-export function createTranscriptStore(connection: Connection): TranscriptStore {
-  const conversations = model(connection, 'Conversation', conversationSchema);
-  const messages = model(connection, 'Message', messageSchema);
-  const deliveries = model(connection, 'Delivery', deliverySchema);
+/** The ledger key's parts: which reply hash and field hold it (undefined: not a reply part). */
+function ledgerSlot(messageId: string): { key: string; field: string } | undefined {
+  const match = /^out:([^:]+):(.+)#(\d+)$/.exec(messageId);
+  if (!match) return undefined;
+  const [, channel = '', replyTo = '', part = ''] = match;
+  return { key: transcriptKeys.reply(channel, replyTo), field: part };
+}
+
+/** A reply part as Redis holds it: the record with ISO dates (the `turn` payload is a field of its own). */
+const StoredPartSchema = OutboxMessageSchema.extend({ claimedAt: z.iso.datetime().optional(), errorCode: z.string().optional() });
+type StoredPart = z.infer<typeof StoredPartSchema>;
+
+function toRecord(raw: string): MessageRecord {
+  const { createdAt, updatedAt, claimedAt, ...rest } = StoredPartSchema.parse(JSON.parse(raw));
+  return { ...rest, createdAt: new Date(createdAt), updatedAt: new Date(updatedAt), ...(claimedAt ? { claimedAt: new Date(claimedAt) } : {}) };
+}
+
+function toOutbox(part: MessageRecord): TranscriptRecord {
+  const { claimedAt: _claimedAt, errorCode: _errorCode, turn: _turn, createdAt, updatedAt, ...rest } = part;
+  return { kind: 'message', message: { ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
+}
+
+/** Statuses a part may move to `status` from: lower-ranked ones (a status never regresses). */
+function outranked(status: MessageStatus): string {
+  return `,${(Object.keys(statusRank) as MessageStatus[]).filter((from) => statusRank[from] < statusRank[status]).join(',')},`;
+}
+
+// Finds or creates the conversation (its display name kept current); returns created, renamed, recent.
+// One read on the way: the TTL is refreshed where the history is written (saveRecent).
+const openScript = `
+local stored = redis.call('HMGET', KEYS[1], 'channel', 'displayName', 'recent')
+local created = 0
+local renamed = 0
+if not stored[1] then
+  redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'address', ARGV[2], 'createdAt', ARGV[4], 'recent', '[]')
+  redis.call('EXPIRE', KEYS[1], ARGV[5])
+  created = 1
+end
+if ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
+  redis.call('HSET', KEYS[1], 'displayName', ARGV[3])
+  renamed = 1
+end
+return {created, renamed, stored[3] or '[]'}
+`;
+
+const saveRecentScript = `
+redis.call('HSET', KEYS[1], 'recent', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+// Stores a reply's parts (and its one-shot turn payload) unless an earlier attempt stored them.
+const savePartsScript = `
+if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
+local fields = {}
+for i = 3, #ARGV do
+  fields[#fields + 1] = tostring(i - 3)
+  fields[#fields + 1] = ARGV[i]
+end
+if ARGV[2] ~= '' then
+  fields[#fields + 1] = 'turn'
+  fields[#fields + 1] = ARGV[2]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+`;
+
+// Stores one entry unless present (the apology); returns the stored one.
+const saveOnceScript = `
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return redis.call('HGET', KEYS[1], ARGV[1])
+`;
+
+const takeScript = `
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return value
+`;
+
+// Compare-and-set on one ledger entry: applies the patch when its status is listed (',a,b,'; '' any).
+// Returns 1 applied, 0 refused by its status, -1 no such entry.
+const patchScript = `
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return -1 end
+local entry = cjson.decode(raw)
+if ARGV[3] ~= '' and not string.find(ARGV[3], ',' .. entry.status .. ',', 1, true) then return 0 end
+for k, v in pairs(cjson.decode(ARGV[2])) do entry[k] = v end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
+return 1
+`;
+
+export interface TranscriptStoreOptions {
+  /** The hot copy: conversations, recent history, the send ledger and delivery ids. */
+  redis: RedisClient;
+  /** Where every transcript record goes on its way to MongoDB. */
+  outbox: TranscriptOutbox;
+}
+
+/** The transcript collections (what the store reads and the transcript writer writes). */
+export function transcriptModels(connection: Connection) {
+  return {
+    conversations: model(connection, 'Conversation', conversationSchema),
+    messages: model(connection, 'Message', messageSchema),
+    deliveries: model(connection, 'Delivery', deliverySchema),
+  };
+}
+
+export function createTranscriptStore(connection: Connection, options: TranscriptStoreOptions): TranscriptStore {
+  const { redis, outbox } = options;
+  const { conversations, messages, deliveries } = transcriptModels(connection);
+  const now = () => new Date().toISOString();
+
+  const patch = async (messageId: string, changes: Partial<StoredPart>, from = ''): Promise<number> => {
+    const slot = ledgerSlot(messageId);
+    if (!slot) return -1;
+    return Number(await redis.eval(patchScript, 1, slot.key, slot.field, JSON.stringify({ ...changes, updatedAt: now() }), from));
+  };
 
   const store: TranscriptStore = {
     conversations,
@@ -216,179 +334,197 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
     },
 
     async openConversation({ key, channel, address, displayName }) {
-      const result = await conversations
-        .findOneAndUpdate(
-          { _id: key },
-          {
-            $setOnInsert: { channel, address, recent: [] },
-            ...(displayName ? { $set: { displayName } } : {}),
-          },
-          { upsert: true, returnDocument: 'after', includeResultMetadata: true, lean: true },
-        )
-        .exec();
-      const conversation = result.value as ConversationRecord | null;
-      if (!conversation) throw new Error(`conversation ${key} vanished after upsert`);
-      return {
-        conversationId: conversation._id,
-        created: result.lastErrorObject?.updatedExisting === false,
-        recent: conversation.recent ?? [],
-      };
+      const at = now();
+      const [created, renamed, recent] = (await redis.eval(
+        openScript,
+        1,
+        transcriptKeys.conversation(key),
+        channel,
+        address,
+        displayName ?? '',
+        at,
+        CONVERSATION_TTL_SECONDS,
+      )) as [number, number, string];
+      if (created === 1 || renamed === 1) {
+        await outbox.append([{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
+      }
+      return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
     },
 
     async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt }) {
-      try {
-        await messages.create({
-          _id: inboundMessageId(channel, channelMessageId),
-          conversationId,
-          channel,
-          direction: 'inbound',
-          text,
-          channelMessageId,
-          status: 'received',
-          createdAt: receivedAt,
-        });
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
+      const at = receivedAt.toISOString();
+      await outbox.append([
+        {
+          kind: 'message',
+          message: {
+            _id: inboundMessageId(channel, channelMessageId),
+            conversationId,
+            channel,
+            direction: 'inbound',
+            text,
+            channelMessageId,
+            status: 'received',
+            createdAt: at,
+            updatedAt: at,
+          },
+        },
+      ]);
+    },
+
+    async recent(conversationId) {
+      const raw = await redis.hget(transcriptKeys.conversation(conversationId), 'recent');
+      return raw === null ? [] : z.array(RecentMessageSchema).parse(JSON.parse(raw));
     },
 
     async saveRecent(conversationId, recent) {
-      await conversations.updateOne({ _id: conversationId }, { $set: { recent: recent.slice(-RECENT_MESSAGE_LIMIT) } }).exec();
+      await redis.eval(
+        saveRecentScript,
+        1,
+        transcriptKeys.conversation(conversationId),
+        JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)),
+        CONVERSATION_TTL_SECONDS,
+      );
     },
 
     async replyParts(channel, replyTo) {
-      const find = (part: number) =>
-        messages
-          .findById(outboundMessageId(channel, replyTo, part))
-          .lean<MessageRecord>()
-          .exec();
-      const first = await find(0);
-      if (!first) return [];
-      const rest = await Promise.all(Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => find(index + 1)));
-      return [first, ...rest.filter((part) => part !== null)];
+      const stored = await redis.hgetall(transcriptKeys.reply(channel, replyTo));
+      if (stored['0'] === undefined) return [];
+      const first = toRecord(stored['0']);
+      const rest = Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => stored[String(index + 1)]);
+      return [first, ...rest.filter((raw) => raw !== undefined).map(toRecord)];
     },
 
     async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }) {
-      const now = Date.now();
-      const documents = parts.map((text, index) => ({
+      const started = Date.now();
+      const documents = parts.map((text, index): StoredPart => ({
         _id: outboundMessageId(channel, replyTo, index),
         conversationId,
         channel,
-        direction: 'outbound' as const,
+        direction: 'outbound',
         text,
         replyTo,
         part: index,
         partCount: parts.length,
         roleId,
-        ...(index === 0 && turn !== undefined ? { turn } : {}),
-        status: 'pending' as const,
+        status: 'pending',
         // Parts share one turn; distinct timestamps keep them in order when read back.
-        createdAt: new Date(now + index),
-        updatedAt: new Date(now + index),
+        createdAt: new Date(started + index).toISOString(),
+        updatedAt: new Date(started + index).toISOString(),
       }));
-      try {
-        const inserted = await messages.insertMany(documents, { ordered: true, timestamps: false });
-        if (inserted.length === documents.length) return inserted.map((document) => document.toObject<MessageRecord>());
-      } catch (error) {
-        // An earlier attempt stored this reply: what it stored wins.
-        if (!isDuplicateKey(error)) throw error;
-      }
-      const stored = await store.replyParts(channel, replyTo);
+      const inserted = await redis.eval(
+        savePartsScript,
+        1,
+        transcriptKeys.reply(channel, replyTo),
+        LEDGER_TTL_SECONDS,
+        turn ?? '',
+        ...documents.map((document) => JSON.stringify(document)),
+      );
+      // An earlier attempt stored this reply: what it stored wins.
+      const stored = inserted === 1 ? documents.map((document) => toRecord(JSON.stringify(document))) : await store.replyParts(channel, replyTo);
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
+      // Appended by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
+      await outbox.append(stored.map(toOutbox));
       return stored;
     },
 
     async takeTurn(messageId) {
-      const taken = await messages.findOneAndUpdate({ _id: messageId, turn: { $exists: true } }, { $unset: { turn: 1 } }, { lean: true }).exec();
-      return taken?.turn ?? undefined;
+      const slot = ledgerSlot(messageId);
+      if (!slot) return undefined;
+      const taken = (await redis.eval(takeScript, 1, slot.key, 'turn')) as string | null;
+      return taken ?? undefined;
     },
 
     async claimPart(messageId) {
-      const claimed = await messages
-        .findOneAndUpdate({ _id: messageId, status: 'pending' }, { $set: { status: 'sending', claimedAt: new Date() } }, { lean: true })
-        .exec();
-      return claimed !== null;
+      return (await patch(messageId, { status: 'sending', claimedAt: now() }, ',pending,')) === 1;
     },
 
     async message(messageId) {
-      return (await messages.findById(messageId).lean<MessageRecord>().exec()) ?? undefined;
+      const slot = ledgerSlot(messageId);
+      const raw = slot ? await redis.hget(slot.key, slot.field) : null;
+      return raw === null ? undefined : toRecord(raw);
     },
 
     async reclaimPart(messageId) {
-      await messages.updateOne({ _id: messageId }, { $set: { status: 'sending', claimedAt: new Date() } }).exec();
+      await patch(messageId, { status: 'sending', claimedAt: now() });
     },
 
     async deliveryOwner(channelMessageId) {
-      return (await deliveries.findById(channelMessageId).lean().exec())?.messageId;
+      return (await redis.get(transcriptKeys.delivery(channelMessageId))) ?? undefined;
     },
 
     async saveApology({ conversationId, channel, replyTo, text }) {
       const _id = outboundMessageId(channel, replyTo, APOLOGY_PART);
-      try {
-        const [inserted] = await messages.insertMany(
-          [{ _id, conversationId, channel, direction: 'outbound', text, replyTo, part: APOLOGY_PART, partCount: 1, roleId: 'system', status: 'pending' }],
-          { ordered: true },
-        );
-        if (inserted) return inserted.toObject<MessageRecord>();
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-      const stored = await messages.findById(_id).lean<MessageRecord>().exec();
-      if (!stored) throw new Error(`apology ${_id} vanished after insert`);
-      return stored;
+      const at = now();
+      const entry: StoredPart = {
+        _id,
+        conversationId,
+        channel,
+        direction: 'outbound',
+        text,
+        replyTo,
+        part: APOLOGY_PART,
+        partCount: 1,
+        roleId: 'system',
+        status: 'pending',
+        createdAt: at,
+        updatedAt: at,
+      };
+      const stored = (await redis.eval(
+        saveOnceScript,
+        1,
+        transcriptKeys.reply(channel, replyTo),
+        String(APOLOGY_PART),
+        JSON.stringify(entry),
+        LEDGER_TTL_SECONDS,
+      )) as string;
+      const apology = toRecord(stored);
+      await outbox.append([toOutbox(apology)]);
+      return apology;
     },
 
     async markInboundFailed({ conversationId, channel, channelMessageId, text, receivedAt, errorMessage }) {
-      await messages
-        .updateOne(
-          { _id: inboundMessageId(channel, channelMessageId) },
-          {
-            $set: { status: 'failed', errorMessage, updatedAt: new Date() },
-            $setOnInsert: { conversationId, channel, direction: 'inbound', text, channelMessageId, createdAt: receivedAt },
-          },
-          { upsert: true, timestamps: false },
-        )
-        .exec();
-    },
-
-    async markPartSent(messageId, channelMessageId, status) {
-      await Promise.all([
-        messages.updateOne({ _id: messageId }, { $set: { channelMessageId, status } }).exec(),
-        deliveries.create({ _id: channelMessageId, messageId }).catch((error: unknown) => {
-          if (!isDuplicateKey(error)) throw error;
-        }),
+      const _id = inboundMessageId(channel, channelMessageId);
+      const received = receivedAt.toISOString();
+      await outbox.append([
+        {
+          kind: 'message',
+          message: { _id, conversationId, channel, direction: 'inbound', text, channelMessageId, status: 'received', createdAt: received, updatedAt: received },
+        },
+        { kind: 'status', _id, status: 'failed', errorMessage, at: now() },
       ]);
     },
 
+    async markPartSent(messageId, channelMessageId, status) {
+      const at = now();
+      // The record first: a crash before the ledger write leaves the part `sending`, resolved by lookup.
+      await outbox.append([
+        { kind: 'status', _id: messageId, status, channelMessageId, at },
+        { kind: 'delivery', _id: channelMessageId, messageId, at },
+      ]);
+      await patch(messageId, { status, channelMessageId });
+      await redis.set(transcriptKeys.delivery(channelMessageId), messageId, 'EX', LEDGER_TTL_SECONDS);
+    },
+
     async releasePart(messageId) {
-      await messages.updateOne({ _id: messageId, status: 'sending' }, { $set: { status: 'pending' } }).exec();
+      await patch(messageId, { status: 'pending' }, ',sending,');
     },
 
     async markPartFailed(messageId, status, errorCode, errorMessage) {
-      await messages.updateOne({ _id: messageId }, { $set: { status, errorMessage, ...(errorCode ? { errorCode } : {}) } }).exec();
+      await outbox.append([{ kind: 'status', _id: messageId, status, errorMessage, ...(errorCode ? { errorCode } : {}), at: now() }]);
+      await patch(messageId, { status, errorMessage, ...(errorCode ? { errorCode } : {}) });
     },
 
     async updateDeliveryStatus({ channelMessageId, status, errorCode, errorMessage }) {
-      const delivery = await deliveries.findById(channelMessageId).lean().exec();
-      if (!delivery) return false;
-      // Compare-and-set on the current status: callbacks for one message can race. Each lost
-      // race means another write moved the status, so read it again until this one applies or
-      // is outranked; one that keeps losing is reported as a failed write, never as applied.
-      for (let attempt = 0; attempt < STATUS_CAS_ATTEMPTS; attempt += 1) {
-        const current = await messages.findById(delivery.messageId, { status: 1 }).lean().exec();
-        if (!current) return false;
-        if (statusRank[current.status] >= statusRank[status]) return true;
-        const updated = await messages
-          .findOneAndUpdate(
-            { _id: delivery.messageId, status: current.status },
-            { $set: { status, ...(errorCode ? { errorCode } : {}), ...(errorMessage ? { errorMessage } : {}) } },
-            { lean: true },
-          )
-          .exec();
-        if (updated) return true;
-      }
-      throw new StorageWriteError(`the status of ${delivery.messageId} lost ${STATUS_CAS_ATTEMPTS} compare-and-set races`);
+      const messageId = await store.deliveryOwner(channelMessageId);
+      if (!messageId) return false;
+      // The record first (the writer keeps the same rank rule), then a compare-and-set in one
+      // script: a status applies only over a lower-ranked one, so callbacks arriving out of
+      // order (or racing) never move a part backwards.
+      const changes = { status, ...(errorCode ? { errorCode } : {}), ...(errorMessage ? { errorMessage } : {}) };
+      await outbox.append([{ kind: 'status', _id: messageId, channelMessageId, ...changes, at: now() }]);
+      await patch(messageId, changes, outranked(status));
+      return true;
     },
 
     async conversationMessages(conversationId) {

@@ -6,10 +6,13 @@
 import type { InboundMessage } from '../contracts/index.js';
 import type { ConversationInbox } from '../queue/conversation-inbox.js';
 import { enqueueTurn, type TurnQueue } from '../queue/turn-queue.js';
+import type { TranscriptOutbox } from '../store/outbox.js';
 
-export function createIntake(inbox: ConversationInbox, queue: TurnQueue) {
+export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?: Pick<TranscriptOutbox, 'assertRoom'>) {
   return {
     async accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> {
+      // At TRANSCRIPT_OUTBOX_MAX (MongoDB far behind) new messages wait: a 503 the sender retries.
+      outbox?.assertRoom();
       const appended = await inbox.accept(message);
       await enqueueTurn(queue, { conversationKey: message.conversationKey, messageId: message.messageId });
       return appended ? 'accepted' : 'duplicate';

@@ -16,7 +16,7 @@ import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
-import { turnsSettled } from '../support/settled.js';
+import { transcriptsWritten, turnsSettled } from '../support/settled.js';
 import { recordFigures } from './burst.js';
 
 let child: ChildProcess | undefined;
@@ -106,7 +106,8 @@ describe.each([
     const request = await held;
     expect(request.params.Body).toBe('Slow answer to: where is my order?');
     const partId = outboundMessageId('whatsapp', messageSid, 0);
-    expect((await harness.services.transcripts.messages.findById(partId).lean())?.status).toBe('sending');
+    // The send ledger is in Redis: the claim is there before anything reaches MongoDB.
+    expect((await harness.services.transcripts.message(partId))?.status).toBe('sending');
 
     const exited = new Promise((resolve) => child!.once('exit', resolve));
     child.kill('SIGKILL');
@@ -116,7 +117,7 @@ describe.each([
 
     await harness.services.startWorker().waitUntilReady();
     const part = await eventually(async () => {
-      const stored = await harness!.services.transcripts.messages.findById(partId).lean();
+      const stored = await harness!.services.transcripts.message(partId);
       return stored?.status === 'queued' ? stored : undefined;
     }, 20_000);
     const resolvedAt = Date.now();
@@ -127,7 +128,8 @@ describe.each([
     expect(received.map((message) => message.body)).toEqual(['Slow answer to: where is my order?', 'Answer to: thanks!']);
     expect(part.channelMessageId).toBe(received[0]!.sid);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'reply-part-resolved', outcome }));
-    // Twilio has the second answer; its ledger entry is marked right after.
+    // Twilio has the second answer; its ledger entry is marked right after, MongoDB's behind it.
+    await transcriptsWritten(harness.services);
     const conversation = await eventually(async () => {
       const messages = await harness!.services.transcripts.conversationMessages(conversationKeyFor(customer));
       return messages.every((message) => message.status !== 'sending') ? messages : undefined;
@@ -221,7 +223,8 @@ describe('a lost send whose lookup keeps failing', () => {
       status: 'failed',
       errorMessage: 'send outcome unknown and could not be resolved',
     });
-    expect(await transcripts.message(inboundMessageId('whatsapp', messageSid))).toMatchObject({ status: 'failed' });
+    await transcriptsWritten(harness.services);
+    expect(await transcripts.messages.findById(inboundMessageId('whatsapp', messageSid)).lean()).toMatchObject({ status: 'failed' });
     expect(harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body)).toEqual([APOLOGY_TEXT]);
     expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'inbound-failed', reason: 'budget' }));
     expect(harness.logs.filter((line) => line.event === 'inbound-retrying').every((line) => line.kind === 'infrastructure')).toBe(true);

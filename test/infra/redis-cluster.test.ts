@@ -79,7 +79,7 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
   // Many conversations, so their keys spread over every primary.
   const conversations = Array.from({ length: 12 }, (_, index) => `whatsapp:+4477009${String(index).padStart(5, '0')}`);
 
-  test('the inbox: dedupe and append, head with retry state, failures, acknowledge, discard', async () => {
+  test('the inbox: dedupe and append, batch with retry state, freeze, failures, acknowledge, discard', async () => {
     const inbox = createConversationInbox(redis);
     for (const conversationKey of conversations) {
       const first = inbound(conversationKey, 'hello');
@@ -88,11 +88,12 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
       expect(await inbox.accept(inbound(conversationKey, 'second'))).toBe(true);
       const failed = await inbox.recordFailure(conversationKey, first.messageId, { now: 1_000, firstDelayMs: 10, maxDelayMs: 100, suspect: false });
       expect(failed.attempts).toBe(1);
-      const head = await inbox.head(conversationKey);
-      expect(head?.message.text).toBe('hello');
-      expect(head?.retry?.attempts).toBe(1);
-      await inbox.acknowledge(conversationKey, head!);
-      expect((await inbox.head(conversationKey))?.message.text).toBe('second');
+      const batch = await inbox.batch(conversationKey, 1);
+      expect(batch?.entries[0].message.text).toBe('hello');
+      expect(batch?.retry?.attempts).toBe(1);
+      if (!batch) throw new Error('no batch');
+      await inbox.acknowledge(conversationKey, await inbox.freeze(conversationKey, batch));
+      expect((await inbox.batch(conversationKey, 5))?.entries[0].message.text).toBe('second');
       await inbox.discardHead(conversationKey);
       expect(await inbox.size(conversationKey)).toBe(0);
     }

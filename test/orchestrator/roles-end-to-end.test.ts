@@ -82,8 +82,8 @@ describe('on WhatsApp', () => {
     const [reply] = await harness.twilio.waitForMessages(1);
     expect(reply?.body).toBe('Done — we are starting a new conversation. How can I help?');
     expect(await harness.services.redis.exists(stateKeys.activeRole(conversationKeyFor(from)))).toBe(0);
-    const conversation = await harness.services.transcripts.conversations.findById(conversationKeyFor(from)).lean();
-    expect(conversation?.recent.map((message) => message.text)).toEqual([reply?.body]);
+    const recent = await harness.services.transcripts.recent(conversationKeyFor(from));
+    expect(recent.map((message) => message.text)).toEqual([reply?.body]);
   });
 });
 

@@ -12,6 +12,7 @@ import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
 import type { Script } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
+import { transcriptsWritten } from '../support/settled.js';
 
 const SHOP = 'https://shop.example.test';
 const SECRET = 'shop-identity-secret-0123456789abcdef';
@@ -117,6 +118,7 @@ describe('a visitor asking for invoices in the widget', () => {
       .map((call) => call.promptText)
       .join('\n');
     for (const marker of ACME_MARKERS) expect(anonymousPrompts).not.toContain(marker);
+    await transcriptsWritten(harness.services);
     const db = harness.services.mongo.db;
     if (!db) throw new Error('no MongoDB database');
     const stored = await db.collection('messages').find({ direction: 'outbound' }).toArray();

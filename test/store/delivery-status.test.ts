@@ -1,38 +1,18 @@
 /**
  * Delivery status callbacks for one message race (Twilio sends sent, delivered, read close
- * together). `updateDeliveryStatus` compares-and-sets on the status it read; a lost race must
- * not be reported as applied: it reads again and applies, or says it failed.
+ * together) and arrive out of order. The ledger entry in Redis is compared-and-set inside one
+ * script, and the transcript writer applies the same rank rule in MongoDB: whatever the order
+ * and concurrency, the highest status wins in both, and nothing moves backwards.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { StorageWriteError } from '../../src/errors/index.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { transcriptsWritten } from '../support/settled.js';
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness({ worker: false });
+  harness = await startHarness();
 });
 afterAll(() => harness.close());
-
-/** Makes the next `races` compare-and-sets lose: another callback moves the status first. */
-function loseRaces(races: number, rival: (attempt: number) => string) {
-  const { messages } = harness.services.transcripts;
-  const original = messages.findOneAndUpdate.bind(messages);
-  let lost = 0;
-  const patched = (...args: Parameters<typeof messages.findOneAndUpdate>) => {
-    const [filter] = args;
-    if (lost < races && filter && typeof filter === 'object' && 'status' in filter) {
-      const moved = rival(lost);
-      lost += 1;
-      // The rival's write lands between the store's read and its compare-and-set.
-      return {
-        exec: async () => (await messages.updateOne({ _id: String(Reflect.get(filter, '_id')) }, { $set: { status: moved } }).exec(), original(...args).exec()),
-      };
-    }
-    return original(...args);
-  };
-  Object.assign(messages, { findOneAndUpdate: patched });
-  return () => Object.assign(messages, { findOneAndUpdate: original });
-}
 
 async function sentPart(sid: string) {
   const { transcripts } = harness.services;
@@ -49,38 +29,29 @@ async function sentPart(sid: string) {
 }
 
 describe('updateDeliveryStatus', () => {
-  test('after losing three races it still applies the newer status', async () => {
+  test('callbacks racing each other end on the highest status, in Redis and in MongoDB', async () => {
     const id = await sentPart('SMrace1');
-    const restore = loseRaces(3, (attempt) => (attempt % 2 === 0 ? 'sent' : 'queued'));
-    try {
-      expect(await harness.services.transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace1', status: 'read' })).toBe(true);
-    } finally {
-      restore();
-    }
-    expect(await harness.services.transcripts.messages.findById(id).lean()).toMatchObject({ status: 'read' });
+    const { transcripts } = harness.services;
+    const results = await Promise.all(
+      (['sent', 'read', 'delivered', 'sent', 'delivered'] as const).map((status) => transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace1', status })),
+    );
+    expect(results).toEqual([true, true, true, true, true]);
+    expect(await transcripts.message(id)).toMatchObject({ status: 'read', channelMessageId: 'SMrace1' });
+    await transcriptsWritten(harness.services);
+    expect(await transcripts.messages.findById(id).lean()).toMatchObject({ status: 'read', channelMessageId: 'SMrace1' });
   });
 
-  test('a race lost to a later status keeps the later one', async () => {
+  test('a status arriving after a later one keeps the later one', async () => {
     const id = await sentPart('SMrace2');
-    const restore = loseRaces(1, () => 'read');
-    try {
-      expect(await harness.services.transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace2', status: 'delivered' })).toBe(true);
-    } finally {
-      restore();
-    }
-    expect(await harness.services.transcripts.messages.findById(id).lean()).toMatchObject({ status: 'read' });
+    const { transcripts } = harness.services;
+    expect(await transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace2', status: 'read' })).toBe(true);
+    expect(await transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace2', status: 'delivered' })).toBe(true);
+    expect(await transcripts.message(id)).toMatchObject({ status: 'read' });
+    await transcriptsWritten(harness.services);
+    expect(await transcripts.messages.findById(id).lean()).toMatchObject({ status: 'read' });
   });
 
-  test('a status that keeps losing is reported as a failed write, not as applied', async () => {
-    const id = await sentPart('SMrace3');
-    const restore = loseRaces(1_000, (attempt) => (attempt % 2 === 0 ? 'sent' : 'queued'));
-    try {
-      await expect(harness.services.transcripts.updateDeliveryStatus({ channelMessageId: 'SMrace3', status: 'read' })).rejects.toBeInstanceOf(
-        StorageWriteError,
-      );
-    } finally {
-      restore();
-    }
-    expect((await harness.services.transcripts.messages.findById(id).lean())?.status).not.toBe('read');
+  test('a delivery id the service never sent is reported unknown', async () => {
+    expect(await harness.services.transcripts.updateDeliveryStatus({ channelMessageId: 'SMnever', status: 'read' })).toBe(false);
   });
 });

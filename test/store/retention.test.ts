@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { purgeExpired } from '../../src/store/retention.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { transcriptsWritten } from '../support/settled.js';
 
 let harness: Harness;
 beforeAll(async () => {
@@ -46,6 +47,7 @@ describe('retention', () => {
       text: 'new',
       receivedAt: new Date(),
     });
+    await transcriptsWritten(harness.services);
 
     const removed = await purgeExpired({
       retentionDays: harness.config.retentionDays,

@@ -140,6 +140,47 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
   }
 }
 
+export interface RestartableRedisHandle extends RedisHandle {
+  /** Stops it (SIGTERM: Redis writes and fsyncs its AOF) and starts it again on the same port and data directory. */
+  restart(): Promise<void>;
+}
+
+/** A redis-server of its own with AOF on (`appendfsync everysec`, as the README asks), for restart tests. */
+export async function startRestartableRedis(): Promise<RestartableRedisHandle> {
+  const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+  const port = await findFreePort();
+  const workDirectory = await mkdtemp(join(tmpdir(), 'wa-test-redis-aof-'));
+  const launch = async () => {
+    const child = spawnService(executable, [
+      ...['--port', String(port), '--bind', loopbackHost, '--save', '', '--dir', workDirectory],
+      ...['--appendonly', 'yes', '--appendfsync', 'everysec', '--daemonize', 'no', '--loglevel', 'warning'],
+    ]);
+    await waitUntil(child, () => redisAnswersPing(port), `redis-server (AOF) on port ${port}`);
+    return child;
+  };
+  let current = await launch();
+  return {
+    url: `redis://${loopbackHost}:${port}`,
+    port,
+    async restart() {
+      await stopProcess(current.process);
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          current = await launch();
+          return;
+        } catch (error) {
+          if (attempt >= 2) throw error;
+          await sleep(200);
+        }
+      }
+    },
+    async stop() {
+      await stopProcess(current.process);
+      await rm(workDirectory, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
  * Returns MONGODB_URI when it is set (stop does nothing); otherwise starts FerretDB on SQLite
  * in a temporary directory on a free loopback port and waits until a mongo `ping` answers.
@@ -179,6 +220,10 @@ export interface RestartableMongoHandle extends MongoHandle {
   kill(): Promise<void>;
   /** Starts it again on the same port and data directory and waits until it answers. */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing answers, like a hung database. */
+  pause(): void;
+  /** Thaws a paused server (SIGCONT). */
+  resume(): void;
 }
 
 /**
@@ -225,6 +270,8 @@ export async function startRestartableFerretDb(): Promise<RestartableMongoHandle
   return {
     uri,
     kill,
+    pause: () => void current?.process.kill('SIGSTOP'),
+    resume: () => void current?.process.kill('SIGCONT'),
     async restart() {
       await kill();
       // The port was just released by a killed process: retry until it binds again.

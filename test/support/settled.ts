@@ -22,3 +22,13 @@ export async function handoffsSettled(services: Pick<Services, 'queue' | 'handof
     return handoffs.every((handoff) => handoff.notices.every((notice) => notice.status !== 'pending' && notice.status !== 'sending'));
   });
 }
+
+/**
+ * Resolves once every transcript record appended so far is in MongoDB: the outbox is empty
+ * (the writer deletes an entry only after MongoDB acknowledged it). Replaces sleeping before a
+ * MongoDB read that follows a reply.
+ */
+export async function transcriptsWritten(services: Pick<Services, 'outbox' | 'queue'>, timeoutMs = 30_000): Promise<void> {
+  await turnsSettled(services);
+  await eventually(async () => (await services.outbox.backlog()) === 0 || undefined, timeoutMs);
+}

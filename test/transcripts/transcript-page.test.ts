@@ -11,10 +11,13 @@ import request from 'supertest';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
+import { Redis } from 'ioredis';
+import { createTranscriptOutbox, type TranscriptOutbox } from '../../src/store/outbox.js';
 import { connectMongo, createTranscriptStore, outboundMessageId, type TranscriptStore } from '../../src/store/transcript-store.js';
+import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import { createTranscriptLinks, type TranscriptLinks } from '../../src/transcripts/transcript-link.js';
 import { createTranscriptRouter } from '../../src/transcripts/transcript-router.js';
-import { testEnv, type LogLine } from '../support/harness.js';
+import { eventually, testEnv, type LogLine } from '../support/harness.js';
 
 const SECRET = 'transcript-link-secret-for-tests-0123456789';
 const BASE = 'https://assistant.example.test';
@@ -23,6 +26,10 @@ const OTHER_CUSTOMER = 'whatsapp:+447700900456';
 const HOSTILE_TEXT = '<script>alert("owned")</script> & <img src=x onerror=alert(1)>';
 
 let mongo: Connection;
+let redis: Redis;
+let outbox: TranscriptOutbox;
+let writer: TranscriptWriter;
+const written = () => eventually(async () => (await outbox.backlog()) === 0 || undefined);
 let transcripts: TranscriptStore;
 let links: TranscriptLinks;
 let http: ReturnType<typeof request>;
@@ -58,8 +65,14 @@ async function storeConversation(address: string, displayName: string, inboundTe
 }
 
 beforeAll(async () => {
-  mongo = await connectMongo(testEnv('http://127.0.0.1:9').MONGODB_URI!);
-  transcripts = createTranscriptStore(mongo);
+  const env = testEnv('http://127.0.0.1:9');
+  mongo = await connectMongo(env.MONGODB_URI!);
+  redis = new Redis(env.REDIS_URL!);
+  const metrics = createMetrics();
+  const logger = createLogger({ level: 'error', sink: () => undefined });
+  outbox = createTranscriptOutbox({ redis, maxBacklog: 1000, database: mongo.db!.databaseName, logger, metrics });
+  transcripts = createTranscriptStore(mongo, { redis, outbox });
+  writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 100, logger, metrics });
   await transcripts.ensureIndexes();
   links = createTranscriptLinks({ secret: SECRET, publicBaseUrl: BASE, ttlHours: 72 });
   http = appWith(links);
@@ -76,8 +89,13 @@ beforeAll(async () => {
   await transcripts.markPartSent(outboundMessageId('whatsapp', replyTo, 0), 'SMdelivered0001', 'delivered');
   await transcripts.markPartFailed(outboundMessageId('whatsapp', replyTo, 1), 'failed', '63016', 'Outside the allowed window');
   await storeConversation(OTHER_CUSTOMER, 'Someone Else', 'A private message for someone else');
+  // The transcript reaches MongoDB through the outbox, which the writer drains.
+  writer.start();
+  await written();
 });
 afterAll(async () => {
+  await writer.close();
+  redis.disconnect();
   await mongo.dropDatabase();
   await mongo.close();
 });
@@ -214,6 +232,7 @@ describe('a refused link', () => {
 
 test('a conversation without messages says so', async () => {
   await transcripts.openConversation({ key: 'whatsapp:+447700900777', channel: 'whatsapp', address: 'whatsapp:+447700900777' });
+  await written();
   const response = await http.get(pathOf(links.url('whatsapp:+447700900777')));
   expect(response.status).toBe(200);
   expect(response.text).toContain('<p class="empty">No messages yet.</p>');

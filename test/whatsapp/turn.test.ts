@@ -8,7 +8,7 @@ import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { WHATSAPP_BODY_LIMIT } from '../../channels/whatsapp/split-message.js';
 import { eventually, newMessageSid, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
-import { turnsSettled } from '../support/settled.js';
+import { transcriptsWritten, turnsSettled } from '../support/settled.js';
 
 describe('a WhatsApp turn', () => {
   let harness: Harness;
@@ -133,9 +133,11 @@ describe('a WhatsApp turn', () => {
     await eventually(async () => (await statusOf()) === 'queued');
 
     expect((await harness.sendStatus({ messageSid: sid, status: 'sent' })).status).toBe(204);
+    await transcriptsWritten(harness.services);
     expect(await statusOf()).toBe('sent');
     expect((await harness.sendStatus({ messageSid: sid, status: 'read' })).status).toBe(204);
     expect((await harness.sendStatus({ messageSid: sid, status: 'delivered' })).status).toBe(204);
+    await transcriptsWritten(harness.services);
     expect(await statusOf()).toBe('read');
   });
 
@@ -145,6 +147,7 @@ describe('a WhatsApp turn', () => {
     const [sent] = await harness.twilio.waitForMessages(1);
     await eventually(async () => (await harness.services.transcripts.messages.findOne({ channelMessageId: sent!.sid }).lean())?.status === 'queued');
     await harness.sendStatus({ messageSid: sent!.sid, status: 'undelivered', errorCode: '63024' });
+    await transcriptsWritten(harness.services);
     const stored = await harness.services.transcripts.messages.findOne({ channelMessageId: sent!.sid }).lean();
     expect(stored).toMatchObject({ status: 'undelivered', errorCode: '63024' });
     expect(harness.services.metrics.value('delivery_failed_total', { channel: 'whatsapp', code: '63024' })).toBe(1);

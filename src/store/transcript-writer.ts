@@ -1,0 +1,180 @@
+/**
+ * The transcript writer: drains the Redis outbox into MongoDB in batches, behind the
+ * conversation. Each batch becomes one ordered `bulkWrite` per collection, every write an
+ * idempotent upsert by `_id`: a message is inserted once (`$setOnInsert`), a status applies
+ * only over a lower- or equal-ranked one (later records win, a status never regresses), a
+ * conversation is created once and its `updatedAt` only moves forward. Entries leave the
+ * outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
+ * (the batch is kept), so a MongoDB outage only grows the backlog. Runs in worker processes.
+ */
+import type { AnyBulkWriteOperation, Connection } from 'mongoose';
+import { errorText } from '../errors/index.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { OutboxEntry, TranscriptOutbox, TranscriptRecord } from './outbox.js';
+import { statusRank, transcriptModels, type ConversationRecord, type MessageRecord, type MessageStatus } from './transcript-store.js';
+
+const READ_BLOCK_MS = 1_000;
+/**
+ * After a batch smaller than TRANSCRIPT_WRITER_BATCH the writer waits this long before reading
+ * again, so records gather into batches: its Redis commands stay a few per batch, not per record.
+ */
+const LINGER_MS = 100;
+const WRITE_TIMEOUT_MS = 10_000;
+const FIRST_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 5_000;
+
+export interface TranscriptWriterOptions {
+  connection: Connection;
+  outbox: TranscriptOutbox;
+  batchSize: number;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export interface TranscriptWriter {
+  start(): void;
+  /** Applies records to MongoDB (what one batch does); exposed for the idempotence tests. */
+  apply(records: readonly TranscriptRecord[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Statuses a record with `status` may overwrite: same or lower rank (later records win). */
+function overwritable(status: MessageStatus): MessageStatus[] {
+  return (Object.keys(statusRank) as MessageStatus[]).filter((from) => statusRank[from] <= statusRank[status]);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function createTranscriptWriter(options: TranscriptWriterOptions): TranscriptWriter {
+  const { outbox, logger, metrics } = options;
+  const { conversations, messages, deliveries } = transcriptModels(options.connection);
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  const apply = async (records: readonly TranscriptRecord[]) => {
+    const conversationOps: AnyBulkWriteOperation<ConversationRecord>[] = [];
+    const messageOps: AnyBulkWriteOperation<MessageRecord>[] = [];
+    const deliveryOps: AnyBulkWriteOperation<{ _id: string; messageId: string }>[] = [];
+    const touched = new Map<string, Date>();
+    for (const record of records) {
+      switch (record.kind) {
+        case 'conversation': {
+          const at = new Date(record.at);
+          conversationOps.push({
+            updateOne: {
+              filter: { _id: record._id },
+              update: {
+                $setOnInsert: { channel: record.channel, address: record.address, recent: [], createdAt: at },
+                $max: { updatedAt: at },
+                ...(record.displayName ? { $set: { displayName: record.displayName } } : {}),
+              },
+              upsert: true,
+            },
+          });
+          break;
+        }
+        case 'message': {
+          const { createdAt, updatedAt, ...rest } = record.message;
+          const document = { ...rest, createdAt: new Date(createdAt), updatedAt: new Date(updatedAt) };
+          messageOps.push({ updateOne: { filter: { _id: document._id }, update: { $setOnInsert: document }, upsert: true } });
+          if (document.direction === 'inbound') {
+            const seen = touched.get(document.conversationId);
+            if (!seen || seen < document.createdAt) touched.set(document.conversationId, document.createdAt);
+          }
+          break;
+        }
+        case 'status': {
+          const { _id, status, at, kind: _kind, ...fields } = record;
+          messageOps.push({
+            updateOne: {
+              filter: { _id, status: { $in: overwritable(status) } },
+              update: { $set: { status, ...fields, updatedAt: new Date(at) } },
+            },
+          });
+          break;
+        }
+        case 'delivery':
+          deliveryOps.push({
+            updateOne: { filter: { _id: record._id }, update: { $setOnInsert: { messageId: record.messageId, createdAt: new Date(record.at) } }, upsert: true },
+          });
+          break;
+      }
+    }
+    // A conversation with new inbound messages stays recent for retention (never created here).
+    for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
+    const ordered = { ordered: true, timestamps: false } as const;
+    // Conversations first, then messages (inserts before the statuses that follow them), then delivery ids.
+    if (conversationOps.length > 0) await conversations.bulkWrite(conversationOps, ordered);
+    if (messageOps.length > 0) await messages.bulkWrite(messageOps, ordered);
+    if (deliveryOps.length > 0) await deliveries.bulkWrite(deliveryOps, ordered);
+  };
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const loop = async () => {
+    let grouped = false;
+    let batch: OutboxEntry[] | undefined;
+    let backoff = FIRST_BACKOFF_MS;
+    let failingSince: number | undefined;
+    while (!stopped) {
+      try {
+        if (!grouped) {
+          await outbox.ensureGroup();
+          grouped = true;
+        }
+        batch ??= await outbox.read(options.batchSize, READ_BLOCK_MS);
+        if (batch.length === 0) {
+          batch = undefined;
+          continue;
+        }
+        const records = batch.flatMap((entry) => entry.records);
+        await withTimeout(apply(records), WRITE_TIMEOUT_MS);
+        await outbox.remove(batch.map((entry) => entry.id));
+        metrics.increment('transcript_records_written_total', {}, records.length);
+        if (failingSince !== undefined) logger.info('transcript-writer-recovered', { downMs: Date.now() - failingSince });
+        const full = batch.length >= options.batchSize;
+        batch = undefined;
+        backoff = FIRST_BACKOFF_MS;
+        failingSince = undefined;
+        if (!full) await pause(LINGER_MS);
+      } catch (error) {
+        if (stopped) break;
+        failingSince ??= Date.now();
+        // A Redis that lost the group (restarted without its data): create it again.
+        if (errorText(error).includes('NOGROUP')) grouped = false;
+        metrics.increment('transcript_write_failed_total');
+        logger.warn('transcript-write-retrying', { entries: batch?.length ?? 0, backoffMs: backoff, error });
+        await pause(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  };
+
+  return {
+    apply,
+    start() {
+      if (running) return;
+      running = loop().catch((error: unknown) => logger.error('transcript-writer-stopped', { error }));
+    },
+    async close() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+  };
+}
