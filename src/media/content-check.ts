@@ -11,7 +11,7 @@ import { AppError } from '../errors/index.js';
 export type MediaKind = 'image' | 'audio' | 'document';
 
 /** Why a media could not be used; each has its own reply to the customer. */
-export type MediaFailure = 'too-large' | 'unsupported-type' | 'download-failed' | 'download-timeout' | 'transcription-failed';
+export type MediaFailure = 'too-large' | 'unsupported-type' | 'download-failed' | 'download-timeout' | 'transcription-failed' | 'too-many-voice-notes';
 
 /** A media refused or lost for a reason the same request would meet again: never retried. */
 export class MediaRejectedError extends AppError {
