@@ -78,7 +78,7 @@ const DECLARED_KINDS: Record<string, MediaKind> = {
 };
 
 /** A declared content type without parameters, lower case. */
-export function baseContentType(contentType: string): string {
+function baseContentType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
 }
 

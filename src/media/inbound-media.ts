@@ -77,7 +77,7 @@ const LABELS: Record<MediaKind | 'file', [string, string]> = {
 };
 
 /** "(1 photo)", "(2 photos, 1 PDF)": what the message carried, by declared kind. */
-export function mediaSummary(media: readonly Pick<InboundMedia, 'contentType'>[]): string {
+function mediaSummary(media: readonly Pick<InboundMedia, 'contentType'>[]): string {
   const counts = new Map<MediaKind | 'file', number>();
   for (const item of media) {
     const kind = declaredKind(item.contentType) ?? 'file';

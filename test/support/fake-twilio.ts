@@ -489,9 +489,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     typingIndicators,
     requests,
     mediaRequests,
-    addMedia(options) {
+    addMedia(served) {
       const sid = newSid('ME');
-      media.set(sid, options);
+      media.set(sid, served);
       return `http://127.0.0.1:${port}/2010-04-01/Accounts/${accountSid}/Messages/${newSid('MM')}/Media/${sid}`;
     },
     failNext(count, status, body) {

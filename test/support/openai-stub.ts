@@ -298,7 +298,7 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export const defaultStubTranscription = 'This is the stub transcription.';
+const defaultStubTranscription = 'This is the stub transcription.';
 
 export async function startOpenAIStub(): Promise<OpenAIStub> {
   const requests: RecordedRequest[] = [];
