@@ -49,6 +49,8 @@ export interface MediaIntakeOptions {
   transcribe: Transcriber;
   maxBytes: number;
   fetchTimeoutMs: number;
+  /** The transcription call's deadline (MODEL_TIMEOUT_MS): past it the voice note is answered as not understood. */
+  transcribeTimeoutMs: number;
   logger: Logger;
   metrics: Metrics;
 }
@@ -208,7 +210,7 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
             transcribed = true;
             let text: string;
             try {
-              text = await options.transcribe(bytes, { signal });
+              text = await options.transcribe(bytes, { signal: AbortSignal.any([signal, AbortSignal.timeout(options.transcribeTimeoutMs)]) });
             } catch (error) {
               if (signal.aborted) throw error;
               throw new MediaRejectedError('transcription-failed', 'the voice note could not be transcribed', { cause: error });
