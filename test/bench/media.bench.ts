@@ -38,7 +38,15 @@ process.env.TEST_MONGODB_URI = mongoServer.uri;
 
 const models = createDeterministicModels(() => ({ text: 'ok' }));
 const config = loadConfig(testEnv(twilio.baseUrl, { LOG_LEVEL: 'error', OPENAI_BASE_URL: stub.baseUrl }));
-const services = await createServices(config, { models, logger: createLogger({ level: 'error', sink: () => undefined }) });
+// The worker logs each message's media step (fetch, store, transcription) as `media-prepared` with its `ms`.
+const mediaStepMs: number[] = [];
+const logger = createLogger({
+  level: 'info',
+  sink: (line) => {
+    if (line.includes('"event":"media-prepared"')) mediaStepMs.push((JSON.parse(line) as { ms: number }).ms);
+  },
+});
+const services = await createServices(config, { models, logger });
 const worker = services.startWorker();
 await worker.waitUntilReady();
 const server = services.app.listen(0, '127.0.0.1');
@@ -69,6 +77,7 @@ async function roundTrip(voice: boolean): Promise<number> {
 // Warm-up: connections, indexes and the GridFS bucket exist before measuring.
 await roundTrip(false);
 await roundTrip(true);
+mediaStepMs.length = 0;
 const text: number[] = [];
 const voice: number[] = [];
 for (let index = 0; index < PAIRS; index += 1) {
@@ -83,6 +92,7 @@ console.log(`\nVoice-note latency benchmark (web + worker in one process, Redis,
 row(`${PAIRS} text messages, webhook → reply p50 / p99 (ms)`, ms(text));
 row(`${PAIRS} voice notes of ${(VOICE_NOTE_BYTES / 1024).toFixed(0)} KiB, webhook → reply p50 / p99 (ms)`, ms(voice));
 row('voice note extra latency p50 (ms, model time excluded)', (percentile(voice, 50) - percentile(text, 50)).toFixed(1));
+row("  the worker's media step p50 / p99 (ms: fetch, GridFS, transcription round trip)", ms(mediaStepMs));
 
 server.close();
 await services.mongo.dropDatabase();
