@@ -222,7 +222,8 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
           }
           metrics.increment('media_total', { channel: message.channel, kind: info.kind, outcome: 'used' });
         } catch (error) {
-          if (!(error instanceof MediaRejectedError)) throw error;
+          // A turn cut short (lost lock, shutdown) is retried by the queue, not answered as a bad media.
+          if (!(error instanceof MediaRejectedError) || signal.aborted) throw error;
           reference.error = error.reason;
           failures.add(error.reason);
           metrics.increment('media_total', { channel: message.channel, kind: declaredKind(media.contentType) ?? 'other', outcome: error.reason });
