@@ -146,6 +146,11 @@ const EnvSchema = z.object({
     )
     .optional(),
 
+  // Customers' media (issue 13): fetched by the worker, stored in GridFS, voice notes transcribed.
+  MEDIA_MAX_BYTES: positiveInt(16 * 1024 * 1024),
+  MEDIA_FETCH_TIMEOUT_MS: positiveInt(15_000),
+  MODEL_TRANSCRIBE: z.string().min(1).default('gpt-4o-mini-transcribe'),
+
   WORKER_CONCURRENCY: positiveInt(32),
   // Turns and recovery: a killed worker's conversation is taken over within about 1⅓ TTL (the
   // lock and BullMQ's job lock share it); a burst's turn waits until its newest message is
@@ -213,6 +218,8 @@ export interface Config {
   transcriptLinks: { secret: string; ttlHours: number };
   retentionDays: number;
   transcriptOutbox: { max: number; batchSize: number };
+  /** Customers' media: the cap per file (download and upload), the fetch deadline, the transcription model. */
+  media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string };
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -289,6 +296,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
     transcriptOutbox: { max: env.TRANSCRIPT_OUTBOX_MAX, batchSize: env.TRANSCRIPT_WRITER_BATCH },
+    media: { maxBytes: env.MEDIA_MAX_BYTES, fetchTimeoutMs: env.MEDIA_FETCH_TIMEOUT_MS, transcribeModel: env.MODEL_TRANSCRIBE },
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
+import { MEDIA_FAILURES, MEDIA_KINDS } from '../media/content-check.js';
 import { AppError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -34,6 +35,20 @@ export const OutboxMessageSchema = z.object({
   roleId: z.string().optional(),
   status: MessageStatusSchema,
   errorMessage: z.string().optional(),
+  /** An inbound message's media references (store ids, kinds, a transcription, why one was not used). */
+  media: z
+    .array(
+      z.object({
+        id: z.string().optional(),
+        contentType: z.string(),
+        kind: z.enum(MEDIA_KINDS).optional(),
+        size: z.number().optional(),
+        filename: z.string().optional(),
+        transcription: z.string().optional(),
+        error: z.enum(MEDIA_FAILURES).optional(),
+      }),
+    )
+    .optional(),
   createdAt: Iso,
   updatedAt: Iso,
 });

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { StorageWriteError } from '../errors/index.js';
 import { OutboxMessageSchema, type TranscriptOutbox, type TranscriptRecord } from './outbox.js';
 import { CONVERSATION_TTL_SECONDS, LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
+import type { MediaReference } from '../media/inbound-media.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -78,6 +79,8 @@ export interface MessageRecord {
   claimedAt?: Date;
   errorCode?: string;
   errorMessage?: string;
+  /** An inbound message's media: store ids (GridFS), kinds, a voice note's transcription, why one was not used. */
+  media?: MediaReference[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -116,6 +119,10 @@ const messageSchema = new Schema<MessageRecord>(
     claimedAt: Date,
     errorCode: String,
     errorMessage: String,
+    media: {
+      type: [{ _id: false, id: String, contentType: String, kind: String, size: Number, filename: String, transcription: String, error: String }],
+      default: undefined,
+    },
   },
   { timestamps: true, versionKey: false },
 );
@@ -143,7 +150,14 @@ export interface TranscriptStore {
   /** Finds or creates the conversation; returns its recent history, oldest first. */
   openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
   /** Stores an inbound message once, however often it is recorded. */
-  recordInbound(input: { conversationId: string; channel: string; channelMessageId: string; text: string; receivedAt: Date }): Promise<void>;
+  recordInbound(input: {
+    conversationId: string;
+    channel: string;
+    channelMessageId: string;
+    text: string;
+    receivedAt: Date;
+    media?: MediaReference[];
+  }): Promise<void>;
   /** The conversation's recent history, oldest first (empty when unknown). */
   recent(conversationId: string): Promise<RecentMessage[]>;
   /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
@@ -351,7 +365,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
     },
 
-    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt }) {
+    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }) {
       const at = receivedAt.toISOString();
       await outbox.append([
         {
@@ -364,6 +378,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
             text,
             channelMessageId,
             status: 'received',
+            ...(media?.length ? { media } : {}),
             createdAt: at,
             updatedAt: at,
           },

@@ -14,6 +14,7 @@ import { ChannelSendError, classifyFailure, errorField, errorText, isRetryable }
 import { formatIssues } from '../errors/issues.js';
 import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
+import { withMediaContent, type MediaIntake, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
@@ -36,6 +37,8 @@ export interface InboundHandlerOptions {
   transcripts: TranscriptStore;
   logger: Logger;
   metrics: Metrics;
+  /** Fetches, stores and reads a message's media before its turn (photos, voice notes, PDFs). */
+  media?: MediaIntake;
   /** Observes each answered turn (the CLI shows its decision). */
   onTurn?: (result: TurnResult) => void;
 }
@@ -205,7 +208,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     await options.orchestrator.finishTurn(channel, parsed.data, delivered);
   };
 
-  return async ({ message, earlier }, signal, assertHeld) => {
+  return async (turn, signal, assertHeld) => {
+    let { message, earlier } = turn;
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     const channel = options.channels.get(message.channel);
     if (!channel) {
@@ -219,15 +223,31 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       address: message.from.address,
       ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
     });
+    // Media becomes text (summary, caption, transcription) for the transcript and parts for the
+    // model, for every message of the batch; at most one transcription call per turn.
+    const batch: InboundMessage[] = [];
+    const preparedMedia: (PreparedMedia | undefined)[] = [];
     for (const received of [...earlier, message]) {
+      const prepared = await options.media?.prepare(received, {
+        conversationId,
+        signal,
+        logger,
+        transcribed: preparedMedia.some((entry) => entry?.transcribed),
+      });
+      batch.push(prepared ? { ...received, text: prepared.text } : received);
+      preparedMedia.push(prepared);
       await transcripts.recordInbound({
         conversationId,
         channel: channel.id,
         channelMessageId: received.messageId,
-        text: received.text,
+        text: prepared?.text ?? received.text,
         receivedAt: new Date(received.receivedAt),
+        ...(prepared ? { media: prepared.media } : {}),
       });
     }
+    const last = batch.pop() ?? message;
+    earlier = batch;
+    message = last;
     const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
     // A burst reaches the model as consecutive customer messages, the last one the turn's own.
     const burst = earlier.map((received): RecentMessage => ({
@@ -264,7 +284,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         runId: randomUUID(),
         // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole burst.
         inbound: earlier.length > 0 ? { ...message, text: [...earlier, message].map((received) => received.text).join('\n') } : message,
-        history: toModelHistory(history),
+        history: withMediaContent(toModelHistory(history), preparedMedia),
         signal,
         logger,
         ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),
