@@ -24,6 +24,11 @@ return 0`;
 /** How often a lock of this TTL is renewed: a third of it, so one late renewal never loses it. */
 export const lockRenewIntervalMs = (ttlMs: number) => Math.max(100, Math.floor(ttlMs / 3));
 
+/** How long until a conversation's lock expires unless renewed (0 when nobody holds it). */
+export async function lockExpiresInMs(redis: Redis, conversationKey: string): Promise<number> {
+  return Math.max(0, await redis.pttl(redisKeys.lock(conversationKey)));
+}
+
 export interface HeldLock {
   /**
    * True while the lock is surely this holder's: renewals keep succeeding and the last one is

@@ -13,8 +13,8 @@
  *
  * A killed worker's conversation is answered again within about one lock TTL plus a stall
  * check: the conversation lock and BullMQ's job lock share the TTL and are renewed every third
- * of it, and the stall check runs as often. A recovered job that still finds the dead holder's
- * lock comes back when it may have expired instead of completing.
+ * of it, and the stall check runs every second. A recovered job that still finds the dead
+ * holder's lock comes back as it expires instead of completing.
  *
  * Retries are per message and by time, counted in one place (the inbox's retry state of its
  * head): a failed head is tried again after a doubling delay by a delayed "re-drive" job, and
@@ -33,7 +33,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { InboundMessage } from '../contracts/index.js';
 import { CorruptInboxEntryError, MAX_BATCH_MESSAGES, type ConversationInbox, type InboxBatch } from './conversation-inbox.js';
-import { acquireConversationLock, lockRenewIntervalMs } from './conversation-lock.js';
+import { acquireConversationLock, lockExpiresInMs, lockRenewIntervalMs } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
@@ -236,8 +236,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         // Completing here (rather than coming back) costs a burst no extra job cycles.
         metrics.increment('turn_lock_busy_total');
         // That recovered job may find the dead holder's lock not yet expired (the two locks are
-        // renewed apart): it comes back rather than leave the conversation to nobody.
-        if (job.stalledCounter > 0) return comeBackAt(job, token, Date.now() + busyDelayMs);
+        // renewed apart): it comes back as it expires rather than leave the conversation to nobody.
+        if (job.stalledCounter > 0) return comeBackAt(job, token, Date.now() + (await lockExpiresInMs(redis, conversationKey)) + 50);
         return;
       }
       // The quiet period: come back when the batch is due (any job of the burst may be the one).
@@ -260,10 +260,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     concurrency: options.concurrency,
-    // A killed worker's job is found stalled within a TTL plus one check.
+    // A killed worker's job is found stalled within a TTL plus one check (one script a second).
     lockDuration: options.lockTtlMs,
     lockRenewTime: lockRenewIntervalMs(options.lockTtlMs),
-    stalledInterval: lockRenewIntervalMs(options.lockTtlMs),
+    stalledInterval: Math.min(1000, lockRenewIntervalMs(options.lockTtlMs)),
     // A holder killed mid-turn leaves its job active: the stall check runs it again, so a
     // conversation is only abandoned to the next message after this many kills in a row.
     maxStalledCount: 10,

@@ -40,7 +40,11 @@ async function startWorkerProcess(
   let output = '';
   spawned.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   spawned.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await eventually(() => output.includes('worker-ready'), 20_000);
+  // A loaded machine starts a TypeScript process slowly; one that never gets ready is not left behind.
+  await eventually(() => output.includes('worker-ready'), 45_000).catch((error: unknown) => {
+    spawned.kill('SIGKILL');
+    throw error;
+  });
   return { process: spawned, output: () => output };
 }
 
