@@ -1,144 +1,246 @@
 /**
- * `npm run bench`: drives signed WhatsApp webhooks from many numbers through a real web
- * server and worker (real Redis and FerretDB, the fake Twilio API, the deterministic model with
- * no delay) and prints throughput, webhook ack latency, pipeline overhead, and Redis commands
- * and MongoDB operations per turn. Loopback only; bounded in count and time.
+ * `npm run bench` (first part): the WhatsApp pipeline measured against bare BullMQ on the same
+ * Redis in the same run. Web and worker run as two processes (`service-process.ts`: real Redis
+ * and FerretDB, the fake Twilio API, the deterministic model answering at once); the bench sends
+ * signed webhooks and reads replies at the fake Twilio API. Phases:
+ *   1. bare BullMQ: the turns queue's job options, a no-op processor — jobs/s, Redis commands/job;
+ *   2. sustained throughput on an empty store — messages/s, webhook ack, Redis commands and
+ *      MongoDB commands (driver command monitoring, per process) per message;
+ *   3. paced 100 msgs/s — pipeline overhead (webhook sent → reply at Twilio; the model is instant);
+ *   4. the store seeded to ≥ 50k messages (history.ts), then the throughput phase again;
+ *   5. a worker killed mid-turn — how long until its conversation is answered;
+ *   6. FerretDB paused (SIGSTOP) — how many messages are answered while it is: the honest count
+ *      of synchronous MongoDB round trips is 0 only if all are.
+ * Then the issue's target table. BENCH_CPU_PROFILE=<dir> records a CPU profile of each process.
+ * Loopback only; every phase bounded in count and time.
  */
-import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
-import mongoose from 'mongoose';
-import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/composition-root.js';
-import { createLogger } from '../../src/logger.js';
-import { createDeterministicModels } from '../support/deterministic-model.js';
-import { startFakeTwilio } from '../support/fake-twilio.js';
-import { PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
-import { startMongo, startRedis } from '../support/services.js';
-import { inboundWhatsappParams, newTwilioSid, signedWebhook } from '../support/twilio-signature.js';
+import { mkdir } from 'node:fs/promises';
+import { findFreePort } from '../support/services.js';
+import { measureBareBullmq } from './bullmq-baseline.js';
+import { seedHistory, TEMPLATE_NUMBER, templateSid } from './history.js';
+import {
+  benchNumber,
+  cpuProfileDirectory,
+  mongoDelta,
+  percentile,
+  redisCommandCount,
+  serviceEnv,
+  sleep,
+  spawnServiceProcess,
+  startBacking,
+  summarizeProfiles,
+  sumCommands,
+  webhookSender,
+  type ServiceChild,
+} from './rig.js';
 
-const NUMBERS = Number(process.env.BENCH_NUMBERS ?? 60);
-const MESSAGES_PER_NUMBER = Number(process.env.BENCH_MESSAGES_PER_NUMBER ?? 3);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-const TIME_LIMIT_MS = 120_000;
+const env = process.env;
+const MESSAGES = Number(env.BENCH_MESSAGES ?? 600);
+const SENDERS = Number(env.BENCH_SENDERS ?? 32);
+const PER_NUMBER = 3;
+/** A sustained phase starts no new number after this long (a slow pipeline keeps the bench bounded). */
+const PHASE_SECONDS = Number(env.BENCH_PHASE_SECONDS ?? 60);
+const BULLMQ_JOBS = Number(env.BENCH_BULLMQ_JOBS ?? 10_000);
+const STORED_MESSAGES = Number(env.BENCH_STORED_MESSAGES ?? 50_000);
+const PACED_RATE = 100;
+const PACED_SECONDS = Number(env.BENCH_PACED_SECONDS ?? 5);
+const CONCURRENCY = 32;
+const LOCK_TTL_MS = 30_000;
+const REPLY_WAIT_MS = 180_000;
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+if (cpuProfileDirectory) await mkdir(cpuProfileDirectory, { recursive: true });
+const backing = await startBacking();
+const { twilio, probe } = backing;
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const row = (name: string, value: string) => out(`  ${name.padEnd(58)} ${value}`);
+const ms = (values: readonly number[]) => `${percentile(values, 50).toFixed(1)} / ${percentile(values, 99).toFixed(1)}`;
+
+out(`\nWhatsApp pipeline benchmark — web and worker processes, Redis, ${env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB/SQLite'}, fake Twilio, instant model`);
+
+// 1 — bare BullMQ, same Redis, same job and worker options, no-op processor.
+const bare = await measureBareBullmq(backing.redis.url, probe, { jobs: BULLMQ_JOBS, senders: SENDERS, concurrency: CONCURRENCY, lockTtlMs: LOCK_TTL_MS });
+out(`bare BullMQ (turns queue options, no-op processor, one process): ${bare.jobs} jobs`);
+row('jobs/s', bare.jobsPerSecond.toFixed(0));
+row('Redis commands per job', bare.commandsPerJob.toFixed(1));
+
+const port = await findFreePort();
+const childEnv = serviceEnv(backing, port, { WORKER_CONCURRENCY: String(CONCURRENCY), TURN_LOCK_TTL_MS: String(LOCK_TTL_MS) });
+const web = await spawnServiceProcess('web', childEnv);
+let worker: ServiceChild = await spawnServiceProcess('worker', childEnv);
+const sender = webhookSender(port);
+
+/** Sends `count` messages from numbers in `area` (3 each, in order per number) with `SENDERS` at once. */
+async function sustained(label: string, area: number) {
+  twilio.reset();
+  const before = await Promise.all([web.stats(), worker.stats()]);
+  const commandsBefore = await redisCommandCount(probe);
+  const acks: number[] = [];
+  const startedAt = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: SENDERS }, async () => {
+      while (next < MESSAGES / PER_NUMBER && Date.now() - startedAt < PHASE_SECONDS * 1000) {
+        const number = benchNumber(area, next++);
+        for (let index = 0; index < PER_NUMBER; index += 1) acks.push(await sender.post(number, `${label} ${number} #${index}`));
+      }
+    }),
+  );
+  const total = acks.length;
+  const replies = await twilio.waitForMessages(total, REPLY_WAIT_MS).catch(() => twilio.messages);
+  const perSecond = total / ((Math.max(...replies.map((reply) => reply.receivedAt)) - startedAt) / 1000);
+  await sleep(500);
+  const commands = ((await redisCommandCount(probe)) - commandsBefore) / total;
+  const mongo = mongoDelta(before, await Promise.all([web.stats(), worker.stats()]));
+  out(`sustained, ${label}: ${total} messages from ${total / PER_NUMBER} numbers (${PER_NUMBER} each, in order), ${SENDERS} senders`);
+  row('answered', `${replies.length}/${total}`);
+  row('messages/s (first webhook → last reply at Twilio)', `${perSecond.toFixed(1)}  (${((100 * perSecond) / bare.jobsPerSecond).toFixed(1)}% of bare BullMQ)`);
+  row('webhook ack p50 / p99 (ms)', ms(acks));
+  row(
+    'Redis commands per message (web + worker + BullMQ)',
+    `${commands.toFixed(1)}  (BullMQ alone ${bare.commandsPerJob.toFixed(1)}, difference ${(commands - bare.commandsPerJob).toFixed(1)})`,
+  );
+  row('MongoDB commands per message (both processes)', (sumCommands(mongo) / total).toFixed(1));
+  row(
+    '  by command',
+    Object.entries(mongo)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, count]) => `${name} ${(count / total).toFixed(2)}`)
+      .join(', '),
+  );
+  return { perSecond, acks, commands, mongoPerMessage: sumCommands(mongo) / total };
 }
 
-async function totalCommands(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats');
-  let total = 0;
-  for (const match of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) if (match[1] !== 'info') total += Number(match[2]);
-  return total;
+// Warm-up, which is also the template conversation the history is copied from.
+for (let turn = 0; turn < 10; turn += 1) {
+  twilio.reset();
+  await sender.post(TEMPLATE_NUMBER, `history turn ${turn}: what are your opening hours?`, templateSid(turn));
+  await twilio.waitForMessages(1, 30_000);
 }
 
-// Every operation mongoose sends (reads, writes, bulk writes): MongoDB round trips, near enough.
-let mongoOperations = 0;
-mongoose.set('debug', () => {
-  mongoOperations += 1;
-});
+// 2 — sustained throughput, empty store.
+const empty = await sustained('empty store', 201);
 
-const redisServer = await startRedis();
-const mongoServer = await startMongo();
-const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
-process.env.TEST_REDIS_URL = redisServer.url;
-process.env.TEST_MONGODB_URI = mongoServer.uri;
-
-const modelTime = new Map<string, number>();
-const models = createDeterministicModels(({ userText }) => {
-  const started = performance.now();
-  const reply = { text: `ok ${userText}` };
-  modelTime.set(userText, performance.now() - started);
-  return reply;
-});
-const config = loadConfig(testEnv(twilio.baseUrl, { WORKER_CONCURRENCY: String(CONCURRENCY), LOG_LEVEL: 'error' }));
-const services = await createServices(config, { models, logger: createLogger({ level: 'error', sink: () => undefined }) });
-const worker = services.startWorker();
-await worker.waitUntilReady();
-const server = services.app.listen(0, '127.0.0.1');
-await new Promise((resolve) => server.once('listening', resolve));
-const port = (server.address() as AddressInfo).port;
-const probe = new Redis(redisServer.url);
-
-// Warm-up: one turn, so connections and indexes exist before measuring.
-const sentAt = new Map<string, number>();
-async function post(from: string, body: string): Promise<number> {
-  const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from, to: TEST_SENDER, body, messageSid: newTwilioSid() });
-  const started = performance.now();
-  sentAt.set(`ok ${body}`, Date.now());
-  const response = await fetch(`http://127.0.0.1:${port}/webhooks/whatsapp`, {
-    method: 'POST',
-    ...signedWebhook(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params),
-  });
-  await response.arrayBuffer();
-  if (response.status !== 200) throw new Error(`webhook answered ${response.status}`);
-  return performance.now() - started;
-}
-await post('whatsapp:+19990000000', 'warm-up');
-await twilio.waitForMessages(1, 10_000);
+// 3 — paced 100 msgs/s: overhead = webhook sent → reply at the fake Twilio API (model excluded: it answers at once).
 twilio.reset();
-sentAt.clear();
-
-// Phase 1 — throughput: every sender as fast as the webhook acknowledges.
-const total = NUMBERS * MESSAGES_PER_NUMBER;
-const commandsBefore = await totalCommands(probe);
-const mongoBefore = mongoOperations;
-const started = performance.now();
-const burstAcks: number[] = [];
-// Each number sends its messages in order; up to CONCURRENCY numbers are sending at once.
-let nextNumber = 0;
-await Promise.all(
-  Array.from({ length: CONCURRENCY }, async () => {
-    while (nextNumber < NUMBERS) {
-      const number = `whatsapp:+1999${String(nextNumber++).padStart(7, '0')}`;
-      for (let index = 0; index < MESSAGES_PER_NUMBER; index += 1) burstAcks.push(await post(number, `${number} #${index}`));
-    }
-  }),
-);
-const burstReplies = await twilio.waitForMessages(total, TIME_LIMIT_MS);
-const throughput = total / ((performance.now() - started) / 1000);
-await new Promise((resolve) => setTimeout(resolve, 300));
-const commands = (await totalCommands(probe)) - commandsBefore;
-const mongoPerTurn = (mongoOperations - mongoBefore) / total;
-
-// Phase 2 — latency: a steady rate well under the measured throughput, one number per message.
-twilio.reset();
-sentAt.clear();
-const rate = Math.max(1, Math.floor(throughput * 0.4));
-const pacedCount = Math.min(200, rate * 15);
+const pacedCount = PACED_RATE * PACED_SECONDS;
 const pacedAcks: number[] = [];
 const pacedStart = performance.now();
-const pending: Promise<void>[] = [];
+const posting: Promise<void>[] = [];
 for (let index = 0; index < pacedCount; index += 1) {
-  const due = pacedStart + (index * 1000) / rate;
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
-  pending.push(post(`whatsapp:+1888${String(index).padStart(7, '0')}`, `paced ${index}`).then((ms) => void pacedAcks.push(ms)));
+  await sleep(pacedStart + (index * 1000) / PACED_RATE - performance.now());
+  posting.push(sender.post(benchNumber(301, index), `paced ${index}`).then((ack) => void pacedAcks.push(ack)));
 }
-await Promise.all(pending);
-const pacedReplies = await twilio.waitForMessages(pacedCount, TIME_LIMIT_MS);
-const overheads = pacedReplies.map((reply) => reply.receivedAt - (sentAt.get(reply.body) ?? reply.receivedAt) - (modelTime.get(reply.body.slice(3)) ?? 0));
+await Promise.all(posting);
+const pacedReplies = await twilio.waitForMessages(pacedCount, REPLY_WAIT_MS).catch(() => twilio.messages);
+const overheads = pacedReplies.map((reply) => reply.receivedAt - (sender.sentAt.get(reply.body.replace(/^ok /, '')) ?? reply.receivedAt));
+out(`paced: ${pacedCount} messages at ${PACED_RATE}/s, one number each`);
+row('answered', `${pacedReplies.length}/${pacedCount}`);
+row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
+row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));
 
-const row = (name: string, value: string) => console.log(`${name.padEnd(52)} ${value}`);
-const ms = (values: number[]) => `${percentile(values, 50).toFixed(1)} / ${percentile(values, 99).toFixed(1)}`;
-console.log(
-  `\nWhatsApp pipeline benchmark (web + worker in one process, Redis, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB/SQLite'}, fake Twilio, deterministic model)`,
+// 4 — the same throughput phase with ≥ 50k stored messages.
+const seeded = await seedHistory(backing.mongoUri, probe, STORED_MESSAGES);
+out(`stored history: ${seeded.conversations} conversations copied in ${seeded.seconds.toFixed(0)} s`);
+row(
+  'MongoDB documents',
+  Object.entries(seeded.documents)
+    .map(([name, count]) => `${name} ${count}`)
+    .join(', '),
 );
-row(`burst: ${NUMBERS} numbers × ${MESSAGES_PER_NUMBER} messages, ${CONCURRENCY} senders`, `${burstReplies.length}/${total} answered`);
-row('  messages/s sustained (webhook in → Twilio send)', throughput.toFixed(1));
-row('  webhook ack latency p50 / p99 (ms)', ms(burstAcks));
-row('  Redis commands per turn (web + BullMQ + worker)', (commands / total).toFixed(1));
-row('  MongoDB operations per turn (mongoose)', mongoPerTurn.toFixed(1));
-row('  jobs that found their conversation locked', String(services.metrics.value('turn_lock_busy_total')));
-row(`paced: ${pacedCount} messages at ${rate}/s`, `${pacedReplies.length}/${pacedCount} answered`);
-row('  webhook ack latency p50 / p99 (ms)', ms(pacedAcks));
-row('  pipeline overhead p50 / p99 (ms, model excluded)', ms(overheads));
+row('Redis keys copied', String(seeded.redisKeys));
+const stored = await sustained(`${Math.round((seeded.documents.messages ?? STORED_MESSAGES) / 1000)}k stored messages`, 202);
+const drop = (100 * (stored.perSecond - empty.perSecond)) / empty.perSecond;
+row('throughput change from the empty store', `${drop >= 0 ? '+' : ''}${drop.toFixed(1)}%`);
 
-server.close();
-await probe.quit();
-await services.mongo.dropDatabase();
-await services.close();
-await twilio.close();
-await mongoServer.stop();
-await redisServer.stop();
+// 5 — a worker killed mid-turn: its conversation answered by a new worker, how long after the kill.
+let killed: number | undefined;
+if (env.BENCH_SKIP_KILL !== '1') {
+  // A killed process writes no CPU profile: the profiled worker stops cleanly first.
+  if (cpuProfileDirectory) {
+    await worker.stop();
+    worker = await spawnServiceProcess('worker', childEnv, { profile: false });
+  }
+  twilio.reset();
+  const number = benchNumber(401, 0);
+  await sender.post(number, 'killed worker #slow');
+  await worker.waitFor('model-called killed worker #slow', 30_000);
+  await worker.kill();
+  const killedAt = Date.now();
+  worker = await spawnServiceProcess('worker', childEnv, { profile: false });
+  const [reply] = await twilio.waitForMessages(1, 120_000).catch(() => [undefined]);
+  killed = reply ? (reply.receivedAt - killedAt) / 1000 : undefined;
+  out('killed worker (SIGKILL mid-turn, a new worker started at once)');
+  row('conversation answered after the kill (s)', killed === undefined ? 'not within 120 s' : killed.toFixed(1));
+}
+
+// 6 — FerretDB paused: are customers answered while it is?
+let paused: { answered: number; sent: number } | undefined;
+if (backing.ferret) {
+  twilio.reset();
+  const sent = 20;
+  backing.ferret.pause();
+  const pausedAt = Date.now();
+  const acks = await Promise.allSettled(
+    Array.from({ length: sent }, async (_, index) => {
+      await sleep(index * 100);
+      return sender.post(benchNumber(501, index), `paused ${index}`, undefined, 5_000);
+    }),
+  );
+  await sleep(Math.max(0, pausedAt + 6_000 - Date.now()));
+  const answered = twilio.messages.length;
+  backing.ferret.resume();
+  paused = { answered, sent };
+  const after = await twilio.waitForMessages(sent, REPLY_WAIT_MS).catch(() => twilio.messages);
+  out(`MongoDB paused (SIGSTOP) 6 s while ${sent} messages arrive`);
+  row('webhooks acknowledged while paused', `${acks.filter((ack) => ack.status === 'fulfilled').length}/${sent}`);
+  row('answered while paused', `${answered}/${sent}`);
+  row('answered after it resumed', `${after.length}/${sent}`);
+}
+
+const webStats = await web.stats();
+const workerStats = await worker.stats();
+row('RSS web / worker at the end (MB)', `${(webStats.rss / 2 ** 20).toFixed(0)} / ${(workerStats.rss / 2 ** 20).toFixed(0)}`);
+
+const mark = (ok: boolean) => (ok ? '✓' : '✗');
+const p50 = percentile(overheads, 50);
+const p99 = percentile(overheads, 99);
+const ackP99 = percentile(empty.acks, 99);
+const redisDifference = empty.commands - bare.commandsPerJob;
+const table: [string, string, string][] = [
+  [
+    'sustained messages/s, embedded default',
+    `${empty.perSecond.toFixed(1)} = ${((100 * empty.perSecond) / bare.jobsPerSecond).toFixed(1)}% of ${bare.jobsPerSecond.toFixed(0)} ${mark(empty.perSecond >= 300 && empty.perSecond >= 0.08 * bare.jobsPerSecond)}`,
+    '≥ 300, and ≥ 8% of the same-run BullMQ figure',
+  ],
+  ['throughput drop from empty to ≥ 50k stored messages', `${drop.toFixed(1)}% ${mark(drop >= -10)}`, '≤ 10%'],
+  ['pipeline overhead p50 / p99 at 100 msgs/s (model excluded)', `${p50.toFixed(0)} / ${p99.toFixed(0)} ms ${mark(p50 <= 5 && p99 <= 25)}`, '≤ 5 / ≤ 25 ms'],
+  ['webhook ack p99 during the sustained phase', `${ackP99.toFixed(0)} ms ${mark(ackP99 <= 10)}`, '≤ 10 ms'],
+  [
+    'Redis commands per message, minus BullMQ per job',
+    `${empty.commands.toFixed(1)} − ${bare.commandsPerJob.toFixed(1)} = ${redisDifference.toFixed(1)} ${mark(redisDifference <= 15)}`,
+    '≤ 15',
+  ],
+  [
+    'synchronous MongoDB round trips per message',
+    paused === undefined
+      ? `n/a (external MongoDB); ${empty.mongoPerMessage.toFixed(1)} in total`
+      : paused.answered === paused.sent
+        ? `0 (${paused.answered}/${paused.sent} answered with MongoDB paused; ${empty.mongoPerMessage.toFixed(1)} async) ✓`
+        : `> 0: ${paused.answered}/${paused.sent} answered with MongoDB paused; ${empty.mongoPerMessage.toFixed(1)} in total ✗`,
+    '0',
+  ],
+  ['killed worker → its conversation answered', killed === undefined ? 'not measured' : `${killed.toFixed(1)} s ${mark(killed <= 10)}`, '≤ 10 s'],
+  ['RSS growth over 100k turns', 'npm run bench:soak', '≤ 10%'],
+];
+out('\nIssue 11 targets');
+out(`| figure | measured | target |\n|---|---|---|`);
+for (const [figure, measured, target] of table) out(`| ${figure} | ${measured} | ${target} |`);
+
+await web.stop();
+await worker.stop();
+await backing.stop();
+if (cpuProfileDirectory) {
+  out(`\nCPU profiles in ${cpuProfileDirectory} (self time, top functions):`);
+  for (const line of await summarizeProfiles(cpuProfileDirectory)) out(line);
+}
 process.exit(0);

@@ -124,6 +124,10 @@ export interface RestartableMongoHandle extends MongoHandle {
   kill(): Promise<void>;
   /** Starts it again on the same port and data directory and waits until it answers. */
   restart(): Promise<void>;
+  /** SIGSTOPs the server: connections stay open and every request hangs, as on a stalled database. */
+  pause(): void;
+  /** SIGCONTs a paused server. */
+  resume(): void;
 }
 
 /**
@@ -170,6 +174,8 @@ export async function startRestartableFerretDb(): Promise<RestartableMongoHandle
   return {
     uri,
     kill,
+    pause: () => void current?.process.kill('SIGSTOP'),
+    resume: () => void current?.process.kill('SIGCONT'),
     async restart() {
       await kill();
       // The port was just released by a killed process: retry until it binds again.
@@ -184,6 +190,7 @@ export async function startRestartableFerretDb(): Promise<RestartableMongoHandle
       }
     },
     async stop() {
+      current?.process.kill('SIGCONT');
       if (current) await stopProcess(current.process);
       current = undefined;
       await rm(stateDirectory, { recursive: true, force: true });
