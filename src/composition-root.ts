@@ -28,6 +28,7 @@ import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queu
 import { createTurnWorker } from './queue/turn-worker.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
+import { createCachedContactStore } from './contacts/contact-cache.js';
 import { createContactStore, type ContactStore } from './contacts/contact-store.js';
 import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
@@ -94,8 +95,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcripts = createTranscriptStore(mongo);
   await transcripts.ensureIndexes();
 
-  const contacts = createContactStore(mongo);
-  const usage = createUsageStore(mongo);
+  const contacts = createCachedContactStore(createContactStore(mongo), { redis, ttlSeconds: config.offload.contactCacheTtlSeconds, logger, metrics });
+  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
   const usageReport = { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) };
   const handoffStore = createHandoffStore(mongo);
   await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
@@ -257,6 +258,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       // the recovery of those a crash left pending.
       retention.start();
       noticeDelivery.start();
+      usage.start();
       return worker;
     },
     beginShutdown() {
@@ -269,6 +271,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await retention.close();
       await noticeDelivery.close();
       await Promise.all(workers.map((worker) => worker.close()));
+      await usage.close();
       await mcp?.close().catch(() => undefined);
       await queue.close();
       await noticeQueue.close();
