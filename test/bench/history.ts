@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 
 /** The template conversation's number digits (whatsapp:+17770000000). */
-export const MARKER = '17770000000';
+const MARKER = '17770000000';
 export const TEMPLATE_NUMBER = `whatsapp:+${MARKER}`;
 /** Copies are numbered 1777xxxxxxx. */
 const copyDigits = (index: number) => `1777${String(index).padStart(7, '0')}`;

@@ -21,6 +21,8 @@ import { seedHistory, TEMPLATE_NUMBER, templateSid } from './history.js';
 import {
   benchNumber,
   cpuProfileDirectory,
+  cpuSeconds,
+  findProcess,
   mongoDelta,
   percentile,
   redisCommandCount,
@@ -68,12 +70,18 @@ const childEnv = serviceEnv(backing, port, { WORKER_CONCURRENCY: String(CONCURRE
 const web = await spawnServiceProcess('web', childEnv);
 let worker: ServiceChild = await spawnServiceProcess('worker', childEnv);
 const sender = webhookSender(port);
+const ferretPid = backing.ferret ? await findProcess((line) => line.includes(`--listen-addr=${new URL(backing.ferret?.uri ?? '').host}`)) : undefined;
+// redis-server rewrites its command line to `redis-server 127.0.0.1:<port>`.
+const redisPid = await findProcess((line) => line.startsWith('redis-server') && line.includes(`:${backing.redis.port}`));
+/** Each process's CPU seconds so far: FerretDB, Redis, web, worker. */
+const cpu = () => Promise.all([cpuSeconds(ferretPid), cpuSeconds(redisPid), cpuSeconds(web.pid), cpuSeconds(worker.pid)]);
 
 /** Sends `count` messages from numbers in `area` (3 each, in order per number) with `SENDERS` at once. */
 async function sustained(label: string, area: number) {
   twilio.reset();
   const before = await Promise.all([web.stats(), worker.stats()]);
   const commandsBefore = await redisCommandCount(probe);
+  const cpuBefore = await cpu();
   const acks: number[] = [];
   const startedAt = Date.now();
   let next = 0;
@@ -87,7 +95,10 @@ async function sustained(label: string, area: number) {
   );
   const total = acks.length;
   const replies = await twilio.waitForMessages(total, REPLY_WAIT_MS).catch(() => twilio.messages);
-  const perSecond = total / ((Math.max(...replies.map((reply) => reply.receivedAt)) - startedAt) / 1000);
+  const seconds = (Math.max(...replies.map((reply) => reply.receivedAt)) - startedAt) / 1000;
+  const perSecond = total / seconds;
+  const cpuAfter = await cpu();
+  const busy = cpuAfter.map((after, index) => `${((100 * (after - (cpuBefore[index] ?? 0))) / seconds).toFixed(0)}%`);
   await sleep(500);
   const commands = ((await redisCommandCount(probe)) - commandsBefore) / total;
   const mongo = mongoDelta(before, await Promise.all([web.stats(), worker.stats()]));
@@ -100,6 +111,7 @@ async function sustained(label: string, area: number) {
     `${commands.toFixed(1)}  (BullMQ alone ${bare.commandsPerJob.toFixed(1)}, difference ${(commands - bare.commandsPerJob).toFixed(1)})`,
   );
   row('MongoDB commands per message (both processes)', (sumCommands(mongo) / total).toFixed(1));
+  row('CPU of one core: FerretDB / Redis / web / worker', busy.join(' / '));
   row(
     '  by command',
     Object.entries(mongo)

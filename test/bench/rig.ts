@@ -81,6 +81,7 @@ export interface ProcessStats {
 
 export interface ServiceChild {
   role: 'web' | 'worker';
+  pid: number;
   output(): string;
   stats(): Promise<ProcessStats>;
   /** Resolves once the process printed `text`. */
@@ -140,6 +141,7 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
   };
   return {
     role,
+    pid: child.pid ?? 0,
     output: () => output,
     waitFor,
     stats: () =>
@@ -237,4 +239,23 @@ export async function summarizeProfiles(directory: string, top = 8): Promise<str
     }
   }
   return lines;
+}
+
+/** The pid of the first process whose command line (arguments joined by spaces) `matches` (Linux /proc). */
+export async function findProcess(matches: (commandLine: string) => boolean): Promise<number | undefined> {
+  for (const entry of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (matches(commandLine.replaceAll('\0', ' '))) return Number(entry);
+  }
+  return undefined;
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 when it cannot be read. */
+export async function cpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of /proc/<pid>/stat (here 11 and 12 after the name), in clock ticks (100/s).
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
 }

@@ -6,7 +6,7 @@
  * bounded time; an admin unlink, removal or external-id change takes effect on the next turn.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { CommandStartedEvent } from 'mongodb';
+import type { mongo } from 'mongoose';
 import { createCachedContactStore } from '../../src/contacts/contact-cache.js';
 import { createContactStore } from '../../src/contacts/contact-store.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
@@ -35,7 +35,7 @@ let database: RestartableMongoHandle;
 let mcp: McpTestServer;
 let harness: Harness;
 /** Every MongoDB command the service's driver started. */
-const commands: CommandStartedEvent[] = [];
+const commands: mongo.CommandStartedEvent[] = [];
 
 beforeAll(async () => {
   database = await startRestartableFerretDb();
