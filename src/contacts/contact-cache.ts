@@ -5,8 +5,9 @@
  * address's (or alias's) hash tag: `asst:contact:{<address>}`, `asst:contact-alias:{<alias>}`,
  * each with an `:epoch` beside it.
  *   - A hit costs one MGET (entry + epoch). An entry (a contact or "none") is fresh for
- *     CONTACT_CACHE_TTL_SECONDS; then MongoDB is read again. Entries are kept 7 days, so while
- *     MongoDB is unreachable (or slower than LOOKUP_TIMEOUT_MS) a stale entry still answers.
+ *     CONTACT_CACHE_TTL_SECONDS; then MongoDB is read again. A contact is kept 7 days, so while
+ *     MongoDB is unreachable (or slower than LOOKUP_TIMEOUT_MS) a stale entry still answers;
+ *     "none" lives only while fresh (a miss answers the same), so unknown numbers cost little.
  *   - Never a wrong caller: every contact write through this store (the admin API's upsert,
  *     import and removal) bumps the epoch and deletes the entries of the contact and of the
  *     aliases it declares, after MongoDB took the write; a reader fills an entry only if the
@@ -95,7 +96,8 @@ export function createCachedContactStore(store: ContactStore, options: ContactCa
     }
     if (epoch !== undefined) {
       await redis
-        .eval(FILL_SCRIPT, 2, key, epochOf(key), epoch, JSON.stringify({ value, at: Date.now() }), KEEP_MS)
+        // "None" needs no outage fallback (a miss answers the same): it lives only while fresh.
+        .eval(FILL_SCRIPT, 2, key, epochOf(key), epoch, JSON.stringify({ value, at: Date.now() }), value === null ? ttlMs : KEEP_MS)
         .catch((error: unknown) => logger.warn('contact-cache-fill-failed', { error }));
     }
     return value;
