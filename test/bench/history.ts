@@ -36,6 +36,25 @@ const containsMarker = (value: Value): boolean => {
   return false;
 };
 
+/** FerretDB on SQLite answers SQLITE_BUSY while the pipeline writes too: a batch is tried again (a copy inserted twice is a duplicate key, skipped). */
+async function insertWithRetry(insert: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await insert();
+      return;
+    } catch (error) {
+      const duplicatesOnly =
+        error instanceof mongoose.mongo.MongoBulkWriteError &&
+        error.writeErrors instanceof Array &&
+        error.writeErrors.length > 0 &&
+        error.writeErrors.every((item) => item.code === 11000);
+      if (duplicatesOnly) return;
+      if (attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}
+
 export interface SeedResult {
   conversations: number;
   documents: Record<string, number>;
@@ -78,8 +97,8 @@ export async function seedHistory(mongoUri: string, redis: Redis, targetMessages
         }
         batch.push(clone);
       }
-      if (batch.length >= 1000 || copy === conversations) {
-        await collection.insertMany(batch, { ordered: false });
+      if (batch.length >= 500 || copy === conversations) {
+        await insertWithRetry(() => collection.insertMany(batch, { ordered: false }));
         batch = [];
       }
     }

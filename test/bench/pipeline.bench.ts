@@ -50,6 +50,8 @@ const CONCURRENCY = 32;
 const LOCK_TTL_MS = 30_000;
 /** How long a phase waits for its last replies once it stopped sending; what is unanswered by then counts as slower than that. */
 const REPLY_WAIT_MS = Number(env.BENCH_REPLY_WAIT_SECONDS ?? 60) * 1000;
+/** Messages a sustained phase lets wait for their reply before it sends more. */
+const MAX_OUTSTANDING = 200;
 
 if (cpuProfileDirectory) await mkdir(cpuProfileDirectory, { recursive: true });
 const backing = await startBacking();
@@ -78,6 +80,16 @@ const redisPid = await findProcess((line) => line.startsWith('redis-server') && 
 /** Each process's CPU seconds so far: FerretDB, Redis, web, worker. */
 const cpu = () => Promise.all([cpuSeconds(ferretPid), cpuSeconds(redisPid), cpuSeconds(web.pid), cpuSeconds(worker.pid)]);
 
+const repliesTo = (prefix: string) => twilio.messages.filter((message) => message.body.startsWith(`ok ${prefix}`)).length;
+
+/** Waits (at most REPLY_WAIT_MS) until every message sent so far is answered, so no phase inherits another's backlog. */
+async function drain() {
+  const deadline = Date.now() + REPLY_WAIT_MS;
+  while (twilio.messages.length < sender.sentAt.size && Date.now() < deadline) await sleep(100);
+  const left = sender.sentAt.size - twilio.messages.length;
+  if (left > 0) out(`  (${left} messages of earlier phases still unanswered)`);
+}
+
 /** The replies whose text starts with `ok <prefix>` (the model echoes the message), once there are `count` or after `timeoutMs`. */
 async function waitForReplies(prefix: string, count: number, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -88,7 +100,7 @@ async function waitForReplies(prefix: string, count: number, timeoutMs: number) 
 
 /** Sends `count` messages from numbers in `area` (3 each, in order per number) with `SENDERS` at once. */
 async function sustained(label: string, area: number) {
-  twilio.reset();
+  await drain();
   const before = await Promise.all([web.stats(), worker.stats()]);
   const commandsBefore = await redisCommandCount(probe);
   const cpuBefore = await cpu();
@@ -99,7 +111,11 @@ async function sustained(label: string, area: number) {
     Array.from({ length: SENDERS }, async () => {
       while (next < MESSAGES / PER_NUMBER && Date.now() - startedAt < PHASE_SECONDS * 1000) {
         const number = benchNumber(area, next++);
-        for (let index = 0; index < PER_NUMBER; index += 1) acks.push(await sender.post(number, `${label} ${number} #${index}`));
+        for (let index = 0; index < PER_NUMBER; index += 1) {
+          // Enough waiting to keep the worker busy, not so much that the phase ends on a long backlog.
+          while (acks.length - repliesTo(label) > MAX_OUTSTANDING) await sleep(20);
+          acks.push(await sender.post(number, `${label} ${number} #${index}`));
+        }
       }
     }),
   );
@@ -135,16 +151,15 @@ async function sustained(label: string, area: number) {
 
 // Warm-up, which is also the template conversation the history is copied from.
 for (let turn = 0; turn < 10; turn += 1) {
-  twilio.reset();
   await sender.post(TEMPLATE_NUMBER, `history turn ${turn}: what are your opening hours?`, templateSid(turn));
-  await twilio.waitForMessages(1, 30_000);
+  await twilio.waitForMessages(turn + 1, 60_000);
 }
 
 // 2 — sustained throughput, empty store.
 const empty = await sustained('empty store', 201);
 
 // 3 — paced 100 msgs/s: overhead = webhook sent → reply at the fake Twilio API (model excluded: it answers at once).
-twilio.reset();
+await drain();
 const pacedCount = PACED_RATE * PACED_SECONDS;
 const pacedAcks: number[] = [];
 const pacedStart = performance.now();
@@ -166,6 +181,7 @@ row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
 row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));
 
 // 4 — the same throughput phase with ≥ 50k stored messages.
+await drain();
 const seeded = await seedHistory(backing.mongoUri, probe, STORED_MESSAGES);
 out(`stored history: ${seeded.conversations} conversations copied in ${seeded.seconds.toFixed(0)} s`);
 row(
@@ -187,7 +203,7 @@ if (env.BENCH_SKIP_KILL !== '1') {
     await worker.stop();
     worker = await spawnServiceProcess('worker', childEnv, { profile: false });
   }
-  twilio.reset();
+  await drain();
   const number = benchNumber(401, 0);
   await sender.post(number, 'killed worker #slow');
   await worker.waitFor('model-called killed worker #slow', 30_000);
@@ -203,7 +219,7 @@ if (env.BENCH_SKIP_KILL !== '1') {
 // 6 — FerretDB paused: are customers answered while it is?
 let paused: { answered: number; sent: number } | undefined;
 if (backing.ferret) {
-  twilio.reset();
+  await drain();
   const sent = 20;
   backing.ferret.pause();
   const pausedAt = Date.now();
