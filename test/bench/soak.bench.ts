@@ -11,7 +11,8 @@ const TURNS = Number(process.env.SOAK_TURNS ?? 100_000);
 const SENDERS = 32;
 const NUMBERS = 10_000;
 const BATCH = 1000;
-const WARM_UP = Math.min(2 * BATCH, Math.max(BATCH, Math.floor(TURNS / 20)));
+/** Turns before the first RSS reading (connections, JIT and caches settle): a tenth of the run, 100 to 2000. */
+const WARM_UP = Math.max(100, Math.min(2 * BATCH, Math.floor(TURNS / 10)));
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
 const backing = await startBacking();
