@@ -39,7 +39,7 @@ async function run(count: number) {
         }
       }),
     );
-    await backing.twilio.waitForMessages(batch, 300_000);
+    await backing.twilio.waitForMessages(batch, 1_800_000);
     sent += batch;
     if (sent % 10_000 === 0) out(`  ${sent} turns, ${(sent / ((performance.now() - started) / 1000)).toFixed(1)}/s`);
   }
