@@ -52,6 +52,8 @@ process.on('message', (message) => {
   process.send?.({ rss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed, mongoCommands: { ...mongoCommands } });
 });
 process.once('SIGTERM', () => {
+  // A worker still holding slow turns stops anyway after 20 s (exit still writes the CPU profile).
+  setTimeout(() => process.exit(0), 20_000).unref();
   services.beginShutdown();
   server?.close();
   server?.closeAllConnections();
