@@ -32,6 +32,7 @@ import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queu
 import { createTurnWorker } from './queue/turn-worker.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
+import { createCachedContactStore } from './contacts/contact-cache.js';
 import { createContactStore, type ContactStore } from './contacts/contact-store.js';
 import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
@@ -119,8 +120,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await transcripts.ensureIndexes();
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
 
-  const contacts = createContactStore(mongo);
-  const usage = createUsageStore(mongo);
+  const contacts = createCachedContactStore(createContactStore(mongo), { redis, ttlSeconds: config.offload.contactCacheTtlSeconds, logger, metrics });
+  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
   const usageReport = { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) };
   const handoffStore = createHandoffStore(mongo);
   await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
@@ -298,6 +299,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       retention.start();
       noticeDelivery.start();
       transcriptWriter.start();
+      usage.start();
       return worker;
     },
     beginShutdown() {
@@ -311,6 +313,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       stopOutboxWatch();
       await noticeDelivery.close();
       await Promise.all(workers.map((worker) => worker.close()));
+      await usage.close();
       await mcp?.close().catch(() => undefined);
       await queue.close();
       await noticeQueue.close();

@@ -112,6 +112,8 @@ export interface ContactStore {
   get(address: string): Promise<Contact | undefined>;
   /** The contact a website-verified user is: by external id first, then by email. */
   findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<Contact | undefined>;
+  /** The contact an alias (`ext:<id>`, `email:<lowercase>`) names, only if it still declares it. */
+  findByAlias(alias: string): Promise<Contact | undefined>;
   /**
    * Replaces the contact's fields whole (an absent email, customerId or externalId is removed).
    * Throws ContactConflictError when another contact holds its external id or email.
@@ -133,11 +135,11 @@ function impliedExternalId(address: string): string | undefined {
   return address.startsWith(USER_ADDRESS_PREFIX) ? address.slice(USER_ADDRESS_PREFIX.length) : undefined;
 }
 
-const externalAlias = (externalId: string) => `ext:${externalId}`;
-const emailAlias = (email: string) => `email:${email.toLowerCase()}`;
+export const externalAlias = (externalId: string) => `ext:${externalId}`;
+export const emailAlias = (email: string) => `email:${email.toLowerCase()}`;
 
 /** The alias keys a contact declares, with the field each comes from. */
-function aliasesOf(contact: Pick<Contact, 'address' | 'email' | 'externalId'>): Map<string, 'externalId' | 'email'> {
+export function aliasesOf(contact: Pick<Contact, 'address' | 'email' | 'externalId'>): Map<string, 'externalId' | 'email'> {
   const aliases = new Map<string, 'externalId' | 'email'>();
   const externalId = contact.externalId ?? impliedExternalId(contact.address);
   if (externalId) aliases.set(externalAlias(externalId), 'externalId');
@@ -229,6 +231,8 @@ export function createContactStore(connection: Connection): ContactStore {
     async findVerifiedUser({ externalId, email }) {
       return (await byAlias(externalAlias(externalId))) ?? (email ? await byAlias(emailAlias(email)) : undefined);
     },
+
+    findByAlias: byAlias,
 
     upsert: write,
 

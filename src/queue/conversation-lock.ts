@@ -25,7 +25,7 @@ return 0`;
 export const lockRenewIntervalMs = (ttlMs: number) => Math.max(100, Math.floor(ttlMs / 3));
 
 /** How long until a conversation's lock expires unless renewed (0 when nobody holds it). */
-export async function lockExpiresInMs(redis: Redis, conversationKey: string): Promise<number> {
+export async function lockExpiresInMs(redis: RedisClient, conversationKey: string): Promise<number> {
   return Math.max(0, await redis.pttl(redisKeys.lock(conversationKey)));
 }
 

@@ -1,13 +1,22 @@
 /**
- * Model usage, metered per turn and summed per day, role, channel and model: one MongoDB
- * document per `day|role|channel|model`, grown with `$inc` by `_id` (the only filter FerretDB
- * 1.x pushes down), so a turn's write is one upsert per model it called and never a scan. It
- * lives outside the orchestrator's Redis state and is written after the reply, so it costs the
- * per-turn budget nothing. The admin API reads a range of days; an optional price table turns
- * tokens into cost.
+ * Model usage, metered per turn and summed per day, role, channel and model, with no MongoDB
+ * write on the turn's path. A turn adds one entry to a Redis list (one RPUSH, after the reply;
+ * outside the orchestrator's state, so it costs the per-turn budget nothing). A flush — every
+ * USAGE_FLUSH_INTERVAL_MS in each worker, and before every `/admin/usage` read — first folds the
+ * list into a Redis hash of the day's absolute totals (one Lua script: the entries it folds are
+ * removed in the same step, so each is counted exactly once, whoever flushes), then writes those
+ * totals to MongoDB with `$max` by `_id` (`day|role|channel|model`, the only filter FerretDB 1.x
+ * pushes down). Writing absolute totals makes a repeated or concurrent flush — a crash, a
+ * restart, two workers — harmless: MongoDB never counts twice and never goes back. The day's
+ * totals stay in Redis until the day after next (they must: a later total is written whole).
+ * Redis is expected to persist (AOF); a Redis that loses them undercounts, never overcounts.
+ * The admin API reads a range of days; an optional price table turns tokens into cost.
  */
+import type { RedisClient } from '../redis.js';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { KEY_PREFIX } from '../redis.js';
 
 /** Model id → price in the operator's currency per million input and output tokens. */
 type ModelPrices = NonNullable<Config['model']['prices']>;
@@ -56,11 +65,48 @@ interface UsageSummary {
 }
 
 export interface UsageStore {
-  /** Adds one turn's model calls to its day, role and channel. */
+  /** Adds one turn's model calls to its day, role and channel (one Redis command). */
   record(entry: UsageEntry): Promise<void>;
-  /** Sums per day, role and channel for the UTC days `from`..`to` (inclusive). */
+  /** Folds what turns recorded into the day's totals and writes the totals to MongoDB. */
+  flush(): Promise<void>;
+  /** Flushes, then sums per day, role and channel for the UTC days `from`..`to` (inclusive). */
   summary(from: string, to: string, prices?: ModelPrices): Promise<UsageSummary>;
+  /** Flushes every `flushIntervalMs` in this process until closed. */
+  start(): void;
+  /** Stops the timer and flushes once more. */
+  close(): Promise<void>;
 }
+
+interface UsageStoreOptions {
+  flushIntervalMs: number;
+  logger: Logger;
+}
+
+/** Entries folded per script call: bounds how long Redis is busy with one. */
+const FOLD_BATCH = 1000;
+
+/**
+ * KEYS[1] the list of turn entries (JSON `{d, r, c, m: [[model, in, out], …]}`), KEYS[2] the hash
+ * of totals (`day|role|channel|model|calls|in|out` → count). Folds up to ARGV[1] entries and
+ * removes them in the same step; an entry that is not what a turn writes is dropped.
+ */
+const FOLD_SCRIPT = `
+local entries = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+for _, raw in ipairs(entries) do
+  local ok, entry = pcall(cjson.decode, raw)
+  if ok and type(entry) == 'table' and type(entry.m) == 'table' then
+    for _, call in ipairs(entry.m) do
+      local base = table.concat({ tostring(entry.d), tostring(entry.r), tostring(entry.c), tostring(call[1]) }, '|') .. '|'
+      redis.call('HINCRBY', KEYS[2], base .. 'calls', 1)
+      redis.call('HINCRBY', KEYS[2], base .. 'in', math.floor(tonumber(call[2]) or 0))
+      redis.call('HINCRBY', KEYS[2], base .. 'out', math.floor(tonumber(call[3]) or 0))
+    end
+  end
+end
+redis.call('LTRIM', KEYS[1], #entries, -1)
+return #entries`;
+
+const DAY_MS = 86_400_000;
 
 export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
 
@@ -74,24 +120,77 @@ function add(into: UsageTotals, from: UsageTotals, cost: number | undefined): vo
 const costOf = (totals: UsageTotals, price: ModelPrices[string] | undefined) =>
   price && (totals.inputTokens * price.inputPerMTok + totals.outputTokens * price.outputPerMTok) / 1_000_000;
 
-export function createUsageStore(connection: Connection): UsageStore {
+export function createUsageStore(connection: Connection, redis: RedisClient, options: UsageStoreOptions): UsageStore {
   const usage: Model<UsageRecord> = connection.models.ModelUsage ?? connection.model<UsageRecord>('ModelUsage', usageSchema);
+  // One namespace per database the totals are written to (tests share a RedisClient, not a database).
+  const tag = `{usage:${connection.name}}`;
+  const pendingKey = `${KEY_PREFIX}:${tag}:pending`;
+  const totalsKey = `${KEY_PREFIX}:${tag}:totals`;
+  /** What this process last wrote per document, so an unchanged total is not written again. */
+  const written = new Map<string, string>();
+  let flushing: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+
+  const flushOnce = async () => {
+    while (Number(await redis.eval(FOLD_SCRIPT, 2, pendingKey, totalsKey, FOLD_BATCH)) === FOLD_BATCH);
+    const fields = await redis.hgetall(totalsKey);
+    const totals = new Map<string, UsageTotals>();
+    for (const [field, count] of Object.entries(fields)) {
+      const cut = field.lastIndexOf('|');
+      const id = field.slice(0, cut);
+      const kind = field.slice(cut + 1);
+      const entry = totals.get(id) ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
+      if (kind === 'calls') entry.calls = Number(count);
+      else if (kind === 'in') entry.inputTokens = Number(count);
+      else if (kind === 'out') entry.outputTokens = Number(count);
+      totals.set(id, entry);
+    }
+    const changed = [...totals].filter(([id, entry]) => written.get(id) !== JSON.stringify(entry));
+    if (changed.length > 0) {
+      await usage.bulkWrite(
+        changed.map(([_id, entry]) => ({ updateOne: { filter: { _id }, update: { $max: { ...entry } }, upsert: true } })),
+        { ordered: false },
+      );
+      for (const [id, entry] of changed) written.set(id, JSON.stringify(entry));
+    }
+    // Written days before yesterday take no more turns: their totals leave Redis.
+    const oldest = utcDay(new Date(Date.now() - DAY_MS));
+    const done = Object.keys(fields).filter((field) => field.slice(0, 10) < oldest);
+    if (done.length > 0) await redis.hdel(totalsKey, ...done);
+  };
+
+  /** Flushes after any flush already running (one at a time per process). */
+  const flush = () => {
+    flushing = flushing.catch(() => undefined).then(flushOnce);
+    return flushing;
+  };
+
   return {
     async record(entry) {
-      const byModel = new Map<string, UsageTotals>();
-      for (const call of entry.calls) {
-        const totals = byModel.get(call.model) ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
-        add(totals, { calls: 1, inputTokens: call.inputTokens, outputTokens: call.outputTokens }, undefined);
-        byModel.set(call.model, totals);
-      }
-      await Promise.all(
-        [...byModel].map(([model, totals]) =>
-          usage.updateOne({ _id: [entry.day, entry.roleId, entry.channelId, model].join('|') }, { $inc: { ...totals } }, { upsert: true }).exec(),
-        ),
-      );
+      const calls = entry.calls.map((call) => [call.model, call.inputTokens, call.outputTokens]);
+      if (calls.length === 0) return;
+      await redis.rpush(pendingKey, JSON.stringify({ d: entry.day, r: entry.roleId, c: entry.channelId, m: calls }));
+    },
+
+    flush,
+
+    start() {
+      if (timer) return;
+      timer = setInterval(() => {
+        flush().catch((error: unknown) => options.logger.warn('usage-flush-failed', { error }));
+      }, options.flushIntervalMs);
+      timer.unref();
+    },
+
+    async close() {
+      clearInterval(timer);
+      timer = undefined;
+      await flush().catch((error: unknown) => options.logger.warn('usage-flush-failed', { error }));
     },
 
     async summary(from, to, prices) {
+      // What turns recorded since the last flush is in the report: flushed first.
+      await flush().catch((error: unknown) => options.logger.warn('usage-flush-failed', { error }));
       const found = await usage
         .find({ _id: { $gte: `${from}|`, $lte: `${to}|\uffff` } })
         .lean()

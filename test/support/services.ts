@@ -286,6 +286,7 @@ export async function startRestartableFerretDb(): Promise<RestartableMongoHandle
       }
     },
     async stop() {
+      current?.process.kill('SIGCONT');
       if (current) await stopProcess(current.process);
       current = undefined;
       await rm(stateDirectory, { recursive: true, force: true });

@@ -1,0 +1,63 @@
+/**
+ * Bare BullMQ on the bench's Redis, in this one process: the turns queue's own job options
+ * (`createTurnQueue`, jobs added by `enqueueTurn`) and the turn worker's options, with a no-op
+ * processor. What the pipeline's throughput and Redis commands are compared with.
+ */
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createTurnQueue, enqueueTurn, TURN_QUEUE_NAME } from '../../src/queue/turn-queue.js';
+import { redisCommandCount } from './rig.js';
+
+export interface BaselineResult {
+  jobs: number;
+  jobsPerSecond: number;
+  commandsPerJob: number;
+}
+
+export async function measureBareBullmq(
+  redisUrl: string,
+  probe: Redis,
+  options: { jobs: number; senders: number; concurrency: number; lockTtlMs: number },
+): Promise<BaselineResult> {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const prefix = 'bench-bare';
+  const queue = createTurnQueue(connection, prefix);
+  let completed = 0;
+  let allDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (allDone = resolve));
+  const worker = new Worker(
+    TURN_QUEUE_NAME,
+    async () => {
+      completed += 1;
+      if (completed === options.jobs) allDone();
+    },
+    {
+      connection,
+      prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockTtlMs,
+      stalledInterval: Math.max(1000, Math.floor(options.lockTtlMs / 2)),
+      maxStalledCount: 10,
+    },
+  );
+  await worker.waitUntilReady();
+  const before = await redisCommandCount(probe);
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.senders }, async () => {
+      while (next < options.jobs) {
+        const index = next++;
+        await enqueueTurn(queue, { conversationKey: `whatsapp:+1555${String(index % 1000).padStart(7, '0')}`, messageId: `SMbare${index}` });
+      }
+    }),
+  );
+  await done;
+  const seconds = (performance.now() - started) / 1000;
+  const commands = (await redisCommandCount(probe)) - before;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  await connection.quit();
+  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, commandsPerJob: commands / options.jobs };
+}

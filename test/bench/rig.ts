@@ -1,0 +1,261 @@
+/**
+ * What the pipeline benchmarks share: the backing services (Redis, a FerretDB the bench can
+ * pause, the fake Twilio API), the web and worker as separate processes (`service-process.ts`,
+ * optionally under `--cpu-prof` when BENCH_CPU_PROFILE names a directory), a signed-webhook
+ * sender, Redis's own command counts (`INFO commandstats`) and percentiles. Loopback only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { startFakeTwilio } from '../support/fake-twilio.js';
+import { PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, type FakeTwilio } from '../support/harness.js';
+import { startMongo, startRedis, startRestartableFerretDb, type RedisHandle, type RestartableMongoHandle } from '../support/services.js';
+import { inboundWhatsappParams, newTwilioSid, signedWebhook } from '../support/twilio-signature.js';
+
+export interface Backing {
+  redis: RedisHandle;
+  /** The database URI with this run's database name and driver command monitoring on. */
+  mongoUri: string;
+  /** Our own FerretDB (pausable), or undefined when MONGODB_URI names an external server. */
+  ferret: RestartableMongoHandle | undefined;
+  twilio: FakeTwilio;
+  /** A connection of the bench's own, for INFO and seeding (its INFO calls are not counted). */
+  probe: Redis;
+  stop(): Promise<void>;
+}
+
+export async function startBacking(): Promise<Backing> {
+  const redis = await startRedis();
+  const external = process.env.MONGODB_URI !== undefined && process.env.MONGODB_URI !== '';
+  const ferret = external ? undefined : await startRestartableFerretDb();
+  const mongo = ferret ?? (await startMongo());
+  const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
+  const uri = new URL(mongo.uri);
+  uri.pathname = `/bench_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  uri.searchParams.set('monitorCommands', 'true');
+  const probe = new Redis(redis.url);
+  return {
+    redis,
+    mongoUri: uri.toString(),
+    ferret,
+    twilio,
+    probe,
+    async stop() {
+      await probe.quit();
+      await twilio.close();
+      await mongo.stop();
+      await redis.stop();
+    },
+  };
+}
+
+/** The service's environment for the bench: production defaults except what a bench must set. */
+export function serviceEnv(backing: Backing, port: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'production',
+    PORT: String(port),
+    PUBLIC_BASE_URL,
+    REDIS_URL: backing.redis.url,
+    MONGODB_URI: backing.mongoUri,
+    TWILIO_ACCOUNT_SID: TEST_ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: TEST_AUTH_TOKEN,
+    TWILIO_WHATSAPP_FROM: TEST_SENDER,
+    TWILIO_API_BASE_URL: backing.twilio.baseUrl,
+    OPENAI_API_KEY: 'bench-key-not-used',
+    WEB_SITES: '[]',
+    LOG_LEVEL: 'error',
+    // Burst coalescing (when the pipeline has it) would wait between messages: throughput is measured without it.
+    COALESCE_MS: '0',
+    ...extra,
+  };
+}
+
+export interface ProcessStats {
+  rss: number;
+  heapUsed: number;
+  mongoCommands: Record<string, number>;
+}
+
+export interface ServiceChild {
+  role: 'web' | 'worker';
+  pid: number;
+  output(): string;
+  stats(): Promise<ProcessStats>;
+  /** Resolves once the process printed `text`. */
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+  /** SIGTERM and wait (a CPU profile is written on this exit). */
+  stop(): Promise<void>;
+  /** SIGKILL and wait, as a crash would. */
+  kill(): Promise<void>;
+}
+
+/** The CPU profile directory (BENCH_CPU_PROFILE), if profiles are wanted. */
+export const cpuProfileDirectory = process.env.BENCH_CPU_PROFILE || undefined;
+
+export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<string, string>, options: { profile?: boolean } = {}): Promise<ServiceChild> {
+  const profile = options.profile !== false && cpuProfileDirectory !== undefined;
+  const args = [
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
+    '--import',
+    'tsx',
+    'test/bench/service-process.ts',
+    role,
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  let output = '';
+  const waiters = new Set<() => void>();
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-200_000);
+    for (const waiter of waiters) waiter();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const waitFor = (text: string, timeoutMs = 60_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (output.includes(text)) finish(undefined);
+        else if (child.exitCode !== null || child.signalCode !== null) finish(new Error(`${role} exited:\n${output.slice(-3000)}`));
+      };
+      const timer = setTimeout(() => finish(new Error(`${role} did not print "${text}" within ${timeoutMs} ms:\n${output.slice(-3000)}`)), timeoutMs);
+      const finish = (error: Error | undefined) => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        if (error) reject(error);
+        else resolve();
+      };
+      waiters.add(check);
+      void exited.then(check);
+      check();
+    });
+  await waitFor(`${role}-ready`);
+  const end = async (signal: NodeJS.Signals) => {
+    process.removeListener('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return {
+    role,
+    pid: child.pid ?? 0,
+    output: () => output,
+    waitFor,
+    stats: () =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${role} did not answer a stats request`)), 30_000);
+        child.once('message', (message) => {
+          clearTimeout(timer);
+          resolve(message as ProcessStats);
+        });
+        child.send('stats');
+      }),
+    stop: () => end('SIGTERM'),
+    kill: () => end('SIGKILL'),
+  };
+}
+
+/** Posts signed WhatsApp webhooks to the web process; remembers when each body was sent. */
+export function webhookSender(port: number) {
+  const url = `http://127.0.0.1:${port}/webhooks/whatsapp`;
+  const sentAt = new Map<string, number>();
+  return {
+    sentAt,
+    /** The acknowledgement time in ms; throws on anything but 200. */
+    async post(from: string, body: string, messageSid: string = newTwilioSid(), timeoutMs = 30_000): Promise<number> {
+      const params = inboundWhatsappParams({ accountSid: TEST_ACCOUNT_SID, from, to: TEST_SENDER, body, messageSid });
+      const request = signedWebhook(TEST_AUTH_TOKEN, `${PUBLIC_BASE_URL}/webhooks/whatsapp`, params);
+      sentAt.set(body, Date.now());
+      const started = performance.now();
+      const response = await fetch(url, { method: 'POST', ...request, signal: AbortSignal.timeout(timeoutMs) });
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`webhook answered ${response.status}`);
+      return performance.now() - started;
+    },
+  };
+}
+
+/** A WhatsApp number of the bench: `whatsapp:+1<area><7 digits>`. */
+export const benchNumber = (area: number, index: number) => `whatsapp:+1${area}${String(index).padStart(7, '0')}`;
+
+/** Every command Redis has executed (INFO itself excluded). */
+export async function redisCommandCount(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  let total = 0;
+  for (const match of info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)) if (match[1] !== 'info') total += Number(match[2]);
+  return total;
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+export const sumCommands = (counts: Record<string, number>) => Object.values(counts).reduce((sum, count) => sum + count, 0);
+
+/** `after - before` per command name, both processes summed. */
+export function mongoDelta(before: readonly ProcessStats[], after: readonly ProcessStats[]): Record<string, number> {
+  const delta: Record<string, number> = {};
+  for (const stats of after) for (const [name, count] of Object.entries(stats.mongoCommands)) delta[name] = (delta[name] ?? 0) + count;
+  for (const stats of before) for (const [name, count] of Object.entries(stats.mongoCommands)) delta[name] = (delta[name] ?? 0) - count;
+  for (const [name, count] of Object.entries(delta)) if (count === 0) delete delta[name];
+  return delta;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+/** The functions with the most self time (idle excluded) in each CPU profile the run wrote. */
+export async function summarizeProfiles(directory: string, top = 8): Promise<string[]> {
+  const lines: string[] = [];
+  for (const file of (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile')).sort()) {
+    const profile = JSON.parse(await readFile(join(directory, file), 'utf8')) as { nodes: ProfileNode[]; samples?: number[] };
+    const hits = new Map<string, number>();
+    let total = 0;
+    let idle = 0;
+    for (const node of profile.nodes) {
+      const count = node.hitCount ?? 0;
+      if (node.callFrame.functionName === '(idle)') {
+        idle += count;
+        continue;
+      }
+      total += count;
+      const { functionName, url, lineNumber } = node.callFrame;
+      const where = url ? `${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|channels|test)\//, '$1/')}:${lineNumber + 1}` : '';
+      const key = `${functionName || '(anonymous)'} ${where}`.trim();
+      hits.set(key, (hits.get(key) ?? 0) + count);
+    }
+    lines.push(`${file}: busy ${((100 * total) / Math.max(1, total + idle)).toFixed(0)}% of ${total + idle} samples; share of busy time:`);
+    for (const [name, count] of [...hits].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      lines.push(`  ${((100 * count) / Math.max(1, total)).toFixed(1).padStart(5)}%  ${name}`);
+    }
+  }
+  return lines;
+}
+
+/** The pid of the first process whose command line (arguments joined by spaces) `matches` (Linux /proc). */
+export async function findProcess(matches: (commandLine: string) => boolean): Promise<number | undefined> {
+  for (const entry of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (matches(commandLine.replaceAll('\0', ' '))) return Number(entry);
+  }
+  return undefined;
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 when it cannot be read. */
+export async function cpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of /proc/<pid>/stat (here 11 and 12 after the name), in clock ticks (100/s).
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
+}

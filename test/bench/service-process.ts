@@ -1,0 +1,62 @@
+/**
+ * One service process for the benchmarks: `web` (webhooks) or `worker` (turns), built by the
+ * same `createServices` as `src/main.ts`, with the deterministic model answering at once (the
+ * model is excluded from every figure). The parent reads the process's own figures over IPC:
+ * its RSS and the MongoDB commands its driver started (command monitoring, by command name), so
+ * the bench counts MongoDB round trips per process whatever the pipeline's storage code does.
+ * A message whose text contains `#slow` makes the model wait 3 s and prints `model-called` first,
+ * for the killed-worker figure. SIGTERM closes like main.ts (and lets `--cpu-prof` write its file).
+ */
+import type { Server } from 'node:http';
+import { loadConfig } from '../../src/config.js';
+import { createServices } from '../../src/composition-root.js';
+import { createLogger } from '../../src/logger.js';
+import { createDeterministicModels, keywordJudge } from '../support/deterministic-model.js';
+
+const role = process.argv[2] === 'worker' ? 'worker' : 'web';
+const models = createDeterministicModels(
+  (call) => {
+    // The provider keeps every call; a soak of 100k turns must not measure that list.
+    models.calls.length = 0;
+    if (!call.userText.includes('#slow')) return { text: `ok ${call.userText}` };
+    process.stdout.write(`model-called ${call.userText}\n`);
+    return { text: `ok ${call.userText}`, delayMs: 3_000 };
+  },
+  (call) => {
+    models.calls.length = 0;
+    return keywordJudge(call);
+  },
+);
+
+const services = await createServices(loadConfig(), {
+  models,
+  logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }),
+});
+
+const mongoCommands: Record<string, number> = {};
+services.mongo.getClient().on('commandStarted', (event) => {
+  mongoCommands[event.commandName] = (mongoCommands[event.commandName] ?? 0) + 1;
+});
+
+let server: Server | undefined;
+if (role === 'web') {
+  server = services.app.listen(services.config.port, '127.0.0.1');
+  server.keepAliveTimeout = 65_000;
+  await new Promise((resolve) => server?.once('listening', resolve));
+} else {
+  await services.startWorker().waitUntilReady();
+}
+
+process.on('message', (message) => {
+  if (message !== 'stats') return;
+  process.send?.({ rss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed, mongoCommands: { ...mongoCommands } });
+});
+process.once('SIGTERM', () => {
+  // A worker still holding slow turns stops anyway after 20 s (exit still writes the CPU profile).
+  setTimeout(() => process.exit(0), 20_000).unref();
+  services.beginShutdown();
+  server?.close();
+  server?.closeAllConnections();
+  void services.close().then(() => process.exit(0));
+});
+process.stdout.write(`${role}-ready\n`);

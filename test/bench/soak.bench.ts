@@ -1,0 +1,66 @@
+/**
+ * `npm run bench:soak`: SOAK_TURNS (default 100k) WhatsApp turns through the web and worker
+ * processes (as `npm run bench` runs them), in batches of 1000 from 10k numbers cycling, and
+ * the RSS of each process after a warm-up and at the end: a leak shows as growth. Long by
+ * design (today's pipeline takes about an hour for 100k); `SOAK_TURNS=5000` for a quick run.
+ */
+import { findFreePort } from '../support/services.js';
+import { benchNumber, serviceEnv, sleep, spawnServiceProcess, startBacking, webhookSender } from './rig.js';
+
+const TURNS = Number(process.env.SOAK_TURNS ?? 100_000);
+const SENDERS = 32;
+const NUMBERS = 10_000;
+const BATCH = 1000;
+/** Turns before the first RSS reading (connections, JIT and caches settle): a tenth of the run, 100 to 2000. */
+const WARM_UP = Math.max(100, Math.min(2 * BATCH, Math.floor(TURNS / 10)));
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const backing = await startBacking();
+const port = await findFreePort();
+const env = serviceEnv(backing, port);
+const web = await spawnServiceProcess('web', env);
+const worker = await spawnServiceProcess('worker', env);
+const { post } = webhookSender(port);
+
+let sent = 0;
+const started = performance.now();
+/** Sends `count` turns (each number's messages one after another) and waits for every reply. */
+async function run(count: number) {
+  const goal = sent + count;
+  while (sent < goal) {
+    const batch = Math.min(BATCH, goal - sent);
+    backing.twilio.reset();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: SENDERS }, async () => {
+        while (next < batch) {
+          const turn = sent + next++;
+          await post(benchNumber(601, turn % NUMBERS), `soak ${turn}`);
+        }
+      }),
+    );
+    await backing.twilio.waitForMessages(batch, 1_800_000);
+    sent += batch;
+    if (sent % 10_000 === 0) out(`  ${sent} turns, ${(sent / ((performance.now() - started) / 1000)).toFixed(1)}/s`);
+  }
+}
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+out(`\nSoak: ${TURNS} turns (warm-up ${WARM_UP} first), web and worker processes`);
+await run(WARM_UP);
+await sleep(2_000);
+const start = await Promise.all([web.stats(), worker.stats()]);
+await run(TURNS - WARM_UP);
+await sleep(2_000);
+const end = await Promise.all([web.stats(), worker.stats()]);
+out(`| process | RSS after warm-up | RSS at the end (${TURNS} turns) | growth |\n|---|---|---|---|`);
+['web', 'worker'].forEach((name, index) => {
+  const before = start[index]?.rss ?? NaN;
+  const after = end[index]?.rss ?? NaN;
+  out(`| ${name} | ${mb(before)} | ${mb(after)} | ${((100 * (after - before)) / before).toFixed(1)}% |`);
+});
+out(`throughput over the soak: ${(sent / ((performance.now() - started) / 1000)).toFixed(1)} turns/s`);
+await web.stop();
+await worker.stop();
+await backing.stop();
+process.exit(0);
