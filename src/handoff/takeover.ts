@@ -23,31 +23,22 @@ import { takeoverKeys, type TakeoverState, type TakeoverStateStore } from './tak
 export type { Actor, HandoffStatus, TakeoverState };
 
 /** The longest text a teammate may send in one message (signature and WhatsApp's 1,600 limit included). */
-export const MAX_TEAMMATE_TEXT = 1500;
-
-/** One message of a conversation as the live page shows it. */
-export interface LiveMessage {
-  /** The transcript's message id (`in:…`/`out:…`), stable across retries. */
-  id: string;
-  author: 'customer' | 'assistant' | 'teammate' | 'system';
-  /** The teammate's name (author `teammate`). */
-  name?: string;
-  text: string;
-  /** ms since the epoch. */
-  at: number;
-  /** The outbound message went out as an approved template (outside WhatsApp's 24-hour window). */
-  template?: boolean;
-}
+const MAX_TEAMMATE_TEXT = 1500;
 
 export const ConversationEventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('message'),
+    /** One message of the conversation as the live page shows it. */
     message: z.object({
+      /** The transcript's message id (`in:…`/`out:…`), stable across retries. */
       id: z.string(),
       author: z.enum(['customer', 'assistant', 'teammate', 'system']),
+      /** The teammate's name (author `teammate`). */
       name: z.string().optional(),
       text: z.string(),
+      /** ms since the epoch. */
       at: z.number(),
+      /** It went out as an approved template (outside WhatsApp's 24-hour window). */
       template: z.boolean().optional(),
     }),
   }),

@@ -16,6 +16,7 @@ import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { takeoverKeys } from '../../src/handoff/takeover-state.js';
 import { enqueueTurn } from '../../src/queue/turn-queue.js';
 import type { HandoffRecord } from '../../src/handoff/handoff-store.js';
+import type { ConversationEvent } from '../../src/handoff/takeover.js';
 
 const ANA = 'whatsapp:+34600912001';
 const BEN = 'whatsapp:+34600912002';
@@ -200,6 +201,46 @@ describe('takeover on WhatsApp', () => {
     expect(bodiesTo(customer).slice(before)).toEqual([`${winner.name} (Sales team): ${winner.name} here, happy to help`]);
     expect((await harness.services.transcripts.conversationMessages(customer)).some((message) => message.text.startsWith(`${loser.name} here`))).toBe(false);
     expect(refusals().some((line) => line.reason === 'held' && line.handoffId === handoff._id)).toBe(true);
+  });
+
+  test('the service under a crowd: eight takers at once, exactly one holds it; the rest are told who; subscribers see every message', async () => {
+    const customer = 'whatsapp:+447700912010';
+    const { handoff } = await handOff(customer, 'demo for a big team', [ANA, BEN]);
+    const events: ConversationEvent[] = [];
+    const unsubscribe = await harness.services.takeover.subscribe(customer, (event) => events.push(event));
+    const takers = Array.from({ length: 8 }, (_, index) => ({ id: `page:T${index}`, name: `T${index}`, via: 'page' as const }));
+    const results = await Promise.all(takers.map((by) => harness.services.takeover.takeOver({ handoffId: handoff._id, by })));
+    const winners = results.filter((result) => result.outcome === 'taken');
+    expect(winners).toHaveLength(1);
+    const holder = (await refreshed(handoff._id)).takenBy!;
+    expect(results.filter((result) => result.outcome === 'held').map((result) => (result.outcome === 'held' ? result.holder.id : ''))).toEqual(
+      Array(7).fill(holder.id),
+    );
+
+    const reply = await harness.services.takeover.teammateReply({ handoffId: handoff._id, by: holder, text: 'Hello from the page' });
+    expect(reply).toMatchObject({ outcome: 'queued', claimed: false });
+    await eventually(() => bodiesTo(customer).includes(`${holder.name} (Sales team): Hello from the page`) || undefined);
+    await harness.sendWhatsapp({ from: customer, body: 'Hi page person' });
+    await eventually(
+      () => events.some((event) => event.type === 'message' && event.message.author === 'customer' && event.message.text === 'Hi page person') || undefined,
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'takeover', status: 'taken', handoffId: handoff._id, by: { name: holder.name, via: 'page' } }),
+    );
+    expect(events).toContainEqual({
+      type: 'message',
+      message: expect.objectContaining({ author: 'teammate', name: holder.name, text: 'Hello from the page' }),
+    });
+    // A closer racing a second taker: the hand-off ends closed, and the assistant has the conversation again.
+    const [closed] = await Promise.all([
+      harness.services.takeover.close({ handoffId: handoff._id, by: { id: 'admin:Olga', name: 'Olga', via: 'admin' }, reason: 'admin' }),
+      harness.services.takeover.takeOver({ handoffId: handoff._id, by: { id: 'page:Late', name: 'Late', via: 'page' } }),
+    ]);
+    expect(closed).toMatchObject({ outcome: 'closed', wasTaken: true });
+    expect(await refreshed(handoff._id)).toMatchObject({ status: 'closed', endedBy: { id: 'admin:Olga' } });
+    await eventually(() => events.some((event) => event.type === 'takeover' && event.status === 'closed') || undefined);
+    expect(await harness.services.takeover.current(customer)).toBeUndefined();
+    await unsubscribe();
   });
 
   test('bad input: unknown code, #done from a non-holder, no target, a malformed reply-to; a teammate is never a customer', async () => {
