@@ -499,6 +499,8 @@ export function createHandoffStore(connection: Connection, now: () => number = D
         pointers.deleteMany({ openedAt: { $lt: cutoff } }).exec(),
         refs.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
         gates.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        // The team messages' ledger (team-messages.ts) goes with its hand-offs.
+        connection.collection('teammessages').deleteMany({ createdAt: { $lt: cutoff } }),
       ]);
       return removed.deletedCount;
     },
