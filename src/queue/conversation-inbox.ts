@@ -182,6 +182,10 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
         else if (entries.length === 0) throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is not an inbound message`);
         else break;
       }
+      // A takeover entry (a teammate's message or action) is a batch of its own: customer
+      // messages are never coalesced with it, nor it with them.
+      const takeoverAt = entries.findIndex((entry) => entry.message.teammate !== undefined);
+      if (takeoverAt >= 0) entries.splice(Math.max(1, takeoverAt));
       const [head, ...rest] = entries;
       if (!head) return undefined;
       const state = HeadStateSchema.safeParse(stateResult?.[1]);

@@ -105,7 +105,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   };
   /** When a batch that may still grow is due: its newest message quiet long enough, or the batch full. */
   const quietUntil = (batch: InboxBatch, now: number): number => {
-    if (batch.entries.length >= maxBatch) return now;
+    if (batch.entries.length >= maxBatch || batch.entries[0].message.teammate) return now;
     const newest = Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
     // A clock ahead of this one never makes a batch wait longer than the quiet period.
     return Math.min(newest, now) + options.coalesceMs;

@@ -16,6 +16,7 @@ import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import { withMediaContent, type MediaIntake, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
+import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
@@ -41,6 +42,8 @@ export interface InboundHandlerOptions {
   media?: MediaIntake;
   /** Observes each answered turn (the CLI shows its decision). */
   onTurn?: (result: TurnResult) => void;
+  /** Human takeover: handles teammate entries and a held conversation's messages (true: no turn). */
+  takeover?: TakeoverHook;
 }
 
 const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
@@ -216,6 +219,13 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       logger.error('inbound-unknown-channel', { channel: message.channel });
       metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
       return;
+    }
+    if (options.takeover) {
+      // While a person holds the conversation every message of the batch is relayed, none
+      // answered; a takeover entry is always a batch of its own (the inbox never coalesces it).
+      let handled = false;
+      for (const received of [...earlier, message]) handled = (await options.takeover(received, channel, logger)) || handled;
+      if (handled) return;
     }
     const { conversationId, created, recent } = await transcripts.openConversation({
       key: message.conversationKey,

@@ -59,6 +59,7 @@ export interface Harness {
     profileName?: string;
     /** `MediaUrl{i}` / `MediaContentType{i}` (see `twilio.addMedia`). */
     media?: { url: string; contentType: string }[];
+    repliedTo?: string;
   }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
   close(): Promise<void>;
@@ -134,7 +135,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
-    sendWhatsapp: ({ from, body, messageSid, profileName, media }) =>
+    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo }) =>
       signedPost(
         '/webhooks/whatsapp',
         inboundWhatsappParams({
@@ -145,6 +146,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           messageSid: messageSid ?? newMessageSid(),
           ...(profileName ? { profileName } : {}),
           ...(media ? { media } : {}),
+          ...(repliedTo ? { repliedTo: { messageSid: repliedTo, sender: TEST_SENDER } } : {}),
         }),
       ),
     sendStatus: ({ messageSid, status, errorCode }) =>
