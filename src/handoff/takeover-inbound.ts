@@ -21,7 +21,7 @@ import type { HandoffRecord, HandoffStore } from './handoff-store.js';
 import type { TeamMessenger } from './team-messages.js';
 import { destinationsOf, type Teams } from './teams.js';
 import type { TakeoverState, TakeoverStateStore } from './takeover-state.js';
-import type { TakeoverService } from './takeover.js';
+import type { LiveMessage, TakeoverService } from './takeover.js';
 
 export type TakeoverHook = (message: InboundMessage, channel: ChannelDefinition, logger: Logger) => Promise<boolean>;
 
@@ -338,10 +338,8 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
       else await onEnded(channel, message, entry, logger);
       return true;
     }
-    const takeover = await state.onCustomerMessage(message.conversationKey, message.receivedAt, {
-      type: 'message',
-      message: { id: inboundMessageId(channel.id, message.messageId), author: 'customer', text: message.text, at: message.receivedAt },
-    });
+    const live: LiveMessage = { id: inboundMessageId(channel.id, message.messageId), author: 'customer', text: message.text, at: message.receivedAt };
+    const takeover = await state.onCustomerMessage(message.conversationKey, message.receivedAt, { type: 'message', message: live });
     if (!takeover) return false;
     await onHeldCustomerMessage(channel, message, takeover, logger);
     return true;

@@ -23,7 +23,7 @@ import { takeoverKeys, type TakeoverState, type TakeoverStateStore } from './tak
 export type { Actor, HandoffStatus, TakeoverState };
 
 /** The longest text a teammate may send in one message (signature and WhatsApp's 1,600 limit included). */
-const MAX_TEAMMATE_TEXT = 1500;
+export const MAX_TEAMMATE_TEXT = 1500;
 
 export const ConversationEventSchema = z.discriminatedUnion('type', [
   z.object({
@@ -52,6 +52,8 @@ export const ConversationEventSchema = z.discriminatedUnion('type', [
 ]);
 /** What a subscriber to a conversation is told: a new message, or a takeover change. */
 export type ConversationEvent = z.infer<typeof ConversationEventSchema>;
+/** One message of a conversation as the live page shows it. */
+export type LiveMessage = Extract<ConversationEvent, { type: 'message' }>['message'];
 
 export type TakeOverResult =
   /** `by` holds it now (`claimed`: this call took it; false: they already held it). */

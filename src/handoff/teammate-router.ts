@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { TakeoverService } from './takeover.js';
+import { MAX_TEAMMATE_TEXT, type TakeoverService } from './takeover.js';
 import type { TakeoverStateStore } from './takeover-state.js';
 import type { HandoffStore } from './handoff-store.js';
 import { teamMembersByNumber, type Teams } from './teams.js';
@@ -83,6 +83,9 @@ export function createTeammateRouter(options: {
         return refuse('unknown_handoff', `That hand-off no longer exists. ${HOW_TO}`, { from, handoffId });
       }
       if (!body) return refuse('empty', `Your message${tag} is empty: write your answer after the code.`, { from, handoffId });
+      if (body.length > MAX_TEAMMATE_TEXT) {
+        return refuse('too_long', `Not sent: your message${tag} is longer than ${MAX_TEAMMATE_TEXT} characters; send it in parts.`, { from, handoffId });
+      }
 
       const result = await options.service.teammateReply({ handoffId, by: actor, text: body, messageId });
       switch (result.outcome) {

@@ -270,6 +270,9 @@ describe('takeover on WhatsApp', () => {
 
     const empty = await harness.sendWhatsapp({ from: ANA, body: `#${handoff.shortCode}` });
     expect(empty.text).toContain('is empty');
+    const tooLong = await harness.sendWhatsapp({ from: ANA, body: `#${handoff.shortCode} ${'x'.repeat(1501)}` });
+    expect(tooLong.text).toContain('is longer than 1500 characters; send it in parts.');
+    expect(refusals().at(-1)).toMatchObject({ reason: 'too_long' });
 
     const malformed = await harness.sendWhatsapp({ from: ANA, body: 'hi', repliedTo: 'not-a-sid' });
     expect(malformed.status).toBe(400);
