@@ -1,8 +1,9 @@
 /**
  * The transcript writer: drains the Redis outbox into MongoDB in batches, behind the
  * conversation. Each batch becomes one ordered `bulkWrite` per collection, every write an
- * idempotent upsert by `_id`: a message is inserted once (`$setOnInsert`), a status applies
- * only over a lower- or equal-ranked one (later records win, a status never regresses), a
+ * idempotent upsert by `_id`: a message's fields are set (they never change), its status set
+ * only on insert; a status applies only over a lower- or equal-ranked one (later records win,
+ * a status never regresses) and lands even before its message's record does; a
  * conversation is created once and its `updatedAt` only moves forward. Entries leave the
  * outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
  * (the batch is kept), so a MongoDB outage only grows the backlog. Runs in worker processes.
@@ -82,9 +83,18 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
           break;
         }
         case 'message': {
-          const { createdAt, updatedAt, ...rest } = record.message;
-          const document = { ...rest, createdAt: new Date(createdAt), updatedAt: new Date(updatedAt) };
-          messageOps.push({ updateOne: { filter: { _id: document._id }, update: { $setOnInsert: document }, upsert: true } });
+          const { createdAt, updatedAt, status, errorMessage, ...fixed } = record.message;
+          const document = { ...fixed, createdAt: new Date(createdAt) };
+          // What a message is never changes (the ledger's first stored reply wins), so it is set
+          // every time; its status only when it is new: a status record may have landed first
+          // (its entry read by a writer that died, taken over after later entries were written).
+          messageOps.push({
+            updateOne: {
+              filter: { _id: document._id },
+              update: { $set: document, $setOnInsert: { status, updatedAt: new Date(updatedAt), ...(errorMessage ? { errorMessage } : {}) } },
+              upsert: true,
+            },
+          });
           if (document.direction === 'inbound') {
             const seen = touched.get(document.conversationId);
             if (!seen || seen < document.createdAt) touched.set(document.conversationId, document.createdAt);
@@ -93,12 +103,11 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         }
         case 'status': {
           const { _id, status, at, kind: _kind, ...fields } = record;
-          messageOps.push({
-            updateOne: {
-              filter: { _id, status: { $in: overwritable(status) } },
-              update: { $set: { status, ...fields, updatedAt: new Date(at) } },
-            },
-          });
+          const update = { status, ...fields, updatedAt: new Date(at) };
+          // Before its message record, it creates the document (the message's fields follow);
+          // after, it applies only over a lower- or equal-ranked status.
+          messageOps.push({ updateOne: { filter: { _id }, update: { $setOnInsert: update }, upsert: true } });
+          messageOps.push({ updateOne: { filter: { _id, status: { $in: overwritable(status) } }, update: { $set: update } } });
           break;
         }
         case 'delivery':

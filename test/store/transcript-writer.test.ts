@@ -89,10 +89,24 @@ describe('the transcript writer', () => {
   });
 
   test('a replayed insert or an older status never moves a message back', async () => {
-    // A retried turn's reply with other text, the part as first stored, and callbacks out of order.
-    await writer.apply([part('a different reply'), part('hi Ada', 'pending'), status('delivered', 4), status('queued', 6)]);
+    // The part's record replayed after its statuses, and callbacks out of order.
+    await writer.apply([part('hi Ada', 'pending'), status('delivered', 4), status('queued', 6)]);
     const stored = await harness.services.transcripts.messages.findById('out:whatsapp:SMwriter1#0').lean();
     expect(stored).toMatchObject({ text: 'hi Ada', status: 'read', channelMessageId: 'SMout1' });
+  });
+
+  test('a status written before its message record (that entry taken over late from a dead writer) keeps both', async () => {
+    const early: TranscriptRecord = { kind: 'status', _id: 'out:whatsapp:SMwriter2#0', status: 'queued', channelMessageId: 'SMout2', at: at(9) };
+    const late = part('second reply');
+    if (late.kind !== 'message') throw new Error('not a message record');
+    await writer.apply([early]);
+    await writer.apply([{ kind: 'message', message: { ...late.message, _id: 'out:whatsapp:SMwriter2#0', replyTo: 'SMwriter2' } }]);
+    expect(await harness.services.transcripts.messages.findById('out:whatsapp:SMwriter2#0').lean()).toMatchObject({
+      text: 'second reply',
+      status: 'queued',
+      channelMessageId: 'SMout2',
+      conversationId,
+    });
   });
 
   test('a later record of the same rank wins (undelivered after failed keeps its own error code)', async () => {
