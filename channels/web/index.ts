@@ -115,7 +115,14 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
       async send(inbound, text, part) {
         const id = outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, part);
         try {
-          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: clientMessageIdOf(inbound.messageId) });
+          await events.append(inbound.conversationKey, 'message', {
+            id,
+            role: 'assistant',
+            text,
+            replyTo: clientMessageIdOf(inbound.messageId),
+            sender: { kind: 'assistant' },
+            at: Date.now(),
+          });
         } catch (error) {
           throw new ChannelSendError('could not append the reply to the widget event log', true, undefined, { cause: error });
         }

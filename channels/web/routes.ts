@@ -240,12 +240,14 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     if (!(await withinRequestLimits(request, response, visitor.claims.visitorId))) return;
     const conversationKey = conversationKeyOf(visitor.claims);
     // The tail is read first: a reply landing meanwhile is in the events after it, never lost.
-    const lastEventId = await events.tail(conversationKey);
+    const [lastEventId, holder] = await Promise.all([events.tail(conversationKey), events.holder(conversationKey)]);
     // One `_id` read of the conversation's bounded recent messages (what the model sees too):
     // a query by conversation id would scan every stored message on FerretDB.
     const recent = await recentMessages(options.transcripts, conversationKey);
     response.json({
       lastEventId,
+      // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).
+      state: { holder },
       messages: recent.map((message) => ({
         id: message.direction === 'inbound' ? clientMessageIdOf(message.id) : message.id,
         role: message.direction === 'inbound' ? 'visitor' : 'assistant',

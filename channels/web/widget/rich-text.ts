@@ -94,7 +94,7 @@ const CLOSERS: Record<string, string> = { ')': '(', ']': '[' };
 function trimBareUrl(url: string): string {
   let trimmed = url.replace(TRAILING_PUNCTUATION, '');
   for (;;) {
-    const closer = trimmed.at(-1) ?? '';
+    const closer = trimmed.slice(-1);
     const opener = CLOSERS[closer];
     if (opener === undefined || count(trimmed, opener) >= count(trimmed, closer)) return trimmed;
     trimmed = trimmed.slice(0, -1).replace(TRAILING_PUNCTUATION, '');
