@@ -43,7 +43,9 @@ beforeAll(async () => {
   harness = await startHarness({
     script: () => ({ text: REPLY }),
     env: {
-      WEB_SITES: JSON.stringify([{ key: 'presence-site', name: 'Harbour Lane', origins: [origin], greeting: 'Hi! How can I help?', accentColor: '#0b7285', language: 'en' }]),
+      WEB_SITES: JSON.stringify([
+        { key: 'presence-site', name: 'Harbour Lane', origins: [origin], greeting: 'Hi! How can I help?', accentColor: '#0b7285', language: 'en' },
+      ]),
     },
   });
   events = createEventLog(harness.services.redis);
@@ -128,7 +130,9 @@ async function logShape(page: Page): Promise<{ line: string; text: string }[]> {
 const computed = (locator: Locator, property: string): Promise<string> =>
   locator.evaluate(
     (element: unknown, name: string) =>
-      (globalThis as unknown as { getComputedStyle(node: unknown): { getPropertyValue(name: string): string } }).getComputedStyle(element).getPropertyValue(name),
+      (globalThis as unknown as { getComputedStyle(node: unknown): { getPropertyValue(name: string): string } })
+        .getComputedStyle(element)
+        .getPropertyValue(name),
     property,
   );
 
@@ -197,7 +201,12 @@ describe('what the browser review found', () => {
     const parts = await openWidget(page);
     // The page's own text does have it: the rule is live.
     expect(await computed(page.locator('h1'), 'text-shadow')).toContain('rgb(255, 0, 0)');
-    for (const part of [parts.assistantBubbles.first(), page.locator('assistant-chat-widget .title'), parts.input, page.locator('assistant-chat-widget .launcher')]) {
+    for (const part of [
+      parts.assistantBubbles.first(),
+      page.locator('assistant-chat-widget .title'),
+      parts.input,
+      page.locator('assistant-chat-widget .launcher'),
+    ]) {
       expect(await computed(part, 'text-shadow')).toBe('none');
     }
   });

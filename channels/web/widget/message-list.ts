@@ -62,7 +62,10 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
     const parts: Node[] = [];
     if (sender !== 'visitor') {
       const name = sender.kind === 'teammate' ? sender.name : siteName;
-      parts.push(element('span', { className: `sender-avatar ${sender.kind}`, text: initial(name) }), element('span', { className: 'sender-name', text: name }));
+      parts.push(
+        element('span', { className: `sender-avatar ${sender.kind}`, text: initial(name) }),
+        element('span', { className: 'sender-name', text: name }),
+      );
       if (sender.kind === 'teammate' && sender.team) parts.push(element('span', { className: 'sender-team', text: sender.team }));
     } else {
       parts.push(element('span', { className: 'sender-name', text: strings.you }));
