@@ -52,6 +52,9 @@ export interface WidgetEvent {
 
 const streamKey = (conversationKey: string) => `${KEY_PREFIX}:events:{${conversationKey}}`;
 const holderKey = (conversationKey: string) => `${KEY_PREFIX}:events-holder:{${conversationKey}}`;
+// Who wrote each teammate message (by message id), for the history a reload reads: the stored transcript knows only direction.
+const sendersKey = (conversationKey: string) => `${KEY_PREFIX}:events-senders:{${conversationKey}}`;
+const SENDERS_TTL_SECONDS = 30 * 24 * 60 * 60;
 const isEventType = (value: string | undefined): value is WidgetEventType => value !== undefined && Object.hasOwn(WidgetEventSchemas, value);
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
@@ -85,6 +88,8 @@ export interface EventLog {
   tail(conversationKey: string): Promise<string>;
   /** Who holds the conversation: the last `state` event's holder, else the assistant. */
   holder(conversationKey: string): Promise<WidgetSender>;
+  /** The teammates who wrote the conversation's messages, by message id (a message not here is the assistant's). */
+  senders(conversationKey: string): Promise<Map<string, WidgetSender>>;
   /** Calls `wake` whenever the conversation gets new events; returns the unsubscribe. */
   listen(conversationKey: string, wake: () => void): () => void;
   close(): Promise<void>;
@@ -105,10 +110,17 @@ export function createEventLog(redis: Redis, onError: (error: unknown) => void =
 
   return {
     async append(conversationKey, type, data) {
-      const payload = JSON.stringify(WidgetEventSchemas[type].parse(data));
+      const parsed = WidgetEventSchemas[type].parse(data);
+      const payload = JSON.stringify(parsed);
       const key = streamKey(conversationKey);
       const transaction = redis.multi().xadd(key, 'MAXLEN', '~', EVENT_STREAM_MAX, '*', 'type', type, 'data', payload).expire(key, EVENT_STREAM_TTL_SECONDS);
       if (type === 'state') transaction.set(holderKey(conversationKey), payload, 'EX', HOLDER_TTL_SECONDS);
+      const message = WidgetEventSchemas.message.safeParse(parsed);
+      if (type === 'message' && message.success && message.data.sender?.kind === 'teammate') {
+        transaction
+          .hset(sendersKey(conversationKey), message.data.id, JSON.stringify(message.data.sender))
+          .expire(sendersKey(conversationKey), SENDERS_TTL_SECONDS);
+      }
       const results = await transaction.publish(NOTIFY_CHANNEL, conversationKey).exec();
       return String(results?.[0]?.[1] ?? '');
     },
@@ -126,6 +138,16 @@ export function createEventLog(redis: Redis, onError: (error: unknown) => void =
     async holder(conversationKey) {
       const stored = WidgetEventSchemas.state.safeParse(parseJson((await redis.get(holderKey(conversationKey))) ?? undefined));
       return stored.success ? stored.data.holder : { kind: 'assistant' };
+    },
+
+    async senders(conversationKey) {
+      const stored = await redis.hgetall(sendersKey(conversationKey));
+      const senders = new Map<string, WidgetSender>();
+      for (const [id, raw] of Object.entries(stored)) {
+        const sender = WidgetSenderSchema.safeParse(parseJson(raw));
+        if (sender.success) senders.set(id, sender.data);
+      }
+      return senders;
     },
 
     listen(conversationKey, wake) {

@@ -3,17 +3,21 @@
  * the signed link itself (expires + sig in the query, as EventSource sends no headers) and
  * ending when the link expires. It subscribes to the conversation first, then sends what is
  * stored (the page drops what it already shows), so nothing that lands in between is missed;
- * after that every new message and hand-off change arrives as it happens. A stream never
- * outlives the link, the process's draining, or its client.
+ * after that customer and teammate messages and hand-off changes arrive as the takeover
+ * service publishes them, and the stored transcript is read again every few seconds for the
+ * rest (the assistant's replies, which nothing publishes). A stream never outlives the link,
+ * the process's draining, or its client.
  */
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
-import { liveMessageOf, pageHandoff, pageMessage, type LiveTakeover, type LiveTeam } from './live-takeover.js';
+import { liveMessageOf, pageHandoff, pageMessage, type LiveMessage, type LiveTakeover, type LiveTeam } from './live-takeover.js';
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
 
 const HEARTBEAT_MS = 15_000;
+/** How often the stored transcript is read again for messages nobody published (one query per open page). */
+const STORED_REREAD_MS = 3_000;
 // setTimeout's longest delay; a link further out than this is re-checked when it fires.
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -46,6 +50,24 @@ export function createLiveEventsHandler(options: LiveEventsOptions) {
     const write = (event: string, data: unknown): void => {
       if (open) response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
+    // Each message once per stream, whether it came published or read back.
+    const sent = new Set<string>();
+    const writeMessage = (message: LiveMessage): void => {
+      if (sent.has(message.id)) return;
+      sent.add(message.id);
+      write('message', message);
+    };
+    let reading: Promise<void> | undefined;
+    const readStored = (): Promise<void> =>
+      (reading ??= transcripts
+        .conversationMessages(conversationId)
+        .then((stored) => {
+          for (const record of stored) writeMessage(liveMessageOf(pageMessage(record)));
+        })
+        .catch((error: unknown) => logger.warn('transcript-stream-read-failed', { conversationId, error }))
+        .finally(() => {
+          reading = undefined;
+        }));
     const sendState = async (): Promise<void> => {
       try {
         write('state', { handoff: pageHandoff(await takeover.handoffsOf(conversationId), teams) ?? null });
@@ -58,7 +80,7 @@ export function createLiveEventsHandler(options: LiveEventsOptions) {
     let unsubscribe: (() => Promise<void>) | undefined;
     try {
       unsubscribe = await takeover.subscribe(conversationId, (event) => {
-        if (event.type === 'message') write('message', event.message);
+        if (event.type === 'message') writeMessage(event.message);
         else void sendState();
       });
     } catch (error) {
@@ -73,6 +95,7 @@ export function createLiveEventsHandler(options: LiveEventsOptions) {
     logger.info('transcript-stream-opened', { conversationId });
 
     const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    const reread = setInterval(() => void readStored(), STORED_REREAD_MS);
     let expiry: NodeJS.Timeout | undefined;
     const end = (): void => {
       if (!open) return;
@@ -94,17 +117,13 @@ export function createLiveEventsHandler(options: LiveEventsOptions) {
     request.on('close', () => {
       open = false;
       clearInterval(heartbeat);
+      clearInterval(reread);
       clearTimeout(expiry);
       options.shutdown.removeEventListener('abort', end);
       void unsubscribe?.().catch((error: unknown) => logger.warn('transcript-stream-unsubscribe-failed', { error }));
     });
 
-    try {
-      const stored = await transcripts.conversationMessages(conversationId);
-      for (const record of stored) write('message', liveMessageOf(pageMessage(record)));
-    } catch (error) {
-      logger.warn('transcript-stream-read-failed', { conversationId, error });
-    }
+    await readStored();
     await sendState();
   };
 }

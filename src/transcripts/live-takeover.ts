@@ -106,17 +106,23 @@ export function pageActor(team: LiveTeam | undefined, name: string): LiveActor |
     : { id: `page:${member.name}`, name: member.name, via: 'page' };
 }
 
-type StoredMessage = Pick<MessageRecord, '_id' | 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage'> & {
-  author?: { kind?: string; name?: string } | undefined;
-};
+type StoredMessage = Pick<MessageRecord, '_id' | 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage' | 'roleId'>;
+
+// The takeover stores a teammate's message under the role `teammate:<name>`, and what it tells the customer itself under `system`.
+const TEAMMATE_ROLE = /^teammate:(.+)$/;
+
+function authorOf(record: StoredMessage): { author: PageMessage['author']; name?: string } {
+  if (record.direction === 'inbound') return { author: 'customer' };
+  const teammate = TEAMMATE_ROLE.exec(record.roleId ?? '')?.[1];
+  if (teammate) return { author: 'teammate', name: teammate };
+  return { author: record.roleId === 'system' ? 'system' : 'assistant' };
+}
 
 /** A stored message as the page shows it; a teammate's carries their name. */
 export function pageMessage(record: StoredMessage): PageMessage {
-  const teammate = record.author?.kind === 'teammate' ? record.author.name : undefined;
   return {
     id: record._id,
-    author: record.direction === 'inbound' ? 'customer' : teammate ? 'teammate' : 'assistant',
-    ...(teammate ? { name: teammate } : {}),
+    ...authorOf(record),
     text: record.text,
     createdAt: record.createdAt,
     status: record.status,

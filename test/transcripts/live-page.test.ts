@@ -222,6 +222,28 @@ describe('the event stream', () => {
     });
   });
 
+  test("the assistant's replies, which nothing publishes, arrive too, and a teammate's stored message keeps their name", async () => {
+    const { path, expires, sig } = linkParts(links.url(CUSTOMER));
+    const stream = await openSse(`${origin()}${path}/events?expires=${expires}&sig=${sig}`, {
+      until: (events) => events.some((event) => event.event === 'message' && (event.data as { text: string }).text === 'Ana here, stored'),
+    });
+    const replyTo = `${CUSTOMER}-1`;
+    const { conversationId } = await transcripts.openConversation({ key: CUSTOMER, channel: 'web', address: CUSTOMER });
+    await transcripts.saveReplyParts({ conversationId, channel: 'web', replyTo, roleId: 'support', parts: ['The assistant answers'] });
+    await transcripts.saveReplyParts({ conversationId, channel: 'web', replyTo: 'tm_stored', roleId: 'teammate:Ana', parts: ['Ana here, stored'] });
+    const messages = (await stream.events)
+      .filter((event) => event.event === 'message')
+      .map((event) => event.data as { author: string; name?: string; text: string });
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ author: 'assistant', text: 'The assistant answers' }),
+        expect.objectContaining({ author: 'teammate', name: 'Ana', text: 'Ana here, stored' }),
+      ]),
+    );
+    // Each once, though read again every few seconds.
+    expect(new Set(messages.map((message) => message.text)).size).toBe(messages.length);
+  });
+
   test('with a forged signature gets 403, expired 410, both logged', async () => {
     const { path, expires, sig } = linkParts(links.url(CUSTOMER));
     const forged = await http.get(`${path}/events?expires=${expires}&sig=${sig.replace(/^./, (first) => (first === 'A' ? 'B' : 'A'))}`);
