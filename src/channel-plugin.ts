@@ -11,6 +11,8 @@ import type { Redis } from 'ioredis';
 import { ConfigError } from './errors/index.js';
 import type { HandoffToolOptions } from './handoff/handoff-tools.js';
 import type { NoticeSenders } from './handoff/notice-queue.js';
+import type { TeamTextSender } from './handoff/team-messages.js';
+import type { TeammateInbound } from './handoff/teammate-router.js';
 import type { Teams } from './handoff/teams.js';
 import { NoticeSendError } from './handoff/webhook-sender.js';
 import type { Logger } from './logger.js';
@@ -26,6 +28,8 @@ export interface ChannelPlugin {
   router?: Router;
   /** How hand-off notices reach a teammate's address on this channel, and how a lost send is found. */
   notices?: Pick<NoticeSenders, 'whatsapp' | 'findWhatsapp'>;
+  /** How short takeover messages (relays, "Ana took this") reach a teammate's WhatsApp. */
+  teamText?: TeamTextSender;
   /** Releases what the channel holds (subscriptions, timers); called once, on shutdown. */
   close?(): Promise<void>;
 }
@@ -49,6 +53,12 @@ export interface ChannelContext {
   roleCapabilityTools: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Aborted when the process starts draining. */
   shutdown: AbortSignal;
+  /** Team members' messages to the business number (takeover); never customer turns. */
+  teammates: TeammateInbound;
+  /** When a conversation's customer last wrote (a messaging window), if known. */
+  lastCustomerMessageAt(conversationKey: string): Promise<number | undefined>;
+  /** The approved template for the assistant's replies outside a messaging window (WhatsApp). */
+  lateReplyContentSid: string | undefined;
 }
 
 /**
@@ -59,7 +69,7 @@ export interface ChannelContext {
 export function teamNoticeSenders(plugins: readonly ChannelPlugin[], teams: Teams): Pick<NoticeSenders, 'whatsapp' | 'findWhatsapp'> {
   const senders = plugins.find((plugin) => plugin.notices)?.notices;
   if (senders) return senders;
-  const unreachable = Object.entries(teams).filter(([, team]) => team.whatsapp.length > 0);
+  const unreachable = Object.entries(teams).filter(([, team]) => team.whatsapp.length + team.members.length > 0);
   if (unreachable.length > 0) {
     throw new ConfigError(
       `invalid configuration: HANDOFF_TEAMS: ${unreachable.map(([id]) => id).join(' and ')} lists WhatsApp numbers, but WhatsApp is off (set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM, or list webhooks only)`,

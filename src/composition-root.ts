@@ -36,6 +36,8 @@ import { createNoticeDelivery } from './handoff/notice-delivery.js';
 import { createNoticeQueue } from './handoff/notice-queue.js';
 import { parseTeams } from './handoff/teams.js';
 import { postWebhookNotice } from './handoff/webhook-sender.js';
+import { createTakeoverRuntime } from './handoff/takeover-runtime.js';
+import type { TakeoverService } from './handoff/takeover.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
@@ -75,6 +77,8 @@ export interface Services {
   orchestrator: Orchestrator;
   channels: ReadonlyMap<string, ChannelDefinition>;
   handoffs: HandoffStore;
+  /** Human takeover of handed-off conversations (WhatsApp, the live transcript page, the admin API). */
+  takeover: TakeoverService;
   contacts: ContactStore;
   transcriptLinks: TranscriptLinks;
   app: express.Express;
@@ -118,6 +122,19 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, overrides.queuePrefix);
   const intake = createIntake(inbox, queue);
+  const takeover = createTakeoverRuntime({
+    config,
+    redis,
+    connection: bullConnection,
+    mongo,
+    store: handoffStore,
+    teams,
+    intake,
+    transcripts,
+    logger,
+    metrics,
+    ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+  });
 
   let shuttingDown = false;
   const draining = new AbortController();
@@ -136,6 +153,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     ],
     roleCapabilityTools: HANDOFF_BINDINGS,
     shutdown: draining.signal,
+    teammates: takeover.teammates,
+    lastCustomerMessageAt: (conversationKey) => takeover.state.lastCustomerMessageAt(conversationKey),
+    lateReplyContentSid: config.takeover.lateReplyContentSid,
   };
   // Each channel is on by its own configuration: no TWILIO_* means no WhatsApp, `WEB_SITES=[]` no widget.
   const plugins = [
@@ -147,7 +167,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       'invalid configuration: no channel is on: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM for WhatsApp, or list a site in WEB_SITES for the widget',
     );
   }
-  const channels = new Map<string, ChannelDefinition>(plugins.map(({ channel }) => [channel.id, channel]));
+  const channels = new Map<string, ChannelDefinition>(plugins.map(({ channel }) => [channel.id, takeover.observe(channel)]));
   const noticeSenders = teamNoticeSenders(plugins, teams);
   logger.info('channels-enabled', { channels: [...channels.keys()] });
   const roles = overrides.roles ?? roster;
@@ -178,7 +198,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     mcpTools: () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
-  const handle = createInboundHandler({ channels, orchestrator, transcripts, logger, metrics });
+  const handle = createInboundHandler({
+    channels,
+    orchestrator,
+    transcripts,
+    logger,
+    metrics,
+    takeover: takeover.hook({ teamText: plugins.find((plugin) => plugin.teamText)?.teamText }),
+  });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
   const retention = createRetention({
     connection: bullConnection,
@@ -212,7 +239,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()) },
     ],
     routers: [
-      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, usage: usageReport, logger, metrics }),
+      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, takeover: takeover.service, usage: usageReport, logger, metrics }),
       createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
       createTranscriptRouter({ links: transcriptLinks, transcripts, logger }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),
@@ -232,6 +259,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     orchestrator,
     channels,
     handoffs: handoffStore,
+    takeover: takeover.service,
     contacts,
     transcriptLinks,
     app,
@@ -257,6 +285,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       // the recovery of those a crash left pending.
       retention.start();
       noticeDelivery.start();
+      takeover.start();
       return worker;
     },
     beginShutdown() {
@@ -268,6 +297,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       draining.abort();
       await retention.close();
       await noticeDelivery.close();
+      await takeover.close();
       await Promise.all(workers.map((worker) => worker.close()));
       await mcp?.close().catch(() => undefined);
       await queue.close();

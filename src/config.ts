@@ -115,6 +115,17 @@ const EnvSchema = z.object({
   HANDOFF_TEAMS: z.string().optional(),
   NOTICE_ATTEMPTS: positiveInt(6),
   NOTICE_BACKOFF_MS: positiveInt(5000),
+  // Takeover: a takeover with no teammate message for this long hands back by itself (decimals allowed).
+  TAKEOVER_IDLE_MINUTES: z.coerce
+    .number({ error: 'expected a number of minutes' })
+    .positive()
+    .max(7 * 24 * 60)
+    .default(30),
+  // Approved template (Twilio Content SID, one variable: the reply) for the assistant's replies outside WhatsApp's 24-hour window.
+  WHATSAPP_LATE_REPLY_CONTENT_SID: z
+    .string()
+    .regex(/^HX[0-9a-fA-F]{32}$/, 'expected a Content SID: HX followed by 32 hex digits')
+    .optional(),
   ADMIN_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
   METRICS_PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
@@ -181,6 +192,8 @@ export interface Config {
     | undefined;
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
+  /** Human takeover: the idle hand-back and the assistant's late-reply template. */
+  takeover: { idleMs: number; lateReplyContentSid: string | undefined };
   adminToken: string | undefined;
   /** /metrics: on its own listener when `port` is set, else on the service port only with `token`. */
   metrics: { port: number | undefined; host: string; token: string | undefined };
@@ -257,6 +270,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     businessName: env.BUSINESS_NAME,
     handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },
+    takeover: { idleMs: Math.round(env.TAKEOVER_IDLE_MINUTES * 60_000), lateReplyContentSid: env.WHATSAPP_LATE_REPLY_CONTENT_SID },
     adminToken: env.ADMIN_TOKEN,
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,

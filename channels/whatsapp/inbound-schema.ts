@@ -20,6 +20,8 @@ export const TwilioInboundSchema = z.object({
   ProfileName: z.string().max(256).optional(),
   WaId: z.string().max(32).optional(),
   MessageType: z.string().max(32).optional(),
+  /** The message this one replies to (WhatsApp's reply-to): how a teammate answers a notice. */
+  OriginalRepliedMessageSid: messageSid.optional(),
 });
 export type TwilioInbound = z.infer<typeof TwilioInboundSchema>;
 

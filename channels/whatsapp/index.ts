@@ -6,7 +6,7 @@
 import type twilio from 'twilio';
 import { ChannelSendError, errorField, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
-import type { ChannelDefinition, GroundingSource, SentStatus } from '../../src/contracts/index.js';
+import type { ChannelDefinition, GroundingSource, InboundMessage, SentStatus } from '../../src/contracts/index.js';
 import { describeCaller } from '../../src/tools/caller.js';
 import type { ContactReader } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/contracts/tool.js';
@@ -30,6 +30,19 @@ export interface WhatsappChannelSettings {
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Linked customer records: the contact linked to a number is who `identify` says is talking. */
   contacts?: ContactReader;
+  /** Approved template (one variable: the reply) for the assistant's replies outside the 24-hour window. */
+  lateReplyContentSid?: string | undefined;
+  /** When the customer of a conversation last wrote (the window), if known. */
+  lastCustomerMessageAt?: (conversationKey: string) => Promise<number | undefined>;
+}
+
+/** WhatsApp's customer service window: free text only this long after the customer's last message. */
+const WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** A teammate's reply is signed with their name and team; everything else goes as written. */
+function bodyOf(inbound: InboundMessage, text: string): string {
+  const teammate = inbound.teammate;
+  return teammate?.action === 'reply' ? `${teammate.actor.name} (${teammate.teamLabel}): ${text}` : text;
 }
 
 const PROMPT_FRAGMENT = [
@@ -83,28 +96,42 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
         }
       },
       async send(inbound, text) {
-        try {
-          const message = await client.messages.create({
-            from: settings.from,
-            to: inbound.from.address,
-            body: text,
-            statusCallback: settings.statusCallbackUrl,
-          });
-          const status = sentStatuses.has(message.status as SentStatus) ? (message.status as SentStatus) : 'queued';
-          return { channelMessageId: message.sid, status };
-        } catch (error) {
-          const code = errorField(error, 'code');
-          const httpStatus = errorStatus(error);
-          throw new ChannelSendError(
-            `Twilio refused the message: ${errorText(error)}`,
-            isRetryableTwilioError(httpStatus),
-            typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
-            // Without an HTTP answer (a timeout, a dropped connection) Twilio may have it.
-            { cause: error, outcomeUnknown: httpStatus === undefined },
-          );
+        // The assistant's reply to a message older than the window: as the late-reply template, unless the customer wrote since.
+        if (!inbound.teammate && settings.lateReplyContentSid && Date.now() - inbound.receivedAt > WINDOW_MS) {
+          const last = Math.max(inbound.receivedAt, (await settings.lastCustomerMessageAt?.(inbound.conversationKey)) ?? 0);
+          if (Date.now() - last > WINDOW_MS) {
+            logger.info('reply-sent-as-template', { conversationKey: inbound.conversationKey, messageSid: inbound.messageId });
+            return create(inbound, { contentSid: settings.lateReplyContentSid, contentVariables: JSON.stringify({ '1': text }) });
+          }
         }
+        return create(inbound, { body: bodyOf(inbound, text) });
       },
-      findSent: (inbound, text, claimedAt) => findSent({ to: inbound.from.address, since: claimedAt, matches: (body) => body === text }),
+      freeformWindowMs: WINDOW_MS,
+      sendTemplate: (inbound, template) => create(inbound, { contentSid: template.contentSid, contentVariables: JSON.stringify(template.variables) }),
+      findSent: (inbound, text, claimedAt) => findSent({ to: inbound.from.address, since: claimedAt, matches: (body) => body === bodyOf(inbound, text) }),
     },
   };
+
+  async function create(inbound: InboundMessage, content: { body: string } | { contentSid: string; contentVariables: string }) {
+    try {
+      const message = await client.messages.create({
+        from: settings.from,
+        to: inbound.from.address,
+        ...content,
+        statusCallback: settings.statusCallbackUrl,
+      });
+      const status = sentStatuses.has(message.status as SentStatus) ? (message.status as SentStatus) : 'queued';
+      return { channelMessageId: message.sid, status };
+    } catch (error) {
+      const code = errorField(error, 'code');
+      const httpStatus = errorStatus(error);
+      throw new ChannelSendError(
+        `Twilio refused the message: ${errorText(error)}`,
+        isRetryableTwilioError(httpStatus),
+        typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
+        // Without an HTTP answer (a timeout, a dropped connection) Twilio may have it.
+        { cause: error, outcomeUnknown: httpStatus === undefined },
+      );
+    }
+  }
 }

@@ -1,12 +1,15 @@
 /**
  * Hand-off notices to team members on WhatsApp, through the same Twilio sender. When the team
  * has a Content template, the notice goes as that template with variables (team members are
- * usually outside WhatsApp's 24-hour window, where free text is refused); else as text.
+ * usually outside WhatsApp's 24-hour window, where free text is refused); else as text. Short
+ * takeover messages to team members go as free text.
  */
-import { errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
+import { ChannelSendError, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
+import type { TeamTextSender } from '../../src/handoff/team-messages.js';
 import { NoticeSendError } from '../../src/handoff/webhook-sender.js';
 import type { Notice } from '../../src/handoff/notice.js';
 import type { Team } from '../../src/handoff/teams.js';
+import { createSentLookup } from './sent-lookup.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';
 
@@ -23,5 +26,36 @@ export function createWhatsappNoticeSender(settings: { accountSid: string; authT
     } catch (error) {
       throw new NoticeSendError(`Twilio refused the notice: ${errorText(error)}`, isRetryableStatus(errorStatus(error)), { cause: error });
     }
+  };
+}
+
+/**
+ * Free text to a team member (relays of the customer's messages, "Ana took this", hand-back
+ * notes): the teammate has usually just written, so they are within their 24-hour window.
+ */
+export function createWhatsappTeamTextSender(settings: {
+  accountSid: string;
+  authToken: string;
+  from: string;
+  apiBaseUrl?: string | undefined;
+}): TeamTextSender {
+  const client = createTwilioClient(settings);
+  const lookup = createSentLookup(client, settings.from);
+  return {
+    async send(to, text) {
+      try {
+        return (await client.messages.create({ from: settings.from, to, body: text })).sid;
+      } catch (error) {
+        throw new NoticeSendError(`Twilio refused the team message: ${errorText(error)}`, isRetryableStatus(errorStatus(error)), { cause: error });
+      }
+    },
+    async find(to, text, since) {
+      try {
+        const [found] = await lookup({ to, since, matches: (body) => body === text });
+        return found?.channelMessageId;
+      } catch (error) {
+        throw new NoticeSendError(errorText(error), error instanceof ChannelSendError ? error.retryable : true, { cause: error });
+      }
+    },
   };
 }

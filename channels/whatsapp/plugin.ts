@@ -5,7 +5,7 @@
  */
 import type { ChannelContext, ChannelPlugin } from '../../src/channel-plugin.js';
 import { createWhatsappChannel } from './index.js';
-import { createWhatsappNoticeSender } from './notice-sender.js';
+import { createWhatsappNoticeSender, createWhatsappTeamTextSender } from './notice-sender.js';
 import { whatsappReach } from './reach.js';
 import { createWhatsappNoticeLookup } from './sent-lookup.js';
 import { createWhatsappWebhookRouter } from './webhook.js';
@@ -32,6 +32,8 @@ export function createWhatsappPlugin(settings: WhatsappPluginSettings | undefine
       tools: context.tools({ reach: whatsappReach }),
       roleCapabilityTools: context.roleCapabilityTools,
       contacts: context.contacts,
+      lateReplyContentSid: context.lateReplyContentSid,
+      lastCustomerMessageAt: context.lastCustomerMessageAt,
     }),
     router: createWhatsappWebhookRouter({
       signature: { authToken: settings.authToken, publicBaseUrl: context.publicBaseUrl, trustProxy: settings.trustProxy },
@@ -39,9 +41,11 @@ export function createWhatsappPlugin(settings: WhatsappPluginSettings | undefine
       sender: settings.whatsappFrom,
       intake: context.intake,
       statuses: context.transcripts,
+      teammates: context.teammates,
       logger,
       metrics,
     }),
     notices: { whatsapp: createWhatsappNoticeSender(twilio), findWhatsapp: createWhatsappNoticeLookup(twilio) },
+    teamText: createWhatsappTeamTextSender(twilio),
   };
 }

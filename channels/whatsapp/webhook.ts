@@ -9,6 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
 import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript-store.js';
+import type { TeammateInbound } from '../../src/handoff/teammate-router.js';
 import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
 
@@ -29,6 +30,8 @@ export interface WhatsappWebhookOptions {
   sender: string;
   intake: InboundIntake;
   statuses: DeliveryStatusSink;
+  /** Team members' numbers: their messages answer hand-offs, never start customer turns. */
+  teammates?: TeammateInbound;
   logger: Logger;
   metrics: Metrics;
 }
@@ -55,6 +58,12 @@ const SIGNATURE_ERRORS = {
   mismatch: 'invalid X-Twilio-Signature',
   algorithm: 'unsupported signature algorithm in X-Twilio-Webhooks-Signature-Settings',
 } as const;
+
+/** TwiML answering the sender at once (a teammate told why their message went nowhere). */
+function twimlMessage(text: string): string {
+  const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `<?xml version="1.0" encoding="UTF-8"?><Response><Message>${escaped}</Message></Response>`;
+}
 
 function reject(response: Response, status: number, error: string): void {
   response.status(status).json({ error });
@@ -120,6 +129,21 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
       metrics.increment('webhook_rejected_total', { kind: 'inbound', reason: 'to_mismatch' });
       logger.warn('webhook-rejected', { kind: 'inbound', reason: 'to-mismatch', to: inbound.To, messageSid: inbound.MessageSid });
       reject(response, 403, "To is not this service's WhatsApp sender");
+      return;
+    }
+    if (options.teammates?.isTeammate(inbound.From)) {
+      // A team member: never a customer turn, whatever they wrote.
+      const routed = inbound.Body.trim()
+        ? await options.teammates.route({
+            from: inbound.From,
+            text: inbound.Body,
+            messageId: inbound.MessageSid,
+            ...(inbound.OriginalRepliedMessageSid ? { repliedTo: inbound.OriginalRepliedMessageSid } : {}),
+          })
+        : { reply: 'Only text reaches the customer: write your answer as a message.' };
+      metrics.increment('inbound_total', { channel: WHATSAPP_CHANNEL_ID, outcome: routed.reply ? 'teammate_refused' : 'teammate' });
+      logger.info('teammate-inbound', { messageSid: inbound.MessageSid, routed: !routed.reply });
+      response.type('text/xml').send(routed.reply ? twimlMessage(routed.reply) : EMPTY_TWIML);
       return;
     }
     const text = inbound.Body.trim() || (inbound.NumMedia > 0 ? `(The customer sent ${inbound.NumMedia} attachment(s) with no text.)` : '');

@@ -1,6 +1,6 @@
 /**
- * The operator API under `/admin`: contacts (one, a page, a bulk import) and the hand-off
- * list. A contact is addressed by its WhatsApp number or, without one, by `user:<external id>`;
+ * The operator API under `/admin`: contacts (one, a page, a bulk import), the hand-off
+ * list and its actions (take over, hand back, close — recorded with the operator's name). A contact is addressed by its WhatsApp number or, without one, by `user:<external id>`;
  * its external id and email are how a website-verified visitor is matched to it, so no two
  * contacts may declare the same one (409). Every request needs `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token
  * the API does not exist (404, like any unknown path). Bodies are parsed only after the token
@@ -15,10 +15,12 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { createBearerCheck } from './bearer-token.js';
 import { describeIssues, type FieldIssue } from '../errors/issues.js';
+import { HANDOFF_STATUSES, type HandoffStatus } from '../handoff/handoff-store.js';
+import type { TakeoverService } from '../handoff/takeover.js';
 
 /** Reads hand-offs for operators; implemented by the hand-off store. */
 export interface HandoffReader {
-  list(options: { status?: 'open' | 'closed'; limit: number }): Promise<unknown[]>;
+  list(options: { status?: HandoffStatus; limit: number }): Promise<unknown[]>;
 }
 
 /** Model usage summed per day, role and channel; implemented by the usage store. */
@@ -31,6 +33,8 @@ export interface AdminRouterOptions {
   adminToken: string | undefined;
   contacts: ContactStore;
   handoffs: HandoffReader;
+  /** `POST /admin/handoffs/:id/{take,hand-back,close}`: acts on a hand-off, recorded with who. */
+  takeover?: Pick<TakeoverService, 'takeOver' | 'handBack' | 'close'>;
   /** `GET /admin/usage`; absent, the path is unknown. */
   usage?: UsageReader;
   logger: Logger;
@@ -51,7 +55,11 @@ const ImportBodySchema = z
 
 const ContactListQuerySchema = z.object({ limit: pageSize(100), after: ContactAddressSchema.optional() });
 
-const HandoffListQuerySchema = z.object({ status: z.enum(['open', 'closed']).optional(), limit: pageSize(50) });
+const HandoffListQuerySchema = z.object({ status: z.enum(HANDOFF_STATUSES).optional(), limit: pageSize(50) });
+
+const HandoffIdSchema = z.string().regex(/^ho_[0-9a-f]{20}$/, 'expected a hand-off id (ho_ followed by 20 hex digits)');
+/** Who is acting: their name is recorded on the hand-off (`admin:<name>`). */
+const HandoffActionSchema = z.strictObject({ name: z.string().trim().min(1).max(40) });
 
 const MAX_USAGE_DAYS = 366;
 const DAY_MS = 86_400_000;
@@ -283,6 +291,47 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
     const { status, limit } = parsed.data;
     response.json({ handoffs: await handoffs.list({ ...(status ? { status } : {}), limit }) });
   });
+
+  const { takeover } = options;
+  if (takeover) {
+    const act = async (request: Request, response: Response, action: 'take' | 'hand-back' | 'close') => {
+      const id = HandoffIdSchema.safeParse(request.params.id);
+      if (!id.success) {
+        refuse(request, response, 400, 'invalid_handoff_id', { error: 'invalid hand-off id', issues: describeIssues(id.error.issues, 'id') });
+        return;
+      }
+      const body = HandoffActionSchema.safeParse(request.body);
+      if (!body.success) {
+        invalid(request, response, body.error, 'action');
+        return;
+      }
+      const by = { id: `admin:${body.data.name}`, name: body.data.name, via: 'admin' as const };
+      const handoffId = id.data;
+      const result =
+        action === 'take'
+          ? await takeover.takeOver({ handoffId, by })
+          : action === 'hand-back'
+            ? await takeover.handBack({ handoffId, by, reason: 'admin' })
+            : await takeover.close({ handoffId, by, reason: 'admin' });
+      if (result.outcome === 'not_found') {
+        refuse(request, response, 404, 'unknown_handoff', { error: 'unknown hand-off' });
+        return;
+      }
+      if (result.outcome === 'held' || result.outcome === 'not_holder') {
+        refuse(request, response, 409, 'held', { error: `${result.holder.name} is handling this hand-off`, holder: result.holder });
+        return;
+      }
+      if (result.outcome === 'ended' || result.outcome === 'not_taken' || result.outcome === 'already_ended') {
+        refuse(request, response, 409, 'wrong_status', { error: `the hand-off is ${result.status.replace('_', ' ')}`, status: result.status });
+        return;
+      }
+      logger.info('admin-handoff-action', { handoffId, action, by: by.id, outcome: result.outcome });
+      response.json({ outcome: result.outcome, handoff: result.handoff });
+    };
+    router.post('/admin/handoffs/:id/take', jsonBody, (request, response) => act(request, response, 'take'));
+    router.post('/admin/handoffs/:id/hand-back', jsonBody, (request, response) => act(request, response, 'hand-back'));
+    router.post('/admin/handoffs/:id/close', jsonBody, (request, response) => act(request, response, 'close'));
+  }
 
   const { usage } = options;
   if (usage) {

@@ -154,7 +154,41 @@ export interface ChannelTransport {
   streamDelta?(inbound: InboundMessage, delta: string): void;
   /** Streaming channels: the reply is complete, flush any buffered deltas. */
   flushDeltas?(inbound: InboundMessage): Promise<void>;
+  /**
+   * Providers that refuse free text once this long has passed since the customer's last
+   * message (WhatsApp: 24 hours); outside it only an approved template goes out (`sendTemplate`).
+   */
+  freeformWindowMs?: number;
+  /** Sends an approved template (e.g. Twilio Content SID) with its variables; throws ChannelSendError. */
+  sendTemplate?(
+    inbound: InboundMessage,
+    template: { contentSid: string; variables: Record<string, string> },
+  ): Promise<{ channelMessageId: string; status: SentStatus }>;
 }
+
+/**
+ * A takeover entry in the customer's conversation inbox (so the conversation lock covers it
+ * as it covers the assistant's turns): a teammate's reply (`text` is what they wrote, `from`
+ * the customer it goes to), or what taking, handing back or closing tells the customer and team.
+ */
+const TeammateEntrySchema = z.object({
+  action: z.enum(['reply', 'taken', 'handed_back', 'closed']),
+  handoffId: z.string().min(1),
+  /** Who acted (for `reply` and `taken`, the holder). */
+  actor: z.object({
+    id: z.string().min(1),
+    name: z.string().min(1),
+    via: z.enum(['whatsapp', 'page', 'admin', 'system']),
+    whatsapp: z.string().optional(),
+  }),
+  /** The holder's team label, for the signature ("Ana, Sales team"). */
+  teamLabel: z.string().min(1),
+  /** This entry's takeover claimed the conversation just now: the rest of the team is told. */
+  claimed: z.boolean().optional(),
+  /** Why a takeover ended: `teammate`, `idle`, `admin`, `page`. */
+  reason: z.string().optional(),
+});
+export type TeammateEntry = z.infer<typeof TeammateEntrySchema>;
 
 /** One inbound message as the queue carries it, whatever the channel. */
 export const InboundMessageSchema = z.object({
@@ -166,6 +200,8 @@ export const InboundMessageSchema = z.object({
   receivedAt: z.number().int().nonnegative(),
   /** Channel-specific details (profile name, page URL) for grounding. */
   metadata: z.record(z.string(), z.string()),
+  /** Set on a takeover entry (never on a customer's message): see `TeammateEntrySchema`. */
+  teammate: TeammateEntrySchema.optional(),
 });
 export type InboundMessage = z.infer<typeof InboundMessageSchema>;
 

@@ -3,8 +3,15 @@
  * status), one notice document per destination (the notice ledger: pending → sending → sent
  * once, or failed), and an "open hand-off" pointer per conversation and team so a second
  * request while one is open is added to it instead of notifying again. All by `_id`.
+ *
+ * The takeover lifecycle lives on the record: `open → taken (by whom, when) → handed_back |
+ * closed` (an open one may be closed too). Every transition is one conditional update, so of two
+ * teammates racing exactly one wins; a conversation holder document (`_id` = conversation)
+ * keeps two teams' hand-offs of one conversation from being taken at once. References
+ * (`_id` = a notice's or relay's Twilio SID, or `code:<short code>`) lead a teammate's reply
+ * back to its hand-off.
  */
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { isDuplicateKeyError as isDuplicateKey } from '../errors/index.js';
 import type { Facts } from '../contracts/index.js';
@@ -15,11 +22,35 @@ const HANDOFF_REOPEN_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export type NoticeStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'uncertain';
 
+export const HANDOFF_STATUSES = ['open', 'taken', 'handed_back', 'closed'] as const;
+export type HandoffStatus = (typeof HANDOFF_STATUSES)[number];
+
+/** Who acted on a hand-off: a team member (by WhatsApp or the transcript page), an operator, or the service itself. */
+export interface Actor {
+  /** Stable: `whatsapp:+…` for a team member, `admin:<name>`, `page:<name>`, `system:idle`. */
+  id: string;
+  name: string;
+  via: 'whatsapp' | 'page' | 'admin' | 'system';
+  /** Where relays reach them, when they have a WhatsApp number. */
+  whatsapp?: string;
+}
+
+/** A short code lives this long after its hand-off ended before another hand-off may get it. */
+const CODE_QUARANTINE_MS = 14 * 24 * 60 * 60 * 1000;
+
 export interface HandoffRecord {
   _id: string;
   team: TeamId;
-  status: 'open' | 'closed';
+  status: HandoffStatus;
   reason: string;
+  /** What a teammate types (`#4821 text`) where their client can't reply to the notice. */
+  shortCode?: string;
+  takenBy?: Actor;
+  takenAt?: Date;
+  /** Who handed it back or closed it, when and why (`teammate`, `idle`, `admin`, `page`). */
+  endedBy?: Actor;
+  endedAt?: Date;
+  endReason?: string;
   requests: { reason: string; at: Date }[];
   channel: string;
   conversationId: string;
@@ -50,11 +81,29 @@ export interface NoticeRecord {
   updatedAt: Date;
 }
 
+interface ConversationHolder {
+  /** The conversation id. */
+  _id: string;
+  /** The hand-off that holds the conversation taken, or null. */
+  handoffId: string | null;
+}
+
+interface HandoffRef {
+  /** A Twilio SID of a notice or relay, or `code:<short code>`. */
+  _id: string;
+  handoffId: string;
+  /** Short codes: when their hand-off ended (the code is reusable after a quarantine). */
+  releasedAt?: Date | null;
+  createdAt: Date;
+}
+
 interface OpenPointer {
   _id: string;
   handoffId: string;
   openedAt: Date;
 }
+
+const actorSchema = new Schema<Actor>({ id: String, name: String, via: String, whatsapp: String }, { _id: false });
 
 const handoffSchema = new Schema<HandoffRecord>(
   {
@@ -62,6 +111,12 @@ const handoffSchema = new Schema<HandoffRecord>(
     team: { type: String, required: true },
     status: { type: String, required: true },
     reason: { type: String, required: true },
+    shortCode: String,
+    takenBy: { type: actorSchema, default: undefined },
+    takenAt: Date,
+    endedBy: { type: actorSchema, default: undefined },
+    endedAt: Date,
+    endReason: String,
     requests: [{ _id: false, reason: String, at: Date }],
     channel: { type: String, required: true },
     conversationId: { type: String, required: true },
@@ -92,6 +147,17 @@ const noticeSchema = new Schema<NoticeRecord>(
 );
 noticeSchema.index({ handoffId: 1 });
 
+const holderSchema = new Schema<ConversationHolder>(
+  { _id: { type: String, required: true }, handoffId: { type: String, default: null } },
+  { versionKey: false },
+);
+
+const refSchema = new Schema<HandoffRef>(
+  { _id: { type: String, required: true }, handoffId: { type: String, required: true }, releasedAt: Date },
+  { versionKey: false, timestamps: { createdAt: true, updatedAt: false } },
+);
+refSchema.index({ createdAt: 1 });
+
 const pointerSchema = new Schema<OpenPointer>(
   { _id: { type: String, required: true }, handoffId: { type: String, required: true }, openedAt: { type: Date, required: true } },
   { versionKey: false },
@@ -121,7 +187,23 @@ export interface HandoffStore {
   /** Deletes hand-offs and their notices created before `cutoff`; returns how many hand-offs. */
   purgeOlderThan(cutoff: Date): Promise<number>;
   /** Recent hand-offs with their notices, newest first (admin API; not a hot path). */
-  list(options: { status?: 'open' | 'closed'; limit: number }): Promise<(HandoffRecord & { notices: NoticeRecord[] })[]>;
+  list(options: { status?: HandoffStatus; limit: number }): Promise<(HandoffRecord & { notices: NoticeRecord[] })[]>;
+  /**
+   * `open → taken` by `actor`, if the conversation is not held by another hand-off: of two
+   * racing, one wins. Returns the record as it stands after the attempt and whether this call
+   * took it (a retake by the holder is not a win: `taken` false, `takenBy` them).
+   */
+  take(handoffId: string, actor: Actor): Promise<{ taken: boolean; handoff: HandoffRecord | undefined; heldBy?: HandoffRecord }>;
+  /** `taken → handed_back` (only by `holderId` when given); the record after, or undefined when it did not apply. */
+  handBack(handoffId: string, by: Actor, reason: string, holderId?: string): Promise<HandoffRecord | undefined>;
+  /** `open | taken → closed`; the record as it was before, or undefined when it was not open or taken. */
+  close(handoffId: string, by: Actor, reason: string): Promise<HandoffRecord | undefined>;
+  /** The hand-off a SID (of a notice or relay) or a short code leads to. */
+  resolveRef(ref: { sid: string } | { code: string }): Promise<string | undefined>;
+  /** Remembers that a message sent to a teammate (a notice, a relay) belongs to a hand-off. */
+  recordRef(sid: string, handoffId: string): Promise<void>;
+  /** The hand-offs of a conversation still open or taken, one per team at most (by `_id`). */
+  activeFor(conversationId: string): Promise<HandoffRecord[]>;
 }
 
 function model<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
@@ -132,6 +214,59 @@ export function createHandoffStore(connection: Connection, now: () => number = D
   const handoffs = model(connection, 'Handoff', handoffSchema);
   const notices = model(connection, 'HandoffNotice', noticeSchema);
   const pointers = model(connection, 'OpenHandoff', pointerSchema);
+  const holders = model(connection, 'ConversationHolder', holderSchema);
+  const refs = model(connection, 'HandoffRef', refSchema);
+
+  /** A short code no live hand-off has: 4 digits while they last, then longer. */
+  const allocateCode = async (handoffId: string): Promise<string> => {
+    for (let attempt = 0; attempt < 40; attempt += 1) {
+      const digits = 4 + Math.floor(attempt / 10);
+      const code = String(randomInt(10 ** (digits - 1), 10 ** digits));
+      try {
+        await refs.create({ _id: `code:${code}`, handoffId });
+        return code;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const reused = await refs
+        .findOneAndUpdate(
+          { _id: `code:${code}`, releasedAt: { $lt: new Date(now() - CODE_QUARANTINE_MS) } },
+          { $set: { handoffId, releasedAt: null, createdAt: new Date(now()) } },
+        )
+        .exec();
+      if (reused) return code;
+    }
+    throw new Error('no free hand-off short code');
+  };
+
+  const releaseConversation = async (handoff: HandoffRecord) => {
+    await Promise.all([
+      holders.updateOne({ _id: handoff.conversationId, handoffId: handoff._id }, { $set: { handoffId: null } }).exec(),
+      // A new request to this team notifies again.
+      pointers.deleteOne({ _id: `${handoff.team}|${handoff.conversationId}`, handoffId: handoff._id }).exec(),
+      handoff.shortCode
+        ? refs.updateOne({ _id: `code:${handoff.shortCode}`, handoffId: handoff._id }, { $set: { releasedAt: new Date(now()) } }).exec()
+        : undefined,
+    ]);
+  };
+
+  /** Claims the conversation for `handoffId` unless another hand-off holds it; the holder's id otherwise. */
+  const holdConversation = async (conversationId: string, handoffId: string): Promise<string | undefined> => {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        const held = await holders
+          .findOneAndUpdate({ _id: conversationId, handoffId: { $in: [null, handoffId] } }, { $set: { handoffId } }, { upsert: true, new: true })
+          .lean<ConversationHolder>()
+          .exec();
+        if (held) return undefined;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const holder = await holders.findById(conversationId).lean<ConversationHolder>().exec();
+      if (holder?.handoffId && holder.handoffId !== handoffId) return holder.handoffId;
+    }
+    return undefined;
+  };
 
   const create = async (request: HandoffRequest): Promise<HandoffRecord> => {
     const id = `ho_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
@@ -139,6 +274,7 @@ export function createHandoffStore(connection: Connection, now: () => number = D
     const handoff = await handoffs.create({
       _id: id,
       status: 'open',
+      shortCode: await allocateCode(id),
       requests: [{ reason: request.reason, at }],
       ...request,
     });
@@ -163,7 +299,74 @@ export function createHandoffStore(connection: Connection, now: () => number = D
 
   return {
     async ensureIndexes() {
-      await Promise.all([handoffs.createIndexes(), notices.createIndexes(), pointers.createIndexes()]);
+      await Promise.all([handoffs.createIndexes(), notices.createIndexes(), pointers.createIndexes(), holders.createIndexes(), refs.createIndexes()]);
+    },
+
+    async take(handoffId, actor) {
+      const current = await handoffs.findById(handoffId).lean<HandoffRecord>().exec();
+      if (!current || current.status !== 'open') return { taken: false, handoff: current ?? undefined };
+      const holder = await holdConversation(current.conversationId, handoffId);
+      if (holder) {
+        return { taken: false, handoff: current, heldBy: (await handoffs.findById(holder).lean<HandoffRecord>().exec()) ?? undefined };
+      }
+      const taken = await handoffs
+        .findOneAndUpdate({ _id: handoffId, status: 'open' }, { $set: { status: 'taken', takenBy: actor, takenAt: new Date(now()) } }, { new: true })
+        .lean<HandoffRecord>()
+        .exec();
+      if (taken) return { taken: true, handoff: taken };
+      const after = (await handoffs.findById(handoffId).lean<HandoffRecord>().exec()) ?? undefined;
+      // Closed meanwhile: the conversation is not held by it after all.
+      if (after && after.status !== 'taken') await releaseConversation(after);
+      return { taken: false, handoff: after };
+    },
+
+    async handBack(handoffId, by, reason, holderId) {
+      const ended = await handoffs
+        .findOneAndUpdate(
+          { _id: handoffId, status: 'taken', ...(holderId ? { 'takenBy.id': holderId } : {}) },
+          { $set: { status: 'handed_back', endedBy: by, endedAt: new Date(now()), endReason: reason } },
+          { new: true },
+        )
+        .lean<HandoffRecord>()
+        .exec();
+      if (ended) await releaseConversation(ended);
+      return ended ?? undefined;
+    },
+
+    async close(handoffId, by, reason) {
+      const before = await handoffs
+        .findOneAndUpdate(
+          { _id: handoffId, status: { $in: ['open', 'taken'] } },
+          { $set: { status: 'closed', endedBy: by, endedAt: new Date(now()), endReason: reason } },
+          { new: false },
+        )
+        .lean<HandoffRecord>()
+        .exec();
+      if (before) await releaseConversation(before);
+      return before ?? undefined;
+    },
+
+    async resolveRef(ref) {
+      const id = 'sid' in ref ? ref.sid : `code:${ref.code}`;
+      const found = await refs.findById(id).lean<HandoffRef>().exec();
+      return found && !found.releasedAt ? found.handoffId : undefined;
+    },
+
+    async recordRef(sid, handoffId) {
+      await refs.updateOne({ _id: sid }, { $setOnInsert: { handoffId, createdAt: new Date(now()) } }, { upsert: true }).exec();
+    },
+
+    async activeFor(conversationId) {
+      const found = await pointers
+        .find({ _id: { $in: ['sales', 'support'].map((team) => `${team}|${conversationId}`) } })
+        .lean<OpenPointer[]>()
+        .exec();
+      const records = await Promise.all(
+        found
+          .filter((pointer) => !pointer.handoffId.startsWith('pending_'))
+          .map((pointer) => handoffs.findById(pointer.handoffId).lean<HandoffRecord>().exec()),
+      );
+      return records.filter((record): record is HandoffRecord => record !== null && (record.status === 'open' || record.status === 'taken'));
     },
 
     async open(request) {
@@ -232,6 +435,7 @@ export function createHandoffStore(connection: Connection, now: () => number = D
         handoffs.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
         notices.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
         pointers.deleteMany({ openedAt: { $lt: cutoff } }).exec(),
+        refs.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
       ]);
       return removed.deletedCount;
     },

@@ -123,7 +123,11 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
           claim: () => store.claimNotice(id),
           readBack: () => store.notice(handoffId, destinationId),
           reclaim: () => store.reclaimNotice(id),
-          markSent: (receipt) => store.markNoticeSent(id, receipt.channelMessageId),
+          markSent: async (receipt) => {
+            await store.markNoticeSent(id, receipt.channelMessageId);
+            // A teammate replying to this notice reaches this hand-off's customer.
+            if (receipt.channelMessageId) await store.recordRef(receipt.channelMessageId, handoffId);
+          },
           release: (error) => store.releaseNotice(id, errorText(error)),
           markFailed: (error) => store.markNoticeFailed(id, 'failed', errorText(error)),
         },

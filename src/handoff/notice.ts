@@ -108,6 +108,7 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
       'Last messages:',
       ...lines.lastMessages.map((line) => `  ${line}`),
       `Reach them: ${escapeText(reach)}`,
+      ...(handoff.shortCode ? [`Answer them here: reply to this message, or start yours with #${handoff.shortCode}. #done hands back.`] : []),
       `Transcript: ${escapeText(transcriptUrl)}`,
     ].join('\n');
   const whatsapp = parts(handoff, defuseWhatsapp, (text) => text);

@@ -5,7 +5,6 @@
  * indexes make it cheap.
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import type { HandoffStore } from '../handoff/handoff-store.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { TranscriptStore } from './transcript-store.js';
@@ -16,7 +15,8 @@ const PURGE_EVERY_MS = 6 * 60 * 60 * 1000;
 export interface RetentionOptions {
   retentionDays: number;
   transcripts: Pick<TranscriptStore, 'purgeOlderThan'>;
-  handoffs: Pick<HandoffStore, 'purgeOlderThan'>;
+  /** The hand-off store's purge (typed here: src/handoff depends on src/store, not the reverse). */
+  handoffs: { purgeOlderThan(cutoff: Date): Promise<number> };
   logger: Logger;
   metrics: Metrics;
   now?: () => number;

@@ -14,6 +14,7 @@ import { formatIssues } from '../errors/issues.js';
 import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
@@ -37,6 +38,8 @@ export interface InboundHandlerOptions {
   metrics: Metrics;
   /** Observes each answered turn (the CLI shows its decision). */
   onTurn?: (result: TurnResult) => void;
+  /** Human takeover: handles teammate entries and a held conversation's messages (true: no turn). */
+  takeover?: TakeoverHook;
 }
 
 const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
@@ -210,6 +213,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
       return;
     }
+    if (await options.takeover?.(message, channel, logger)) return;
     const { conversationId, created, recent } = await transcripts.openConversation({
       key: message.conversationKey,
       channel: channel.id,

@@ -40,7 +40,7 @@ function recordingTools(reach: CustomerReach | undefined, bookingUrl?: string) {
     },
   } as unknown as HandoffStore;
   const service = createHandoffService({
-    teams: { support: { label: 'Support team', whatsapp: [], webhooks: [], responseTime: 'today', ...(bookingUrl ? { bookingUrl } : {}) } },
+    teams: { support: { label: 'Support team', whatsapp: [], members: [], webhooks: [], responseTime: 'today', ...(bookingUrl ? { bookingUrl } : {}) } },
     store,
     notices: { enqueue: async () => undefined } as unknown as NoticeQueue,
     logger: createLogger({ level: 'error', sink: () => undefined }),
@@ -60,7 +60,7 @@ describe('hand-off contracts', () => {
     const { requests, support } = recordingTools(whatsappReach);
     await support.execute({ reason: 'Cannot log in after the reset' }, context('whatsapp:+447700904001', 'sales'));
     expect(requests[0]?.facts).toEqual({ wants_demo: true, interested_plan: 'Pro' });
-    const team = { label: 'Support team', whatsapp: [], webhooks: [], responseTime: 'today' };
+    const team = { label: 'Support team', whatsapp: [], members: [], webhooks: [], responseTime: 'today' };
     const notice = buildNotice({
       handoff: { ...requests[0]!, _id: 'ho_1', status: 'open', requests: [], destinations: [], createdAt: new Date(0), updatedAt: new Date(0) },
       team,

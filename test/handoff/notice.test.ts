@@ -8,7 +8,7 @@ import { buildNotice } from '../../src/handoff/notice.js';
 import type { HandoffRecord } from '../../src/handoff/handoff-store.js';
 import type { Team } from '../../src/handoff/teams.js';
 
-const team: Team = { label: 'Sales team', whatsapp: [], webhooks: [], responseTime: 'today' };
+const team: Team = { label: 'Sales team', whatsapp: [], members: [], webhooks: [], responseTime: 'today' };
 const transcriptUrl = 'https://assistant.example.test/transcripts/c?expires=1&sig=abc';
 
 function handoff(overrides: Partial<HandoffRecord>): HandoffRecord {

@@ -1,0 +1,349 @@
+/**
+ * The worker's side of a takeover, called once per inbox entry by `handle-inbound` before any
+ * turn, under the conversation's lock (so a teammate's message and an assistant reply never
+ * interleave). Returns true when it handled the entry and no assistant turn may run:
+ *   - a teammate entry: the teammate's text goes to the customer through the send ledger
+ *     (signed by the channel; as the team's approved template outside WhatsApp's 24-hour
+ *     window), the rest of the team is told who took it, hand-back tells the customer and the
+ *     holder and leaves a one-line summary in the history the assistant's next turn reads;
+ *   - a customer message while a person holds the conversation: recorded, added to the
+ *     history, relayed to the holder ("Customer: …"); the model is never called.
+ * A customer message with nobody holding costs one Redis round trip (takeover state, window
+ * stamp, live-page event) and no MongoDB read.
+ */
+import { ChannelSendError, errorField, errorText, isRetryable } from '../errors/index.js';
+import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ChannelDefinition, InboundMessage, SentStatus, TeammateEntry } from '../contracts/index.js';
+import { inboundMessageId, type MessageRecord, type RecentMessage, type TranscriptStore } from '../store/transcript-store.js';
+import type { HandoffRecord, HandoffStore } from './handoff-store.js';
+import type { TeamMessenger } from './team-messages.js';
+import { destinationsOf, type Teams } from './teams.js';
+import type { TakeoverState, TakeoverStateStore } from './takeover-state.js';
+import type { TakeoverService } from './takeover.js';
+
+export type TakeoverHook = (message: InboundMessage, channel: ChannelDefinition, logger: Logger) => Promise<boolean>;
+
+export interface TakeoverHookOptions {
+  transcripts: TranscriptStore;
+  state: TakeoverStateStore;
+  store: Pick<HandoffStore, 'get'>;
+  teams: Teams;
+  messenger: TeamMessenger;
+  service: Pick<TakeoverService, 'publish'>;
+  scheduleIdle(state: TakeoverState): Promise<void>;
+  idleMinutes: number;
+  metrics: Metrics;
+  now?: () => number;
+}
+
+type Receipt = { channelMessageId: string; status: SentStatus };
+
+function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
+  const known = new Set(recent.map((message) => message.id));
+  return [...recent, ...additions.filter((message) => !known.has(message.id))];
+}
+
+const partState = (part: MessageRecord): LedgerState =>
+  part.status === 'pending' ? 'pending' : part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
+
+const customerLabel = (handoff: HandoffRecord) => handoff.customer.name ?? handoff.customer.address.replace(/^whatsapp:/, '');
+const codeTag = (handoff: HandoffRecord) => (handoff.shortCode ? ` (#${handoff.shortCode})` : '');
+const utcTime = (at: Date | number) => new Date(at).toISOString().slice(11, 16);
+
+export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
+  const { transcripts, state, metrics, messenger } = options;
+  const now = options.now ?? Date.now;
+
+  /** One customer-facing message through the send ledger: as free text, or as a template. */
+  const sendToCustomer = async (
+    channel: ChannelDefinition,
+    inbound: InboundMessage,
+    part: MessageRecord,
+    template: { contentSid: string; variables: Record<string, string> } | undefined,
+  ) =>
+    sendOnce<MessageRecord, Receipt>({
+      entry: part,
+      id: part._id,
+      state: partState,
+      exclusive: true,
+      store: {
+        claim: () => transcripts.claimPart(part._id),
+        readBack: () => transcripts.message(part._id),
+        reclaim: () => transcripts.reclaimPart(part._id),
+        markSent: (receipt) => transcripts.markPartSent(part._id, receipt.channelMessageId, receipt.status),
+        release: () => transcripts.releasePart(part._id),
+        markFailed: (error) => {
+          const code = errorField(error, 'code');
+          return transcripts.markPartFailed(part._id, 'failed', code === undefined ? undefined : String(code), errorText(error));
+        },
+      },
+      channel: {
+        send: () =>
+          template && channel.transport.sendTemplate ? channel.transport.sendTemplate(inbound, template) : channel.transport.send(inbound, part.text, 0),
+        ...(channel.transport.findSent && !template
+          ? {
+              lookup: async (stored: MessageRecord) => {
+                for (const candidate of await (channel.transport.findSent?.(inbound, stored.text, stored.claimedAt ?? stored.updatedAt) ?? [])) {
+                  const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
+                  if (owner === undefined || owner === stored._id) return candidate;
+                }
+                return undefined;
+              },
+            }
+          : {}),
+        afterFailedSend: (error) => {
+          if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
+          return error instanceof ChannelSendError ? 'fail' : 'keep';
+        },
+      },
+    });
+
+  /** Whether free text would be refused (outside the channel's window since the customer's last message). */
+  const outsideWindow = async (channel: ChannelDefinition, conversationKey: string) => {
+    const windowMs = channel.transport.freeformWindowMs;
+    if (windowMs === undefined) return false;
+    const last = await state.lastCustomerMessageAt(conversationKey);
+    return last === undefined || now() - last > windowMs;
+  };
+
+  /**
+   * Stores and sends one message to the customer for a takeover entry (ledger key: the entry's
+   * id), as the team's template outside the window. Returns how it went; a refusal for good is
+   * recorded failed and reported, an outage is thrown (the entry is retried).
+   */
+  const tellCustomer = async (
+    channel: ChannelDefinition,
+    message: InboundMessage,
+    entry: TeammateEntry,
+    handoff: HandoffRecord | undefined,
+    conversationId: string,
+    text: string,
+    logger: Logger,
+  ): Promise<{ part: MessageRecord; outcome: 'sent' | 'template' | 'no_template' | 'failed' }> => {
+    const [stored] = await transcripts.replyParts(channel.id, message.messageId);
+    const part =
+      stored ??
+      (
+        await transcripts.saveReplyParts({
+          conversationId,
+          channel: channel.id,
+          replyTo: message.messageId,
+          roleId: entry.action === 'reply' ? `teammate:${entry.actor.name}` : 'system',
+          parts: [text],
+        })
+      )[0];
+    if (!part) throw new Error(`the takeover message ${message.messageId} was not stored`);
+    if (partState(part) === 'settled') return { part, outcome: part.status === 'failed' ? 'failed' : 'sent' };
+    const team = handoff ? options.teams[handoff.team] : undefined;
+    let template: { contentSid: string; variables: Record<string, string> } | undefined;
+    if (await outsideWindow(channel, message.conversationKey)) {
+      if (!team?.replyContentSid || !channel.transport.sendTemplate) {
+        await transcripts.markPartFailed(part._id, 'failed', undefined, 'outside the 24-hour window and no approved reply template (replyContentSid)');
+        logger.warn('takeover-message-outside-window', { handoffId: entry.handoffId, action: entry.action });
+        return { part, outcome: 'no_template' };
+      }
+      template = {
+        contentSid: team.replyContentSid,
+        variables: { '1': entry.action === 'reply' ? `${entry.actor.name} (${entry.teamLabel}): ${text}` : text },
+      };
+    }
+    try {
+      await sendToCustomer(channel, message, part, template);
+    } catch (error) {
+      if (isRetryable(error)) throw error;
+      logger.error('takeover-message-failed', { handoffId: entry.handoffId, action: entry.action, error });
+      return { part, outcome: 'failed' };
+    }
+    metrics.increment('takeover_messages_total', { channel: channel.id, action: entry.action, kind: template ? 'template' : 'text' });
+    return { part, outcome: template ? 'template' : 'sent' };
+  };
+
+  /** The holder's WhatsApp, as a destination (relays and hand-back notes go there). */
+  const holderDestination = (whatsapp: string | undefined) => (whatsapp ? [{ id: whatsapp, kind: 'whatsapp' as const, target: whatsapp }] : []);
+
+  const onReply = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
+    const handoff = await options.store.get(entry.handoffId);
+    const { conversationId, recent } = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
+    const { part, outcome } = await tellCustomer(channel, message, entry, handoff, conversationId, message.text, logger);
+    if (outcome === 'sent' || outcome === 'template') {
+      await transcripts.saveRecent(
+        conversationId,
+        withMessages(recent, [{ id: part._id, direction: 'outbound', text: `[${entry.actor.name}, ${entry.teamLabel}] ${message.text}` }]),
+      );
+      await options.service.publish(conversationId, {
+        type: 'message',
+        message: {
+          id: part._id,
+          author: 'teammate',
+          name: entry.actor.name,
+          text: message.text,
+          at: now(),
+          ...(outcome === 'template' ? { template: true } : {}),
+        },
+      });
+      logger.info('takeover-reply-sent', {
+        handoffId: entry.handoffId,
+        by: entry.actor.id,
+        template: outcome === 'template',
+        latencyMs: now() - message.receivedAt,
+      });
+    }
+    if (handoff) {
+      const note =
+        outcome === 'template'
+          ? `Sent as your team's approved template: the customer's last message was more than 24 hours ago${codeTag(handoff)}.`
+          : outcome === 'no_template'
+            ? `Not sent: the customer's last message was more than 24 hours ago and the ${entry.teamLabel} has no approved reply template (replyContentSid in HANDOFF_TEAMS)${codeTag(handoff)}.`
+            : outcome === 'failed'
+              ? `Not delivered: WhatsApp refused the message to ${customerLabel(handoff)}${codeTag(handoff)}.`
+              : undefined;
+      if (note && entry.actor.via === 'whatsapp') {
+        await messenger.send({
+          key: `${message.messageId}:note`,
+          handoffId: handoff._id,
+          destinations: holderDestination(entry.actor.whatsapp),
+          text: note,
+          logger,
+        });
+      }
+      if (entry.claimed) await tellTeamTaken(handoff, entry, message.messageId, logger);
+    }
+    const current = await state.get(message.conversationKey);
+    if (current?.handoffId === entry.handoffId) {
+      const at = now();
+      await state.touch(message.conversationKey, at);
+      await options.scheduleIdle({ ...current, lastTeammateAt: at });
+    }
+  };
+
+  /** "Ana took this" to the team's other destinations. */
+  const tellTeamTaken = async (handoff: HandoffRecord, entry: TeammateEntry, key: string, logger: Logger) => {
+    const team = options.teams[handoff.team];
+    if (!team) return;
+    const others = destinationsOf(team).filter((destination) => destination.id !== entry.actor.whatsapp);
+    await messenger.send({
+      key: `${key}:taken`,
+      handoffId: handoff._id,
+      destinations: others,
+      text: `${entry.actor.name} took this: ${customerLabel(handoff)} — ${handoff.reason}${codeTag(handoff)}.`,
+      logger,
+    });
+  };
+
+  const onTaken = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
+    const handoff = await options.store.get(entry.handoffId);
+    if (handoff) await tellTeamTaken(handoff, entry, message.messageId, logger);
+    await options.service.publish(message.conversationKey, {
+      type: 'takeover',
+      status: 'taken',
+      handoffId: entry.handoffId,
+      by: { name: entry.actor.name, via: entry.actor.via },
+      at: message.receivedAt,
+    });
+    logger.info('takeover-announced', { handoffId: entry.handoffId, channel: channel.id });
+  };
+
+  const onEnded = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
+    const handoff = await options.store.get(entry.handoffId);
+    const holder = handoff?.takenBy;
+    const name = holder?.name ?? 'Our team';
+    const idle = entry.reason === 'idle';
+    const text = idle
+      ? `${name} from the ${entry.teamLabel} is no longer in this chat, so our assistant is back to help you.`
+      : entry.action === 'closed'
+        ? `${name} from the ${entry.teamLabel} has closed this conversation. Our assistant is here if you need anything else.`
+        : `You're back with our assistant. ${name} from the ${entry.teamLabel} has handed this conversation back.`;
+    const { conversationId, recent } = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
+    const { part, outcome } = await tellCustomer(channel, message, entry, handoff, conversationId, text, logger);
+    const from = handoff?.takenAt ? utcTime(handoff.takenAt) : undefined;
+    const summary: RecentMessage = {
+      id: `summary:${entry.handoffId}`,
+      direction: 'outbound',
+      text:
+        `(Summary: ${name} of the ${entry.teamLabel} answered the customer in person` +
+        `${from ? ` from ${from} to ${utcTime(now())} UTC` : ''}${handoff ? ` about "${handoff.reason}"` : ''}; ` +
+        `${idle ? `handed back after ${options.idleMinutes} minutes without a reply` : entry.action === 'closed' ? 'closed' : 'handed back'}. ` +
+        'The messages marked with their name were theirs; you answer again from here.)',
+    };
+    await transcripts.saveRecent(
+      conversationId,
+      withMessages(recent, [summary, ...(outcome === 'sent' || outcome === 'template' ? [{ id: part._id, direction: 'outbound' as const, text }] : [])]),
+    );
+    if (outcome === 'sent' || outcome === 'template') {
+      await options.service.publish(conversationId, { type: 'message', message: { id: part._id, author: 'system', text, at: now() } });
+    }
+    await options.service.publish(conversationId, {
+      type: 'takeover',
+      status: entry.action === 'closed' ? 'closed' : 'handed_back',
+      handoffId: entry.handoffId,
+      by: { name: entry.actor.name, via: entry.actor.via },
+      at: message.receivedAt,
+    });
+    if (handoff && holder?.whatsapp) {
+      const who = handoff ? `${customerLabel(handoff)}${codeTag(handoff)}` : 'the customer';
+      const note = idle
+        ? `No message from you for ${options.idleMinutes} minutes: the conversation with ${who} went back to the assistant. The customer was told.`
+        : entry.actor.id === holder.id
+          ? `${entry.action === 'closed' ? 'Closed' : 'Handed back to the assistant'}: ${who}. The customer was told.`
+          : `${entry.actor.name} ${entry.action === 'closed' ? 'closed' : 'handed back'} the conversation with ${who}. The customer was told.`;
+      await messenger.send({
+        key: `${message.messageId}:holder`,
+        handoffId: handoff._id,
+        destinations: holderDestination(holder.whatsapp),
+        text: note,
+        logger,
+      });
+    }
+    logger.info('takeover-ended-told', { handoffId: entry.handoffId, action: entry.action, reason: entry.reason, customer: outcome });
+  };
+
+  /** A customer's message while a person holds the conversation: recorded, in history, relayed; no turn. */
+  const onHeldCustomerMessage = async (channel: ChannelDefinition, message: InboundMessage, takeover: TakeoverState, logger: Logger) => {
+    const { conversationId, recent } = await transcripts.openConversation({
+      key: message.conversationKey,
+      channel: channel.id,
+      address: message.from.address,
+      ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
+    });
+    await transcripts.recordInbound({
+      conversationId,
+      channel: channel.id,
+      channelMessageId: message.messageId,
+      text: message.text,
+      receivedAt: new Date(message.receivedAt),
+    });
+    const id = inboundMessageId(channel.id, message.messageId);
+    await transcripts.saveRecent(conversationId, withMessages(recent, [{ id, direction: 'inbound', text: message.text }]));
+    if (takeover.holderWhatsapp) {
+      const handoff = await options.store.get(takeover.handoffId);
+      await messenger.send({
+        key: `${id}:relay`,
+        handoffId: takeover.handoffId,
+        destinations: holderDestination(takeover.holderWhatsapp),
+        text: `Customer: ${message.text}${handoff?.shortCode ? `\n#${handoff.shortCode}` : ''}`,
+        logger,
+      });
+    }
+    metrics.increment('takeover_customer_messages_total', { channel: channel.id });
+    logger.info('takeover-customer-relayed', { handoffId: takeover.handoffId, holder: takeover.holderId });
+  };
+
+  return async (message, channel, logger) => {
+    const entry = message.teammate;
+    if (entry) {
+      if (entry.action === 'reply') await onReply(channel, message, entry, logger);
+      else if (entry.action === 'taken') await onTaken(channel, message, entry, logger);
+      else await onEnded(channel, message, entry, logger);
+      return true;
+    }
+    const takeover = await state.onCustomerMessage(message.conversationKey, message.receivedAt, {
+      type: 'message',
+      message: { id: inboundMessageId(channel.id, message.messageId), author: 'customer', text: message.text, at: message.receivedAt },
+    });
+    if (!takeover) return false;
+    await onHeldCustomerMessage(channel, message, takeover, logger);
+    return true;
+  };
+}

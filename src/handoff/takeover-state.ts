@@ -1,0 +1,134 @@
+/**
+ * The hot path's view of a takeover, in Redis: which conversation a person holds (mirrored
+ * here after the MongoDB transition won — MongoDB stays the record), when its customer last
+ * wrote (WhatsApp's 24-hour window), which conversation a teammate's number holds, and a
+ * pub/sub channel of the conversation's new messages. A customer message costs one round trip
+ * (read the takeover, stamp the window); it never reads MongoDB to learn a conversation is taken.
+ * Keys of one conversation share its `{conversationKey}` hash tag; a teammate's key is their own.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { KEY_PREFIX } from '../redis.js';
+import type { TeamId } from './teams.js';
+
+export const takeoverKeys = {
+  takeover: (conversationKey: string) => `${KEY_PREFIX}:takeover:{${conversationKey}}`,
+  window: (conversationKey: string) => `${KEY_PREFIX}:window:{${conversationKey}}`,
+  events: (conversationKey: string) => `${KEY_PREFIX}:takeover-events:{${conversationKey}}`,
+  holding: (teammateId: string) => `${KEY_PREFIX}:holding:{${teammateId}}`,
+};
+
+/** The window key outlives WhatsApp's window, so "closed" is told apart from "never wrote". */
+const WINDOW_TTL_SECONDS = 8 * 24 * 60 * 60;
+/** A takeover mirror outlives any idle timeout; hand-back deletes it. */
+const TAKEOVER_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+const TakeoverStateSchema = z.object({
+  handoffId: z.string().min(1),
+  conversationId: z.string().min(1),
+  channel: z.string().min(1),
+  team: z.enum(['sales', 'support']),
+  holderId: z.string().min(1),
+  holderName: z.string().min(1),
+  holderVia: z.enum(['whatsapp', 'page', 'admin', 'system']),
+  holderWhatsapp: z.string().optional(),
+  takenAt: z.coerce.number().int(),
+  /** The holder's last message to the customer (the idle clock), ms. */
+  lastTeammateAt: z.coerce.number().int(),
+});
+/** A conversation held by a person, as the hot path sees it. */
+export type TakeoverState = z.infer<typeof TakeoverStateSchema> & { team: TeamId };
+
+export interface TakeoverStateStore {
+  /**
+   * The conversation's takeover; in the same round trip stamps the customer's last message time
+   * and tells the live page (`event`).
+   */
+  onCustomerMessage(conversationKey: string, receivedAt: number, event: unknown): Promise<TakeoverState | undefined>;
+  get(conversationKey: string): Promise<TakeoverState | undefined>;
+  set(state: TakeoverState): Promise<void>;
+  /** Removes the mirror if it is still this hand-off's. */
+  clear(conversationKey: string, handoffId: string, holderId: string): Promise<void>;
+  touch(conversationKey: string, at: number): Promise<void>;
+  /** When the customer last wrote, ms; undefined when not within the key's lifetime. */
+  lastCustomerMessageAt(conversationKey: string): Promise<number | undefined>;
+  /** The conversation a teammate (by id) holds, if any. */
+  holding(teammateId: string): Promise<string | undefined>;
+  publish(conversationKey: string, event: unknown): Promise<void>;
+}
+
+function parse(raw: Record<string, string> | null | undefined): TakeoverState | undefined {
+  if (!raw || Object.keys(raw).length === 0) return undefined;
+  const parsed = TakeoverStateSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+// KEYS: takeover. ARGV: hand-off id. Deletes the mirror only if it is still that hand-off's.
+const clearTakeoverScript = `
+if redis.call('HGET', KEYS[1], 'handoffId') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+// KEYS: holding. ARGV: its expected value. (Another slot than the conversation's: a script of its own.)
+const clearHoldingScript = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+// KEYS: takeover. ARGV: time. Moves the idle clock of a takeover that still exists.
+const touchScript = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], 'lastTeammateAt', ARGV[1]) end
+return 0`;
+
+export function createTakeoverStateStore(redis: Redis): TakeoverStateStore {
+  return {
+    async onCustomerMessage(conversationKey, receivedAt, event) {
+      const results = await redis
+        .pipeline()
+        .hgetall(takeoverKeys.takeover(conversationKey))
+        .set(takeoverKeys.window(conversationKey), String(receivedAt), 'EX', WINDOW_TTL_SECONDS)
+        .publish(takeoverKeys.events(conversationKey), JSON.stringify(event))
+        .exec();
+      const [read] = results ?? [];
+      if (read?.[0]) throw read[0];
+      return parse(read?.[1] as Record<string, string> | undefined);
+    },
+
+    async get(conversationKey) {
+      return parse(await redis.hgetall(takeoverKeys.takeover(conversationKey)));
+    },
+
+    async set(state) {
+      const key = takeoverKeys.takeover(state.conversationId);
+      const fields = Object.fromEntries(
+        Object.entries(state)
+          .filter(([, value]) => value !== undefined)
+          .map(([name, value]) => [name, String(value)]),
+      );
+      await redis.multi().del(key).hset(key, fields).expire(key, TAKEOVER_TTL_SECONDS).exec();
+      await redis.set(takeoverKeys.holding(state.holderId), `${state.conversationId}|${state.handoffId}`, 'EX', TAKEOVER_TTL_SECONDS);
+    },
+
+    async clear(conversationKey, handoffId, holderId) {
+      await redis.eval(clearTakeoverScript, 1, takeoverKeys.takeover(conversationKey), handoffId);
+      await redis.eval(clearHoldingScript, 1, takeoverKeys.holding(holderId), `${conversationKey}|${handoffId}`);
+    },
+
+    async touch(conversationKey, at) {
+      await redis.eval(touchScript, 1, takeoverKeys.takeover(conversationKey), String(at));
+    },
+
+    async lastCustomerMessageAt(conversationKey) {
+      const raw = await redis.get(takeoverKeys.window(conversationKey));
+      const at = raw === null ? Number.NaN : Number(raw);
+      return Number.isFinite(at) ? at : undefined;
+    },
+
+    async holding(teammateId) {
+      const raw = await redis.get(takeoverKeys.holding(teammateId));
+      return raw?.split('|')[1] || undefined;
+    },
+
+    async publish(conversationKey, event) {
+      await redis.publish(takeoverKeys.events(conversationKey), JSON.stringify(event));
+    },
+  };
+}
