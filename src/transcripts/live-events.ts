@@ -3,10 +3,10 @@
  * the signed link itself (expires + sig in the query, as EventSource sends no headers) and
  * ending when the link expires. It subscribes to the conversation first, then sends what is
  * stored (the page drops what it already shows), so nothing that lands in between is missed;
- * after that customer and teammate messages and hand-off changes arrive as the takeover
- * service publishes them, and the stored transcript is read again every few seconds for the
- * rest (the assistant's replies, which nothing publishes). A stream never outlives the link,
- * the process's draining, or its client.
+ * after that every message (the customer's, the assistant's, a teammate's) and hand-off change
+ * arrives as the takeover service publishes it, and the stored transcript is read again now and
+ * then for anything a lost publication (a subscriber reconnecting) missed. A stream never
+ * outlives the link, the process's draining, or its client.
  */
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.js';
@@ -16,8 +16,8 @@ import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
 
 const HEARTBEAT_MS = 15_000;
-/** How often the stored transcript is read again for messages nobody published (one query per open page). */
-const STORED_REREAD_MS = 3_000;
+/** How often the stored transcript is read again, for anything a lost publication missed (one query per open page). */
+const STORED_REREAD_MS = 15_000;
 // setTimeout's longest delay; a link further out than this is re-checked when it fires.
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -29,6 +29,8 @@ export interface LiveEventsOptions {
   logger: Logger;
   shutdown: AbortSignal;
   now?: () => number;
+  /** Overrides how often the stored transcript is read again (tests). */
+  rereadMs?: number;
 }
 
 export function createLiveEventsHandler(options: LiveEventsOptions) {
@@ -95,7 +97,7 @@ export function createLiveEventsHandler(options: LiveEventsOptions) {
     logger.info('transcript-stream-opened', { conversationId });
 
     const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
-    const reread = setInterval(() => void readStored(), STORED_REREAD_MS);
+    const reread = setInterval(() => void readStored(), options.rereadMs ?? STORED_REREAD_MS);
     let expiry: NodeJS.Timeout | undefined;
     const end = (): void => {
       if (!open) return;

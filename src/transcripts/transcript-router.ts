@@ -26,6 +26,8 @@ export interface LivePageOptions {
   maxReplyChars: number;
   /** Aborted when the process starts draining: open event streams end. */
   shutdown: AbortSignal;
+  /** Overrides how often an open stream reads the stored transcript again (tests). */
+  rereadMs?: number;
 }
 
 export interface TranscriptRouterOptions {

@@ -98,6 +98,7 @@ function appWith(transcriptLinks: TranscriptLinks) {
           teams: { support: { label: 'Support', members: [ANA, BEN] }, sales: { label: 'Sales', members: [] } },
           maxReplyChars: MAX_REPLY,
           shutdown: draining.signal,
+          rereadMs: 500,
         },
       }),
     ],
@@ -222,7 +223,7 @@ describe('the event stream', () => {
     });
   });
 
-  test("the assistant's replies, which nothing publishes, arrive too, and a teammate's stored message keeps their name", async () => {
+  test("a stored message nobody published (a publication lost) still arrives, and a teammate's keeps their name", async () => {
     const { path, expires, sig } = linkParts(links.url(CUSTOMER));
     const stream = await openSse(`${origin()}${path}/events?expires=${expires}&sig=${sig}`, {
       until: (events) => events.some((event) => event.event === 'message' && (event.data as { text: string }).text === 'Ana here, stored'),

@@ -62,8 +62,7 @@ button { font: inherit; margin: 0; }
 .heading { flex: 1; min-width: 0; }
 .title { margin: 0; font-size: 16px; font-weight: 650; line-height: 1.25;
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-.subtitle { margin: 2px 0 0; font-size: 12.5px; line-height: 1.3; opacity: 0.88;
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.subtitle { margin: 2px 0 0; font-size: 12.5px; line-height: 1.3; opacity: 0.88; overflow-wrap: anywhere; }
 .panel:focus { outline: none; }
 .icon-button {
   flex: none; width: 36px; height: 36px; padding: 0; border: 0; border-radius: 10px;
