@@ -15,7 +15,7 @@ import { pageActor, pageHandoff, type LiveActor, type LiveOutcome, type LiveTake
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, setPrivateHeaders } from './transcript-http.js';
 
-export const LIVE_ACTIONS = ['take_over', 'reply', 'hand_back', 'close'] as const;
+const LIVE_ACTIONS = ['take_over', 'reply', 'hand_back', 'close'] as const;
 type LiveAction = (typeof LIVE_ACTIONS)[number];
 
 const ActionRequestSchema = z.object({

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { LinkParts, TranscriptLinkCheck, TranscriptLinks } from './transcript-link.js';
 import { TRANSCRIPT_PAGE_CSP } from './transcript-page.js';
 
-export const LinkQuerySchema = z.object({ expires: z.string().max(32), sig: z.string().max(128) });
+const LinkQuerySchema = z.object({ expires: z.string().max(32), sig: z.string().max(128) });
 
 const MAX_CONVERSATION_ID_LENGTH = 512;
 

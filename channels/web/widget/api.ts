@@ -89,7 +89,7 @@ const REQUEST_TIMEOUT_MS = 20_000;
 
 type Json = Record<string, unknown>;
 
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const positiveNumber = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined);
 // Milliseconds since the epoch, or an ISO date.
