@@ -5,9 +5,12 @@
  * request while one is open is added to it instead of notifying again. All by `_id`.
  *
  * The takeover lifecycle lives on the record: `open → taken (by whom, when) → handed_back |
- * closed` (an open one may be closed too). Every transition is one conditional update, so of two
- * teammates racing exactly one wins; a conversation holder document (`_id` = conversation)
- * keeps two teams' hand-offs of one conversation from being taken at once. References
+ * closed` (an open one may be closed too). Each transition passes a gate first — the insert of
+ * `<hand-off>|taken` or `<hand-off>|ended`, unique by `_id` — so of two teammates racing exactly
+ * one wins on MongoDB and FerretDB alike (FerretDB 1.x runs two conditional findAndModify calls
+ * concurrently, and both may match). A conversation holder document (`_id` = conversation,
+ * inserted on take, deleted on end) keeps two teams' hand-offs of one conversation from being
+ * taken at once. References
  * (`_id` = a notice's or relay's Twilio SID, or `code:<short code>`) lead a teammate's reply
  * back to its hand-off.
  */
@@ -84,8 +87,18 @@ export interface NoticeRecord {
 interface ConversationHolder {
   /** The conversation id. */
   _id: string;
-  /** The hand-off that holds the conversation taken, or null. */
-  handoffId: string | null;
+  /** The hand-off that holds the conversation (deleted when it ends). */
+  handoffId: string;
+}
+
+/** One transition of a hand-off, passed once (`_id` = `<hand-off>|taken` or `<hand-off>|ended`). */
+interface TransitionGate {
+  _id: string;
+  handoffId: string;
+  actor: Actor;
+  status: 'taken' | 'handed_back' | 'closed';
+  reason?: string;
+  createdAt: Date;
 }
 
 interface HandoffRef {
@@ -152,6 +165,18 @@ const holderSchema = new Schema<ConversationHolder>(
   { versionKey: false },
 );
 
+const gateSchema = new Schema<TransitionGate>(
+  {
+    _id: { type: String, required: true },
+    handoffId: { type: String, required: true },
+    actor: { type: actorSchema, required: true },
+    status: { type: String, required: true },
+    reason: String,
+  },
+  { versionKey: false, timestamps: { createdAt: true, updatedAt: false } },
+);
+gateSchema.index({ createdAt: 1 });
+
 const refSchema = new Schema<HandoffRef>(
   { _id: { type: String, required: true }, handoffId: { type: String, required: true }, releasedAt: Date },
   { versionKey: false, timestamps: { createdAt: true, updatedAt: false } },
@@ -190,10 +215,10 @@ export interface HandoffStore {
   list(options: { status?: HandoffStatus; limit: number }): Promise<(HandoffRecord & { notices: NoticeRecord[] })[]>;
   /**
    * `open → taken` by `actor`, if the conversation is not held by another hand-off: of two
-   * racing, one wins. Returns the record as it stands after the attempt and whether this call
-   * took it (a retake by the holder is not a win: `taken` false, `takenBy` them).
+   * racing, exactly one wins. Returns the record after the attempt, whether this call took it,
+   * and who holds it otherwise (`heldBy`: another hand-off of the conversation holds it).
    */
-  take(handoffId: string, actor: Actor): Promise<{ taken: boolean; handoff: HandoffRecord | undefined; heldBy?: HandoffRecord }>;
+  take(handoffId: string, actor: Actor): Promise<{ taken: boolean; handoff: HandoffRecord | undefined; holder?: Actor; heldBy?: HandoffRecord }>;
   /** `taken → handed_back` (only by `holderId` when given); the record after, or undefined when it did not apply. */
   handBack(handoffId: string, by: Actor, reason: string, holderId?: string): Promise<HandoffRecord | undefined>;
   /** `open | taken → closed`; the record as it was before, or undefined when it was not open or taken. */
@@ -216,6 +241,7 @@ export function createHandoffStore(connection: Connection, now: () => number = D
   const pointers = model(connection, 'OpenHandoff', pointerSchema);
   const holders = model(connection, 'ConversationHolder', holderSchema);
   const refs = model(connection, 'HandoffRef', refSchema);
+  const gates = model(connection, 'HandoffTransition', gateSchema);
 
   /** A short code no live hand-off has: 4 digits while they last, then longer. */
   const allocateCode = async (handoffId: string): Promise<string> => {
@@ -241,7 +267,7 @@ export function createHandoffStore(connection: Connection, now: () => number = D
 
   const releaseConversation = async (handoff: HandoffRecord) => {
     await Promise.all([
-      holders.updateOne({ _id: handoff.conversationId, handoffId: handoff._id }, { $set: { handoffId: null } }).exec(),
+      holders.deleteOne({ _id: handoff.conversationId, handoffId: handoff._id }).exec(),
       // A new request to this team notifies again.
       pointers.deleteOne({ _id: `${handoff.team}|${handoff.conversationId}`, handoffId: handoff._id }).exec(),
       handoff.shortCode
@@ -250,22 +276,56 @@ export function createHandoffStore(connection: Connection, now: () => number = D
     ]);
   };
 
-  /** Claims the conversation for `handoffId` unless another hand-off holds it; the holder's id otherwise. */
-  const holdConversation = async (conversationId: string, handoffId: string): Promise<string | undefined> => {
-    for (let attempt = 0; attempt < 2; attempt += 1) {
+  /** Inserts a gate; false when it exists (another caller passed it first). */
+  const passGate = async (gate: Omit<TransitionGate, 'createdAt'>): Promise<boolean> => {
+    try {
+      await gates.create(gate);
+      return true;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      return false;
+    }
+  };
+
+  /** Holds the conversation for `handoffId` unless another live hand-off holds it; that one otherwise. */
+  const holdConversation = async (conversationId: string, handoffId: string): Promise<HandoffRecord | undefined> => {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
-        const held = await holders
-          .findOneAndUpdate({ _id: conversationId, handoffId: { $in: [null, handoffId] } }, { $set: { handoffId } }, { upsert: true, new: true })
-          .lean<ConversationHolder>()
-          .exec();
-        if (held) return undefined;
+        await holders.create({ _id: conversationId, handoffId });
+        return undefined;
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
       }
       const holder = await holders.findById(conversationId).lean<ConversationHolder>().exec();
-      if (holder?.handoffId && holder.handoffId !== handoffId) return holder.handoffId;
+      if (!holder || holder.handoffId === handoffId) return undefined;
+      const other = holder.handoffId ? await handoffs.findById(holder.handoffId).lean<HandoffRecord>().exec() : null;
+      if (other && (other.status === 'open' || other.status === 'taken')) return other;
+      // Left by a hand-off that ended (a crash between its end and the release): free it.
+      await holders.deleteOne({ _id: conversationId, handoffId: holder.handoffId }).exec();
     }
-    return undefined;
+    throw new Error(`conversation ${conversationId} is being taken by several hand-offs at once`);
+  };
+
+  /** Writes an ended gate's outcome onto the record (idempotent) and releases what the hand-off held. */
+  const applyEnd = async (gate: TransitionGate): Promise<HandoffRecord | undefined> => {
+    const ended = await handoffs
+      .findOneAndUpdate(
+        { _id: gate.handoffId },
+        { $set: { status: gate.status, endedBy: gate.actor, endedAt: gate.createdAt, endReason: gate.reason } },
+        { returnDocument: 'after' },
+      )
+      .lean<HandoffRecord>()
+      .exec();
+    if (ended) await releaseConversation(ended);
+    return ended ?? undefined;
+  };
+
+  /** Ends a hand-off once: the first to pass its `ended` gate decides how. */
+  const end = async (current: HandoffRecord, by: Actor, status: 'handed_back' | 'closed', reason: string) => {
+    const passed = await passGate({ _id: `${current._id}|ended`, handoffId: current._id, actor: by, status, reason });
+    if (!passed) return undefined;
+    const gate = await gates.findById(`${current._id}|ended`).lean<TransitionGate>().exec();
+    return gate ? applyEnd(gate) : undefined;
   };
 
   const create = async (request: HandoffRequest): Promise<HandoffRecord> => {
@@ -299,51 +359,51 @@ export function createHandoffStore(connection: Connection, now: () => number = D
 
   return {
     async ensureIndexes() {
-      await Promise.all([handoffs.createIndexes(), notices.createIndexes(), pointers.createIndexes(), holders.createIndexes(), refs.createIndexes()]);
+      await Promise.all([
+        handoffs.createIndexes(),
+        notices.createIndexes(),
+        pointers.createIndexes(),
+        holders.createIndexes(),
+        refs.createIndexes(),
+        gates.createIndexes(),
+      ]);
     },
 
     async take(handoffId, actor) {
       const current = await handoffs.findById(handoffId).lean<HandoffRecord>().exec();
-      if (!current || current.status !== 'open') return { taken: false, handoff: current ?? undefined };
-      const holder = await holdConversation(current.conversationId, handoffId);
-      if (holder) {
-        return { taken: false, handoff: current, heldBy: (await handoffs.findById(holder).lean<HandoffRecord>().exec()) ?? undefined };
+      if (!current) return { taken: false, handoff: undefined };
+      if (current.status !== 'open' && current.status !== 'taken') return { taken: false, handoff: current };
+      const heldBy = await holdConversation(current.conversationId, handoffId);
+      if (heldBy) return { taken: false, handoff: current, heldBy, ...(heldBy.takenBy ? { holder: heldBy.takenBy } : {}) };
+      // The gate: one insert per hand-off, so of two racing exactly one passes (a conditional
+      // update is not atomic on every server: FerretDB 1.x lets two findAndModify both match).
+      const at = new Date(now());
+      if (!(await passGate({ _id: `${handoffId}|taken`, handoffId, actor, status: 'taken' }))) {
+        const gate = await gates.findById(`${handoffId}|taken`).lean<TransitionGate>().exec();
+        const after = (await handoffs.findById(handoffId).lean<HandoffRecord>().exec()) ?? current;
+        return { taken: false, handoff: after, ...(gate ? { holder: gate.actor } : {}) };
       }
-      const taken = await handoffs
-        .findOneAndUpdate({ _id: handoffId, status: 'open' }, { $set: { status: 'taken', takenBy: actor, takenAt: new Date(now()) } }, { new: true })
-        .lean<HandoffRecord>()
-        .exec();
-      if (taken) return { taken: true, handoff: taken };
-      const after = (await handoffs.findById(handoffId).lean<HandoffRecord>().exec()) ?? undefined;
-      // Closed meanwhile: the conversation is not held by it after all.
-      if (after && after.status !== 'taken') await releaseConversation(after);
-      return { taken: false, handoff: after };
+      await handoffs.updateOne({ _id: handoffId, status: 'open' }, { $set: { status: 'taken', takenBy: actor, takenAt: at } }).exec();
+      // Ended meanwhile (closed while this take ran): the end wins, whatever order the writes landed in.
+      const ended = await gates.findById(`${handoffId}|ended`).lean<TransitionGate>().exec();
+      if (ended) return { taken: false, handoff: await applyEnd(ended) };
+      return { taken: true, handoff: (await handoffs.findById(handoffId).lean<HandoffRecord>().exec()) ?? undefined };
     },
 
     async handBack(handoffId, by, reason, holderId) {
-      const ended = await handoffs
-        .findOneAndUpdate(
-          { _id: handoffId, status: 'taken', ...(holderId ? { 'takenBy.id': holderId } : {}) },
-          { $set: { status: 'handed_back', endedBy: by, endedAt: new Date(now()), endReason: reason } },
-          { new: true },
-        )
-        .lean<HandoffRecord>()
-        .exec();
-      if (ended) await releaseConversation(ended);
-      return ended ?? undefined;
+      const current = await handoffs.findById(handoffId).lean<HandoffRecord>().exec();
+      if (!current || current.status !== 'taken' || (holderId && current.takenBy?.id !== holderId)) return undefined;
+      return end(current, by, 'handed_back', reason);
     },
 
     async close(handoffId, by, reason) {
-      const before = await handoffs
-        .findOneAndUpdate(
-          { _id: handoffId, status: { $in: ['open', 'taken'] } },
-          { $set: { status: 'closed', endedBy: by, endedAt: new Date(now()), endReason: reason } },
-          { new: false },
-        )
-        .lean<HandoffRecord>()
-        .exec();
-      if (before) await releaseConversation(before);
-      return before ?? undefined;
+      const current = await handoffs.findById(handoffId).lean<HandoffRecord>().exec();
+      if (!current || (current.status !== 'open' && current.status !== 'taken')) return undefined;
+      const ended = await end(current, by, 'closed', reason);
+      if (!ended) return undefined;
+      // Taken by a take still writing its status counts as taken.
+      const taken = current.status === 'taken' || (await gates.exists({ _id: `${handoffId}|taken` }).exec()) !== null;
+      return { ...current, ...(taken ? { status: 'taken' as const, takenBy: ended.takenBy ?? current.takenBy } : {}) };
     },
 
     async resolveRef(ref) {
@@ -436,6 +496,7 @@ export function createHandoffStore(connection: Connection, now: () => number = D
         notices.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
         pointers.deleteMany({ openedAt: { $lt: cutoff } }).exec(),
         refs.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        gates.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
       ]);
       return removed.deletedCount;
     },

@@ -16,7 +16,7 @@ const IDLE_QUEUE_NAME = 'takeover-idle';
 const IdleJobSchema = z.object({ conversationId: z.string().min(1), handoffId: z.string().min(1), lastTeammateAt: z.number().int() });
 type IdleJob = z.infer<typeof IdleJobSchema>;
 
-export const IDLE_ACTOR = { id: 'system:idle', name: 'the assistant', via: 'system' } as const;
+const IDLE_ACTOR = { id: 'system:idle', name: 'the assistant', via: 'system' } as const;
 
 export function createIdleHandback(options: {
   connection: ConnectionOptions;

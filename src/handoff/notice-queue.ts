@@ -124,9 +124,9 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
           readBack: () => store.notice(handoffId, destinationId),
           reclaim: () => store.reclaimNotice(id),
           markSent: async (receipt) => {
-            await store.markNoticeSent(id, receipt.channelMessageId);
-            // A teammate replying to this notice reaches this hand-off's customer.
+            // A teammate replying to this notice reaches this hand-off's customer (remembered first: once `sent`, a reply can come).
             if (receipt.channelMessageId) await store.recordRef(receipt.channelMessageId, handoffId);
+            await store.markNoticeSent(id, receipt.channelMessageId);
           },
           release: (error) => store.releaseNotice(id, errorText(error)),
           markFailed: (error) => store.markNoticeFailed(id, 'failed', errorText(error)),

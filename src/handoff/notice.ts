@@ -99,7 +99,7 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
   const { handoff, team, transcriptUrl } = input;
   const reach = reachLink(handoff);
   const header = `New hand-off to ${team.label} — ${input.business}`;
-  const plain = (escapeText: (text: string) => string, lines: ReturnType<typeof parts>) =>
+  const plain = (escapeText: (text: string) => string, lines: ReturnType<typeof parts>, answerHere: string[] = []) =>
     [
       escapeText(header),
       `Who: ${lines.who}`,
@@ -108,7 +108,7 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
       'Last messages:',
       ...lines.lastMessages.map((line) => `  ${line}`),
       `Reach them: ${escapeText(reach)}`,
-      ...(handoff.shortCode ? [`Answer them here: reply to this message, or start yours with #${handoff.shortCode}. #done hands back.`] : []),
+      ...answerHere,
       `Transcript: ${escapeText(transcriptUrl)}`,
     ].join('\n');
   const whatsapp = parts(handoff, defuseWhatsapp, (text) => text);
@@ -138,7 +138,12 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
     { type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(`Hand-off ${handoff._id} · ${handoff.channel} · role ${handoff.roleId}`) }] },
   ];
   return {
-    text: plain((text) => text, whatsapp),
+    // On WhatsApp the teammate answers right there: by reply-to, or the short code where a client can't reply to a message.
+    text: plain(
+      (text) => text,
+      whatsapp,
+      handoff.shortCode ? [`Answer here: reply to this message, or start yours with #${handoff.shortCode}. #done hands back.`] : [],
+    ),
     webhook: { text: plain(escapeSlack, slack), blocks },
     templateVariables: { '1': whatsapp.who, '2': whatsapp.wants, '3': reach, '4': transcriptUrl },
   };

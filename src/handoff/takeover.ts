@@ -23,31 +23,22 @@ import { takeoverKeys, type TakeoverState, type TakeoverStateStore } from './tak
 export type { Actor, HandoffStatus, TakeoverState };
 
 /** The longest text a teammate may send in one message (signature and WhatsApp's 1,600 limit included). */
-export const MAX_TEAMMATE_TEXT = 1500;
-
-/** One message of a conversation as the live page shows it. */
-export interface LiveMessage {
-  /** The transcript's message id (`in:…`/`out:…`), stable across retries. */
-  id: string;
-  author: 'customer' | 'assistant' | 'teammate' | 'system';
-  /** The teammate's name (author `teammate`). */
-  name?: string;
-  text: string;
-  /** ms since the epoch. */
-  at: number;
-  /** The outbound message went out as an approved template (outside WhatsApp's 24-hour window). */
-  template?: boolean;
-}
+const MAX_TEAMMATE_TEXT = 1500;
 
 export const ConversationEventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('message'),
+    /** One message of the conversation as the live page shows it. */
     message: z.object({
+      /** The transcript's message id (`in:…`/`out:…`), stable across retries. */
       id: z.string(),
       author: z.enum(['customer', 'assistant', 'teammate', 'system']),
+      /** The teammate's name (author `teammate`). */
       name: z.string().optional(),
       text: z.string(),
+      /** ms since the epoch. */
       at: z.number(),
+      /** It went out as an approved template (outside WhatsApp's 24-hour window). */
       template: z.boolean().optional(),
     }),
   }),
@@ -173,26 +164,32 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
 
   /** Takes the hand-off (or confirms `by` holds it) and mirrors the takeover in Redis. */
   const take = async (handoffId: string, by: Actor): Promise<TakeOverResult> => {
-    const { taken, handoff, heldBy } = await store.take(handoffId, by);
+    const { taken, handoff, holder, heldBy } = await store.take(handoffId, by);
     if (!handoff) return { outcome: 'not_found' };
-    if (heldBy?.takenBy) return { outcome: 'held', holder: heldBy.takenBy, handoff: heldBy };
-    if (handoff.status === 'taken' && handoff.takenBy) {
-      const mine = handoff.takenBy.id === by.id;
-      if (!mine) return { outcome: 'held', holder: handoff.takenBy, handoff };
-      // Written after the MongoDB transition won; a holder retrying (e.g. Twilio redelivering
-      // a webhook whose mirror write failed) writes it again.
-      const takenAt = handoff.takenAt?.getTime() ?? now();
-      const previous = taken ? undefined : await state.get(handoff.conversationId);
-      const mirror = mirrorOf(handoff, handoff.takenBy, takenAt, previous?.lastTeammateAt ?? now());
-      await state.set(mirror);
-      if (taken) {
-        metrics.increment('takeovers_total', { team: handoff.team, via: by.via });
-        logger.info('takeover-taken', { handoffId, conversationKey: handoff.conversationId, by: by.id, via: by.via });
-        await options.scheduleIdle(mirror);
-      }
-      return { outcome: 'taken', claimed: taken, handoff };
+    if (heldBy) return { outcome: 'held', holder: holder ?? { id: 'unknown', name: 'Another teammate', via: 'system' }, handoff: heldBy };
+    if (!taken && holder && holder.id !== by.id) return { outcome: 'held', holder, handoff };
+    if (handoff.status !== 'taken' || !handoff.takenBy || handoff.takenBy.id !== by.id) {
+      if (handoff.takenBy && handoff.takenBy.id !== by.id) return { outcome: 'held', holder: handoff.takenBy, handoff };
+      return { outcome: 'ended', status: handoff.status, handoff };
     }
-    return { outcome: 'ended', status: handoff.status, handoff };
+    // Written after the MongoDB transition won; a holder retrying (e.g. Twilio redelivering a
+    // webhook whose mirror write failed) writes it again.
+    const takenAt = handoff.takenAt?.getTime() ?? now();
+    const previous = taken ? undefined : await state.get(handoff.conversationId);
+    const mirror = mirrorOf(handoff, handoff.takenBy, takenAt, previous?.lastTeammateAt ?? now());
+    await state.set(mirror);
+    // Ended while the mirror was written (an operator closed it): no stale "taken" left behind.
+    const after = await store.get(handoffId);
+    if (after?.status !== 'taken') {
+      await state.clear(handoff.conversationId, handoffId, by.id);
+      return { outcome: 'ended', status: after?.status ?? 'closed', handoff: after ?? handoff };
+    }
+    if (taken) {
+      metrics.increment('takeovers_total', { team: handoff.team, via: by.via });
+      logger.info('takeover-taken', { handoffId, conversationKey: handoff.conversationId, by: by.id, via: by.via });
+      await options.scheduleIdle(mirror);
+    }
+    return { outcome: 'taken', claimed: taken, handoff };
   };
 
   let subscriber: Redis | undefined;

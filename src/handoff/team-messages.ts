@@ -74,7 +74,7 @@ export function createTeamMessenger(options: {
     const entry =
       (await records.findById(id).lean<TeamMessageRecord>().exec()) ??
       (await records
-        .findOneAndUpdate({ _id: id }, { $setOnInsert: { handoffId, destination, text, status: 'pending' } }, { upsert: true, new: true })
+        .findOneAndUpdate({ _id: id }, { $setOnInsert: { handoffId, destination, text, status: 'pending' } }, { upsert: true, returnDocument: 'after' })
         .lean<TeamMessageRecord>()
         .exec());
     if (!entry) throw new Error(`team message ${id} vanished after upsert`);

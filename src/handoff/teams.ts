@@ -21,7 +21,6 @@ const MemberSchema = z.strictObject({
   whatsapp: whatsappNumber,
   email: z.email().optional(),
 });
-export type TeamMember = z.infer<typeof MemberSchema>;
 
 const TeamSchema = z.object({
   label: z.string().min(1).max(60),

@@ -105,6 +105,12 @@ beforeEach(() => {
 
 const notices = (to: string) => harness.twilio.messages.filter((message) => message.to === to);
 /** The webhook's text is the WhatsApp text as Slack mrkdwn: `&`, `<`, `>` escaped (the transcript link has an `&`). */
+/** The WhatsApp notice's "Answer here" line (reply-to, short code) has no place on a webhook. */
+const withoutAnswerLine = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => !line.startsWith('Answer here: '))
+    .join('\n');
 const slackEscaped = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 describe('sales hand-off on WhatsApp', () => {
@@ -134,7 +140,7 @@ describe('sales hand-off on WhatsApp', () => {
 
     const [webhook] = receiver.received;
     expect(webhook?.path).toBe('/sales');
-    expect(webhook?.body.text).toBe(slackEscaped(whatsappNotice.body));
+    expect(webhook?.body.text).toBe(slackEscaped(withoutAnswerLine(whatsappNotice.body)));
     expect(webhook?.body.blocks?.[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'New hand-off to Sales team — Harbour Lane' } });
     expect(webhook?.headers['idempotency-key']).toMatch(/^ho_\w+\|webhook:0$/);
 
@@ -172,6 +178,8 @@ describe('support hand-off on WhatsApp', () => {
     expect(notices(customer)[0]?.body).toBe('Done. The Support team will contact the customer here on WhatsApp within two hours.');
     const body = notices(SUPPORT_PHONE)[0]!.body;
     const transcript = body.split('\n').at(-1)!;
+    const [stored] = await harness.services.handoffs.list({ limit: 1 });
+    expect(stored?.shortCode).toMatch(/^\d{4}$/);
     expect(body).toBe(
       [
         'New hand-off to Support team — Harbour Lane',
@@ -181,11 +189,12 @@ describe('support hand-off on WhatsApp', () => {
         'Last messages:',
         "  Customer: I can't log in since this morning, I need a person",
         'Reach them: https://wa.me/447700902010',
+        `Answer here: reply to this message, or start yours with #${stored!.shortCode}. #done hands back.`,
         transcript,
       ].join('\n'),
     );
     expect(transcript).toMatch(/^Transcript: https:\/\/assistant\.example\.test\/transcripts\//);
-    expect(receiver.received[0]).toMatchObject({ path: '/support', body: { text: slackEscaped(body) } });
+    expect(receiver.received[0]).toMatchObject({ path: '/support', body: { text: slackEscaped(withoutAnswerLine(body)) } });
     expect(notices(SALES_PHONE)).toHaveLength(0);
   });
 });
@@ -263,7 +272,7 @@ describe('sales hand-off on the web', () => {
       'Established: interested plan: Pro · team size: 12 · wants demo: true',
     ]);
     expect(body).toContain('Reach them: mailto:bo@example.com');
-    expect(receiver.received[0]).toMatchObject({ path: '/sales', body: { text: slackEscaped(body) } });
+    expect(receiver.received[0]).toMatchObject({ path: '/sales', body: { text: slackEscaped(withoutAnswerLine(body)) } });
   });
 });
 

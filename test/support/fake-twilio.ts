@@ -1,6 +1,7 @@
 // Owns the fake Twilio REST API the tests point the real `twilio` library at: a node:http
 // server, routed by path only (the service rewrites every Twilio host to one base URL), that
-// checks basic auth, answers message creates, the Messages list (To/From filters, newest
+// checks basic auth, answers message creates (text, media or a Content template with its
+// variables, validated as Twilio does), the Messages list (To/From filters, newest
 // first) and WhatsApp typing indicators with Twilio's JSON shapes, records what it was sent,
 // and injects failures, delays and held requests on demand.
 import { randomBytes } from 'node:crypto';
@@ -180,6 +181,22 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(text);
 }
 
+/** Twilio's ContentVariables: a JSON object whose keys are variable numbers and values strings. */
+function contentVariablesValid(raw: string | undefined): boolean {
+  if (raw === undefined) return true;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      Object.entries(parsed).every(([key, value]) => /^\d{1,2}$/.test(key) && typeof value === 'string')
+    );
+  } catch {
+    return false;
+  }
+}
+
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
@@ -243,6 +260,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     if (to === undefined || to === '') return [400, twilioErrorBody(400, { code: 21604, message: "A 'To' phone number is required." })];
     if ((from === undefined || from === '') && (messagingServiceSid === undefined || messagingServiceSid === '')) {
       return [400, twilioErrorBody(400, { code: 21603, message: "A 'From' phone number is required." })];
+    }
+    if (contentSid !== undefined && contentSid !== '') {
+      // A Content template: `HX` + 32 hex, with ContentVariables (when given) a JSON object of strings.
+      if (!/^HX[0-9a-fA-F]{32}$/.test(contentSid)) return [400, twilioErrorBody(400, { code: 21655, message: 'The ContentSid is Invalid' })];
+      if (!contentVariablesValid(params.ContentVariables)) {
+        return [400, twilioErrorBody(400, { code: 21656, message: 'The ContentVariables Parameter is invalid' })];
+      }
     }
     if (body === '' && mediaUrls.length === 0 && (contentSid === undefined || contentSid === '')) {
       return [400, twilioErrorBody(400, { code: 21619, message: 'A text message body or media urls must be specified.' })];

@@ -52,7 +52,7 @@ export interface Harness {
   env: Record<string, string>;
   queuePrefix: string;
   /** Posts a correctly signed inbound WhatsApp message; returns the supertest response. */
-  sendWhatsapp(input: { from: string; body: string; messageSid?: string; profileName?: string }): Promise<request.Response>;
+  sendWhatsapp(input: { from: string; body: string; messageSid?: string; profileName?: string; repliedTo?: string }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
   close(): Promise<void>;
 }
@@ -120,7 +120,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
-    sendWhatsapp: ({ from, body, messageSid, profileName }) =>
+    sendWhatsapp: ({ from, body, messageSid, profileName, repliedTo }) =>
       signedPost(
         '/webhooks/whatsapp',
         inboundWhatsappParams({
@@ -130,6 +130,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           body,
           messageSid: messageSid ?? newMessageSid(),
           ...(profileName ? { profileName } : {}),
+          ...(repliedTo ? { repliedTo: { messageSid: repliedTo, sender: TEST_SENDER } } : {}),
         }),
       ),
     sendStatus: ({ messageSid, status, errorCode }) =>
