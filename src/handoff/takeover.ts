@@ -23,7 +23,7 @@ import { takeoverKeys, type TakeoverState, type TakeoverStateStore } from './tak
 export type { Actor, HandoffStatus, TakeoverState };
 
 /** The longest text a teammate may send in one message (signature and WhatsApp's 1,600 limit included). */
-const MAX_TEAMMATE_TEXT = 1500;
+export const MAX_TEAMMATE_TEXT = 1500;
 
 export const ConversationEventSchema = z.discriminatedUnion('type', [
   z.object({
