@@ -41,7 +41,7 @@ const draining = new AbortController();
 /** Stands in for the takeover service: hand-offs in memory, every call recorded. */
 function fakeTakeover() {
   const handoffs = new Map<string, LiveHandoff & { takenBy?: { name: string; id: string } }>();
-  const calls: { method: string; handoffId: string; by: LiveActor; text?: string }[] = [];
+  const calls: { method: string; handoffId: string; by: LiveActor; text?: string; holderOnly?: boolean }[] = [];
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   const act = (method: string, handoffId: string, by: LiveActor, text?: string): LiveOutcome => {
     calls.push({ method, handoffId, by, ...(text === undefined ? {} : { text }) });
@@ -57,8 +57,8 @@ function fakeTakeover() {
     get: async (handoffId) => handoffs.get(handoffId),
     takeOver: async ({ handoffId, by }) => act('takeOver', handoffId, by),
     teammateReply: async ({ handoffId, by, text }) => act('reply', handoffId, by, text),
-    handBack: async ({ handoffId, by }) => {
-      calls.push({ method: 'handBack', handoffId, by });
+    handBack: async ({ handoffId, by, holderOnly }) => {
+      calls.push({ method: 'handBack', handoffId, by, ...(holderOnly === undefined ? {} : { holderOnly }) });
       return { outcome: 'handed_back' };
     },
     close: async ({ handoffId, by }) => {
@@ -286,6 +286,24 @@ describe('an action', () => {
     const second = await post(page.path, { ...page, action: 'reply', by: 'Ben', text: 'I can help too' });
     expect(second.status).toBe(409);
     expect(second.body.error).toBe('Ana is handling this');
+  });
+
+  test('hands back (only as the holder) and closes, each recorded as the page and who acted', async () => {
+    const page = await openPage(links.url(CUSTOMER));
+    expect((await post(page.path, { ...page, action: 'hand_back', by: 'Ana' })).status).toBe(200);
+    expect((await post(page.path, { ...page, action: 'close', by: 'Ben' })).status).toBe(200);
+    const byAna = { id: ANA.whatsapp, name: 'Ana', via: 'page', whatsapp: ANA.whatsapp };
+    const byBen = { id: BEN.whatsapp, name: 'Ben', via: 'page', whatsapp: BEN.whatsapp };
+    expect(takeover.calls).toEqual([
+      { method: 'handBack', handoffId: 'h-customer', by: byAna, holderOnly: true },
+      { method: 'close', handoffId: 'h-customer', by: byBen },
+    ]);
+    expect(logs.filter((line) => line.event === 'transcript-action').map((line) => [line.action, line.by])).toEqual(
+      expect.arrayContaining([
+        ['hand_back', 'Ana'],
+        ['close', 'Ben'],
+      ]),
+    );
   });
 
   test('replies with the text trimmed', async () => {

@@ -113,6 +113,7 @@ describe('a visitor handed to support, a teammate on the live page', () => {
     const live = livePage(teammate);
     await eventually(async () => (await live.live.innerText()).startsWith('Live'));
     expect(await live.state.innerText()).toBe('Handed to Support: the assistant still answers until someone takes over.');
+    const { handoff } = JSON.parse((await teammate.locator('#live-config').textContent()) ?? '{}') as { handoff: { id: string } };
     await live.name.selectOption('Ana');
     await live.take.click();
     await eventually(async () => (await live.state.innerText()) === 'Ana has this conversation; the assistant is silent.');
@@ -145,6 +146,13 @@ describe('a visitor handed to support, a teammate on the live page', () => {
     await eventually(async () => (await live.state.innerText()).startsWith('No open hand-off'));
     await waitForText(chat.assistantBubbles.last(), "You're back with our assistant");
     await eventually(async () => (await visitor.locator('assistant-chat-widget .subtitle').innerText()) === "You're chatting with our assistant");
+    // Every action is recorded with who did it, from where.
+    expect(await harness.services.takeover.get(handoff.id)).toMatchObject({
+      status: 'handed_back',
+      takenBy: { name: 'Ana', via: 'page', id: ANA.whatsapp },
+      endedBy: { name: 'Ana', via: 'page' },
+      endReason: 'page',
+    });
     await visitorSays(visitor, 'How much is a visitor berth?');
     await waitForText(chat.assistantBubbles.last(), ASSISTANT);
     expect(await bubbleText(chat.assistantBubbles.last())).toBe(ASSISTANT);
