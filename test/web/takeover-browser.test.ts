@@ -159,6 +159,16 @@ describe('a visitor handed to support, a teammate on the live page', () => {
     expect(await bubbleText(chat.assistantBubbles.last())).toBe(ASSISTANT);
     await saveScreenshot(visitor, 'widget-after-hand-back');
 
+    // A reload reads the same from the service: Ana's message under her name, as she wrote it, and no note meant for the model.
+    await visitor.reload();
+    const reloaded = await openWidget(visitor);
+    await waitForText(reloaded.assistantBubbles.last(), ASSISTANT);
+    const texts = await textsOf(reloaded.assistantBubbles);
+    expect(texts).toContain('Hi, Ana here. Which berth are you on?');
+    expect(texts.join('\n')).not.toMatch(/Summary|\[Ana, Support\]/);
+    const anaAgain = visitor.locator('assistant-chat-widget .incoming', { hasText: 'Which berth are you on?' });
+    expect(await anaAgain.locator('.sender-name').innerText()).toBe('Ana');
+
     // The figure for the report.
     await mkdir(new URL('../../test-artifacts/', import.meta.url), { recursive: true });
     await writeFile(
