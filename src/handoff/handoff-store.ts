@@ -373,6 +373,8 @@ export function createHandoffStore(connection: Connection, now: () => number = D
       const current = await handoffs.findById(handoffId).lean<HandoffRecord>().exec();
       if (!current) return { taken: false, handoff: undefined };
       if (current.status !== 'open' && current.status !== 'taken') return { taken: false, handoff: current };
+      // Taken already (the holder's next message, or someone too late): no gate to try.
+      if (current.status === 'taken') return { taken: false, handoff: current, ...(current.takenBy ? { holder: current.takenBy } : {}) };
       const heldBy = await holdConversation(current.conversationId, handoffId);
       if (heldBy) return { taken: false, handoff: current, heldBy, ...(heldBy.takenBy ? { holder: heldBy.takenBy } : {}) };
       // The gate: one insert per hand-off, so of two racing exactly one passes (a conditional
@@ -497,6 +499,8 @@ export function createHandoffStore(connection: Connection, now: () => number = D
         pointers.deleteMany({ openedAt: { $lt: cutoff } }).exec(),
         refs.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
         gates.deleteMany({ createdAt: { $lt: cutoff } }).exec(),
+        // The team messages' ledger (team-messages.ts) goes with its hand-offs.
+        connection.collection('teammessages').deleteMany({ createdAt: { $lt: cutoff } }),
       ]);
       return removed.deletedCount;
     },

@@ -176,6 +176,7 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
     // webhook whose mirror write failed) writes it again.
     const takenAt = handoff.takenAt?.getTime() ?? now();
     const previous = taken ? undefined : await state.get(handoff.conversationId);
+    if (previous?.handoffId === handoffId) return { outcome: 'taken', claimed: false, handoff };
     const mirror = mirrorOf(handoff, handoff.takenBy, takenAt, previous?.lastTeammateAt ?? now());
     await state.set(mirror);
     // Ended while the mirror was written (an operator closed it): no stale "taken" left behind.

@@ -150,6 +150,8 @@ describe('sales hand-off on WhatsApp', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('would like a demo of the Pro plan');
 
+    // The notices are out at Twilio; their ledger entries are recorded right after.
+    await handoffsSettled(harness.services);
     const [stored] = await harness.services.handoffs.list({ limit: 1 });
     expect(stored).toMatchObject({ team: 'sales', status: 'open', channel: 'whatsapp', reason: 'Demo of the Pro plan for a team of 12' });
     expect(stored?.notices.map((notice) => [notice.destination.kind, notice.status])).toEqual([
