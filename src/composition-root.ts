@@ -42,7 +42,7 @@ import { createNoticeQueue } from './handoff/notice-queue.js';
 import { parseTeams } from './handoff/teams.js';
 import { postWebhookNotice } from './handoff/webhook-sender.js';
 import { createTakeoverRuntime } from './handoff/takeover-runtime.js';
-import type { TakeoverService } from './handoff/takeover.js';
+import { MAX_TEAMMATE_TEXT, type TakeoverService } from './handoff/takeover.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
@@ -280,7 +280,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     routers: [
       createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, takeover: takeover.service, usage: usageReport, logger, metrics }),
       createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
-      createTranscriptRouter({ links: transcriptLinks, transcripts, logger }),
+      createTranscriptRouter({
+        links: transcriptLinks,
+        transcripts,
+        logger,
+        live: { takeover: takeover.service, teams, maxReplyChars: MAX_TEAMMATE_TEXT, shutdown: draining.signal },
+      }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),
     ],
   });

@@ -3,7 +3,9 @@
  * visitor is on, replies streamed to the conversation's event log as the model writes them
  * (deltas coalesced to a few writes per second), then the complete message. A visitor the
  * website verified is identified as the contact holding that user's external id or email —
- * read from metadata only the service sets; an anonymous visitor is nobody.
+ * read from metadata only the service sets; an anonymous visitor is nobody. A teammate's
+ * message carries their name and team, and a takeover's start and end tell the widget who the
+ * visitor is talking to (a `state` event).
  */
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
@@ -12,7 +14,7 @@ import { outboundMessageId } from '../../src/store/transcript-store.js';
 import { describeCaller } from '../../src/tools/caller.js';
 import type { LinkedCustomer } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/contracts/tool.js';
-import type { EventLog } from './event-log.js';
+import type { EventLog, WidgetSender } from './event-log.js';
 import { clientMessageIdOf } from './message-ids.js';
 import { userFromMetadata } from './visitor-identity.js';
 
@@ -40,6 +42,20 @@ const PROMPT_FRAGMENT = [
   'Keep answers short and scannable: short paragraphs, a list when it helps, **bold** sparingly, links as [text](https://…).',
   'Answer in the language the visitor writes in.',
 ].join(' ');
+
+/** Who a message for this inbox entry is from: a teammate's reply is theirs, anything else the assistant's. */
+function senderOf(inbound: InboundMessage): WidgetSender {
+  const entry = inbound.teammate;
+  return entry?.action === 'reply' ? { kind: 'teammate', name: entry.actor.name, team: entry.teamLabel } : { kind: 'assistant' };
+}
+
+/** Who holds the conversation after a takeover entry: its holder once taken (or replying), the assistant once ended. */
+function holderAfter(inbound: InboundMessage): WidgetSender | undefined {
+  const entry = inbound.teammate;
+  if (!entry) return undefined;
+  if (entry.action === 'reply' || entry.action === 'taken') return { kind: 'teammate', name: entry.actor.name, team: entry.teamLabel };
+  return { kind: 'assistant' };
+}
 
 export function createWebChannel(settings: WebChannelSettings): ChannelDefinition {
   const { events } = settings;
@@ -114,12 +130,34 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
       },
       async send(inbound, text, part) {
         const id = outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, part);
+        const holder = holderAfter(inbound);
         try {
-          await events.append(inbound.conversationKey, 'message', { id, role: 'assistant', text, replyTo: clientMessageIdOf(inbound.messageId) });
+          // A teammate's first reply may be what claims the conversation: the header follows before the message shows.
+          if (holder?.kind === 'teammate') await events.append(inbound.conversationKey, 'state', { holder });
+          await events.append(inbound.conversationKey, 'message', {
+            id,
+            role: 'assistant',
+            text,
+            // A takeover entry's id is not the visitor's message: nothing for the widget to match.
+            ...(inbound.teammate ? {} : { replyTo: clientMessageIdOf(inbound.messageId) }),
+            sender: senderOf(inbound),
+            at: Date.now(),
+          });
+          // Told after the hand-back message, so the visitor reads why before the header changes.
+          if (holder?.kind === 'assistant') await events.append(inbound.conversationKey, 'state', { holder });
         } catch (error) {
           throw new ChannelSendError('could not append the reply to the widget event log', true, undefined, { cause: error });
         }
         return { channelMessageId: id, status: 'delivered' };
+      },
+      async showHolder(inbound) {
+        const holder = holderAfter(inbound);
+        if (!holder) return;
+        try {
+          await events.append(inbound.conversationKey, 'state', { holder });
+        } catch (error) {
+          logger.warn('widget-state-failed', { error });
+        }
       },
     },
   };

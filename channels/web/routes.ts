@@ -14,7 +14,8 @@ import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
 import type { ChannelContext } from '../../src/channel-plugin.js';
 import { recentMessages } from '../../src/store/recent-messages.js';
-import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
+import type { RecentMessage } from '../../src/store/transcript-store.js';
+import { isStreamId, type EventLog, type WidgetEvent, type WidgetSender } from './event-log.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { clientMessageIdOf, scopedMessageId } from './message-ids.js';
 import { checkRate } from './rate-limit.js';
@@ -58,6 +59,17 @@ const MessageRequestSchema = z.object({
   text: z.string().trim().min(1, 'text is empty'),
   page: z.object({ url: z.url().max(2048).optional(), title: z.string().max(200).optional() }).optional(),
 });
+
+// The recent history also holds notes for the model (a takeover's summary): the visitor sees only messages.
+const STORED_MESSAGE_ID = /^(in|out):/;
+
+/** A recent message as the widget shows it: a teammate's with their name (and without the "[Ana, Support] " the model reads). */
+function historyMessage(message: RecentMessage, sender: WidgetSender | undefined) {
+  if (message.direction === 'inbound') return { id: clientMessageIdOf(message.id), role: 'visitor', text: message.text };
+  if (sender?.kind !== 'teammate') return { id: message.id, role: 'assistant', text: message.text };
+  const signature = `[${sender.name}, ${sender.team}] `;
+  return { id: message.id, role: 'assistant', text: message.text.startsWith(signature) ? message.text.slice(signature.length) : message.text, sender };
+}
 
 function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' | 'chatId'>): string {
   return `${WEB_CHANNEL_ID}:${claims.siteKey}:${claims.visitorId}:${claims.chatId}`;
@@ -240,17 +252,15 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     if (!(await withinRequestLimits(request, response, visitor.claims.visitorId))) return;
     const conversationKey = conversationKeyOf(visitor.claims);
     // The tail is read first: a reply landing meanwhile is in the events after it, never lost.
-    const lastEventId = await events.tail(conversationKey);
+    const [lastEventId, holder, senders] = await Promise.all([events.tail(conversationKey), events.holder(conversationKey), events.senders(conversationKey)]);
     // One `_id` read of the conversation's bounded recent messages (what the model sees too):
     // a query by conversation id would scan every stored message on FerretDB.
     const recent = await recentMessages(options.transcripts, conversationKey);
     response.json({
       lastEventId,
-      messages: recent.map((message) => ({
-        id: message.direction === 'inbound' ? clientMessageIdOf(message.id) : message.id,
-        role: message.direction === 'inbound' ? 'visitor' : 'assistant',
-        text: message.text,
-      })),
+      // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).
+      state: { holder },
+      messages: recent.filter((message) => STORED_MESSAGE_ID.test(message.id)).map((message) => historyMessage(message, senders.get(message.id))),
     });
   });
 

@@ -159,6 +159,12 @@ export interface ChannelTransport {
    * message (WhatsApp: 24 hours); outside it only an approved template goes out (`sendTemplate`).
    */
   freeformWindowMs?: number;
+  /**
+   * Best effort, never throws (livepage, issue 12): shows the customer's client who holds the
+   * conversation after the takeover entry `inbound.teammate` (taken: its actor; handed back or
+   * closed: the assistant). The widget's header says "You're chatting with Ana from Support".
+   */
+  showHolder?(inbound: InboundMessage): Promise<void>;
   /** Sends an approved template (e.g. Twilio Content SID) with its variables; throws ChannelSendError. */
   sendTemplate?(
     inbound: InboundMessage,

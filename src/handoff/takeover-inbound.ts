@@ -235,6 +235,8 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
   const onTaken = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
     const handoff = await options.store.get(entry.handoffId);
     if (handoff) await tellTeamTaken(handoff, entry, message.messageId, logger);
+    // livepage: the customer's client shows who took the conversation (the widget's header).
+    await channel.transport.showHolder?.(message);
     await options.service.publish(message.conversationKey, {
       type: 'takeover',
       status: 'taken',
@@ -257,6 +259,8 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
         : `You're back with our assistant. ${name} from the ${entry.teamLabel} has handed this conversation back.`;
     const { conversationId, recent } = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
     const { part, outcome } = await tellCustomer(channel, message, entry, handoff, conversationId, text, logger);
+    // livepage: the customer's client shows the assistant again (also when telling them failed).
+    await channel.transport.showHolder?.(message);
     const from = handoff?.takenAt ? utcTime(handoff.takenAt) : undefined;
     const summary: RecentMessage = {
       id: `summary:${entry.handoffId}`,

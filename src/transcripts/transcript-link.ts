@@ -2,9 +2,12 @@
  * Signed, expiring links to one conversation's transcript, for teammates who take over a
  * conversation. The signature is HMAC-SHA256 over the conversation id and the expiry, so a
  * link opens exactly one conversation until it expires, and changing either breaks it.
- * This module must never accept a link whose signature it has not checked in constant time.
+ * The live page's actions also carry a CSRF token: a random nonce and an HMAC (under a key
+ * derived from the same secret, for this purpose only) binding it to the link it was issued
+ * for, so a token from one link's page is worthless for another.
+ * This module must never accept a link or token whose signature it has not checked in constant time.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import { formatIssues } from '../errors/issues.js';
@@ -19,6 +22,17 @@ export interface TranscriptLinks {
   url(conversationId: string, issuedAt?: Date): string;
   /** Checks a link's parts as they arrived (expiry in unix seconds, base64url signature). */
   verify(conversationId: string, expires: string, signature: string): TranscriptLinkCheck;
+  /** A fresh CSRF token for a page opened by this (verified) link. */
+  csrfToken(link: LinkParts): string;
+  /** Whether `token` was issued by `csrfToken` for this very link (constant-time). */
+  verifyCsrf(link: LinkParts, token: string): boolean;
+}
+
+/** A link as it arrived: the conversation, its expiry (unix seconds) and signature. */
+export interface LinkParts {
+  conversationId: string;
+  expires: string;
+  signature: string;
 }
 
 const TranscriptLinkOptionsSchema = z.object({
@@ -35,6 +49,14 @@ export type TranscriptLinkOptions = z.input<typeof TranscriptLinkOptionsSchema>;
 // Canonical unix seconds: no sign, no leading zero, so one expiry has exactly one spelling.
 const expiresPattern = /^[1-9]\d{0,11}$/;
 const signaturePattern = /^[A-Za-z0-9_-]{43}$/;
+// A 16-byte nonce and a SHA-256 HMAC, both base64url.
+const csrfPattern = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
+
+function equalText(given: string, expected: string): boolean {
+  const left = Buffer.from(given, 'ascii');
+  const right = Buffer.from(expected, 'ascii');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
 
 export function createTranscriptLinks(options: TranscriptLinkOptions): TranscriptLinks {
   const parsed = TranscriptLinkOptionsSchema.safeParse(options);
@@ -45,6 +67,9 @@ export function createTranscriptLinks(options: TranscriptLinkOptions): Transcrip
   const now = parsed.data.now ?? Date.now;
   // The expiry is digits only, so the last newline separates it from any conversation id.
   const sign = (conversationId: string, expires: string) => createHmac('sha256', secret).update(`${conversationId}\n${expires}`, 'utf8').digest('base64url');
+  const csrfKey = createHmac('sha256', secret).update('transcript-page-csrf', 'utf8').digest();
+  const csrfMac = (nonce: string, link: LinkParts) =>
+    createHmac('sha256', csrfKey).update(`${nonce}\n${link.conversationId}\n${link.expires}\n${link.signature}`, 'utf8').digest('base64url');
 
   return {
     url(conversationId, issuedAt) {
@@ -56,11 +81,20 @@ export function createTranscriptLinks(options: TranscriptLinkOptions): Transcrip
     verify(conversationId, expires, signature) {
       if (!expiresPattern.test(expires) || !signaturePattern.test(signature)) return 'invalid';
       // Compared as text: decoding first would accept other spellings of the last character.
-      const given = Buffer.from(signature, 'ascii');
-      const expected = Buffer.from(sign(conversationId, expires), 'ascii');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
+      if (!equalText(signature, sign(conversationId, expires))) return 'invalid';
       // Only a genuine link learns that it expired.
       return Number(expires) * 1000 <= now() ? 'expired' : 'ok';
+    },
+
+    csrfToken(link) {
+      const nonce = randomBytes(16).toString('base64url');
+      return `${nonce}.${csrfMac(nonce, link)}`;
+    },
+
+    verifyCsrf(link, token) {
+      const match = csrfPattern.exec(token);
+      if (!match?.[1] || !match[2]) return false;
+      return equalText(match[2], csrfMac(match[1], link));
     },
   };
 }

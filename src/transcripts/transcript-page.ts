@@ -1,24 +1,56 @@
 /**
  * The transcript as a self-contained HTML page a teammate reads on a phone: who the customer
- * is, on which channel, then every message in order — customer on the left, assistant on the
- * right, each labelled and timed, with a note on replies that never reached the customer.
- * The page loads nothing and runs nothing (its one stylesheet is pinned by hash in the CSP);
- * every piece of stored text goes through `escapeHtml`, never into markup as it is.
+ * is, on which channel, then every message in order — customer on the left, assistant and
+ * teammates on the right, each labelled and timed, with a note on replies that never reached
+ * the customer. The live page adds who has the conversation, "Take over", "Hand back to the
+ * assistant", "Close" and a reply box, and one script (allowed by a per-response nonce) that
+ * streams new messages in and posts the actions. It loads nothing else (its one stylesheet is
+ * pinned by hash in the CSP); every piece of stored text goes through `escapeHtml`, never into
+ * markup as it is, and the script's settings travel as JSON that cannot close its element.
  */
 import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
+import { LIVE_PAGE_SCRIPT } from './live-page-script.js';
+
+/** One message as the page shows it. */
+export interface PageMessage {
+  id: string;
+  author: 'customer' | 'assistant' | 'teammate' | 'system';
+  /** The teammate's name (author `teammate`). */
+  name?: string | undefined;
+  text: string;
+  createdAt: Date;
+  status?: MessageRecord['status'] | undefined;
+  errorCode?: string | undefined;
+  errorMessage?: string | undefined;
+}
+
+/** What the live page shows and may do; absent, the page is the plain transcript. */
+export interface LivePageSettings {
+  /** The nonce this response's CSP allows the page's script by. */
+  nonce: string;
+  /** Posted with every action, with the link's own parts. */
+  csrf: string;
+  link: { expires: string; sig: string };
+  /** The hand-off the page acts on (the conversation's taken one, else its newest open one). */
+  handoff: { id: string; team: string; teamLabel: string; status: string; holder: string | undefined } | undefined;
+  /** The team's configured members: the page asks which of them is acting. Empty: a free name. */
+  members: readonly string[];
+  maxReplyChars: number;
+}
 
 export interface TranscriptPageInput {
   conversation: { id: string; channel: string; address: string; displayName?: string | undefined };
-  messages: readonly Pick<MessageRecord, 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage'>[];
+  messages: readonly PageMessage[];
   generatedAt: Date;
+  live?: LivePageSettings | undefined;
 }
 
 const STYLE = `
 :root { color-scheme: light dark; --ink: #1b1f24; --muted: #5c6670; --line: #d9dee3; --page: #f6f7f9;
-  --customer: #ffffff; --assistant: #dcf3e6; --warn-ink: #8a1c1c; --warn-bg: #fdeaea; }
+  --customer: #ffffff; --assistant: #dcf3e6; --teammate: #dde8fb; --accent: #1d4ed8; --warn-ink: #8a1c1c; --warn-bg: #fdeaea; }
 @media (prefers-color-scheme: dark) { :root { --ink: #e8eaed; --muted: #a0a8b0; --line: #3a4048; --page: #15181c;
-  --customer: #22272e; --assistant: #1d3a2c; --warn-ink: #ffb4b4; --warn-bg: #4a1f1f; } }
+  --customer: #22272e; --assistant: #1d3a2c; --teammate: #1e2e4d; --accent: #8fb0ff; --warn-ink: #ffb4b4; --warn-bg: #4a1f1f; } }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--page); color: var(--ink);
   font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
@@ -43,16 +75,49 @@ article { max-width: 85%; padding: 0.5rem 0.75rem; border-radius: 0.75rem; borde
   color: var(--warn-ink); background: var(--warn-bg); }
 .empty, footer { color: var(--muted); text-align: center; font-size: 0.875rem; }
 footer { margin-top: 2rem; }
+.teammate { align-items: flex-end; }
+.teammate article { background: var(--teammate); border-bottom-right-radius: 0.25rem; }
+.system { align-items: center; }
+.system article { background: transparent; border-style: dashed; font-size: 0.875rem; color: var(--muted); }
+.control { position: sticky; top: 0; z-index: 1; background: var(--page); border-bottom: 1px solid var(--line);
+  padding: 0.625rem 0; margin-bottom: 0.5rem; display: grid; gap: 0.5rem; }
+.state { margin: 0; font-weight: 600; }
+.who { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; font-size: 0.9375rem; }
+.actions { display: flex; gap: 0.5rem; flex-wrap: wrap; }
+button, select, input, textarea { font: inherit; color: inherit; }
+select, input, textarea { min-height: 2.75rem; padding: 0.5rem 0.625rem; border: 1px solid var(--line); border-radius: 0.5rem; background: var(--customer); }
+button { min-height: 2.75rem; padding: 0.5rem 0.875rem; border: 1px solid var(--accent); border-radius: 0.5rem;
+  background: var(--customer); color: var(--accent); font-weight: 600; cursor: pointer; }
+button.primary { background: var(--accent); color: var(--page); }
+button:disabled { opacity: 0.45; cursor: not-allowed; }
+.reply { position: sticky; bottom: 0; background: var(--page); border-top: 1px solid var(--line); padding: 0.625rem 0 0.75rem;
+  margin-top: 1rem; display: grid; grid-template-columns: 1fr auto; gap: 0.5rem; align-items: end; }
+.reply label { grid-column: 1 / -1; font-size: 0.875rem; color: var(--muted); }
+.reply textarea { width: 100%; min-height: 3.5rem; resize: vertical; }
+.notice { grid-column: 1 / -1; margin: 0; font-size: 0.875rem; color: var(--warn-ink); }
+.notice:empty { display: none; }
+.live { color: var(--muted); font-size: 0.8125rem; margin: 0; }
 `.trim();
 
-/** The page's Content-Security-Policy: nothing may load or run; only its own stylesheet applies. */
-export const TRANSCRIPT_PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`;
+
+/** The Content-Security-Policy of refusals and the plain transcript: nothing may load or run; only its own stylesheet applies. */
+export const TRANSCRIPT_PAGE_CSP = ["default-src 'none'", `style-src ${STYLE_SOURCE}`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join(
+  '; ',
+);
+
+/** The live page's: its one script by this response's nonce, and requests (actions, the event stream) to its own origin only. */
+export function livePageCsp(nonce: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${STYLE_SOURCE}`,
+    `script-src 'nonce-${nonce}'`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 const htmlEntities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -74,8 +139,23 @@ const dayFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', weekday: '
 const timeFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', hour: '2-digit', minute: '2-digit' });
 const stampFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' });
 
-function statusNote(message: TranscriptPageInput['messages'][number]): string {
-  const note = message.direction === 'outbound' ? statusNotes[message.status] : undefined;
+/** JSON safe inside a <script> element: no "<" can start "</script>" or "<!--". */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+const authorClass: Record<PageMessage['author'], string> = { customer: 'customer', assistant: 'assistant', teammate: 'teammate', system: 'system' };
+
+function authorLabel(message: PageMessage): string {
+  if (message.author === 'teammate') return message.name ?? 'Teammate';
+  return { customer: 'Customer', assistant: 'Assistant', system: 'Service' }[message.author];
+}
+
+function statusNote(message: PageMessage): string {
+  const note = message.author !== 'customer' && message.status ? statusNotes[message.status] : undefined;
   if (!note) return '';
   const detail = [message.errorCode ? `error ${message.errorCode}` : '', message.errorMessage ?? ''].filter(Boolean).join(': ');
   return `<p class="status">${escapeHtml(detail ? `${note} · ${detail}` : note)}</p>`;
@@ -93,10 +173,9 @@ function renderMessages(messages: TranscriptPageInput['messages']): string {
       parts.push(`<h2>${escapeHtml(messageDay)}</h2>`, '<ol>');
       day = messageDay;
     }
-    const [kind, author] = message.direction === 'inbound' ? ['customer', 'Customer'] : ['assistant', 'Assistant'];
     parts.push(
-      `<li class="${kind}"><article>` +
-        `<p class="meta"><span class="author">${author}</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
+      `<li class="${authorClass[message.author]}" data-id="${escapeHtml(message.id)}"><article>` +
+        `<p class="meta"><span class="author">${escapeHtml(authorLabel(message))}</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
         `<p class="text">${escapeHtml(message.text)}</p>${statusNote(message)}` +
         '</article></li>',
     );
@@ -105,8 +184,55 @@ function renderMessages(messages: TranscriptPageInput['messages']): string {
   return parts.join('\n');
 }
 
+function stateText(handoff: LivePageSettings['handoff']): string {
+  if (!handoff) return 'No open hand-off: the assistant has this conversation.';
+  if (handoff.status === 'taken') return `${handoff.holder ?? 'A teammate'} has this conversation; the assistant is silent.`;
+  return `Handed to ${handoff.teamLabel}: the assistant still answers until someone takes over.`;
+}
+
+function renderControls(live: LivePageSettings): string {
+  const who = live.members.length
+    ? `<select id="teammate" name="teammate"><option value="">Choose your name…</option>${live.members
+        .map((name) => `<option>${escapeHtml(name)}</option>`)
+        .join('')}</select>`
+    : '<input id="teammate" name="teammate" autocomplete="name" maxlength="40" placeholder="Your name">';
+  return `<section class="control" aria-label="Conversation controls">
+<p class="state" id="state" role="status">${escapeHtml(stateText(live.handoff))}</p>
+<div class="who"><label for="teammate">You are</label>${who}</div>
+<div class="actions">
+<button type="button" id="take" class="primary">Take over</button>
+<button type="button" id="hand-back">Hand back to the assistant</button>
+<button type="button" id="close">Close</button>
+</div>
+<p class="live" id="live" role="status">Connecting for live updates…</p>
+</section>`;
+}
+
+function renderReplyBox(live: LivePageSettings): string {
+  return `<form class="reply" id="reply-form" novalidate>
+<label for="reply">Reply to the customer (taking the conversation over)</label>
+<textarea id="reply" name="reply" rows="2" maxlength="${live.maxReplyChars}"></textarea>
+<button type="submit" class="primary" id="send">Send</button>
+<p class="notice" id="notice" role="alert"></p>
+</form>`;
+}
+
+function liveConfig(conversationId: string, live: LivePageSettings): string {
+  const config = {
+    conversationId,
+    expires: live.link.expires,
+    sig: live.link.sig,
+    csrf: live.csrf,
+    handoff: live.handoff ?? null,
+    members: live.members,
+    maxReplyChars: live.maxReplyChars,
+  };
+  return `<script type="application/json" id="live-config">${scriptJson(config)}</script>
+<script nonce="${escapeHtml(live.nonce)}">${LIVE_PAGE_SCRIPT}</script>`;
+}
+
 export function renderTranscriptPage(input: TranscriptPageInput): string {
-  const { conversation, messages, generatedAt } = input;
+  const { conversation, messages, generatedAt, live } = input;
   const customer = conversation.displayName ? `${conversation.displayName} (${conversation.address})` : conversation.address;
   return `<!doctype html>
 <html lang="en">
@@ -125,12 +251,17 @@ export function renderTranscriptPage(input: TranscriptPageInput): string {
 <dl>
 <dt>Customer</dt><dd>${escapeHtml(customer)}</dd>
 <dt>Channel</dt><dd>${escapeHtml(conversation.channel)}</dd>
-<dt>Messages</dt><dd>${messages.length}</dd>
+<dt>Messages</dt><dd id="message-count">${messages.length}</dd>
 </dl>
 </header>
+${live ? renderControls(live) : ''}
+<div id="log">
 ${renderMessages(messages)}
+</div>
+${live ? renderReplyBox(live) : ''}
 <footer>Times in UTC · generated ${escapeHtml(stampFormat.format(generatedAt))} UTC</footer>
 </main>
+${live ? liveConfig(conversation.id, live) : ''}
 </body>
 </html>
 `;

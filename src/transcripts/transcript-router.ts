@@ -1,80 +1,103 @@
 /**
- * `GET /transcripts/:conversationId`: the one thing a signed transcript link opens. The link
- * is verified before anything is read; a refused link gets a plain-text page saying only
- * whether it is invalid or expired. Every answer forbids caching, indexing, referrers and
- * (by CSP) loading or running anything. This router must never serve a conversation other
- * than the one the link signs, nor anything but its transcript.
+ * `GET /transcripts/:conversationId`: the one thing a signed transcript link opens — with the
+ * takeover service wired in, the live page (its event stream and its actions mounted beside it,
+ * see `live-events.ts` and `live-actions.ts`). The link is verified before anything is read; a
+ * refused link gets a plain-text page saying only whether it is invalid or expired. Every
+ * answer forbids caching, indexing, referrers and framing, and (by CSP) loading anything; the
+ * live page runs its one script by a per-response nonce. This router must never serve a
+ * conversation other than the one the link signs, nor anything but its transcript.
  */
-import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
-import { z } from 'zod';
+import { randomBytes } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Router } from 'express';
 import type { Logger } from '../logger.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
+import { createLiveActionsHandler } from './live-actions.js';
+import { createLiveEventsHandler } from './live-events.js';
+import { pageHandoff, pageMessage, type LiveTakeover, type LiveTeam } from './live-takeover.js';
 import type { TranscriptLinks } from './transcript-link.js';
-import { renderTranscriptPage, TRANSCRIPT_PAGE_CSP } from './transcript-page.js';
+import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
+import { livePageCsp, renderTranscriptPage } from './transcript-page.js';
+
+export interface LivePageOptions {
+  takeover: LiveTakeover;
+  /** Each team's label and members (HANDOFF_TEAMS). */
+  teams: Readonly<Record<string, LiveTeam | undefined>>;
+  /** The longest reply a teammate may send from the page. */
+  maxReplyChars: number;
+  /** Aborted when the process starts draining: open event streams end. */
+  shutdown: AbortSignal;
+  /** Overrides how often an open stream reads the stored transcript again (tests). */
+  rereadMs?: number;
+}
 
 export interface TranscriptRouterOptions {
   links: TranscriptLinks;
   transcripts: Pick<TranscriptStore, 'conversations' | 'conversationMessages'>;
   logger: Logger;
+  /** Without it the link opens the plain, read-only transcript. */
+  live?: LivePageOptions;
 }
 
-const LinkQuerySchema = z.object({ expires: z.string().max(32), sig: z.string().max(128) });
-
-const MAX_CONVERSATION_ID_LENGTH = 512;
-
-function setPrivateHeaders(response: Response): void {
-  response.set({
-    'Cache-Control': 'no-store',
-    'X-Robots-Tag': 'noindex, nofollow',
-    'Referrer-Policy': 'no-referrer',
-    'Content-Security-Policy': TRANSCRIPT_PAGE_CSP,
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-  });
-}
-
-function plainPage(response: Response, status: number, text: string): void {
-  response.status(status).type('text/plain; charset=utf-8').send(`${text}\n`);
-}
+// Actions are a few short fields and a reply: anything bigger is refused before it is parsed.
+const ACTION_BODY_LIMIT = '16kb';
 
 export function createTranscriptRouter(options: TranscriptRouterOptions): Router {
-  const { links, transcripts, logger } = options;
+  const { links, transcripts, logger, live } = options;
   const router = express.Router();
 
   router.get('/transcripts/:conversationId', async (request, response) => {
     setPrivateHeaders(response);
     const conversationId = request.params.conversationId;
-    const query = LinkQuerySchema.safeParse(request.query);
-    const check =
-      query.success && conversationId.length <= MAX_CONVERSATION_ID_LENGTH ? links.verify(conversationId, query.data.expires, query.data.sig) : 'invalid';
-    if (check !== 'ok') {
+    const { check, link } = checkLink(links, conversationId, request.query);
+    if (check !== 'ok' || !link) {
       logger.warn('transcript-link-rejected', { reason: check });
-      if (check === 'expired') plainPage(response, 410, 'This link has expired');
-      else plainPage(response, 403, 'This link is not valid');
+      const [status, text] = refusalText[check === 'ok' ? 'invalid' : check];
+      plainPage(response, status, text);
       return;
     }
 
-    const [conversation, messages] = await Promise.all([
+    const [conversation, messages, handoffs] = await Promise.all([
       transcripts.conversations.findById(conversationId).lean().exec(),
       transcripts.conversationMessages(conversationId),
+      live ? live.takeover.handoffsOf(conversationId) : Promise.resolve([]),
     ]);
     if (!conversation) {
       logger.warn('transcript-missing', { conversationId });
       plainPage(response, 404, 'This conversation is no longer available');
       return;
     }
-    logger.info('transcript-viewed', { conversationId, messages: messages.length });
+    logger.info('transcript-viewed', { conversationId, messages: messages.length, live: Boolean(live) });
+    const handoff = live ? pageHandoff(handoffs, live.teams) : undefined;
+    const nonce = randomBytes(16).toString('base64');
+    if (live) setPrivateHeaders(response, livePageCsp(nonce));
     response
       .status(200)
       .type('html')
       .send(
         renderTranscriptPage({
           conversation: { id: conversation._id, channel: conversation.channel, address: conversation.address, displayName: conversation.displayName },
-          messages,
+          messages: messages.map(pageMessage),
           generatedAt: new Date(),
+          live: live && {
+            nonce,
+            csrf: links.csrfToken(link),
+            link: { expires: link.expires, sig: link.signature },
+            handoff,
+            members: handoff ? (live.teams[handoff.team]?.members ?? []).map((member) => member.name) : [],
+            maxReplyChars: live.maxReplyChars,
+          },
         }),
       );
   });
+
+  if (live) {
+    router.get('/transcripts/:conversationId/events', createLiveEventsHandler({ links, transcripts, logger, ...live }));
+    router.post(
+      '/transcripts/:conversationId/actions',
+      express.json({ limit: ACTION_BODY_LIMIT, strict: true }),
+      createLiveActionsHandler({ links, logger, ...live }),
+    );
+  }
 
   // A path that does not even decode was never issued as a link: the same plain refusal.
   const refuseUndecodable: ErrorRequestHandler = (error: unknown, _request, response, next) => {

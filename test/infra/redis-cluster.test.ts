@@ -150,14 +150,18 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
         let woken = 0;
         const stop = events.listen(conversationKey, () => (woken += 1));
         // The subscriber connects on first listen: keep appending until a notification arrives.
-        const first = await events.append(conversationKey, 'message', { text: 'hi' });
+        const first = await events.append(conversationKey, 'message', { id: `m-${index}`, role: 'assistant', text: 'hi' });
         await eventually(async () => {
           if (woken > 0) return true;
           await events.append(conversationKey, 'typing', {});
           return undefined;
         });
         stop();
-        expect((await events.after(conversationKey, '0-0'))[0]).toEqual({ id: first, type: 'message', data: { text: 'hi' } });
+        expect((await events.after(conversationKey, '0-0'))[0]).toEqual({
+          id: first,
+          type: 'message',
+          data: { id: `m-${index}`, role: 'assistant', text: 'hi' },
+        });
         expect(await events.tail(conversationKey)).not.toBe('0-0');
 
         const slot = await slots.take(`visitor-${index}`);

@@ -136,6 +136,7 @@ describe('a valid link', () => {
         'article',
         'body',
         'dd',
+        'div',
         'dl',
         'dt',
         'footer',
@@ -166,13 +167,13 @@ describe('a valid link', () => {
   });
 
   test('shows the messages in order, labelled and timed, with the failed delivery noted', () => {
-    const customer = response.text.indexOf('<li class="customer">');
+    const customer = response.text.indexOf('<li class="customer" data-id="in:whatsapp:');
     const firstReply = response.text.indexOf('Thanks Amelia');
     const secondReply = response.text.indexOf('Anything else?');
     expect(customer).toBeGreaterThan(-1);
     expect(firstReply).toBeGreaterThan(customer);
     expect(secondReply).toBeGreaterThan(firstReply);
-    expect(response.text.match(/<li class="assistant">/g)).toHaveLength(2);
+    expect(response.text.match(/<li class="assistant" data-id="out:whatsapp:[^"]+#\d">/g)).toHaveLength(2);
     expect(response.text.match(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z">\d\d:\d\d<\/time>/g)).toHaveLength(3);
     expect(response.text).toContain('<p class="status">Not delivered · error 63016: Outside the allowed window</p>');
     expect(response.text.match(/class="status"/g)).toHaveLength(1);

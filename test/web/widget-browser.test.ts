@@ -375,7 +375,7 @@ describe('hand-off', () => {
     expect(await textsOf(status)).toEqual(['Handed over to Support team. They will get back to you.']);
     // The status line sits between the visitor's message and the reply.
     const order = await parts.log.evaluate((log: { children: ArrayLike<{ className: string }> }) => Array.from(log.children).map((child) => child.className));
-    expect(order).toEqual(['message assistant', 'outgoing', 'status-line', 'message assistant']);
+    expect(order).toEqual(['incoming', 'outgoing', 'status-line', 'incoming']);
   });
 });
 

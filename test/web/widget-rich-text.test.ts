@@ -68,6 +68,24 @@ describe('inline runs', () => {
     ]);
   });
 
+  test('a bare URL followed by "]" is linked without the bracket; a bracket the URL opened stays in it', () => {
+    expect(parseInline('https://x.test/a]')).toEqual([
+      { kind: 'link', text: 'https://x.test/a', href: 'https://x.test/a' },
+      { kind: 'text', text: ']' },
+    ]);
+    expect(parseInline('[see https://x.test/a].')).toEqual([
+      { kind: 'text', text: '[see ' },
+      { kind: 'link', text: 'https://x.test/a', href: 'https://x.test/a' },
+      { kind: 'text', text: '].' },
+    ]);
+    expect(parseInline('(https://x.test/a]).')).toEqual([
+      { kind: 'text', text: '(' },
+      { kind: 'link', text: 'https://x.test/a', href: 'https://x.test/a' },
+      { kind: 'text', text: ']).' },
+    ]);
+    expect(parseInline('https://x.test/list[1]')).toEqual([{ kind: 'link', text: 'https://x.test/list[1]', href: 'https://x.test/list[1]' }]);
+  });
+
   test.each([
     ['an HTML tag', '<img src=x onerror=alert(1)>'],
     ['a script element', '<script>alert(1)</script>'],

@@ -23,14 +23,23 @@ export interface Session {
   site: SiteSettings;
 }
 
+/** Who wrote a message, or holds the conversation: the assistant, or a named teammate of a team. */
+export type Sender = { kind: 'assistant' } | { kind: 'teammate'; name: string; team: string };
+
 export interface HistoryMessage {
   id: string;
   role: 'visitor' | 'assistant';
   text: string;
+  /** Who wrote an assistant-side message (the assistant when the service does not say). */
+  sender: Sender;
+  /** When it was written (ms since the epoch), if the service says. */
+  at: number | undefined;
 }
 
 export interface History {
   messages: HistoryMessage[];
+  /** Who the visitor is talking to now. */
+  holder: Sender;
   /** The event stream position the history is current to: stream from here to miss nothing. */
   lastEventId: string | undefined;
 }
@@ -84,7 +93,16 @@ const isRecord = (value: unknown): value is Json => typeof value === 'object' &&
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const positiveNumber = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined);
 // Milliseconds since the epoch, or an ISO date.
-const instant = (value: unknown): number | undefined => positiveNumber(typeof value === 'string' ? Date.parse(value) : value);
+export const instant = (value: unknown): number | undefined => positiveNumber(typeof value === 'string' ? Date.parse(value) : value);
+const MAX_NAME_LENGTH = 80;
+
+/** A sender as the service describes it; anything unrecognised is the assistant (older services send none). */
+export function parseSender(value: unknown): Sender {
+  if (!isRecord(value) || value.kind !== 'teammate') return { kind: 'assistant' };
+  const name = text(value.name)?.trim().slice(0, MAX_NAME_LENGTH);
+  const team = text(value.team)?.trim().slice(0, MAX_NAME_LENGTH) ?? '';
+  return name ? { kind: 'teammate', name, team } : { kind: 'assistant' };
+}
 
 function parseSession(body: Json): Session | undefined {
   const site = body.site;
@@ -115,9 +133,9 @@ function parseHistory(body: Json): History | undefined {
     const id = text(entry.id);
     const content = text(entry.text);
     if (!id || content === undefined || (entry.role !== 'visitor' && entry.role !== 'assistant')) return undefined;
-    messages.push({ id, role: entry.role, text: content });
+    messages.push({ id, role: entry.role, text: content, sender: parseSender(entry.sender), at: instant(entry.at) });
   }
-  return { messages, lastEventId: text(body.lastEventId) };
+  return { messages, holder: parseSender(isRecord(body.state) ? body.state.holder : undefined), lastEventId: text(body.lastEventId) };
 }
 
 function parseAccepted(body: Json): AcceptedMessage | undefined {

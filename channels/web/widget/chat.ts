@@ -83,8 +83,9 @@ export function createChat(options: ChatOptions): Chat {
         resyncAgain = false;
         const result = await authorized((token) => api.history(token));
         if (!result.ok) return undefined;
-        const { messages, lastEventId } = result.value;
+        const { messages, lastEventId, holder } = result.value;
         list.replace(messages, outbox.unconfirmed(new Set(messages.map((message) => message.id))));
+        panel.setHolder(holder);
         historyLoaded = true;
         position = lastEventId;
       } while (resyncAgain);
@@ -100,6 +101,7 @@ export function createChat(options: ChatOptions): Chat {
     session = { ...session, ...next };
     outbox.clear();
     list.replace([], []);
+    panel.setHolder({ kind: 'assistant' });
     setTyping(false);
     if (!connected) return;
     // A conversation another tab already started has history; a brand-new one has none.
@@ -173,11 +175,11 @@ export function createChat(options: ChatOptions): Chat {
     message(event) {
       if (event.role === 'visitor') {
         // Sent from another tab of the same conversation.
-        if (!outbox.owns(event.id)) list.addVisitor(event.id, event.text);
+        if (!outbox.owns(event.id)) list.addVisitor(event.id, event.text, event.at);
         return;
       }
       setTyping(false);
-      if (list.completeAssistant(event.id, event.text)) options.onReply();
+      if (list.completeAssistant(event.id, event.text, event.sender, event.at)) options.onReply();
       // A reply to a message this tab has never seen: another tab sent it; catch up.
       if (event.replyTo && !list.has(event.replyTo) && !outbox.owns(event.replyTo)) void resync();
     },
@@ -186,6 +188,9 @@ export function createChat(options: ChatOptions): Chat {
       if (event.status === 'unavailable') return;
       list.addStatus(strings.handoff(event.team));
       options.onReply();
+    },
+    state(event) {
+      panel.setHolder(event.holder);
     },
   };
 
@@ -261,7 +266,7 @@ export function createChat(options: ChatOptions): Chat {
       switchConversation(result.value, false);
       save();
       panel.setComposerError(undefined);
-      panel.focusInput();
+      panel.focusInitial();
     },
   };
 }

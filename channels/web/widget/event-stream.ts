@@ -5,12 +5,14 @@
  * EventSource gives up), this renews the session and reconnects with backoff. It reports when
  * the connection goes down and comes back, so the chat can say it is reconnecting.
  */
+import { instant, parseSender, type Sender } from './api.js';
 
 export type StreamEvent =
   | { type: 'typing' }
   | { type: 'delta'; messageId: string; text: string }
-  | { type: 'message'; id: string; role: 'visitor' | 'assistant'; text: string; replyTo: string | undefined }
-  | { type: 'handoff'; team: string; status: string | undefined };
+  | { type: 'message'; id: string; role: 'visitor' | 'assistant'; text: string; replyTo: string | undefined; sender: Sender; at: number | undefined }
+  | { type: 'handoff'; team: string; status: string | undefined }
+  | { type: 'state'; holder: Sender };
 
 export interface EventStreamOptions {
   /** The stream's address for the current token, resuming after `lastEventId` when given. */
@@ -46,9 +48,12 @@ const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefin
     const id = asText(data.id);
     const text = asText(data.text);
     const role = data.role === 'visitor' ? 'visitor' : data.role === 'assistant' || data.role === undefined ? 'assistant' : undefined;
-    return id && text !== undefined && role ? { type: 'message', id, role, text, replyTo: asText(data.replyTo) } : undefined;
+    return id && text !== undefined && role
+      ? { type: 'message', id, role, text, replyTo: asText(data.replyTo), sender: parseSender(data.sender), at: instant(data.at) }
+      : undefined;
   },
   handoff: (data) => ({ type: 'handoff', team: asText(data.team) ?? '', status: asText(data.status) }),
+  state: (data) => ({ type: 'state', holder: parseSender(data.holder) }),
 };
 
 const MAX_BACKOFF_MS = 30_000;

@@ -1,10 +1,12 @@
 /**
- * The chat panel: a header with the site's name, "New chat" and close buttons, an offline
+ * The chat panel: a header with the site's name, a subtitle saying who the visitor is talking to
+ * (the assistant, or the teammate who took the conversation over), "New chat" and close buttons, an offline
  * banner, the message log, a quiet "Reconnecting…" line under it while the service is
  * unreachable, and the composer (a labelled textarea and a Send button). Enter sends,
  * Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does and
  * never talks to the server itself.
  */
+import type { Sender } from './api.js';
 import { element, icon } from './dom.js';
 import { createMessageList, type MessageList } from './message-list.js';
 import type { WidgetStrings } from './strings.js';
@@ -19,7 +21,11 @@ export interface Panel {
   readonly element: HTMLElement;
   readonly list: MessageList;
   show(visible: boolean): void;
-  focusInput(): void;
+  /**
+   * Moves focus into the panel: to the input where a keyboard is at hand; on touch devices and
+   * small screens to the dialog itself, so opening does not pop up the on-screen keyboard.
+   */
+  focusInitial(): void;
   clearInput(): void;
   /** Puts text back into an empty composer (a message that could not be sent as it was). */
   restoreInput(text: string): void;
@@ -27,27 +33,37 @@ export interface Panel {
   setOffline(offline: boolean): void;
   /** Shows (or clears) the "Reconnecting…" line. */
   setReconnecting(reconnecting: boolean): void;
+  /** Who the visitor is talking to: the header's subtitle and avatar follow. */
+  setHolder(holder: Sender): void;
 }
 
 const COUNTER_THRESHOLD = 0.8;
+/** Where the panel fills the viewport (styles.ts uses the same width). */
+export const SMALL_SCREEN = '(max-width: 479.98px)';
+const TOUCH_ONLY = '(hover: none) and (pointer: coarse)';
 const MAX_INPUT_HEIGHT_PX = 132;
 
 export function createPanel(
   strings: WidgetStrings,
   site: { name: string; greeting: string; maxMessageChars: number | undefined },
+  language: string,
   panelId: string,
   actions: PanelActions,
 ): Panel {
-  const list = createMessageList(strings, site.name, site.greeting);
+  const list = createMessageList(strings, site.name, site.greeting, language);
   const iconButton = (name: 'compose' | 'close', label: string, onClick: () => void): HTMLButtonElement => {
     const button = element('button', { className: 'icon-button', attributes: { type: 'button', 'aria-label': label, title: label } }, [icon(name)]);
     button.addEventListener('click', onClick);
     return button;
   };
 
+  const initial = (name: string): string => (name.trim()[0] ?? '?').toUpperCase();
+  const avatar = element('div', { className: 'avatar', text: initial(site.name), attributes: { 'aria-hidden': 'true' } });
+  // A live region: a screen reader hears it when a teammate takes over or hands back.
+  const subtitle = element('p', { className: 'subtitle', text: strings.talkingToAssistant, attributes: { id: `${panelId}-subtitle`, 'aria-live': 'polite' } });
   const header = element('div', { className: 'header' }, [
-    element('div', { className: 'avatar', text: (site.name.trim()[0] ?? '?').toUpperCase(), attributes: { 'aria-hidden': 'true' } }),
-    element('h2', { className: 'title', text: site.name, attributes: { id: `${panelId}-title` } }),
+    avatar,
+    element('div', { className: 'heading' }, [element('h2', { className: 'title', text: site.name, attributes: { id: `${panelId}-title` } }), subtitle]),
     iconButton('compose', strings.newChat, actions.onNewChat),
     iconButton('close', strings.closeChat, actions.onClose),
   ]);
@@ -68,7 +84,18 @@ export function createPanel(
 
   const panel = element(
     'div',
-    { className: 'panel', attributes: { id: panelId, role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': `${panelId}-title`, hidden: '' } },
+    {
+      className: 'panel',
+      attributes: {
+        id: panelId,
+        role: 'dialog',
+        'aria-modal': 'false',
+        'aria-labelledby': `${panelId}-title`,
+        'aria-describedby': `${panelId}-subtitle`,
+        tabindex: '-1',
+        hidden: '',
+      },
+    },
     [header, banner, list.element, connection, composer, footer],
   );
 
@@ -117,7 +144,10 @@ export function createPanel(
         resizeInput();
       }
     },
-    focusInput: () => input.focus(),
+    focusInitial() {
+      if (window.matchMedia(SMALL_SCREEN).matches || window.matchMedia(TOUCH_ONLY).matches) panel.focus();
+      else input.focus();
+    },
     clearInput() {
       input.value = '';
       resizeInput();
@@ -138,6 +168,13 @@ export function createPanel(
     },
     setReconnecting(reconnecting) {
       connection.textContent = reconnecting ? strings.reconnecting : '';
+    },
+    setHolder(holder) {
+      const teammate = holder.kind === 'teammate';
+      const text = teammate ? strings.talkingToTeammate(holder.name, holder.team) : strings.talkingToAssistant;
+      if (subtitle.textContent !== text) subtitle.textContent = text;
+      avatar.textContent = initial(teammate ? holder.name : site.name);
+      avatar.classList.toggle('teammate', teammate);
     },
   };
 }

@@ -87,13 +87,18 @@ export function parseInline(text: string): Inline[] {
   return runs;
 }
 
-// A sentence often ends right after a URL: "see https://example.com/docs." or "(https://x.io)".
+// A sentence often ends right after a URL: "see https://example.com/docs.", "(https://x.io)" or
+// "[https://x.io/a]": trailing punctuation, and a closing bracket the URL never opened, are not part of it.
+const CLOSERS: Record<string, string> = { ')': '(', ']': '[' };
+
 function trimBareUrl(url: string): string {
   let trimmed = url.replace(TRAILING_PUNCTUATION, '');
-  while (trimmed.endsWith(')') && count(trimmed, '(') < count(trimmed, ')')) {
+  for (;;) {
+    const closer = trimmed.slice(-1);
+    const opener = CLOSERS[closer];
+    if (opener === undefined || count(trimmed, opener) >= count(trimmed, closer)) return trimmed;
     trimmed = trimmed.slice(0, -1).replace(TRAILING_PUNCTUATION, '');
   }
-  return trimmed;
 }
 
 function count(text: string, character: string): number {

@@ -13,6 +13,12 @@ export interface WidgetStrings {
   placeholder: string;
   conversationLabel: string;
   visitorPrefix: string;
+  /** The visitor's own name over their messages. */
+  you: string;
+  /** The header's subtitle while the assistant holds the conversation. */
+  talkingToAssistant: string;
+  /** The header's subtitle while a teammate holds it: "You're chatting with Ana from Support". */
+  talkingToTeammate(name: string, team: string): string;
   typing(name: string): string;
   unread(count: number): string;
   handoff(team: string): string;
@@ -39,6 +45,9 @@ const english: WidgetStrings = {
   placeholder: 'Type your message…',
   conversationLabel: 'Conversation',
   visitorPrefix: 'You:',
+  you: 'You',
+  talkingToAssistant: "You're chatting with our assistant",
+  talkingToTeammate: (name, team) => (team ? `You're chatting with ${name} from ${team}` : `You're chatting with ${name}`),
   typing: (name) => `${name} is typing…`,
   unread: (count) => (count === 1 ? '1 new message' : `${count} new messages`),
   handoff: (team) => (team ? `Handed over to ${team}. They will get back to you.` : 'Handed over to our team. They will get back to you.'),
@@ -64,6 +73,9 @@ const spanish: WidgetStrings = {
   placeholder: 'Escribe tu mensaje…',
   conversationLabel: 'Conversación',
   visitorPrefix: 'Tú:',
+  you: 'Tú',
+  talkingToAssistant: 'Estás hablando con nuestro asistente',
+  talkingToTeammate: (name, team) => (team ? `Estás hablando con ${name} de ${team}` : `Estás hablando con ${name}`),
   typing: (name) => `${name} está escribiendo…`,
   unread: (count) => (count === 1 ? '1 mensaje nuevo' : `${count} mensajes nuevos`),
   handoff: (team) =>

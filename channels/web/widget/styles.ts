@@ -11,11 +11,13 @@ function css(theme: Theme): string {
   return `
 :host { all: initial; }
 .root {
+  /* A page rule matching our host ("* { text-shadow: … }") beats :host, and its inherited
+     properties would flow in: cut every inheritance at the root, then set what we use. */
+  all: initial;
   --accent: ${theme.accent}; --on-accent: ${theme.onAccent}; --link: ${theme.link}; --ring: ${theme.ring};
   --text: #1d2939; --muted: #667085; --line: #e4e7ec; --surface: #f5f6f8; --danger: #b42318;
-  /* Inherited properties the page may have set on our host element. */
   font: 15px/1.45 ${FONT}; color: var(--text); text-align: left; letter-spacing: normal; word-spacing: normal;
-  text-transform: none; text-indent: 0; white-space: normal; visibility: visible; direction: ltr; cursor: auto;
+  text-transform: none; text-indent: 0; text-shadow: none; white-space: normal; visibility: visible; direction: ltr; cursor: auto;
   -webkit-font-smoothing: antialiased;
 }
 *, *::before, *::after { box-sizing: border-box; }
@@ -56,8 +58,12 @@ button { font: inherit; margin: 0; }
   background: rgba(255, 255, 255, 0.22); border: 1px solid rgba(255, 255, 255, 0.35);
   font-size: 16px; font-weight: 700;
 }
-.title { flex: 1; min-width: 0; margin: 0; font-size: 16px; font-weight: 650; line-height: 1.25;
+.avatar.teammate { background: var(--on-accent); color: var(--accent); }
+.heading { flex: 1; min-width: 0; }
+.title { margin: 0; font-size: 16px; font-weight: 650; line-height: 1.25;
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.subtitle { margin: 2px 0 0; font-size: 12.5px; line-height: 1.3; opacity: 0.88; overflow-wrap: anywhere; }
+.panel:focus { outline: none; }
 .icon-button {
   flex: none; width: 36px; height: 36px; padding: 0; border: 0; border-radius: 10px;
   display: grid; place-items: center; background: transparent; color: inherit; cursor: pointer;
@@ -79,11 +85,25 @@ button { font: inherit; margin: 0; }
 .message {
   max-width: 85%; padding: 10px 14px; border-radius: 18px; overflow-wrap: anywhere;
 }
+.incoming { align-self: flex-start; max-width: 85%; display: flex; flex-direction: column; align-items: flex-start; gap: 4px; }
+.incoming .message { max-width: 100%; }
 .message.assistant {
-  align-self: flex-start; background: #fff; border: 1px solid var(--line); border-bottom-left-radius: 6px;
+  background: #fff; border: 1px solid var(--line); border-bottom-left-radius: 6px;
   box-shadow: 0 1px 2px rgba(16, 24, 40, 0.04);
 }
+.message.teammate { border-color: var(--accent); }
 .outgoing { align-self: flex-end; max-width: 85%; display: flex; flex-direction: column; align-items: flex-end; gap: 4px; }
+/* Who wrote a message and when, over the first message of a group; the rest of the group sits close under it. */
+.sender-line { display: flex; align-items: center; gap: 6px; min-width: 0; font-size: 12px; line-height: 1.3; color: var(--muted); }
+.sender-avatar {
+  flex: none; width: 22px; height: 22px; border-radius: 50%; display: grid; place-items: center;
+  background: var(--accent); color: var(--on-accent); font-size: 11px; font-weight: 700;
+}
+.sender-avatar.teammate { background: #fff; color: var(--accent); border: 1.5px solid var(--accent); }
+.sender-name { font-weight: 600; color: #344054; }
+.sender-team::before, .sender-time::before { content: '\\00b7'; margin-right: 6px; }
+.grouped { margin-top: -6px; }
+.grouped > .sender-line { display: none; }
 .message.visitor {
   max-width: 100%; background: var(--accent); color: var(--on-accent);
   border-bottom-right-radius: 6px; white-space: pre-wrap;
@@ -142,7 +162,9 @@ button { font: inherit; margin: 0; }
 @media (max-width: 479.98px) {
   .panel { top: 0; right: 0; bottom: 0; left: 0; width: 100%; height: 100%; max-height: none; border-radius: 0; }
   .launcher { right: 16px; bottom: 16px; }
-  .message, .outgoing { max-width: 90%; }
+  .message, .outgoing, .incoming { max-width: 90%; }
+  /* A comfortable touch target: 44 px, as the send button. */
+  .icon-button { width: 44px; height: 44px; }
   /* 16px stops iOS zooming the page when the input takes focus. */
   .input { font-size: 16px; }
   .composer { padding-bottom: calc(12px + env(safe-area-inset-bottom, 0px)); }

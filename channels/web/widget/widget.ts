@@ -1,13 +1,15 @@
 /**
  * Mounts the widget for a started session: a host element with an open shadow root (so the
  * page's CSS cannot reach in and ours cannot leak out), the launcher and the panel. Owns
- * opening and closing, focus, and the unread count.
+ * opening and closing, focus, the unread count, and (on small screens, where the panel fills
+ * the viewport) keeping the page behind it from scrolling while it is open.
  */
 import type { Session, WidgetApi } from './api.js';
 import { createChat } from './chat.js';
 import { element } from './dom.js';
 import { createLauncher } from './launcher.js';
-import { createPanel } from './panel.js';
+import { createPageScrollLock } from './page-scroll-lock.js';
+import { createPanel, SMALL_SCREEN } from './panel.js';
 import { chooseLanguage, stringsFor } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
@@ -37,6 +39,13 @@ export function mountWidget(options: MountOptions): void {
 
   let isOpen = false;
   let unread = 0;
+  const smallScreen = window.matchMedia(SMALL_SCREEN);
+  const scrollLock = createPageScrollLock();
+  const updateScrollLock = (): void => {
+    if (isOpen && smallScreen.matches) scrollLock.lock();
+    else scrollLock.release();
+  };
+  smallScreen.addEventListener('change', updateScrollLock);
 
   const open = (): void => {
     isOpen = true;
@@ -44,18 +53,20 @@ export function mountWidget(options: MountOptions): void {
     launcher.setUnread(0);
     launcher.setExpanded(true);
     panel.show(true);
+    updateScrollLock();
     chat.connect();
-    panel.focusInput();
+    panel.focusInitial();
   };
   const close = (): void => {
     isOpen = false;
     panel.show(false);
+    updateScrollLock();
     launcher.setExpanded(false);
     launcher.element.focus();
   };
 
   const launcher = createLauncher(strings, PANEL_ID, open);
-  const panel = createPanel(strings, site, PANEL_ID, {
+  const panel = createPanel(strings, site, language, PANEL_ID, {
     onClose: close,
     onNewChat: () => void chat.newChat(),
     onSend: (text) => chat.send(text),

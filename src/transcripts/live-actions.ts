@@ -1,0 +1,155 @@
+/**
+ * `POST /transcripts/:conversationId/actions`: what a teammate does from the live page — take
+ * over, reply, hand back to the assistant, close. A request carries the signed link's parts
+ * (the link's expiry applies) and the page's CSRF token (bound to that link, checked in
+ * constant time), names the hand-off it acts on (which must be this conversation's) and who is
+ * acting (one of the team's configured members). Every refusal is a 4xx with a reason and a
+ * log line; every action is logged with who did it, and the takeover service records it.
+ * This handler never changes a hand-off itself.
+ */
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { formatIssues } from '../errors/issues.js';
+import type { Logger } from '../logger.js';
+import { pageActor, pageHandoff, type LiveActor, type LiveOutcome, type LiveTakeover, type LiveTeam } from './live-takeover.js';
+import type { TranscriptLinks } from './transcript-link.js';
+import { checkLink, setPrivateHeaders } from './transcript-http.js';
+
+const LIVE_ACTIONS = ['take_over', 'reply', 'hand_back', 'close'] as const;
+type LiveAction = (typeof LIVE_ACTIONS)[number];
+
+const ActionRequestSchema = z.object({
+  expires: z.string().max(32),
+  sig: z.string().max(128),
+  csrf: z.string().max(256).optional(),
+  handoffId: z.string().min(1).max(200),
+  action: z.string().max(40),
+  by: z.string().max(200),
+  text: z.string().optional(),
+});
+
+export interface LiveActionsOptions {
+  links: TranscriptLinks;
+  takeover: LiveTakeover;
+  teams: Readonly<Record<string, LiveTeam | undefined>>;
+  /** The longest reply a teammate may send (413 beyond). */
+  maxReplyChars: number;
+  logger: Logger;
+}
+
+/** What each outcome of the takeover service means for the page: success, or a status and what to tell the teammate. */
+function answerOf(result: LiveOutcome): { status: number; error?: string } {
+  switch (result.outcome) {
+    case 'taken':
+    case 'queued':
+    case 'handed_back':
+    case 'closed':
+      return { status: 200 };
+    case 'held':
+    case 'not_holder':
+      return { status: 409, error: `${result.holder?.name ?? 'Someone else'} is handling this` };
+    case 'ended':
+    case 'already_ended':
+    case 'not_taken':
+      return {
+        status: 409,
+        error: result.status === 'open' ? 'Nobody has taken this conversation over' : `This hand-off is already ${result.status?.replace('_', ' ') ?? 'over'}`,
+      };
+    case 'not_found':
+      return { status: 404, error: 'This hand-off no longer exists' };
+    case 'invalid':
+      return { status: 400, error: result.error ?? 'invalid request' };
+    default:
+      return { status: 409, error: 'That could not be done' };
+  }
+}
+
+export function createLiveActionsHandler(options: LiveActionsOptions) {
+  const { links, takeover, teams, logger } = options;
+
+  const run = (action: LiveAction, handoffId: string, by: LiveActor, text: string): Promise<LiveOutcome> => {
+    switch (action) {
+      case 'take_over':
+        return takeover.takeOver({ handoffId, by });
+      case 'reply':
+        return takeover.teammateReply({ handoffId, by, text });
+      case 'hand_back':
+        // Only whoever holds it hands it back from the page: anyone else is told who does.
+        return takeover.handBack({ handoffId, by, reason: 'page', holderOnly: true });
+      case 'close':
+        return takeover.close({ handoffId, by, reason: 'page' });
+    }
+  };
+
+  return async (request: Request<{ conversationId: string }>, response: Response): Promise<void> => {
+    setPrivateHeaders(response);
+    const conversationId = request.params.conversationId;
+    const refuse = (status: number, error: string, reason: string, fields: Record<string, unknown> = {}): void => {
+      logger.warn('transcript-action-rejected', { status, reason, conversationId, ...fields });
+      response.status(status).json({ error });
+    };
+
+    if (!request.is('application/json')) {
+      refuse(415, 'expected a JSON body', 'content_type');
+      return;
+    }
+    const parsed = ActionRequestSchema.safeParse(request.body);
+    if (!parsed.success) {
+      refuse(400, formatIssues(parsed.error.issues), 'malformed');
+      return;
+    }
+    const body = parsed.data;
+    const { check, link } = checkLink(links, conversationId, body);
+    if (check !== 'ok' || !link) {
+      if (check === 'expired') refuse(410, 'This link has expired', 'link_expired');
+      else refuse(403, 'This link is not valid', 'link_invalid');
+      return;
+    }
+    // A browser says where a request comes from: only the page itself may act.
+    const site = request.get('sec-fetch-site');
+    if (site !== undefined && site !== 'same-origin') {
+      refuse(403, 'cross-site requests are not allowed', 'cross_site', { site });
+      return;
+    }
+    if (!body.csrf || !links.verifyCsrf(link, body.csrf)) {
+      refuse(403, body.csrf ? 'invalid CSRF token: reload the page' : 'missing CSRF token', body.csrf ? 'csrf_invalid' : 'csrf_missing');
+      return;
+    }
+    const action = LIVE_ACTIONS.find((known) => known === body.action);
+    if (!action) {
+      refuse(400, `unknown action: expected one of ${LIVE_ACTIONS.join(', ')}`, 'unknown_action');
+      return;
+    }
+    const text = body.text?.trim() ?? '';
+    if (action === 'reply' && text === '') {
+      refuse(400, 'the reply is empty', 'empty_reply');
+      return;
+    }
+    if (text.length > options.maxReplyChars) {
+      refuse(413, `the reply is longer than ${options.maxReplyChars} characters`, 'reply_too_long', { maxChars: options.maxReplyChars });
+      return;
+    }
+    const handoff = await takeover.get(body.handoffId);
+    // The link opens one conversation: a hand-off of another is as unknown as a missing one.
+    if (!handoff || handoff.conversationId !== conversationId) {
+      refuse(404, 'This hand-off no longer exists', 'unknown_handoff');
+      return;
+    }
+    const by = pageActor(teams[handoff.team], body.by);
+    if (!by) {
+      refuse(400, 'choose your name from the team', 'unknown_teammate');
+      return;
+    }
+
+    const result = await run(action, handoff._id, by, text);
+    const answer = answerOf(result);
+    const current = pageHandoff(await takeover.handoffsOf(conversationId), teams) ?? null;
+    if (answer.error) {
+      logger.info('transcript-action-refused', { conversationId, handoffId: handoff._id, action, by: by.name, outcome: result.outcome });
+      response.status(answer.status).json({ error: answer.error, outcome: result.outcome, handoff: current });
+      return;
+    }
+    logger.info('transcript-action', { conversationId, handoffId: handoff._id, action, by: by.name, byId: by.id, outcome: result.outcome });
+    response.status(200).json({ ok: true, outcome: result.outcome, handoff: current });
+  };
+}
