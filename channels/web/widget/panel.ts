@@ -37,6 +37,8 @@ export function createPanel(
   site: { name: string; greeting: string; maxMessageChars: number | undefined },
   panelId: string,
   actions: PanelActions,
+  /** The attach button (before the input) and the attachments tray (above the composer): see attachments.ts. */
+  attachments?: { button: HTMLElement; tray: HTMLElement },
 ): Panel {
   const list = createMessageList(strings, site.name, site.greeting);
   const iconButton = (name: 'compose' | 'close', label: string, onClick: () => void): HTMLButtonElement => {
@@ -61,7 +63,7 @@ export function createPanel(
   });
   const label = element('label', { className: 'sr-only', text: strings.inputLabel, attributes: { for: input.id } });
   const send = element('button', { className: 'send', attributes: { type: 'submit', 'aria-label': strings.send, title: strings.send } }, [icon('send')]);
-  const composer = element('form', { className: 'composer' }, [label, input, send]);
+  const composer = element('form', { className: 'composer' }, [label, ...(attachments ? [attachments.button] : []), input, send]);
   const composerError = element('span', { className: 'composer-error', attributes: { role: 'status' } });
   const counter = element('span', { className: 'counter', attributes: { 'aria-hidden': 'true' } });
   const footer = element('div', { className: 'composer-footer' }, [composerError, counter]);
@@ -69,7 +71,7 @@ export function createPanel(
   const panel = element(
     'div',
     { className: 'panel', attributes: { id: panelId, role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': `${panelId}-title`, hidden: '' } },
-    [header, banner, list.element, connection, composer, footer],
+    [header, banner, list.element, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
   );
 
   const updateFooter = (): void => {
