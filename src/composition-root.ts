@@ -15,6 +15,7 @@ import { configuredSecrets, type Config } from './config.js';
 import { ConfigError } from './errors/index.js';
 import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
+import { createMediaStore, type MediaStore } from './media/media-store.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
 import type { ChannelDefinition, RoleDefinition } from './contracts/index.js';
@@ -70,6 +71,8 @@ export interface Services {
   redis: Redis;
   mongo: Connection;
   transcripts: TranscriptStore;
+  /** Customers' media in GridFS (WhatsApp fetches, widget uploads). */
+  media: MediaStore;
   inbox: ConversationInbox;
   queue: TurnQueue;
   orchestrator: Orchestrator;
@@ -93,6 +96,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const mongo = await connectMongo(config.mongodbUri);
   const transcripts = createTranscriptStore(mongo);
   await transcripts.ensureIndexes();
+  const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
 
   const contacts = createContactStore(mongo);
   const usage = createUsageStore(mongo);
@@ -186,6 +190,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     retentionDays: config.retentionDays,
     transcripts,
     handoffs: handoffStore,
+    media,
     logger,
     metrics,
   });
@@ -227,6 +232,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     redis,
     mongo,
     transcripts,
+    media,
     inbox,
     queue,
     orchestrator,

@@ -135,6 +135,11 @@ const EnvSchema = z.object({
     )
     .optional(),
 
+  // Customers' media (issue 13): fetched by the worker, stored in GridFS, voice notes transcribed.
+  MEDIA_MAX_BYTES: positiveInt(16 * 1024 * 1024),
+  MEDIA_FETCH_TIMEOUT_MS: positiveInt(15_000),
+  MODEL_TRANSCRIBE: z.string().min(1).default('gpt-4o-mini-transcribe'),
+
   WORKER_CONCURRENCY: positiveInt(32),
   TURN_LOCK_TTL_MS: positiveInt(30_000),
   // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
@@ -186,6 +191,8 @@ export interface Config {
   metrics: { port: number | undefined; host: string; token: string | undefined };
   transcriptLinks: { secret: string; ttlHours: number };
   retentionDays: number;
+  /** Customers' media: the cap per file (download and upload), the fetch deadline, the transcription model. */
+  media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string };
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -260,6 +267,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     adminToken: env.ADMIN_TOKEN,
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
+    media: { maxBytes: env.MEDIA_MAX_BYTES, fetchTimeoutMs: env.MEDIA_FETCH_TIMEOUT_MS, transcribeModel: env.MODEL_TRANSCRIBE },
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

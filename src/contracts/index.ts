@@ -156,6 +156,26 @@ export interface ChannelTransport {
   flushDeltas?(inbound: InboundMessage): Promise<void>;
 }
 
+/**
+ * One attachment of an inbound message, as the queue carries it: a channel's URL the worker
+ * fetches (WhatsApp's `MediaUrl{i}`), or the id of bytes already in the media store (a widget
+ * upload). Never the bytes themselves. `contentType` is what the sender declared; the worker
+ * checks the bytes before trusting it.
+ */
+export const InboundMediaSchema = z
+  .object({
+    /** The media store id (GridFS `_id`) of bytes already stored. */
+    id: z.string().min(1).max(200).optional(),
+    /** Where the worker fetches it (checked against the channel's allowed hosts before any request). */
+    url: z.string().url().max(2048).optional(),
+    contentType: z.string().min(1).max(128),
+    /** Bytes, when known (a stored upload). */
+    size: z.number().int().nonnegative().optional(),
+    filename: z.string().max(256).optional(),
+  })
+  .refine((media) => media.id !== undefined || media.url !== undefined, { message: 'a media needs an id or a url' });
+export type InboundMedia = z.infer<typeof InboundMediaSchema>;
+
 /** One inbound message as the queue carries it, whatever the channel. */
 export const InboundMessageSchema = z.object({
   channel: z.string().min(1),
@@ -166,6 +186,8 @@ export const InboundMessageSchema = z.object({
   receivedAt: z.number().int().nonnegative(),
   /** Channel-specific details (profile name, page URL) for grounding. */
   metadata: z.record(z.string(), z.string()),
+  /** Attachments (photos, voice notes, documents), in the order the customer sent them. */
+  media: z.array(InboundMediaSchema).max(10).optional(),
 });
 export type InboundMessage = z.infer<typeof InboundMessageSchema>;
 

@@ -7,6 +7,7 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { HandoffStore } from '../handoff/handoff-store.js';
 import type { Logger } from '../logger.js';
+import type { MediaStore } from '../media/media-store.js';
 import type { Metrics } from '../metrics.js';
 import type { TranscriptStore } from './transcript-store.js';
 
@@ -17,6 +18,8 @@ export interface RetentionOptions {
   retentionDays: number;
   transcripts: Pick<TranscriptStore, 'purgeOlderThan'>;
   handoffs: Pick<HandoffStore, 'purgeOlderThan'>;
+  /** Customers' media (GridFS) follows the transcripts' retention. */
+  media?: Pick<MediaStore, 'purgeOlderThan'>;
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
@@ -26,7 +29,8 @@ export interface RetentionOptions {
 export async function purgeExpired(options: RetentionOptions) {
   const cutoff = new Date((options.now ?? Date.now)() - options.retentionDays * 24 * 60 * 60 * 1000);
   const [transcripts, handoffs] = await Promise.all([options.transcripts.purgeOlderThan(cutoff), options.handoffs.purgeOlderThan(cutoff)]);
-  const removed = { ...transcripts, handoffs };
+  const media = (await options.media?.purgeOlderThan(cutoff)) ?? 0;
+  const removed = { ...transcripts, handoffs, media };
   options.metrics.increment('retention_purged_messages_total', {}, removed.messages);
   options.logger.info('retention-purged', { cutoff: cutoff.toISOString(), ...removed });
   return removed;

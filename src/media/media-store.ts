@@ -1,0 +1,208 @@
+/**
+ * Customers' media (photos, voice notes, documents) in MongoDB GridFS, through mongoose's
+ * driver, so a transcript link can show them later and the bytes never sit in Redis or a job.
+ * `put` streams: it sniffs the first bytes against the allowlist (`content-check.ts`), counts
+ * as it writes and aborts past the size cap (the chunks written so far are removed), so no
+ * whole file is buffered here. Ids are GridFS `_id`s as 24 hex characters; every read is by
+ * `_id` (the file document), and the chunks are read only when a file is opened. Retention
+ * follows TRANSCRIPT_RETENTION_DAYS (`purgeOlderThan`, called by the scheduled purge).
+ */
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import mongoose, { type Connection } from 'mongoose';
+import { checkContent, MediaRejectedError, SNIFF_BYTES, type MediaKind } from './content-check.js';
+
+const { GridFSBucket, ObjectId } = mongoose.mongo;
+type GridFSBucketInstance = InstanceType<typeof GridFSBucket>;
+type ObjectIdInstance = InstanceType<typeof ObjectId>;
+
+/** The GridFS bucket: collections `media.files` and `media.chunks`. */
+const BUCKET = 'media';
+const CHUNK_BYTES = 255 * 1024;
+
+/** One stored media, as its file document describes it. */
+export interface MediaInfo {
+  id: string;
+  conversationId: string;
+  /** The type the bytes were found to be (sniffed), not what the sender declared. */
+  contentType: string;
+  kind: MediaKind;
+  size: number;
+  filename?: string;
+  /** The channel it arrived on (`whatsapp`, `web`). */
+  channel?: string;
+  uploadedAt: Date;
+  /** A voice note's transcription, once made. */
+  transcription?: string;
+}
+
+export interface PutMediaInput {
+  /** What the sender declared; the bytes must agree with its kind. */
+  contentType: string;
+  conversationId: string;
+  filename?: string;
+  channel?: string;
+  /** This file's cap (defaults to the store's `maxBytes`). */
+  maxBytes?: number;
+  /** A fixed id (see `mediaIdFor`): a retried fetch finds what an earlier attempt stored. */
+  id?: string;
+  /** Told each chunk as it is stored: a caller that needs the bytes keeps them without reading them back. */
+  onChunk?: (chunk: Buffer) => void;
+}
+
+export interface MediaStore {
+  /**
+   * Streams `source` into the store. Throws `MediaRejectedError` with `unsupported-type` (the
+   * first bytes are not an allowed type of the declared kind) or `too-large` (past the cap:
+   * reading stops, what was written is removed). Anything else the source throws is rethrown.
+   */
+  put(source: AsyncIterable<Uint8Array> | Readable, input: PutMediaInput): Promise<MediaInfo>;
+  /** A file's description by id; undefined for an unknown or malformed id. */
+  info(id: string): Promise<MediaInfo | undefined>;
+  /** A file's bytes as a stream, with its description; undefined when there is no such file. */
+  open(id: string): Promise<{ info: MediaInfo; stream: Readable } | undefined>;
+  /** Keeps a voice note's transcription on its file (a retried turn does not transcribe again). */
+  setTranscription(id: string, transcription: string): Promise<void>;
+  /** Deletes files uploaded before `cutoff`; returns how many. */
+  purgeOlderThan(cutoff: Date): Promise<number>;
+}
+
+interface FileMetadata {
+  conversationId?: string;
+  contentType?: string;
+  kind?: MediaKind;
+  declaredContentType?: string;
+  channel?: string;
+  transcription?: string;
+}
+
+const HEX_ID = /^[0-9a-f]{24}$/;
+
+/** A stable media id for a key (e.g. a channel message id and the media's index). */
+export function mediaIdFor(key: string): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 24);
+}
+
+function objectId(id: string): ObjectIdInstance | undefined {
+  return HEX_ID.test(id) ? ObjectId.createFromHexString(id) : undefined;
+}
+
+function toInfo(file: { _id: unknown; length: number; uploadDate: Date; filename: string; metadata?: unknown }): MediaInfo {
+  const metadata = (file.metadata ?? {}) as FileMetadata;
+  return {
+    id: String(file._id),
+    conversationId: metadata.conversationId ?? '',
+    contentType: metadata.contentType ?? 'application/octet-stream',
+    kind: metadata.kind ?? 'document',
+    size: file.length,
+    ...(file.filename ? { filename: file.filename } : {}),
+    ...(metadata.channel ? { channel: metadata.channel } : {}),
+    uploadedAt: file.uploadDate,
+    ...(metadata.transcription !== undefined ? { transcription: metadata.transcription } : {}),
+  };
+}
+
+export function createMediaStore(connection: Connection, options: { maxBytes: number }): MediaStore {
+  let bucket: GridFSBucketInstance | undefined;
+  const gridfs = (): GridFSBucketInstance => {
+    const db = connection.db;
+    if (!db) throw new Error('the MongoDB connection is not open');
+    bucket ??= new GridFSBucket(db, { bucketName: BUCKET, chunkSizeBytes: CHUNK_BYTES });
+    return bucket;
+  };
+
+  const info = async (id: string): Promise<MediaInfo | undefined> => {
+    const _id = objectId(id);
+    if (!_id) return undefined;
+    const file = await gridfs().find({ _id }, { limit: 1 }).next();
+    return file ? toInfo(file) : undefined;
+  };
+
+  return {
+    async put(source, input) {
+      const maxBytes = input.maxBytes ?? options.maxBytes;
+      const id = input.id === undefined ? new ObjectId() : objectId(input.id);
+      if (!id) throw new Error(`invalid media id ${input.id}`);
+      let head: Buffer = Buffer.alloc(0);
+      let checked: { contentType: string; kind: MediaKind } | undefined;
+      let upload: ReturnType<GridFSBucketInstance['openUploadStreamWithId']> | undefined;
+      let size = 0;
+      const write = async (chunk: Buffer) => {
+        if (!upload) {
+          upload = gridfs().openUploadStreamWithId(id, input.filename ?? '', {
+            metadata: {
+              conversationId: input.conversationId,
+              contentType: checked?.contentType,
+              kind: checked?.kind,
+              declaredContentType: input.contentType,
+              ...(input.channel ? { channel: input.channel } : {}),
+            } satisfies FileMetadata,
+          });
+        }
+        input.onChunk?.(chunk);
+        if (!upload.write(chunk)) await once(upload, 'drain');
+      };
+      try {
+        for await (const piece of source as AsyncIterable<Uint8Array>) {
+          const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+          size += chunk.length;
+          if (size > maxBytes) throw new MediaRejectedError('too-large', `media larger than ${maxBytes} bytes`);
+          if (!checked) {
+            head = Buffer.concat([head, chunk]);
+            if (head.length < SNIFF_BYTES) continue;
+            checked = checkContent(input.contentType, head);
+            await write(head);
+            continue;
+          }
+          await write(chunk);
+        }
+        if (!checked) {
+          checked = checkContent(input.contentType, head);
+          await write(head);
+        }
+        const finished = once(upload as NonNullable<typeof upload>, 'finish');
+        upload?.end();
+        await finished;
+      } catch (error) {
+        // Removes the chunks written so far; the file document is only written at the end.
+        await upload?.abort().catch(() => undefined);
+        if (source && typeof (source as Readable).destroy === 'function') (source as Readable).destroy();
+        throw error;
+      }
+      return {
+        id: id.toHexString(),
+        conversationId: input.conversationId,
+        contentType: checked.contentType,
+        kind: checked.kind,
+        size,
+        ...(input.filename ? { filename: input.filename } : {}),
+        ...(input.channel ? { channel: input.channel } : {}),
+        uploadedAt: new Date(),
+      };
+    },
+
+    info,
+
+    async open(id) {
+      const found = await info(id);
+      const _id = objectId(id);
+      if (!found || !_id) return undefined;
+      return { info: found, stream: gridfs().openDownloadStream(_id) };
+    },
+
+    async setTranscription(id, transcription) {
+      const _id = objectId(id);
+      if (!_id) return;
+      await connection.collection(`${BUCKET}.files`).updateOne({ _id }, { $set: { 'metadata.transcription': transcription } });
+    },
+
+    async purgeOlderThan(cutoff) {
+      const expired = await gridfs()
+        .find({ uploadDate: { $lt: cutoff } }, { projection: { _id: 1 } })
+        .toArray();
+      for (const file of expired) await gridfs().delete(file._id);
+      return expired.length;
+    },
+  };
+}

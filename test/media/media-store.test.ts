@@ -1,0 +1,85 @@
+/**
+ * The media store on the real MongoDB-wire server (FerretDB in tests): GridFS through
+ * mongoose's driver, content checked by the bytes, a size cap enforced while streaming (what
+ * was written is removed), and retention.
+ */
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { MediaRejectedError } from '../../src/media/content-check.js';
+import { createMediaStore, type MediaStore } from '../../src/media/media-store.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { PDF_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
+
+let harness: Harness;
+let store: MediaStore;
+beforeAll(async () => {
+  harness = await startHarness({ worker: false });
+  store = createMediaStore(harness.services.mongo, { maxBytes: 64 * 1024 });
+});
+afterAll(() => harness.close());
+
+/** A stream of `total` bytes in `chunk`-sized pieces that counts what was read from it. */
+function countingStream(head: Buffer, total: number, chunk = 8 * 1024) {
+  const counter = { read: 0 };
+  async function* generate() {
+    let sent = 0;
+    while (sent < total) {
+      const size = Math.min(chunk, total - sent);
+      const piece = Buffer.alloc(size, 0x20);
+      if (sent === 0) head.copy(piece);
+      sent += size;
+      counter.read = sent;
+      yield piece;
+    }
+  }
+  return { stream: Readable.from(generate()), counter };
+}
+
+async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe('media store', () => {
+  test('stores a photo and reads the same bytes back, typed by its content', async () => {
+    const info = await store.put(Readable.from([PNG_BYTES]), { contentType: 'image/png', conversationId: 'whatsapp:+440000001301', channel: 'whatsapp' });
+    expect(info).toMatchObject({ contentType: 'image/png', kind: 'image', size: PNG_BYTES.length, conversationId: 'whatsapp:+440000001301' });
+    const opened = await store.open(info.id);
+    expect(opened?.info).toMatchObject({ id: info.id, contentType: 'image/png', size: PNG_BYTES.length });
+    expect(await collect(opened?.stream ?? Readable.from([]))).toEqual(PNG_BYTES);
+  });
+
+  test('a file past the cap is refused while it streams and leaves nothing behind', async () => {
+    const { stream, counter } = countingStream(PDF_BYTES, 10 * 64 * 1024);
+    const refused = await store
+      .put(stream, { contentType: 'application/pdf', conversationId: 'c1', id: 'aaaaaaaaaaaaaaaaaaaaaaaa' })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MediaRejectedError);
+    expect((refused as MediaRejectedError).reason).toBe('too-large');
+    // Reading stopped at the cap, not at the end of the source.
+    expect(counter.read).toBeLessThanOrEqual(64 * 1024 + 2 * 8 * 1024); // a chunk of read-ahead, not the 640 KiB source
+    expect(await store.info('aaaaaaaaaaaaaaaaaaaaaaaa')).toBeUndefined();
+    const chunks = await harness.services.mongo.collection('media.chunks').countDocuments({ files_id: { $exists: true } });
+    const files = await harness.services.mongo.collection('media.files').countDocuments({});
+    expect(files).toBe(1);
+    expect(chunks).toBe(1);
+  });
+
+  test('bytes that are not what the header says are refused as an unsupported type', async () => {
+    const html = Buffer.from('<html><script>alert(1)</script></html>');
+    const refused = await store.put(Readable.from([html]), { contentType: 'image/jpeg', conversationId: 'c1' }).catch((error: unknown) => error);
+    expect((refused as MediaRejectedError).reason).toBe('unsupported-type');
+    const mislabelled = await store.put(Readable.from([PDF_BYTES]), { contentType: 'image/png', conversationId: 'c1' }).catch((error: unknown) => error);
+    expect((mislabelled as MediaRejectedError).reason).toBe('unsupported-type');
+  });
+
+  test('a transcription is kept on the file, and retention removes old files', async () => {
+    const info = await store.put(Readable.from([PNG_BYTES]), { contentType: 'image/png', conversationId: 'c2' });
+    await store.setTranscription(info.id, 'hello');
+    expect((await store.info(info.id))?.transcription).toBe('hello');
+    expect(await store.purgeOlderThan(new Date(Date.now() - 60_000))).toBe(0);
+    expect(await store.purgeOlderThan(new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
+    expect(await store.info(info.id)).toBeUndefined();
+  });
+});
