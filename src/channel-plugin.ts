@@ -14,6 +14,7 @@ import type { NoticeSenders } from './handoff/notice-queue.js';
 import type { Teams } from './handoff/teams.js';
 import { NoticeSendError } from './handoff/webhook-sender.js';
 import type { Logger } from './logger.js';
+import type { MediaStore } from './media/media-store.js';
 import type { Metrics } from './metrics.js';
 import type { ChannelDefinition, InboundMessage } from './contracts/index.js';
 import type { TranscriptStore } from './store/transcript-store.js';
@@ -37,6 +38,8 @@ export interface ChannelContext {
   metrics: Metrics;
   redis: Redis;
   transcripts: TranscriptStore;
+  /** Customers' media (the widget's uploads go here). */
+  media: MediaStore;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   /** Starts a conversation over (the widget's "new chat"). */
   resetConversation(conversationId: string): Promise<void>;

@@ -40,6 +40,7 @@ import { postWebhookNotice } from './handoff/webhook-sender.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
+import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
@@ -131,6 +132,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics,
     redis,
     transcripts,
+    media,
     intake,
     resetConversation: (conversationId) => orchestrator.resetConversation(conversationId),
     contacts,
@@ -144,7 +146,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // Each channel is on by its own configuration: no TWILIO_* means no WhatsApp, `WEB_SITES=[]` no widget.
   const plugins = [
     createWhatsappPlugin(config.twilio && { ...config.twilio, trustProxy: config.trustProxy !== false }, context),
-    createWebPlugin({ ...config.web, port: config.port }, context),
+    createWebPlugin({ ...config.web, port: config.port, maxUploadBytes: config.media.maxBytes }, context),
   ].filter((plugin): plugin is ChannelPlugin => plugin !== undefined);
   if (plugins.length === 0) {
     throw new ConfigError(
@@ -220,6 +222,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, usage: usageReport, logger, metrics }),
       createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
       createTranscriptRouter({ links: transcriptLinks, transcripts, logger }),
+      createTranscriptMediaRouter({ links: transcriptLinks, media, logger }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),
     ],
   });

@@ -7,11 +7,16 @@
  */
 import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
+import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia, type MessageMedia } from './transcript-media.js';
 
 export interface TranscriptPageInput {
   conversation: { id: string; channel: string; address: string; displayName?: string | undefined };
-  messages: readonly Pick<MessageRecord, 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage'>[];
+  messages: readonly (Pick<MessageRecord, 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage'> & {
+    media?: readonly MessageMedia[];
+  })[];
   generatedAt: Date;
+  /** A message's media address, signed like the page's link (see transcript-media.ts). */
+  mediaUrl?: (mediaId: string) => string;
 }
 
 const STYLE = `
@@ -43,11 +48,13 @@ article { max-width: 85%; padding: 0.5rem 0.75rem; border-radius: 0.75rem; borde
   color: var(--warn-ink); background: var(--warn-bg); }
 .empty, footer { color: var(--muted); text-align: center; font-size: 0.875rem; }
 footer { margin-top: 2rem; }
+${MEDIA_STYLE}
 `.trim();
 
 /** The page's Content-Security-Policy: nothing may load or run; only its own stylesheet applies. */
 export const TRANSCRIPT_PAGE_CSP = [
   "default-src 'none'",
+  ...MEDIA_CSP,
   `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
   "base-uri 'none'",
   "form-action 'none'",
@@ -81,7 +88,7 @@ function statusNote(message: TranscriptPageInput['messages'][number]): string {
   return `<p class="status">${escapeHtml(detail ? `${note} · ${detail}` : note)}</p>`;
 }
 
-function renderMessages(messages: TranscriptPageInput['messages']): string {
+function renderMessages(messages: TranscriptPageInput['messages'], mediaUrl: TranscriptPageInput['mediaUrl']): string {
   if (messages.length === 0) return '<p class="empty">No messages yet.</p>';
   const parts: string[] = [];
   let day = '';
@@ -97,7 +104,7 @@ function renderMessages(messages: TranscriptPageInput['messages']): string {
     parts.push(
       `<li class="${kind}"><article>` +
         `<p class="meta"><span class="author">${author}</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
-        `<p class="text">${escapeHtml(message.text)}</p>${statusNote(message)}` +
+        `<p class="text">${escapeHtml(message.text)}</p>${renderMessageMedia(message.media, mediaUrl)}${statusNote(message)}` +
         '</article></li>',
     );
   }
@@ -106,7 +113,7 @@ function renderMessages(messages: TranscriptPageInput['messages']): string {
 }
 
 export function renderTranscriptPage(input: TranscriptPageInput): string {
-  const { conversation, messages, generatedAt } = input;
+  const { conversation, messages, generatedAt, mediaUrl } = input;
   const customer = conversation.displayName ? `${conversation.displayName} (${conversation.address})` : conversation.address;
   return `<!doctype html>
 <html lang="en">
@@ -128,7 +135,7 @@ export function renderTranscriptPage(input: TranscriptPageInput): string {
 <dt>Messages</dt><dd>${messages.length}</dd>
 </dl>
 </header>
-${renderMessages(messages)}
+${renderMessages(messages, mediaUrl)}
 <footer>Times in UTC · generated ${escapeHtml(stampFormat.format(generatedAt))} UTC</footer>
 </main>
 </body>

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import type { TranscriptLinks } from './transcript-link.js';
+import { mediaPath } from './transcript-media.js';
 import { renderTranscriptPage, TRANSCRIPT_PAGE_CSP } from './transcript-page.js';
 
 export interface TranscriptRouterOptions {
@@ -72,6 +73,7 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
           conversation: { id: conversation._id, channel: conversation.channel, address: conversation.address, displayName: conversation.displayName },
           messages,
           generatedAt: new Date(),
+          ...(query.success ? { mediaUrl: (mediaId: string) => mediaPath(conversationId, mediaId, query.data) } : {}),
         }),
       );
   });
