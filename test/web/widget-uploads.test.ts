@@ -36,7 +36,7 @@ beforeAll(async () => {
       WEB_IP_UPLOADS_PER_MINUTE: '1000',
     },
     script: (call) => {
-      if (!call.structured) mediaSeen.push(mediaParts(call.options.prompt));
+      mediaSeen.push(mediaParts(call.options.prompt));
       return { text: 'I can see the photo: the hinge is cracked.' };
     },
   });
