@@ -54,8 +54,8 @@ ${MEDIA_STYLE}
 /** The page's Content-Security-Policy: nothing may load or run; only its own stylesheet applies. */
 export const TRANSCRIPT_PAGE_CSP = [
   "default-src 'none'",
-  ...MEDIA_CSP,
   `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
+  ...MEDIA_CSP,
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
