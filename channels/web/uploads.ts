@@ -30,7 +30,7 @@ const WIDGET_KINDS: readonly { kind: MediaKind; declared: string }[] = [
  * The type the first bytes show (JPEG, PNG, WebP, GIF or PDF, by the media store's allowlist),
  * or undefined for anything else (text, HTML, audio, an executable, too few bytes).
  */
-export function sniffUpload(head: Uint8Array): { contentType: string; kind: MediaKind } | undefined {
+function sniffUpload(head: Uint8Array): { contentType: string; kind: MediaKind } | undefined {
   for (const { declared } of WIDGET_KINDS) {
     try {
       return checkContent(declared, head);
