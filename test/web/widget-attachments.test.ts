@@ -221,12 +221,13 @@ describe('attachments', () => {
     expect(await isFocused(attach.button)).toBe(true);
 
     // A PDF dropped onto the panel is attached like a picked one.
-    await parts.dialog.evaluate((panel: EventTarget, bytes: number[]) => {
+    await page.evaluate(`(() => {
+      const panel = document.querySelector('assistant-chat-widget').shadowRoot.querySelector('[role="dialog"]');
+      const bytes = Uint8Array.from(atob('${PDF_BYTES.toString('base64')}'), (character) => character.charCodeAt(0));
       const transfer = new DataTransfer();
-      transfer.items.add(new File([new Uint8Array(bytes)], 'dropped.pdf', { type: 'application/pdf' }));
-      for (const type of ['dragenter', 'dragover', 'drop'])
-        panel.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }, Array.from(PDF_BYTES));
+      transfer.items.add(new File([bytes], 'dropped.pdf', { type: 'application/pdf' }));
+      for (const type of ['dragenter', 'dragover', 'drop']) panel.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    })()`);
     await attach.ready.waitFor({ state: 'visible' });
     expect(await attach.ready.innerText()).toContain('dropped.pdf');
   });
