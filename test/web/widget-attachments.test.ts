@@ -215,6 +215,11 @@ describe('attachments', () => {
     );
     expect(await attach.failed.nth(1).locator('.attachment-status').innerText()).toBe('That file is too big. Files can be up to 4 MB.');
 
+    // Failed files are not sent: Send with nothing else sends nothing.
+    await parts.input.press('Enter');
+    expect(await parts.visitorBubbles.count()).toBe(0);
+    expect(await page.locator('assistant-chat-widget .outgoing').count()).toBe(0);
+
     await page.getByRole('button', { name: 'Remove notes.png', exact: true }).click();
     await page.getByRole('button', { name: 'Remove scan.pdf', exact: true }).click();
     expect(await attach.items.count()).toBe(0);
