@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/gl
 import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Locator, Page } from 'playwright-core';
 import { writeWidgetBundle } from '../../scripts/build-widget.js';
-import { DESKTOP, launchBrowser, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
+import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { PDF_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
 import { findFreePort } from '../support/services.js';
@@ -151,6 +151,7 @@ describe('attachments', () => {
     // The sent message shows the document; the tray is empty again.
     expect(await attach.sentFiles.last().innerText()).toContain('invoice-0412.pdf');
     await waitForText(parts.visitorBubbles.last(), 'Why was I charged twice?');
+    await saveScreenshot(page, 'widget-attachment-sent');
     expect(await attach.items.count()).toBe(0);
   });
 
@@ -188,6 +189,7 @@ describe('attachments', () => {
     expect(progress.at(-1)).toBe(100);
     expect(progress.some((value) => value > 0 && value < 100)).toBe(true);
 
+    await saveScreenshot(page, 'widget-attachment-ready');
     await page.keyboard.press('Tab');
     expect(await isFocused(parts.input)).toBe(true);
     await page.keyboard.type("What's wrong here?");
@@ -215,6 +217,7 @@ describe('attachments', () => {
     );
     expect(await attach.failed.nth(1).locator('.attachment-status').innerText()).toBe('That file is too big. Files can be up to 4 MB.');
 
+    await saveScreenshot(page, 'widget-attachment-errors');
     // Failed files are not sent: Send with nothing else sends nothing.
     await parts.input.press('Enter');
     expect(await parts.visitorBubbles.count()).toBe(0);
