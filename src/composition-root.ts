@@ -10,12 +10,16 @@ import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWebPlugin } from '../channels/web/plugin.js';
 import { createWhatsappPlugin } from '../channels/whatsapp/plugin.js';
+import { whatsappMediaSource } from '../channels/whatsapp/media-source.js';
+import { WHATSAPP_CHANNEL_ID } from '../channels/whatsapp/webhook.js';
 import { teamNoticeSenders, type ChannelContext, type ChannelPlugin } from './channel-plugin.js';
 import { configuredSecrets, type Config } from './config.js';
 import { ConfigError } from './errors/index.js';
 import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
+import { createMediaIntake } from './media/inbound-media.js';
 import { createMediaStore, type MediaStore } from './media/media-store.js';
+import { createOpenAITranscriber } from './media/transcribe.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
 import type { ChannelDefinition, RoleDefinition } from './contracts/index.js';
@@ -184,7 +188,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     mcpTools: () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
-  const handle = createInboundHandler({ channels, orchestrator, transcripts, logger, metrics });
+  const mediaIntake = createMediaIntake({
+    store: media,
+    sources: config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {},
+    transcribe: createOpenAITranscriber({ apiKey: config.model.apiKey, baseUrl: config.model.baseUrl, model: config.media.transcribeModel }),
+    maxBytes: config.media.maxBytes,
+    fetchTimeoutMs: config.media.fetchTimeoutMs,
+    logger,
+    metrics,
+  });
+  const handle = createInboundHandler({ channels, orchestrator, transcripts, media: mediaIntake, logger, metrics });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
   const retention = createRetention({
     connection: bullConnection,

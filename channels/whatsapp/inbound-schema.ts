@@ -48,6 +48,29 @@ export const TwilioStatusSchema = z.object({
 });
 export type TwilioStatus = z.infer<typeof TwilioStatusSchema>;
 
+const mediaUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).max(2048);
+const mediaContentType = z.string().min(1).max(128);
+
+/**
+ * The media an inbound message carries: `MediaUrl{i}` and `MediaContentType{i}` for each of
+ * `NumMedia` (fetched later by the worker, never by the webhook), or a line naming the bad field.
+ */
+export function twilioMedia(params: Record<string, string>, count: number): { media: { url: string; contentType: string }[] } | { error: string } {
+  const shape: Record<string, typeof mediaUrl | typeof mediaContentType> = {};
+  for (let index = 0; index < count; index += 1) {
+    shape[`MediaUrl${index}`] = mediaUrl;
+    shape[`MediaContentType${index}`] = mediaContentType;
+  }
+  const parsed = z.object(shape).safeParse(params);
+  if (!parsed.success) return { error: describeIssues(parsed.error) };
+  return {
+    media: Array.from({ length: count }, (_, index) => ({
+      url: String(parsed.data[`MediaUrl${index}`]),
+      contentType: String(parsed.data[`MediaContentType${index}`]),
+    })),
+  };
+}
+
 /** Flattens zod issues into one line a caller can act on, naming the fields. */
 export function describeIssues(error: z.ZodError): string {
   return formatIssues(error.issues, 'body');

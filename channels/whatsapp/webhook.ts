@@ -9,7 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
 import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript-store.js';
-import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, type TwilioStatus } from './inbound-schema.js';
+import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, twilioMedia, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
 
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
@@ -122,8 +122,17 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
       reject(response, 403, "To is not this service's WhatsApp sender");
       return;
     }
-    const text = inbound.Body.trim() || (inbound.NumMedia > 0 ? `(The customer sent ${inbound.NumMedia} attachment(s) with no text.)` : '');
-    if (!text) {
+    const media = twilioMedia(params, inbound.NumMedia);
+    if ('error' in media) {
+      const { error } = media;
+      metrics.increment('webhook_rejected_total', { kind: 'inbound', reason: 'malformed' });
+      logger.warn('webhook-rejected', { kind: 'inbound', reason: 'malformed', error });
+      reject(response, 400, error);
+      return;
+    }
+    // Media is fetched by the worker (with the account's credentials), never here: the webhook answers at once.
+    const text = inbound.Body.trim();
+    if (!text && media.media.length === 0) {
       logger.info('inbound-ignored', { messageSid: inbound.MessageSid, reason: 'empty' });
       response.type('text/xml').send(EMPTY_TWIML);
       return;
@@ -140,6 +149,7 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
         ...(inbound.WaId ? { waId: inbound.WaId } : {}),
         to: inbound.To,
       },
+      ...(media.media.length > 0 ? { media: media.media } : {}),
     };
     const outcome = await options.intake.accept(message);
     metrics.increment('inbound_total', { channel: WHATSAPP_CHANNEL_ID, outcome });

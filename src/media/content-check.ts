@@ -11,7 +11,7 @@ import { AppError } from '../errors/index.js';
 export type MediaKind = 'image' | 'audio' | 'document';
 
 /** Why a media could not be used; each has its own reply to the customer. */
-export type MediaFailure = 'too-large' | 'unsupported-type' | 'download-failed' | 'download-timeout' | 'transcription-failed';
+export type MediaFailure = 'too-large' | 'unsupported-type' | 'download-failed' | 'download-timeout' | 'transcription-failed' | 'too-many-voice-notes';
 
 /** A media refused or lost for a reason the same request would meet again: never retried. */
 export class MediaRejectedError extends AppError {
@@ -78,7 +78,7 @@ const DECLARED_KINDS: Record<string, MediaKind> = {
 };
 
 /** A declared content type without parameters, lower case. */
-export function baseContentType(contentType: string): string {
+function baseContentType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
 }
 

@@ -24,3 +24,9 @@ export function toModelHistory(lines: readonly TranscriptLine[]): ModelMessage[]
   while (kept[0]?.role === 'assistant') kept.shift();
   return kept;
 }
+
+/** A message's text: its string content, or its text parts joined (images and files are never text). */
+export function messageText(message: ModelMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}

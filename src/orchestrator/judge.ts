@@ -15,6 +15,7 @@ import type { Metrics } from '../metrics.js';
 import type { ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from '../contracts/index.js';
+import { messageText } from './history.js';
 import { metered, type ModelCallObserver } from './metering.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
@@ -101,7 +102,7 @@ function transcript(history: readonly ModelMessage[]): string {
   return history
     .slice(-JUDGE_LIMITS.contextMessages)
     .map((message) => {
-      const text = typeof message.content === 'string' ? message.content : '';
+      const text = messageText(message);
       return `${message.role === 'user' ? 'Customer' : 'Assistant'}: ${clip(text, JUDGE_LIMITS.contextMessageChars)}`;
     })
     .join('\n');

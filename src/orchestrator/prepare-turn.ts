@@ -12,6 +12,7 @@ import { offerTools } from '../tools/offer.js';
 import { shortlistTools } from '../tools/shortlist.js';
 import { toolIsInScope, type AssistantTool, type SessionFacts } from '../contracts/tool.js';
 import type { Facts, RoleDefinition } from '../contracts/index.js';
+import { messageText } from './history.js';
 import { defaultRole, extractFacts, judgeTurn, type JudgeDependencies, type ToolCandidate } from './judge.js';
 import { MAX_TURN_TOOLS } from '../tools/offer.js';
 import type { ConversationState } from './state/conversation-state.js';
@@ -62,7 +63,7 @@ export async function prepareFreshLeg(
   const latestText = input.history
     .filter((message) => message.role === 'user')
     .slice(-2)
-    .map((message) => String(message.content))
+    .map(messageText)
     .join(' ');
   const judgment = await judgeTurn(dependencies.judge, {
     roles,

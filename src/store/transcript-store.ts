@@ -12,6 +12,7 @@
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import { isDuplicateKeyError as isDuplicateKey, StorageWriteError } from '../errors/index.js';
+import type { MediaReference } from '../media/inbound-media.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -77,6 +78,8 @@ export interface MessageRecord {
   claimedAt?: Date;
   errorCode?: string;
   errorMessage?: string;
+  /** An inbound message's media: store ids (GridFS), kinds, a voice note's transcription, why one was not used. */
+  media?: MediaReference[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -115,6 +118,10 @@ const messageSchema = new Schema<MessageRecord>(
     claimedAt: Date,
     errorCode: String,
     errorMessage: String,
+    media: {
+      type: [{ _id: false, id: String, contentType: String, kind: String, size: Number, filename: String, transcription: String, error: String }],
+      default: undefined,
+    },
   },
   { timestamps: true, versionKey: false },
 );
@@ -142,7 +149,14 @@ export interface TranscriptStore {
   /** Finds or creates the conversation; returns its recent history, oldest first. */
   openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
   /** Stores an inbound message once, however often it is recorded. */
-  recordInbound(input: { conversationId: string; channel: string; channelMessageId: string; text: string; receivedAt: Date }): Promise<void>;
+  recordInbound(input: {
+    conversationId: string;
+    channel: string;
+    channelMessageId: string;
+    text: string;
+    receivedAt: Date;
+    media?: MediaReference[];
+  }): Promise<void>;
   /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
   saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
@@ -235,7 +249,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
       };
     },
 
-    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt }) {
+    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }) {
       try {
         await messages.create({
           _id: inboundMessageId(channel, channelMessageId),
@@ -245,6 +259,7 @@ export function createTranscriptStore(connection: Connection): TranscriptStore {
           text,
           channelMessageId,
           status: 'received',
+          ...(media?.length ? { media } : {}),
           createdAt: receivedAt,
         });
       } catch (error) {

@@ -13,6 +13,7 @@ import { ChannelSendError, classifyFailure, errorField, errorText, isRetryable }
 import { formatIssues } from '../errors/issues.js';
 import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
+import { withMediaContent, type MediaIntake } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
@@ -35,6 +36,8 @@ export interface InboundHandlerOptions {
   transcripts: TranscriptStore;
   logger: Logger;
   metrics: Metrics;
+  /** Fetches, stores and reads a message's media before its turn (photos, voice notes, PDFs). */
+  media?: MediaIntake;
   /** Observes each answered turn (the CLI shows its decision). */
   onTurn?: (result: TurnResult) => void;
 }
@@ -216,12 +219,16 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       address: message.from.address,
       ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
     });
+    // Media becomes text (summary, caption, transcription) for the transcript and parts for the model.
+    const prepared = await options.media?.prepare(message, { conversationId, signal, logger });
+    if (prepared) message = { ...message, text: prepared.text };
     await transcripts.recordInbound({
       conversationId,
       channel: channel.id,
       channelMessageId: message.messageId,
       text: message.text,
       receivedAt: new Date(message.receivedAt),
+      ...(prepared ? { media: prepared.media } : {}),
     });
     const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
 
@@ -252,7 +259,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         firstTurn: created,
         runId: randomUUID(),
         inbound: message,
-        history: toModelHistory(history),
+        history: withMediaContent(toModelHistory(history), prepared),
         signal,
         logger,
         ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),

@@ -14,6 +14,8 @@ export interface ScriptedCall {
   userText: string;
   /** Every user message's text, in order (history, fenced customer context, the latest message). */
   userMessages: string[];
+  /** The image and file parts of the last user message (photos, PDFs), as the model received them. */
+  files: ReceivedFile[];
   /** Everything the call hands the model (system, messages, tool calls and results), as one string. */
   promptText: string;
   toolNames: string[];
@@ -24,6 +26,14 @@ export interface ScriptedCall {
   /** Tool results already returned in this run (for multi-step scripts). */
   toolResults: { toolName: string; output: unknown }[];
   options: LanguageModelV4CallOptions;
+}
+
+/** An image or file part that reached the model: its type, size, name and bytes. */
+export interface ReceivedFile {
+  mediaType: string;
+  size: number;
+  filename: string | undefined;
+  bytes: Uint8Array | undefined;
 }
 
 export type ScriptedReply =
@@ -95,12 +105,18 @@ function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): Scr
   let system = '';
   let userText = '';
   const userMessages: string[] = [];
+  let files: ReceivedFile[] = [];
   const toolResults: ScriptedCall['toolResults'] = [];
   for (const message of options.prompt) {
     if (message.role === 'system') system += message.content;
     if (message.role === 'user') {
       userText = message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
       userMessages.push(userText);
+      files = message.content.flatMap((part) => {
+        if (part.type !== 'file') return [];
+        const bytes = part.data.type === 'data' ? (typeof part.data.data === 'string' ? Buffer.from(part.data.data, 'base64') : part.data.data) : undefined;
+        return [{ mediaType: part.mediaType, size: bytes?.byteLength ?? 0, filename: part.filename, bytes }];
+      });
     }
     if (message.role === 'tool') {
       for (const part of message.content) {
@@ -113,7 +129,9 @@ function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): Scr
     system,
     userText,
     userMessages,
-    promptText: JSON.stringify(options.prompt),
+    files,
+    // Bytes of image and file parts show as their length, never as the bytes.
+    promptText: JSON.stringify(options.prompt, (_key, value: unknown) => (value instanceof Uint8Array ? `[${value.byteLength} bytes]` : value)),
     toolNames: (options.tools ?? []).map((tool) => tool.name),
     structured: options.responseFormat?.type === 'json',
     schema: options.responseFormat?.type === 'json' ? (options.responseFormat.schema as JsonSchema | undefined) : undefined,

@@ -2,7 +2,9 @@
 // server, routed by path only (the service rewrites every Twilio host to one base URL), that
 // checks basic auth, answers message creates, the Messages list (To/From filters, newest
 // first) and WhatsApp typing indicators with Twilio's JSON shapes, records what it was sent,
-// and injects failures, delays and held requests on demand.
+// and injects failures, delays and held requests on demand. It also serves inbound media as
+// Twilio does: a `MediaUrl` on the API host checks basic auth and redirects (307) to a second
+// loopback "CDN" server, which serves the bytes and records whether credentials reached it.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -84,6 +86,28 @@ export interface RecordedTwilioRequest {
   receivedAt: number;
 }
 
+/** How the fake's media host answers for one media (see `addMedia`). */
+export interface FakeMediaOptions {
+  body: Buffer;
+  /** The MediaContentType the webhook declares and the media host answers with. */
+  contentType: string;
+  /** The media host answers this status instead of the bytes. */
+  status?: number;
+  /** The media host sends the headers and then nothing more (a download that never finishes). */
+  stall?: boolean;
+  /** Leave out Content-Length (chunked), so only counting while streaming can find the size. */
+  chunked?: boolean;
+}
+
+/** One request the media host (the fake CDN) received. */
+export interface RecordedMediaRequest {
+  path: string;
+  /** The Authorization header it got: Twilio's credentials must never reach the CDN. */
+  authorization: string | undefined;
+  /** Bytes written before the client went away or the body ended. */
+  bytesSent: number;
+}
+
 /** A message create the fake is holding open (see `holdNext`). */
 export interface HeldCreate {
   params: Record<string, string>;
@@ -99,6 +123,10 @@ export interface FakeTwilio {
   messages: RecordedMessage[];
   typingIndicators: RecordedTypingIndicator[];
   requests: RecordedTwilioRequest[];
+  /** Requests the media host (the CDN the media URLs redirect to) received. */
+  mediaRequests: RecordedMediaRequest[];
+  /** Serves `options.body` at a new Twilio media URL (basic auth, then a redirect to the media host); returns the URL for `MediaUrl{i}`. */
+  addMedia(options: FakeMediaOptions): string;
   /** The next `count` message creates answer `status` with Twilio's error JSON (`body` overrides fields, or replaces it when a string). */
   failNext(count: number, status: number, body?: Partial<TwilioErrorBody> | string): void;
   /** Until reset, every message create whose body satisfies `matches` answers `status`. */
@@ -373,9 +401,62 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     return [404, twilioErrorBody(404, { message: `The requested resource ${path} was not found` })];
   }
 
+  // Inbound media: the API host checks auth and redirects, the media host serves the bytes.
+  const media = new Map<string, FakeMediaOptions>();
+  const mediaRequests: RecordedMediaRequest[] = [];
+  const mediaPathPattern = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/([^/]+)\/Media\/([^/]+)$/;
+  const mediaHost = createServer((request, response) => {
+    const sid = new URL(request.url ?? '/', 'http://fake-media.invalid').pathname.replace(/^\/media\//, '');
+    const recorded: RecordedMediaRequest = { path: request.url ?? '/', authorization: request.headers.authorization, bytesSent: 0 };
+    mediaRequests.push(recorded);
+    const item = media.get(sid);
+    if (item === undefined || item.status !== undefined) {
+      response.writeHead(item?.status ?? 404, { 'content-type': 'application/xml' });
+      response.end('<Error><Code>NoSuchKey</Code></Error>');
+      return;
+    }
+    response.writeHead(200, { 'content-type': item.contentType, ...(item.chunked || item.stall ? {} : { 'content-length': item.body.length }) });
+    if (item.stall) {
+      response.write(item.body.subarray(0, 16));
+      recorded.bytesSent = 16;
+      return;
+    }
+    let offset = 0;
+    const pump = (): void => {
+      while (offset < item.body.length && !response.destroyed) {
+        const piece = item.body.subarray(offset, offset + 64 * 1024);
+        offset += piece.length;
+        recorded.bytesSent = offset;
+        if (!response.write(piece)) {
+          response.once('drain', pump);
+          return;
+        }
+      }
+      if (!response.destroyed) response.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve, reject) => {
+    mediaHost.once('error', reject);
+    mediaHost.listen(0, '127.0.0.1', () => resolve());
+  });
+  const mediaBaseUrl = `http://127.0.0.1:${(mediaHost.address() as AddressInfo).port}`;
+
   const server = createServer((request, response) => {
     const receivedAt = Date.now();
     const receivedAtHrtime = process.hrtime.bigint();
+    const mediaMatch = mediaPathPattern.exec(new URL(request.url ?? '/', 'http://fake-twilio.invalid').pathname);
+    if (request.method === 'GET' && mediaMatch !== null) {
+      const authorized = request.headers.authorization === expectedAuthorization && mediaMatch[1] === accountSid;
+      const found = mediaMatch[3] !== undefined && media.has(mediaMatch[3]);
+      const status = !authorized ? 401 : found ? 307 : 404;
+      requests.push({ method: 'GET', path: mediaMatch[0], params: {}, status, receivedAt });
+      if (status === 307) {
+        response.writeHead(307, { location: `${mediaBaseUrl}/media/${mediaMatch[3]}`, 'content-length': 0 });
+        response.end();
+      } else sendJson(response, status, twilioErrorBody(status));
+      return;
+    }
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake-twilio.invalid');
       const text = await readBody(request);
@@ -407,6 +488,12 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     messages,
     typingIndicators,
     requests,
+    mediaRequests,
+    addMedia(served) {
+      const sid = newSid('ME');
+      media.set(sid, served);
+      return `http://127.0.0.1:${port}/2010-04-01/Accounts/${accountSid}/Messages/${newSid('MM')}/Media/${sid}`;
+    },
     failNext(count, status, body) {
       for (let index = 0; index < count; index += 1) pendingFailures.push({ status, body });
     },
@@ -446,13 +533,19 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       messages.length = 0;
       typingIndicators.length = 0;
       requests.length = 0;
+      mediaRequests.length = 0;
+      media.clear();
       pendingFailures = [];
       pendingDelays = [];
       pendingHolds = [];
       outages = [];
       bodyFailures = [];
     },
-    close() {
+    async close() {
+      await new Promise<void>((resolve) => {
+        mediaHost.close(() => resolve());
+        mediaHost.closeAllConnections();
+      });
       return new Promise((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();

@@ -52,7 +52,14 @@ export interface Harness {
   env: Record<string, string>;
   queuePrefix: string;
   /** Posts a correctly signed inbound WhatsApp message; returns the supertest response. */
-  sendWhatsapp(input: { from: string; body: string; messageSid?: string; profileName?: string }): Promise<request.Response>;
+  sendWhatsapp(input: {
+    from: string;
+    body: string;
+    messageSid?: string;
+    profileName?: string;
+    /** `MediaUrl{i}` / `MediaContentType{i}` (see `twilio.addMedia`). */
+    media?: { url: string; contentType: string }[];
+  }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
   close(): Promise<void>;
 }
@@ -120,7 +127,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
-    sendWhatsapp: ({ from, body, messageSid, profileName }) =>
+    sendWhatsapp: ({ from, body, messageSid, profileName, media }) =>
       signedPost(
         '/webhooks/whatsapp',
         inboundWhatsappParams({
@@ -130,6 +137,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           body,
           messageSid: messageSid ?? newMessageSid(),
           ...(profileName ? { profileName } : {}),
+          ...(media ? { media } : {}),
         }),
       ),
     sendStatus: ({ messageSid, status, errorCode }) =>

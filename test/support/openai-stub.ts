@@ -1,7 +1,8 @@
 // Owns the local OpenAI-compatible Chat Completions server the tests point the real
 // @ai-sdk/openai provider at: POST /v1/chat/completions, plain JSON or SSE streaming, text,
 // tool calls, structured output (response_format json_schema), errors and malformed bodies,
-// each chosen per request by a handler; every request is recorded.
+// each chosen per request by a handler; every request is recorded. It also answers
+// POST /v1/audio/transcriptions (multipart, as the OpenAI transcription API) for voice notes.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -84,10 +85,24 @@ export type StubReply =
 
 export type StubHandler = (body: ChatCompletionRequestBody, request: RecordedRequest) => StubReply | Promise<StubReply>;
 
+/** One transcription request: the model and the audio file the service uploaded. */
+export interface RecordedTranscription {
+  model: string;
+  audio: Buffer;
+  mediaType: string;
+  filename: string;
+}
+
+/** How a transcription request is answered: the text, or an error status. */
+export type TranscriptionReply = { text: string; delayMs?: number } | { status: number };
+
 export interface OpenAIStub {
   /** http://127.0.0.1:<port>/v1 — give it to createOpenAI({ baseURL }). */
   baseUrl: string;
   requests: RecordedRequest[];
+  transcriptions: RecordedTranscription[];
+  /** How `/audio/transcriptions` answers from now on (default: a fixed sentence). */
+  transcribeWith(reply: TranscriptionReply | ((request: RecordedTranscription) => TranscriptionReply)): void;
   /** Sets the handler (or fixed reply) for every request not served by a queued respondOnce reply. */
   respondWith(handler: StubHandler | StubReply): void;
   /** Queues replies served one each, in order, before the respondWith handler. */
@@ -277,22 +292,53 @@ async function streamCompletion(response: ServerResponse, body: ChatCompletionRe
   response.end();
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
+async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
+
+const defaultStubTranscription = 'This is the stub transcription.';
 
 export async function startOpenAIStub(): Promise<OpenAIStub> {
   const requests: RecordedRequest[] = [];
   let handler: StubHandler = defaultHandler;
   let queued: StubHandler[] = [];
   const asHandler = (reply: StubHandler | StubReply): StubHandler => (typeof reply === 'function' ? reply : () => reply);
+  const transcriptions: RecordedTranscription[] = [];
+  let transcription: (request: RecordedTranscription) => TranscriptionReply = () => ({ text: defaultStubTranscription });
+
+  /** The OpenAI transcription API: a multipart form with `model` and `file`; answers `{ text }`. */
+  async function serveTranscription(request: IncomingMessage, response: ServerResponse, raw: Buffer): Promise<void> {
+    const form = await new Request('http://openai-stub.invalid/', {
+      method: 'POST',
+      headers: { 'content-type': request.headers['content-type'] ?? '' },
+      body: new Uint8Array(raw),
+    })
+      .formData()
+      .catch(() => undefined);
+    const file = form?.get('file');
+    const model = form?.get('model');
+    if (!(file instanceof File) || typeof model !== 'string') {
+      sendJson(response, 400, openAIErrorBody(400, "Missing required parameter: 'file' or 'model'."));
+      return;
+    }
+    const recorded: RecordedTranscription = { model, audio: Buffer.from(await file.arrayBuffer()), mediaType: file.type, filename: file.name };
+    transcriptions.push(recorded);
+    const reply = transcription(recorded);
+    if ('status' in reply) {
+      sendJson(response, reply.status, openAIErrorBody(reply.status));
+      return;
+    }
+    if (reply.delayMs) await sleep(reply.delayMs);
+    sendJson(response, 200, { text: reply.text, usage: { type: 'duration', seconds: 3 } });
+  }
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const receivedAt = Date.now();
     const path = new URL(request.url ?? '/', 'http://openai-stub.invalid').pathname;
-    const text = await readBody(request);
+    const raw = await readBody(request);
+    const text = raw.toString('utf8');
     const authorization = request.headers.authorization;
     if (authorization === undefined || !/^Bearer \S+/.test(authorization)) {
       sendJson(response, 401, openAIErrorBody(401, "You didn't provide an API key."));
@@ -300,6 +346,10 @@ export async function startOpenAIStub(): Promise<OpenAIStub> {
     }
     if (request.method === 'GET' && path === '/v1/models') {
       sendJson(response, 200, { object: 'list', data: [{ id: 'gpt-x', object: 'model', created: 0, owned_by: 'openai-stub' }] });
+      return;
+    }
+    if (request.method === 'POST' && path === '/v1/audio/transcriptions') {
+      await serveTranscription(request, response, raw);
       return;
     }
     if (request.method !== 'POST' || path !== '/v1/chat/completions') {
@@ -355,6 +405,10 @@ export async function startOpenAIStub(): Promise<OpenAIStub> {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    transcriptions,
+    transcribeWith(next) {
+      transcription = typeof next === 'function' ? next : () => next;
+    },
     respondWith(next) {
       handler = asHandler(next);
     },
@@ -363,6 +417,8 @@ export async function startOpenAIStub(): Promise<OpenAIStub> {
     },
     reset() {
       requests.length = 0;
+      transcriptions.length = 0;
+      transcription = () => ({ text: defaultStubTranscription });
       queued = [];
       handler = defaultHandler;
     },

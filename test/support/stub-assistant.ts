@@ -26,6 +26,7 @@ export function stubAssistant(body: ChatCompletionRequestBody): StubReply {
       system: '',
       userText,
       userMessages: [userText],
+      files: [],
       promptText: '',
       toolNames: [],
       structured: true,

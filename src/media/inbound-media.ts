@@ -1,0 +1,252 @@
+/**
+ * A message's media, made usable by the turn, in the worker before the turn runs (the webhook
+ * never downloads): each WhatsApp `MediaUrl` is fetched from Twilio (`media-fetch.ts`) and
+ * stored in GridFS with its cap and content check (`media-store.ts`); a widget upload is read
+ * back by id. Photos and PDFs become file parts (image/*, application/pdf) of the customer's latest message for
+ * the reply model; the first voice note is transcribed (at most one transcription call per
+ * turn) and answered like text. What the transcript, the judge and hand-off notices see is text:
+ * a one-line summary ("(1 photo)"), the caption, the transcription — never the bytes.
+ *
+ * A media the customer must fix (too big, an unsupported kind, a failed or slow download, a
+ * transcription error) never fails the turn: the model is told what happened and the sentence
+ * to give the customer in their language, so the reply says it and nothing is retried. Only
+ * infrastructure (MongoDB) failures throw, so the queue retries the message as usual.
+ */
+import type { FilePart, ModelMessage, TextPart } from 'ai';
+import type { InboundMedia, InboundMessage } from '../contracts/index.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { declaredKind, MediaRejectedError, type MediaFailure, type MediaKind } from './content-check.js';
+import { fetchMedia, isTimeout, type MediaSource } from './media-fetch.js';
+import { mediaIdFor, type MediaInfo, type MediaStore } from './media-store.js';
+import type { Transcriber } from './transcribe.js';
+
+/** What the inbound message's transcript record keeps of one media. */
+export interface MediaReference {
+  /** The media store id (absent when nothing was stored). */
+  id?: string;
+  contentType: string;
+  kind?: MediaKind;
+  size?: number;
+  filename?: string;
+  transcription?: string;
+  /** Why it could not be used. */
+  error?: MediaFailure;
+}
+
+export interface PreparedMedia {
+  /** The message as the transcript, the judge and teammates see it: summary, caption, transcription. */
+  text: string;
+  /** The customer's latest message for the reply model: the text, what it must tell the customer, the image and file parts. */
+  content: Array<TextPart | FilePart>;
+  media: MediaReference[];
+}
+
+export interface MediaIntakeOptions {
+  store: MediaStore;
+  /** Per channel id: the hosts its media URLs may name and the credentials to fetch them. */
+  sources: Readonly<Record<string, MediaSource>>;
+  transcribe: Transcriber;
+  maxBytes: number;
+  fetchTimeoutMs: number;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export interface MediaIntake {
+  /** Undefined when the message has no media. Throws only for infrastructure failures. */
+  prepare(message: InboundMessage, context: { conversationId: string; signal: AbortSignal; logger: Logger }): Promise<PreparedMedia | undefined>;
+}
+
+/** What the customer is told, per failure (the model says it in the customer's language). */
+export const MEDIA_FAILURE_REPLIES: Record<MediaFailure, string> = {
+  'too-large': 'That file is too large for me to open. Could you send a smaller one, or tell me in a message what it shows?',
+  'unsupported-type':
+    "I can understand photos, screenshots, PDF documents and voice notes, but not this kind of file. Could you send it as one of those, or tell me in a message what it's about?",
+  'download-failed': "I couldn't open your attachment. Could you send it again?",
+  'download-timeout': "I couldn't open your attachment. Could you send it again?",
+  'transcription-failed': "I couldn't make out your voice note. Could you send it again, or type your message?",
+  'too-many-voice-notes': 'I can listen to one voice note per message. Could you send the others one at a time?',
+};
+
+const LABELS: Record<MediaKind | 'file', [string, string]> = {
+  image: ['photo', 'photos'],
+  audio: ['voice note', 'voice notes'],
+  document: ['PDF', 'PDFs'],
+  file: ['file', 'files'],
+};
+
+/** "(1 photo)", "(2 photos, 1 PDF)": what the message carried, by declared kind. */
+function mediaSummary(media: readonly Pick<InboundMedia, 'contentType'>[]): string {
+  const counts = new Map<MediaKind | 'file', number>();
+  for (const item of media) {
+    const kind = declaredKind(item.contentType) ?? 'file';
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  const order: (MediaKind | 'file')[] = ['image', 'audio', 'document', 'file'];
+  const listed = order.flatMap((kind) => {
+    const count = counts.get(kind);
+    const [one, many] = LABELS[kind];
+    return count ? [`${count} ${count === 1 ? one : many}`] : [];
+  });
+  return `(${listed.join(', ')})`;
+}
+
+/**
+ * A buffer the bytes are copied into as they stream: allocated once when the length is
+ * announced, grown by doubling otherwise, so a file is held whole only once.
+ */
+class ByteSink {
+  private buffer: Buffer;
+  private length = 0;
+  constructor(
+    expected: number | undefined,
+    private readonly maxBytes: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(Math.min(expected ?? 64 * 1024, maxBytes));
+  }
+  push(chunk: Buffer): void {
+    if (this.length + chunk.length > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.min(this.maxBytes, Math.max(this.length + chunk.length, this.buffer.length * 2)));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    chunk.copy(this.buffer, this.length);
+    this.length += chunk.length;
+  }
+  bytes(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
+/** The body of a download, with its errors (a network failure, the deadline) turned into media failures. */
+async function* guarded(body: AsyncIterable<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of body) yield chunk;
+  } catch (error) {
+    if (error instanceof MediaRejectedError) throw error;
+    if (isTimeout(error, signal)) throw new MediaRejectedError('download-timeout', 'media download timed out', { cause: error });
+    throw new MediaRejectedError('download-failed', 'media download broke off', { cause: error });
+  }
+}
+
+interface Loaded {
+  info: MediaInfo;
+  bytes: Uint8Array;
+}
+
+export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
+  const { store, metrics } = options;
+
+  const readStored = async (info: MediaInfo): Promise<Loaded> => {
+    const opened = await store.open(info.id);
+    if (!opened) throw new MediaRejectedError('download-failed', `media ${info.id} vanished`);
+    const sink = new ByteSink(info.size, Math.max(info.size, 1));
+    for await (const chunk of opened.stream) sink.push(chunk as Buffer);
+    return { info, bytes: sink.bytes() };
+  };
+
+  /** Stores (or finds) one media and returns its bytes; throws MediaRejectedError for the customer's media, anything else for infrastructure. */
+  const load = async (message: InboundMessage, media: InboundMedia, index: number, conversationId: string, signal: AbortSignal): Promise<Loaded> => {
+    if (media.id !== undefined) {
+      const info = await store.info(media.id);
+      if (!info || info.conversationId !== conversationId) throw new MediaRejectedError('download-failed', `no stored media ${media.id} for this conversation`);
+      return readStored(info);
+    }
+    if (declaredKind(media.contentType) === undefined) {
+      throw new MediaRejectedError('unsupported-type', `unsupported media type ${media.contentType}`);
+    }
+    const source = options.sources[message.channel];
+    if (!source || media.url === undefined) throw new MediaRejectedError('download-failed', `channel ${message.channel} has no media source`);
+    // A retried message finds what an earlier attempt stored instead of downloading it again.
+    const id = mediaIdFor(`${message.channel}:${message.messageId}:${index}`);
+    const stored = await store.info(id);
+    if (stored) return readStored(stored);
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(options.fetchTimeoutMs)]);
+    const fetched = await fetchMedia(media.url, source, { maxBytes: options.maxBytes, signal: deadline });
+    const sink = new ByteSink(fetched.contentLength, options.maxBytes);
+    try {
+      const info = await store.put(guarded(fetched.body, deadline), {
+        id,
+        contentType: media.contentType,
+        conversationId,
+        channel: message.channel,
+        ...(media.filename ? { filename: media.filename } : {}),
+        onChunk: (chunk) => sink.push(chunk),
+      });
+      return { info, bytes: sink.bytes() };
+    } finally {
+      fetched.body.destroy();
+    }
+  };
+
+  return {
+    async prepare(message, { conversationId, signal, logger }) {
+      const items = message.media ?? [];
+      if (items.length === 0) return undefined;
+      const started = performance.now();
+      const references: MediaReference[] = [];
+      const parts: FilePart[] = [];
+      const transcriptions: string[] = [];
+      const failures = new Set<MediaFailure>();
+      let transcribed = false;
+      for (const [index, media] of items.entries()) {
+        const reference: MediaReference = { contentType: media.contentType, ...(media.filename ? { filename: media.filename } : {}) };
+        references.push(reference);
+        try {
+          const { info, bytes } = await load(message, media, index, conversationId, signal);
+          Object.assign(reference, { id: info.id, contentType: info.contentType, kind: info.kind, size: info.size });
+          if (info.kind === 'image' || info.kind === 'document') {
+            // Images too are file parts (the AI SDK's image part is deprecated); the provider sends them as images.
+            parts.push({ type: 'file', data: bytes, mediaType: info.contentType, ...(info.filename ? { filename: info.filename } : {}) });
+          } else if (info.transcription !== undefined) {
+            reference.transcription = info.transcription;
+            transcriptions.push(info.transcription);
+          } else if (transcribed) {
+            throw new MediaRejectedError('too-many-voice-notes', 'one voice note per message is transcribed');
+          } else {
+            transcribed = true;
+            let text: string;
+            try {
+              text = await options.transcribe(bytes, { signal });
+            } catch (error) {
+              if (signal.aborted) throw error;
+              throw new MediaRejectedError('transcription-failed', 'the voice note could not be transcribed', { cause: error });
+            }
+            if (!text) throw new MediaRejectedError('transcription-failed', 'the transcription was empty');
+            await store.setTranscription(info.id, text);
+            reference.transcription = text;
+            transcriptions.push(text);
+          }
+          metrics.increment('media_total', { channel: message.channel, kind: info.kind, outcome: 'used' });
+        } catch (error) {
+          if (!(error instanceof MediaRejectedError)) throw error;
+          reference.error = error.reason;
+          failures.add(error.reason);
+          metrics.increment('media_total', { channel: message.channel, kind: declaredKind(media.contentType) ?? 'other', outcome: error.reason });
+          logger.warn('media-rejected', { index, contentType: media.contentType, reason: error.reason, error });
+        }
+      }
+      const caption = message.text.trim();
+      const summary = mediaSummary(items);
+      const lines = [caption ? `${summary} ${caption}` : summary, ...transcriptions.map((text) => `Voice note: "${text}"`)];
+      const text = lines.join('\n');
+      const notes = [...failures].map(
+        (reason) =>
+          `[Not understood: ${reason.replaceAll('-', ' ')}. Tell the customer this, in the language they write in: "${MEDIA_FAILURE_REPLIES[reason]}"]`,
+      );
+      logger.info('media-prepared', {
+        media: references.map(({ kind, size, error }) => ({ kind, size, ...(error ? { error } : {}) })),
+        ms: Math.round(performance.now() - started),
+      });
+      return { text, content: [{ type: 'text', text: [text, ...notes].join('\n') }, ...parts], media: references };
+    },
+  };
+}
+
+/** The model history with the customer's latest message carrying its media (the parts only this turn sends). */
+export function withMediaContent(history: ModelMessage[], prepared: PreparedMedia | undefined): ModelMessage[] {
+  const last = history.at(-1);
+  if (!prepared || last?.role !== 'user') return history;
+  return [...history.slice(0, -1), { role: 'user', content: prepared.content }];
+}
