@@ -10,11 +10,9 @@
 import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
-import type { MediaInfo, MediaStore } from '../media/media-store.js';
+import type { MediaReference } from '../media/inbound-media.js';
+import type { MediaStore } from '../media/media-store.js';
 import type { TranscriptLinks } from './transcript-link.js';
-
-/** One attachment as a stored message records it. */
-export type MessageMedia = Pick<MediaInfo, 'id' | 'contentType'> & Partial<Pick<MediaInfo, 'kind' | 'filename' | 'size' | 'transcription'>>;
 
 const htmlEntities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (character) => htmlEntities[character] ?? character);
@@ -31,7 +29,9 @@ export const MEDIA_STYLE = `
 /** The CSP sources the page needs for its media (same origin: the media route). */
 export const MEDIA_CSP = ["img-src 'self'", "media-src 'self'"];
 
-const kindOf = (media: MessageMedia): 'image' | 'audio' | 'document' =>
+const KIND_LABELS = { image: 'photo', audio: 'voice note', document: 'document' } as const;
+
+const kindOf = (media: MediaReference): 'image' | 'audio' | 'document' =>
   media.kind ?? (media.contentType.startsWith('image/') ? 'image' : media.contentType.startsWith('audio/') ? 'audio' : 'document');
 
 function sizeText(bytes: number | undefined): string {
@@ -45,12 +45,14 @@ function sizeText(bytes: number | undefined): string {
  * One message's attachments as page markup; `url` gives a media's signed address (without it,
  * only what was attached is named). Every stored text is escaped.
  */
-export function renderMessageMedia(media: readonly MessageMedia[] | undefined, url: ((mediaId: string) => string) | undefined): string {
+export function renderMessageMedia(media: readonly MediaReference[] | undefined, url: ((mediaId: string) => string) | undefined): string {
   if (!media || media.length === 0) return '';
   return media
     .map((item) => {
       const kind = kindOf(item);
-      if (!url) return `<p class="media">Attachment: ${escapeHtml(item.filename ?? kind)}</p>`;
+      const label = escapeHtml(item.filename ?? KIND_LABELS[kind]);
+      // Not kept (too big, a failed download…): named, with why, and nothing to open.
+      if (item.id === undefined || !url) return `<p class="media">Attachment: ${label}${item.error ? ` · not used: ${escapeHtml(item.error)}` : ''}</p>`;
       const href = escapeHtml(url(item.id));
       if (kind === 'image') {
         return `<figure class="media"><a href="${href}"><img src="${href}" alt="${escapeHtml(item.filename ? `Photo: ${item.filename}` : 'Photo from the customer')}"></a></figure>`;

@@ -7,13 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
-import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia, type MessageMedia } from './transcript-media.js';
+import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia } from './transcript-media.js';
 
 export interface TranscriptPageInput {
   conversation: { id: string; channel: string; address: string; displayName?: string | undefined };
-  messages: readonly (Pick<MessageRecord, 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage'> & {
-    media?: readonly MessageMedia[];
-  })[];
+  messages: readonly Pick<MessageRecord, 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage' | 'media'>[];
   generatedAt: Date;
   /** A message's media address, signed like the page's link (see transcript-media.ts). */
   mediaUrl?: (mediaId: string) => string;

@@ -12,9 +12,10 @@ import type { Connection } from 'mongoose';
 import request from 'supertest';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
+import type { MediaReference } from '../../src/media/inbound-media.js';
 import { createMediaStore, type MediaStore } from '../../src/media/media-store.js';
 import { createMetrics } from '../../src/metrics.js';
-import { connectMongo, createTranscriptStore, inboundMessageId, type TranscriptStore } from '../../src/store/transcript-store.js';
+import { connectMongo, createTranscriptStore, type TranscriptStore } from '../../src/store/transcript-store.js';
 import { createTranscriptLinks, type TranscriptLinks } from '../../src/transcripts/transcript-link.js';
 import { createTranscriptMediaRouter } from '../../src/transcripts/transcript-media.js';
 import { createTranscriptRouter } from '../../src/transcripts/transcript-router.js';
@@ -44,12 +45,16 @@ async function store(bytes: Buffer, contentType: string, conversationId: string,
   return info.id;
 }
 
-async function storeMessage(conversationId: string, text: string, attached: Record<string, unknown>[]): Promise<void> {
+async function storeMessage(conversationId: string, text: string, attached: MediaReference[]): Promise<void> {
   await transcripts.openConversation({ key: conversationId, channel: 'web', address: conversationId });
-  const channelMessageId = `${conversationId}:m1`;
-  await transcripts.recordInbound({ conversationId, channel: 'web', channelMessageId, text, receivedAt: new Date(Date.now() - 60_000) });
-  // Written through the driver: what the media worker records on the inbound message.
-  await transcripts.messages.collection.updateOne({ _id: inboundMessageId('web', channelMessageId) } as never, { $set: { media: attached } });
+  await transcripts.recordInbound({
+    conversationId,
+    channel: 'web',
+    channelMessageId: `${conversationId}:m1`,
+    text,
+    receivedAt: new Date(Date.now() - 60_000),
+    media: attached,
+  });
 }
 
 /** The `src` / `href` values the page gives, unescaped. */

@@ -10,10 +10,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
-import type { Locator, Page } from 'playwright-core';
+import type { FileChooser, Locator, Page } from 'playwright-core';
 import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { PDF_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
 import { findFreePort } from '../support/services.js';
 import { openWidget, waitForText, widget } from '../support/widget-page.js';
@@ -89,9 +89,16 @@ afterEach(async () => {
   }
 });
 
+const choosers = new WeakMap<Page, FileChooser[]>();
+
 async function openPage(): Promise<Page> {
   const watched = await chromium.newPage(DESKTOP);
   opened.push(watched);
+  // Listening from the start: Playwright turns on file chooser interception without waiting for
+  // it, so a listener added just before the click can miss the chooser that click opens.
+  const opens: FileChooser[] = [];
+  choosers.set(watched.page, opens);
+  watched.page.on('filechooser', (chooser) => opens.push(chooser));
   await watched.page.goto(`${origin}/host/page`);
   return watched.page;
 }
@@ -108,6 +115,9 @@ function attachments(page: Page) {
     sentFiles: page.locator('assistant-chat-widget .sent-file'),
   };
 }
+
+/** The next file picker the page opened. */
+const nextChooser = (page: Page): Promise<FileChooser> => eventually(() => choosers.get(page)?.shift());
 
 const isFocused = (locator: Locator): Promise<boolean> => locator.evaluate((element: { matches(selector: string): boolean }) => element.matches(':focus'));
 
@@ -137,9 +147,8 @@ describe('attachments', () => {
     const page = await openPage();
     const parts = await openWidget(page);
     const attach = attachments(page);
-    const chooser = page.waitForEvent('filechooser');
     await attach.button.click();
-    await (await chooser).setFiles({ name: 'invoice-0412.pdf', mimeType: 'application/pdf', buffer: PDF_BYTES });
+    await (await nextChooser(page)).setFiles({ name: 'invoice-0412.pdf', mimeType: 'application/pdf', buffer: PDF_BYTES });
     await attach.ready.waitFor({ state: 'visible' });
     expect(await attach.ready.innerText()).toContain('invoice-0412.pdf');
 
@@ -177,9 +186,8 @@ describe('attachments', () => {
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1024 * 1024 });
     await page.evaluate(RECORD_PROGRESS);
     const photo = Buffer.concat([PNG_BYTES, Buffer.alloc(1536 * 1024, 7)]);
-    const chooser = page.waitForEvent('filechooser');
     await page.keyboard.press('Enter');
-    await (await chooser).setFiles({ name: 'cleat.png', mimeType: 'image/png', buffer: photo });
+    await (await nextChooser(page)).setFiles({ name: 'cleat.png', mimeType: 'image/png', buffer: photo });
 
     await attach.thumbnail.waitFor({ state: 'visible' });
     expect(await attach.progress.getAttribute('aria-label')).toBe('Uploading cleat.png');
@@ -203,10 +211,9 @@ describe('attachments', () => {
     const page = await openPage();
     const parts = await openWidget(page);
     const attach = attachments(page);
-    const chooser = page.waitForEvent('filechooser');
     await attach.button.click();
     await (
-      await chooser
+      await nextChooser(page)
     ).setFiles([
       { name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('these are my notes, not a picture\n') },
       { name: 'scan.pdf', mimeType: 'application/pdf', buffer: Buffer.concat([PDF_BYTES, Buffer.alloc(MAX_BYTES)]) },
