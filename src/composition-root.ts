@@ -194,6 +194,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcribe: createOpenAITranscriber({ apiKey: config.model.apiKey, baseUrl: config.model.baseUrl, model: config.media.transcribeModel }),
     maxBytes: config.media.maxBytes,
     fetchTimeoutMs: config.media.fetchTimeoutMs,
+    transcribeTimeoutMs: config.model.timeoutMs,
     logger,
     metrics,
   });

@@ -49,6 +49,8 @@ export interface MediaIntakeOptions {
   transcribe: Transcriber;
   maxBytes: number;
   fetchTimeoutMs: number;
+  /** The transcription call's deadline (MODEL_TIMEOUT_MS): past it the voice note is answered as not understood. */
+  transcribeTimeoutMs: number;
   logger: Logger;
   metrics: Metrics;
 }
@@ -208,7 +210,7 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
             transcribed = true;
             let text: string;
             try {
-              text = await options.transcribe(bytes, { signal });
+              text = await options.transcribe(bytes, { signal: AbortSignal.any([signal, AbortSignal.timeout(options.transcribeTimeoutMs)]) });
             } catch (error) {
               if (signal.aborted) throw error;
               throw new MediaRejectedError('transcription-failed', 'the voice note could not be transcribed', { cause: error });
@@ -220,7 +222,8 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
           }
           metrics.increment('media_total', { channel: message.channel, kind: info.kind, outcome: 'used' });
         } catch (error) {
-          if (!(error instanceof MediaRejectedError)) throw error;
+          // A turn cut short (lost lock, shutdown) is retried by the queue, not answered as a bad media.
+          if (!(error instanceof MediaRejectedError) || signal.aborted) throw error;
           reference.error = error.reason;
           failures.add(error.reason);
           metrics.increment('media_total', { channel: message.channel, kind: declaredKind(media.contentType) ?? 'other', outcome: error.reason });

@@ -40,6 +40,7 @@ export interface MediaInfo {
 export interface PutMediaInput {
   /** What the sender declared; the bytes must agree with its kind. */
   contentType: string;
+  /** The conversation key its message will carry (`InboundMessage.conversationKey`): a message may only reference its own conversation's media. */
   conversationId: string;
   filename?: string;
   channel?: string;

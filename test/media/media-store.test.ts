@@ -83,3 +83,45 @@ describe('media store', () => {
     expect(await store.info(info.id)).toBeUndefined();
   });
 });
+
+describe('a retried message', () => {
+  test('finds its media stored and transcribed by the earlier attempt: no second download, no second transcription', async () => {
+    const { createMediaIntake } = await import('../../src/media/inbound-media.js');
+    const { whatsappMediaSource } = await import('../../channels/whatsapp/media-source.js');
+    const { OGG_BYTES } = await import('../support/media-fixtures.js');
+    let transcriptions = 0;
+    const intake = createMediaIntake({
+      store,
+      sources: {
+        whatsapp: whatsappMediaSource({ accountSid: harness.twilio.accountSid, authToken: harness.twilio.authToken, apiBaseUrl: harness.twilio.baseUrl }),
+      },
+      transcribe: async () => {
+        transcriptions += 1;
+        return 'where is my order';
+      },
+      maxBytes: 64 * 1024,
+      fetchTimeoutMs: 5_000,
+      transcribeTimeoutMs: 5_000,
+      logger: harness.services.logger,
+      metrics: harness.services.metrics,
+    });
+    const url = harness.twilio.addMedia({ body: OGG_BYTES, contentType: 'audio/ogg' });
+    const message = {
+      channel: 'whatsapp',
+      conversationKey: 'whatsapp:+440000001399',
+      messageId: 'MM0123456789abcdef0123456789abcdef',
+      from: { address: 'whatsapp:+440000001399' },
+      text: '',
+      receivedAt: Date.now(),
+      metadata: {},
+      media: [{ url, contentType: 'audio/ogg' }],
+    };
+    const context = { conversationId: message.conversationKey, signal: new AbortController().signal, logger: harness.services.logger };
+    const first = await intake.prepare(message, context);
+    const again = await intake.prepare(message, context);
+    expect(again).toEqual(first);
+    expect(first?.text).toBe('(1 voice note)\nVoice note: "where is my order"');
+    expect(transcriptions).toBe(1);
+    expect(harness.twilio.mediaRequests).toHaveLength(1);
+  });
+});

@@ -156,6 +156,19 @@ describe('media on WhatsApp', () => {
     expect(new Set(record.media?.map((item) => item.id)).size).toBe(3);
   });
 
+  test('two voice notes in one message: one transcription call, and the customer is asked to send the other on its own', async () => {
+    stub.transcribeWith({ text: 'first note' });
+    const customer = nextCustomer();
+    const messageSid = sid();
+    const media = [1, 2].map(() => ({ url: harness.twilio.addMedia({ body: OGG_BYTES, contentType: 'audio/ogg' }), contentType: 'audio/ogg' }));
+    await harness.sendWhatsapp({ from: customer, body: '', messageSid, media });
+    expect(await repliesTo(customer, 1)).toEqual([MEDIA_FAILURE_REPLIES['too-many-voice-notes']]);
+    expect(stub.transcriptions).toHaveLength(1);
+    expect(harness.models.replyCalls().at(-1)?.userText).toContain('Voice note: "first note"');
+    const record = await inboundRecord(messageSid);
+    expect(record.media?.map((item) => item.transcription ?? item.error)).toEqual(['first note', 'too-many-voice-notes']);
+  });
+
   test('the hand-off notice says the customer sent a photo', async () => {
     const customer = nextCustomer();
     const url = harness.twilio.addMedia({ body: PNG_BYTES, contentType: 'image/png' });
