@@ -2,7 +2,8 @@
  * The widget's HTTP surface: the script (versioned, long-cached), visitor sessions (the
  * service chooses the visitor id; a website-verified user is bound into the token), history
  * from the conversation's bounded recent messages (one `_id` read), message posting (deduped
- * by client message id within the conversation, size-capped, rate limited) and the
+ * by client message id within the conversation, size-capped, rate limited, naming attachments
+ * uploaded through `uploads.ts` into the same conversation) and the
  * Server-Sent Events stream (a few per visitor), plus the demo page. Every endpoint a browser
  * calls is rate limited per visitor and per IP. CORS is granted only to the origins a site
  * allows; every refusal is a clear 4xx and a log line.
