@@ -152,6 +152,13 @@ describe('uploads', () => {
     expect(await storedFiles()).toBe(files);
   });
 
+  test('an empty upload gets 400', async () => {
+    const visitor = await session();
+    const response = await upload(visitor.token, Buffer.alloc(0));
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'the upload is empty' });
+  });
+
   test('no token gets 401, a foreign origin 403', async () => {
     const visitor = await session();
     const anonymous = await upload(undefined, PNG_BYTES);
