@@ -16,6 +16,7 @@ import type { TeammateInbound } from './handoff/teammate-router.js';
 import type { Teams } from './handoff/teams.js';
 import { NoticeSendError } from './handoff/webhook-sender.js';
 import type { Logger } from './logger.js';
+import type { MediaStore } from './media/media-store.js';
 import type { Metrics } from './metrics.js';
 import type { ChannelDefinition, InboundMessage } from './contracts/index.js';
 import type { TranscriptStore } from './store/transcript-store.js';
@@ -41,6 +42,8 @@ export interface ChannelContext {
   metrics: Metrics;
   redis: RedisClient;
   transcripts: TranscriptStore;
+  /** Customers' media (the widget's uploads go here). */
+  media: MediaStore;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   /** Starts a conversation over (the widget's "new chat"). */
   resetConversation(conversationId: string): Promise<void>;

@@ -46,6 +46,7 @@ import { MAX_TEAMMATE_TEXT, type TakeoverService } from './handoff/takeover.js';
 import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
+import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
@@ -170,6 +171,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics,
     redis,
     transcripts,
+    media,
     intake,
     resetConversation: (conversationId) => orchestrator.resetConversation(conversationId),
     contacts,
@@ -186,7 +188,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // Each channel is on by its own configuration: no TWILIO_* means no WhatsApp, `WEB_SITES=[]` no widget.
   const plugins = [
     createWhatsappPlugin(config.twilio && { ...config.twilio, trustProxy: config.trustProxy !== false }, context),
-    createWebPlugin({ ...config.web, port: config.port }, context),
+    createWebPlugin({ ...config.web, port: config.port, maxUploadBytes: config.media.maxBytes }, context),
   ].filter((plugin): plugin is ChannelPlugin => plugin !== undefined);
   if (plugins.length === 0) {
     throw new ConfigError(
@@ -286,6 +288,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         logger,
         live: { takeover: takeover.service, teams, maxReplyChars: MAX_TEAMMATE_TEXT, shutdown: draining.signal },
       }),
+      createTranscriptMediaRouter({ links: transcriptLinks, media, logger }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),
     ],
   });

@@ -122,6 +122,8 @@ const EnvSchema = z.object({
   WEB_VISITOR_REQUESTS_PER_MINUTE: positiveInt(60),
   WEB_IP_REQUESTS_PER_MINUTE: positiveInt(300),
   WEB_STREAMS_PER_VISITOR: positiveInt(5),
+  WEB_VISITOR_UPLOADS_PER_MINUTE: positiveInt(10),
+  WEB_IP_UPLOADS_PER_MINUTE: positiveInt(30),
   BUSINESS_NAME: z.string().min(1).max(80).default('our business'),
   HANDOFF_TEAMS: z.string().optional(),
   NOTICE_ATTEMPTS: positiveInt(6),
@@ -251,6 +253,9 @@ export interface Config {
     visitorRequestsPerMinute: number;
     ipRequestsPerMinute: number;
     streamsPerVisitor: number;
+    /** Widget attachments (`/api/widget/uploads`) per visitor and per IP. */
+    visitorUploadsPerMinute: number;
+    ipUploadsPerMinute: number;
   };
 }
 
@@ -333,6 +338,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       visitorRequestsPerMinute: env.WEB_VISITOR_REQUESTS_PER_MINUTE,
       ipRequestsPerMinute: env.WEB_IP_REQUESTS_PER_MINUTE,
       streamsPerVisitor: env.WEB_STREAMS_PER_VISITOR,
+      visitorUploadsPerMinute: env.WEB_VISITOR_UPLOADS_PER_MINUTE,
+      ipUploadsPerMinute: env.WEB_IP_UPLOADS_PER_MINUTE,
     },
     mcp: env.MCP_SERVER_URL
       ? {

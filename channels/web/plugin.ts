@@ -19,6 +19,8 @@ export interface WebPluginSettings extends WebLimits {
   tokenSecret: string;
   /** The service's port, for the demo site's localhost origins. */
   port: number;
+  /** MEDIA_MAX_BYTES: the largest attachment a visitor may upload. */
+  maxUploadBytes: number;
 }
 
 export function createWebPlugin(settings: WebPluginSettings, context: ChannelContext): ChannelPlugin | undefined {
@@ -46,10 +48,20 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
     visitorRequestsPerMinute: settings.visitorRequestsPerMinute,
     ipRequestsPerMinute: settings.ipRequestsPerMinute,
     streamsPerVisitor: settings.streamsPerVisitor,
+    visitorUploadsPerMinute: settings.visitorUploadsPerMinute,
+    ipUploadsPerMinute: settings.ipUploadsPerMinute,
   };
   return {
     channel,
-    router: createWebRouter({ sites, tokens: createVisitorTokens(settings.tokenSecret), events, widget: widgetBundle, limits, services: context }),
+    router: createWebRouter({
+      sites,
+      tokens: createVisitorTokens(settings.tokenSecret),
+      events,
+      widget: widgetBundle,
+      limits,
+      services: context,
+      uploads: { store: context.media, maxBytes: settings.maxUploadBytes },
+    }),
     close: () => events.close(),
   };
 }

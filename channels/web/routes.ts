@@ -2,7 +2,8 @@
  * The widget's HTTP surface: the script (versioned, long-cached), visitor sessions (the
  * service chooses the visitor id; a website-verified user is bound into the token), history
  * from the conversation's bounded recent messages (one `_id` read), message posting (deduped
- * by client message id within the conversation, size-capped, rate limited) and the
+ * by client message id within the conversation, size-capped, rate limited, naming attachments
+ * uploaded through `uploads.ts` into the same conversation) and the
  * Server-Sent Events stream (a few per visitor), plus the demo page. Every endpoint a browser
  * calls is rate limited per visitor and per IP. CORS is granted only to the origins a site
  * allows; every refusal is a clear 4xx and a log line.
@@ -24,6 +25,8 @@ import { createStreamSlots } from './stream-slots.js';
 import { identityMetadata, verifyVisitorIdentity, type VerifiedUser } from './visitor-identity.js';
 import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-token.js';
 import { demoPage } from './demo-page.js';
+import { createUploadHandler, resolveAttachments } from './uploads.js';
+import type { MediaStore } from '../../src/media/media-store.js';
 import type { Config } from '../../src/config.js';
 
 export interface WidgetBundle {
@@ -40,6 +43,8 @@ export interface WebRoutesOptions {
   limits: Omit<Config['web'], 'sitesJson' | 'tokenSecret'>;
   /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
   services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'logger' | 'metrics' | 'shutdown'>;
+  /** Where visitors' attachments go, and the size cap (MEDIA_MAX_BYTES). */
+  uploads: { store: Pick<MediaStore, 'put' | 'info'>; maxBytes: number };
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -54,11 +59,17 @@ const SessionRequestSchema = z.object({
   user: z.unknown().optional(),
 });
 
-const MessageRequestSchema = z.object({
-  clientMessageId: id,
-  text: z.string().trim().min(1, 'text is empty'),
-  page: z.object({ url: z.url().max(2048).optional(), title: z.string().max(200).optional() }).optional(),
-});
+/** Media a message may name (ids the upload endpoint returned in this conversation). */
+const MAX_ATTACHMENTS = 5;
+
+const MessageRequestSchema = z
+  .object({
+    clientMessageId: id,
+    text: z.string().trim(),
+    page: z.object({ url: z.url().max(2048).optional(), title: z.string().max(200).optional() }).optional(),
+    attachments: z.array(id).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).optional(),
+  })
+  .refine((message) => message.text !== '' || (message.attachments?.length ?? 0) > 0, { path: ['text'], message: 'text is empty' });
 
 // The recent history also holds notes for the model (a takeover's summary): the visitor sees only messages.
 const STORED_MESSAGE_ID = /^(in|out):/;
@@ -75,8 +86,8 @@ function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' |
   return `${WEB_CHANNEL_ID}:${claims.siteKey}:${claims.visitorId}:${claims.chatId}`;
 }
 
-function publicSite(site: Site, maxMessageChars: number) {
-  return { name: site.name, greeting: site.greeting, accentColor: site.accentColor, language: site.language, maxMessageChars };
+function publicSite(site: Site, maxMessageChars: number, maxUploadBytes: number) {
+  return { name: site.name, greeting: site.greeting, accentColor: site.accentColor, language: site.language, maxMessageChars, maxUploadBytes };
 }
 
 export function createWebRouter(settings: WebRoutesOptions): Router {
@@ -229,7 +240,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       expiresAt: issued.expiresAt,
       visitorId,
       conversationId: conversationKeyOf({ siteKey: site.key, visitorId, chatId }),
-      site: publicSite(site, options.limits.maxMessageChars),
+      site: publicSite(site, options.limits.maxMessageChars, settings.uploads.maxBytes),
     });
   });
 
@@ -264,6 +275,23 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     });
   });
 
+  router.post(
+    '/api/widget/uploads',
+    createUploadHandler({
+      ...settings.uploads,
+      visitorPerMinute: options.limits.visitorUploadsPerMinute,
+      ipPerMinute: options.limits.ipUploadsPerMinute,
+      redis: options.redis,
+      logger,
+      metrics,
+      refuse,
+      authenticate(request, response) {
+        const visitor = authenticate(request, response);
+        return visitor && { conversationId: conversationKeyOf(visitor.claims), visitorId: visitor.claims.visitorId };
+      },
+    }),
+  );
+
   router.post('/api/widget/messages', ackTimer(metrics, WEB_CHANNEL_ID), json, async (request, response) => {
     const visitor = authenticate(request, response);
     if (!visitor) return;
@@ -272,7 +300,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
-    const { text, clientMessageId, page } = parsed.data;
+    const { text, clientMessageId, page, attachments } = parsed.data;
     if (text.length > options.limits.maxMessageChars) {
       refuse(response, 413, `message is longer than ${options.limits.maxMessageChars} characters`, 'too_long', { maxChars: options.limits.maxMessageChars });
       return;
@@ -290,12 +318,18 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       }
     }
     const conversationKey = conversationKeyOf(claims);
+    const media = await resolveAttachments(settings.uploads.store, conversationKey, attachments ?? []);
+    if (!media.ok) {
+      refuse(response, 400, `unknown attachment ${media.id}: upload it in this conversation first`, 'unknown_attachment', { attachment: media.id });
+      return;
+    }
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,
       conversationKey,
       messageId: scopedMessageId(claims.chatId, clientMessageId),
       from: { address: conversationKey },
       text,
+      ...(media.media.length > 0 ? { media: media.media } : {}),
       receivedAt: Date.now(),
       // Built key by key: nothing the browser sends can name a metadata key, and the verified
       // user comes only from the signed token.

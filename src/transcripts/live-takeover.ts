@@ -106,7 +106,7 @@ export function pageActor(team: LiveTeam | undefined, name: string): LiveActor |
     : { id: `page:${member.name}`, name: member.name, via: 'page' };
 }
 
-type StoredMessage = Pick<MessageRecord, '_id' | 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage' | 'roleId'>;
+type StoredMessage = Pick<MessageRecord, '_id' | 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage' | 'roleId' | 'media'>;
 
 // The takeover stores a teammate's message under the role `teammate:<name>`, and what it tells the customer itself under `system`.
 const TEAMMATE_ROLE = /^teammate:(.+)$/;
@@ -128,6 +128,7 @@ export function pageMessage(record: StoredMessage): PageMessage {
     status: record.status,
     errorCode: record.errorCode,
     errorMessage: record.errorMessage,
+    ...(record.media?.length ? { media: record.media } : {}),
   };
 }
 

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
 import { LIVE_PAGE_SCRIPT } from './live-page-script.js';
+import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia } from './transcript-media.js';
 
 /** One message as the page shows it. */
 export interface PageMessage {
@@ -23,6 +24,8 @@ export interface PageMessage {
   status?: MessageRecord['status'] | undefined;
   errorCode?: string | undefined;
   errorMessage?: string | undefined;
+  /** Photos, voice notes and documents of an inbound message (shown through signed media links). */
+  media?: MessageRecord['media'];
 }
 
 /** What the live page shows and may do; absent, the page is the plain transcript. */
@@ -44,6 +47,8 @@ export interface TranscriptPageInput {
   messages: readonly PageMessage[];
   generatedAt: Date;
   live?: LivePageSettings | undefined;
+  /** A message's media address, signed like the page's link (see transcript-media.ts). */
+  mediaUrl?: (mediaId: string) => string;
 }
 
 const STYLE = `
@@ -97,14 +102,20 @@ button:disabled { opacity: 0.45; cursor: not-allowed; }
 .notice { grid-column: 1 / -1; margin: 0; font-size: 0.875rem; color: var(--warn-ink); }
 .notice:empty { display: none; }
 .live { color: var(--muted); font-size: 0.8125rem; margin: 0; }
+${MEDIA_STYLE}
 `.trim();
 
 const STYLE_SOURCE = `'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`;
 
 /** The Content-Security-Policy of refusals and the plain transcript: nothing may load or run; only its own stylesheet applies. */
-export const TRANSCRIPT_PAGE_CSP = ["default-src 'none'", `style-src ${STYLE_SOURCE}`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join(
-  '; ',
-);
+export const TRANSCRIPT_PAGE_CSP = [
+  "default-src 'none'",
+  `style-src ${STYLE_SOURCE}`,
+  ...MEDIA_CSP,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** The live page's: its one script by this response's nonce, and requests (actions, the event stream) to its own origin only. */
 export function livePageCsp(nonce: string): string {
@@ -112,6 +123,7 @@ export function livePageCsp(nonce: string): string {
     "default-src 'none'",
     `style-src ${STYLE_SOURCE}`,
     `script-src 'nonce-${nonce}'`,
+    ...MEDIA_CSP,
     "connect-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
@@ -161,7 +173,7 @@ function statusNote(message: PageMessage): string {
   return `<p class="status">${escapeHtml(detail ? `${note} · ${detail}` : note)}</p>`;
 }
 
-function renderMessages(messages: TranscriptPageInput['messages']): string {
+function renderMessages(messages: TranscriptPageInput['messages'], mediaUrl: TranscriptPageInput['mediaUrl']): string {
   if (messages.length === 0) return '<p class="empty">No messages yet.</p>';
   const parts: string[] = [];
   let day = '';
@@ -176,7 +188,7 @@ function renderMessages(messages: TranscriptPageInput['messages']): string {
     parts.push(
       `<li class="${authorClass[message.author]}" data-id="${escapeHtml(message.id)}"><article>` +
         `<p class="meta"><span class="author">${escapeHtml(authorLabel(message))}</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
-        `<p class="text">${escapeHtml(message.text)}</p>${statusNote(message)}` +
+        `<p class="text">${escapeHtml(message.text)}</p>${renderMessageMedia(message.media, mediaUrl)}${statusNote(message)}` +
         '</article></li>',
     );
   }
@@ -232,7 +244,7 @@ function liveConfig(conversationId: string, live: LivePageSettings): string {
 }
 
 export function renderTranscriptPage(input: TranscriptPageInput): string {
-  const { conversation, messages, generatedAt, live } = input;
+  const { conversation, messages, generatedAt, live, mediaUrl } = input;
   const customer = conversation.displayName ? `${conversation.displayName} (${conversation.address})` : conversation.address;
   return `<!doctype html>
 <html lang="en">
@@ -256,7 +268,7 @@ export function renderTranscriptPage(input: TranscriptPageInput): string {
 </header>
 ${live ? renderControls(live) : ''}
 <div id="log">
-${renderMessages(messages)}
+${renderMessages(messages, mediaUrl)}
 </div>
 ${live ? renderReplyBox(live) : ''}
 <footer>Times in UTC · generated ${escapeHtml(stampFormat.format(generatedAt))} UTC</footer>

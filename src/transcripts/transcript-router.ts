@@ -16,6 +16,7 @@ import { createLiveEventsHandler } from './live-events.js';
 import { pageHandoff, pageMessage, type LiveTakeover, type LiveTeam } from './live-takeover.js';
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
+import { mediaPath } from './transcript-media.js';
 import { livePageCsp, renderTranscriptPage } from './transcript-page.js';
 
 export interface LivePageOptions {
@@ -86,6 +87,7 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
             members: handoff ? (live.teams[handoff.team]?.members ?? []).map((member) => member.name) : [],
             maxReplyChars: live.maxReplyChars,
           },
+          mediaUrl: (mediaId: string) => mediaPath(conversationId, mediaId, { expires: link.expires, sig: link.signature }),
         }),
       );
   });

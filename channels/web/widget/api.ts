@@ -12,6 +12,8 @@ export interface SiteSettings {
   accentColor: string | undefined;
   language: string | undefined;
   maxMessageChars: number | undefined;
+  /** The largest attachment the service takes, in bytes. */
+  maxUploadBytes: number | undefined;
 }
 
 export interface Session {
@@ -73,6 +75,8 @@ export interface OutgoingMessage {
   text: string;
   /** Where the visitor is, so the assistant can ground its answer (no query string or fragment). */
   page?: { url: string; title: string };
+  /** Ids of files uploaded to this conversation (`uploadUrl`). */
+  attachments?: string[];
 }
 
 export type ApiResult<Value> = { ok: true; value: Value } | ApiFailure;
@@ -83,6 +87,8 @@ export interface WidgetApi {
   sendMessage(token: string, message: OutgoingMessage): Promise<ApiResult<AcceptedMessage>>;
   newChat(token: string): Promise<ApiResult<NewChat>>;
   eventsUrl(token: string, lastEventId: string | undefined): string;
+  /** Where one attachment is uploaded (see attachment-upload.ts); `name` is only its display name. */
+  uploadUrl(name: string): string;
 }
 
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -121,6 +127,7 @@ function parseSession(body: Json): Session | undefined {
       accentColor: text(site.accentColor),
       language: text(site.language),
       maxMessageChars: positiveNumber(site.maxMessageChars),
+      maxUploadBytes: positiveNumber(site.maxUploadBytes),
     },
   };
 }
@@ -212,5 +219,6 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
       if (lastEventId) query.set('lastEventId', lastEventId);
       return `${baseUrl}/api/widget/events?${query.toString()}`;
     },
+    uploadUrl: (name) => `${baseUrl}/api/widget/uploads?${new URLSearchParams({ name: name.slice(0, 200) }).toString()}`,
   };
 }

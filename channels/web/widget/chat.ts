@@ -7,6 +7,9 @@
  * updates the panel's message list and never builds markup itself.
  */
 import type { ApiResult, Session, WidgetApi } from './api.js';
+import type { AttachmentStrings } from './attachment-strings.js';
+import { uploadFile } from './attachment-upload.js';
+import { showSentAttachments, type Attachments, type Upload } from './attachments.js';
 import { createEventStream, type StreamEvent } from './event-stream.js';
 import { createOutbox } from './outbox.js';
 import type { Panel } from './panel.js';
@@ -19,6 +22,8 @@ export interface ChatOptions {
   session: Session;
   strings: WidgetStrings;
   panel: Panel;
+  /** The composer's attachments (sent with the next message) and their words. */
+  attachments: { tray: Attachments; strings: AttachmentStrings };
   /** A reply or hand-off arrived (the widget counts it as unread while closed). */
   onReply(): void;
 }
@@ -28,6 +33,8 @@ export interface Chat {
   connect(): void;
   send(text: string): void;
   newChat(): Promise<void>;
+  /** Uploads an attachment with the session's token (renewed once if refused). */
+  upload: Upload;
 }
 
 // The typing indicator clears itself if the reply never comes (a turn that failed silently).
@@ -100,6 +107,8 @@ export function createChat(options: ChatOptions): Chat {
   const switchConversation = (next: { token: string; conversationId: string; expiresAt: number | undefined }, existing: boolean): void => {
     session = { ...session, ...next };
     outbox.clear();
+    // Uploads belong to the conversation they were made in.
+    options.attachments.tray.clear();
     list.replace([], []);
     panel.setHolder({ kind: 'assistant' });
     setTyping(false);
@@ -143,7 +152,11 @@ export function createChat(options: ChatOptions): Chat {
 
   const outbox = createOutbox({
     strings,
-    addBubble: (text) => list.addOutgoing(text),
+    addBubble(text, attachments) {
+      const bubble = list.addOutgoing(text);
+      showSentAttachments(bubble.element, attachments, text === '');
+      return bubble;
+    },
     send: (message) => {
       const page = currentPage();
       return authorized((token) => api.sendMessage(token, page ? { ...message, page } : message));
@@ -246,7 +259,12 @@ export function createChat(options: ChatOptions): Chat {
     connect,
     send(text) {
       const trimmed = text.trim();
-      if (trimmed === '') return;
+      const { tray } = options.attachments;
+      if (tray.uploading()) {
+        panel.setComposerError(options.attachments.strings.waitForUpload);
+        return;
+      }
+      if (trimmed === '' && !tray.ready()) return;
       const maxChars = session.site.maxMessageChars;
       if (maxChars !== undefined && trimmed.length > maxChars) {
         panel.setComposerError(strings.tooLong(maxChars));
@@ -255,8 +273,9 @@ export function createChat(options: ChatOptions): Chat {
       panel.setComposerError(undefined);
       panel.clearInput();
       connect();
-      outbox.enqueue(trimmed);
+      outbox.enqueue(trimmed, tray.take());
     },
+    upload: (file, onProgress, signal) => authorized((token) => uploadFile(api.uploadUrl(file.name), token, file, onProgress, signal)),
     async newChat() {
       const result = await authorized((token) => api.newChat(token));
       if (!result.ok) {

@@ -35,6 +35,8 @@ const ICON_PATHS = {
   close: ['M6 6l12 12', 'M18 6L6 18'],
   send: ['M12 19V5', 'M5.5 11.5L12 5l6.5 6.5'],
   compose: ['M12 20h8', 'M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z'],
+  attach: ['M21 11.5l-8.6 8.6a5.5 5.5 0 0 1-7.8-7.8l8.6-8.6a3.7 3.7 0 0 1 5.2 5.2l-8.6 8.6a1.8 1.8 0 0 1-2.6-2.6l7.9-7.9'],
+  document: ['M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z', 'M14 3v5h5', 'M9 13h6', 'M9 17h6'],
 } as const;
 
 type IconName = keyof typeof ICON_PATHS;

@@ -8,13 +8,14 @@
  * (a 4xx) leaves it "Not sent" for the visitor to retry.
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
+import type { SentAttachment } from './attachments.js';
 import type { OutgoingBubble } from './message-list.js';
 import type { WidgetStrings } from './strings.js';
 
 export interface OutboxOptions {
   strings: WidgetStrings;
-  addBubble(text: string): OutgoingBubble;
-  send(message: { clientMessageId: string; text: string }): Promise<ApiResult<AcceptedMessage>>;
+  addBubble(text: string, attachments: readonly SentAttachment[]): OutgoingBubble;
+  send(message: { clientMessageId: string; text: string; attachments?: string[] }): Promise<ApiResult<AcceptedMessage>>;
   /** The server refused the text as too long; the bubble is already gone. */
   onTooLong(text: string, maxChars: number | undefined): void;
   /** Sending is paused for `seconds`; undefined when it resumes. */
@@ -24,7 +25,7 @@ export interface OutboxOptions {
 }
 
 export interface Outbox {
-  enqueue(text: string): void;
+  enqueue(text: string, attachments?: readonly SentAttachment[]): void;
   /** True when `messageId` is one of ours. */
   owns(messageId: string): boolean;
   /** Bubbles of messages the given history does not contain yet; forgets the ones it does. */
@@ -37,6 +38,8 @@ export interface Outbox {
 interface Outgoing {
   clientMessageId: string;
   text: string;
+  /** Uploaded file ids the message names. */
+  attachments: string[];
   bubble: OutgoingBubble;
   state: 'queued' | 'sending' | 'sent' | 'failed';
   messageId?: string;
@@ -156,7 +159,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
     sending = true;
     entry.state = 'sending';
-    const result = await options.send({ clientMessageId: entry.clientMessageId, text: entry.text });
+    const attachments = entry.attachments.length > 0 ? { attachments: entry.attachments } : {};
+    const result = await options.send({ clientMessageId: entry.clientMessageId, text: entry.text, ...attachments });
     sending = false;
     // A new chat may have cleared the outbox while this was in flight.
     if (entries.includes(entry)) settle(entry, result);
@@ -164,10 +168,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
 
   return {
-    enqueue(text) {
-      const bubble = options.addBubble(text);
+    enqueue(text, attachments = []) {
+      const bubble = options.addBubble(text, attachments);
       bubble.setState('pending');
-      entries.push({ clientMessageId: newClientMessageId(), text, bubble, state: 'queued' });
+      entries.push({ clientMessageId: newClientMessageId(), text, attachments: attachments.map((attachment) => attachment.id), bubble, state: 'queued' });
       void pump();
     },
     owns: (messageId) => entries.some((entry) => entry.messageId === messageId || entry.clientMessageId === messageId),

@@ -49,6 +49,8 @@ export function createPanel(
   language: string,
   panelId: string,
   actions: PanelActions,
+  /** The attach button (before the input) and the attachments tray (above the composer): see attachments.ts. */
+  attachments?: { button: HTMLElement; tray: HTMLElement },
 ): Panel {
   const list = createMessageList(strings, site.name, site.greeting, language);
   const iconButton = (name: 'compose' | 'close', label: string, onClick: () => void): HTMLButtonElement => {
@@ -77,7 +79,7 @@ export function createPanel(
   });
   const label = element('label', { className: 'sr-only', text: strings.inputLabel, attributes: { for: input.id } });
   const send = element('button', { className: 'send', attributes: { type: 'submit', 'aria-label': strings.send, title: strings.send } }, [icon('send')]);
-  const composer = element('form', { className: 'composer' }, [label, input, send]);
+  const composer = element('form', { className: 'composer' }, [label, ...(attachments ? [attachments.button] : []), input, send]);
   const composerError = element('span', { className: 'composer-error', attributes: { role: 'status' } });
   const counter = element('span', { className: 'counter', attributes: { 'aria-hidden': 'true' } });
   const footer = element('div', { className: 'composer-footer' }, [composerError, counter]);
@@ -96,7 +98,7 @@ export function createPanel(
         hidden: '',
       },
     },
-    [header, banner, list.element, connection, composer, footer],
+    [header, banner, list.element, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
   );
 
   const updateFooter = (): void => {

@@ -5,6 +5,8 @@
  * the viewport) keeping the page behind it from scrolling while it is open.
  */
 import type { Session, WidgetApi } from './api.js';
+import { attachmentStringsFor } from './attachment-strings.js';
+import { createAttachments } from './attachments.js';
 import { createChat } from './chat.js';
 import { element } from './dom.js';
 import { createLauncher } from './launcher.js';
@@ -66,17 +68,32 @@ export function mountWidget(options: MountOptions): void {
   };
 
   const launcher = createLauncher(strings, PANEL_ID, open);
-  const panel = createPanel(strings, site, language, PANEL_ID, {
-    onClose: close,
-    onNewChat: () => void chat.newChat(),
-    onSend: (text) => chat.send(text),
+  const attachmentStrings = attachmentStringsFor(language);
+  const attachments = createAttachments({
+    strings: attachmentStrings,
+    maxBytes: site.maxUploadBytes,
+    upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
   });
+  const panel = createPanel(
+    strings,
+    site,
+    language,
+    PANEL_ID,
+    {
+      onClose: close,
+      onNewChat: () => void chat.newChat(),
+      onSend: (text) => chat.send(text),
+    },
+    attachments,
+  );
+  attachments.acceptDrops(panel.element);
   const chat = createChat({
     api: options.api,
     store: options.store,
     session: options.session,
     strings,
     panel,
+    attachments: { tray: attachments, strings: attachmentStrings },
     onReply() {
       if (isOpen) return;
       unread += 1;

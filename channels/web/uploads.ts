@@ -1,0 +1,192 @@
+/**
+ * The widget's uploads: `POST /api/widget/uploads` takes one file as the raw request body
+ * (its display name in `?name=`), for the visitor behind the token on an origin their site
+ * allows, rate limited per visitor and per IP. The type is decided by the file's first bytes
+ * (JPEG, PNG, WebP, GIF or PDF) — never by its name or the declared Content-Type — and the
+ * size by counting what arrives against `MEDIA_MAX_BYTES` (a declared Content-Length over it is
+ * refused before a byte is read). The body streams straight into the media store (only the
+ * first few bytes are held, to check the type) and the answer is the stored media's id, which
+ * the visitor's next message names in `attachments`. `resolveAttachments` lets that message
+ * name only media uploaded into its own conversation. Every refusal is a 4xx with a reason and
+ * a log line; this module never buffers a whole file.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import type { RedisClient } from '../../src/redis.js';
+import { z } from 'zod';
+import type { InboundMedia } from '../../src/contracts/index.js';
+import type { Logger } from '../../src/logger.js';
+import { checkContent, MediaRejectedError, SNIFF_BYTES, type MediaKind } from '../../src/media/content-check.js';
+import type { MediaStore } from '../../src/media/media-store.js';
+import type { Metrics } from '../../src/metrics.js';
+import { checkRate } from './rate-limit.js';
+
+/** The kinds a visitor may attach (no audio from the widget), each named by a type of that kind. */
+const WIDGET_KINDS: readonly { kind: MediaKind; declared: string }[] = [
+  { kind: 'image', declared: 'image/png' },
+  { kind: 'document', declared: 'application/pdf' },
+];
+
+/**
+ * The type the first bytes show (JPEG, PNG, WebP, GIF or PDF, by the media store's allowlist),
+ * or undefined for anything else (text, HTML, audio, an executable, too few bytes).
+ */
+function sniffUpload(head: Uint8Array): { contentType: string; kind: MediaKind } | undefined {
+  for (const { declared } of WIDGET_KINDS) {
+    try {
+      return checkContent(declared, head);
+    } catch (error) {
+      if (!(error instanceof MediaRejectedError)) throw error;
+    }
+  }
+  return undefined;
+}
+
+export interface UploadHandlerOptions {
+  store: Pick<MediaStore, 'put'>;
+  /** MEDIA_MAX_BYTES: the largest file taken. */
+  maxBytes: number;
+  /** Uploads per minute per visitor and per IP (429 beyond). */
+  visitorPerMinute: number;
+  ipPerMinute: number;
+  redis: RedisClient;
+  logger: Logger;
+  metrics: Metrics;
+  /** The visitor behind the request's token on an allowed origin (answers 401/403 itself when not). */
+  authenticate(request: Request, response: Response): { conversationId: string; visitorId: string } | undefined;
+  /** Answers a refusal: status, the error the widget shows, a reason for logs and metrics. */
+  refuse(response: Response, status: number, error: string, reason: string, fields?: Record<string, unknown>): void;
+}
+
+const UploadQuerySchema = z.object({
+  // A display name only (the PDF's name in the transcript and its download); never used for the type.
+  name: z
+    .string()
+    .max(200)
+    .transform((name) => name.replace(/[\p{Cc}\\/"]/gu, '').trim() || undefined)
+    .optional(),
+});
+
+const UNSUPPORTED = 'this kind of file is not supported: send a JPEG, PNG, WebP or GIF image, or a PDF';
+
+/** Reads chunks until the type check can decide (or the body ended); the chunks are kept to be stored. */
+async function readHead(chunks: AsyncIterator<Buffer>): Promise<{ head: Buffer[]; length: number; ended: boolean }> {
+  const head: Buffer[] = [];
+  let length = 0;
+  while (length < SNIFF_BYTES) {
+    const next = await chunks.next();
+    if (next.done) return { head, length, ended: true };
+    head.push(next.value);
+    length += next.value.length;
+  }
+  return { head, length, ended: false };
+}
+
+export function createUploadHandler(options: UploadHandlerOptions): RequestHandler {
+  const { store, maxBytes, logger, metrics, refuse } = options;
+  const tooLarge = (response: Response) => refuse(response, 413, `the file is larger than ${maxBytes} bytes`, 'upload_too_large', { maxBytes });
+
+  const withinLimits = async (request: Request, response: Response, visitorId: string): Promise<boolean> => {
+    for (const [scope, subject, limit] of [
+      ['visitor', visitorId, options.visitorPerMinute],
+      ['ip', request.ip ?? 'unknown', options.ipPerMinute],
+    ] as const) {
+      const rate = await checkRate(options.redis, `${scope}-uploads`, subject, limit);
+      if (!rate.allowed) {
+        response.set('Retry-After', String(rate.retryAfterSeconds));
+        refuse(response, 429, 'too many uploads, retry later', `rate_${scope}_uploads`, { retryAfterSeconds: rate.retryAfterSeconds });
+        return false;
+      }
+    }
+    return true;
+  };
+
+  return async (request, response) => {
+    const visitor = options.authenticate(request, response);
+    if (!visitor) return;
+    if (!(await withinLimits(request, response, visitor.visitorId))) return;
+    const query = UploadQuerySchema.safeParse(request.query);
+    const fileName = query.success ? query.data.name : undefined;
+    const declared = Number(request.get('content-length'));
+    // Refused before a byte is read; what the client still sends is discarded.
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      request.resume();
+      tooLarge(response);
+      return;
+    }
+
+    const chunks = request[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    let first: Awaited<ReturnType<typeof readHead>>;
+    try {
+      first = await readHead(chunks);
+    } catch (error) {
+      logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
+      return;
+    }
+    if (first.length === 0) {
+      refuse(response, 400, 'the upload is empty', 'upload_empty');
+      return;
+    }
+    const type = sniffUpload(Buffer.concat(first.head));
+    if (!type) {
+      request.resume();
+      refuse(response, 415, UNSUPPORTED, 'upload_type');
+      return;
+    }
+
+    async function* body(): AsyncGenerator<Buffer> {
+      yield* first.head;
+      if (first.ended) return;
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+    }
+    try {
+      // The store counts against the cap as it writes, and removes what it wrote when refusing.
+      const stored = await store.put(body(), {
+        contentType: type.contentType,
+        conversationId: visitor.conversationId,
+        filename: fileName,
+        channel: 'web',
+        maxBytes,
+      });
+      metrics.increment('widget_uploads_total', { kind: stored.kind });
+      logger.info('widget-upload-stored', { conversationId: visitor.conversationId, mediaId: stored.id, contentType: stored.contentType, bytes: stored.size });
+      response.status(201).json({ id: stored.id, contentType: stored.contentType, size: stored.size, ...(fileName ? { name: fileName } : {}) });
+    } catch (error) {
+      if (error instanceof MediaRejectedError && error.reason === 'too-large') {
+        // The rest is discarded and the connection closed after the answer.
+        request.resume();
+        response.set('Connection', 'close');
+        tooLarge(response);
+        return;
+      }
+      if (error instanceof MediaRejectedError && error.reason === 'unsupported-type') {
+        request.resume();
+        refuse(response, 415, UNSUPPORTED, 'upload_type');
+        return;
+      }
+      if (!request.complete) {
+        logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
+        return;
+      }
+      throw error;
+    }
+  };
+}
+
+/**
+ * The media a widget message names, each checked to have been uploaded into `conversationId`:
+ * an id that is unknown or belongs to another conversation is refused by name (the same answer
+ * for both, so someone else's upload id reveals nothing).
+ */
+export async function resolveAttachments(
+  store: Pick<MediaStore, 'info'>,
+  conversationId: string,
+  ids: readonly string[],
+): Promise<{ ok: true; media: InboundMedia[] } | { ok: false; id: string }> {
+  const found = await Promise.all([...new Set(ids)].map(async (id) => ({ id, info: await store.info(id) })));
+  const media: InboundMedia[] = [];
+  for (const { id, info } of found) {
+    if (!info || info.conversationId !== conversationId) return { ok: false, id };
+    media.push({ id, contentType: info.contentType, size: info.size, ...(info.filename ? { filename: info.filename } : {}) });
+  }
+  return { ok: true, media };
+}

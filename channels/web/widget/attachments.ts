@@ -1,0 +1,257 @@
+/**
+ * Attachments in the composer: an attach button (a real <button>, so Tab reaches it and Enter
+ * or Space opens the file picker), dropping files on the panel, and a tray of previews above
+ * the composer — an image's thumbnail or a PDF's name — each with its upload progress, a plain
+ * error when the file can't go (too big, wrong kind) and a remove button. A file is uploaded as
+ * soon as it is attached; the message then names the uploaded ids. Also draws the attachments
+ * of a message the visitor sent. It never reads a file whole: only its first bytes are checked.
+ */
+import type { ApiResult } from './api.js';
+import type { AttachmentStrings } from './attachment-strings.js';
+import { checkFile, type UploadedFile } from './attachment-upload.js';
+import { element, icon, screenReaderText } from './dom.js';
+
+/** An uploaded attachment, as a sent message shows it. */
+export interface SentAttachment {
+  id: string;
+  name: string;
+  kind: 'image' | 'document';
+  /** A local object URL of the image, for its thumbnail. */
+  previewUrl: string | undefined;
+}
+
+export type Upload = (file: File, onProgress: (fraction: number) => void, signal: AbortSignal) => Promise<ApiResult<UploadedFile>>;
+
+export interface AttachmentsOptions {
+  strings: AttachmentStrings;
+  maxBytes: number | undefined;
+  upload: Upload;
+}
+
+export interface Attachments {
+  /** The attach button, for the composer. */
+  readonly button: HTMLButtonElement;
+  /** The previews, shown above the composer while there are any. */
+  readonly tray: HTMLElement;
+  /** Lets files be dropped onto `target` (the panel). */
+  acceptDrops(target: HTMLElement): void;
+  /** True while a file is still uploading. */
+  uploading(): boolean;
+  /** True when an uploaded attachment waits to be sent. */
+  ready(): boolean;
+  /** The uploaded attachments, taken out of the tray (failed ones stay there until removed). */
+  take(): SentAttachment[];
+  /** Empties the tray (a new chat), cancelling uploads. */
+  clear(): void;
+}
+
+interface Item {
+  file: File;
+  element: HTMLElement;
+  kind: 'image' | 'document' | undefined;
+  previewUrl: string | undefined;
+  state: 'checking' | 'uploading' | 'ready' | 'failed';
+  id: string | undefined;
+  controller: AbortController;
+}
+
+const ACCEPT = 'image/jpeg,image/png,image/webp,image/gif,application/pdf,.pdf';
+
+function failureText(strings: AttachmentStrings, result: ApiResult<UploadedFile>, maxBytes: number | undefined): string {
+  if (result.ok || result.kind === 'network') return strings.uploadFailed;
+  if (result.status === 413) return strings.tooBig(maxBytes);
+  if (result.status === 415) return strings.wrongType;
+  return strings.uploadFailed;
+}
+
+export function createAttachments(options: AttachmentsOptions): Attachments {
+  const { strings, maxBytes } = options;
+  let items: Item[] = [];
+
+  const picker = element('input', {
+    className: 'file-picker',
+    attributes: { type: 'file', accept: ACCEPT, multiple: '', tabindex: '-1', 'aria-hidden': 'true', hidden: '' },
+  });
+  const button = element('button', { className: 'icon-button attach', attributes: { type: 'button', 'aria-label': strings.attach, title: strings.attach } }, [
+    icon('attach'),
+  ]);
+  const list = element('ul', { className: 'attachment-list', attributes: { 'aria-label': strings.attachmentsLabel } });
+  const tray = element('div', { className: 'attachments', attributes: { hidden: '' } }, [list, picker]);
+
+  const updateTray = (): void => {
+    tray.hidden = items.length === 0;
+  };
+
+  const remove = (item: Item, keepPreview = false): void => {
+    item.controller.abort();
+    if (item.previewUrl && !keepPreview) URL.revokeObjectURL(item.previewUrl);
+    item.element.remove();
+    items = items.filter((other) => other !== item);
+    updateTray();
+  };
+
+  const add = (file: File): void => {
+    const name = file.name || 'file';
+    const status = element('span', { className: 'attachment-status', attributes: { role: 'status' } });
+    const progress = element('progress', { className: 'attachment-progress', attributes: { max: '100', value: '0', 'aria-label': strings.uploading(name) } });
+    const removeButton = element(
+      'button',
+      { className: 'attachment-remove', attributes: { type: 'button', 'aria-label': strings.remove(name), title: strings.remove(name) } },
+      [icon('close')],
+    );
+    const preview = element('span', { className: 'attachment-preview' });
+    const label = element('span', { className: 'attachment-name', text: name });
+    const entry = element('li', { className: 'attachment uploading' }, [
+      preview,
+      element('span', { className: 'attachment-body' }, [label, progress, status]),
+      removeButton,
+    ]);
+    const item: Item = { file, element: entry, kind: undefined, previewUrl: undefined, state: 'checking', id: undefined, controller: new AbortController() };
+    removeButton.addEventListener('click', () => {
+      remove(item);
+      button.focus();
+    });
+    items.push(item);
+    list.append(entry);
+    updateTray();
+
+    const fail = (text: string): void => {
+      item.state = 'failed';
+      entry.classList.remove('uploading');
+      entry.classList.add('failed');
+      progress.hidden = true;
+      status.textContent = text;
+    };
+
+    void (async () => {
+      const check = await checkFile(file, maxBytes);
+      if (!check.ok) {
+        fail(check.reason === 'too_big' ? strings.tooBig(maxBytes) : strings.wrongType);
+        return;
+      }
+      item.kind = check.kind;
+      if (check.kind === 'image') {
+        item.previewUrl = URL.createObjectURL(file);
+        preview.append(element('img', { attributes: { src: item.previewUrl, alt: '' } }));
+      } else {
+        preview.append(icon('document'));
+      }
+      if (item.controller.signal.aborted) return;
+      item.state = 'uploading';
+      const result = await options.upload(
+        file,
+        (fraction) => {
+          progress.value = Math.round(fraction * 100);
+        },
+        item.controller.signal,
+      );
+      if (item.controller.signal.aborted) return;
+      if (!result.ok) {
+        fail(failureText(strings, result, maxBytes));
+        return;
+      }
+      item.state = 'ready';
+      item.id = result.value.id;
+      progress.value = 100;
+      entry.classList.remove('uploading');
+      entry.classList.add('ready');
+      status.append(screenReaderText(strings.uploaded(name)));
+    })();
+  };
+
+  const addFiles = (files: FileList | null): void => {
+    for (const file of Array.from(files ?? [])) add(file);
+  };
+
+  button.addEventListener('click', () => picker.click());
+  picker.addEventListener('change', () => {
+    addFiles(picker.files);
+    // The same file may be picked again after it was removed.
+    picker.value = '';
+  });
+
+  return {
+    button,
+    tray,
+    acceptDrops(target) {
+      const hasFiles = (event: DragEvent): boolean => Array.from(event.dataTransfer?.types ?? []).includes('Files');
+      const hint = element('div', { className: 'drop-hint', text: strings.dropHere, attributes: { hidden: '', 'aria-hidden': 'true' } });
+      target.append(hint);
+      let depth = 0;
+      const show = (visible: boolean): void => {
+        hint.hidden = !visible;
+      };
+      target.addEventListener('dragenter', (event) => {
+        if (!hasFiles(event)) return;
+        event.preventDefault();
+        depth += 1;
+        show(true);
+      });
+      target.addEventListener('dragover', (event) => {
+        if (!hasFiles(event)) return;
+        event.preventDefault();
+        if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
+      });
+      target.addEventListener('dragleave', () => {
+        depth = Math.max(0, depth - 1);
+        if (depth === 0) show(false);
+      });
+      target.addEventListener('drop', (event) => {
+        if (!hasFiles(event)) return;
+        event.preventDefault();
+        depth = 0;
+        show(false);
+        addFiles(event.dataTransfer?.files ?? null);
+      });
+    },
+    uploading: () => items.some((item) => item.state === 'checking' || item.state === 'uploading'),
+    ready: () => items.some((item) => item.state === 'ready'),
+    take() {
+      const ready = items.filter((item) => item.state === 'ready');
+      for (const item of ready) remove(item, true);
+      return ready.map((item) => ({ id: item.id ?? '', name: item.file.name || 'file', kind: item.kind ?? 'document', previewUrl: item.previewUrl }));
+    },
+    clear() {
+      for (const item of [...items]) remove(item);
+    },
+  };
+}
+
+/** Draws a sent message's attachments above its bubble; a message of attachments only shows no empty bubble. */
+export function showSentAttachments(wrapper: HTMLElement, attachments: readonly SentAttachment[], textless: boolean): void {
+  if (attachments.length === 0) return;
+  const figures = attachments.map((attachment) =>
+    attachment.kind === 'image' && attachment.previewUrl
+      ? element('img', { className: 'sent-image', attributes: { src: attachment.previewUrl, alt: attachment.name } })
+      : element('span', { className: 'sent-file' }, [icon('document'), document.createTextNode(attachment.name)]),
+  );
+  wrapper.prepend(element('div', { className: 'sent-attachments' }, figures));
+  const bubble = wrapper.querySelector<HTMLElement>('.message.visitor');
+  if (textless && bubble) bubble.hidden = true;
+}
+
+export const ATTACHMENT_CSS = `
+.composer .attach { width: 44px; height: 44px; color: var(--muted); }
+.composer .attach:hover { background: var(--surface); }
+.composer .attach:focus-visible, .attachment-remove:focus-visible { outline: 3px solid var(--ring); outline-offset: 2px; }
+.attachments { padding: 8px 12px 0; border-top: 1px solid var(--line); background: #fff; }
+.attachment-list { display: flex; flex-direction: column; gap: 6px; margin: 0; padding: 0; list-style: none; }
+.attachment { display: flex; align-items: center; gap: 10px; padding: 6px 8px; border: 1px solid var(--line); border-radius: 10px; font-size: 13px; }
+.attachment.failed { border-color: #fecdca; background: #fef3f2; }
+.attachment-preview { flex: none; width: 40px; height: 40px; display: grid; place-items: center; border-radius: 6px; overflow: hidden; background: var(--surface); color: var(--muted); }
+.attachment-preview img { width: 100%; height: 100%; object-fit: cover; }
+.attachment-preview svg, .sent-file svg { width: 20px; height: 20px; }
+.attachment-body { flex: 1; min-width: 0; display: flex; flex-direction: column; gap: 4px; }
+.attachment-name { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.attachment-progress { width: 100%; height: 6px; accent-color: var(--accent); }
+.attachment.ready .attachment-progress { display: none; }
+.attachment-status { color: var(--danger); }
+.attachment-status:empty { display: none; }
+.attachment-remove { flex: none; width: 28px; height: 28px; padding: 0; border: 0; border-radius: 8px; display: grid; place-items: center; background: transparent; color: var(--muted); cursor: pointer; }
+.attachment-remove svg { width: 16px; height: 16px; }
+.drop-hint { position: absolute; inset: 0; display: grid; place-items: center; padding: 24px; border: 3px dashed var(--accent); border-radius: inherit;
+  background: rgba(255, 255, 255, 0.92); color: var(--text); font-weight: 600; text-align: center; pointer-events: none; }
+.sent-attachments { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 6px; }
+.sent-image { max-width: 200px; max-height: 160px; border-radius: 12px; border: 1px solid var(--line); }
+.sent-file { display: inline-flex; align-items: center; gap: 6px; padding: 8px 12px; border-radius: 12px; background: #fff; border: 1px solid var(--line); font-size: 13px; }
+`;
