@@ -8,7 +8,7 @@
  * outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
  * (the batch is kept), so a MongoDB outage only grows the backlog. Runs in worker processes.
  */
-import type { AnyBulkWriteOperation, Connection } from 'mongoose';
+import type { Connection, mongo } from 'mongoose';
 import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -61,9 +61,9 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
   let wake: (() => void) | undefined;
 
   const apply = async (records: readonly TranscriptRecord[]) => {
-    const conversationOps: AnyBulkWriteOperation<ConversationRecord>[] = [];
-    const messageOps: AnyBulkWriteOperation<MessageRecord>[] = [];
-    const deliveryOps: AnyBulkWriteOperation<{ _id: string; messageId: string }>[] = [];
+    const conversationOps: mongo.AnyBulkWriteOperation<ConversationRecord>[] = [];
+    const messageOps: mongo.AnyBulkWriteOperation<MessageRecord>[] = [];
+    const deliveryOps: mongo.AnyBulkWriteOperation<{ _id: string; messageId: string; createdAt: Date }>[] = [];
     const touched = new Map<string, Date>();
     for (const record of records) {
       switch (record.kind) {
@@ -104,9 +104,9 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         case 'status': {
           const { _id, status, at, kind: _kind, ...fields } = record;
           const update = { status, ...fields, updatedAt: new Date(at) };
-          // Before its message record, it creates the document (the message's fields follow);
-          // after, it applies only over a lower- or equal-ranked status.
-          messageOps.push({ updateOne: { filter: { _id }, update: { $setOnInsert: update }, upsert: true } });
+          // Before its message record, it creates the document (the message's fields, and its
+          // createdAt, follow); after, it applies only over a lower- or equal-ranked status.
+          messageOps.push({ updateOne: { filter: { _id }, update: { $setOnInsert: { ...update, createdAt: new Date(at) } }, upsert: true } });
           messageOps.push({ updateOne: { filter: { _id, status: { $in: overwritable(status) } }, update: { $set: update } } });
           break;
         }
@@ -119,11 +119,12 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     }
     // A conversation with new inbound messages stays recent for retention (never created here).
     for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
-    const ordered = { ordered: true, timestamps: false } as const;
-    // Conversations first, then messages (inserts before the statuses that follow them), then delivery ids.
-    if (conversationOps.length > 0) await conversations.bulkWrite(conversationOps, ordered);
-    if (messageOps.length > 0) await messages.bulkWrite(messageOps, ordered);
-    if (deliveryOps.length > 0) await deliveries.bulkWrite(deliveryOps, ordered);
+    // The driver's collections, not mongoose's casting (which drops a `$set` of the immutable
+    // `createdAt`): conversations first, then messages in record order, then delivery ids.
+    const ordered = { ordered: true } as const;
+    if (conversationOps.length > 0) await conversations.collection.bulkWrite(conversationOps as mongo.AnyBulkWriteOperation[], ordered);
+    if (messageOps.length > 0) await messages.collection.bulkWrite(messageOps as mongo.AnyBulkWriteOperation[], ordered);
+    if (deliveryOps.length > 0) await deliveries.collection.bulkWrite(deliveryOps as mongo.AnyBulkWriteOperation[], ordered);
   };
 
   const pause = (ms: number) =>
