@@ -12,7 +12,7 @@ import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/sto
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import type { ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, newMessageSid, startHarness, testEnv, type Harness } from '../support/harness.js';
-import { turnsSettled } from '../support/settled.js';
+import { transcriptsWritten, turnsSettled } from '../support/settled.js';
 
 const COALESCE_ENV = { COALESCE_MS: '3000', MESSAGE_RETRY_BACKOFF_MS: '100', MESSAGE_RETRY_BUDGET_MS: '60000' };
 
@@ -34,6 +34,8 @@ const replyCallsWith = (text: string) => harness.models.replyCalls().filter((cal
 const judgeCallsWith = (text: string) => harness.models.calls.filter((call) => call.structured && call.promptText.includes(text));
 
 async function transcript(customer: string) {
+  // What the writer has put in MongoDB by now: every record appended so far.
+  await transcriptsWritten(harness.services);
   return (await harness.services.transcripts.conversationMessages(conversationKeyFor(customer))).map((message) => ({
     id: message._id,
     direction: message.direction,

@@ -86,6 +86,7 @@ describe('a worker killed mid-turn while another worker runs', () => {
     // One turn at a time: the second worker's turn started only once the first worker was dead.
     expect(replyCallsAt).toHaveLength(1);
     expect(replyCallsAt[0]).toBeGreaterThanOrEqual(killedAt);
+    await transcriptsWritten(harness.services);
     const conversation = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
     expect(conversation.map((message) => [message.direction, message.status])).toEqual([
       ['inbound', 'received'],
@@ -186,6 +187,7 @@ describe("a worker killed mid-send of a burst's reply", () => {
       'Answer to: are you there?',
     ]);
     expect(harness.models.replyCalls()).toHaveLength(1);
+    await transcriptsWritten(harness.services);
     const stored = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
     expect(stored.map((message) => [message._id, message.status])).toEqual([
       ...sids.map((sid) => [inboundMessageId('whatsapp', sid), 'received']),

@@ -11,7 +11,7 @@ import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { Script } from '../support/deterministic-model.js';
 import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
-import { handoffsSettled, turnsSettled } from '../support/settled.js';
+import { handoffsSettled, transcriptsWritten, turnsSettled } from '../support/settled.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { takeoverKeys } from '../../src/handoff/takeover-state.js';
 import { enqueueTurn } from '../../src/queue/turn-queue.js';
@@ -86,13 +86,18 @@ function helpers(harness: () => Harness) {
   };
   const refreshed = async (handoffId: string) => (await harness().services.handoffs.get(handoffId)) as HandoffRecord;
   const refusals = () => harness().logs.filter((line) => line.event === 'teammate-message-refused');
-  return { to, bodiesTo, handOff, refreshed, refusals };
+  /** The conversation as MongoDB holds it once the transcript writer has caught up. */
+  const storedMessages = async (conversationId: string) => {
+    await transcriptsWritten(harness().services);
+    return harness().services.transcripts.conversationMessages(conversationId);
+  };
+  return { to, bodiesTo, handOff, refreshed, refusals, storedMessages };
 }
 
 describe('takeover on WhatsApp', () => {
   let receiver: Receiver;
   let harness: Harness;
-  const { to, bodiesTo, handOff, refreshed, refusals } = helpers(() => harness);
+  const { to, bodiesTo, handOff, refreshed, refusals, storedMessages } = helpers(() => harness);
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
@@ -141,13 +146,13 @@ describe('takeover on WhatsApp', () => {
     await turnsSettled(harness.services);
     expect(harness.models.calls.length).toBe(modelCalls);
     expect(bodiesTo(customer)).toHaveLength(sent);
-    const stored = await harness.services.transcripts.conversationMessages(customer);
+    const stored = await storedMessages(customer);
     expect(stored.filter((message) => message.direction === 'inbound').map((message) => message.text)).toContain('Tomorrow at 10 works for me');
 
     // Reply-to works on the relay too.
     await harness.sendWhatsapp({ from: ANA, body: 'Booked, see you then!', repliedTo: relay.sid });
     await eventually(() => bodiesTo(customer).includes('Ana (Sales team): Booked, see you then!') || undefined);
-    const teammateRecord = (await harness.services.transcripts.conversationMessages(customer)).find((message) => message.text === 'Booked, see you then!');
+    const teammateRecord = (await storedMessages(customer)).find((message) => message.text === 'Booked, see you then!');
     expect(teammateRecord).toMatchObject({ direction: 'outbound', roleId: 'teammate:Ana', status: 'queued' });
 
     // #done: the customer and Ana are told; the record says who and why.
@@ -200,7 +205,7 @@ describe('takeover on WhatsApp', () => {
       await eventually(() => (to(customer).length > before ? true : undefined));
       await turnsSettled(harness.services);
       expect(bodiesTo(customer).slice(before)).toEqual([`${winner.name} (Sales team): ${winner.name} here, happy to help`]);
-      expect((await harness.services.transcripts.conversationMessages(customer)).some((message) => message.text.startsWith(`${loser.name} here`))).toBe(false);
+      expect((await storedMessages(customer)).some((message) => message.text.startsWith(`${loser.name} here`))).toBe(false);
       expect(refusals().some((line) => line.reason === 'held' && line.handoffId === handoff._id)).toBe(true);
     }
   });
@@ -312,7 +317,7 @@ describe('takeover on WhatsApp', () => {
     await eventually(() => bodiesTo(ANA).some((body) => body.startsWith('Not sent: the customer') && body.includes(`(#${handoff.shortCode})`)) || undefined);
     await turnsSettled(harness.services);
     expect(to(customer)).toHaveLength(before);
-    expect((await harness.services.transcripts.conversationMessages(customer)).find((message) => message.text === 'Still interested?')).toMatchObject({
+    expect((await storedMessages(customer)).find((message) => message.text === 'Still interested?')).toMatchObject({
       status: 'failed',
     });
   });

@@ -119,7 +119,9 @@ describe('a retried message', () => {
     const context = { conversationId: message.conversationKey, signal: new AbortController().signal, logger: harness.services.logger };
     const first = await intake.prepare(message, context);
     const again = await intake.prepare(message, context);
-    expect(again).toEqual(first);
+    // The same media and text; only the first attempt made the transcription call.
+    expect(again).toEqual({ ...first, transcribed: false });
+    expect(first?.transcribed).toBe(true);
     expect(first?.text).toBe('(1 voice note)\nVoice note: "where is my order"');
     expect(transcriptions).toBe(1);
     expect(harness.twilio.mediaRequests).toHaveLength(1);

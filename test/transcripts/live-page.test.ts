@@ -14,13 +14,13 @@ import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { Redis } from 'ioredis';
-import { createTranscriptOutbox } from '../../src/store/outbox.js';
+import { createTranscriptOutbox, type TranscriptOutbox } from '../../src/store/outbox.js';
 import { connectMongo, createTranscriptStore, type TranscriptStore } from '../../src/store/transcript-store.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import type { LiveActor, LiveEvent, LiveHandoff, LiveOutcome, LiveTakeover } from '../../src/transcripts/live-takeover.js';
 import { createTranscriptLinks, type TranscriptLinks } from '../../src/transcripts/transcript-link.js';
 import { createTranscriptRouter } from '../../src/transcripts/transcript-router.js';
-import { testEnv, type LogLine } from '../support/harness.js';
+import { eventually, testEnv, type LogLine } from '../support/harness.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { collectSse, openSse } from '../support/sse.js';
@@ -36,6 +36,7 @@ const BEN = { name: 'Ben', whatsapp: 'whatsapp:+447700900502' };
 let mongo: Connection;
 let redis: Redis;
 let writer: TranscriptWriter;
+let outbox: TranscriptOutbox;
 let transcripts: TranscriptStore;
 let links: TranscriptLinks;
 let http: ReturnType<typeof request>;
@@ -137,7 +138,7 @@ beforeAll(async () => {
   mongo = await connectMongo(env.MONGODB_URI!);
   redis = new Redis(env.REDIS_URL!);
   const quiet = createLogger({ level: 'error', sink: () => undefined });
-  const outbox = createTranscriptOutbox({ redis, maxBacklog: 1000, database: mongo.db!.databaseName, logger: quiet, metrics: createMetrics() });
+  outbox = createTranscriptOutbox({ redis, maxBacklog: 1000, database: mongo.db!.databaseName, logger: quiet, metrics: createMetrics() });
   transcripts = createTranscriptStore(mongo, { redis, outbox });
   // The transcript reaches MongoDB (what the page reads) through the outbox, which the writer drains.
   writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 100, logger: quiet, metrics: createMetrics() });
@@ -151,6 +152,7 @@ beforeAll(async () => {
     const { conversationId } = await transcripts.openConversation({ key, channel: 'web', address: key });
     await transcripts.recordInbound({ conversationId, channel: 'web', channelMessageId: `${key}-1`, text, receivedAt: new Date(Date.now() - 60_000) });
   }
+  await eventually(async () => (await outbox.backlog()) === 0 || undefined);
 });
 
 beforeEach(async () => {

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
-import { turnsSettled } from '../support/settled.js';
+import { transcriptsWritten, turnsSettled } from '../support/settled.js';
 
 describe('a burst from several numbers', () => {
   let harness: Harness;
@@ -88,6 +88,7 @@ describe('a worker killed mid-turn', () => {
     expect(reply).toMatchObject({ to: customer, body: 'Answer to: are you there?' });
     await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
+    await transcriptsWritten(harness.services);
     const conversation = await harness.services.transcripts.conversations.findOne({ address: customer }).lean();
     const messages = await harness.services.transcripts.conversationMessages(conversation!._id);
     expect(messages.map((message) => message.direction)).toEqual(['inbound', 'outbound']);
