@@ -6,10 +6,9 @@
  * `degraded` but stays 200; the outbox backlog grows and shows on its gauge; once MongoDB is
  * back every inbound message and every reply is in it exactly once. At TRANSCRIPT_OUTBOX_MAX,
  * new inbound messages get a 503 until the writer catches up.
- *
- * Two MongoDB reads of a turn belong to another change (issue 11, the bench branch): the
- * contact `identify` read and usage metering. Until it lands, `offTurnPaths` stands in for it
- * so these tests measure the transcript path alone.
+ * Nothing of a turn is stubbed: the caller's identify read is served from its Redis cache (a
+ * caller never seen is answered as not linked while MongoDB does not answer) and usage is
+ * counted in Redis, so the whole turn is exercised.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
@@ -22,17 +21,8 @@ const answer = (body: string) => `answer to ${body}`;
 const script = ({ userText }: { userText: string }) => ({ text: answer(userText) });
 const RETRY_ENV = { MESSAGE_RETRY_BUDGET_MS: '120000', MESSAGE_RETRY_BACKOFF_MS: '250' };
 
-/** The contact read and usage write a turn still makes on MongoDB (moved off by the bench branch). */
-function offTurnPaths(harness: Harness): void {
-  Object.assign(harness.services.contacts, { get: async () => undefined });
-  const usage = harness.services.mongo.models.ModelUsage;
-  if (usage) Object.assign(usage, { updateOne: () => ({ exec: async () => ({ acknowledged: true }) }) });
-}
-
 async function start(database: RestartableMongoHandle, name: string, env: Record<string, string> = {}): Promise<Harness> {
-  const harness = await startHarness({ env: { ...RETRY_ENV, MONGODB_URI: `${database.uri}${name}`, ...env }, script });
-  offTurnPaths(harness);
-  return harness;
+  return startHarness({ env: { ...RETRY_ENV, MONGODB_URI: `${database.uri}${name}`, ...env }, script });
 }
 
 /**
