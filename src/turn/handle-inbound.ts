@@ -342,6 +342,9 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
     logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
+    // A takeover entry (a teammate's message or action) is no customer message: nothing is
+    // recorded as one and the customer gets no apology for it; the log and metric say it failed.
+    if (message.teammate) return;
     const channel = options.channels.get(message.channel);
     if (!channel) return;
     let conversationId = message.conversationKey;
