@@ -11,11 +11,12 @@
  * A customer message with nobody holding costs one Redis round trip (takeover state, window
  * stamp, live-page event) and no MongoDB read.
  */
-import { ChannelSendError, errorField, errorText, isRetryable } from '../errors/index.js';
-import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
+import { ChannelSendError, isRetryable } from '../errors/index.js';
+import { sendOnce } from '../ledger/send-ledger.js';
+import { partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChannelDefinition, InboundMessage, SentStatus, TeammateEntry } from '../contracts/index.js';
+import type { ChannelDefinition, InboundMessage, TeammateEntry } from '../contracts/index.js';
 import { inboundMessageId, type MessageRecord, type RecentMessage, type TranscriptStore } from '../store/transcript-store.js';
 import type { HandoffRecord, HandoffStore } from './handoff-store.js';
 import type { TeamMessenger } from './team-messages.js';
@@ -38,15 +39,10 @@ export interface TakeoverHookOptions {
   now?: () => number;
 }
 
-type Receipt = { channelMessageId: string; status: SentStatus };
-
 function withMessages(recent: readonly RecentMessage[], additions: readonly RecentMessage[]): RecentMessage[] {
   const known = new Set(recent.map((message) => message.id));
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
-
-const partState = (part: MessageRecord): LedgerState =>
-  part.status === 'pending' ? 'pending' : part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
 
 const customerLabel = (handoff: HandoffRecord) => handoff.customer.name ?? handoff.customer.address.replace(/^whatsapp:/, '');
 const codeTag = (handoff: HandoffRecord) => (handoff.shortCode ? ` (#${handoff.shortCode})` : '');
@@ -62,43 +58,25 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     inbound: InboundMessage,
     part: MessageRecord,
     template: { contentSid: string; variables: Record<string, string> } | undefined,
-  ) =>
-    sendOnce<MessageRecord, Receipt>({
+  ) => {
+    const lookup = partLookup(transcripts, channel, inbound);
+    return sendOnce<MessageRecord, PartReceipt>({
       entry: part,
       id: part._id,
       state: partState,
       exclusive: true,
-      store: {
-        claim: () => transcripts.claimPart(part._id),
-        readBack: () => transcripts.message(part._id),
-        reclaim: () => transcripts.reclaimPart(part._id),
-        markSent: (receipt) => transcripts.markPartSent(part._id, receipt.channelMessageId, receipt.status),
-        release: () => transcripts.releasePart(part._id),
-        markFailed: (error) => {
-          const code = errorField(error, 'code');
-          return transcripts.markPartFailed(part._id, 'failed', code === undefined ? undefined : String(code), errorText(error));
-        },
-      },
+      store: partLedgerStore(transcripts, part._id),
       channel: {
         send: () =>
           template && channel.transport.sendTemplate ? channel.transport.sendTemplate(inbound, template) : channel.transport.send(inbound, part.text, 0),
-        ...(channel.transport.findSent && !template
-          ? {
-              lookup: async (stored: MessageRecord) => {
-                for (const candidate of await (channel.transport.findSent?.(inbound, stored.text, stored.claimedAt ?? stored.updatedAt) ?? [])) {
-                  const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
-                  if (owner === undefined || owner === stored._id) return candidate;
-                }
-                return undefined;
-              },
-            }
-          : {}),
+        ...(lookup && !template ? { lookup } : {}),
         afterFailedSend: (error) => {
           if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
           return error instanceof ChannelSendError ? 'fail' : 'keep';
         },
       },
     });
+  };
 
   /** Whether free text would be refused (outside the channel's window since the customer's last message). */
   const outsideWindow = async (channel: ChannelDefinition, conversationKey: string) => {

@@ -10,9 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ChannelSendError, classifyFailure, errorField, errorText, isRetryable } from '../errors/index.js';
+import { ChannelSendError, classifyFailure, errorText, isRetryable } from '../errors/index.js';
 import { formatIssues } from '../errors/issues.js';
-import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
+import { sendOnce } from '../ledger/send-ledger.js';
+import { partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import { withMediaContent, type MediaIntake, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
@@ -25,7 +26,6 @@ import {
   APOLOGY_PART,
   inboundMessageId,
   outboundMessageId,
-  type DeliveryStatus,
   type MessageRecord,
   type MessageStatus,
   type RecentMessage,
@@ -97,34 +97,17 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
 
-/** Ledger states of a reply part: `uncertain` (an outcome recorded unknown) is resolved like `sending`. */
-function partState(part: MessageRecord): LedgerState {
-  if (part.status === 'pending') return 'pending';
-  return part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
-}
-
-type PartReceipt = { channelMessageId: string; status: DeliveryStatus };
-
 /** Reply parts through the send ledger: claim, send, record — and resolve lost outcomes. */
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
-  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger, assertHeld?: () => void) =>
-    sendOnce<MessageRecord, PartReceipt>({
+  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger, assertHeld?: () => void) => {
+    const lookup = partLookup(transcripts, channel, message);
+    return sendOnce<MessageRecord, PartReceipt>({
       entry: part,
       id: part._id,
       state: partState,
       // Under the conversation's lock nobody else sends this conversation's parts.
       exclusive: true,
-      store: {
-        claim: () => transcripts.claimPart(part._id),
-        readBack: () => transcripts.message(part._id),
-        reclaim: () => transcripts.reclaimPart(part._id),
-        markSent: (receipt) => transcripts.markPartSent(part._id, receipt.channelMessageId, receipt.status),
-        release: () => transcripts.releasePart(part._id),
-        markFailed: (error) => {
-          const code = errorField(error, 'code');
-          return transcripts.markPartFailed(part._id, 'failed', code === undefined ? undefined : String(code), errorText(error));
-        },
-      },
+      store: partLedgerStore(transcripts, part._id),
       channel: {
         send: async () => {
           // The fence: a worker that may have lost the conversation sends nothing (the part stays claimed and is looked up).
@@ -150,19 +133,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
             throw error;
           }
         },
-        ...(channel.transport.findSent
-          ? {
-              lookup: async (stored: MessageRecord) => {
-                const claimedAt = stored.claimedAt ?? stored.updatedAt;
-                for (const candidate of (await channel.transport.findSent?.(message, stored.text, claimedAt)) ?? []) {
-                  // The same text may have gone out for another part or turn: only an unrecorded send counts.
-                  const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
-                  if (owner === undefined || owner === stored._id) return candidate;
-                }
-                return undefined;
-              },
-            }
-          : {}),
+        ...(lookup ? { lookup } : {}),
         // A refusal leaves nothing sent: back to pending. A lost outcome (a timeout) stays
         // `sending`, so the retry looks it up instead of sending blind.
         afterFailedSend: (error) => {
@@ -175,6 +146,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
         logger.warn('reply-part-resolved', { part: part.part, outcome, ...(found ? { channelMessageId: found.channelMessageId } : {}) });
       },
     });
+  };
 
   /** Sends each part once, in order; throws at the first part that could not go out. */
   return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger, assertHeld?: () => void) => {

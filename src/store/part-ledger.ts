@@ -1,0 +1,50 @@
+/**
+ * A transcript message as a send-ledger entry: its state, its storage (claim → send → sent,
+ * release, fail) on the transcript store, and how a lost send is looked up at the channel.
+ * One owner for what reply parts, apologies and teammate messages all go through.
+ */
+import { errorField, errorText } from '../errors/index.js';
+import type { LedgerState, LedgerStore } from '../ledger/send-ledger.js';
+import type { ChannelDefinition, InboundMessage, SentStatus } from '../contracts/index.js';
+import type { MessageRecord, TranscriptStore } from './transcript-store.js';
+
+/** What a channel answers for a sent part. */
+export type PartReceipt = { channelMessageId: string; status: SentStatus };
+
+/** Ledger states of a part: `uncertain` (an outcome recorded unknown) is resolved like `sending`. */
+export function partState(part: MessageRecord): LedgerState {
+  if (part.status === 'pending') return 'pending';
+  return part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
+}
+
+/** The ledger's storage of one part, by its `_id`. */
+export function partLedgerStore(transcripts: TranscriptStore, partId: string): LedgerStore<MessageRecord, PartReceipt> {
+  return {
+    claim: () => transcripts.claimPart(partId),
+    readBack: () => transcripts.message(partId),
+    reclaim: () => transcripts.reclaimPart(partId),
+    markSent: (receipt) => transcripts.markPartSent(partId, receipt.channelMessageId, receipt.status),
+    release: () => transcripts.releasePart(partId),
+    markFailed: (error) => {
+      const code = errorField(error, 'code');
+      return transcripts.markPartFailed(partId, 'failed', code === undefined ? undefined : String(code), errorText(error));
+    },
+  };
+}
+
+/**
+ * Finds a part whose send outcome was lost among what the channel sent since it was claimed:
+ * the same text may have gone out for another part or turn, so only an unrecorded send counts.
+ * Undefined when the channel can't look sends up.
+ */
+export function partLookup(transcripts: TranscriptStore, channel: ChannelDefinition, inbound: InboundMessage) {
+  const findSent = channel.transport.findSent;
+  if (!findSent) return undefined;
+  return async (stored: MessageRecord): Promise<PartReceipt | undefined> => {
+    for (const candidate of await findSent.call(channel.transport, inbound, stored.text, stored.claimedAt ?? stored.updatedAt)) {
+      const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
+      if (owner === undefined || owner === stored._id) return candidate;
+    }
+    return undefined;
+  };
+}
