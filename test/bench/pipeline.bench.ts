@@ -182,24 +182,33 @@ row('answered', `${pacedReplies.length}/${pacedCount}`);
 row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
 row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));
 
-// 4 — the same throughput phase with ≥ 50k stored messages.
+// 4 — the same throughput phase with ≥ 50k stored messages. Seeding has a deadline
+// (BENCH_SEED_SECONDS): a seed that never finishes is reported, and the other phases still run.
 await drain();
-const seeded = await seedHistory(backing.mongoUri, probe, STORED_MESSAGES);
-out(`stored history: ${seeded.conversations} conversations copied in ${seeded.seconds.toFixed(0)} s`);
-row(
-  'MongoDB documents',
-  Object.entries(seeded.documents)
-    .map(([name, count]) => `${name} ${count}`)
-    .join(', '),
-);
-row('Redis keys copied', String(seeded.redisKeys));
-const stored = await sustained(`${Math.round((seeded.documents.messages ?? STORED_MESSAGES) / 1000)}k stored messages`, 202);
-const drop = (100 * (stored.perSecond - empty.perSecond)) / empty.perSecond;
-row('throughput change from the empty store', `${drop >= 0 ? '+' : ''}${drop.toFixed(1)}%`);
+const SEED_SECONDS = Number(env.BENCH_SEED_SECONDS ?? 240);
+const seeded = await Promise.race([seedHistory(backing.mongoUri, probe, STORED_MESSAGES), sleep(SEED_SECONDS * 1000).then(() => undefined)]);
+let drop: number | undefined;
+if (seeded) {
+  out(`stored history: ${seeded.conversations} conversations copied in ${seeded.seconds.toFixed(0)} s`);
+  row(
+    'MongoDB documents',
+    Object.entries(seeded.documents)
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', '),
+  );
+  row('Redis keys copied', String(seeded.redisKeys));
+  const stored = await sustained(`${Math.round((seeded.documents.messages ?? STORED_MESSAGES) / 1000)}k stored messages`, 202);
+  drop = (100 * (stored.perSecond - empty.perSecond)) / empty.perSecond;
+  row('throughput change from the empty store', `${drop >= 0 ? '+' : ''}${drop.toFixed(1)}%`);
+} else {
+  out(`stored history: seeding ${STORED_MESSAGES} messages did not finish within ${SEED_SECONDS} s — the stored-data phase is skipped`);
+  // The seed still holds FerretDB (a worker could not even start): the phases that need it are skipped too.
+  out('  killed-worker and MongoDB-paused phases skipped: FerretDB is still busy with the seed');
+}
 
 // 5 — a worker killed mid-turn: its conversation answered by a new worker, how long after the kill.
 let killed: number | undefined;
-if (env.BENCH_SKIP_KILL !== '1') {
+if (env.BENCH_SKIP_KILL !== '1' && seeded) {
   // A killed process writes no CPU profile: the profiled worker stops cleanly first.
   if (cpuProfileDirectory) {
     await worker.stop();
@@ -225,7 +234,7 @@ if (env.BENCH_SKIP_KILL !== '1') {
 
 // 6 — FerretDB paused: are customers answered while it is?
 let paused: { answered: number; sent: number } | undefined;
-if (backing.ferret) {
+if (backing.ferret && seeded) {
   await drain();
   const sent = 20;
   backing.ferret.pause();
@@ -262,7 +271,11 @@ const table: [string, string, string][] = [
     `${empty.perSecond.toFixed(1)} = ${((100 * empty.perSecond) / bare.jobsPerSecond).toFixed(1)}% of ${bare.jobsPerSecond.toFixed(0)} ${mark(empty.perSecond >= 300 && empty.perSecond >= 0.08 * bare.jobsPerSecond)}`,
     '≥ 300, and ≥ 8% of the same-run BullMQ figure',
   ],
-  ['throughput drop from empty to ≥ 50k stored messages', `${drop.toFixed(1)}% ${mark(drop >= -10)}`, '≤ 10%'],
+  [
+    'throughput drop from empty to ≥ 50k stored messages',
+    drop === undefined ? 'not measured: seeding timed out ✗' : `${drop.toFixed(1)}% ${mark(drop >= -10)}`,
+    '≤ 10%',
+  ],
   ['pipeline overhead p50 / p99 at 100 msgs/s (model excluded)', `${fixed(p50, 0)} / ${fixed(p99, 0)} ms ${mark(p50 <= 5 && p99 <= 25)}`, '≤ 5 / ≤ 25 ms'],
   ['webhook ack p99 during the sustained phase', `${ackP99.toFixed(0)} ms ${mark(ackP99 <= 10)}`, '≤ 10 ms'],
   [
