@@ -11,9 +11,9 @@
  * A customer message with nobody holding costs one Redis round trip (takeover state, window
  * stamp, live-page event) and no MongoDB read.
  */
-import { ChannelSendError, isRetryable } from '../errors/index.js';
+import { isRetryable } from '../errors/index.js';
 import { sendOnce } from '../ledger/send-ledger.js';
-import { partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
+import { partAfterFailedSend, partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TeammateEntry } from '../contracts/index.js';
@@ -70,10 +70,7 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
         send: () =>
           template && channel.transport.sendTemplate ? channel.transport.sendTemplate(inbound, template) : channel.transport.send(inbound, part.text, 0),
         ...(lookup && !template ? { lookup } : {}),
-        afterFailedSend: (error) => {
-          if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
-          return error instanceof ChannelSendError ? 'fail' : 'keep';
-        },
+        afterFailedSend: partAfterFailedSend,
       },
     });
   };

@@ -3,8 +3,8 @@
  * release, fail) on the transcript store, and how a lost send is looked up at the channel.
  * One owner for what reply parts, apologies and teammate messages all go through.
  */
-import { errorField, errorText } from '../errors/index.js';
-import type { LedgerState, LedgerStore } from '../ledger/send-ledger.js';
+import { ChannelSendError, errorField, errorText, isRetryable } from '../errors/index.js';
+import type { FailedSendAction, LedgerState, LedgerStore } from '../ledger/send-ledger.js';
 import type { ChannelDefinition, InboundMessage, SentStatus } from '../contracts/index.js';
 import type { MessageRecord, TranscriptStore } from './transcript-store.js';
 
@@ -47,4 +47,14 @@ export function partLookup(transcripts: TranscriptStore, channel: ChannelDefinit
     }
     return undefined;
   };
+}
+
+/**
+ * What a failed send leaves: a refusal leaves nothing sent (back to pending); a lost outcome (a
+ * timeout) stays `sending`, so the retry looks it up instead of sending blind; a refusal for
+ * good fails the part.
+ */
+export function partAfterFailedSend(error: unknown): FailedSendAction {
+  if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
+  return error instanceof ChannelSendError ? 'fail' : 'keep';
 }

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { ChannelSendError, classifyFailure, errorText, isRetryable } from '../errors/index.js';
 import { formatIssues } from '../errors/issues.js';
 import { sendOnce } from '../ledger/send-ledger.js';
-import { partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
+import { partAfterFailedSend, partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import { withMediaContent, type MediaIntake, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
@@ -134,12 +134,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
           }
         },
         ...(lookup ? { lookup } : {}),
-        // A refusal leaves nothing sent: back to pending. A lost outcome (a timeout) stays
-        // `sending`, so the retry looks it up instead of sending blind.
-        afterFailedSend: (error) => {
-          if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
-          return error instanceof ChannelSendError ? 'fail' : 'keep';
-        },
+        afterFailedSend: partAfterFailedSend,
       },
       onResolved: (outcome, found) => {
         metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome });
