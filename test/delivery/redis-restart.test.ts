@@ -31,7 +31,7 @@ describe('Redis restarted (AOF) during a burst', () => {
 
   test('nothing is lost or sent twice, and MongoDB gets every message once', async () => {
     // BullMQ prints its connections' errors while Redis is down (not the service's logger).
-    allowConsole('error', /ECONNRESET|ECONNREFUSED|Connection is closed/);
+    allowConsole('error', /ECONNRESET|ECONNREFUSED|EPIPE|Connection is closed/);
     expect(harness.logs.filter((line) => line.event === 'redis-aof-off')).toEqual([]);
     const burst = burstMessages(6, 4, '84');
     const total = burst.flat().length;
