@@ -84,6 +84,8 @@ export interface ServiceChild {
   pid: number;
   output(): string;
   stats(): Promise<ProcessStats>;
+  /** The process's Prometheus metrics text (`/metrics` without an HTTP server). */
+  metrics(): Promise<string>;
   /** Resolves once the process printed `text`. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
   /** SIGTERM and wait (a CPU profile is written on this exit). */
@@ -152,6 +154,18 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
           resolve(message as ProcessStats);
         });
         child.send('stats');
+      }),
+    metrics: () =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${role} did not answer a metrics request`)), 30_000);
+        const onMessage = (message: unknown) => {
+          if (typeof message !== 'object' || message === null || !('metrics' in message)) return;
+          clearTimeout(timer);
+          child.removeListener('message', onMessage);
+          resolve(String(message.metrics));
+        };
+        child.on('message', onMessage);
+        child.send('metrics');
       }),
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),

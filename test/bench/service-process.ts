@@ -48,6 +48,10 @@ if (role === 'web') {
 }
 
 process.on('message', (message) => {
+  if (message === 'metrics') {
+    void services.metrics.render().then((text) => process.send?.({ metrics: text }));
+    return;
+  }
   if (message !== 'stats') return;
   process.send?.({ rss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed, mongoCommands: { ...mongoCommands } });
 });
