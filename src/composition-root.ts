@@ -32,7 +32,7 @@ import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queu
 import { createTurnWorker } from './queue/turn-worker.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
-import { createCachedContactStore } from './contacts/contact-cache.js';
+import { createContactIndex } from './contacts/contact-index.js';
 import { createContactStore, type ContactStore } from './contacts/contact-store.js';
 import { createHandoffService } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
@@ -125,11 +125,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await transcripts.ensureIndexes();
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
 
-  const contacts = createCachedContactStore(createContactStore(mongo), { redis, ttlSeconds: config.offload.contactCacheTtlSeconds, logger, metrics });
+  const contacts = createContactIndex(createContactStore(mongo), { redis, logger, metrics });
   const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
   const usageReport = { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) };
   const handoffStore = createHandoffStore(mongo);
   await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
+  await contacts.start();
   const teams = parseTeams(config.handoff.teamsJson);
   const noticeOptions = {
     connection: bullConnection,
@@ -353,6 +354,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await takeover.close();
       await Promise.all(workers.map((worker) => worker.close()));
       await usage.close();
+      contacts.close();
       await mcp?.close().catch(() => undefined);
       await queue.close();
       await noticeQueue.close();

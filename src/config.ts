@@ -185,8 +185,9 @@ const EnvSchema = z.object({
   TRANSCRIPT_OUTBOX_MAX: positiveInt(200_000),
   TRANSCRIPT_WRITER_BATCH: positiveInt(200),
 
-  // Off the per-turn MongoDB path: a turn's caller lookup is served from Redis, re-read from
-  // MongoDB when older than this; model usage is counted in Redis and written to MongoDB this often.
+  // Off the per-turn MongoDB path: model usage is counted in Redis and written to MongoDB this often.
+  // CONTACT_CACHE_TTL_SECONDS is no longer used (the caller index in Redis never expires); still
+  // accepted so a deployment that sets it keeps starting.
   CONTACT_CACHE_TTL_SECONDS: positiveInt(300),
   USAGE_FLUSH_INTERVAL_MS: positiveInt(10_000),
 });
@@ -217,8 +218,8 @@ export interface Config {
     prices: Record<string, { inputPerMTok: number; outputPerMTok: number }> | undefined;
   };
   worker: { concurrency: number; lockTtlMs: number; coalesceMs: number; shutdownTimeoutMs: number; retryBudgetMs: number; retryBackoffMs: number };
-  /** The contact cache's freshness and the usage flush period (see CONTACT_CACHE_TTL_SECONDS). */
-  offload: { contactCacheTtlSeconds: number; usageFlushIntervalMs: number };
+  /** The usage flush period (see USAGE_FLUSH_INTERVAL_MS). */
+  offload: { usageFlushIntervalMs: number };
   mcp:
     | {
         url: string;
@@ -363,7 +364,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       retryBudgetMs: env.MESSAGE_RETRY_BUDGET_MS,
       retryBackoffMs: env.MESSAGE_RETRY_BACKOFF_MS,
     },
-    offload: { contactCacheTtlSeconds: env.CONTACT_CACHE_TTL_SECONDS, usageFlushIntervalMs: env.USAGE_FLUSH_INTERVAL_MS },
+    offload: { usageFlushIntervalMs: env.USAGE_FLUSH_INTERVAL_MS },
   };
 }
 
