@@ -16,14 +16,19 @@ import { createEventLog } from '../../channels/web/event-log.js';
 import { checkRate } from '../../channels/web/rate-limit.js';
 import { createStreamSlots } from '../../channels/web/stream-slots.js';
 import { loadConfig } from '../../src/config.js';
+import { createContactIndex } from '../../src/contacts/contact-index.js';
+import { createContactStore } from '../../src/contacts/contact-store.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
 import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
 import { createDecisionStore } from '../../src/orchestrator/state/decision-store.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
 import { acquireConversationLock } from '../../src/queue/conversation-lock.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from '../../src/redis.js';
-import { eventually, newMessageSid, startHarness, testEnv, type Harness } from '../support/harness.js';
+import { connectMongo } from '../../src/store/transcript-store.js';
+import { eventually, newMessageSid, startHarness, testEnv, type Harness, type LogLine } from '../support/harness.js';
 import { startRedisCluster, type RedisClusterHandle } from '../support/services.js';
 import { handoffsSettled, turnsSettled } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
@@ -174,6 +179,36 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
       }
     } finally {
       await events.close();
+    }
+  });
+
+  test('the caller index: the load and its marker, write-through of contacts and their aliases, lookups', async () => {
+    const mongo = await connectMongo(testEnv('http://127.0.0.1:1').MONGODB_URI ?? '');
+    const logs: LogLine[] = [];
+    const contacts = createContactIndex(createContactStore(mongo), {
+      redis,
+      logger: createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) }),
+      metrics: createMetrics(),
+    });
+    try {
+      await contacts.start();
+      await eventually(() => logs.some((line) => line.event === 'contact-index-complete'), 20_000);
+      for (const [index, address] of conversations.entries()) {
+        await contacts.upsert({ address, name: `Cluster ${index}`, externalId: `cluster-${index}`, email: `c${index}@cluster.example`, entities: [] });
+      }
+      for (const [index, address] of conversations.entries()) {
+        expect(await contacts.get(address)).toMatchObject({ name: `Cluster ${index}` });
+        expect(await contacts.findVerifiedUser({ externalId: 'nobody', email: `C${index}@cluster.example` })).toMatchObject({ address });
+        await contacts.upsert({ address, name: `Cluster ${index}`, externalId: `cluster-moved-${index}`, entities: [] });
+        expect(await contacts.findVerifiedUser({ externalId: `cluster-${index}` })).toBeUndefined();
+        expect(await contacts.findVerifiedUser({ externalId: `cluster-moved-${index}` })).toMatchObject({ address });
+        expect(await contacts.remove(address)).toBe(true);
+        expect(await contacts.get(address)).toBeUndefined();
+      }
+    } finally {
+      contacts.close();
+      await mongo.dropDatabase();
+      await mongo.close();
     }
   });
 
