@@ -8,13 +8,16 @@
  * again from MongoDB.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
 import type { mongo } from 'mongoose';
 import { createContactIndex } from '../../src/contacts/contact-index.js';
 import { createContactStore, type Contact, type ContactStore } from '../../src/contacts/contact-store.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
 import type { Script } from '../support/deterministic-model.js';
-import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { eventually, newMessageSid, startHarness, type Harness, type LogLine } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 import { startRedis, startRestartableFerretDb, type RedisHandle, type RestartableMongoHandle } from '../support/services.js';
 
@@ -272,5 +275,97 @@ describe('Redis lost its data', () => {
     });
     expect(lookupsFailed() - failedBefore).toBe(0);
     expect(await ask(ACME, 'my invoices after the flush')).toContain(ACME_INVOICE);
+  }, 60_000);
+});
+
+/**
+ * Another process's index on a Redis of its own (the service's keeps answering meanwhile), over
+ * the same MongoDB: what a lookup does before the index is known complete, and a load racing a
+ * write.
+ */
+describe('an index not yet loaded', () => {
+  const LOAD_LOCK = 'asst:contact-index-loading:{contact-index}';
+  let spare: RedisHandle;
+  let client: Redis;
+  beforeAll(async () => {
+    spare = await startRedis();
+    client = new Redis(spare.url);
+  });
+  afterAll(async () => {
+    await client.quit();
+    await spare.stop();
+  });
+
+  function indexOn(store: ContactStore) {
+    const logs: LogLine[] = [];
+    const metrics = createMetrics();
+    const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
+    return { index: createContactIndex(store, { redis: client, logger, metrics }), logs, metrics };
+  }
+
+  test('while another process loads it, a caller missing from Redis is read from MongoDB (bounded); then the load completes it', async () => {
+    await client.flushall();
+    await client.set(LOAD_LOCK, 'another-process', 'PX', 60_000);
+    const { index, logs, metrics } = indexOn(stored);
+    await index.start();
+    try {
+      expect(await index.get(ACME)).toMatchObject({ name: 'Ana Pérez', customerId: 'CUST-ACME' });
+      expect(await index.findVerifiedUser({ externalId: 'u-ana' })).toMatchObject({ address: 'user:u-ana' });
+      expect(await index.get(NEVER_SEEN)).toBeUndefined();
+      // Not in Redis and MongoDB does not answer: not linked after the bounded wait, and counted.
+      expect(await withMongoPaused(() => index.get(ACME))).toBeUndefined();
+      expect(metrics.value('contact_lookup_failed_total', { answered: 'anonymous' })).toBe(1);
+      // The other process dies: its lock expires (here: goes) and this one loads at its next check.
+      await client.del(LOAD_LOCK);
+      await eventually(() => logs.some((line) => line.event === 'contact-index-loaded'), 20_000);
+      await withMongoPaused(async () => {
+        expect(await index.get(ACME)).toMatchObject({ name: 'Ana Pérez', customerId: 'CUST-ACME' });
+        expect(await index.findVerifiedUser({ externalId: 'u-ana' })).toMatchObject({ address: 'user:u-ana' });
+        expect(await index.get(NEVER_SEEN)).toBeUndefined();
+      });
+      expect(metrics.value('contact_lookup_failed_total', { answered: 'anonymous' })).toBe(1);
+    } finally {
+      index.close();
+    }
+  }, 60_000);
+
+  test('a load that read a contact before it was removed does not bring it back', async () => {
+    const GONE = 'whatsapp:+447700906030';
+    await client.flushall();
+    await stored.upsert({ address: GONE, name: 'Gone Soon', externalId: 'u-gone', entities: [] });
+    let listed!: () => void;
+    let release!: () => void;
+    const pageRead = new Promise<void>((resolve) => (listed = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const slowLoad: ContactStore = {
+      ...stored,
+      async list(limit, after) {
+        const page = await stored.list(limit, after);
+        if (!held) {
+          held = true;
+          listed();
+          await released;
+        }
+        return page;
+      },
+    };
+    const loader = indexOn(slowLoad);
+    const writer = indexOn(stored);
+    await loader.index.start();
+    try {
+      await pageRead;
+      expect(await writer.index.remove(GONE)).toBe(true);
+      release();
+      await eventually(() => loader.logs.some((line) => line.event === 'contact-index-loaded'), 20_000);
+      await withMongoPaused(async () => {
+        expect(await loader.index.get(GONE)).toBeUndefined();
+        expect(await loader.index.findVerifiedUser({ externalId: 'u-gone' })).toBeUndefined();
+        expect(await loader.index.get(ACME)).toMatchObject({ name: 'Ana Pérez' });
+      });
+    } finally {
+      loader.index.close();
+      writer.index.close();
+    }
   }, 60_000);
 });
