@@ -8,7 +8,7 @@
  * again from MongoDB.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { mongo } from 'mongoose';
 import { createContactIndex } from '../../src/contacts/contact-index.js';
 import { createContactStore, type Contact, type ContactStore } from '../../src/contacts/contact-store.js';
@@ -55,7 +55,8 @@ beforeAll(async () => {
   harness = await startHarness({
     script: listInvoices,
     env: {
-      REDIS_URL: redis.url,
+      // `npm run test:cluster` (run this file alone then): the cluster, whose password REDIS_URL carries.
+      ...(process.env.TEST_REDIS_CLUSTER_NODES ? {} : { REDIS_URL: redis.url }),
       MONGODB_URI: `${database.uri}identify?monitorCommands=true`,
       MCP_SERVER_URL: mcp.url,
       MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES,
@@ -261,7 +262,9 @@ describe('Redis lost its data', () => {
     // In MongoDB only (as a contacts collection from before the index was deployed).
     await stored.upsert({ address: 'whatsapp:+447700906020', name: 'Di Old', externalId: 'u-di', entities: [] });
     const [loaded, incomplete] = [events('contact-index-loaded'), events('contact-index-incomplete')];
-    await harness.services.redis.flushall();
+    // Every primary when `npm run test:cluster` runs the service on a cluster.
+    const { redis: service } = harness.services;
+    await Promise.all((service instanceof Cluster ? service.nodes('master') : [service]).map((node) => node.flushall()));
     // Noticed at the next check: until the load is done, a lookup not in the index asks MongoDB.
     await eventually(() => events('contact-index-incomplete') > incomplete, 20_000);
     await eventually(() => events('contact-index-loaded') > loaded, 20_000);
