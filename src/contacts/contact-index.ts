@@ -32,7 +32,8 @@
  *     lookup: on a cluster it lives on another slot) and starts a load when it is absent — Redis
  *     restarted without its data, or the first deploy over an existing contacts collection. A
  *     Redis that lost its data is noticed within that interval; meanwhile a linked customer is
- *     answered as not linked (briefly anonymous, never someone else).
+ *     answered as not linked (briefly anonymous, never someone else). Gauge
+ *     `contact_index_complete` (1/0), logs `contact-index-complete`/`-incomplete`/`-loaded`.
  *   - Never a wrong caller: an entry holds only what MongoDB held for that key after the write
  *     that set it; an alias entry is trusted only if its contact declares the alias. Redis must
  *     not evict (`maxmemory-policy noeviction`, as BullMQ requires): an evicted entry would read as
@@ -220,6 +221,7 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
   const setComplete = (value: boolean) => {
     if (value !== complete) logger.info(value ? 'contact-index-complete' : 'contact-index-incomplete', {});
     complete = value;
+    metrics.setGauge('contact_index_complete', value ? 1 : 0);
   };
 
   /** Copies every contact and the aliases it holds into the index, then sets the marker (see the header). */

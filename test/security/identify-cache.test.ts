@@ -318,9 +318,11 @@ describe('an index not yet loaded', () => {
       // Not in Redis and MongoDB does not answer: not linked after the bounded wait, and counted.
       expect(await withMongoPaused(() => index.get(ACME))).toBeUndefined();
       expect(metrics.value('contact_lookup_failed_total', { answered: 'anonymous' })).toBe(1);
+      expect(metrics.gaugeValue('contact_index_complete')).toBe(0);
       // The other process dies: its lock expires (here: goes) and this one loads at its next check.
       await client.del(LOAD_LOCK);
       await eventually(() => logs.some((line) => line.event === 'contact-index-loaded'), 20_000);
+      expect(metrics.gaugeValue('contact_index_complete')).toBe(1);
       await withMongoPaused(async () => {
         expect(await index.get(ACME)).toMatchObject({ name: 'Ana Pérez', customerId: 'CUST-ACME' });
         expect(await index.findVerifiedUser({ externalId: 'u-ana' })).toMatchObject({ address: 'user:u-ana' });
