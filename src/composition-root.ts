@@ -49,7 +49,8 @@ import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
-import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { openMongo } from './store/mongo-connection.js';
 import { createTranscriptOutbox, type TranscriptOutbox } from './store/outbox.js';
 import { recentMessages } from './store/recent-messages.js';
 import { checkRedisPersistence } from './store/redis-persistence.js';
@@ -108,28 +109,31 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const redis = createRedis(config);
   const bullConnection = createRedis(config, 'blocking');
   const queuePrefix = overrides.queuePrefix ?? QUEUE_PREFIX;
-  const mongo = await connectMongo(config.mongodbUri);
+  // Never waited on: a process starts and answers during a MongoDB outage (indexes follow when it answers).
+  const mongoLink = openMongo(config.mongodbUri, logger);
+  const mongo = mongoLink.connection;
   await checkRedisPersistence(redis, logger);
   const outboxReader = createRedis(config, 'blocking');
   const outbox = createTranscriptOutbox({
     redis,
     reader: outboxReader,
     maxBacklog: config.transcriptOutbox.max,
-    database: mongo.db?.databaseName ?? 'default',
+    database: mongoLink.databaseName,
     logger,
     metrics,
   });
   const stopOutboxWatch = outbox.watch();
   const transcripts = createTranscriptStore(mongo, { redis, outbox });
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
-  await transcripts.ensureIndexes();
+  mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
 
   const contacts = createCachedContactStore(createContactStore(mongo), { redis, ttlSeconds: config.offload.contactCacheTtlSeconds, logger, metrics });
   const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
   const usageReport = { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) };
   const handoffStore = createHandoffStore(mongo);
-  await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
+  mongoLink.whenConnected('contact indexes', () => contacts.ensureIndexes());
+  mongoLink.whenConnected('hand-off indexes', () => handoffStore.ensureIndexes());
   const teams = parseTeams(config.handoff.teamsJson);
   const noticeOptions = {
     connection: bullConnection,
@@ -277,7 +281,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     readiness: [
       { name: 'redis', check: async () => void (await redis.ping()) },
       // Turns never wait on MongoDB (the transcript outbox does): down or slow, it is `degraded`.
-      { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()), degradable: true },
+      { name: 'mongodb', check: () => mongoLink.ping(), degradable: true },
     ],
     routers: [
       createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, takeover: takeover.service, usage: usageReport, logger, metrics }),
@@ -359,7 +363,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
       // After the workers: the records their last turns appended are written if MongoDB answers.
       await transcriptWriter.close();
-      await Promise.allSettled([redis.quit(), bullConnection.quit(), outboxReader.quit(), mongo.close()]);
+      await Promise.allSettled([redis.quit(), bullConnection.quit(), outboxReader.quit(), mongoLink.close()]);
     },
   };
 }
