@@ -51,6 +51,7 @@ import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { openMongo } from './store/mongo-connection.js';
+import { createRecentBackfill } from './store/recent-backfill.js';
 import { createTranscriptOutbox, type TranscriptOutbox } from './store/outbox.js';
 import { recentMessages } from './store/recent-messages.js';
 import { checkRedisPersistence } from './store/redis-persistence.js';
@@ -127,6 +128,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
+  // Deploying over existing data: conversations' recent history copied from MongoDB into Redis once (by the workers).
+  const recentBackfill = createRecentBackfill({
+    redis,
+    conversations: transcripts.conversations,
+    messages: transcripts.messages,
+    database: mongoLink.databaseName,
+    logger,
+  });
 
   const contacts = createCachedContactStore(createContactStore(mongo), { redis, ttlSeconds: config.offload.contactCacheTtlSeconds, logger, metrics });
   const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
@@ -342,6 +351,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       transcriptWriter.start();
       usage.start();
       takeover.start();
+      mongoLink.whenConnected('recent history copy', async (signal) => void (await recentBackfill.run(signal)));
       return worker;
     },
     beginShutdown() {

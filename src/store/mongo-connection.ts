@@ -25,8 +25,6 @@ export interface MongoLink {
   databaseName: string;
   /** Runs `task` once MongoDB is connected (at once if it is), retrying it with backoff until it succeeds; `signal` aborts on close. */
   whenConnected(name: string, task: (signal: AbortSignal) => Promise<void>): void;
-  /** Resolves when connected and every task given so far has succeeded (tests, start-up logs). */
-  settled(): Promise<void>;
   /** Throws unless MongoDB is connected and answers a ping (readiness). */
   ping(): Promise<void>;
   /** Stops retrying and closes the connection. */
@@ -95,10 +93,6 @@ export function openMongo(uri: string, logger: Logger): MongoLink {
     databaseName,
     whenConnected(name, task) {
       tasks.push(run(name, task));
-    },
-    async settled() {
-      await connected;
-      await Promise.all(tasks);
     },
     async ping() {
       const db = connection.db;
