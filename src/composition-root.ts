@@ -278,6 +278,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcriptUrl: (conversationId, issuedAt) => transcriptLinks.url(conversationId, issuedAt),
     business: config.businessName,
     lockDurationMs: config.worker.lockTtlMs,
+    whenStoreReady: (name, task) => mongoLink.whenConnected(name, task),
     logger,
     metrics,
   });

@@ -3,28 +3,37 @@
  * as in production) start, `/readyz` says MongoDB is `degraded` (200: the service serves), and a
  * WhatsApp customer gets their answer — a turn needs nothing from MongoDB. Once MongoDB is back
  * (restarted after being stopped; separately, thawed after being frozen), the message and the
- * reply land in it, its indexes are created, and readiness says `ready`.
+ * reply land in it, its indexes are created, and readiness says `ready`. A worker that starts
+ * during the outage still queues the hand-off notices a crash left pending, once MongoDB is back.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Connection } from 'mongoose';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { connectMongo, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
+import { createHandoffService } from '../../src/handoff/handoff-service.js';
+import { parseTeams } from '../../src/handoff/teams.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import {
   eventually,
   newMessageSid,
   PUBLIC_BASE_URL,
+  startHarness,
   startServiceProcess,
   TEST_ACCOUNT_SID,
   TEST_AUTH_TOKEN,
   TEST_SENDER,
   testEnv,
   type FakeTwilio,
+  type Harness,
   type ServiceProcess,
 } from '../support/harness.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { findFreePort, startRestartableFerretDb, type RestartableMongoHandle } from '../support/services.js';
+import { handoffsSettled } from '../support/settled.js';
 import { stubAssistant } from '../support/stub-assistant.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { inboundWhatsappParams, signTwilioRequest } from '../support/twilio-signature.js';
 
 const ANSWER = 'We are open from nine to five.';
@@ -150,3 +159,69 @@ describe('a service started while MongoDB is down', () => {
     );
   }, 120_000);
 });
+
+describe('a worker started while MongoDB is down', () => {
+  test('still queues the hand-off notices a crash left pending, once MongoDB is back', async () => {
+    const database = await startRestartableFerretDb();
+    const receiver = await startWebhookReceiver();
+    const teamsJson = JSON.stringify({ sales: { label: 'Sales team', whatsapp: [SALES_PHONE], webhooks: [receiver.url('/sales')] } });
+    const env = { MONGODB_URI: `${database.uri}startup_notices`, HANDOFF_TEAMS: teamsJson, NOTICE_BACKOFF_MS: '20' };
+    let restarted: Harness | undefined;
+    try {
+      // A process opened a hand-off and died before queuing its notices.
+      const before = await startHarness({ worker: false, twilio, env });
+      await expect(strandedHandoff(before, teamsJson)).rejects.toThrow('process killed');
+      await before.services.close();
+
+      // The worker restarts while MongoDB is down, and stays up past mongoose's 10 s buffering.
+      await database.kill();
+      restarted = await startHarness({ twilio, env });
+      const logs = restarted.logs;
+      await eventually(() => logs.some((line) => line.event === 'mongodb-connect-retrying' && Number(line.attempts) >= 3) || undefined, 60_000);
+      await database.restart();
+
+      await eventually(() => twilio.messages.some((message) => message.to === SALES_PHONE) || undefined, 30_000);
+      await eventually(() => receiver.received.length > 0 || undefined);
+      await handoffsSettled(restarted.services);
+      expect(twilio.messages.filter((message) => message.to === SALES_PHONE).map((message) => message.body)).toEqual([
+        expect.stringContaining('Demo of the Pro plan for a team of 12'),
+      ]);
+      expect(receiver.received).toHaveLength(1);
+      expect(logs.filter((line) => line.event === 'handoff-notice-recovery-failed')).toEqual([]);
+    } finally {
+      database.resume();
+      await restarted?.close();
+      await receiver.close();
+      await database.stop();
+    }
+  }, 150_000);
+});
+
+const SALES_PHONE = 'whatsapp:+34600000951';
+
+/** Opens a hand-off as a process that dies before its notices are queued (test/handoff/recovery.test.ts). */
+function strandedHandoff(harness: Harness, teamsJson: string) {
+  const dying = createHandoffService({
+    teams: parseTeams(teamsJson),
+    store: harness.services.handoffs,
+    notices: {
+      enqueue: async () => {
+        throw new Error('process killed before the notices were queued');
+      },
+    } as unknown as Parameters<typeof createHandoffService>[0]['notices'],
+    logger: createLogger({ level: 'error', sink: () => undefined }),
+    metrics: createMetrics(),
+  });
+  const customer = 'whatsapp:+447700915101';
+  return dying.request({
+    team: 'sales',
+    reason: 'Demo of the Pro plan for a team of 12',
+    channel: 'whatsapp',
+    conversationId: customer,
+    roleId: 'sales',
+    customer: { address: customer, name: 'Ana' },
+    contact: { whatsapp: customer },
+    facts: {},
+    lastMessages: [{ direction: 'inbound', text: 'Can I get a demo?' }],
+  });
+}
