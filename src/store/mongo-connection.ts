@@ -103,9 +103,11 @@ export function openMongo(uri: string, logger: Logger): MongoLink {
       closed = true;
       stopping.abort();
       for (const wake of wakers) wake();
+      // A connection attempt under way ends within serverSelectionTimeoutMS; closing ends the
+      // tasks' operations still waiting on a MongoDB that does not answer.
       await connected;
-      await Promise.all(tasks);
       await connection.close();
+      await Promise.all(tasks);
     },
   };
 }
