@@ -49,7 +49,9 @@ import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
-import { connectMongo, createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
+import { openMongo } from './store/mongo-connection.js';
+import { createRecentBackfill } from './store/recent-backfill.js';
 import { createTranscriptOutbox, type TranscriptOutbox } from './store/outbox.js';
 import { recentMessages } from './store/recent-messages.js';
 import { checkRedisPersistence } from './store/redis-persistence.js';
@@ -108,28 +110,39 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const redis = createRedis(config);
   const bullConnection = createRedis(config, 'blocking');
   const queuePrefix = overrides.queuePrefix ?? QUEUE_PREFIX;
-  const mongo = await connectMongo(config.mongodbUri);
+  // Never waited on: a process starts and answers during a MongoDB outage (indexes follow when it answers).
+  const mongoLink = openMongo(config.mongodbUri, logger);
+  const mongo = mongoLink.connection;
   await checkRedisPersistence(redis, logger);
   const outboxReader = createRedis(config, 'blocking');
   const outbox = createTranscriptOutbox({
     redis,
     reader: outboxReader,
     maxBacklog: config.transcriptOutbox.max,
-    database: mongo.db?.databaseName ?? 'default',
+    database: mongoLink.databaseName,
     logger,
     metrics,
   });
   const stopOutboxWatch = outbox.watch();
   const transcripts = createTranscriptStore(mongo, { redis, outbox });
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
-  await transcripts.ensureIndexes();
+  mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
+  // Deploying over existing data: conversations' recent history copied from MongoDB into Redis once (by the workers).
+  const recentBackfill = createRecentBackfill({
+    redis,
+    conversations: transcripts.conversations,
+    messages: transcripts.messages,
+    database: mongoLink.databaseName,
+    logger,
+  });
 
   const contacts = createContactIndex(createContactStore(mongo), { redis, logger, metrics });
   const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
   const usageReport = { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) };
   const handoffStore = createHandoffStore(mongo);
-  await Promise.all([contacts.ensureIndexes(), handoffStore.ensureIndexes()]);
+  mongoLink.whenConnected('contact indexes', () => contacts.ensureIndexes());
+  mongoLink.whenConnected('hand-off indexes', () => handoffStore.ensureIndexes());
   await contacts.start();
   const teams = parseTeams(config.handoff.teamsJson);
   const noticeOptions = {
@@ -266,6 +279,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcriptUrl: (conversationId, issuedAt) => transcriptLinks.url(conversationId, issuedAt),
     business: config.businessName,
     lockDurationMs: config.worker.lockTtlMs,
+    whenStoreReady: (name, task) => mongoLink.whenConnected(name, task),
     logger,
     metrics,
   });
@@ -278,7 +292,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     readiness: [
       { name: 'redis', check: async () => void (await redis.ping()) },
       // Turns never wait on MongoDB (the transcript outbox does): down or slow, it is `degraded`.
-      { name: 'mongodb', check: async () => void (await mongo.db?.admin().ping()), degradable: true },
+      { name: 'mongodb', check: () => mongoLink.ping(), degradable: true },
     ],
     routers: [
       createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, takeover: takeover.service, usage: usageReport, logger, metrics }),
@@ -339,6 +353,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       transcriptWriter.start();
       usage.start();
       takeover.start();
+      mongoLink.whenConnected('recent history copy', async (signal) => void (await recentBackfill.run(signal)));
       return worker;
     },
     beginShutdown() {
@@ -361,7 +376,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
       // After the workers: the records their last turns appended are written if MongoDB answers.
       await transcriptWriter.close();
-      await Promise.allSettled([redis.quit(), bullConnection.quit(), outboxReader.quit(), mongo.close()]);
+      await Promise.allSettled([redis.quit(), bullConnection.quit(), outboxReader.quit(), mongoLink.close()]);
     },
   };
 }

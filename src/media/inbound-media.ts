@@ -40,7 +40,10 @@ export interface PreparedMedia {
   /** The customer's latest message for the reply model: the text, what it must tell the customer, the image and file parts. */
   content: Array<TextPart | FilePart>;
   media: MediaReference[];
-  /** True when preparing it made a transcription call (a turn makes at most one). */
+  /**
+   * True when this message holds the turn's one transcription: made now, or by an earlier attempt
+   * of the same (frozen) batch and read back, so a retried turn transcribes no other voice note.
+   */
   transcribed: boolean;
 }
 
@@ -209,6 +212,9 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
             // Images too are file parts (the AI SDK's image part is deprecated); the provider sends them as images.
             parts.push({ type: 'file', data: bytes, mediaType: info.contentType, ...(info.filename ? { filename: info.filename } : {}) });
           } else if (info.transcription !== undefined) {
+            // Stored by an earlier attempt of this turn: it was the turn's transcription then.
+            transcribed = true;
+            turnTranscribed = true;
             reference.transcription = info.transcription;
             transcriptions.push(info.transcription);
           } else if (turnTranscribed) {

@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import mongoose, { type Connection } from 'mongoose';
 import { checkContent, MediaRejectedError, SNIFF_BYTES, type MediaKind } from './content-check.js';
 
-const { GridFSBucket, ObjectId } = mongoose.mongo;
+const { GridFSBucket, MongoNotConnectedError, ObjectId } = mongoose.mongo;
 type GridFSBucketInstance = InstanceType<typeof GridFSBucket>;
 type ObjectIdInstance = InstanceType<typeof ObjectId>;
 
@@ -106,9 +106,11 @@ function toInfo(file: { _id: unknown; length: number; uploadDate: Date; filename
 
 export function createMediaStore(connection: Connection, options: { maxBytes: number }): MediaStore {
   let bucket: GridFSBucketInstance | undefined;
-  const gridfs = (): GridFSBucketInstance => {
-    const db = connection.db;
-    if (!db) throw new Error('the MongoDB connection is not open');
+  const gridfs = async (): Promise<GridFSBucketInstance> => {
+    // Before the first connection (a process started during an outage) it waits like mongoose's
+    // own operations do; a failed connection attempt throws (an outage: the turn is retried).
+    const db = connection.db ?? (await connection.asPromise()).db;
+    if (!db) throw new MongoNotConnectedError('the MongoDB connection is not open');
     bucket ??= new GridFSBucket(db, { bucketName: BUCKET, chunkSizeBytes: CHUNK_BYTES });
     return bucket;
   };
@@ -116,7 +118,7 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
   const info = async (id: string): Promise<MediaInfo | undefined> => {
     const _id = objectId(id);
     if (!_id) return undefined;
-    const file = await gridfs().find({ _id }, { limit: 1 }).next();
+    const file = await (await gridfs()).find({ _id }, { limit: 1 }).next();
     return file ? toInfo(file) : undefined;
   };
 
@@ -131,7 +133,7 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
       let size = 0;
       const write = async (chunk: Buffer) => {
         if (!upload) {
-          upload = gridfs().openUploadStreamWithId(id, input.filename ?? '', {
+          upload = (await gridfs()).openUploadStreamWithId(id, input.filename ?? '', {
             metadata: {
               conversationId: input.conversationId,
               contentType: checked?.contentType,
@@ -189,7 +191,7 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
       const found = await info(id);
       const _id = objectId(id);
       if (!found || !_id) return undefined;
-      return { info: found, stream: gridfs().openDownloadStream(_id) };
+      return { info: found, stream: (await gridfs()).openDownloadStream(_id) };
     },
 
     async setTranscription(id, transcription) {
@@ -199,10 +201,9 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
     },
 
     async purgeOlderThan(cutoff) {
-      const expired = await gridfs()
-        .find({ uploadDate: { $lt: cutoff } }, { projection: { _id: 1 } })
-        .toArray();
-      for (const file of expired) await gridfs().delete(file._id);
+      const files = await gridfs();
+      const expired = await files.find({ uploadDate: { $lt: cutoff } }, { projection: { _id: 1 } }).toArray();
+      for (const file of expired) await files.delete(file._id);
       return expired.length;
     },
   };

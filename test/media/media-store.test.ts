@@ -114,16 +114,21 @@ describe('a retried message', () => {
       text: '',
       receivedAt: Date.now(),
       metadata: {},
-      media: [{ url, contentType: 'audio/ogg' }],
+      // Two voice notes: the turn transcribes the first; a retry must not transcribe the second.
+      media: [
+        { url, contentType: 'audio/ogg' },
+        { url: harness.twilio.addMedia({ body: OGG_BYTES, contentType: 'audio/ogg' }), contentType: 'audio/ogg' },
+      ],
     };
     const context = { conversationId: message.conversationKey, signal: new AbortController().signal, logger: harness.services.logger };
     const first = await intake.prepare(message, context);
     const again = await intake.prepare(message, context);
-    // The same media and text; only the first attempt made the transcription call.
-    expect(again).toEqual({ ...first, transcribed: false });
+    // The same media and text, the transcription read back (still the turn's one); only the first attempt made the call.
+    expect(again).toEqual(first);
     expect(first?.transcribed).toBe(true);
-    expect(first?.text).toBe('(1 voice note)\nVoice note: "where is my order"');
+    expect(first?.media.map((item) => item.transcription ?? item.error)).toEqual(['where is my order', 'too-many-voice-notes']);
+    expect(first?.text).toBe('(2 voice notes)\nVoice note: "where is my order"');
     expect(transcriptions).toBe(1);
-    expect(harness.twilio.mediaRequests).toHaveLength(1);
+    expect(harness.twilio.mediaRequests).toHaveLength(2);
   });
 });
