@@ -7,7 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { acquireConversationLock } from '../../src/queue/conversation-lock.js';
+import type { InboundMessage } from '../../src/contracts/index.js';
+import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
+import { acquireConversationLock, holdConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 
 let redis: Redis;
 beforeAll(() => {
@@ -50,5 +52,69 @@ describe('a holder whose event loop stalls past the TTL', () => {
     expect(await acquireConversationLock(redis, conversationKey, 1500, () => undefined)).toBeUndefined();
     await lock?.release();
     expect(await acquireConversationLock(redis, conversationKey, 1500, () => undefined)).toBeDefined();
+  });
+});
+
+describe('the acknowledgement that empties the inbox frees the lock in the same step', () => {
+  const message = (conversationKey: string, messageId: string): InboundMessage => ({
+    channel: 'whatsapp',
+    conversationKey,
+    messageId,
+    from: { address: conversationKey },
+    text: messageId,
+    receivedAt: Date.now(),
+    metadata: {},
+  });
+
+  test('an empty inbox: the lock is freed with the batch, so the next message finds it free', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const request = lockRequest(conversationKey, 5000);
+    const first = await inbox.lockAndBatch(conversationKey, 5, request);
+    expect(first.acquired).toBe(true);
+    const lock = holdConversationLock(redis, request, () => undefined);
+    const batch = first.batch();
+    if (!batch) throw new Error('no batch');
+    expect(await lock.releaseWith(async (token) => ({ released: await inbox.acknowledge(conversationKey, batch, token), value: true }))).toBe(true);
+    expect(lock.held).toBe(false);
+    expect(await inbox.size(conversationKey)).toBe(0);
+    const next = await acquireConversationLock(redis, conversationKey, 5000, () => undefined);
+    expect(next?.held).toBe(true);
+    await next?.release();
+  });
+
+  test('a message that arrived during the turn keeps the lock with its holder, who answers it next', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const request = lockRequest(conversationKey, 5000);
+    const first = await inbox.lockAndBatch(conversationKey, 5, request);
+    const lock = holdConversationLock(redis, request, () => undefined);
+    const batch = first.batch();
+    if (!batch) throw new Error('no batch');
+    // Arrives mid-turn: its job finds the lock taken and leaves the message to the holder.
+    await inbox.accept(message(conversationKey, 'm2'));
+    const released = await lock.releaseWith(async (token) => {
+      const freed = await inbox.acknowledge(conversationKey, batch, token);
+      return { released: freed, value: freed };
+    });
+    expect(released).toBe(false);
+    expect(lock.held).toBe(true);
+    expect(await acquireConversationLock(redis, conversationKey, 5000, () => undefined)).toBeUndefined();
+    expect((await inbox.batch(conversationKey, 5))?.entries.map((entry) => entry.message.messageId)).toEqual(['m2']);
+    await lock.release();
+  });
+
+  test('a holder that lost the lock never frees the next holder’s lock by acknowledging', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const batch = await inbox.batch(conversationKey, 5);
+    if (!batch) throw new Error('no batch');
+    const other = await acquireConversationLock(redis, conversationKey, 5000, () => undefined);
+    expect(await inbox.acknowledge(conversationKey, batch, 'a-lost-token')).toBe(false);
+    expect(await acquireConversationLock(redis, conversationKey, 5000, () => undefined)).toBeUndefined();
+    await other?.release();
   });
 });
