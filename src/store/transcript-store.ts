@@ -137,6 +137,19 @@ const deliverySchema = new Schema<DeliveryRecord>(
 );
 deliverySchema.index({ createdAt: 1 });
 
+/**
+ * The transcript records of one turn, appended to the outbox as one entry when the turn ends
+ * (`flush`), not one XADD per step. Nothing is lost by waiting: a turn that ends without
+ * flushing has not acknowledged its batch, so its retry records everything again — the
+ * resumed reply parts from the ledger as it stands (`partRecords`), statuses and delivery ids
+ * included — and every record is idempotent by `_id`.
+ */
+export interface TurnRecords {
+  add(records: readonly TranscriptRecord[]): void;
+  /** Appends what was added since the last flush as one outbox entry (nothing when empty). */
+  flush(): Promise<void>;
+}
+
 export interface OpenedConversation {
   conversationId: string;
   created: boolean;
@@ -147,33 +160,48 @@ export interface TranscriptStore {
   readonly conversations: Model<ConversationRecord>;
   readonly messages: Model<MessageRecord>;
   ensureIndexes(): Promise<void>;
-  /** Finds or creates the conversation; returns its recent history, oldest first. */
-  openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
-  /** Stores an inbound message once, however often it is recorded. */
-  recordInbound(input: {
-    conversationId: string;
-    channel: string;
-    channelMessageId: string;
-    text: string;
-    receivedAt: Date;
-    media?: MediaReference[];
-  }): Promise<void>;
+  /** A turn's records, appended as one outbox entry by `flush` (see `TurnRecords`). */
+  turnRecords(): TurnRecords;
+  /**
+   * Finds or creates the conversation; returns its recent history, oldest first. With a turn's
+   * `records`, its record goes there every time (a retry must not depend on the attempt that
+   * created it having flushed); without, to the outbox when it was created or renamed.
+   */
+  openConversation(input: { key: string; channel: string; address: string; displayName?: string }, records?: TurnRecords): Promise<OpenedConversation>;
+  /** Stores an inbound message once, however often it is recorded (with `records`: when the turn flushes). */
+  recordInbound(
+    input: {
+      conversationId: string;
+      channel: string;
+      channelMessageId: string;
+      text: string;
+      receivedAt: Date;
+      media?: MediaReference[];
+    },
+    records?: TurnRecords,
+  ): Promise<void>;
   /** The conversation's recent history, oldest first (empty when unknown). */
   recent(conversationId: string): Promise<RecentMessage[]>;
   /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
   saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
   replyParts(channel: string, replyTo: string): Promise<MessageRecord[]>;
-  /** Stores a reply's parts unless an earlier attempt stored them; returns the stored parts. */
-  saveReplyParts(input: {
-    conversationId: string;
-    channel: string;
-    replyTo: string;
-    roleId: string;
-    parts: readonly string[];
-    /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
-    turn?: string;
-  }): Promise<MessageRecord[]>;
+  /**
+   * Stores a reply's parts unless an earlier attempt stored them; returns the stored parts. Their
+   * records (`partRecords`, as stored) go to `records`, or to the outbox at once.
+   */
+  saveReplyParts(
+    input: {
+      conversationId: string;
+      channel: string;
+      replyTo: string;
+      roleId: string;
+      parts: readonly string[];
+      /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
+      turn?: string;
+    },
+    records?: TurnRecords,
+  ): Promise<MessageRecord[]>;
   /** Takes (once) the `turn` a reply's first part carries; undefined when none or already taken. */
   takeTurn(messageId: string): Promise<string | undefined>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
@@ -195,10 +223,11 @@ export interface TranscriptStore {
     receivedAt: Date;
     errorMessage: string;
   }): Promise<void>;
-  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus): Promise<void>;
+  /** With `records`, its status and delivery id are recorded when the turn flushes (the ledger entry first). */
+  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus, records?: TurnRecords): Promise<void>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
   releasePart(messageId: string): Promise<void>;
-  markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string): Promise<void>;
+  markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string, records?: TurnRecords): Promise<void>;
   /** Applies a delivery status callback; returns false when no message has that channel id. */
   updateDeliveryStatus(input: { channelMessageId: string; status: DeliveryStatus; errorCode?: string; errorMessage?: string }): Promise<boolean>;
   /** A whole conversation in order (not a hot path: on FerretDB this scans). */
@@ -239,6 +268,28 @@ function toRecord(raw: string): MessageRecord {
 function toOutbox(part: MessageRecord): TranscriptRecord {
   const { claimedAt: _claimedAt, errorCode: _errorCode, turn: _turn, createdAt, updatedAt, ...rest } = part;
   return { kind: 'message', message: { ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
+}
+
+/**
+ * A reply part's transcript records as its ledger entry stands: the message, and once it moved
+ * on from `pending` its status (and delivery id), so a retry resuming parts an earlier attempt
+ * sent records what that attempt may not have flushed.
+ */
+export function partRecords(part: MessageRecord): TranscriptRecord[] {
+  const records: TranscriptRecord[] = [toOutbox(part)];
+  if (part.status === 'pending') return records;
+  const at = part.updatedAt.toISOString();
+  records.push({
+    kind: 'status',
+    _id: part._id,
+    status: part.status,
+    ...(part.channelMessageId ? { channelMessageId: part.channelMessageId } : {}),
+    ...(part.errorCode ? { errorCode: part.errorCode } : {}),
+    ...(part.errorMessage ? { errorMessage: part.errorMessage } : {}),
+    at,
+  });
+  if (part.channelMessageId) records.push({ kind: 'delivery', _id: part.channelMessageId, messageId: part._id, at });
+  return records;
 }
 
 /** Statuses a part may move to `status` from: lower-ranked ones (a status never regresses). */
@@ -339,15 +390,41 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
     return Number(await redis.eval(patchScript, 1, slot.key, slot.field, JSON.stringify({ ...changes, updatedAt: now() }), from));
   };
 
+  /** To the turn's records when given, else one outbox entry now. */
+  const record = async (records: TurnRecords | undefined, added: readonly TranscriptRecord[]) => {
+    if (records) records.add(added);
+    else await outbox.append(added);
+  };
+
   const store: TranscriptStore = {
     conversations,
     messages,
+
+    turnRecords() {
+      let gathered: TranscriptRecord[] = [];
+      return {
+        add(added) {
+          gathered.push(...added);
+        },
+        async flush() {
+          if (gathered.length === 0) return;
+          const flushing = gathered;
+          gathered = [];
+          try {
+            await outbox.append(flushing);
+          } catch (error) {
+            gathered = [...flushing, ...gathered];
+            throw error;
+          }
+        },
+      };
+    },
 
     async ensureIndexes() {
       await Promise.all([conversations.createIndexes(), messages.createIndexes(), deliveries.createIndexes()]);
     },
 
-    async openConversation({ key, channel, address, displayName }) {
+    async openConversation({ key, channel, address, displayName }, records) {
       const at = now();
       const [created, renamed, recent] = (await redis.eval(
         openScript,
@@ -359,15 +436,15 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         at,
         CONVERSATION_TTL_SECONDS,
       )) as [number, number, string];
-      if (created === 1 || renamed === 1) {
-        await outbox.append([{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
+      if (records || created === 1 || renamed === 1) {
+        await record(records, [{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
       }
       return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
     },
 
-    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }) {
+    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }, records) {
       const at = receivedAt.toISOString();
-      await outbox.append([
+      await record(records, [
         {
           kind: 'message',
           message: {
@@ -409,7 +486,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return [first, ...rest.filter((raw) => raw !== undefined).map(toRecord)];
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }, records) {
       const started = Date.now();
       const documents = parts.map((text, index): StoredPart => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -438,8 +515,8 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       const stored = inserted === 1 ? documents.map((document) => toRecord(JSON.stringify(document))) : await store.replyParts(channel, replyTo);
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
-      // Appended by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
-      await outbox.append(stored.map(toOutbox));
+      // Recorded by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
+      await record(records, stored.flatMap(partRecords));
       return stored;
     },
 
@@ -510,10 +587,12 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       ]);
     },
 
-    async markPartSent(messageId, channelMessageId, status) {
+    async markPartSent(messageId, channelMessageId, status, records) {
       const at = now();
-      // The record first: a crash before the ledger write leaves the part `sending`, resolved by lookup.
-      await outbox.append([
+      // The record first: a crash before the ledger write leaves the part `sending`, resolved by
+      // lookup. A turn's records flush after it: a crash before that leaves the part `sent` in the
+      // ledger, and the retry records it from there (`partRecords`).
+      await record(records, [
         { kind: 'status', _id: messageId, status, channelMessageId, at },
         { kind: 'delivery', _id: channelMessageId, messageId, at },
       ]);
@@ -525,8 +604,8 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       await patch(messageId, { status: 'pending' }, ',sending,');
     },
 
-    async markPartFailed(messageId, status, errorCode, errorMessage) {
-      await outbox.append([{ kind: 'status', _id: messageId, status, errorMessage, ...(errorCode ? { errorCode } : {}), at: now() }]);
+    async markPartFailed(messageId, status, errorCode, errorMessage, records) {
+      await record(records, [{ kind: 'status', _id: messageId, status, errorMessage, ...(errorCode ? { errorCode } : {}), at: now() }]);
       await patch(messageId, { status, errorMessage, ...(errorCode ? { errorCode } : {}) });
     },
 
