@@ -12,12 +12,12 @@
  * Reads that are not a turn's (a whole conversation, retention, the transcript page) stay on
  * MongoDB. No transactions, TTL indexes or $lookup are used, so the same code runs on MongoDB.
  */
-import type { RedisClient } from '../redis.js';
+import { luaScript, type RedisClient } from '../redis.js';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import { z } from 'zod';
 import { StorageWriteError } from '../errors/index.js';
 import { OutboxMessageSchema, type TranscriptOutbox, type TranscriptRecord } from './outbox.js';
-import { CONVERSATION_TTL_SECONDS, LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
+import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
 import type { MediaReference } from '../media/inbound-media.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
@@ -182,8 +182,13 @@ export interface TranscriptStore {
   ): Promise<void>;
   /** The conversation's recent history, oldest first (empty when unknown). */
   recent(conversationId: string): Promise<RecentMessage[]>;
-  /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
-  saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
+  /**
+   * Replaces the conversation's inline recent history (caller holds the conversation's lock);
+   * `customerAt` stamps when the customer last wrote (WhatsApp's 24-hour window) in the same write.
+   */
+  saveRecent(conversationId: string, recent: readonly RecentMessage[], customerAt?: number): Promise<void>;
+  /** When the customer last wrote (ms), as `saveRecent` stamped it; undefined when never stamped. */
+  lastCustomerAt(conversationId: string): Promise<number | undefined>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
   replyParts(channel: string, replyTo: string): Promise<MessageRecord[]>;
   /**
@@ -204,6 +209,12 @@ export interface TranscriptStore {
   ): Promise<MessageRecord[]>;
   /** Takes (once) the `turn` a reply's first part carries; undefined when none or already taken. */
   takeTurn(messageId: string): Promise<string | undefined>;
+  /**
+   * Takes (once) the `turn` of a reply whose parts this attempt stored (its first part as
+   * `saveReplyParts` returned it carries the payload, so nothing is read back): true when it was
+   * still there.
+   */
+  dropTurn(messageId: string): Promise<boolean>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
   /** One stored message by its ledger key. */
@@ -298,8 +309,8 @@ function outranked(status: MessageStatus): string {
 }
 
 // Finds or creates the conversation (its display name kept current); returns created, renamed, recent.
-// One read on the way: the TTL is refreshed where the history is written (saveRecent).
-const openScript = `
+// Run only when a plain read found it missing or renamed: the TTL is refreshed where the history is written (saveRecent).
+const openScript = luaScript(`
 local stored = redis.call('HMGET', KEYS[1], 'channel', 'displayName', 'recent')
 local created = 0
 local renamed = 0
@@ -313,16 +324,10 @@ if ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
   renamed = 1
 end
 return {created, renamed, stored[3] or '[]'}
-`;
-
-const saveRecentScript = `
-redis.call('HSET', KEYS[1], 'recent', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return 1
-`;
+`);
 
 // Stores a reply's parts (and its one-shot turn payload) unless an earlier attempt stored them.
-const savePartsScript = `
+const savePartsScript = luaScript(`
 if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
 local fields = {}
 for i = 3, #ARGV do
@@ -336,24 +341,24 @@ end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
-`;
+`);
 
 // Stores one entry unless present (the apology); returns the stored one.
-const saveOnceScript = `
+const saveOnceScript = luaScript(`
 redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return redis.call('HGET', KEYS[1], ARGV[1])
-`;
+`);
 
-const takeScript = `
+const takeScript = luaScript(`
 local value = redis.call('HGET', KEYS[1], ARGV[1])
 if value then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return value
-`;
+`);
 
 // Compare-and-set on one ledger entry: applies the patch when its status is listed (',a,b,'; '' any).
 // Returns 1 applied, 0 refused by its status, -1 no such entry.
-const patchScript = `
+const patchScript = luaScript(`
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return -1 end
 local entry = cjson.decode(raw)
@@ -361,7 +366,7 @@ if ARGV[3] ~= '' and not string.find(ARGV[3], ',' .. entry.status .. ',', 1, tru
 for k, v in pairs(cjson.decode(ARGV[2])) do entry[k] = v end
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
 return 1
-`;
+`);
 
 export interface TranscriptStoreOptions {
   /** The hot copy: conversations, recent history, the send ledger and delivery ids. */
@@ -387,7 +392,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
   const patch = async (messageId: string, changes: Partial<StoredPart>, from = ''): Promise<number> => {
     const slot = ledgerSlot(messageId);
     if (!slot) return -1;
-    return Number(await redis.eval(patchScript, 1, slot.key, slot.field, JSON.stringify({ ...changes, updatedAt: now() }), from));
+    return Number(await patchScript(redis, [slot.key], [slot.field, JSON.stringify({ ...changes, updatedAt: now() }), from]));
   };
 
   /** To the turn's records when given, else one outbox entry now. */
@@ -426,16 +431,14 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
 
     async openConversation({ key, channel, address, displayName }, records) {
       const at = now();
-      const [created, renamed, recent] = (await redis.eval(
-        openScript,
-        1,
-        transcriptKeys.conversation(key),
-        channel,
-        address,
-        displayName ?? '',
-        at,
-        CONVERSATION_TTL_SECONDS,
-      )) as [number, number, string];
+      const hash = transcriptKeys.conversation(key);
+      // One plain read when the conversation exists and keeps its name (nearly every turn); the
+      // script (which reads again) only to create it or rename it.
+      const [storedChannel, storedName, storedRecent] = await redis.hmget(hash, 'channel', 'displayName', 'recent');
+      const [created, renamed, recent] =
+        storedChannel !== null && (!displayName || storedName === displayName)
+          ? [0, 0, storedRecent ?? '[]']
+          : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
       if (records || created === 1 || renamed === 1) {
         await record(records, [{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
       }
@@ -468,14 +471,19 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return raw === null ? [] : z.array(RecentMessageSchema).parse(JSON.parse(raw));
     },
 
-    async saveRecent(conversationId, recent) {
-      await redis.eval(
-        saveRecentScript,
-        1,
-        transcriptKeys.conversation(conversationId),
-        JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)),
-        CONVERSATION_TTL_SECONDS,
-      );
+    async saveRecent(conversationId, recent, customerAt) {
+      const hash = transcriptKeys.conversation(conversationId);
+      const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)) };
+      if (customerAt !== undefined) fields[CUSTOMER_AT_FIELD] = String(customerAt);
+      // One round trip, no script: a failed EXPIRE only leaves the TTL the last write set.
+      const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
+      for (const [error] of results ?? []) if (error) throw error;
+    },
+
+    async lastCustomerAt(conversationId) {
+      const raw = await redis.hget(transcriptKeys.conversation(conversationId), CUSTOMER_AT_FIELD);
+      const at = raw === null ? Number.NaN : Number(raw);
+      return Number.isFinite(at) ? at : undefined;
     },
 
     async replyParts(channel, replyTo) {
@@ -503,16 +511,16 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         createdAt: new Date(started + index).toISOString(),
         updatedAt: new Date(started + index).toISOString(),
       }));
-      const inserted = await redis.eval(
-        savePartsScript,
-        1,
-        transcriptKeys.reply(channel, replyTo),
-        LEDGER_TTL_SECONDS,
-        turn ?? '',
-        ...documents.map((document) => JSON.stringify(document)),
+      const inserted = await savePartsScript(
+        redis,
+        [transcriptKeys.reply(channel, replyTo)],
+        [LEDGER_TTL_SECONDS, turn ?? '', ...documents.map((document) => JSON.stringify(document))],
       );
-      // An earlier attempt stored this reply: what it stored wins.
-      const stored = inserted === 1 ? documents.map((document) => toRecord(JSON.stringify(document))) : await store.replyParts(channel, replyTo);
+      // An earlier attempt stored this reply: what it stored wins. Parts this attempt stored carry its turn payload (see `dropTurn`).
+      const stored =
+        inserted === 1
+          ? documents.map((document, index) => ({ ...toRecord(JSON.stringify(document)), ...(index === 0 && turn ? { turn } : {}) }))
+          : await store.replyParts(channel, replyTo);
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
       // Recorded by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
@@ -523,8 +531,13 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
     async takeTurn(messageId) {
       const slot = ledgerSlot(messageId);
       if (!slot) return undefined;
-      const taken = (await redis.eval(takeScript, 1, slot.key, 'turn')) as string | null;
+      const taken = (await takeScript(redis, [slot.key], ['turn'])) as string | null;
       return taken ?? undefined;
+    },
+
+    async dropTurn(messageId) {
+      const slot = ledgerSlot(messageId);
+      return slot ? (await redis.hdel(slot.key, 'turn')) === 1 : false;
     },
 
     async claimPart(messageId) {
@@ -562,13 +575,10 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         createdAt: at,
         updatedAt: at,
       };
-      const stored = (await redis.eval(
-        saveOnceScript,
-        1,
-        transcriptKeys.reply(channel, replyTo),
-        String(APOLOGY_PART),
-        JSON.stringify(entry),
-        LEDGER_TTL_SECONDS,
+      const stored = (await saveOnceScript(
+        redis,
+        [transcriptKeys.reply(channel, replyTo)],
+        [String(APOLOGY_PART), JSON.stringify(entry), LEDGER_TTL_SECONDS],
       )) as string;
       const apology = toRecord(stored);
       await outbox.append([toOutbox(apology)]);

@@ -178,7 +178,14 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
   /** Runs post-turn and metering for the reply these parts hold, if no attempt has yet. */
   const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger) => {
     const first = parts[0];
-    const raw = first ? await transcripts.takeTurn(first._id) : undefined;
+    // Parts this attempt stored carry their turn: taken with one HDEL instead of read back.
+    const raw = !first
+      ? undefined
+      : first.turn !== undefined
+        ? (await transcripts.dropTurn(first._id))
+          ? first.turn
+          : undefined
+        : await transcripts.takeTurn(first._id);
     if (raw === undefined) return;
     let parsed: ReturnType<typeof StoredTurnSchema.safeParse>;
     try {
@@ -315,7 +322,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     }
     logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
-    await transcripts.saveRecent(conversationId, withMessages(history, replies));
+    await transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt);
     try {
       await deliver(channel, message, parts, logger, assertHeld, records);
     } catch (error) {
@@ -392,6 +399,7 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
       await transcripts.saveRecent(
         conversationId,
         conversation.recent.filter((entry) => !dropped.has(entry.id)),
+        message.receivedAt,
       );
     } catch (recordError) {
       logger.error('inbound-failure-unrecorded', { error: recordError });
