@@ -32,11 +32,13 @@ const RetryStateSchema = z.object({
   next: z.coerce.number().int().nonnegative(),
 });
 
-// KEYS: dedupe, inbox. ARGV: payload, dedupe ttl (s), inbox ttl (s). Returns 1 if appended.
+// KEYS: dedupe, inbox, lock. ARGV: payload, dedupe ttl (s), inbox ttl (s).
+// Returns 0 a duplicate, 1 appended, 2 appended while the conversation's lock is held.
 const acceptScript = luaScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[3])
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
   return 1
 end
 return 0`);
@@ -118,8 +120,14 @@ export interface RetryPolicy {
 }
 
 export interface ConversationInbox {
-  /** Appends a message unless its id was seen; false for a duplicate (e.g. a Twilio retry). */
-  accept(message: InboundMessage): Promise<boolean>;
+  /**
+   * Appends a message unless its id was seen: `duplicate` (e.g. a Twilio retry), `appended`, or
+   * `held` — appended while a worker holds the conversation's lock. That holder answers it before
+   * it lets go (it frees the lock only in the step that empties the inbox, or re-checks the inbox
+   * after freeing it; a killed holder's own job is run again), so it needs no job of its own: one
+   * would only find the lock taken and complete.
+   */
+  accept(message: InboundMessage): Promise<'appended' | 'held' | 'duplicate'>;
   /**
    * The head's batch: the batch a turn already started on (frozen), else the oldest unanswered
    * messages, up to `maxMessages` and up to the first unreadable one; undefined when empty.
@@ -201,10 +209,10 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     async accept(message) {
       const appended = await acceptScript(
         redis,
-        [redisKeys.dedupe(message.conversationKey, message.messageId), redisKeys.inbox(message.conversationKey)],
+        [redisKeys.dedupe(message.conversationKey, message.messageId), redisKeys.inbox(message.conversationKey), redisKeys.lock(message.conversationKey)],
         [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS],
       );
-      return appended === 1;
+      return appended === 2 ? 'held' : appended === 1 ? 'appended' : 'duplicate';
     },
 
     async batch(conversationKey, maxMessages) {

@@ -1,7 +1,10 @@
 /**
  * The web side's hand-off to the workers: append the message to its conversation's inbox
- * (deduped by message id) and make sure a job exists for it. A duplicate still re-adds its
- * job (a no-op when the job exists), so a webhook retried after a failed enqueue heals itself.
+ * (deduped by message id) and make sure a job exists for it — unless a worker holds the
+ * conversation's lock as it is appended: that holder answers it before letting go (see
+ * `ConversationInbox.accept`), as it would for a job that found the lock taken. A duplicate
+ * still re-adds its job (a no-op when the job exists), so a webhook retried after a failed
+ * enqueue heals itself.
  */
 import type { InboundMessage } from '../contracts/index.js';
 import type { ConversationInbox } from '../queue/conversation-inbox.js';
@@ -14,8 +17,8 @@ export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?
       // At TRANSCRIPT_OUTBOX_MAX (MongoDB far behind) new messages wait: a 503 the sender retries.
       outbox?.assertRoom();
       const appended = await inbox.accept(message);
-      await enqueueTurn(queue, { conversationKey: message.conversationKey, messageId: message.messageId });
-      return appended ? 'accepted' : 'duplicate';
+      if (appended !== 'held') await enqueueTurn(queue, { conversationKey: message.conversationKey, messageId: message.messageId });
+      return appended === 'duplicate' ? 'duplicate' : 'accepted';
     },
   };
 }

@@ -83,9 +83,9 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
     const inbox = createConversationInbox(redis);
     for (const conversationKey of conversations) {
       const first = inbound(conversationKey, 'hello');
-      expect(await inbox.accept(first)).toBe(true);
-      expect(await inbox.accept(first)).toBe(false);
-      expect(await inbox.accept(inbound(conversationKey, 'second'))).toBe(true);
+      expect(await inbox.accept(first)).toBe('appended');
+      expect(await inbox.accept(first)).toBe('duplicate');
+      expect(await inbox.accept(inbound(conversationKey, 'second'))).toBe('appended');
       const failed = await inbox.recordFailure(conversationKey, first.messageId, { now: 1_000, firstDelayMs: 10, maxDelayMs: 100, suspect: false });
       expect(failed.attempts).toBe(1);
       const batch = await inbox.batch(conversationKey, 1);
