@@ -187,8 +187,6 @@ export interface TranscriptStore {
    * `customerAt` stamps when the customer last wrote (WhatsApp's 24-hour window) in the same write.
    */
   saveRecent(conversationId: string, recent: readonly RecentMessage[], customerAt?: number): Promise<void>;
-  /** When the customer last wrote (ms), as `saveRecent` stamped it; undefined when never stamped. */
-  lastCustomerAt(conversationId: string): Promise<number | undefined>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
   replyParts(channel: string, replyTo: string): Promise<MessageRecord[]>;
   /**
@@ -478,12 +476,6 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       // One round trip, no script: a failed EXPIRE only leaves the TTL the last write set.
       const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
       for (const [error] of results ?? []) if (error) throw error;
-    },
-
-    async lastCustomerAt(conversationId) {
-      const raw = await redis.hget(transcriptKeys.conversation(conversationId), CUSTOMER_AT_FIELD);
-      const at = raw === null ? Number.NaN : Number(raw);
-      return Number.isFinite(at) ? at : undefined;
     },
 
     async replyParts(channel, replyTo) {
