@@ -15,7 +15,7 @@ import { luaScript, type RedisClient } from '../redis.js';
 import { AppError } from '../errors/index.js';
 import { z } from 'zod';
 import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
-import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, redisKeys } from './keys.js';
+import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS, redisKeys } from './keys.js';
 import type { LockRequest } from './conversation-lock.js';
 
 /** The most messages one turn answers (the judge sees the last six messages of a conversation). */
@@ -32,14 +32,16 @@ const RetryStateSchema = z.object({
   next: z.coerce.number().int().nonnegative(),
 });
 
-// KEYS: dedupe, inbox, lock. ARGV: payload, dedupe ttl (s), inbox ttl (s).
-// Returns 0 a duplicate, 1 appended, 2 appended while the conversation's lock is held.
+// KEYS: dedupe, inbox, lock, queued. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued ttl (ms).
+// Returns 0 a duplicate, 1 appended (the caller adds a job: marked queued), 2 appended while the
+// conversation's lock is held, 3 appended while a job added for it has not yet tried the lock.
 const acceptScript = luaScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[3])
   if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
-  return 1
+  if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
+  return 3
 end
 return 0`);
 
@@ -121,13 +123,18 @@ export interface RetryPolicy {
 
 export interface ConversationInbox {
   /**
-   * Appends a message unless its id was seen: `duplicate` (e.g. a Twilio retry), `appended`, or
-   * `held` — appended while a worker holds the conversation's lock. That holder answers it before
-   * it lets go (it frees the lock only in the step that empties the inbox, or re-checks the inbox
-   * after freeing it; a killed holder's own job is run again), so it needs no job of its own: one
-   * would only find the lock taken and complete.
+   * Appends a message unless its id was seen: `duplicate` (e.g. a Twilio retry), `appended` (the
+   * caller adds its job; the conversation is marked queued until that job tries the lock), or
+   * appended where it needs no job of its own, one would only find the lock taken and complete:
+   *   - `held`: a worker holds the conversation's lock; it answers the message before it lets
+   *     go (it frees the lock only in the step that empties the inbox, or re-checks the inbox
+   *     after freeing it; a killed holder's own job is run again);
+   *   - `queued`: a job added for the conversation has not yet tried the lock; whoever gets the
+   *     lock reads the inbox after this message was appended.
    */
-  accept(message: InboundMessage): Promise<'appended' | 'held' | 'duplicate'>;
+  accept(message: InboundMessage): Promise<'appended' | 'held' | 'queued' | 'duplicate'>;
+  /** Clears the queued mark after adding the job `accept` asked for failed (the caller answers 503). */
+  unmarkQueued(conversationKey: string): Promise<void>;
   /**
    * The head's batch: the batch a turn already started on (frozen), else the oldest unanswered
    * messages, up to `maxMessages` and up to the first unreadable one; undefined when empty.
@@ -209,10 +216,19 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     async accept(message) {
       const appended = await acceptScript(
         redis,
-        [redisKeys.dedupe(message.conversationKey, message.messageId), redisKeys.inbox(message.conversationKey), redisKeys.lock(message.conversationKey)],
-        [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS],
+        [
+          redisKeys.dedupe(message.conversationKey, message.messageId),
+          redisKeys.inbox(message.conversationKey),
+          redisKeys.lock(message.conversationKey),
+          redisKeys.queued(message.conversationKey),
+        ],
+        [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS],
       );
-      return appended === 2 ? 'held' : appended === 1 ? 'appended' : 'duplicate';
+      return appended === 3 ? 'queued' : appended === 2 ? 'held' : appended === 1 ? 'appended' : 'duplicate';
+    },
+
+    async unmarkQueued(conversationKey) {
+      await redis.del(redisKeys.queued(conversationKey));
     },
 
     async batch(conversationKey, maxMessages) {
@@ -227,13 +243,16 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     },
 
     async lockAndBatch(conversationKey, maxMessages, lock) {
+      // The queued mark goes once a job tried the lock: a message appended after that finds the
+      // lock held (its holder reads on), or adds a job of its own.
       const results = await redis
         .pipeline()
         .set(lock.key, lock.token, 'PX', lock.ttlMs, 'NX')
+        .del(redisKeys.queued(conversationKey))
         .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
         .hgetall(redisKeys.retry(conversationKey))
         .exec();
-      const [setResult, rangeResult, stateResult] = results ?? [];
+      const [setResult, , rangeResult, stateResult] = results ?? [];
       if (setResult?.[0]) throw setResult[0];
       return {
         acquired: setResult?.[1] === 'OK',
