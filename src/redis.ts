@@ -3,6 +3,7 @@
  * same code on both. BullMQ workers need `maxRetriesPerRequest: null` (blocking commands);
  * request paths use a client that fails fast so a Redis outage turns into a 503, not a hang.
  */
+import { createHash } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import type { Config } from './config.js';
 
@@ -48,4 +49,20 @@ export function createRedis(config: Pick<Config, 'redisUrl' | 'redisClusterNodes
 /** Another connection like `client` (e.g. for a subscriber, which can send nothing else). */
 export function duplicateRedis(client: RedisClient): RedisClient {
   return client instanceof Cluster ? client.duplicate() : client.duplicate();
+}
+
+/**
+ * A Lua script sent to Redis once: each run is an EVALSHA of its digest, and only a server
+ * that does not know it yet (NOSCRIPT: first use, a restart, another cluster node) gets its text.
+ */
+export function luaScript(lua: string) {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return async (redis: RedisClient, keys: readonly string[], args: readonly (string | number)[] = []): Promise<unknown> => {
+    try {
+      return await redis.evalsha(sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(lua, keys.length, ...keys, ...args);
+    }
+  };
 }

@@ -294,7 +294,7 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
       receivedAt: new Date(message.receivedAt),
     });
     const id = inboundMessageId(channel.id, message.messageId);
-    await transcripts.saveRecent(conversationId, withMessages(recent, [{ id, direction: 'inbound', text: message.text }]));
+    await transcripts.saveRecent(conversationId, withMessages(recent, [{ id, direction: 'inbound', text: message.text }]), message.receivedAt);
     if (takeover.holderWhatsapp) {
       const handoff = await options.store.get(takeover.handoffId);
       await messenger.send({
@@ -318,7 +318,7 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
       return true;
     }
     const live: LiveMessage = { id: inboundMessageId(channel.id, message.messageId), author: 'customer', text: message.text, at: message.receivedAt };
-    const takeover = await state.onCustomerMessage(message.conversationKey, message.receivedAt, { type: 'message', message: live });
+    const takeover = await state.onCustomerMessage(message.conversationKey, { type: 'message', message: live });
     if (!takeover) return false;
     await onHeldCustomerMessage(channel, message, takeover, logger);
     return true;

@@ -1,25 +1,26 @@
 /**
  * The hot path's view of a takeover, in Redis: which conversation a person holds (mirrored
  * here after the MongoDB transition won — MongoDB stays the record), when its customer last
- * wrote (WhatsApp's 24-hour window), which conversation a teammate's number holds, and a
- * pub/sub channel of the conversation's new messages. A customer message costs one round trip
- * (read the takeover, stamp the window); it never reads MongoDB to learn a conversation is taken.
+ * wrote (WhatsApp's 24-hour window: a field of the conversation's transcript hash, stamped where
+ * its history is written), which conversation a teammate's number holds, and a pub/sub channel
+ * of the conversation's new messages. A customer message costs one round trip (read the
+ * takeover, tell the live page); it never reads MongoDB to learn a conversation is taken.
  * Keys of one conversation share its `{conversationKey}` hash tag; a teammate's key is their own.
  */
 import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import { KEY_PREFIX } from '../redis.js';
+import { CUSTOMER_AT_FIELD, transcriptKeys } from '../store/transcript-keys.js';
 import type { TeamId } from './teams.js';
 
 export const takeoverKeys = {
   takeover: (conversationKey: string) => `${KEY_PREFIX}:takeover:{${conversationKey}}`,
+  /** When the customer last wrote, as releases before the transcript hash's `customerAt` stamped it: read until these expire (8 days). */
   window: (conversationKey: string) => `${KEY_PREFIX}:window:{${conversationKey}}`,
   events: (conversationKey: string) => `${KEY_PREFIX}:takeover-events:{${conversationKey}}`,
   holding: (teammateId: string) => `${KEY_PREFIX}:holding:{${teammateId}}`,
 };
 
-/** The window key outlives WhatsApp's window, so "closed" is told apart from "never wrote". */
-const WINDOW_TTL_SECONDS = 8 * 24 * 60 * 60;
 /** A takeover mirror outlives any idle timeout; hand-back deletes it. */
 const TAKEOVER_TTL_SECONDS = 30 * 24 * 60 * 60;
 
@@ -40,11 +41,8 @@ const TakeoverStateSchema = z.object({
 export type TakeoverState = z.infer<typeof TakeoverStateSchema> & { team: TeamId };
 
 export interface TakeoverStateStore {
-  /**
-   * The conversation's takeover; in the same round trip stamps the customer's last message time
-   * and tells the live page (`event`).
-   */
-  onCustomerMessage(conversationKey: string, receivedAt: number, event: unknown): Promise<TakeoverState | undefined>;
+  /** The conversation's takeover; in the same round trip tells the live page (`event`). */
+  onCustomerMessage(conversationKey: string, event: unknown): Promise<TakeoverState | undefined>;
   get(conversationKey: string): Promise<TakeoverState | undefined>;
   set(state: TakeoverState): Promise<void>;
   /** Removes the mirror if it is still this hand-off's. */
@@ -80,11 +78,10 @@ return 0`;
 
 export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore {
   return {
-    async onCustomerMessage(conversationKey, receivedAt, event) {
+    async onCustomerMessage(conversationKey, event) {
       const results = await redis
         .pipeline()
         .hgetall(takeoverKeys.takeover(conversationKey))
-        .set(takeoverKeys.window(conversationKey), String(receivedAt), 'EX', WINDOW_TTL_SECONDS)
         .publish(takeoverKeys.events(conversationKey), JSON.stringify(event))
         .exec();
       const [read] = results ?? [];
@@ -117,8 +114,16 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async lastCustomerMessageAt(conversationKey) {
-      const raw = await redis.get(takeoverKeys.window(conversationKey));
-      const at = raw === null ? Number.NaN : Number(raw);
+      const results = await redis
+        .pipeline()
+        .hget(transcriptKeys.conversation(conversationKey), CUSTOMER_AT_FIELD)
+        .get(takeoverKeys.window(conversationKey))
+        .exec();
+      const stamps = (results ?? []).map(([error, raw]) => {
+        if (error) throw error;
+        return typeof raw === 'string' ? Number(raw) : Number.NaN;
+      });
+      const at = Math.max(...stamps.filter((stamp) => Number.isFinite(stamp)));
       return Number.isFinite(at) ? at : undefined;
     },
 

@@ -11,11 +11,12 @@
  * the one place attempts are counted, and it is cleared when the batch is removed. Scripts never
  * decode message text: a batch is acknowledged by comparing the exact stored entries.
  */
-import type { RedisClient } from '../redis.js';
+import { luaScript, type RedisClient } from '../redis.js';
 import { AppError } from '../errors/index.js';
 import { z } from 'zod';
 import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
-import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, redisKeys } from './keys.js';
+import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS, redisKeys } from './keys.js';
+import type { LockRequest } from './conversation-lock.js';
 
 /** The most messages one turn answers (the judge sees the last six messages of a conversation). */
 export const MAX_BATCH_MESSAGES = 5;
@@ -31,28 +32,40 @@ const RetryStateSchema = z.object({
   next: z.coerce.number().int().nonnegative(),
 });
 
-// KEYS: dedupe, inbox. ARGV: payload, dedupe ttl (s), inbox ttl (s). Returns 1 if appended.
-const acceptScript = `
+// KEYS: dedupe, inbox, lock, queued. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued ttl (ms).
+// Returns 0 a duplicate, 1 appended (the caller adds a job: marked queued), 2 appended while the
+// conversation's lock is held, 3 appended while a job added for it has not yet tried the lock.
+const acceptScript = luaScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[3])
-  return 1
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+  if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
+  return 3
 end
-return 0`;
+return 0`);
 
-// KEYS: inbox, retry. ARGV: the batch's entries exactly as read. Pops them only if they are still its head.
-const ackScript = `
-local entries = redis.call('LRANGE', KEYS[1], 0, #ARGV - 1)
-if #entries ~= #ARGV then return 0 end
-for index, entry in ipairs(ARGV) do
-  if entries[index] ~= entry then return 0 end
+// KEYS: inbox, retry, lock. ARGV: lock token ('' keeps it), 1 when the batch has turn state, then
+// the batch's entries exactly as read. Pops them only if they are still its head; when that
+// empties the inbox, frees the lock (if still that token's) in the same step, so no message can
+// arrive between "empty" and "free". Returns 0 not the head, 1 popped, 2 popped and lock freed.
+const ackScript = luaScript(`
+local count = #ARGV - 2
+local entries = redis.call('LRANGE', KEYS[1], 0, count)
+if #entries < count then return 0 end
+for index = 1, count do
+  if entries[index] ~= ARGV[index + 2] then return 0 end
 end
-redis.call('LTRIM', KEYS[1], #ARGV, -1)
-redis.call('DEL', KEYS[2])
-return 1`;
+redis.call('LTRIM', KEYS[1], count, -1)
+if ARGV[2] == '1' then redis.call('DEL', KEYS[2]) end
+if #entries == count and ARGV[1] ~= '' and redis.call('GET', KEYS[3]) == ARGV[1] then
+  redis.call('DEL', KEYS[3])
+  return 2
+end
+return 1`);
 
 // KEYS: inbox, retry. ARGV: the head entry as read, its message id, batch size, ttl (s). Freezes the head's batch.
-const freezeScript = `
+const freezeScript = luaScript(`
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
 if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
   redis.call('DEL', KEYS[2])
@@ -60,11 +73,11 @@ if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
 end
 redis.call('HSET', KEYS[2], 'size', ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1`;
+return 1`);
 
 // KEYS: retry. ARGV: message id, now (ms), first delay (ms), max delay (ms), suspect (0/1), ttl (s).
 // Returns attempts, suspect attempts, first failure time, next attempt time.
-const failureScript = `
+const failureScript = luaScript(`
 if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'messageId', ARGV[1])
@@ -77,7 +90,7 @@ local delay = math.min(tonumber(ARGV[3]) * 2 ^ math.min(attempts - 1, 40), tonum
 local next = string.format('%.0f', tonumber(ARGV[2]) + delay)
 redis.call('HSET', KEYS[1], 'next', next)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-return {attempts, suspect, redis.call('HGET', KEYS[1], 'first'), next}`;
+return {attempts, suspect, redis.call('HGET', KEYS[1], 'first'), next}`);
 
 /** How often and since when the inbox head has failed, and when it may be tried again. */
 export interface RetryState {
@@ -109,17 +122,37 @@ export interface RetryPolicy {
 }
 
 export interface ConversationInbox {
-  /** Appends a message unless its id was seen; false for a duplicate (e.g. a Twilio retry). */
-  accept(message: InboundMessage): Promise<boolean>;
+  /**
+   * Appends a message unless its id was seen: `duplicate` (e.g. a Twilio retry), `appended` (the
+   * caller adds its job; the conversation is marked queued until that job tries the lock), or
+   * appended where it needs no job of its own, one would only find the lock taken and complete:
+   *   - `held`: a worker holds the conversation's lock; it answers the message before it lets
+   *     go (it frees the lock only in the step that empties the inbox, or re-checks the inbox
+   *     after freeing it; a killed holder's own job is run again);
+   *   - `queued`: a job added for the conversation has not yet tried the lock; whoever gets the
+   *     lock reads the inbox after this message was appended.
+   */
+  accept(message: InboundMessage): Promise<'appended' | 'held' | 'queued' | 'duplicate'>;
+  /** Clears the queued mark after adding the job `accept` asked for failed (the caller answers 503). */
+  unmarkQueued(conversationKey: string): Promise<void>;
   /**
    * The head's batch: the batch a turn already started on (frozen), else the oldest unanswered
    * messages, up to `maxMessages` and up to the first unreadable one; undefined when empty.
    */
   batch(conversationKey: string, maxMessages: number): Promise<InboxBatch | undefined>;
+  /**
+   * Sends the conversation lock's request and the head's read in one round trip: whether the
+   * lock was acquired, and (read only by its holder) the head's batch as `batch` would return
+   * it (throwing as it would).
+   */
+  lockAndBatch(conversationKey: string, maxMessages: number, lock: LockRequest): Promise<{ acquired: boolean; batch: () => InboxBatch | undefined }>;
   /** Fixes the batch before its turn starts, so every later attempt answers the same messages. */
   freeze(conversationKey: string, batch: InboxBatch): Promise<InboxBatch>;
-  /** Removes the batch once it has been answered (or given up on), with its turn state. */
-  acknowledge(conversationKey: string, batch: InboxBatch): Promise<void>;
+  /**
+   * Removes the batch once it has been answered (or given up on), with its turn state. With the
+   * holder's lock token, an inbox left empty frees the lock in the same step: true when it did.
+   */
+  acknowledge(conversationKey: string, batch: InboxBatch, lockToken?: string): Promise<boolean>;
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
   size(conversationKey: string): Promise<number>;
@@ -151,19 +184,51 @@ function readEntry(raw: string): InboundMessage | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
+/** The head's batch from what LRANGE (up to MAX_BATCH_MESSAGES) and HGETALL of its turn state returned. */
+function headBatch(conversationKey: string, maxMessages: number, raws: readonly string[], stored: unknown): InboxBatch | undefined {
+  const entries: InboxEntry[] = [];
+  for (const raw of raws) {
+    const message = readEntry(raw);
+    if (message) entries.push({ message, raw });
+    else if (entries.length === 0) throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is not an inbound message`);
+    else break;
+  }
+  // A takeover entry (a teammate's message or action) is a batch of its own: customer
+  // messages are never coalesced with it, nor it with them.
+  const takeoverAt = entries.findIndex((entry) => entry.message.teammate !== undefined);
+  if (takeoverAt >= 0) entries.splice(Math.max(1, takeoverAt));
+  const [head, ...rest] = entries;
+  if (!head) return undefined;
+  const state = HeadStateSchema.safeParse(stored);
+  const ours = state.success && state.data.messageId === head.message.messageId;
+  const retried = ours ? RetryStateSchema.safeParse(stored) : undefined;
+  const retry = retried?.success
+    ? { attempts: retried.data.attempts, suspectAttempts: retried.data.suspect, firstFailureAt: retried.data.first, nextAttemptAt: retried.data.next }
+    : undefined;
+  // A head that failed before its batch was frozen (an older release) is a batch of one.
+  const frozenSize = ours ? (state.data.size ?? (retry ? 1 : undefined)) : undefined;
+  const size = Math.max(1, Math.min(frozenSize ?? maxMessages, entries.length));
+  return { entries: [head, ...rest.slice(0, size - 1)], frozen: frozenSize !== undefined, ...(retry ? { retry } : {}) };
+}
+
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
   return {
     async accept(message) {
-      const appended = await redis.eval(
-        acceptScript,
-        2,
-        redisKeys.dedupe(message.conversationKey, message.messageId),
-        redisKeys.inbox(message.conversationKey),
-        JSON.stringify(sanitise(message)),
-        DEDUPE_TTL_SECONDS,
-        INBOX_TTL_SECONDS,
+      const appended = await acceptScript(
+        redis,
+        [
+          redisKeys.dedupe(message.conversationKey, message.messageId),
+          redisKeys.inbox(message.conversationKey),
+          redisKeys.lock(message.conversationKey),
+          redisKeys.queued(message.conversationKey),
+        ],
+        [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS],
       );
-      return appended === 1;
+      return appended === 3 ? 'queued' : appended === 2 ? 'held' : appended === 1 ? 'appended' : 'duplicate';
+    },
+
+    async unmarkQueued(conversationKey) {
+      await redis.del(redisKeys.queued(conversationKey));
     },
 
     async batch(conversationKey, maxMessages) {
@@ -174,51 +239,50 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
         .exec();
       const [rangeResult, stateResult] = results ?? [];
       if (rangeResult?.[0]) throw rangeResult[0];
-      const raws = (rangeResult?.[1] ?? []) as string[];
-      const entries: InboxEntry[] = [];
-      for (const raw of raws) {
-        const message = readEntry(raw);
-        if (message) entries.push({ message, raw });
-        else if (entries.length === 0) throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is not an inbound message`);
-        else break;
-      }
-      // A takeover entry (a teammate's message or action) is a batch of its own: customer
-      // messages are never coalesced with it, nor it with them.
-      const takeoverAt = entries.findIndex((entry) => entry.message.teammate !== undefined);
-      if (takeoverAt >= 0) entries.splice(Math.max(1, takeoverAt));
-      const [head, ...rest] = entries;
-      if (!head) return undefined;
-      const state = HeadStateSchema.safeParse(stateResult?.[1]);
-      const ours = state.success && state.data.messageId === head.message.messageId;
-      const retried = ours ? RetryStateSchema.safeParse(stateResult?.[1]) : undefined;
-      const retry = retried?.success
-        ? { attempts: retried.data.attempts, suspectAttempts: retried.data.suspect, firstFailureAt: retried.data.first, nextAttemptAt: retried.data.next }
-        : undefined;
-      // A head that failed before its batch was frozen (an older release) is a batch of one.
-      const frozenSize = ours ? (state.data.size ?? (retry ? 1 : undefined)) : undefined;
-      const size = Math.max(1, Math.min(frozenSize ?? maxMessages, entries.length));
-      return { entries: [head, ...rest.slice(0, size - 1)], frozen: frozenSize !== undefined, ...(retry ? { retry } : {}) };
+      return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1]);
+    },
+
+    async lockAndBatch(conversationKey, maxMessages, lock) {
+      // The queued mark goes once a job tried the lock: a message appended after that finds the
+      // lock held (its holder reads on), or adds a job of its own.
+      const results = await redis
+        .pipeline()
+        .set(lock.key, lock.token, 'PX', lock.ttlMs, 'NX')
+        .del(redisKeys.queued(conversationKey))
+        .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
+        .hgetall(redisKeys.retry(conversationKey))
+        .exec();
+      const [setResult, , rangeResult, stateResult] = results ?? [];
+      if (setResult?.[0]) throw setResult[0];
+      return {
+        acquired: setResult?.[1] === 'OK',
+        batch: () => {
+          if (rangeResult?.[0]) throw rangeResult[0];
+          return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1]);
+        },
+      };
     },
 
     async freeze(conversationKey, batch) {
       const [head] = batch.entries;
-      const frozen = await redis.eval(
-        freezeScript,
-        2,
-        redisKeys.inbox(conversationKey),
-        redisKeys.retry(conversationKey),
-        head.raw,
-        head.message.messageId,
-        batch.entries.length,
-        INBOX_TTL_SECONDS,
+      const frozen = await freezeScript(
+        redis,
+        [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey)],
+        [head.raw, head.message.messageId, batch.entries.length, INBOX_TTL_SECONDS],
       );
       // Only its lock holder changes an inbox's head: a head that moved is a bug, not a race.
       if (frozen !== 1) throw new Error(`the inbox head of ${conversationKey} changed under its lock`);
       return { ...batch, frozen: true };
     },
 
-    async acknowledge(conversationKey, batch) {
-      await redis.eval(ackScript, 2, redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), ...batch.entries.map((entry) => entry.raw));
+    async acknowledge(conversationKey, batch, lockToken) {
+      const popped = await ackScript(
+        redis,
+        [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey)],
+        // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
+        [lockToken ?? '', batch.frozen || batch.retry ? 1 : 0, ...batch.entries.map((entry) => entry.raw)],
+      );
+      return popped === 2;
     },
 
     async discardHead(conversationKey) {
@@ -230,16 +294,10 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     },
 
     async recordFailure(conversationKey, messageId, { now, firstDelayMs, maxDelayMs, suspect }) {
-      const result = (await redis.eval(
-        failureScript,
-        1,
-        redisKeys.retry(conversationKey),
-        messageId,
-        now,
-        firstDelayMs,
-        maxDelayMs,
-        suspect ? 1 : 0,
-        DEDUPE_TTL_SECONDS,
+      const result = (await failureScript(
+        redis,
+        [redisKeys.retry(conversationKey)],
+        [messageId, now, firstDelayMs, maxDelayMs, suspect ? 1 : 0, DEDUPE_TTL_SECONDS],
       )) as [number, number, string, string];
       return {
         attempts: Number(result[0]),

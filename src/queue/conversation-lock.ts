@@ -10,16 +10,16 @@
  * lost the lock before its next send, even before a renewal timer had a chance to run.
  */
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '../redis.js';
+import { luaScript, type RedisClient } from '../redis.js';
 import { redisKeys } from './keys.js';
 
-const releaseScript = `
+const releaseScript = luaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
+return 0`);
 
-const extendScript = `
+const extendScript = luaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
+return 0`);
 
 /** How often a lock of this TTL is renewed: a third of it, so one late renewal never loses it. */
 export const lockRenewIntervalMs = (ttlMs: number) => Math.max(100, Math.floor(ttlMs / 3));
@@ -37,20 +37,42 @@ export interface HeldLock {
    */
   readonly held: boolean;
   release(): Promise<void>;
+  /**
+   * Runs `release`, a script that frees the lock by its token along with other work (the
+   * inbox's acknowledgement when it empties it): renewals meanwhile are not taken as the lock
+   * lost. When it reports the lock freed, this holder stops renewing and holds it no more.
+   */
+  releaseWith<T>(release: (token: string) => Promise<{ released: boolean; value: T }>): Promise<T>;
+}
+
+/** A request for the lock: sent as `SET key token PX ttl NX`, alone or in a pipeline with the holder's first reads. */
+export interface LockRequest {
+  key: string;
+  token: string;
+  ttlMs: number;
+  requestedAt: number;
+}
+
+export function lockRequest(conversationKey: string, ttlMs: number): LockRequest {
+  return { key: redisKeys.lock(conversationKey), token: randomUUID(), ttlMs, requestedAt: Date.now() };
 }
 
 export async function acquireConversationLock(redis: RedisClient, conversationKey: string, ttlMs: number, onLost: () => void): Promise<HeldLock | undefined> {
-  const key = redisKeys.lock(conversationKey);
-  const token = randomUUID();
-  const requestedAt = Date.now();
-  const acquired = await redis.set(key, token, 'PX', ttlMs, 'NX');
+  const request = lockRequest(conversationKey, ttlMs);
+  const acquired = await redis.set(request.key, request.token, 'PX', ttlMs, 'NX');
   if (acquired !== 'OK') return undefined;
+  return holdConversationLock(redis, request, onLost);
+}
 
+/** The holder's side of a lock its request acquired: renewed every third of the TTL, and the fence. */
+export function holdConversationLock(redis: RedisClient, request: LockRequest, onLost: () => void): HeldLock {
+  const { key, token, ttlMs, requestedAt } = request;
   // The lock is surely ours until the TTL, counted from when the last successful SET/PEXPIRE
   // was sent, less a margin for the time a send takes to leave once the fence let it through.
   const margin = Math.min(1000, Math.floor(ttlMs / 5));
   let validUntil = requestedAt + ttlMs;
   let held = true;
+  let releasing = false;
   const lose = (): void => {
     if (!held) return;
     held = false;
@@ -61,10 +83,11 @@ export async function acquireConversationLock(redis: RedisClient, conversationKe
   const renew = setInterval(() => {
     if (expired()) return lose();
     const sentAt = Date.now();
-    redis.eval(extendScript, 1, key, token, ttlMs).then(
+    extendScript(redis, [key], [token, ttlMs]).then(
       (result) => {
         if (result === 1) validUntil = Math.max(validUntil, sentAt + ttlMs);
-        else lose();
+        // A renewal that crossed a releasing script finds the lock freed by this holder itself.
+        else if (!releasing) lose();
       },
       () => {
         // A failed renewal is retried on the next tick; the lock is lost once its time runs out.
@@ -82,7 +105,20 @@ export async function acquireConversationLock(redis: RedisClient, conversationKe
       clearInterval(renew);
       if (!held) return;
       held = false;
-      await redis.eval(releaseScript, 1, key, token);
+      await releaseScript(redis, [key], [token]);
+    },
+    async releaseWith(release) {
+      releasing = true;
+      try {
+        const { released, value } = await release(token);
+        if (released) {
+          clearInterval(renew);
+          held = false;
+        }
+        return value;
+      } finally {
+        releasing = false;
+      }
     },
   };
 }

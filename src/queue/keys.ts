@@ -8,11 +8,20 @@ export const redisKeys = {
   dedupe: (conversationKey: string, messageId: string) => `${KEY_PREFIX}:dedupe:{${conversationKey}}:${messageId}`,
   inbox: (conversationKey: string) => `${KEY_PREFIX}:inbox:{${conversationKey}}`,
   lock: (conversationKey: string) => `${KEY_PREFIX}:lock:{${conversationKey}}`,
+  /** Set while a turn job added for the conversation has not yet tried its lock (messages appended meanwhile add none). */
+  queued: (conversationKey: string) => `${KEY_PREFIX}:queued:{${conversationKey}}`,
   /** The retry state of the conversation's inbox head (only the head can be failing). */
   retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
 };
 
 /** How long an inbound message id is remembered for dedupe (Twilio retries for far less). */
 export const DEDUPE_TTL_SECONDS = 48 * 60 * 60;
+/**
+ * How long the `queued` mark stands at most: a job still waiting after this (a long queue) lets
+ * the next message add one of its own; an enqueue that failed and could not clear it delays its
+ * conversation's messages by no more than this (the failed webhook is retried, a duplicate
+ * re-adds its job).
+ */
+export const QUEUED_TTL_MS = 30_000;
 /** An inbox no worker touched for this long is dropped (its conversation went silent). */
 export const INBOX_TTL_SECONDS = 7 * 24 * 60 * 60;

@@ -21,8 +21,9 @@
  * no other job touches it before then, so sibling jobs can't use up its attempts. An outage
  * (classifyFailure: infrastructure) is retried until the message's own budget is spent; a
  * deterministic failure is given up on at once; an unknown one after a few attempts. Giving up
- * is never silent (see `giveUp`). A job that finds the lock taken completes: the holder
- * re-checks the inbox after releasing, and a dead holder's own job is re-run by the queue's
+ * is never silent (see `giveUp`). A job that finds the lock taken completes: the holder frees
+ * the lock only in the step that acknowledges the inbox's last message (or re-checks the inbox
+ * after releasing otherwise), and a dead holder's own job is re-run by the queue's
  * stall check. A stopping worker finishes the turn it holds and starts no new one: its job goes
  * back to the queue for the next worker.
  */
@@ -33,7 +34,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { InboundMessage } from '../contracts/index.js';
 import { CorruptInboxEntryError, MAX_BATCH_MESSAGES, type ConversationInbox, type InboxBatch } from './conversation-inbox.js';
-import { acquireConversationLock, lockExpiresInMs, lockRenewIntervalMs } from './conversation-lock.js';
+import { holdConversationLock, lockExpiresInMs, lockRenewIntervalMs, lockRequest } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
@@ -84,7 +85,8 @@ export interface TurnWorkerOptions {
 }
 
 type DrainOutcome =
-  | { kind: 'drained' }
+  /** `released`: the last acknowledgement emptied the inbox and freed the lock in one step (nothing can have arrived since). */
+  | { kind: 'drained'; released?: boolean }
   | { kind: 'busy' }
   | { kind: 'stopped' }
   /** The batch may still grow: its turn is due at `at`. */
@@ -155,18 +157,24 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock. */
   const drain = async (conversationKey: string): Promise<DrainOutcome> => {
     const abort = new AbortController();
-    const lock = await acquireConversationLock(redis, conversationKey, options.lockTtlMs, () => {
+    // The lock and the head's first read go in one round trip (the read is used only if the lock was acquired).
+    const request = lockRequest(conversationKey, options.lockTtlMs);
+    const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
+    if (!first.acquired) return { kind: 'busy' };
+    const lock = holdConversationLock(redis, request, () => {
       logger.warn('conversation-lock-lost', { conversationKey });
       abort.abort(new Error('conversation lock lost'));
     });
-    if (!lock) return { kind: 'busy' };
+    let prefetched: (() => InboxBatch | undefined) | undefined = first.batch;
     try {
       for (;;) {
         if (shutdown.aborted) return { kind: 'stopped' };
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} mid-drain`);
         let batch: InboxBatch | undefined;
+        const read = prefetched;
+        prefetched = undefined;
         try {
-          batch = await inbox.batch(conversationKey, maxBatch);
+          batch = read ? read() : await inbox.batch(conversationKey, maxBatch);
         } catch (error) {
           if (!(error instanceof CorruptInboxEntryError)) throw error;
           logger.error('inbox-entry-discarded', { conversationKey, error });
@@ -201,8 +209,13 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           if (outcome !== 'given-up') return outcome;
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
-        await inbox.acknowledge(conversationKey, batch);
+        const answered = batch;
+        const released = await lock.releaseWith(async (token) => {
+          const freed = await inbox.acknowledge(conversationKey, answered, token);
+          return { released: freed, value: freed };
+        });
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
+        if (released) return { kind: 'drained', released: true };
       }
     } finally {
       await lock.release();
@@ -252,7 +265,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (job.id === outcome.redriveId) return comeBackAt(job, token, outcome.at);
         return;
       }
-      if ((await inbox.size(conversationKey)) === 0) return;
+      if (outcome.released || (await inbox.size(conversationKey)) === 0) return;
     }
   };
 

@@ -173,11 +173,15 @@ export function createTranscriptOutbox(options: {
 
     async remove(ids) {
       if (ids.length === 0) return;
-      await redis
-        .multi()
-        .xack(key, TRANSCRIPT_WRITER_GROUP, ...ids)
+      // Two commands in one round trip, no MULTI: deleted first, so a failed acknowledgement
+      // leaves only a pending id without an entry (XAUTOCLAIM drops it), never an entry that no
+      // reader will deliver again; a failure of either is thrown and the batch retried (idempotent).
+      const results = await redis
+        .pipeline()
         .xdel(key, ...ids)
+        .xack(key, TRANSCRIPT_WRITER_GROUP, ...ids)
         .exec();
+      for (const [error] of results ?? []) if (error) throw error;
     },
 
     async backlog() {

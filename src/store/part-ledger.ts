@@ -6,7 +6,7 @@
 import { ChannelSendError, errorField, errorText, isRetryable } from '../errors/index.js';
 import type { FailedSendAction, LedgerState, LedgerStore } from '../ledger/send-ledger.js';
 import type { ChannelDefinition, InboundMessage, SentStatus } from '../contracts/index.js';
-import type { MessageRecord, TranscriptStore } from './transcript-store.js';
+import type { MessageRecord, TranscriptStore, TurnRecords } from './transcript-store.js';
 
 /** What a channel answers for a sent part. */
 export type PartReceipt = { channelMessageId: string; status: SentStatus };
@@ -17,17 +17,17 @@ export function partState(part: MessageRecord): LedgerState {
   return part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
 }
 
-/** The ledger's storage of one part, by its `_id`. */
-export function partLedgerStore(transcripts: TranscriptStore, partId: string): LedgerStore<MessageRecord, PartReceipt> {
+/** The ledger's storage of one part, by its `_id`; its transcript records go to a turn's `records` when given. */
+export function partLedgerStore(transcripts: TranscriptStore, partId: string, records?: TurnRecords): LedgerStore<MessageRecord, PartReceipt> {
   return {
     claim: () => transcripts.claimPart(partId),
     readBack: () => transcripts.message(partId),
     reclaim: () => transcripts.reclaimPart(partId),
-    markSent: (receipt) => transcripts.markPartSent(partId, receipt.channelMessageId, receipt.status),
+    markSent: (receipt) => transcripts.markPartSent(partId, receipt.channelMessageId, receipt.status, records),
     release: () => transcripts.releasePart(partId),
     markFailed: (error) => {
       const code = errorField(error, 'code');
-      return transcripts.markPartFailed(partId, 'failed', code === undefined ? undefined : String(code), errorText(error));
+      return transcripts.markPartFailed(partId, 'failed', code === undefined ? undefined : String(code), errorText(error), records);
     },
   };
 }

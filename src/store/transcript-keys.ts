@@ -20,6 +20,9 @@ export const transcriptKeys = {
 
 export const TRANSCRIPT_WRITER_GROUP = 'transcript-writer';
 
+/** The conversation hash's field: when the customer last wrote, ms (what WhatsApp's 24-hour window counts from). */
+export const CUSTOMER_AT_FIELD = 'customerAt';
+
 /** A conversation nobody wrote to for this long leaves Redis (its transcript stays in MongoDB). */
 export const CONVERSATION_TTL_SECONDS = 30 * 24 * 60 * 60;
 /** A reply's ledger entries and delivery ids outlive its retries and Twilio's status callbacks. */

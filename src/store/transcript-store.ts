@@ -12,12 +12,12 @@
  * Reads that are not a turn's (a whole conversation, retention, the transcript page) stay on
  * MongoDB. No transactions, TTL indexes or $lookup are used, so the same code runs on MongoDB.
  */
-import type { RedisClient } from '../redis.js';
+import { luaScript, type RedisClient } from '../redis.js';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import { z } from 'zod';
 import { StorageWriteError } from '../errors/index.js';
 import { OutboxMessageSchema, type TranscriptOutbox, type TranscriptRecord } from './outbox.js';
-import { CONVERSATION_TTL_SECONDS, LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
+import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
 import type { MediaReference } from '../media/inbound-media.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
@@ -137,6 +137,19 @@ const deliverySchema = new Schema<DeliveryRecord>(
 );
 deliverySchema.index({ createdAt: 1 });
 
+/**
+ * The transcript records of one turn, appended to the outbox as one entry when the turn ends
+ * (`flush`), not one XADD per step. Nothing is lost by waiting: a turn that ends without
+ * flushing has not acknowledged its batch, so its retry records everything again — the
+ * resumed reply parts from the ledger as it stands (`partRecords`), statuses and delivery ids
+ * included — and every record is idempotent by `_id`.
+ */
+export interface TurnRecords {
+  add(records: readonly TranscriptRecord[]): void;
+  /** Appends what was added since the last flush as one outbox entry (nothing when empty). */
+  flush(): Promise<void>;
+}
+
 export interface OpenedConversation {
   conversationId: string;
   created: boolean;
@@ -147,35 +160,59 @@ export interface TranscriptStore {
   readonly conversations: Model<ConversationRecord>;
   readonly messages: Model<MessageRecord>;
   ensureIndexes(): Promise<void>;
-  /** Finds or creates the conversation; returns its recent history, oldest first. */
-  openConversation(input: { key: string; channel: string; address: string; displayName?: string }): Promise<OpenedConversation>;
-  /** Stores an inbound message once, however often it is recorded. */
-  recordInbound(input: {
-    conversationId: string;
-    channel: string;
-    channelMessageId: string;
-    text: string;
-    receivedAt: Date;
-    media?: MediaReference[];
-  }): Promise<void>;
+  /** A turn's records, appended as one outbox entry by `flush` (see `TurnRecords`). */
+  turnRecords(): TurnRecords;
+  /**
+   * Finds or creates the conversation; returns its recent history, oldest first. With a turn's
+   * `records`, its record goes there every time (a retry must not depend on the attempt that
+   * created it having flushed); without, to the outbox when it was created or renamed.
+   */
+  openConversation(input: { key: string; channel: string; address: string; displayName?: string }, records?: TurnRecords): Promise<OpenedConversation>;
+  /** Stores an inbound message once, however often it is recorded (with `records`: when the turn flushes). */
+  recordInbound(
+    input: {
+      conversationId: string;
+      channel: string;
+      channelMessageId: string;
+      text: string;
+      receivedAt: Date;
+      media?: MediaReference[];
+    },
+    records?: TurnRecords,
+  ): Promise<void>;
   /** The conversation's recent history, oldest first (empty when unknown). */
   recent(conversationId: string): Promise<RecentMessage[]>;
-  /** Replaces the conversation's inline recent history (caller holds the conversation's lock). */
-  saveRecent(conversationId: string, recent: readonly RecentMessage[]): Promise<void>;
+  /**
+   * Replaces the conversation's inline recent history (caller holds the conversation's lock);
+   * `customerAt` stamps when the customer last wrote (WhatsApp's 24-hour window) in the same write.
+   */
+  saveRecent(conversationId: string, recent: readonly RecentMessage[], customerAt?: number): Promise<void>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
   replyParts(channel: string, replyTo: string): Promise<MessageRecord[]>;
-  /** Stores a reply's parts unless an earlier attempt stored them; returns the stored parts. */
-  saveReplyParts(input: {
-    conversationId: string;
-    channel: string;
-    replyTo: string;
-    roleId: string;
-    parts: readonly string[];
-    /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
-    turn?: string;
-  }): Promise<MessageRecord[]>;
+  /**
+   * Stores a reply's parts unless an earlier attempt stored them; returns the stored parts. Their
+   * records (`partRecords`, as stored) go to `records`, or to the outbox at once.
+   */
+  saveReplyParts(
+    input: {
+      conversationId: string;
+      channel: string;
+      replyTo: string;
+      roleId: string;
+      parts: readonly string[];
+      /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
+      turn?: string;
+    },
+    records?: TurnRecords,
+  ): Promise<MessageRecord[]>;
   /** Takes (once) the `turn` a reply's first part carries; undefined when none or already taken. */
   takeTurn(messageId: string): Promise<string | undefined>;
+  /**
+   * Takes (once) the `turn` of a reply whose parts this attempt stored (its first part as
+   * `saveReplyParts` returned it carries the payload, so nothing is read back): true when it was
+   * still there.
+   */
+  dropTurn(messageId: string): Promise<boolean>;
   /** Claims a pending part for sending; false when another attempt already claimed or sent it. */
   claimPart(messageId: string): Promise<boolean>;
   /** One stored message by its ledger key. */
@@ -195,10 +232,11 @@ export interface TranscriptStore {
     receivedAt: Date;
     errorMessage: string;
   }): Promise<void>;
-  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus): Promise<void>;
+  /** With `records`, its status and delivery id are recorded when the turn flushes (the ledger entry first). */
+  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus, records?: TurnRecords): Promise<void>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
   releasePart(messageId: string): Promise<void>;
-  markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string): Promise<void>;
+  markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string, records?: TurnRecords): Promise<void>;
   /** Applies a delivery status callback; returns false when no message has that channel id. */
   updateDeliveryStatus(input: { channelMessageId: string; status: DeliveryStatus; errorCode?: string; errorMessage?: string }): Promise<boolean>;
   /** A whole conversation in order (not a hot path: on FerretDB this scans). */
@@ -241,14 +279,36 @@ function toOutbox(part: MessageRecord): TranscriptRecord {
   return { kind: 'message', message: { ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
 }
 
+/**
+ * A reply part's transcript records as its ledger entry stands: the message, and once it moved
+ * on from `pending` its status (and delivery id), so a retry resuming parts an earlier attempt
+ * sent records what that attempt may not have flushed.
+ */
+export function partRecords(part: MessageRecord): TranscriptRecord[] {
+  const records: TranscriptRecord[] = [toOutbox(part)];
+  if (part.status === 'pending') return records;
+  const at = part.updatedAt.toISOString();
+  records.push({
+    kind: 'status',
+    _id: part._id,
+    status: part.status,
+    ...(part.channelMessageId ? { channelMessageId: part.channelMessageId } : {}),
+    ...(part.errorCode ? { errorCode: part.errorCode } : {}),
+    ...(part.errorMessage ? { errorMessage: part.errorMessage } : {}),
+    at,
+  });
+  if (part.channelMessageId) records.push({ kind: 'delivery', _id: part.channelMessageId, messageId: part._id, at });
+  return records;
+}
+
 /** Statuses a part may move to `status` from: lower-ranked ones (a status never regresses). */
 function outranked(status: MessageStatus): string {
   return `,${(Object.keys(statusRank) as MessageStatus[]).filter((from) => statusRank[from] < statusRank[status]).join(',')},`;
 }
 
 // Finds or creates the conversation (its display name kept current); returns created, renamed, recent.
-// One read on the way: the TTL is refreshed where the history is written (saveRecent).
-const openScript = `
+// Run only when a plain read found it missing or renamed: the TTL is refreshed where the history is written (saveRecent).
+const openScript = luaScript(`
 local stored = redis.call('HMGET', KEYS[1], 'channel', 'displayName', 'recent')
 local created = 0
 local renamed = 0
@@ -262,16 +322,10 @@ if ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
   renamed = 1
 end
 return {created, renamed, stored[3] or '[]'}
-`;
-
-const saveRecentScript = `
-redis.call('HSET', KEYS[1], 'recent', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return 1
-`;
+`);
 
 // Stores a reply's parts (and its one-shot turn payload) unless an earlier attempt stored them.
-const savePartsScript = `
+const savePartsScript = luaScript(`
 if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
 local fields = {}
 for i = 3, #ARGV do
@@ -285,24 +339,24 @@ end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
-`;
+`);
 
 // Stores one entry unless present (the apology); returns the stored one.
-const saveOnceScript = `
+const saveOnceScript = luaScript(`
 redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return redis.call('HGET', KEYS[1], ARGV[1])
-`;
+`);
 
-const takeScript = `
+const takeScript = luaScript(`
 local value = redis.call('HGET', KEYS[1], ARGV[1])
 if value then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return value
-`;
+`);
 
 // Compare-and-set on one ledger entry: applies the patch when its status is listed (',a,b,'; '' any).
 // Returns 1 applied, 0 refused by its status, -1 no such entry.
-const patchScript = `
+const patchScript = luaScript(`
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return -1 end
 local entry = cjson.decode(raw)
@@ -310,7 +364,7 @@ if ARGV[3] ~= '' and not string.find(ARGV[3], ',' .. entry.status .. ',', 1, tru
 for k, v in pairs(cjson.decode(ARGV[2])) do entry[k] = v end
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
 return 1
-`;
+`);
 
 export interface TranscriptStoreOptions {
   /** The hot copy: conversations, recent history, the send ledger and delivery ids. */
@@ -336,38 +390,62 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
   const patch = async (messageId: string, changes: Partial<StoredPart>, from = ''): Promise<number> => {
     const slot = ledgerSlot(messageId);
     if (!slot) return -1;
-    return Number(await redis.eval(patchScript, 1, slot.key, slot.field, JSON.stringify({ ...changes, updatedAt: now() }), from));
+    return Number(await patchScript(redis, [slot.key], [slot.field, JSON.stringify({ ...changes, updatedAt: now() }), from]));
+  };
+
+  /** To the turn's records when given, else one outbox entry now. */
+  const record = async (records: TurnRecords | undefined, added: readonly TranscriptRecord[]) => {
+    if (records) records.add(added);
+    else await outbox.append(added);
   };
 
   const store: TranscriptStore = {
     conversations,
     messages,
 
+    turnRecords() {
+      let gathered: TranscriptRecord[] = [];
+      return {
+        add(added) {
+          gathered.push(...added);
+        },
+        async flush() {
+          if (gathered.length === 0) return;
+          const flushing = gathered;
+          gathered = [];
+          try {
+            await outbox.append(flushing);
+          } catch (error) {
+            gathered = [...flushing, ...gathered];
+            throw error;
+          }
+        },
+      };
+    },
+
     async ensureIndexes() {
       await Promise.all([conversations.createIndexes(), messages.createIndexes(), deliveries.createIndexes()]);
     },
 
-    async openConversation({ key, channel, address, displayName }) {
+    async openConversation({ key, channel, address, displayName }, records) {
       const at = now();
-      const [created, renamed, recent] = (await redis.eval(
-        openScript,
-        1,
-        transcriptKeys.conversation(key),
-        channel,
-        address,
-        displayName ?? '',
-        at,
-        CONVERSATION_TTL_SECONDS,
-      )) as [number, number, string];
-      if (created === 1 || renamed === 1) {
-        await outbox.append([{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
+      const hash = transcriptKeys.conversation(key);
+      // One plain read when the conversation exists and keeps its name (nearly every turn); the
+      // script (which reads again) only to create it or rename it.
+      const [storedChannel, storedName, storedRecent] = await redis.hmget(hash, 'channel', 'displayName', 'recent');
+      const [created, renamed, recent] =
+        storedChannel !== null && (!displayName || storedName === displayName)
+          ? [0, 0, storedRecent ?? '[]']
+          : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
+      if (records || created === 1 || renamed === 1) {
+        await record(records, [{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
       }
       return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
     },
 
-    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }) {
+    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }, records) {
       const at = receivedAt.toISOString();
-      await outbox.append([
+      await record(records, [
         {
           kind: 'message',
           message: {
@@ -391,14 +469,13 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return raw === null ? [] : z.array(RecentMessageSchema).parse(JSON.parse(raw));
     },
 
-    async saveRecent(conversationId, recent) {
-      await redis.eval(
-        saveRecentScript,
-        1,
-        transcriptKeys.conversation(conversationId),
-        JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)),
-        CONVERSATION_TTL_SECONDS,
-      );
+    async saveRecent(conversationId, recent, customerAt) {
+      const hash = transcriptKeys.conversation(conversationId);
+      const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)) };
+      if (customerAt !== undefined) fields[CUSTOMER_AT_FIELD] = String(customerAt);
+      // One round trip, no script: a failed EXPIRE only leaves the TTL the last write set.
+      const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
+      for (const [error] of results ?? []) if (error) throw error;
     },
 
     async replyParts(channel, replyTo) {
@@ -409,7 +486,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return [first, ...rest.filter((raw) => raw !== undefined).map(toRecord)];
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }, records) {
       const started = Date.now();
       const documents = parts.map((text, index): StoredPart => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -426,28 +503,33 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         createdAt: new Date(started + index).toISOString(),
         updatedAt: new Date(started + index).toISOString(),
       }));
-      const inserted = await redis.eval(
-        savePartsScript,
-        1,
-        transcriptKeys.reply(channel, replyTo),
-        LEDGER_TTL_SECONDS,
-        turn ?? '',
-        ...documents.map((document) => JSON.stringify(document)),
+      const inserted = await savePartsScript(
+        redis,
+        [transcriptKeys.reply(channel, replyTo)],
+        [LEDGER_TTL_SECONDS, turn ?? '', ...documents.map((document) => JSON.stringify(document))],
       );
-      // An earlier attempt stored this reply: what it stored wins.
-      const stored = inserted === 1 ? documents.map((document) => toRecord(JSON.stringify(document))) : await store.replyParts(channel, replyTo);
+      // An earlier attempt stored this reply: what it stored wins. Parts this attempt stored carry its turn payload (see `dropTurn`).
+      const stored =
+        inserted === 1
+          ? documents.map((document, index) => ({ ...toRecord(JSON.stringify(document)), ...(index === 0 && turn ? { turn } : {}) }))
+          : await store.replyParts(channel, replyTo);
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
-      // Appended by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
-      await outbox.append(stored.map(toOutbox));
+      // Recorded by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
+      await record(records, stored.flatMap(partRecords));
       return stored;
     },
 
     async takeTurn(messageId) {
       const slot = ledgerSlot(messageId);
       if (!slot) return undefined;
-      const taken = (await redis.eval(takeScript, 1, slot.key, 'turn')) as string | null;
+      const taken = (await takeScript(redis, [slot.key], ['turn'])) as string | null;
       return taken ?? undefined;
+    },
+
+    async dropTurn(messageId) {
+      const slot = ledgerSlot(messageId);
+      return slot ? (await redis.hdel(slot.key, 'turn')) === 1 : false;
     },
 
     async claimPart(messageId) {
@@ -485,13 +567,10 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         createdAt: at,
         updatedAt: at,
       };
-      const stored = (await redis.eval(
-        saveOnceScript,
-        1,
-        transcriptKeys.reply(channel, replyTo),
-        String(APOLOGY_PART),
-        JSON.stringify(entry),
-        LEDGER_TTL_SECONDS,
+      const stored = (await saveOnceScript(
+        redis,
+        [transcriptKeys.reply(channel, replyTo)],
+        [String(APOLOGY_PART), JSON.stringify(entry), LEDGER_TTL_SECONDS],
       )) as string;
       const apology = toRecord(stored);
       await outbox.append([toOutbox(apology)]);
@@ -510,10 +589,12 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       ]);
     },
 
-    async markPartSent(messageId, channelMessageId, status) {
+    async markPartSent(messageId, channelMessageId, status, records) {
       const at = now();
-      // The record first: a crash before the ledger write leaves the part `sending`, resolved by lookup.
-      await outbox.append([
+      // The record first: a crash before the ledger write leaves the part `sending`, resolved by
+      // lookup. A turn's records flush after it: a crash before that leaves the part `sent` in the
+      // ledger, and the retry records it from there (`partRecords`).
+      await record(records, [
         { kind: 'status', _id: messageId, status, channelMessageId, at },
         { kind: 'delivery', _id: channelMessageId, messageId, at },
       ]);
@@ -525,8 +606,8 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       await patch(messageId, { status: 'pending' }, ',sending,');
     },
 
-    async markPartFailed(messageId, status, errorCode, errorMessage) {
-      await outbox.append([{ kind: 'status', _id: messageId, status, errorMessage, ...(errorCode ? { errorCode } : {}), at: now() }]);
+    async markPartFailed(messageId, status, errorCode, errorMessage, records) {
+      await record(records, [{ kind: 'status', _id: messageId, status, errorMessage, ...(errorCode ? { errorCode } : {}), at: now() }]);
       await patch(messageId, { status, errorMessage, ...(errorCode ? { errorCode } : {}) });
     },
 

@@ -21,15 +21,17 @@ import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
-import type { GiveUpHandler, InboundHandler } from '../queue/turn-worker.js';
+import type { GiveUpHandler, InboundBatch, InboundHandler } from '../queue/turn-worker.js';
 import {
   APOLOGY_PART,
   inboundMessageId,
   outboundMessageId,
+  partRecords,
   type MessageRecord,
   type MessageStatus,
   type RecentMessage,
   type TranscriptStore,
+  type TurnRecords,
 } from '../store/transcript-store.js';
 
 export interface InboundHandlerOptions {
@@ -99,7 +101,14 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
 
 /** Reply parts through the send ledger: claim, send, record — and resolve lost outcomes. */
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
-  const sendPart = (channel: ChannelDefinition, message: InboundMessage, part: MessageRecord, logger: Logger, assertHeld?: () => void) => {
+  const sendPart = (
+    channel: ChannelDefinition,
+    message: InboundMessage,
+    part: MessageRecord,
+    logger: Logger,
+    assertHeld: (() => void) | undefined,
+    records: TurnRecords | undefined,
+  ) => {
     const lookup = partLookup(transcripts, channel, message);
     return sendOnce<MessageRecord, PartReceipt>({
       entry: part,
@@ -107,7 +116,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
       state: partState,
       // Under the conversation's lock nobody else sends this conversation's parts.
       exclusive: true,
-      store: partLedgerStore(transcripts, part._id),
+      store: partLedgerStore(transcripts, part._id, records),
       channel: {
         send: async () => {
           // The fence: a worker that may have lost the conversation sends nothing (the part stays claimed and is looked up).
@@ -144,9 +153,16 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
   };
 
   /** Sends each part once, in order; throws at the first part that could not go out. */
-  return async (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger, assertHeld?: () => void) => {
+  return async (
+    channel: ChannelDefinition,
+    message: InboundMessage,
+    parts: readonly MessageRecord[],
+    logger: Logger,
+    assertHeld?: () => void,
+    records?: TurnRecords,
+  ) => {
     for (const part of parts) {
-      const result = await sendPart(channel, message, part, logger, assertHeld);
+      const result = await sendPart(channel, message, part, logger, assertHeld, records);
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
         logger.info('reply-sent', { part: part.part, channelMessageId: result.receipt.channelMessageId });
@@ -162,7 +178,14 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
   /** Runs post-turn and metering for the reply these parts hold, if no attempt has yet. */
   const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger) => {
     const first = parts[0];
-    const raw = first ? await transcripts.takeTurn(first._id) : undefined;
+    // Parts this attempt stored carry their turn: taken with one HDEL instead of read back.
+    const raw = !first
+      ? undefined
+      : first.turn !== undefined
+        ? (await transcripts.dropTurn(first._id))
+          ? first.turn
+          : undefined
+        : await transcripts.takeTurn(first._id);
     if (raw === undefined) return;
     let parsed: ReturnType<typeof StoredTurnSchema.safeParse>;
     try {
@@ -178,7 +201,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     await options.orchestrator.finishTurn(channel, parsed.data, delivered);
   };
 
-  return async (turn, signal, assertHeld) => {
+  /**
+   * Answers a batch; its transcript records go to the outbox as one entry when it ends — also
+   * when it fails (best effort: its retry, or giving up, records them again).
+   */
+  const answer = async (turn: InboundBatch, signal: AbortSignal, assertHeld: () => void, records: TurnRecords) => {
     let { message, earlier } = turn;
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     const channel = options.channels.get(message.channel);
@@ -194,12 +221,15 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       for (const received of [...earlier, message]) handled = (await options.takeover(received, channel, logger)) || handled;
       if (handled) return;
     }
-    const { conversationId, created, recent } = await transcripts.openConversation({
-      key: message.conversationKey,
-      channel: channel.id,
-      address: message.from.address,
-      ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
-    });
+    const { conversationId, created, recent } = await transcripts.openConversation(
+      {
+        key: message.conversationKey,
+        channel: channel.id,
+        address: message.from.address,
+        ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
+      },
+      records,
+    );
     // Media becomes text (summary, caption, transcription) for the transcript and parts for the
     // model, for every message of the batch; at most one transcription call per turn.
     const batch: InboundMessage[] = [];
@@ -213,14 +243,17 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       });
       batch.push(prepared ? { ...received, text: prepared.text } : received);
       preparedMedia.push(prepared);
-      await transcripts.recordInbound({
-        conversationId,
-        channel: channel.id,
-        channelMessageId: received.messageId,
-        text: prepared?.text ?? received.text,
-        receivedAt: new Date(received.receivedAt),
-        ...(prepared ? { media: prepared.media } : {}),
-      });
+      await transcripts.recordInbound(
+        {
+          conversationId,
+          channel: channel.id,
+          channelMessageId: received.messageId,
+          text: prepared?.text ?? received.text,
+          receivedAt: new Date(received.receivedAt),
+          ...(prepared ? { media: prepared.media } : {}),
+        },
+        records,
+      );
     }
     const last = batch.pop() ?? message;
     earlier = batch;
@@ -240,19 +273,24 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     let result: TurnResult | undefined;
     let history = withMessages(recent, [...burst, inbound]);
     if (parts.length > 0) {
+      // What the earlier attempt stored and sent may never have reached the outbox.
+      records.add(parts.flatMap(partRecords));
       logger.info('reply-resumed', { parts: parts.length });
     } else if (channel.isResetCommand?.(message.text)) {
       await options.orchestrator.resetConversation(conversationId);
       history = [];
       metrics.increment('conversation_resets_total', { channel: channel.id });
       logger.info('conversation-reset');
-      parts = await transcripts.saveReplyParts({
-        conversationId,
-        channel: channel.id,
-        replyTo: message.messageId,
-        roleId: 'system',
-        parts: [RESET_REPLY],
-      });
+      parts = await transcripts.saveReplyParts(
+        {
+          conversationId,
+          channel: channel.id,
+          replyTo: message.messageId,
+          roleId: 'system',
+          parts: [RESET_REPLY],
+        },
+        records,
+      );
     } else {
       void channel.transport.showTyping?.(message);
       result = await options.orchestrator.runTurn(channel, {
@@ -270,20 +308,23 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('turn aborted');
       metrics.increment('turns_total', { channel: channel.id, outcome: result.failed ? 'apology' : 'answered' });
-      parts = await transcripts.saveReplyParts({
-        conversationId,
-        channel: channel.id,
-        replyTo: message.messageId,
-        roleId: result.roleId,
-        parts: channel.splitReply(result.text),
-        turn: storedTurn(result),
-      });
+      parts = await transcripts.saveReplyParts(
+        {
+          conversationId,
+          channel: channel.id,
+          replyTo: message.messageId,
+          roleId: result.roleId,
+          parts: channel.splitReply(result.text),
+          turn: storedTurn(result),
+        },
+        records,
+      );
     }
     logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
-    await transcripts.saveRecent(conversationId, withMessages(history, replies));
+    await transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt);
     try {
-      await deliver(channel, message, parts, logger, assertHeld);
+      await deliver(channel, message, parts, logger, assertHeld, records);
     } catch (error) {
       // A refusal for good ends the turn undelivered (the worker gives up on the message);
       // an outage is retried, and the attempt that delivers the reply finishes the turn.
@@ -292,6 +333,20 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     }
     await finishStoredTurn(channel, parts, true, logger);
     if (result) options.onTurn?.(result);
+  };
+
+  return async (turn, signal, assertHeld) => {
+    const records = transcripts.turnRecords();
+    try {
+      await answer(turn, signal, assertHeld, records);
+    } catch (error) {
+      await records
+        .flush()
+        .catch((flushError: unknown) => options.logger.warn('turn-records-unflushed', { conversationKey: turn.message.conversationKey, error: flushError }));
+      throw error;
+    }
+    // Before the batch is acknowledged: a flush that fails fails the turn, and its retry records it all again.
+    await records.flush();
   };
 }
 
@@ -329,6 +384,10 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
         });
       }
       const parts = await transcripts.replyParts(channel.id, message.messageId);
+      // The failing attempts' records may never have reached the outbox: the parts as they stand first.
+      const records = transcripts.turnRecords();
+      records.add(parts.flatMap(partRecords));
+      await records.flush();
       for (const part of parts.filter((entry) => unsentStatuses.has(entry.status))) {
         const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
         await transcripts.markPartFailed(part._id, 'failed', undefined, why);
@@ -340,6 +399,7 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
       await transcripts.saveRecent(
         conversationId,
         conversation.recent.filter((entry) => !dropped.has(entry.id)),
+        message.receivedAt,
       );
     } catch (recordError) {
       logger.error('inbound-failure-unrecorded', { error: recordError });

@@ -7,7 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { acquireConversationLock } from '../../src/queue/conversation-lock.js';
+import type { InboundMessage } from '../../src/contracts/index.js';
+import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
+import type { TurnQueue } from '../../src/queue/turn-queue.js';
+import { createIntake } from '../../src/turn/intake.js';
+import { acquireConversationLock, holdConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 
 let redis: Redis;
 beforeAll(() => {
@@ -50,5 +54,112 @@ describe('a holder whose event loop stalls past the TTL', () => {
     expect(await acquireConversationLock(redis, conversationKey, 1500, () => undefined)).toBeUndefined();
     await lock?.release();
     expect(await acquireConversationLock(redis, conversationKey, 1500, () => undefined)).toBeDefined();
+  });
+});
+
+describe('the acknowledgement that empties the inbox frees the lock in the same step', () => {
+  const message = (conversationKey: string, messageId: string): InboundMessage => ({
+    channel: 'whatsapp',
+    conversationKey,
+    messageId,
+    from: { address: conversationKey },
+    text: messageId,
+    receivedAt: Date.now(),
+    metadata: {},
+  });
+
+  test('an empty inbox: the lock is freed with the batch, so the next message finds it free', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const request = lockRequest(conversationKey, 5000);
+    const first = await inbox.lockAndBatch(conversationKey, 5, request);
+    expect(first.acquired).toBe(true);
+    const lock = holdConversationLock(redis, request, () => undefined);
+    const batch = first.batch();
+    if (!batch) throw new Error('no batch');
+    expect(await lock.releaseWith(async (token) => ({ released: await inbox.acknowledge(conversationKey, batch, token), value: true }))).toBe(true);
+    expect(lock.held).toBe(false);
+    expect(await inbox.size(conversationKey)).toBe(0);
+    const next = await acquireConversationLock(redis, conversationKey, 5000, () => undefined);
+    expect(next?.held).toBe(true);
+    await next?.release();
+  });
+
+  test('a message that arrived during the turn keeps the lock with its holder, who answers it next', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const request = lockRequest(conversationKey, 5000);
+    const first = await inbox.lockAndBatch(conversationKey, 5, request);
+    const lock = holdConversationLock(redis, request, () => undefined);
+    const batch = first.batch();
+    if (!batch) throw new Error('no batch');
+    // Arrives mid-turn: its job finds the lock taken and leaves the message to the holder.
+    await inbox.accept(message(conversationKey, 'm2'));
+    const released = await lock.releaseWith(async (token) => {
+      const freed = await inbox.acknowledge(conversationKey, batch, token);
+      return { released: freed, value: freed };
+    });
+    expect(released).toBe(false);
+    expect(lock.held).toBe(true);
+    expect(await acquireConversationLock(redis, conversationKey, 5000, () => undefined)).toBeUndefined();
+    expect((await inbox.batch(conversationKey, 5))?.entries.map((entry) => entry.message.messageId)).toEqual(['m2']);
+    await lock.release();
+  });
+
+  test('messages need a job of their own only when no job is queued and nobody holds the conversation', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    expect(await inbox.accept(message(conversationKey, 'm1'))).toBe('appended');
+    // m1's job has not run yet: it will read m2 too.
+    expect(await inbox.accept(message(conversationKey, 'm2'))).toBe('queued');
+    expect(await inbox.accept(message(conversationKey, 'm2'))).toBe('duplicate');
+    const request = lockRequest(conversationKey, 5000);
+    const first = await inbox.lockAndBatch(conversationKey, 5, request);
+    expect(first.acquired).toBe(true);
+    expect(first.batch()?.entries.map((entry) => entry.message.messageId)).toEqual(['m1', 'm2']);
+    const lock = holdConversationLock(redis, request, () => undefined);
+    // The job tried the lock: from now on its holder reads on.
+    expect(await inbox.accept(message(conversationKey, 'm3'))).toBe('held');
+    await lock.release();
+    // Nobody holds it and no job is queued: the next message gets its job.
+    expect(await inbox.accept(message(conversationKey, 'm4'))).toBe('appended');
+    // A job that could not be added clears its mark, so the next message is not left waiting on it.
+    await inbox.unmarkQueued(conversationKey);
+    expect(await inbox.accept(message(conversationKey, 'm5'))).toBe('appended');
+  });
+
+  test('an enqueue that failed leaves no mark: the next message gets its own job', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    const added: string[] = [];
+    let failing = true;
+    const queue = {
+      add: async (_name: string, job: { messageId: string }) => {
+        if (failing) throw new Error('Redis refused the job (test)');
+        added.push(job.messageId);
+      },
+    } as unknown as TurnQueue;
+    const intake = createIntake(inbox, queue);
+    await expect(intake.accept(message(conversationKey, 'm1'))).rejects.toThrow('Redis refused the job (test)');
+    failing = false;
+    await intake.accept(message(conversationKey, 'm2'));
+    expect(added).toEqual(['m2']);
+    // The sender's retry of m1 (a duplicate now) adds its job too.
+    expect(await intake.accept(message(conversationKey, 'm1'))).toBe('duplicate');
+    expect(added).toEqual(['m2', 'm1']);
+  });
+
+  test('a holder that lost the lock never frees the next holder’s lock by acknowledging', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const batch = await inbox.batch(conversationKey, 5);
+    if (!batch) throw new Error('no batch');
+    const other = await acquireConversationLock(redis, conversationKey, 5000, () => undefined);
+    expect(await inbox.acknowledge(conversationKey, batch, 'a-lost-token')).toBe(false);
+    expect(await acquireConversationLock(redis, conversationKey, 5000, () => undefined)).toBeUndefined();
+    await other?.release();
   });
 });

@@ -5,7 +5,10 @@
  * still happen, exactly once, although the attempt that delivered it never ran the model.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { transcriptsWritten } from '../support/settled.js';
+import { transcriptModels } from '../../src/store/transcript-store.js';
 
 const script = ({ userText }: { userText: string }) => ({ text: `Answer to: ${userText}` });
 
@@ -30,5 +33,39 @@ describe('a reply delivered by a retried attempt', () => {
     const kpis = harness.logs.filter((line) => line.event === 'turn-kpi');
     expect(kpis).toHaveLength(2);
     expect(kpis.every((line) => line.delivered === true)).toBe(true);
+  }, 30_000);
+
+  test('a turn that sent its reply but could not record it: the retry records the reply as sent, and sends nothing again', async () => {
+    const customer = 'whatsapp:+447700906002';
+    const messageSid = newMessageSid();
+    const { outbox } = harness.services;
+    const append = outbox.append.bind(outbox);
+    let refused = 0;
+    // The turn's one outbox entry (its records gathered until the reply went out) is refused once.
+    outbox.append = async (records) => {
+      if (refused === 0 && records.some((record) => record.kind === 'delivery')) {
+        refused += 1;
+        throw new Error('outbox append refused (test)');
+      }
+      return append(records);
+    };
+    try {
+      await harness.sendWhatsapp({ from: customer, body: 'record me', messageSid });
+      await eventually(() => harness.twilio.messages.some((message) => message.body === 'Answer to: record me') || undefined, 15_000);
+      await transcriptsWritten(harness.services);
+    } finally {
+      outbox.append = append;
+    }
+    expect(refused).toBe(1);
+    expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: record me')).toHaveLength(1);
+    const sent = harness.twilio.messages.find((message) => message.body === 'Answer to: record me');
+    const stored = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
+    expect(stored.map((message) => [message.direction, message.text, message.status])).toEqual([
+      ['inbound', 'record me', 'received'],
+      ['outbound', 'Answer to: record me', 'queued'],
+    ]);
+    expect(stored[1]?.channelMessageId).toBe(sent?.sid);
+    const delivery = await transcriptModels(harness.services.mongo).deliveries.findById(sent?.sid).lean();
+    expect(delivery?.messageId).toBe(stored[1]?._id);
   }, 30_000);
 });

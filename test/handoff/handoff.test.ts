@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { keywordJudge, type Script, type ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
-import { handoffsSettled } from '../support/settled.js';
+import { handoffsSettled, transcriptsWritten } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -144,7 +144,8 @@ describe('sales hand-off on WhatsApp', () => {
     expect(webhook?.body.blocks?.[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'New hand-off to Sales team — Harbour Lane' } });
     expect(webhook?.headers['idempotency-key']).toMatch(/^ho_\w+\|webhook:0$/);
 
-    // The transcript link opens the conversation without a login.
+    // The transcript link opens the conversation without a login (once it is written behind the conversation).
+    await transcriptsWritten(harness.services);
     const link = new URL(transcriptLine.slice('Transcript: '.length));
     const page = await harness.http.get(`${link.pathname}${link.search}`);
     expect(page.status).toBe(200);

@@ -17,6 +17,7 @@ import { takeoverKeys } from '../../src/handoff/takeover-state.js';
 import { enqueueTurn } from '../../src/queue/turn-queue.js';
 import type { HandoffRecord } from '../../src/handoff/handoff-store.js';
 import type { ConversationEvent } from '../../src/handoff/takeover.js';
+import { CUSTOMER_AT_FIELD, transcriptKeys } from '../../src/store/transcript-keys.js';
 
 const ANA = 'whatsapp:+34600912001';
 const BEN = 'whatsapp:+34600912002';
@@ -98,6 +99,12 @@ describe('takeover on WhatsApp', () => {
   let receiver: Receiver;
   let harness: Harness;
   const { to, bodiesTo, handOff, refreshed, refusals, storedMessages } = helpers(() => harness);
+  /** The customer last wrote `hours` ago: the transcript hash's stamp, and the window key releases before it wrote. */
+  const lastWroteHoursAgo = async (customer: string, hours: number) => {
+    const at = String(Date.now() - hours * 60 * 60 * 1000);
+    await harness.services.redis.hset(transcriptKeys.conversation(customer), CUSTOMER_AT_FIELD, at);
+    await harness.services.redis.set(takeoverKeys.window(customer), at);
+  };
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
@@ -295,7 +302,7 @@ describe('takeover on WhatsApp', () => {
     const customer = 'whatsapp:+447700912005';
     const { handoff } = await handOff(customer, 'I need a person about my account', [CLEO]);
     // The customer's last message was 25 hours ago.
-    await harness.services.redis.set(takeoverKeys.window(customer), String(Date.now() - 25 * 60 * 60 * 1000));
+    await lastWroteHoursAgo(customer, 25);
     const before = to(customer).length;
     await harness.sendWhatsapp({ from: CLEO, body: `#${handoff.shortCode} Sorry for the wait, is this still a problem?` });
     const [template] = await eventually(() => (to(customer).length > before ? to(customer).slice(before) : undefined));
@@ -311,7 +318,7 @@ describe('takeover on WhatsApp', () => {
   test('outside the window without a template: nothing reaches the customer, the teammate is told why', async () => {
     const customer = 'whatsapp:+447700912006';
     const { handoff, noticeTo } = await handOff(customer, 'demo for us?', [ANA, BEN]);
-    await harness.services.redis.set(takeoverKeys.window(customer), String(Date.now() - 25 * 60 * 60 * 1000));
+    await lastWroteHoursAgo(customer, 25);
     const before = to(customer).length;
     await harness.sendWhatsapp({ from: ANA, body: 'Still interested?', repliedTo: noticeTo(ANA) });
     await eventually(() => bodiesTo(ANA).some((body) => body.startsWith('Not sent: the customer') && body.includes(`(#${handoff.shortCode})`)) || undefined);

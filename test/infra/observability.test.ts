@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger, redactSecrets, type LogLevel } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { eventually, startHarness, testEnv, type Harness } from '../support/harness.js';
+import { turnsSettled } from '../support/settled.js';
 import { startOpenAIStub, type StubReply } from '../support/openai-stub.js';
 import { stubAssistant } from '../support/stub-assistant.js';
 
@@ -110,6 +111,8 @@ describe('a turn, metered', () => {
     const customer = 'whatsapp:+447700900301';
     await harness.sendWhatsapp({ from: customer, body: 'What does the pro plan cost?' });
     await harness.twilio.waitForMessages(1);
+    // The first turn let the conversation go: the second message gets a job (and a queue wait) of its own.
+    await turnsSettled(harness.services);
     await harness.sendWhatsapp({ from: customer, body: 'And the price per seat?' });
     await harness.twilio.waitForMessages(2);
 

@@ -23,7 +23,7 @@ import { createConversationState } from '../../src/orchestrator/state/conversati
 import { createDecisionStore } from '../../src/orchestrator/state/decision-store.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
-import { acquireConversationLock } from '../../src/queue/conversation-lock.js';
+import { acquireConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from '../../src/redis.js';
@@ -88,9 +88,16 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
     const inbox = createConversationInbox(redis);
     for (const conversationKey of conversations) {
       const first = inbound(conversationKey, 'hello');
-      expect(await inbox.accept(first)).toBe(true);
-      expect(await inbox.accept(first)).toBe(false);
-      expect(await inbox.accept(inbound(conversationKey, 'second'))).toBe(true);
+      expect(await inbox.accept(first)).toBe('appended');
+      expect(await inbox.accept(first)).toBe('duplicate');
+      // The first one's job has not tried the lock yet: it answers this one too.
+      expect(await inbox.accept(inbound(conversationKey, 'second'))).toBe('queued');
+      await inbox.unmarkQueued(conversationKey);
+      const request = lockRequest(conversationKey, 5000);
+      const locked = await inbox.lockAndBatch(conversationKey, 5, request);
+      expect(locked.acquired).toBe(true);
+      expect(locked.batch()?.entries.map((entry) => entry.message.text)).toEqual(['hello', 'second']);
+      expect(await inbox.accept(inbound(conversationKey, 'third'))).toBe('held');
       const failed = await inbox.recordFailure(conversationKey, first.messageId, { now: 1_000, firstDelayMs: 10, maxDelayMs: 100, suspect: false });
       expect(failed.attempts).toBe(1);
       const batch = await inbox.batch(conversationKey, 1);
@@ -98,8 +105,15 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
       expect(batch?.retry?.attempts).toBe(1);
       if (!batch) throw new Error('no batch');
       await inbox.acknowledge(conversationKey, await inbox.freeze(conversationKey, batch));
-      expect((await inbox.batch(conversationKey, 5))?.entries[0].message.text).toBe('second');
+      const rest = await inbox.batch(conversationKey, 5);
+      expect(rest?.entries.map((entry) => entry.message.text)).toEqual(['second', 'third']);
       await inbox.discardHead(conversationKey);
+      // The acknowledgement that empties the inbox frees the lock in the same script.
+      if (!rest) throw new Error('no batch');
+      expect(await inbox.acknowledge(conversationKey, { ...rest, entries: [rest.entries[1]!] }, request.token)).toBe(true);
+      const next = await acquireConversationLock(redis, conversationKey, 300, () => undefined);
+      expect(next).toBeDefined();
+      await next?.release();
       expect(await inbox.size(conversationKey)).toBe(0);
     }
   });

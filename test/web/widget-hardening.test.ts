@@ -93,6 +93,8 @@ describe('history', () => {
     const { ip, token, conversationId } = await visitor();
     expect((await post(ip, token, 'history-message-1', 'first question')).status).toBe(202);
     await eventually(async () => (await harness.services.transcripts.recent(conversationId)).length >= 2 || undefined);
+    // The transcript writer's own writes (by `_id`, behind the conversation) are not the history's reads.
+    await transcriptsWritten(harness.services);
 
     const queries: { collection: string; method: string; filter: unknown }[] = [];
     harness.services.mongo.set('debug', (collection: string, method: string, ...args: unknown[]) => {
