@@ -124,16 +124,20 @@ export function redactSecrets(inner: Logger, secrets: readonly (string | undefin
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [scrub(key), clean(item, depth + 1)]));
   };
   const fieldsOf = (fields: LogFields | undefined) => (fields ? (clean(fields, 0) as LogFields) : undefined);
-  // Scrubbed only when the line is written.
-  const write = (level: LogLevel, event: string, fields: LogFields | undefined) => {
-    if (inner.enabled(level)) inner[level](scrub(event), fieldsOf(fields));
+  // The secrets are prepared once; each child (one per job, per turn) only wraps its logger.
+  const scrubbing = (logger: Logger): Logger => {
+    // Scrubbed only when the line is written.
+    const write = (level: LogLevel, event: string, fields: LogFields | undefined) => {
+      if (logger.enabled(level)) logger[level](scrub(event), fieldsOf(fields));
+    };
+    return {
+      debug: (event, fields) => write('debug', event, fields),
+      info: (event, fields) => write('info', event, fields),
+      warn: (event, fields) => write('warn', event, fields),
+      error: (event, fields) => write('error', event, fields),
+      child: (fields) => scrubbing(logger.child(fieldsOf(fields) ?? {})),
+      enabled: (level) => logger.enabled(level),
+    };
   };
-  return {
-    debug: (event, fields) => write('debug', event, fields),
-    info: (event, fields) => write('info', event, fields),
-    warn: (event, fields) => write('warn', event, fields),
-    error: (event, fields) => write('error', event, fields),
-    child: (fields) => redactSecrets(inner.child(fieldsOf(fields) ?? {}), values),
-    enabled: (level) => inner.enabled(level),
-  };
+  return scrubbing(inner);
 }
