@@ -91,19 +91,17 @@ test('a send reaches Twilio as the form the library built, with the account cred
 
 test("a list sends its filters as the query, and reads Twilio's page", async () => {
   answer = (_request, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          messages: [message('SM9', 'found')],
-          next_page_uri: null,
-          page: 0,
-          page_size: 50,
-          uri: '/x',
-          first_page_uri: '/x',
-          previous_page_uri: null,
-        }),
-      );
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        messages: [message('SM9', 'found')],
+        next_page_uri: null,
+        page: 0,
+        page_size: 50,
+        uri: '/x',
+        first_page_uri: '/x',
+        previous_page_uri: null,
+      }),
+    );
   };
   const listed = await client().messages.list({ to: 'whatsapp:+15550001111', from: 'whatsapp:+14155238886', limit: 50, pageSize: 50 });
   expect(listed.map((item) => [item.sid, item.body])).toEqual([['SM9', 'found']]);
