@@ -17,6 +17,8 @@ export interface Logger {
   warn(event: string, fields?: LogFields): void;
   error(event: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /** Whether a line at this level is written (below it, a call costs nothing). */
+  enabled(level: LogLevel): boolean;
 }
 
 export type LogSink = (line: string, level: LogLevel) => void;
@@ -42,13 +44,28 @@ function serializeFields(fields: LogFields | undefined): LogFields {
   return record;
 }
 
-function wrap(inner: PinoLogger): Logger {
+/**
+ * `resolve` gives the pino logger lines go to, made on the first line written: a pino child
+ * serializes (and redacts) its fields when it is made, and most children — one per job, per
+ * turn — never write a line above the level. Levels are the root's (children inherit them).
+ */
+function wrap(root: PinoLogger, resolve: () => PinoLogger): Logger {
+  let resolved: PinoLogger | undefined;
+  const inner = () => (resolved ??= resolve());
+  // A line below the level costs nothing: its fields are not copied or serialized.
+  const write = (level: LogLevel, event: string, fields: LogFields | undefined) => {
+    if (root.isLevelEnabled(level)) inner()[level]({ event, ...serializeFields(fields) });
+  };
   return {
-    debug: (event, fields) => inner.debug({ event, ...serializeFields(fields) }),
-    info: (event, fields) => inner.info({ event, ...serializeFields(fields) }),
-    warn: (event, fields) => inner.warn({ event, ...serializeFields(fields) }),
-    error: (event, fields) => inner.error({ event, ...serializeFields(fields) }),
-    child: (fields) => wrap(inner.child(serializeFields(fields))),
+    debug: (event, fields) => write('debug', event, fields),
+    info: (event, fields) => write('info', event, fields),
+    warn: (event, fields) => write('warn', event, fields),
+    error: (event, fields) => write('error', event, fields),
+    child: (fields) => {
+      const bindings = serializeFields(fields);
+      return wrap(root, () => inner().child(bindings));
+    },
+    enabled: (level) => root.isLevelEnabled(level),
   };
 }
 
@@ -76,7 +93,8 @@ export function createLogger(options: { level?: LogLevel; sink?: LogSink; fields
     },
     destination,
   );
-  return wrap(options.fields ? root.child(serializeFields(options.fields)) : root);
+  const base = options.fields ? root.child(serializeFields(options.fields)) : root;
+  return wrap(root, () => base);
 }
 
 const REDACTED = '[redacted]';
@@ -106,11 +124,20 @@ export function redactSecrets(inner: Logger, secrets: readonly (string | undefin
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [scrub(key), clean(item, depth + 1)]));
   };
   const fieldsOf = (fields: LogFields | undefined) => (fields ? (clean(fields, 0) as LogFields) : undefined);
-  return {
-    debug: (event, fields) => inner.debug(scrub(event), fieldsOf(fields)),
-    info: (event, fields) => inner.info(scrub(event), fieldsOf(fields)),
-    warn: (event, fields) => inner.warn(scrub(event), fieldsOf(fields)),
-    error: (event, fields) => inner.error(scrub(event), fieldsOf(fields)),
-    child: (fields) => redactSecrets(inner.child(fieldsOf(fields) ?? {}), values),
+  // The secrets are prepared once; each child (one per job, per turn) only wraps its logger.
+  const scrubbing = (logger: Logger): Logger => {
+    // Scrubbed only when the line is written.
+    const write = (level: LogLevel, event: string, fields: LogFields | undefined) => {
+      if (logger.enabled(level)) logger[level](scrub(event), fieldsOf(fields));
+    };
+    return {
+      debug: (event, fields) => write('debug', event, fields),
+      info: (event, fields) => write('info', event, fields),
+      warn: (event, fields) => write('warn', event, fields),
+      error: (event, fields) => write('error', event, fields),
+      child: (fields) => scrubbing(logger.child(fieldsOf(fields) ?? {})),
+      enabled: (level) => logger.enabled(level),
+    };
   };
+  return scrubbing(inner);
 }

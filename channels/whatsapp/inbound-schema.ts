@@ -53,17 +53,30 @@ export type TwilioStatus = z.infer<typeof TwilioStatusSchema>;
 const mediaUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).max(2048);
 const mediaContentType = z.string().min(1).max(128);
 
+/** One schema per media count (`NumMedia` is at most 10), built on first use: building one costs more than parsing. */
+const mediaSchemas = new Map<number, z.ZodObject>();
+
+function mediaSchema(count: number): z.ZodObject {
+  let schema = mediaSchemas.get(count);
+  if (!schema) {
+    const shape: Record<string, typeof mediaUrl | typeof mediaContentType> = {};
+    for (let index = 0; index < count; index += 1) {
+      shape[`MediaUrl${index}`] = mediaUrl;
+      shape[`MediaContentType${index}`] = mediaContentType;
+    }
+    schema = z.object(shape);
+    mediaSchemas.set(count, schema);
+  }
+  return schema;
+}
+
 /**
  * The media an inbound message carries: `MediaUrl{i}` and `MediaContentType{i}` for each of
  * `NumMedia` (fetched later by the worker, never by the webhook), or a line naming the bad field.
  */
 export function twilioMedia(params: Record<string, string>, count: number): { media: { url: string; contentType: string }[] } | { error: string } {
-  const shape: Record<string, typeof mediaUrl | typeof mediaContentType> = {};
-  for (let index = 0; index < count; index += 1) {
-    shape[`MediaUrl${index}`] = mediaUrl;
-    shape[`MediaContentType${index}`] = mediaContentType;
-  }
-  const parsed = z.object(shape).safeParse(params);
+  if (count === 0) return { media: [] };
+  const parsed = mediaSchema(count).safeParse(params);
   if (!parsed.success) return { error: describeIssues(parsed.error) };
   return {
     media: Array.from({ length: count }, (_, index) => ({

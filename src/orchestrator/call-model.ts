@@ -6,6 +6,7 @@
  * decides what the customer gets.
  */
 import {
+  asSchema,
   dynamicTool,
   generateText,
   isStepCount,
@@ -15,6 +16,7 @@ import {
   type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
+  type Schema,
   type ToolCallRepairFunction,
   type ToolSet,
 } from 'ai';
@@ -69,15 +71,29 @@ export function fenceToolOutput(output: unknown): string {
   return `<tool-output>\n${capped.replaceAll('</tool-output>', '</ tool-output>')}\n</tool-output>`;
 }
 
+/**
+ * Each tool's input schema as the AI SDK takes it, built once per schema: the SDK converts a zod
+ * schema to JSON Schema whenever it is handed one anew, and a tool's schema never changes.
+ */
+const modelInputSchemas = new WeakMap<AssistantTool['inputSchema'], Schema>();
+
+function modelInputSchema(schema: AssistantTool['inputSchema']): Schema {
+  let built = modelInputSchemas.get(schema);
+  if (!built) {
+    built = 'jsonSchema' in schema ? jsonSchema(schema.jsonSchema) : asSchema(schema);
+    modelInputSchemas.set(schema, built);
+  }
+  return built;
+}
+
 function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorder: LegRecorder): ToolSet {
   const set: ToolSet = {};
   // A tool that sets session facts (select_entity) rebinds the caller for the rest of the leg.
   let context = leg.toolContext;
   for (const assistantTool of tools) {
-    const inputSchema = 'jsonSchema' in assistantTool.inputSchema ? jsonSchema(assistantTool.inputSchema.jsonSchema) : assistantTool.inputSchema;
     set[assistantTool.name] = dynamicTool({
       description: assistantTool.description,
-      inputSchema,
+      inputSchema: modelInputSchema(assistantTool.inputSchema),
       execute: async (input: unknown) => {
         try {
           let output = await assistantTool.execute(input, context);

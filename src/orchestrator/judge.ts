@@ -7,7 +7,7 @@
  * that fails too the turn fails closed (out of scope, previous role kept) but is still answered. Malformed output is a failure
  * like any other. A degraded turn may run the routed role's fact extraction once.
  */
-import { generateText, Output, type LanguageModel, type ModelMessage } from 'ai';
+import { generateText, Output, type DeepPartial, type LanguageModel, type ModelMessage, type OutputInterface } from 'ai';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
@@ -82,7 +82,7 @@ function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
   return roles.map((role) => role.id) as [string, ...string[]];
 }
 
-function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
+function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
   const facts: Record<string, z.ZodType> = {};
   for (const role of roles) {
     for (const [key, question] of roleFacts(role)) facts[factKey(role.id, key)] = factSchema(question);
@@ -94,6 +94,34 @@ function judgmentSchema(roles: readonly RoleDefinition[], candidateNames: readon
     rankedTools: candidateNames.length ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12) : z.array(z.string()).max(0),
     facts: z.object(facts),
   });
+}
+
+type JudgmentOutput = z.infer<ReturnType<typeof buildJudgmentSchema>>;
+type StructuredOutput<T> = OutputInterface<T, DeepPartial<T>, never>;
+
+/** How many shortlists' outputs one roster keeps (a shortlist is at most 30 of the catalogue's names). */
+const CACHED_SHORTLISTS = 256;
+
+/**
+ * The AI SDK turns a zod schema into JSON Schema on every call it is given anew (most of a
+ * judge call's CPU). The roster is fixed at start-up and shortlists repeat, so each output
+ * specification is built once and reused: it holds no per-call state.
+ */
+const outputs = new WeakMap<object, Map<string, StructuredOutput<unknown>>>();
+
+function cachedOutput<T>(owner: object, key: string, build: () => z.ZodType<T>): StructuredOutput<T> {
+  let byKey = outputs.get(owner);
+  if (!byKey) outputs.set(owner, (byKey = new Map()));
+  const found = byKey.get(key);
+  if (found) return found as StructuredOutput<T>;
+  const output = Output.object({ schema: build() });
+  if (byKey.size >= CACHED_SHORTLISTS) byKey.delete(byKey.keys().next().value ?? '');
+  byKey.set(key, output as StructuredOutput<unknown>);
+  return output;
+}
+
+function judgmentOutput(roles: readonly RoleDefinition[], candidateNames: readonly string[]): StructuredOutput<JudgmentOutput> {
+  return cachedOutput(roles, `judgment\n${candidateNames.join('\n')}`, () => buildJudgmentSchema(roles, candidateNames));
 }
 
 const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
@@ -144,14 +172,14 @@ function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
   return learned;
 }
 
-async function structured<T>(dependencies: JudgeDependencies, schema: z.ZodType<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
+async function structured<T>(dependencies: JudgeDependencies, output: StructuredOutput<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
   const model = dependencies.model('fast');
   const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () =>
     generateText({
       model,
       system,
       prompt,
-      output: Output.object({ schema }),
+      output,
       maxOutputTokens: 800,
       maxRetries: 0,
       timeout: { totalMs: dependencies.timeoutMs },
@@ -165,12 +193,12 @@ async function structured<T>(dependencies: JudgeDependencies, schema: z.ZodType<
 /** Route and scope only: the cheaper call used when the merged judgment fails or is skipped. */
 async function routeFallback(dependencies: JudgeDependencies, input: JudgeInput) {
   const roles = input.roles;
-  const schema = z.object({ route: z.enum(roleIds(roles)), inScope: z.boolean() });
+  const output = cachedOutput(roles, 'route', () => z.object({ route: z.enum(roleIds(roles)), inScope: z.boolean() }));
   const system = [
     "Pick which role answers the latest customer message of a business's conversation, and whether it is about the business at all.",
     ...roles.map((role) => `- ${role.id}: ${clip(role.description, JUDGE_LIMITS.descriptionChars)}`),
   ].join('\n');
-  return structured(dependencies, schema, system, `Conversation (latest last):\n${transcript(input.history)}`, input.signal);
+  return structured(dependencies, output, system, `Conversation (latest last):\n${transcript(input.history)}`, input.signal);
 }
 
 /** A degraded turn's one extra call: the routed role's facts alone. */
@@ -181,12 +209,12 @@ export async function extractFacts(
   signal: AbortSignal,
 ): Promise<Facts> {
   const questions = roleFacts(role);
-  const schema = z.object(Object.fromEntries(questions.map(([key, question]) => [key, factSchema(question)])));
+  const output = cachedOutput(role, 'facts', () => z.object(Object.fromEntries(questions.map(([key, question]) => [key, factSchema(question)]))));
   const system = [
     'Answer each question from the conversation; null when it does not say. Never guess.',
     ...questions.map(([key, question]) => `- ${key}: ${clip(question.question, JUDGE_LIMITS.questionChars)}`),
   ].join('\n');
-  const answers = await structured(dependencies, schema, system, `Conversation (latest last):\n${transcript(history)}`, signal);
+  const answers = await structured(dependencies, output, system, `Conversation (latest last):\n${transcript(history)}`, signal);
   return learnedFor(role.id, Object.fromEntries(Object.entries(answers).map(([key, value]) => [`role.${role.id}.${key}`, value])));
 }
 
@@ -207,7 +235,7 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
     modelCalls += 1;
     try {
       const { system, prompt } = judgePrompt(input);
-      const schema = judgmentSchema(
+      const schema = judgmentOutput(
         roles,
         input.candidates.map((tool) => tool.name),
       );

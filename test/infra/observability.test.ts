@@ -32,6 +32,23 @@ describe('pino logs', () => {
     expect(new Date(String(record.time)).toISOString()).toBe(record.time);
   });
 
+  test("a grandchild's line carries every ancestor's fields, censored by path, though no ancestor wrote a line", () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', sink: (line) => lines.push(line) });
+    const job = logger.child({ jobId: 'j1', token: 'visitor-token-abc' });
+    const turn = job.child({ runId: 'r1' });
+    turn.debug('not-shown');
+    expect(turn.enabled('debug')).toBe(false);
+    expect(turn.enabled('info')).toBe(true);
+    turn.info('turn-answered', { ms: 3 });
+    job.info('job-done');
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ event: 'turn-answered', jobId: 'j1', token: '[redacted]', runId: 'r1', ms: 3 }),
+      expect.objectContaining({ event: 'job-done', jobId: 'j1', token: '[redacted]' }),
+    ]);
+    expect(lines[0]).not.toContain('visitor-token-abc');
+  });
+
   test('credential fields are censored by path, and a configured secret inside an error by value', () => {
     const lines: string[] = [];
     const secret = 'sk-live-secret-0123456789abcdef';

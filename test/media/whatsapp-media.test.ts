@@ -272,3 +272,19 @@ test('a webhook with NumMedia but no MediaUrl is refused with a reason', async (
   expect(response.status).toBe(400);
   expect(response.body).toEqual({ error: expect.stringContaining('MediaUrl0') });
 });
+
+test('each media count is checked whole: after a one-image message, a second bad image of two is refused by name', async () => {
+  const good = harness.twilio.addMedia({ body: PNG_BYTES, contentType: 'image/png' });
+  const one = await harness.sendWhatsapp({ from: nextCustomer(), body: 'one', media: [{ url: good, contentType: 'image/png' }] });
+  expect(one.status).toBe(200);
+  const two = await harness.sendWhatsapp({
+    from: nextCustomer(),
+    body: 'two',
+    media: [
+      { url: good, contentType: 'image/png' },
+      { url: 'not a url', contentType: 'image/png' },
+    ],
+  });
+  expect(two.status).toBe(400);
+  expect(two.body).toEqual({ error: expect.stringContaining('MediaUrl1') });
+});

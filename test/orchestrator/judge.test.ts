@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { createCircuitBreaker } from '../../src/orchestrator/circuit-breaker.js';
 import { OUT_OF_SCOPE_NOTE } from '../../src/orchestrator/system-prompt.js';
+import type { AssistantTool } from '../../src/contracts/tool.js';
 import { keywordJudge, type Script } from '../support/deterministic-model.js';
 import { createOrchestratorFixture, type OrchestratorFixture } from '../support/orchestrator-fixture.js';
 
@@ -49,6 +50,38 @@ describe('routing', () => {
     expect(second?.system).toContain('role.sales.team_size');
     expect(second?.system).toContain('role.bookkeeper.invoice_number');
     expect(second?.userText).toContain('Current role: sales.');
+  });
+});
+
+describe('the judgment schema', () => {
+  const catalogue: AssistantTool[] = ['invoice', 'catalog'].flatMap((category) =>
+    Array.from({ length: 35 }, (_, index) => ({
+      name: `${category}_${index}_lookup`,
+      description: `Looks up ${category} ${index}`,
+      origin: 'mcp' as const,
+      category,
+      effect: 'read' as const,
+      inputSchema: { jsonSchema: { type: 'object' } },
+      execute: async () => null,
+    })),
+  );
+
+  test("lists each turn's own shortlist: a pick from an earlier turn's list is refused on a later turn", async () => {
+    // The judge always ranks an invoice tool: valid while invoices are shortlisted, not after.
+    const judge: Script = (call) => {
+      const reply = keywordJudge(call);
+      return 'text' in reply ? { text: JSON.stringify({ ...(JSON.parse(reply.text) as object), rankedTools: ['invoice_1_lookup'] }) } : reply;
+    };
+    fixture = await createOrchestratorFixture({ mcpTools: () => catalogue, judge });
+    await fixture.turn(conversation(), 'my invoice lookup please');
+    await fixture.turn(conversation(), 'a catalog lookup please');
+    const [first, second] = structuredCalls(fixture);
+    const ranked = (call: typeof first) => (call?.schema?.properties?.rankedTools?.items?.enum ?? []) as string[];
+    expect(ranked(first)).toContain('invoice_1_lookup');
+    expect(ranked(second)).toContain('catalog_1_lookup');
+    expect(ranked(second)).not.toContain('invoice_1_lookup');
+    expect(fixture.metrics.value('judge_calls_total', { outcome: 'ok' })).toBe(1);
+    expect(fixture.metrics.value('judge_calls_total', { outcome: 'failed' })).toBe(1);
   });
 });
 
