@@ -22,6 +22,13 @@ const READ_BLOCK_MS = 1_000;
  */
 const LINGER_MS = 100;
 const WRITE_TIMEOUT_MS = 10_000;
+/**
+ * Statements per `bulkWrite` command. FerretDB 1.x on SQLite keeps one of its 100 pooled
+ * connections per update that matched a document until the whole command ends; a command of
+ * ~100 such updates waits forever for a connection, and so does every client after it (the
+ * server is wedged until restarted). A few writers of 20 each stay well under the pool.
+ */
+const MAX_STATEMENTS_PER_COMMAND = 20;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
 
@@ -121,10 +128,15 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
     // The driver's collections, not mongoose's casting (which drops a `$set` of the immutable
     // `createdAt`): conversations first, then messages in record order, then delivery ids.
-    const ordered = { ordered: true } as const;
-    if (conversationOps.length > 0) await conversations.collection.bulkWrite(conversationOps as mongo.AnyBulkWriteOperation[], ordered);
-    if (messageOps.length > 0) await messages.collection.bulkWrite(messageOps as mongo.AnyBulkWriteOperation[], ordered);
-    if (deliveryOps.length > 0) await deliveries.collection.bulkWrite(deliveryOps as mongo.AnyBulkWriteOperation[], ordered);
+    // In commands of MAX_STATEMENTS_PER_COMMAND, one after another (the order holds).
+    const write = async (collection: mongo.Collection, ops: readonly mongo.AnyBulkWriteOperation[]) => {
+      for (let start = 0; start < ops.length; start += MAX_STATEMENTS_PER_COMMAND) {
+        await collection.bulkWrite(ops.slice(start, start + MAX_STATEMENTS_PER_COMMAND), { ordered: true });
+      }
+    };
+    await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
+    await write(messages.collection, messageOps as mongo.AnyBulkWriteOperation[]);
+    await write(deliveries.collection, deliveryOps as mongo.AnyBulkWriteOperation[]);
   };
 
   const pause = (ms: number) =>
