@@ -150,6 +150,10 @@ async function sustained(label: string, area: number) {
   row('MongoDB commands per message (both processes)', (sumCommands(mongo) / per).toFixed(1));
   row('CPU of one core: FerretDB / Redis / web / worker', busy.join(' / '));
   row(
+    'CPU ms per answered message: FerretDB / Redis / web / worker',
+    cpuAfter.map((after, index) => ((1000 * (after - (cpuBefore[index] ?? 0))) / per).toFixed(1)).join(' / '),
+  );
+  row(
     '  by command',
     Object.entries(mongo)
       .sort((a, b) => b[1] - a[1])
@@ -168,6 +172,11 @@ async function sustained(label: string, area: number) {
   stage('  model call: judge (instant model)', 1, 'model_call_duration_seconds', ['purpose="judge"']);
   stage('  model call: reply (instant model)', 1, 'model_call_duration_seconds', ['purpose="reply"']);
   stage('send of one reply part (worker → fake Twilio)', 1, 'send_duration_seconds');
+  // Behind the conversation: does the transcript writer keep up with MongoDB?
+  const sample = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const written = sample(stagesAfter[1], 'transcript_records_written_total') - sample(stagesBefore[1], 'transcript_records_written_total');
+  const backlog = Math.max(...stagesAfter.map((text) => sample(text, 'transcript_outbox_backlog')));
+  row('transcript records written to MongoDB in the phase / outbox backlog at its end', `${written} / ${backlog}`);
   return { perSecond, acks, commands, mongoPerMessage: sumCommands(mongo) / per };
 }
 
