@@ -153,6 +153,8 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     let batch: OutboxEntry[] | undefined;
     let backoff = FIRST_BACKOFF_MS;
     let failingSince: number | undefined;
+    /** An apply that timed out but may still be writing. */
+    let inFlight: Promise<void> | undefined;
     while (!stopped) {
       try {
         if (!grouped) {
@@ -165,7 +167,19 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
           continue;
         }
         const records = batch.flatMap((entry) => entry.records);
-        await withTimeout(apply(records), WRITE_TIMEOUT_MS);
+        // Never a second apply beside one still writing: each holds FerretDB connections (see
+        // MAX_STATEMENTS_PER_COMMAND), and retries piling up on a slow server wedged it too.
+        if (inFlight) {
+          await Promise.race([inFlight, pause(WRITE_TIMEOUT_MS)]);
+          wake?.();
+          continue;
+        }
+        const applying = apply(records);
+        inFlight = applying.then(
+          () => (inFlight = undefined),
+          () => (inFlight = undefined),
+        );
+        await withTimeout(applying, WRITE_TIMEOUT_MS);
         await outbox.remove(batch.map((entry) => entry.id));
         metrics.increment('transcript_records_written_total', {}, records.length);
         if (failingSince !== undefined) logger.info('transcript-writer-recovered', { downMs: Date.now() - failingSince });

@@ -6,10 +6,11 @@
  * other client waited behind it, for good (the bench's 50k seed, a starting worker). Each status
  * must land, and the database must keep answering. Its own FerretDB: a wedge stays in this file.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startRestartableFerretDb, type RestartableMongoHandle } from '../support/services.js';
 
 let database: RestartableMongoHandle;
@@ -17,7 +18,7 @@ let harness: Harness;
 let writer: TranscriptWriter;
 beforeAll(async () => {
   database = await startRestartableFerretDb();
-  harness = await startHarness({ worker: false, env: { MONGODB_URI: `${database.uri}backlog` } });
+  harness = await startHarness({ worker: false, env: { MONGODB_URI: `${database.uri}backlog?monitorCommands=true` } });
   const { mongo, outbox, logger, metrics } = harness.services;
   writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 200, logger, metrics });
 });
@@ -66,4 +67,37 @@ describe('the transcript writer on FerretDB', () => {
       rows(ids.map((id, index) => [id, 'delivered', `SMsent${index}`])),
     );
   }, 60_000);
+
+  test('a write outlasting its timeout (server frozen) is never sent again beside itself, and lands once the server answers', async () => {
+    const { mongo, outbox, logger, metrics, transcripts } = harness.services;
+    // Connections already open, so a second write would start at once even while the server is frozen.
+    await Promise.all(Array.from({ length: 4 }, () => transcripts.messages.findOne({ _id: 'none' }).lean()));
+    const running = new Set<number>();
+    let most = 0;
+    const client = mongo.getClient();
+    client.on('commandStarted', (event) => {
+      if (event.commandName !== 'update') return;
+      running.add(event.requestId);
+      most = Math.max(most, running.size);
+    });
+    const settle = (event: { requestId: number }) => running.delete(event.requestId);
+    client.on('commandSucceeded', settle);
+    client.on('commandFailed', settle);
+    const ids = [200, 201, 202].map(replyId);
+    await outbox.append([200, 201, 202].map(reply));
+    database.pause();
+    const frozen = createTranscriptWriter({ connection: mongo, outbox, batchSize: 200, logger, metrics });
+    frozen.start();
+    try {
+      await eventually(() => harness.logs.some((line) => line.event === 'transcript-write-retrying') || undefined, 30_000);
+      // Before the fix the next attempt started 250 ms after the timeout, beside the first.
+      await sleep(2_000);
+    } finally {
+      database.resume();
+    }
+    await eventually(async () => ((await transcripts.messages.countDocuments({ _id: { $in: ids } })) === ids.length ? true : undefined), 30_000);
+    await eventually(async () => ((await outbox.backlog()) === 0 ? true : undefined), 30_000);
+    await frozen.close();
+    expect(most).toBe(1);
+  }, 90_000);
 });
