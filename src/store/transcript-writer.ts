@@ -155,6 +155,8 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     let failingSince: number | undefined;
     /** An apply that timed out but may still be writing. */
     let inFlight: Promise<void> | undefined;
+    /** The batch that apply wrote after its timeout: acknowledged, so it is not written again. */
+    let landed: OutboxEntry[] | undefined;
     while (!stopped) {
       try {
         if (!grouped) {
@@ -168,18 +170,26 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         }
         const records = batch.flatMap((entry) => entry.records);
         // Never a second apply beside one still writing: each holds FerretDB connections (see
-        // MAX_STATEMENTS_PER_COMMAND), and retries piling up on a slow server wedged it too.
+        // MAX_STATEMENTS_PER_COMMAND), and retries piling up on a slow server wedged it too. Nor
+        // the same batch again once it landed late: a batch slower than the timeout never left.
         if (inFlight) {
           await Promise.race([inFlight, pause(WRITE_TIMEOUT_MS)]);
           wake?.();
           continue;
         }
-        const applying = apply(records);
-        inFlight = applying.then(
-          () => (inFlight = undefined),
-          () => (inFlight = undefined),
-        );
-        await withTimeout(applying, WRITE_TIMEOUT_MS);
+        if (landed !== batch) {
+          const current = batch;
+          const applying = apply(records);
+          inFlight = applying.then(
+            () => {
+              inFlight = undefined;
+              landed = current;
+            },
+            () => (inFlight = undefined),
+          );
+          await withTimeout(applying, WRITE_TIMEOUT_MS);
+        }
+        landed = undefined;
         await outbox.remove(batch.map((entry) => entry.id));
         metrics.increment('transcript_records_written_total', {}, records.length);
         if (failingSince !== undefined) logger.info('transcript-writer-recovered', { downMs: Date.now() - failingSince });
