@@ -177,7 +177,7 @@ async function sustained(label: string, area: number) {
   const written = sample(stagesAfter[1], 'transcript_records_written_total') - sample(stagesBefore[1], 'transcript_records_written_total');
   const backlog = Math.max(...stagesAfter.map((text) => sample(text, 'transcript_outbox_backlog')));
   row('transcript records written to MongoDB in the phase / outbox backlog at its end', `${written} / ${backlog}`);
-  return { perSecond, acks, commands, mongoPerMessage: sumCommands(mongo) / per };
+  return { perSecond, acks, commands, mongoPerMessage: sumCommands(mongo) / per, written, backlog };
 }
 
 // Warm-up, which is also the template conversation the history is copied from.
@@ -218,6 +218,8 @@ const SEED_SECONDS = Number(env.BENCH_SEED_SECONDS ?? 600);
 const seeded = await Promise.race([seedHistory(backing.mongoUri, probe, STORED_MESSAGES), sleep(SEED_SECONDS * 1000).then(() => undefined)]);
 let drop: number | undefined;
 let storedMessages = 0;
+/** The transcript writer during the stored-data phase: a hot path that never waits on MongoDB hides a writer that fell behind. */
+let storedWriter = '';
 if (seeded) {
   out(`stored history: ${seeded.conversations} conversations copied in ${seeded.seconds.toFixed(0)} s`);
   row(
@@ -230,6 +232,7 @@ if (seeded) {
   storedMessages = seeded.documents.messages ?? 0;
   const stored = await sustained(`${Math.round((seeded.documents.messages ?? STORED_MESSAGES) / 1000)}k stored messages`, 202);
   drop = (100 * (stored.perSecond - empty.perSecond)) / empty.perSecond;
+  storedWriter = `; transcript writer meanwhile: ${stored.written} records written, outbox backlog ${stored.backlog}`;
   row('throughput change from the empty store', `${drop >= 0 ? '+' : ''}${drop.toFixed(1)}%`);
 } else {
   out(`stored history: seeding ${STORED_MESSAGES} messages did not finish within ${SEED_SECONDS} s — the stored-data phase is skipped`);
@@ -306,7 +309,7 @@ const table: [string, string, string][] = [
     'throughput drop from empty to ≥ 50k stored messages',
     drop === undefined
       ? 'not measured: seeding timed out ✗'
-      : `${drop.toFixed(1)}% at ${storedMessages} stored messages ${mark(drop >= -10 && storedMessages >= 50_000)}`,
+      : `${drop.toFixed(1)}% at ${storedMessages} stored messages ${mark(drop >= -10 && storedMessages >= 50_000)}${storedWriter}`,
     '≤ 10%',
   ],
   ['pipeline overhead p50 / p99 at 100 msgs/s (model excluded)', `${fixed(p50, 0)} / ${fixed(p99, 0)} ms ${mark(p50 <= 5 && p99 <= 25)}`, '≤ 5 / ≤ 25 ms'],
