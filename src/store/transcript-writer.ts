@@ -22,6 +22,13 @@ const READ_BLOCK_MS = 1_000;
  */
 const LINGER_MS = 100;
 const WRITE_TIMEOUT_MS = 10_000;
+/**
+ * Statements per `bulkWrite` command. FerretDB 1.x on SQLite keeps one of its 100 pooled
+ * connections per update that matched a document until the whole command ends; a command of
+ * ~100 such updates waits forever for a connection, and so does every client after it (the
+ * server is wedged until restarted). A few writers of 20 each stay well under the pool.
+ */
+const MAX_STATEMENTS_PER_COMMAND = 20;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
 
@@ -121,10 +128,15 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
     // The driver's collections, not mongoose's casting (which drops a `$set` of the immutable
     // `createdAt`): conversations first, then messages in record order, then delivery ids.
-    const ordered = { ordered: true } as const;
-    if (conversationOps.length > 0) await conversations.collection.bulkWrite(conversationOps as mongo.AnyBulkWriteOperation[], ordered);
-    if (messageOps.length > 0) await messages.collection.bulkWrite(messageOps as mongo.AnyBulkWriteOperation[], ordered);
-    if (deliveryOps.length > 0) await deliveries.collection.bulkWrite(deliveryOps as mongo.AnyBulkWriteOperation[], ordered);
+    // In commands of MAX_STATEMENTS_PER_COMMAND, one after another (the order holds).
+    const write = async (collection: mongo.Collection, ops: readonly mongo.AnyBulkWriteOperation[]) => {
+      for (let start = 0; start < ops.length; start += MAX_STATEMENTS_PER_COMMAND) {
+        await collection.bulkWrite(ops.slice(start, start + MAX_STATEMENTS_PER_COMMAND), { ordered: true });
+      }
+    };
+    await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
+    await write(messages.collection, messageOps as mongo.AnyBulkWriteOperation[]);
+    await write(deliveries.collection, deliveryOps as mongo.AnyBulkWriteOperation[]);
   };
 
   const pause = (ms: number) =>
@@ -141,6 +153,10 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     let batch: OutboxEntry[] | undefined;
     let backoff = FIRST_BACKOFF_MS;
     let failingSince: number | undefined;
+    /** An apply that timed out but may still be writing. */
+    let inFlight: Promise<void> | undefined;
+    /** The batch that apply wrote after its timeout: acknowledged, so it is not written again. */
+    let landed: OutboxEntry[] | undefined;
     while (!stopped) {
       try {
         if (!grouped) {
@@ -153,7 +169,27 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
           continue;
         }
         const records = batch.flatMap((entry) => entry.records);
-        await withTimeout(apply(records), WRITE_TIMEOUT_MS);
+        // Never a second apply beside one still writing: each holds FerretDB connections (see
+        // MAX_STATEMENTS_PER_COMMAND), and retries piling up on a slow server wedged it too. Nor
+        // the same batch again once it landed late: a batch slower than the timeout never left.
+        if (inFlight) {
+          await Promise.race([inFlight, pause(WRITE_TIMEOUT_MS)]);
+          wake?.();
+          continue;
+        }
+        if (landed !== batch) {
+          const current = batch;
+          const applying = apply(records);
+          inFlight = applying.then(
+            () => {
+              inFlight = undefined;
+              landed = current;
+            },
+            () => (inFlight = undefined),
+          );
+          await withTimeout(applying, WRITE_TIMEOUT_MS);
+        }
+        landed = undefined;
         await outbox.remove(batch.map((entry) => entry.id));
         metrics.increment('transcript_records_written_total', {}, records.length);
         if (failingSince !== undefined) logger.info('transcript-writer-recovered', { downMs: Date.now() - failingSince });

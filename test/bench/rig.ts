@@ -3,11 +3,15 @@
  * pause, the fake Twilio API), the web and worker as separate processes (`service-process.ts`,
  * optionally under `--cpu-prof` when BENCH_CPU_PROFILE names a directory), a signed-webhook
  * sender, Redis's own command counts (`INFO commandstats`) and percentiles. Loopback only.
+ * The service processes run compiled, as production does (`node --enable-source-maps` on tsc's
+ * output, built once per run into dist/bench by test/bench/tsconfig.json); BENCH_FROM_SOURCE=1
+ * runs them from TypeScript under tsx instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import { PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, type FakeTwilio } from '../support/harness.js';
@@ -97,13 +101,33 @@ export interface ServiceChild {
 /** The CPU profile directory (BENCH_CPU_PROFILE), if profiles are wanted. */
 export const cpuProfileDirectory = process.env.BENCH_CPU_PROFILE || undefined;
 
+/** Runs the service processes from TypeScript under tsx (BENCH_FROM_SOURCE=1) rather than compiled. */
+export const fromSource = process.env.BENCH_FROM_SOURCE === '1';
+let built: Promise<string> | undefined;
+
+/** Compiles service-process.ts and everything it imports (once per run); the path of its JS. */
+function builtServiceProcess(): Promise<string> {
+  built ??= new Promise((resolve, reject) => {
+    const tsc = fileURLToPath(new URL('../../node_modules/.bin/tsc', import.meta.url));
+    const config = fileURLToPath(new URL('tsconfig.json', import.meta.url));
+    const child = spawn(process.execPath, [tsc, '-p', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0) resolve(fileURLToPath(new URL('../../dist/bench/test/bench/service-process.js', import.meta.url)));
+      else reject(new Error(`compiling the service processes failed (tsc exit ${code}):\n${output.slice(-3000)}`));
+    });
+  });
+  return built;
+}
+
 export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<string, string>, options: { profile?: boolean } = {}): Promise<ServiceChild> {
   const profile = options.profile !== false && cpuProfileDirectory !== undefined;
   const args = [
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
-    '--import',
-    'tsx',
-    'test/bench/service-process.ts',
+    ...(fromSource ? ['--import', 'tsx', 'test/bench/service-process.ts'] : ['--enable-source-maps', await builtServiceProcess()]),
     role,
   ];
   const child: ChildProcess = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
@@ -272,4 +296,39 @@ export async function cpuSeconds(pid: number | undefined): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of /proc/<pid>/stat (here 11 and 12 after the name), in clock ticks (100/s).
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
+}
+
+export interface HistogramTotal {
+  /** Seconds, all samples. */
+  sum: number;
+  count: number;
+}
+
+/** Every histogram series in a Prometheus text (`name{labels}` as printed) with its sum and count. */
+export function histogramTotals(text: string): Map<string, HistogramTotal> {
+  const totals = new Map<string, HistogramTotal>();
+  for (const match of text.matchAll(/^(\w+)_(sum|count)(\{[^}]*\})? (\S+)$/gm)) {
+    const [, name, field, labels, value] = match;
+    const key = `${name}${labels ?? ''}`;
+    const total = totals.get(key) ?? { sum: 0, count: 0 };
+    total[field === 'sum' ? 'sum' : 'count'] = Number(value);
+    totals.set(key, total);
+  }
+  return totals;
+}
+
+/**
+ * A histogram's samples between two readings of one process: the series named `name` whose
+ * labels include every `label="value"` in `labels`, summed. The mean is in milliseconds.
+ */
+export function histogramDelta(before: Map<string, HistogramTotal>, after: Map<string, HistogramTotal>, name: string, labels: readonly string[] = []) {
+  let sum = 0;
+  let count = 0;
+  for (const [key, total] of after) {
+    if (!key.startsWith(`${name}{`) && key !== name) continue;
+    if (!labels.every((label) => key.includes(label))) continue;
+    sum += total.sum - (before.get(key)?.sum ?? 0);
+    count += total.count - (before.get(key)?.count ?? 0);
+  }
+  return { count, meanMs: count > 0 ? (1000 * sum) / count : NaN };
 }

@@ -8,22 +8,35 @@
  * for the killed-worker figure. SIGTERM closes like main.ts (and lets `--cpu-prof` write its file).
  */
 import type { Server } from 'node:http';
+import { MockLanguageModelV4 } from 'ai/test';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeterministicModels, keywordJudge } from '../support/deterministic-model.js';
 
 const role = process.argv[2] === 'worker' ? 'worker' : 'web';
+/**
+ * The provider keeps every call, and so does each AI SDK mock model (`doGenerateCalls`,
+ * `doStreamCalls`: every prompt whole, ~60 KB a turn): a soak of 100k turns must not measure them.
+ */
+const forgetCalls = () => {
+  models.calls.length = 0;
+  for (const tier of ['fast', 'smart'] as const) {
+    const model = models.model(tier);
+    if (!(model instanceof MockLanguageModelV4)) continue;
+    model.doGenerateCalls.length = 0;
+    model.doStreamCalls.length = 0;
+  }
+};
 const models = createDeterministicModels(
   (call) => {
-    // The provider keeps every call; a soak of 100k turns must not measure that list.
-    models.calls.length = 0;
+    forgetCalls();
     if (!call.userText.includes('#slow')) return { text: `ok ${call.userText}` };
     process.stdout.write(`model-called ${call.userText}\n`);
     return { text: `ok ${call.userText}`, delayMs: 3_000 };
   },
   (call) => {
-    models.calls.length = 0;
+    forgetCalls();
     return keywordJudge(call);
   },
 );

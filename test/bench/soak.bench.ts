@@ -22,6 +22,7 @@ const web = await spawnServiceProcess('web', env);
 const worker = await spawnServiceProcess('worker', env);
 const { post } = webhookSender(port);
 
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 let sent = 0;
 const started = performance.now();
 /** Sends `count` turns (each number's messages one after another) and waits for every reply. */
@@ -41,11 +42,14 @@ async function run(count: number) {
     );
     await backing.twilio.waitForMessages(batch, 1_800_000);
     sent += batch;
-    if (sent % 10_000 === 0) out(`  ${sent} turns, ${(sent / ((performance.now() - started) / 1000)).toFixed(1)}/s`);
+    if (sent % 10_000 === 0 || sent === BATCH * 2) {
+      // RSS on the way too: a soak stopped early (a time bound) still shows the growth so far.
+      const [webNow, workerNow] = await Promise.all([web.stats(), worker.stats()]);
+      out(`  ${sent} turns, ${(sent / ((performance.now() - started) / 1000)).toFixed(1)}/s, RSS web ${mb(webNow.rss)}, worker ${mb(workerNow.rss)}`);
+    }
   }
 }
 
-const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 out(`\nSoak: ${TURNS} turns (warm-up ${WARM_UP} first), web and worker processes`);
 await run(WARM_UP);
 await sleep(2_000);
