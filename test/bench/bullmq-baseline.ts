@@ -5,6 +5,7 @@
  */
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { lockRenewIntervalMs } from '../../src/queue/conversation-lock.js';
 import { createTurnQueue, enqueueTurn, TURN_QUEUE_NAME } from '../../src/queue/turn-queue.js';
 import { redisCommandCount } from './rig.js';
 
@@ -35,8 +36,10 @@ export async function measureBareBullmq(
       connection,
       prefix,
       concurrency: options.concurrency,
+      // The turn worker's lock options (src/queue/turn-worker.ts).
       lockDuration: options.lockTtlMs,
-      stalledInterval: Math.max(1000, Math.floor(options.lockTtlMs / 2)),
+      lockRenewTime: lockRenewIntervalMs(options.lockTtlMs),
+      stalledInterval: Math.min(1000, lockRenewIntervalMs(options.lockTtlMs)),
       maxStalledCount: 10,
     },
   );

@@ -51,7 +51,8 @@ const STORED_MESSAGES = Number(env.BENCH_STORED_MESSAGES ?? 50_000);
 const PACED_RATE = 100;
 const PACED_SECONDS = Number(env.BENCH_PACED_SECONDS ?? 5);
 const CONCURRENCY = 32;
-const LOCK_TTL_MS = 30_000;
+/** TURN_LOCK_TTL_MS as production runs it (its default): the killed-worker figure depends on it. */
+const LOCK_TTL_MS = 5_000;
 /** How long a phase waits for its last replies once it stopped sending; what is unanswered by then counts as slower than that. */
 const REPLY_WAIT_MS = Number(env.BENCH_REPLY_WAIT_SECONDS ?? 60) * 1000;
 /** Messages a sustained phase lets wait for their reply before it sends more. */
