@@ -10,10 +10,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/gl
 import type { Connection } from 'mongoose';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { connectMongo, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
-import { createHandoffService } from '../../src/handoff/handoff-service.js';
-import { parseTeams } from '../../src/handoff/teams.js';
-import { createLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import {
   eventually,
@@ -32,6 +28,7 @@ import {
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { findFreePort, startRestartableFerretDb, type RestartableMongoHandle } from '../support/services.js';
 import { handoffsSettled } from '../support/settled.js';
+import { openStrandedHandoff } from '../support/stranded-handoff.js';
 import { stubAssistant } from '../support/stub-assistant.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { inboundWhatsappParams, signTwilioRequest } from '../support/twilio-signature.js';
@@ -170,7 +167,7 @@ describe('a worker started while MongoDB is down', () => {
     try {
       // A process opened a hand-off and died before queuing its notices.
       const before = await startHarness({ worker: false, twilio, env });
-      await expect(strandedHandoff(before, teamsJson)).rejects.toThrow('process killed');
+      await expect(openStrandedHandoff(before, teamsJson, 'whatsapp:+447700915101')).rejects.toThrow('process killed');
       await before.services.close();
 
       // The worker restarts while MongoDB is down, and stays up past mongoose's 10 s buffering.
@@ -198,30 +195,3 @@ describe('a worker started while MongoDB is down', () => {
 });
 
 const SALES_PHONE = 'whatsapp:+34600000951';
-
-/** Opens a hand-off as a process that dies before its notices are queued (test/handoff/recovery.test.ts). */
-function strandedHandoff(harness: Harness, teamsJson: string) {
-  const dying = createHandoffService({
-    teams: parseTeams(teamsJson),
-    store: harness.services.handoffs,
-    notices: {
-      enqueue: async () => {
-        throw new Error('process killed before the notices were queued');
-      },
-    } as unknown as Parameters<typeof createHandoffService>[0]['notices'],
-    logger: createLogger({ level: 'error', sink: () => undefined }),
-    metrics: createMetrics(),
-  });
-  const customer = 'whatsapp:+447700915101';
-  return dying.request({
-    team: 'sales',
-    reason: 'Demo of the Pro plan for a team of 12',
-    channel: 'whatsapp',
-    conversationId: customer,
-    roleId: 'sales',
-    customer: { address: customer, name: 'Ana' },
-    contact: { whatsapp: customer },
-    facts: {},
-    lastMessages: [{ direction: 'inbound', text: 'Can I get a demo?' }],
-  });
-}

@@ -3,11 +3,8 @@
  * next worker to start queues the pending notices, and the team is told once.
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { createLogger } from '../../src/logger.js';
-import { createMetrics } from '../../src/metrics.js';
-import { createHandoffService } from '../../src/handoff/handoff-service.js';
-import { parseTeams } from '../../src/handoff/teams.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { openStrandedHandoff } from '../support/stranded-handoff.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 const SALES_PHONE = 'whatsapp:+34600000901';
@@ -28,31 +25,7 @@ afterAll(async () => {
 });
 
 test('a hand-off whose notices were never queued (the process died) is notified once when a worker starts', async () => {
-  const dying = createHandoffService({
-    teams: parseTeams(teamsJson),
-    store: harness.services.handoffs,
-    notices: {
-      enqueue: async () => {
-        throw new Error('process killed before the notices were queued');
-      },
-    } as unknown as Parameters<typeof createHandoffService>[0]['notices'],
-    logger: createLogger({ level: 'error', sink: () => undefined }),
-    metrics: createMetrics(),
-  });
-  const customer = 'whatsapp:+447700906401';
-  await expect(
-    dying.request({
-      team: 'sales',
-      reason: 'Demo of the Pro plan for a team of 12',
-      channel: 'whatsapp',
-      conversationId: customer,
-      roleId: 'sales',
-      customer: { address: customer, name: 'Ana' },
-      contact: { whatsapp: customer },
-      facts: {},
-      lastMessages: [{ direction: 'inbound', text: 'Can I get a demo?' }],
-    }),
-  ).rejects.toThrow('process killed');
+  await expect(openStrandedHandoff(harness, teamsJson, 'whatsapp:+447700906401')).rejects.toThrow('process killed');
   const [stranded] = await harness.services.handoffs.list({ status: 'open', limit: 10 });
   expect(stranded?.notices.map((notice) => notice.status)).toEqual(['pending', 'pending']);
 
