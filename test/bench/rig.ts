@@ -126,6 +126,8 @@ function builtServiceProcess(): Promise<string> {
 export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<string, string>, options: { profile?: boolean } = {}): Promise<ServiceChild> {
   const profile = options.profile !== false && cpuProfileDirectory !== undefined;
   const args = [
+    // A stats request collects garbage first, so heapUsed is what stays alive (a leak), not what waits for a GC.
+    '--expose-gc',
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
     ...(fromSource ? ['--import', 'tsx', 'test/bench/service-process.ts'] : ['--enable-source-maps', await builtServiceProcess()]),
     role,

@@ -66,6 +66,8 @@ process.on('message', (message) => {
     return;
   }
   if (message !== 'stats') return;
+  // Started with --expose-gc (rig.ts): heapUsed after a full collection is the live heap.
+  (globalThis as { gc?: () => void }).gc?.();
   process.send?.({ rss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed, mongoCommands: { ...mongoCommands } });
 });
 process.once('SIGTERM', () => {
