@@ -12,8 +12,7 @@
  * stamp, live-page event) and no MongoDB read.
  */
 import { isRetryable } from '../errors/index.js';
-import { sendOnce } from '../ledger/send-ledger.js';
-import { partAfterFailedSend, partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
+import { partState, sendPartOnce } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage, TeammateEntry } from '../contracts/index.js';
@@ -59,19 +58,13 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     part: MessageRecord,
     template: { contentSid: string; variables: Record<string, string> } | undefined,
   ) => {
-    const lookup = partLookup(transcripts, channel, inbound);
-    return sendOnce<MessageRecord, PartReceipt>({
-      entry: part,
-      id: part._id,
-      state: partState,
-      exclusive: true,
-      store: partLedgerStore(transcripts, part._id),
-      channel: {
-        send: () =>
-          template && channel.transport.sendTemplate ? channel.transport.sendTemplate(inbound, template) : channel.transport.send(inbound, part.text, 0),
-        ...(lookup && !template ? { lookup } : {}),
-        afterFailedSend: partAfterFailedSend,
-      },
+    return sendPartOnce(transcripts, {
+      channel,
+      inbound,
+      part,
+      send: () =>
+        template && channel.transport.sendTemplate ? channel.transport.sendTemplate(inbound, template) : channel.transport.send(inbound, part.text, 0),
+      lookup: !template,
     });
   };
 

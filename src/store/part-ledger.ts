@@ -4,7 +4,7 @@
  * One owner for what reply parts, apologies and teammate messages all go through.
  */
 import { ChannelSendError, errorField, errorText, isRetryable } from '../errors/index.js';
-import type { FailedSendAction, LedgerState, LedgerStore } from '../ledger/send-ledger.js';
+import { sendOnce, type FailedSendAction, type LedgerResult, type LedgerState, type LedgerStore } from '../ledger/send-ledger.js';
 import type { ChannelDefinition, InboundMessage, SentStatus } from '../contracts/index.js';
 import type { MessageRecord, TranscriptStore, TurnRecords } from './transcript-store.js';
 
@@ -18,7 +18,7 @@ export function partState(part: MessageRecord): LedgerState {
 }
 
 /** The ledger's storage of one part, by its `_id`; its transcript records go to a turn's `records` when given. */
-export function partLedgerStore(transcripts: TranscriptStore, partId: string, records?: TurnRecords): LedgerStore<MessageRecord, PartReceipt> {
+function partLedgerStore(transcripts: TranscriptStore, partId: string, records?: TurnRecords): LedgerStore<MessageRecord, PartReceipt> {
   return {
     claim: () => transcripts.claimPart(partId),
     readBack: () => transcripts.message(partId),
@@ -37,7 +37,7 @@ export function partLedgerStore(transcripts: TranscriptStore, partId: string, re
  * the same text may have gone out for another part or turn, so only an unrecorded send counts.
  * Undefined when the channel can't look sends up.
  */
-export function partLookup(transcripts: TranscriptStore, channel: ChannelDefinition, inbound: InboundMessage) {
+function partLookup(transcripts: TranscriptStore, channel: ChannelDefinition, inbound: InboundMessage) {
   const findSent = channel.transport.findSent;
   if (!findSent) return undefined;
   return async (stored: MessageRecord): Promise<PartReceipt | undefined> => {
@@ -54,7 +54,37 @@ export function partLookup(transcripts: TranscriptStore, channel: ChannelDefinit
  * timeout) stays `sending`, so the retry looks it up instead of sending blind; a refusal for
  * good fails the part.
  */
-export function partAfterFailedSend(error: unknown): FailedSendAction {
+function partAfterFailedSend(error: unknown): FailedSendAction {
   if (isRetryable(error)) return error instanceof ChannelSendError && error.outcomeUnknown ? 'keep' : 'release';
   return error instanceof ChannelSendError ? 'fail' : 'keep';
+}
+
+/**
+ * Sends one part at most once through the send ledger, under its conversation's lock (nobody
+ * else sends the conversation's parts: exclusive). `send` makes the channel call; a lost outcome
+ * is looked up at the channel unless `lookup` is false (a template send can't be found by text).
+ */
+export function sendPartOnce(
+  transcripts: TranscriptStore,
+  options: {
+    channel: ChannelDefinition;
+    inbound: InboundMessage;
+    part: MessageRecord;
+    send: () => Promise<PartReceipt>;
+    lookup?: boolean;
+    records?: TurnRecords | undefined;
+    onResolved?: (outcome: 'found' | 'resent', found?: PartReceipt) => void;
+  },
+): Promise<LedgerResult<PartReceipt>> {
+  const { part } = options;
+  const lookup = options.lookup === false ? undefined : partLookup(transcripts, options.channel, options.inbound);
+  return sendOnce<MessageRecord, PartReceipt>({
+    entry: part,
+    id: part._id,
+    state: partState,
+    exclusive: true,
+    store: partLedgerStore(transcripts, part._id, options.records),
+    channel: { send: options.send, ...(lookup ? { lookup } : {}), afterFailedSend: partAfterFailedSend },
+    ...(options.onResolved ? { onResolved: options.onResolved } : {}),
+  });
 }

@@ -12,8 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ChannelSendError, classifyFailure, errorText, isRetryable } from '../errors/index.js';
 import { formatIssues } from '../errors/issues.js';
-import { sendOnce } from '../ledger/send-ledger.js';
-import { partAfterFailedSend, partLedgerStore, partLookup, partState, type PartReceipt } from '../store/part-ledger.js';
+import { sendPartOnce } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import { withMediaContent, type MediaIntake, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
@@ -109,41 +108,34 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     assertHeld: (() => void) | undefined,
     records: TurnRecords | undefined,
   ) => {
-    const lookup = partLookup(transcripts, channel, message);
-    return sendOnce<MessageRecord, PartReceipt>({
-      entry: part,
-      id: part._id,
-      state: partState,
-      // Under the conversation's lock nobody else sends this conversation's parts.
-      exclusive: true,
-      store: partLedgerStore(transcripts, part._id, records),
-      channel: {
-        send: async () => {
-          // The fence: a worker that may have lost the conversation sends nothing (the part stays claimed and is looked up).
-          assertHeld?.();
-          const started = performance.now();
-          try {
-            const sent = await channel.transport.send(message, part.text, part.part ?? 0);
-            metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, (performance.now() - started) / 1000);
-            return sent;
-          } catch (error) {
-            if (error instanceof ChannelSendError) {
-              metrics.observe(
-                'send_duration_seconds',
-                { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' },
-                (performance.now() - started) / 1000,
-              );
-            }
-            if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
-            else if (error instanceof ChannelSendError) {
-              metrics.increment('reply_send_failed_total', { channel: channel.id });
-              logger.error('reply-send-failed', { part: part.part, error });
-            }
-            throw error;
+    return sendPartOnce(transcripts, {
+      channel,
+      inbound: message,
+      part,
+      records,
+      send: async () => {
+        // The fence: a worker that may have lost the conversation sends nothing (the part stays claimed and is looked up).
+        assertHeld?.();
+        const started = performance.now();
+        try {
+          const sent = await channel.transport.send(message, part.text, part.part ?? 0);
+          metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, (performance.now() - started) / 1000);
+          return sent;
+        } catch (error) {
+          if (error instanceof ChannelSendError) {
+            metrics.observe(
+              'send_duration_seconds',
+              { channel: channel.id, outcome: error.retryable ? 'retrying' : 'failed' },
+              (performance.now() - started) / 1000,
+            );
           }
-        },
-        ...(lookup ? { lookup } : {}),
-        afterFailedSend: partAfterFailedSend,
+          if (isRetryable(error)) logger.warn('reply-send-retrying', { part: part.part, error });
+          else if (error instanceof ChannelSendError) {
+            metrics.increment('reply_send_failed_total', { channel: channel.id });
+            logger.error('reply-send-failed', { part: part.part, error });
+          }
+          throw error;
+        }
       },
       onResolved: (outcome, found) => {
         metrics.increment('reply_parts_resolved_total', { channel: channel.id, outcome });
