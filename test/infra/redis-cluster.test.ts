@@ -24,6 +24,7 @@ import { createDecisionStore } from '../../src/orchestrator/state/decision-store
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
 import { acquireConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
+import { redisKeys } from '../../src/queue/keys.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from '../../src/redis.js';
@@ -120,11 +121,14 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
 
   test("the conversation lock: acquire, renew, release by its holder's token", async () => {
     const holdAndRelease = async (conversationKey: string) => {
-      const lock = await acquireConversationLock(redis, conversationKey, 300, () => undefined);
+      // A TTL long enough that a loaded CI machine's stalled timers never lose it (renewed
+      // every 500 ms, given up 1.2 s after the last renewal sent); a 300 ms TTL was lost there.
+      const lock = await acquireConversationLock(redis, conversationKey, 1500, () => undefined);
       expect(lock).toBeDefined();
-      expect(await acquireConversationLock(redis, conversationKey, 300, () => undefined)).toBeUndefined();
-      // Renewed every 100 ms: still held after three times its TTL.
-      await new Promise((resolve) => setTimeout(resolve, 900));
+      expect(await acquireConversationLock(redis, conversationKey, 1500, () => undefined)).toBeUndefined();
+      // Still held, in Redis too, after more than twice its TTL.
+      await new Promise((resolve) => setTimeout(resolve, 3500));
+      expect(await redis.pttl(redisKeys.lock(conversationKey))).toBeGreaterThan(0);
       expect(lock?.held).toBe(true);
       await lock?.release();
       const again = await acquireConversationLock(redis, conversationKey, 300, () => undefined);
