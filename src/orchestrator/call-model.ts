@@ -21,6 +21,7 @@ import {
   type ToolSet,
 } from 'ai';
 import { errorStatus, errorText, isRetryableStatus, ModelCallError } from '../errors/index.js';
+import { withDeadline } from './deadline.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
 import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
@@ -154,8 +155,6 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     stopWhen: [isStepCount(input.limits.maxSteps), interrupted],
     maxOutputTokens: input.limits.maxOutputTokens,
     maxRetries: 1,
-    timeout: { totalMs: input.limits.timeoutMs },
-    abortSignal: input.signal,
   };
   try {
     const finish = (text: string, usage: LanguageModelUsage): CallModelResult => ({
@@ -165,15 +164,18 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
       ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
       ...(recorder.session ? { session: recorder.session } : {}),
     });
-    if (!input.onTextDelta) {
-      const result = await generateText(common);
-      return finish(result.text, result.usage);
-    }
-    let streamError: unknown;
-    const result = streamText({ ...common, onError: ({ error }) => (streamError = error) });
-    for await (const delta of result.textStream) input.onTextDelta(delta);
-    if (streamError) throw streamError;
-    return finish(await result.text, await result.usage);
+    const onTextDelta = input.onTextDelta;
+    return await withDeadline(input.limits.timeoutMs, input.signal, async (abortSignal) => {
+      if (!onTextDelta) {
+        const result = await generateText({ ...common, abortSignal });
+        return finish(result.text, result.usage);
+      }
+      let streamError: unknown;
+      const result = streamText({ ...common, abortSignal, onError: ({ error }) => (streamError = error) });
+      for await (const delta of result.textStream) onTextDelta(delta);
+      if (streamError) throw streamError;
+      return finish(await result.text, await result.usage);
+    });
   } catch (error) {
     throw classify(error);
   }

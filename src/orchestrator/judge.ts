@@ -15,6 +15,7 @@ import type { Metrics } from '../metrics.js';
 import type { ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from '../contracts/index.js';
+import { withDeadline } from './deadline.js';
 import { messageText } from './history.js';
 import { metered, type ModelCallObserver } from './metering.js';
 
@@ -175,16 +176,9 @@ function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
 async function structured<T>(dependencies: JudgeDependencies, output: StructuredOutput<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
   const model = dependencies.model('fast');
   const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () =>
-    generateText({
-      model,
-      system,
-      prompt,
-      output,
-      maxOutputTokens: 800,
-      maxRetries: 0,
-      timeout: { totalMs: dependencies.timeoutMs },
-      abortSignal: signal,
-    }),
+    withDeadline(dependencies.timeoutMs, signal, (abortSignal) =>
+      generateText({ model, system, prompt, output, maxOutputTokens: 800, maxRetries: 0, abortSignal }),
+    ),
   );
   if (result.output === undefined) throw new Error('the model returned no structured output');
   return result.output;

@@ -87,6 +87,8 @@ export async function createOrchestratorFixture(
     script?: Script;
     judge?: Script;
     judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
+    /** The model calls' deadline (10 s unless given). */
+    timeoutMs?: number;
   } = {},
 ): Promise<OrchestratorFixture> {
   const url = process.env.TEST_REDIS_URL;
@@ -100,7 +102,7 @@ export async function createOrchestratorFixture(
   const orchestrator = createOrchestrator({
     roles: options.roles ?? roster,
     models,
-    limits: { maxSteps: 5, maxOutputTokens: 512, timeoutMs: 10_000 },
+    limits: { maxSteps: 5, maxOutputTokens: 512, timeoutMs: options.timeoutMs ?? 10_000 },
     logger,
     metrics,
     facts: createFactStore(redis),
