@@ -80,6 +80,9 @@ export function serviceEnv(backing: Backing, port: number, extra: Record<string,
 export interface ProcessStats {
   rss: number;
   heapUsed: number;
+  /** The V8 heap as reserved (live or not), and memory held outside it (buffers): with heapUsed, what RSS is made of. */
+  heapTotal: number;
+  external: number;
   mongoCommands: Record<string, number>;
 }
 

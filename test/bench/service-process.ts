@@ -68,7 +68,8 @@ process.on('message', (message) => {
   if (message !== 'stats') return;
   // Started with --expose-gc (rig.ts): heapUsed after a full collection is the live heap.
   (globalThis as { gc?: () => void }).gc?.();
-  process.send?.({ rss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed, mongoCommands: { ...mongoCommands } });
+  const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+  process.send?.({ rss, heapUsed, heapTotal, external, mongoCommands: { ...mongoCommands } });
 });
 process.once('SIGTERM', () => {
   // A worker still holding slow turns stops anyway after 20 s (exit still writes the CPU profile).
