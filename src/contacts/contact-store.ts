@@ -147,6 +147,20 @@ export function aliasesOf(contact: Pick<Contact, 'address' | 'email' | 'external
   return aliases;
 }
 
+/**
+ * An upsert by `_id`, once more if it lost a race: two writers upserting the same new `_id` can
+ * both miss it, and the second insert fails with a duplicate key (MongoDB retries this itself in
+ * some cases, FerretDB never). Run again, the upsert finds the document and updates it.
+ */
+async function upsertById<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 11000) throw error;
+    return run();
+  }
+}
+
 function toContact(record: ContactRecord): Contact {
   return {
     address: record._id,
@@ -209,9 +223,9 @@ export function createContactStore(connection: Connection): ContactStore {
     const conflicts = await conflictsFor(contact.address, wanted);
     if (conflicts.length > 0) throw new ContactConflictError(conflicts);
     for (const alias of wanted.keys()) {
-      await aliases.updateOne({ _id: alias }, { $set: { contact: contact.address } }, { upsert: true }).exec();
+      await upsertById(() => aliases.updateOne({ _id: alias }, { $set: { contact: contact.address } }, { upsert: true }).exec());
     }
-    const result = await contacts.updateOne({ _id: contact.address }, replacement(contact), { upsert: true }).exec();
+    const result = await upsertById(() => contacts.updateOne({ _id: contact.address }, replacement(contact), { upsert: true }).exec());
     if (previous)
       await release(
         contact.address,

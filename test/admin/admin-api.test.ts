@@ -170,6 +170,16 @@ describe('contacts', () => {
     expect((await authorized.delete(contactPath(address))).status).toBe(404);
   });
 
+  test('the same new contact PUT several times at once: every request succeeds, exactly one creates it', async () => {
+    const address = newAddress();
+    const fields = { name: 'Idris Vale', email: 'idris@vale-joinery.example', customerId: 'CUS-2077' };
+    const answers = await Promise.all(Array.from({ length: 8 }, () => authorized.put(contactPath(address)).send(fields)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(answers.filter((answer) => answer.body.result === 'created')).toHaveLength(1);
+    expect(await contacts.get(address)).toMatchObject({ address, ...fields });
+    expect((await contacts.findVerifiedUser({ externalId: 'not-linked', email: 'idris@vale-joinery.example' }))?.address).toBe(address);
+  });
+
   test('the address may be sent unencoded in the path', async () => {
     const address = newAddress();
     expect((await authorized.put(`/admin/contacts/${address}`).send({ name: 'Unencoded' })).status).toBe(201);
