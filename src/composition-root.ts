@@ -161,7 +161,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const selectEntity = createSelectEntityTool();
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const inbox = createConversationInbox(redis);
-  const queue = createTurnQueue(bullConnection, queuePrefix);
+  const queue = createTurnQueue(bullConnection, queuePrefix, config.worker.retryBackoffMs);
   const intake = createIntake(inbox, queue, outbox);
   const takeover = createTakeoverRuntime({
     config,

@@ -26,6 +26,11 @@
  * after releasing otherwise), and a dead holder's own job is re-run by the queue's
  * stall check. A stopping worker finishes the turn it holds and starts no new one: its job goes
  * back to the queue for the next worker.
+ *
+ * Messages appended behind a held lock or a queued job add no job of their own, so a job that
+ * fails for good (its attempts spent, or stalled too often) must not take them down with it: it
+ * gives up on the batch whose turn it kept failing (visibly, as any give-up) and leaves a fresh
+ * job for whatever is still in the inbox (see `rescue`).
  */
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { RedisClient } from '../redis.js';
@@ -154,8 +159,11 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return waiting;
   };
 
-  /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock. */
-  const drain = async (conversationKey: string): Promise<DrainOutcome> => {
+  /**
+   * Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its
+   * lock. `failing.head` is the head message of the batch in a turn whenever drain throws from it.
+   */
+  const drain = async (conversationKey: string, failing: { head?: string }): Promise<DrainOutcome> => {
     const abort = new AbortController();
     // The lock and the head's first read go in one round trip (the read is used only if the lock was acquired).
     const request = lockRequest(conversationKey, options.lockTtlMs);
@@ -197,6 +205,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           batch = await inbox.freeze(conversationKey, batch);
         }
         const turn = batchOf(batch);
+        failing.head = head.messageId;
         if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
         try {
           await handle(turn, abort.signal, () => {
@@ -214,11 +223,62 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           const freed = await inbox.acknowledge(conversationKey, answered, token);
           return { released: freed, value: freed };
         });
+        failing.head = undefined;
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
         if (released) return { kind: 'drained', released: true };
       }
     } finally {
       await lock.release();
+    }
+  };
+
+  /**
+   * After a job of the conversation failed for good. The messages behind its batch added no job
+   * of their own (they rode on it), so nothing else would come back to them: give up on the batch
+   * whose turn the job kept failing in (`failedHead`; visibly, as any give-up), then leave a fresh
+   * job for whatever is left. A job that failed outside a turn (or stalled too often) gives up on
+   * nothing: the fresh job tries the head again. Never throws.
+   */
+  const rescue = async (job: Job<TurnJob>, conversationKey: string, failedHead: string | undefined, error: unknown): Promise<void> => {
+    try {
+      const request = lockRequest(conversationKey, options.lockTtlMs);
+      const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
+      let delay = 0;
+      if (first.acquired) {
+        const lock = holdConversationLock(redis, request, () => logger.warn('conversation-lock-lost', { conversationKey }));
+        try {
+          let batch: InboxBatch | undefined;
+          try {
+            batch = first.batch();
+          } catch (readError) {
+            // A corrupt head is discarded by the fresh job's drain.
+            if (!(readError instanceof CorruptInboxEntryError)) throw readError;
+          }
+          if (batch && batch.entries[0].message.messageId === failedHead) {
+            // Only what its turn answered: an unfrozen batch's later messages were never in one.
+            const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
+            await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: job.attemptsMade });
+            if (!lock.held) return;
+            const freed = await lock.releaseWith(async (token) => {
+              const released = await inbox.acknowledge(conversationKey, failed, token);
+              return { released, value: released };
+            });
+            if (freed) return;
+          }
+        } finally {
+          await lock.release();
+        }
+        // Re-checked after releasing: a message appended while this held the lock added no job.
+        if ((await inbox.size(conversationKey)) === 0) return;
+      } else {
+        // Its holder answers the inbox before it lets go; a dead holder's lock expires first.
+        delay = (await lockExpiresInMs(redis, conversationKey)) + 50;
+      }
+      const jobId = `rescue|${conversationKey}|${Date.now()}`.replace(/:/g, '_');
+      await options.queue.add('turn', { conversationKey, messageId: failedHead ?? job.data.messageId }, { jobId, delay });
+      logger.warn('turn-job-rescued', { conversationKey, failedJobId: job.id, gaveUp: failedHead, jobId });
+    } catch (rescueError) {
+      logger.error('turn-job-rescue-failed', { conversationKey, failedJobId: job.id, error: rescueError });
     }
   };
 
@@ -228,21 +288,18 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     throw new DelayedError();
   };
 
-  const processTurn = async (job: Job<TurnJob>, token?: string): Promise<void> => {
-    const parsed = TurnJobSchema.safeParse(job.data);
-    if (!parsed.success) {
-      logger.error('job-malformed', { jobId: job.id });
-      return;
-    }
-    const { conversationKey } = parsed.data;
-    // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
-    if (job.attemptsStarted <= 1)
-      metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
-    // The holder re-checks the inbox after releasing, so a message that arrived meanwhile is
-    // answered by it. A stopping worker hands its job back for the next worker.
+  /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
+  const failedHeads = new Map<string, string>();
+
+  /**
+   * Drains until the job is done with the conversation. The holder re-checks the inbox after
+   * releasing, so a message that arrived meanwhile is answered by it. A stopping worker hands its
+   * job back for the next worker.
+   */
+  const drainAll = async (job: Job<TurnJob>, token: string | undefined, conversationKey: string, failing: { head?: string }): Promise<void> => {
     for (;;) {
       if (shutdown.aborted) return comeBackAt(job, token, Date.now() + busyDelayMs);
-      const outcome = await drain(conversationKey);
+      const outcome = await drain(conversationKey, failing);
       if (outcome.kind === 'busy') {
         // The holder re-checks the inbox after releasing, so it answers this job's message too;
         // a holder that dies leaves its own job active, and the stall check runs it again.
@@ -269,6 +326,26 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     }
   };
 
+  const processTurn = async (job: Job<TurnJob>, token?: string): Promise<void> => {
+    const parsed = TurnJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      logger.error('job-malformed', { jobId: job.id });
+      return;
+    }
+    const { conversationKey } = parsed.data;
+    // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
+    if (job.attemptsStarted <= 1)
+      metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
+    const failing: { head?: string } = {};
+    try {
+      await drainAll(job, token, conversationKey, failing);
+    } catch (error) {
+      // Read if this failure turns out final (the `failed` event).
+      if (job.id !== undefined && failing.head !== undefined && !(error instanceof DelayedError)) failedHeads.set(job.id, failing.head);
+      throw error;
+    }
+  };
+
   const worker = new Worker<TurnJob>(TURN_QUEUE_NAME, processTurn, {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
@@ -285,6 +362,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   worker.on('failed', (job, error) => {
     metrics.increment('turn_job_failed_total');
     logger.error('turn-job-failed', { jobId: job?.id, attempts: job?.attemptsMade, error });
+    if (!job?.id) return;
+    const failedHead = failedHeads.get(job.id);
+    failedHeads.delete(job.id);
+    // Final (its attempts spent, or stalled too often): nothing else would come back to its inbox.
+    const parsed = TurnJobSchema.safeParse(job.data);
+    if (job.finishedOn !== undefined && parsed.success) void rescue(job, parsed.data.conversationKey, failedHead, error);
   });
   worker.on('error', (error) => logger.error('worker-error', { error }));
   return worker;

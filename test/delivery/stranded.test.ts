@@ -1,0 +1,63 @@
+/**
+ * Messages that ride on another message's job: appended while their conversation's lock is held
+ * or a job of it is queued, they add no job of their own. When the job they ride on fails for
+ * good (here: its turn loses the conversation lock on every attempt, so every attempt throws and
+ * BullMQ's attempts run out), they must not be stranded: the message whose turn kept failing is
+ * given up on visibly (one apology), and the messages behind it are answered, once, in order.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { redisKeys } from '../../src/queue/keys.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
+import type { ScriptedCall } from '../support/deterministic-model.js';
+import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { transcriptsWritten } from '../support/settled.js';
+
+const customer = 'whatsapp:+447700931001';
+let harness: Harness;
+let poisonCalls = 0;
+
+/** A turn on `poison` loses its conversation's lock (the key vanishes) and waits until the worker notices. */
+async function script(call: ScriptedCall) {
+  if (call.userText === 'poison') {
+    poisonCalls += 1;
+    await harness.services.redis.del(redisKeys.lock(conversationKeyFor(customer)));
+    const signal = call.options.abortSignal;
+    if (signal && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  }
+  return { text: `Answer to: ${call.userText}` };
+}
+
+beforeAll(async () => {
+  // One turn per message; a 1.5 s lock (renewed every 0.5 s) and 100 ms doubling retries keep
+  // BullMQ's eight attempts at the poisoned job short.
+  harness = await startHarness({ script, env: { COALESCE_MS: '0', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '100' } });
+});
+afterAll(() => harness.close());
+
+describe('a message whose turn job fails for good', () => {
+  test('is given up on visibly, and the messages that rode on its job are answered once, in order', async () => {
+    const poison = newMessageSid();
+    const sids = [poison, newMessageSid(), newMessageSid()];
+    const bodies = ['poison', 'second', 'third'];
+    for (const [index, body] of bodies.entries()) {
+      expect((await harness.sendWhatsapp({ from: customer, body, messageSid: sids[index] })).status).toBe(200);
+    }
+    // BullMQ gives up on the job that carried all three: its eighth attempt failed too.
+    await eventually(() => harness.logs.find((line) => line.event === 'turn-job-failed' && line.attempts === 8), 60_000);
+    const received = () => harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+    await eventually(() => (received().includes('Answer to: third') ? true : undefined), 20_000);
+    expect(received()).toEqual([APOLOGY_TEXT, 'Answer to: second', 'Answer to: third']);
+    // Every attempt at it really failed (BullMQ's eight), and the job then failed for good.
+    expect(poisonCalls).toBeGreaterThanOrEqual(8);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'inbound-failed', messageId: poison, reason: 'unknown' }));
+    await transcriptsWritten(harness.services);
+    const messages = harness.services.transcripts.messages;
+    expect(await messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({ status: 'failed' });
+    expect(await messages.findById(outboundMessageId('whatsapp', poison, APOLOGY_PART)).lean()).toMatchObject({ text: APOLOGY_TEXT });
+    // Nothing left behind: the inbox is empty and no reply went twice.
+    expect(await harness.services.inbox.size(conversationKeyFor(customer))).toBe(0);
+    expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: second')).toHaveLength(1);
+  }, 90_000);
+});
