@@ -54,7 +54,7 @@ import { openMongo } from './store/mongo-connection.js';
 import { createRecentBackfill } from './store/recent-backfill.js';
 import { createTranscriptOutbox, type TranscriptOutbox } from './store/outbox.js';
 import { recentMessages } from './store/recent-messages.js';
-import { checkRedisPersistence } from './store/redis-persistence.js';
+import { checkRedisEviction, checkRedisPersistence } from './store/redis-persistence.js';
 import { createTranscriptWriter } from './store/transcript-writer.js';
 import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
@@ -114,6 +114,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const mongoLink = openMongo(config.mongodbUri, logger);
   const mongo = mongoLink.connection;
   await checkRedisPersistence(redis, logger);
+  await checkRedisEviction(redis, logger);
   const outboxReader = createRedis(config, 'blocking');
   const outbox = createTranscriptOutbox({
     redis,
