@@ -163,7 +163,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, queuePrefix, config.worker.retryBackoffMs);
-  const intake = createIntake(inbox, queue, outbox);
+  const intake = createIntake(inbox, queue, outbox, logger);
   const takeover = createTakeoverRuntime({
     config,
     redis,

@@ -32,6 +32,7 @@
  * gives up on the batch whose turn it kept failing (visibly, as any give-up) and leaves a fresh
  * job for whatever is still in the inbox (see `rescue`).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import { classifyFailure, type FailureKind } from '../errors/index.js';
@@ -44,6 +45,8 @@ import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
+/** Tries at rescuing a conversation whose job failed for good (Redis may be what failed it), a doubling delay apart. */
+const RESCUE_ATTEMPTS = 8;
 
 /** The messages one turn answers, in arrival order. */
 export interface InboundBatch {
@@ -232,53 +235,70 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     }
   };
 
+  /** One try at `rescue`. */
+  const rescueOnce = async (job: Job<TurnJob>, conversationKey: string, failedHead: string | undefined, error: unknown): Promise<void> => {
+    const request = lockRequest(conversationKey, options.lockTtlMs);
+    const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
+    let delay = 0;
+    if (first.acquired) {
+      const lock = holdConversationLock(redis, request, () => logger.warn('conversation-lock-lost', { conversationKey }));
+      try {
+        let batch: InboxBatch | undefined;
+        try {
+          batch = first.batch();
+        } catch (readError) {
+          // A corrupt head is discarded by the fresh job's drain.
+          if (!(readError instanceof CorruptInboxEntryError)) throw readError;
+        }
+        if (batch && batch.entries[0].message.messageId === failedHead) {
+          // Only what its turn answered: an unfrozen batch's later messages were never in one.
+          const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
+          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: job.attemptsMade });
+          if (!lock.held) return;
+          const freed = await lock.releaseWith(async (token) => {
+            const released = await inbox.acknowledge(conversationKey, failed, token);
+            return { released, value: released };
+          });
+          if (freed) return;
+        }
+      } finally {
+        await lock.release();
+      }
+      // Re-checked after releasing: a message appended while this held the lock added no job.
+      if ((await inbox.size(conversationKey)) === 0) return;
+    } else {
+      // Its holder answers the inbox before it lets go; a dead holder's lock expires first.
+      delay = (await lockExpiresInMs(redis, conversationKey)) + 50;
+    }
+    const jobId = `rescue|${conversationKey}|${Date.now()}`.replace(/:/g, '_');
+    await options.queue.add('turn', { conversationKey, messageId: failedHead ?? job.data.messageId }, { jobId, delay });
+    logger.warn('turn-job-rescued', { conversationKey, failedJobId: job.id, gaveUp: failedHead, jobId });
+  };
+
   /**
    * After a job of the conversation failed for good. The messages behind its batch added no job
    * of their own (they rode on it), so nothing else would come back to them: give up on the batch
    * whose turn the job kept failing in (`failedHead`; visibly, as any give-up), then leave a fresh
    * job for whatever is left. A job that failed outside a turn (or stalled too often) gives up on
-   * nothing: the fresh job tries the head again. Never throws.
+   * nothing: the fresh job tries the head again. Tried again while it fails (Redis may be what
+   * failed the job), RESCUE_ATTEMPTS times a doubling delay apart, unless the process stops.
+   * Never throws.
    */
   const rescue = async (job: Job<TurnJob>, conversationKey: string, failedHead: string | undefined, error: unknown): Promise<void> => {
-    try {
-      const request = lockRequest(conversationKey, options.lockTtlMs);
-      const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
-      let delay = 0;
-      if (first.acquired) {
-        const lock = holdConversationLock(redis, request, () => logger.warn('conversation-lock-lost', { conversationKey }));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await rescueOnce(job, conversationKey, failedHead, error);
+        return;
+      } catch (rescueError) {
+        const last = attempt >= RESCUE_ATTEMPTS || shutdown.aborted;
+        logger.error(last ? 'turn-job-rescue-failed' : 'turn-job-rescue-retrying', { conversationKey, failedJobId: job.id, attempt, error: rescueError });
+        if (last) return;
         try {
-          let batch: InboxBatch | undefined;
-          try {
-            batch = first.batch();
-          } catch (readError) {
-            // A corrupt head is discarded by the fresh job's drain.
-            if (!(readError instanceof CorruptInboxEntryError)) throw readError;
-          }
-          if (batch && batch.entries[0].message.messageId === failedHead) {
-            // Only what its turn answered: an unfrozen batch's later messages were never in one.
-            const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
-            await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: job.attemptsMade });
-            if (!lock.held) return;
-            const freed = await lock.releaseWith(async (token) => {
-              const released = await inbox.acknowledge(conversationKey, failed, token);
-              return { released, value: released };
-            });
-            if (freed) return;
-          }
-        } finally {
-          await lock.release();
+          await sleep(policy.firstDelayMs * 2 ** (attempt - 1), undefined, { signal: shutdown });
+        } catch {
+          return;
         }
-        // Re-checked after releasing: a message appended while this held the lock added no job.
-        if ((await inbox.size(conversationKey)) === 0) return;
-      } else {
-        // Its holder answers the inbox before it lets go; a dead holder's lock expires first.
-        delay = (await lockExpiresInMs(redis, conversationKey)) + 50;
       }
-      const jobId = `rescue|${conversationKey}|${Date.now()}`.replace(/:/g, '_');
-      await options.queue.add('turn', { conversationKey, messageId: failedHead ?? job.data.messageId }, { jobId, delay });
-      logger.warn('turn-job-rescued', { conversationKey, failedJobId: job.id, gaveUp: failedHead, jobId });
-    } catch (rescueError) {
-      logger.error('turn-job-rescue-failed', { conversationKey, failedJobId: job.id, error: rescueError });
     }
   };
 

@@ -4,6 +4,8 @@
  * good (here: its turn loses the conversation lock on every attempt, so every attempt throws and
  * BullMQ's attempts run out), they must not be stranded: the message whose turn kept failing is
  * given up on visibly (one apology), and the messages behind it are answered, once, in order.
+ * Nor when the job a message was to add fails to be added (the sender answered 503 may never
+ * retry: Twilio does not) while another message appended meanwhile rides on it.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
@@ -60,4 +62,38 @@ describe('a message whose turn job fails for good', () => {
     expect(await harness.services.inbox.size(conversationKeyFor(customer))).toBe(0);
     expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: second')).toHaveLength(1);
   }, 90_000);
+});
+
+describe('a job whose add fails while a message rides on it', () => {
+  test('is added in the background: both messages are answered, once, in order', async () => {
+    const rider = 'whatsapp:+447700931002';
+    const [first, second] = [newMessageSid(), newMessageSid()];
+    const { queue } = harness.services;
+    const add = queue.add.bind(queue);
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let refused = false;
+    // The first message's add waits until the second is appended (riding on it), then fails.
+    Object.assign(queue, {
+      add: async (...args: Parameters<typeof add>) => {
+        if (args[1].messageId !== first || refused) return add(...args);
+        refused = true;
+        await released;
+        throw new Error('Connection is closed.');
+      },
+    });
+    try {
+      const firstResponse = Promise.resolve(harness.sendWhatsapp({ from: rider, body: 'first', messageSid: first }));
+      await eventually(() => refused || undefined);
+      expect((await harness.sendWhatsapp({ from: rider, body: 'second', messageSid: second })).status).toBe(200);
+      release();
+      expect((await firstResponse).status).toBe(503);
+      const received = () => harness.twilio.messages.filter((message) => message.to === rider).map((message) => message.body);
+      await eventually(() => (received().includes('Answer to: second') ? true : undefined), 20_000);
+      expect(received()).toEqual(['Answer to: first', 'Answer to: second']);
+      expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'turn-enqueued-late', messageId: first }));
+    } finally {
+      Object.assign(queue, { add });
+    }
+  });
 });
