@@ -5,9 +5,9 @@
  * the lock: then the lock's next holder answers it (see `ConversationInbox.accept`), and a job
  * of its own would only find the lock taken and complete. A duplicate still re-adds its job (a
  * no-op when the job exists), so a webhook retried after a failed enqueue heals itself. Not every
- * sender retries (Twilio does not retry a 503 from a message webhook), and messages appended
- * meanwhile may be riding on the job that failed to be added: so a failed add is also retried in
- * the background, a doubling delay apart, while the sender is answered 503.
+ * sender retries (Twilio, by default, does not retry a message webhook answered 5xx), and
+ * messages appended meanwhile may be riding on the job that failed to be added: so a failed add
+ * is also retried in the background, a doubling delay apart, while the sender is answered 503.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
