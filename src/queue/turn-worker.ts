@@ -164,7 +164,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
 
   /**
    * Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its
-   * lock. `failing.head` is the head message of the batch in a turn whenever drain throws from it.
+   * lock. `failing.head` is the head message of the batch in a turn whenever drain throws from
+   * that turn (or from counting its failure).
    */
   const drain = async (conversationKey: string, failing: { head?: string }): Promise<DrainOutcome> => {
     const abort = new AbortController();
@@ -220,13 +221,14 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           const outcome = await onFailure(conversationKey, batch, error);
           if (outcome !== 'given-up') return outcome;
         }
+        // Answered (or given up on): what fails from here is bookkeeping, not its turn.
+        failing.head = undefined;
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
         const answered = batch;
         const released = await lock.releaseWith(async (token) => {
           const freed = await inbox.acknowledge(conversationKey, answered, token);
           return { released: freed, value: freed };
         });
-        failing.head = undefined;
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
         if (released) return { kind: 'drained', released: true };
       }
@@ -240,6 +242,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     const request = lockRequest(conversationKey, options.lockTtlMs);
     const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
     let delay = 0;
+    let gaveUp: string | undefined;
     if (first.acquired) {
       const lock = holdConversationLock(redis, request, () => logger.warn('conversation-lock-lost', { conversationKey }));
       try {
@@ -250,13 +253,21 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           // A corrupt head is discarded by the fresh job's drain.
           if (!(readError instanceof CorruptInboxEntryError)) throw readError;
         }
-        if (batch && batch.entries[0].message.messageId === failedHead) {
+        const head = batch?.entries[0].message;
+        // A job that failed outside a turn (or stalled too often: maybe its head kills the worker)
+        // counts against the head as an unknown failure would, so no head is retried forever.
+        const suspect =
+          head && failedHead === undefined
+            ? await inbox.recordFailure(conversationKey, head.messageId, { ...policy, suspect: true, now: Date.now() })
+            : undefined;
+        if (batch && head && (head.messageId === failedHead || (suspect?.suspectAttempts ?? 0) >= MAX_SUSPECT_ATTEMPTS)) {
           // Only what its turn answered: an unfrozen batch's later messages were never in one.
           const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
-          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: job.attemptsMade });
+          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: suspect?.attempts ?? job.attemptsMade });
+          gaveUp = head.messageId;
           if (!lock.held) return;
           const freed = await lock.releaseWith(async (token) => {
-            const released = await inbox.acknowledge(conversationKey, failed, token);
+            const released = await inbox.acknowledge(conversationKey, suspect ? { ...failed, retry: suspect } : failed, token);
             return { released, value: released };
           });
           if (freed) return;
@@ -272,17 +283,18 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     }
     const jobId = `rescue|${conversationKey}|${Date.now()}`.replace(/:/g, '_');
     await options.queue.add('turn', { conversationKey, messageId: failedHead ?? job.data.messageId }, { jobId, delay });
-    logger.warn('turn-job-rescued', { conversationKey, failedJobId: job.id, gaveUp: failedHead, jobId });
+    logger.warn('turn-job-rescued', { conversationKey, failedJobId: job.id, gaveUp, jobId });
   };
 
   /**
    * After a job of the conversation failed for good. The messages behind its batch added no job
    * of their own (they rode on it), so nothing else would come back to them: give up on the batch
    * whose turn the job kept failing in (`failedHead`; visibly, as any give-up), then leave a fresh
-   * job for whatever is left. A job that failed outside a turn (or stalled too often) gives up on
-   * nothing: the fresh job tries the head again. Tried again while it fails (Redis may be what
-   * failed the job), RESCUE_ATTEMPTS times a doubling delay apart, unless the process stops.
-   * Never throws.
+   * job for whatever is left. A job that failed outside a turn (or stalled too often) counts as
+   * an unknown failure of the head (given up on after MAX_SUSPECT_ATTEMPTS such), and the fresh
+   * job tries the head again once its retry delay has passed. A rescue that fails (Redis may be
+   * what failed the job) is tried again, RESCUE_ATTEMPTS times a doubling delay apart, unless the
+   * process stops. Never throws.
    */
   const rescue = async (job: Job<TurnJob>, conversationKey: string, failedHead: string | undefined, error: unknown): Promise<void> => {
     for (let attempt = 1; ; attempt += 1) {

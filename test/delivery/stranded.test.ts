@@ -4,6 +4,8 @@
  * good (here: its turn loses the conversation lock on every attempt, so every attempt throws and
  * BullMQ's attempts run out), they must not be stranded: the message whose turn kept failing is
  * given up on visibly (one apology), and the messages behind it are answered, once, in order.
+ * Nor when the job fails for good outside any turn (its bookkeeping failing: it gives up on
+ * nothing, the head counts an unknown failure and a fresh job answers on).
  * Nor when the job a message was to add fails to be added (the sender answered 503 may never
  * retry: Twilio does not) while another message appended meanwhile rides on it.
  */
@@ -96,4 +98,40 @@ describe('a job whose add fails while a message rides on it', () => {
       Object.assign(queue, { add });
     }
   });
+});
+
+describe('a job that fails for good outside any turn', () => {
+  let coalescing: Harness;
+  beforeAll(async () => {
+    coalescing = await startHarness({ script, env: { COALESCE_MS: '300', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '100' } });
+  });
+  afterAll(() => coalescing.close());
+
+  test('leaves a fresh job: the burst it carried is still answered, in order', async () => {
+    const burst = 'whatsapp:+447700931003';
+    const sids = [newMessageSid(), newMessageSid(), newMessageSid()];
+    const { inbox } = coalescing.services;
+    const freeze = inbox.freeze.bind(inbox);
+    // Freezing the burst (bookkeeping before its turn) fails on every attempt of the job that carries it.
+    Object.assign(inbox, {
+      freeze: async (...args: Parameters<typeof freeze>) => {
+        if (args[1].entries[0].message.messageId === sids[0]) throw new Error('freeze refused');
+        return freeze(...args);
+      },
+    });
+    try {
+      for (const [index, body] of ['one', 'two', 'three'].entries()) {
+        expect((await coalescing.sendWhatsapp({ from: burst, body, messageSid: sids[index] })).status).toBe(200);
+      }
+      await eventually(() => coalescing.logs.find((line) => line.event === 'turn-job-failed' && line.attempts === 8), 60_000);
+      const received = () => coalescing.twilio.messages.filter((message) => message.to === burst).map((message) => message.body);
+      await eventually(() => (received().includes('Answer to: three') ? true : undefined), 20_000);
+      // The head, counted as failed once, is retried on its own; the rest follow as one turn.
+      expect(received()).toEqual(['Answer to: one', 'Answer to: three']);
+      expect(coalescing.logs).toContainEqual(expect.objectContaining({ event: 'turn-job-rescued', conversationKey: conversationKeyFor(burst) }));
+      expect(await coalescing.services.inbox.size(conversationKeyFor(burst))).toBe(0);
+    } finally {
+      Object.assign(inbox, { freeze });
+    }
+  }, 90_000);
 });
