@@ -50,8 +50,7 @@ export function createInboxSweeper(options: InboxSweeperOptions) {
 
   /** Adds a job for the conversation if its inbox is stranded; true when it did. */
   const visit = async (conversationKey: string, round: number): Promise<boolean> => {
-    const [lockResult, headResult] =
-      (await redis.pipeline().exists(redisKeys.lock(conversationKey)).lindex(redisKeys.inbox(conversationKey), 0).exec()) ?? [];
+    const [lockResult, headResult] = (await redis.pipeline().exists(redisKeys.lock(conversationKey)).lindex(redisKeys.inbox(conversationKey), 0).exec()) ?? [];
     if (lockResult?.[0] || headResult?.[0] || lockResult?.[1] !== 0 || typeof headResult?.[1] !== 'string') return false;
     let json: unknown;
     try {

@@ -162,12 +162,16 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return waiting;
   };
 
-  /**
-   * Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its
-   * lock. `failing.head` is the head message of the batch in a turn whenever drain throws from
-   * that turn (or from counting its failure).
-   */
-  const drain = async (conversationKey: string, failing: { head?: string }): Promise<DrainOutcome> => {
+  /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
+  const failedHeads = new Map<string, string>();
+  /** Notes that job `jobId`'s attempt fails in the turn of the batch headed by `messageId`; returns the error. */
+  const failedIn = (jobId: string | undefined, messageId: string, error: unknown): unknown => {
+    if (jobId !== undefined) failedHeads.set(jobId, messageId);
+    return error;
+  };
+
+  /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock (for job `jobId`). */
+  const drain = async (conversationKey: string, jobId?: string): Promise<DrainOutcome> => {
     const abort = new AbortController();
     // The lock and the head's first read go in one round trip (the read is used only if the lock was acquired).
     const request = lockRequest(conversationKey, options.lockTtlMs);
@@ -209,7 +213,6 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           batch = await inbox.freeze(conversationKey, batch);
         }
         const turn = batchOf(batch);
-        failing.head = head.messageId;
         if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
         try {
           await handle(turn, abort.signal, () => {
@@ -217,12 +220,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           });
         } catch (error) {
           // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
-          if (abort.signal.aborted) throw error;
-          const outcome = await onFailure(conversationKey, batch, error);
+          if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
+          const outcome = await onFailure(conversationKey, batch, error).catch((failure: unknown) => {
+            throw failedIn(jobId, head.messageId, failure);
+          });
           if (outcome !== 'given-up') return outcome;
         }
-        // Answered (or given up on): what fails from here is bookkeeping, not its turn.
-        failing.head = undefined;
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
         const answered = batch;
         const released = await lock.releaseWith(async (token) => {
@@ -320,18 +323,21 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     throw new DelayedError();
   };
 
-  /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
-  const failedHeads = new Map<string, string>();
-
-  /**
-   * Drains until the job is done with the conversation. The holder re-checks the inbox after
-   * releasing, so a message that arrived meanwhile is answered by it. A stopping worker hands its
-   * job back for the next worker.
-   */
-  const drainAll = async (job: Job<TurnJob>, token: string | undefined, conversationKey: string, failing: { head?: string }): Promise<void> => {
+  const processTurn = async (job: Job<TurnJob>, token?: string): Promise<void> => {
+    const parsed = TurnJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      logger.error('job-malformed', { jobId: job.id });
+      return;
+    }
+    const { conversationKey } = parsed.data;
+    // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
+    if (job.attemptsStarted <= 1)
+      metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
+    // The holder re-checks the inbox after releasing, so a message that arrived meanwhile is
+    // answered by it. A stopping worker hands its job back for the next worker.
     for (;;) {
       if (shutdown.aborted) return comeBackAt(job, token, Date.now() + busyDelayMs);
-      const outcome = await drain(conversationKey, failing);
+      const outcome = await drain(conversationKey, job.id);
       if (outcome.kind === 'busy') {
         // The holder re-checks the inbox after releasing, so it answers this job's message too;
         // a holder that dies leaves its own job active, and the stall check runs it again.
@@ -355,26 +361,6 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         return;
       }
       if (outcome.released || (await inbox.size(conversationKey)) === 0) return;
-    }
-  };
-
-  const processTurn = async (job: Job<TurnJob>, token?: string): Promise<void> => {
-    const parsed = TurnJobSchema.safeParse(job.data);
-    if (!parsed.success) {
-      logger.error('job-malformed', { jobId: job.id });
-      return;
-    }
-    const { conversationKey } = parsed.data;
-    // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
-    if (job.attemptsStarted <= 1)
-      metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
-    const failing: { head?: string } = {};
-    try {
-      await drainAll(job, token, conversationKey, failing);
-    } catch (error) {
-      // Read if this failure turns out final (the `failed` event).
-      if (job.id !== undefined && failing.head !== undefined && !(error instanceof DelayedError)) failedHeads.set(job.id, failing.head);
-      throw error;
     }
   };
 
