@@ -29,6 +29,7 @@ import { createDecisionStore } from './orchestrator/state/decision-store.js';
 import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
+import { createInboxSweeper } from './queue/inbox-sweeper.js';
 import { createTurnWorker } from './queue/turn-worker.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
@@ -54,7 +55,7 @@ import { openMongo } from './store/mongo-connection.js';
 import { createRecentBackfill } from './store/recent-backfill.js';
 import { createTranscriptOutbox, type TranscriptOutbox } from './store/outbox.js';
 import { recentMessages } from './store/recent-messages.js';
-import { checkRedisPersistence } from './store/redis-persistence.js';
+import { checkRedisEviction, checkRedisPersistence } from './store/redis-persistence.js';
 import { createTranscriptWriter } from './store/transcript-writer.js';
 import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
@@ -114,6 +115,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const mongoLink = openMongo(config.mongodbUri, logger);
   const mongo = mongoLink.connection;
   await checkRedisPersistence(redis, logger);
+  await checkRedisEviction(redis, logger);
   const outboxReader = createRedis(config, 'blocking');
   const outbox = createTranscriptOutbox({
     redis,
@@ -128,7 +130,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
-  // Deploying over existing data: conversations' recent history copied from MongoDB into Redis once (by the workers).
+  // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
   const recentBackfill = createRecentBackfill({
     redis,
     conversations: transcripts.conversations,
@@ -161,8 +163,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const selectEntity = createSelectEntityTool();
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const inbox = createConversationInbox(redis);
-  const queue = createTurnQueue(bullConnection, queuePrefix);
-  const intake = createIntake(inbox, queue, outbox);
+  const queue = createTurnQueue(bullConnection, queuePrefix, config.worker.retryBackoffMs);
+  const intake = createIntake(inbox, queue, outbox, logger);
+  // The backstop for an inbox whose job vanished (removed by hand): a job again after a minute (workers). Only on
+  // the shared queue: processes with a queue of their own (tests sharing one Redis) would answer others' inboxes.
+  const inboxSweeper = overrides.queuePrefix === undefined ? createInboxSweeper({ redis, queue, logger, metrics }) : undefined;
   const takeover = createTakeoverRuntime({
     config,
     redis,
@@ -349,6 +354,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       // Once per process (each owner starts once): the purge schedule, and hand-off notices with
       // the recovery of those a crash left pending.
       retention.start();
+      inboxSweeper?.start();
       noticeDelivery.start();
       transcriptWriter.start();
       usage.start();
@@ -361,6 +367,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       draining.abort();
     },
     async close() {
+      inboxSweeper?.stop();
       shuttingDown = true;
       draining.abort();
       await retention.close();

@@ -16,15 +16,17 @@ export type TurnJob = z.infer<typeof TurnJobSchema>;
 
 export type TurnQueue = Queue<TurnJob>;
 
-export function createTurnQueue(connection: ConnectionOptions, prefix?: string): TurnQueue {
+/** `retryBackoffMs`: the first delay before a job's bookkeeping is tried again (it doubles; MESSAGE_RETRY_BACKOFF_MS). */
+export function createTurnQueue(connection: ConnectionOptions, prefix?: string, retryBackoffMs = 2000): TurnQueue {
   return new Queue<TurnJob>(TURN_QUEUE_NAME, {
     connection,
     ...(prefix ? { prefix } : {}),
     defaultJobOptions: {
       // A failing message is retried by re-drive jobs (turn-worker.ts); these attempts only
-      // cover the worker's own bookkeeping failing (e.g. Redis unreachable mid-drain).
+      // cover the worker's own bookkeeping failing (e.g. Redis unreachable mid-drain); a job that
+      // fails for good leaves a fresh one for its conversation's inbox (turn-worker.ts, `rescue`).
       attempts: 8,
-      backoff: { type: 'exponential', delay: 2000 },
+      backoff: { type: 'exponential', delay: retryBackoffMs },
       // Completed job ids are kept a day so a late Twilio retry cannot enqueue a second job.
       removeOnComplete: { age: 24 * 60 * 60, count: 100_000 },
       removeOnFail: { age: 7 * 24 * 60 * 60 },

@@ -26,7 +26,13 @@
  * after releasing otherwise), and a dead holder's own job is re-run by the queue's
  * stall check. A stopping worker finishes the turn it holds and starts no new one: its job goes
  * back to the queue for the next worker.
+ *
+ * Messages appended behind a held lock or a queued job add no job of their own, so a job that
+ * fails for good (its attempts spent, or stalled too often) must not take them down with it: it
+ * gives up on the batch whose turn it kept failing (visibly, as any give-up) and leaves a fresh
+ * job for whatever is still in the inbox (see `rescue`).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import { classifyFailure, type FailureKind } from '../errors/index.js';
@@ -39,6 +45,8 @@ import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
+/** Tries at rescuing a conversation whose job failed for good (Redis may be what failed it), a doubling delay apart. */
+const RESCUE_ATTEMPTS = 8;
 
 /** The messages one turn answers, in arrival order. */
 export interface InboundBatch {
@@ -154,8 +162,16 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return waiting;
   };
 
-  /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock. */
-  const drain = async (conversationKey: string): Promise<DrainOutcome> => {
+  /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
+  const failedHeads = new Map<string, string>();
+  /** Notes that job `jobId`'s attempt fails in the turn of the batch headed by `messageId`; returns the error. */
+  const failedIn = (jobId: string | undefined, messageId: string, error: unknown): unknown => {
+    if (jobId !== undefined) failedHeads.set(jobId, messageId);
+    return error;
+  };
+
+  /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock (for job `jobId`). */
+  const drain = async (conversationKey: string, jobId?: string): Promise<DrainOutcome> => {
     const abort = new AbortController();
     // The lock and the head's first read go in one round trip (the read is used only if the lock was acquired).
     const request = lockRequest(conversationKey, options.lockTtlMs);
@@ -204,8 +220,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           });
         } catch (error) {
           // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
-          if (abort.signal.aborted) throw error;
-          const outcome = await onFailure(conversationKey, batch, error);
+          if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
+          const outcome = await onFailure(conversationKey, batch, error).catch((failure: unknown) => {
+            throw failedIn(jobId, head.messageId, failure);
+          });
           if (outcome !== 'given-up') return outcome;
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
@@ -219,6 +237,83 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       }
     } finally {
       await lock.release();
+    }
+  };
+
+  /** One try at `rescue`. */
+  const rescueOnce = async (job: Job<TurnJob>, conversationKey: string, failedHead: string | undefined, error: unknown): Promise<void> => {
+    const request = lockRequest(conversationKey, options.lockTtlMs);
+    const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
+    let delay = 0;
+    let gaveUp: string | undefined;
+    if (first.acquired) {
+      const lock = holdConversationLock(redis, request, () => logger.warn('conversation-lock-lost', { conversationKey }));
+      try {
+        let batch: InboxBatch | undefined;
+        try {
+          batch = first.batch();
+        } catch (readError) {
+          // A corrupt head is discarded by the fresh job's drain.
+          if (!(readError instanceof CorruptInboxEntryError)) throw readError;
+        }
+        const head = batch?.entries[0].message;
+        // A job that failed outside a turn (or stalled too often: maybe its head kills the worker)
+        // counts against the head as an unknown failure would, so no head is retried forever.
+        const suspect =
+          head && failedHead === undefined
+            ? await inbox.recordFailure(conversationKey, head.messageId, { ...policy, suspect: true, now: Date.now() })
+            : undefined;
+        if (batch && head && (head.messageId === failedHead || (suspect?.suspectAttempts ?? 0) >= MAX_SUSPECT_ATTEMPTS)) {
+          // Only what its turn answered: an unfrozen batch's later messages were never in one.
+          const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
+          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: suspect?.attempts ?? job.attemptsMade });
+          gaveUp = head.messageId;
+          if (!lock.held) return;
+          const freed = await lock.releaseWith(async (token) => {
+            const released = await inbox.acknowledge(conversationKey, suspect ? { ...failed, retry: suspect } : failed, token);
+            return { released, value: released };
+          });
+          if (freed) return;
+        }
+      } finally {
+        await lock.release();
+      }
+      // Re-checked after releasing: a message appended while this held the lock added no job.
+      if ((await inbox.size(conversationKey)) === 0) return;
+    } else {
+      // Its holder answers the inbox before it lets go; a dead holder's lock expires first.
+      delay = (await lockExpiresInMs(redis, conversationKey)) + 50;
+    }
+    const jobId = `rescue|${conversationKey}|${Date.now()}`.replace(/:/g, '_');
+    await options.queue.add('turn', { conversationKey, messageId: failedHead ?? job.data.messageId }, { jobId, delay });
+    logger.warn('turn-job-rescued', { conversationKey, failedJobId: job.id, gaveUp, jobId });
+  };
+
+  /**
+   * After a job of the conversation failed for good. The messages behind its batch added no job
+   * of their own (they rode on it), so nothing else would come back to them: give up on the batch
+   * whose turn the job kept failing in (`failedHead`; visibly, as any give-up), then leave a fresh
+   * job for whatever is left. A job that failed outside a turn (or stalled too often) counts as
+   * an unknown failure of the head (given up on after MAX_SUSPECT_ATTEMPTS such), and the fresh
+   * job tries the head again once its retry delay has passed. A rescue that fails (Redis may be
+   * what failed the job) is tried again, RESCUE_ATTEMPTS times a doubling delay apart, unless the
+   * process stops. Never throws.
+   */
+  const rescue = async (job: Job<TurnJob>, conversationKey: string, failedHead: string | undefined, error: unknown): Promise<void> => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await rescueOnce(job, conversationKey, failedHead, error);
+        return;
+      } catch (rescueError) {
+        const last = attempt >= RESCUE_ATTEMPTS || shutdown.aborted;
+        logger.error(last ? 'turn-job-rescue-failed' : 'turn-job-rescue-retrying', { conversationKey, failedJobId: job.id, attempt, error: rescueError });
+        if (last) return;
+        try {
+          await sleep(policy.firstDelayMs * 2 ** (attempt - 1), undefined, { signal: shutdown });
+        } catch {
+          return;
+        }
+      }
     }
   };
 
@@ -242,7 +337,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     // answered by it. A stopping worker hands its job back for the next worker.
     for (;;) {
       if (shutdown.aborted) return comeBackAt(job, token, Date.now() + busyDelayMs);
-      const outcome = await drain(conversationKey);
+      const outcome = await drain(conversationKey, job.id);
       if (outcome.kind === 'busy') {
         // The holder re-checks the inbox after releasing, so it answers this job's message too;
         // a holder that dies leaves its own job active, and the stall check runs it again.
@@ -285,6 +380,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   worker.on('failed', (job, error) => {
     metrics.increment('turn_job_failed_total');
     logger.error('turn-job-failed', { jobId: job?.id, attempts: job?.attemptsMade, error });
+    if (!job?.id) return;
+    const failedHead = failedHeads.get(job.id);
+    failedHeads.delete(job.id);
+    // Final (its attempts spent, or stalled too often): nothing else would come back to its inbox.
+    const parsed = TurnJobSchema.safeParse(job.data);
+    if (job.finishedOn !== undefined && parsed.success) void rescue(job, parsed.data.conversationKey, failedHead, error);
   });
   worker.on('error', (error) => logger.error('worker-error', { error }));
   return worker;

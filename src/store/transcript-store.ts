@@ -42,7 +42,7 @@ export const statusRank: Record<MessageStatus, number> = {
 export const APOLOGY_PART = 99;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
-const RECENT_MESSAGE_LIMIT = 20;
+export const RECENT_MESSAGE_LIMIT = 20;
 
 const RecentMessageSchema = z.object({ id: z.string(), direction: z.enum(['inbound', 'outbound']), text: z.string() });
 

@@ -4,14 +4,39 @@
  * conversation's lock as it is appended, or a job added for the conversation has not yet tried
  * the lock: then the lock's next holder answers it (see `ConversationInbox.accept`), and a job
  * of its own would only find the lock taken and complete. A duplicate still re-adds its job (a
- * no-op when the job exists), so a webhook retried after a failed enqueue heals itself.
+ * no-op when the job exists), so a webhook retried after a failed enqueue heals itself. Not every
+ * sender retries (Twilio, by default, does not retry a message webhook answered 5xx), and
+ * messages appended meanwhile may be riding on the job that failed to be added: so a failed add
+ * is also retried in the background, a doubling delay apart, while the sender is answered 503.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../logger.js';
 import type { InboundMessage } from '../contracts/index.js';
 import type { ConversationInbox } from '../queue/conversation-inbox.js';
 import { enqueueTurn, type TurnQueue } from '../queue/turn-queue.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
 
-export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?: Pick<TranscriptOutbox, 'assertRoom'>) {
+/** Background tries at adding a job whose add failed, the first after ENQUEUE_RETRY_FIRST_MS, doubling (about 4 minutes in all). */
+const ENQUEUE_RETRIES = 8;
+const ENQUEUE_RETRY_FIRST_MS = 1_000;
+
+export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?: Pick<TranscriptOutbox, 'assertRoom'>, logger?: Logger) {
+  const retryEnqueue = async (message: InboundMessage, error: unknown) => {
+    const job = { conversationKey: message.conversationKey, messageId: message.messageId };
+    logger?.warn('turn-enqueue-retrying', { ...job, error });
+    for (let attempt = 1; attempt <= ENQUEUE_RETRIES; attempt += 1) {
+      // Unref'd: a stopping process does not wait for it (the sender's own retry is left).
+      await sleep(ENQUEUE_RETRY_FIRST_MS * 2 ** (attempt - 1), undefined, { ref: false });
+      try {
+        await enqueueTurn(queue, job);
+        logger?.info('turn-enqueued-late', { ...job, attempt });
+        return;
+      } catch (retryError) {
+        if (attempt === ENQUEUE_RETRIES) logger?.error('turn-enqueue-failed', { ...job, attempts: attempt, error: retryError });
+      }
+    }
+  };
+
   return {
     async accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> {
       // At TRANSCRIPT_OUTBOX_MAX (MongoDB far behind) new messages wait: a 503 the sender retries.
@@ -23,6 +48,7 @@ export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?
         } catch (error) {
           // No job after all: messages appended next must not count on one (best effort; the mark expires).
           if (appended === 'appended') await inbox.unmarkQueued(message.conversationKey).catch(() => undefined);
+          void retryEnqueue(message, error);
           throw error;
         }
       }

@@ -43,8 +43,8 @@ export async function findFreePort(): Promise<number> {
   });
 }
 
-/** Starts `redis-server` without persistence on a free loopback port and waits for PING. */
-export async function startRedis(): Promise<RedisHandle> {
+/** Starts `redis-server` without persistence on a free loopback port and waits for PING; `extraArgs` go last (e.g. a `--maxmemory-policy`). */
+export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisHandle> {
   const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
   let lastError: unknown;
   // A port found free can be taken before redis binds it: retry with a fresh one.
@@ -66,6 +66,7 @@ export async function startRedis(): Promise<RedisHandle> {
       'no',
       '--loglevel',
       'warning',
+      ...extraArgs,
     ]);
     try {
       await waitUntil(child, () => redisAnswersPing(port), `redis-server on port ${port}`);

@@ -1,0 +1,170 @@
+/**
+ * Messages that ride on another message's job: appended while their conversation's lock is held
+ * or a job of it is queued, they add no job of their own. When the job they ride on fails for
+ * good (here: its turn loses the conversation lock on every attempt, so every attempt throws and
+ * BullMQ's attempts run out), they must not be stranded: the message whose turn kept failing is
+ * given up on visibly (one apology), and the messages behind it are answered, once, in order.
+ * Nor when the job fails for good outside any turn (its bookkeeping failing: it gives up on
+ * nothing, the head counts an unknown failure and a fresh job answers on).
+ * Nor when a job vanishes without failing (removed by hand): the inbox sweep adds one again.
+ * Nor when the job a message was to add fails to be added (the sender answered 503 may never
+ * retry: Twilio does not) while another message appended meanwhile rides on it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { createInboxSweeper } from '../../src/queue/inbox-sweeper.js';
+import { redisKeys } from '../../src/queue/keys.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
+import type { ScriptedCall } from '../support/deterministic-model.js';
+import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { startRedis } from '../support/services.js';
+import { transcriptsWritten, turnsSettled } from '../support/settled.js';
+
+const customer = 'whatsapp:+447700931001';
+let harness: Harness;
+let poisonCalls = 0;
+
+/** A turn on `poison` loses its conversation's lock (the key vanishes) and waits until the worker notices. */
+async function script(call: ScriptedCall) {
+  if (call.userText === 'poison') {
+    poisonCalls += 1;
+    await harness.services.redis.del(redisKeys.lock(conversationKeyFor(customer)));
+    const signal = call.options.abortSignal;
+    if (signal && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  }
+  return { text: `Answer to: ${call.userText}` };
+}
+
+beforeAll(async () => {
+  // One turn per message; a 1.5 s lock (renewed every 0.5 s) and 100 ms doubling retries keep
+  // BullMQ's eight attempts at the poisoned job short.
+  harness = await startHarness({ script, env: { COALESCE_MS: '0', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '100' } });
+});
+afterAll(() => harness.close());
+
+describe('a message whose turn job fails for good', () => {
+  test('is given up on visibly, and the messages that rode on its job are answered once, in order', async () => {
+    const poison = newMessageSid();
+    const sids = [poison, newMessageSid(), newMessageSid()];
+    const bodies = ['poison', 'second', 'third'];
+    for (const [index, body] of bodies.entries()) {
+      expect((await harness.sendWhatsapp({ from: customer, body, messageSid: sids[index] })).status).toBe(200);
+    }
+    // BullMQ gives up on the job that carried all three: its eighth attempt failed too.
+    await eventually(() => harness.logs.find((line) => line.event === 'turn-job-failed' && line.attempts === 8), 60_000);
+    const received = () => harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+    await eventually(() => (received().includes('Answer to: third') ? true : undefined), 20_000);
+    expect(received()).toEqual([APOLOGY_TEXT, 'Answer to: second', 'Answer to: third']);
+    // Every attempt at it really failed (BullMQ's eight), and the job then failed for good.
+    expect(poisonCalls).toBeGreaterThanOrEqual(8);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'inbound-failed', messageId: poison, reason: 'unknown' }));
+    await transcriptsWritten(harness.services);
+    const messages = harness.services.transcripts.messages;
+    expect(await messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({ status: 'failed' });
+    expect(await messages.findById(outboundMessageId('whatsapp', poison, APOLOGY_PART)).lean()).toMatchObject({ text: APOLOGY_TEXT });
+    // Nothing left behind: the inbox is empty and no reply went twice.
+    expect(await harness.services.inbox.size(conversationKeyFor(customer))).toBe(0);
+    expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: second')).toHaveLength(1);
+  }, 90_000);
+});
+
+describe('a job whose add fails while a message rides on it', () => {
+  test('is added in the background: both messages are answered, once, in order', async () => {
+    const rider = 'whatsapp:+447700931002';
+    const [first, second] = [newMessageSid(), newMessageSid()];
+    const { queue } = harness.services;
+    const add = queue.add.bind(queue);
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let refused = false;
+    // The first message's add waits until the second is appended (riding on it), then fails.
+    Object.assign(queue, {
+      add: async (...args: Parameters<typeof add>) => {
+        if (args[1].messageId !== first || refused) return add(...args);
+        refused = true;
+        await released;
+        throw new Error('Connection is closed.');
+      },
+    });
+    try {
+      const firstResponse = Promise.resolve(harness.sendWhatsapp({ from: rider, body: 'first', messageSid: first }));
+      await eventually(() => refused || undefined);
+      expect((await harness.sendWhatsapp({ from: rider, body: 'second', messageSid: second })).status).toBe(200);
+      release();
+      expect((await firstResponse).status).toBe(503);
+      const received = () => harness.twilio.messages.filter((message) => message.to === rider).map((message) => message.body);
+      await eventually(() => (received().includes('Answer to: second') ? true : undefined), 20_000);
+      expect(received()).toEqual(['Answer to: first', 'Answer to: second']);
+      expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'turn-enqueued-late', messageId: first }));
+    } finally {
+      Object.assign(queue, { add });
+    }
+  });
+});
+
+describe('a job that fails for good outside any turn', () => {
+  let coalescing: Harness;
+  beforeAll(async () => {
+    coalescing = await startHarness({ script, env: { COALESCE_MS: '300', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '100' } });
+  });
+  afterAll(() => coalescing.close());
+
+  test('leaves a fresh job: the burst it carried is still answered, in order', async () => {
+    const burst = 'whatsapp:+447700931003';
+    const sids = [newMessageSid(), newMessageSid(), newMessageSid()];
+    const { inbox } = coalescing.services;
+    const freeze = inbox.freeze.bind(inbox);
+    // Freezing the burst (bookkeeping before its turn) fails on every attempt of the job that carries it.
+    Object.assign(inbox, {
+      freeze: async (...args: Parameters<typeof freeze>) => {
+        if (args[1].entries[0].message.messageId === sids[0]) throw new Error('freeze refused');
+        return freeze(...args);
+      },
+    });
+    try {
+      for (const [index, body] of ['one', 'two', 'three'].entries()) {
+        expect((await coalescing.sendWhatsapp({ from: burst, body, messageSid: sids[index] })).status).toBe(200);
+      }
+      await eventually(() => coalescing.logs.find((line) => line.event === 'turn-job-failed' && line.attempts === 8), 60_000);
+      const received = () => coalescing.twilio.messages.filter((message) => message.to === burst).map((message) => message.body);
+      await eventually(() => (received().includes('Answer to: three') ? true : undefined), 20_000);
+      // The head, counted as failed once, is retried on its own; the rest follow as one turn.
+      expect(received()).toEqual(['Answer to: one', 'Answer to: three']);
+      expect(coalescing.logs).toContainEqual(expect.objectContaining({ event: 'turn-job-rescued', conversationKey: conversationKeyFor(burst) }));
+      expect(await coalescing.services.inbox.size(conversationKeyFor(burst))).toBe(0);
+    } finally {
+      Object.assign(inbox, { freeze });
+    }
+  }, 90_000);
+});
+
+// On a Redis of its own: a sweep walks every inbox of its Redis, other suites' too.
+(process.env.TEST_REDIS_CLUSTER_NODES ? describe.skip : describe)('a job removed by hand', () => {
+  test('the inbox sweep adds one again once its head has waited: the message is answered, once', async () => {
+    const own = await startRedis();
+    const removed = await startHarness({ script, worker: false, env: { REDIS_URL: own.url } });
+    try {
+      const forgotten = 'whatsapp:+447700931004';
+      const messageSid = newMessageSid();
+      expect((await removed.sendWhatsapp({ from: forgotten, body: 'forgotten', messageSid })).status).toBe(200);
+      const { redis, queue, logger, metrics } = removed.services;
+      // A head that just arrived still has its job on the way: not swept.
+      expect(await createInboxSweeper({ redis, queue, logger, metrics }).sweep()).toBe(0);
+      // Removed from the queue by hand (e.g. the /admin/queues dashboard), then a worker starts.
+      await queue.drain(true);
+      expect(await queue.count()).toBe(0);
+      await removed.services.startWorker().waitUntilReady();
+      const sweeper = createInboxSweeper({ redis, queue, logger, metrics, now: () => Date.now() + 61_000 });
+      expect(await sweeper.sweep()).toBe(1);
+      await eventually(() => removed.twilio.messages.some((message) => message.body === 'Answer to: forgotten') || undefined, 20_000);
+      await turnsSettled(removed.services);
+      expect(await sweeper.sweep()).toBe(0);
+      expect(removed.twilio.messages.filter((message) => message.to === forgotten).map((message) => message.body)).toEqual(['Answer to: forgotten']);
+      expect(removed.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'inbox-swept', messageId: messageSid }));
+    } finally {
+      await removed.close();
+      await own.stop();
+    }
+  });
+});
