@@ -29,7 +29,6 @@ import { createDecisionStore } from './orchestrator/state/decision-store.js';
 import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
-import { createInboxSweeper } from './queue/inbox-sweeper.js';
 import { createTurnWorker } from './queue/turn-worker.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
@@ -165,9 +164,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, queuePrefix, config.worker.retryBackoffMs);
   const intake = createIntake(inbox, queue, outbox, logger);
-  // The backstop for an inbox whose job vanished (removed by hand): a job again after a minute (workers). Only on
-  // the shared queue: processes with a queue of their own (tests sharing one Redis) would answer others' inboxes.
-  const inboxSweeper = overrides.queuePrefix === undefined ? createInboxSweeper({ redis, queue, logger, metrics }) : undefined;
   const takeover = createTakeoverRuntime({
     config,
     redis,
@@ -354,7 +350,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       // Once per process (each owner starts once): the purge schedule, and hand-off notices with
       // the recovery of those a crash left pending.
       retention.start();
-      inboxSweeper?.start();
       noticeDelivery.start();
       transcriptWriter.start();
       usage.start();
@@ -367,7 +362,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       draining.abort();
     },
     async close() {
-      inboxSweeper?.stop();
       shuttingDown = true;
       draining.abort();
       await retention.close();

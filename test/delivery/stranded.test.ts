@@ -6,20 +6,17 @@
  * given up on visibly (one apology), and the messages behind it are answered, once, in order.
  * Nor when the job fails for good outside any turn (its bookkeeping failing: it gives up on
  * nothing, the head counts an unknown failure and a fresh job answers on).
- * Nor when a job vanishes without failing (removed by hand): the inbox sweep adds one again.
  * Nor when the job a message was to add fails to be added (the sender answered 503 may never
  * retry: Twilio does not) while another message appended meanwhile rides on it.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
-import { createInboxSweeper } from '../../src/queue/inbox-sweeper.js';
 import { redisKeys } from '../../src/queue/keys.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import type { ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
-import { startRedis } from '../support/services.js';
-import { transcriptsWritten, turnsSettled } from '../support/settled.js';
+import { transcriptsWritten } from '../support/settled.js';
 
 const customer = 'whatsapp:+447700931001';
 let harness: Harness;
@@ -137,34 +134,4 @@ describe('a job that fails for good outside any turn', () => {
       Object.assign(inbox, { freeze });
     }
   }, 90_000);
-});
-
-// On a Redis of its own: a sweep walks every inbox of its Redis, other suites' too.
-(process.env.TEST_REDIS_CLUSTER_NODES ? describe.skip : describe)('a job removed by hand', () => {
-  test('the inbox sweep adds one again once its head has waited: the message is answered, once', async () => {
-    const own = await startRedis();
-    const removed = await startHarness({ script, worker: false, env: { REDIS_URL: own.url } });
-    try {
-      const forgotten = 'whatsapp:+447700931004';
-      const messageSid = newMessageSid();
-      expect((await removed.sendWhatsapp({ from: forgotten, body: 'forgotten', messageSid })).status).toBe(200);
-      const { redis, queue, logger, metrics } = removed.services;
-      // A head that just arrived still has its job on the way: not swept.
-      expect(await createInboxSweeper({ redis, queue, logger, metrics }).sweep()).toBe(0);
-      // Removed from the queue by hand (e.g. the /admin/queues dashboard), then a worker starts.
-      await queue.drain(true);
-      expect(await queue.count()).toBe(0);
-      await removed.services.startWorker().waitUntilReady();
-      const sweeper = createInboxSweeper({ redis, queue, logger, metrics, now: () => Date.now() + 61_000 });
-      expect(await sweeper.sweep()).toBe(1);
-      await eventually(() => removed.twilio.messages.some((message) => message.body === 'Answer to: forgotten') || undefined, 20_000);
-      await turnsSettled(removed.services);
-      expect(await sweeper.sweep()).toBe(0);
-      expect(removed.twilio.messages.filter((message) => message.to === forgotten).map((message) => message.body)).toEqual(['Answer to: forgotten']);
-      expect(removed.logs).toContainEqual(expect.objectContaining({ level: 'warn', event: 'inbox-swept', messageId: messageSid }));
-    } finally {
-      await removed.close();
-      await own.stop();
-    }
-  });
 });
