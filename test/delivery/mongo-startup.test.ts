@@ -14,6 +14,7 @@ import { startFakeTwilio } from '../support/fake-twilio.js';
 import {
   eventually,
   newMessageSid,
+  ownRedisDatabase,
   PUBLIC_BASE_URL,
   startHarness,
   startServiceProcess,
@@ -73,7 +74,7 @@ async function startWhileDown(
   running = { database, processes: [], base: '' };
   await down(database);
   const port = await findFreePort();
-  const env = testEnv(twilio.baseUrl, { PORT: String(port), OPENAI_BASE_URL: stub.baseUrl, MONGODB_URI: `${database.uri}${name}` });
+  const env = testEnv(twilio.baseUrl, { PORT: String(port), OPENAI_BASE_URL: stub.baseUrl, MONGODB_URI: `${database.uri}${name}`, ...ownRedisDatabase(4) });
   const [web, worker] = await Promise.all([startServiceProcess(env, 'web'), startServiceProcess(env, 'worker')]);
   running.processes.push(web, worker);
   running.base = `http://127.0.0.1:${port}`;

@@ -7,7 +7,7 @@ import { describe, expect, test } from '@jest/globals';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
-import { eventually, PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
+import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
 import { startOpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
 import { inboundWhatsappParams, newTwilioSid, signedWebhook } from '../support/twilio-signature.js';
@@ -57,7 +57,7 @@ describe('SIGTERM', () => {
     stub.respondWith({ text: 'Finished despite the shutdown.', delayMs: 1500 });
     const port = await findFreePort();
     const { child, output, exit } = runMain({
-      ...testEnv(twilio.baseUrl, { OPENAI_BASE_URL: stub.baseUrl, PORT: String(port), LOG_LEVEL: 'info' }),
+      ...testEnv(twilio.baseUrl, { OPENAI_BASE_URL: stub.baseUrl, PORT: String(port), LOG_LEVEL: 'info', ...ownRedisDatabase(1) }),
     });
     try {
       await eventually(() => output.stdout.includes('"event":"worker-started"') && output.stdout.includes('"event":"server-listening"'), 20_000);

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { loadConfig } from '../../src/config.js';
-import { eventually, PUBLIC_BASE_URL, startServiceProcess, testEnv, type ServiceProcess } from '../support/harness.js';
+import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, startServiceProcess, testEnv, type ServiceProcess } from '../support/harness.js';
 import { startOpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
 
@@ -16,7 +16,7 @@ const WIDGET_TOKEN_SECRET = 'w'.repeat(40);
 
 /** The test environment with no TWILIO_* variable at all. */
 function widgetOnlyEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env = testEnv('http://127.0.0.1:9', { WIDGET_TOKEN_SECRET });
+  const env = testEnv('http://127.0.0.1:9', { WIDGET_TOKEN_SECRET, ...ownRedisDatabase(2) });
   for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_BASE_URL']) delete env[name];
   return { ...env, ...extra };
 }

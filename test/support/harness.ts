@@ -69,6 +69,20 @@ export function newMessageSid(): string {
   return `SM${randomUUID().replace(/-/g, '')}`;
 }
 
+/**
+ * REDIS_URL for a suite that runs the service as `src/main.ts` processes: a Redis database of its
+ * own (`db`, 1–15, one per such suite). Those processes use production's queue prefix, so on a
+ * shared database one suite's worker could take another's turn jobs (and answer through the wrong
+ * fake Twilio). A cluster has one database: there the suite keeps the shared one.
+ */
+export function ownRedisDatabase(db: number): Record<string, string> {
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (!redisUrl || process.env.TEST_REDIS_CLUSTER_NODES) return {};
+  const url = new URL(redisUrl);
+  url.pathname = `/${db}`;
+  return { REDIS_URL: url.toString() };
+}
+
 export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   const redisUrl = process.env.TEST_REDIS_URL;
   const mongoUri = process.env.TEST_MONGODB_URI;

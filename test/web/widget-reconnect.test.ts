@@ -10,7 +10,16 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import type { Page } from 'playwright-core';
 import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
-import { eventually, startServiceProcess, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, testEnv, type FakeTwilio, type ServiceProcess } from '../support/harness.js';
+import {
+  eventually,
+  ownRedisDatabase,
+  startServiceProcess,
+  TEST_ACCOUNT_SID,
+  TEST_AUTH_TOKEN,
+  testEnv,
+  type FakeTwilio,
+  type ServiceProcess,
+} from '../support/harness.js';
 import { startOpenAIStub, type ChatCompletionRequestBody, type OpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
 import { stubAssistant } from '../support/stub-assistant.js';
@@ -81,6 +90,7 @@ beforeAll(async () => {
     PORT: String(servicePort),
     OPENAI_BASE_URL: stub.baseUrl,
     WEB_SITES: JSON.stringify([{ key: 'test-site', name: 'Harbour Lane', origins: [hostOrigin], greeting: GREETING, language: 'en' }]),
+    ...ownRedisDatabase(3),
   });
   hostServer = createServer((request, response) => {
     if (request.url !== '/') {
