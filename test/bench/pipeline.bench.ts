@@ -16,6 +16,11 @@
  * Loopback only; every phase bounded in count and time.
  */
 import { mkdir } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { TURN_QUEUE_NAME } from '../../src/queue/turn-queue.js';
+import { QUEUE_PREFIX } from '../../src/redis.js';
+import { newTwilioSid } from '../support/twilio-signature.js';
 import { findFreePort } from '../support/services.js';
 import { measureBareBullmq } from './bullmq-baseline.js';
 import { seedHistory, TEMPLATE_NUMBER, templateSid } from './history.js';
@@ -26,6 +31,7 @@ import {
   findProcess,
   fromSource,
   histogramDelta,
+  histogramPercentile,
   histogramTotals,
   mongoDelta,
   percentile,
@@ -37,6 +43,7 @@ import {
   summarizeProfiles,
   sumCommands,
   webhookSender,
+  type LoopStats,
   type ServiceChild,
 } from './rig.js';
 
@@ -100,12 +107,26 @@ function repliesFor(prefix: string) {
 }
 const repliesTo = (prefix: string) => repliesFor(prefix).length;
 
-/** Waits (at most REPLY_WAIT_MS) until every message sent so far is answered, so no phase inherits another's backlog. */
+/** Entries in the transcript outbox (every database's: the bench's Redis holds only this run's). */
+async function outboxBacklog() {
+  const keys = await probe.keys('asst:tx:outbox:*');
+  const lengths = await Promise.all(keys.map((key) => probe.xlen(key)));
+  return lengths.reduce((sum, length) => sum + length, 0);
+}
+
+/**
+ * Waits (at most REPLY_WAIT_MS) until every message sent so far is answered and the transcript
+ * writer has emptied the outbox, so no phase inherits another's backlog (a sustained phase ends
+ * with thousands of records still to write: the next phase would share the cores with that).
+ */
 async function drain() {
   const deadline = Date.now() + REPLY_WAIT_MS;
   while (twilio.messages.length < sender.sentAt.size && Date.now() < deadline) await sleep(100);
   const left = sender.sentAt.size - twilio.messages.length;
   if (left > 0) out(`  (${left} messages of earlier phases still unanswered)`);
+  while ((await outboxBacklog()) > 0 && Date.now() < deadline) await sleep(100);
+  const backlog = await outboxBacklog();
+  if (backlog > 0) out(`  (${backlog} transcript outbox entries of earlier phases still unwritten)`);
 }
 
 /** The replies whose text starts with `ok <prefix>` (the model echoes the message), once there are `count` or after `timeoutMs`. */
@@ -124,14 +145,21 @@ async function sustained(label: string, area: number) {
   const cpuBefore = await cpu();
   const acks: number[] = [];
   const startedAt = Date.now();
+  // drain() left every earlier message answered: this phase's replies are the ones after these.
+  const repliesBefore = twilio.messages.length;
   let next = 0;
+  let slots = 0;
   await Promise.all(
     Array.from({ length: SENDERS }, async () => {
       while (next < MESSAGES / PER_NUMBER && Date.now() - startedAt < PHASE_SECONDS * 1000) {
         const number = benchNumber(area, next++);
         for (let index = 0; index < PER_NUMBER; index += 1) {
-          // Enough waiting to keep the worker busy, not so much that the phase ends on a long backlog.
-          while (acks.length - repliesTo(label) > MAX_OUTSTANDING) await sleep(20);
+          // Enough waiting to keep the worker busy, not so much that the phase ends on a long backlog:
+          // the n-th message goes once the (n − MAX_OUTSTANDING)-th reply arrived. Each reply
+          // releases one sender (a shared 20 ms poll released the waiting senders together, a
+          // burst of webhooks that queued behind each other in the web and inflated the ack tail).
+          const slot = slots++;
+          if (slot >= MAX_OUTSTANDING) await twilio.waitForMessages(repliesBefore + slot - MAX_OUTSTANDING + 1, REPLY_WAIT_MS).catch(() => undefined);
           acks.push(await sender.post(number, `${label} ${number} #${index}`));
         }
       }
@@ -209,14 +237,25 @@ const empty = await sustained('empty store', 201);
 await drain();
 const pacedCount = PACED_RATE * PACED_SECONDS;
 const pacedAcks: number[] = [];
+const pacedSids: string[] = [];
+// Resets both processes' loop monitors: the next reading covers this phase only.
+await Promise.all([web.loop(), worker.loop()]);
+const pacedMetricsBefore = await Promise.all([web.metrics(), worker.metrics()]);
+const benchLoop = monitorEventLoopDelay({ resolution: 5 });
+benchLoop.enable();
 const pacedStart = performance.now();
 const posting: Promise<void>[] = [];
 for (let index = 0; index < pacedCount; index += 1) {
   await sleep(pacedStart + (index * 1000) / PACED_RATE - performance.now());
-  posting.push(sender.post(benchNumber(301, index), `paced ${index}`).then((ack) => void pacedAcks.push(ack)));
+  const sid = newTwilioSid();
+  pacedSids.push(sid);
+  posting.push(sender.post(benchNumber(301, index), `paced ${index}`, sid).then((ack) => void pacedAcks.push(ack)));
 }
 await Promise.all(posting);
 const pacedReplies = await waitForReplies('paced ', pacedCount, REPLY_WAIT_MS);
+benchLoop.disable();
+const loops = await Promise.all([web.loop(), worker.loop()]);
+const pacedMetricsAfter = await Promise.all([web.metrics(), worker.metrics()]);
 // A message still unanswered when the phase stops waiting counts as infinitely slow.
 const overheads = [
   ...pacedReplies.map((reply) => reply.receivedAt - (sender.sentAt.get(reply.body.replace(/^ok /, '')) ?? reply.receivedAt)),
@@ -226,6 +265,56 @@ out(`paced: ${pacedCount} messages at ${PACED_RATE}/s, one number each`);
 row('answered', `${pacedReplies.length}/${pacedCount}`);
 row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
 row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));
+// Where each message's time went, from its BullMQ job's own timestamps (Date.now() of the web
+// adding it, of the worker moving it to active) and the reply's arrival at the fake Twilio API.
+{
+  const replyAt = new Map(pacedReplies.map((reply) => [reply.body.replace(/^ok /, ''), reply.receivedAt]));
+  const jobs = await Promise.all(
+    pacedSids.map((sid, index) =>
+      probe.hmget(
+        `${QUEUE_PREFIX}:${TURN_QUEUE_NAME}:${`${conversationKeyFor(benchNumber(301, index))}|${sid}`.replace(/:/g, '_')}`,
+        'timestamp',
+        'processedOn',
+      ),
+    ),
+  );
+  const toJob: number[] = [];
+  const queueWait: number[] = [];
+  const turnAndSend: number[] = [];
+  jobs.forEach(([created, processed], index) => {
+    const sentAt = sender.sentAt.get(`paced ${index}`);
+    const replied = replyAt.get(`paced ${index}`);
+    if (sentAt === undefined || created === null || processed === null || replied === undefined) return;
+    toJob.push(Number(created) - sentAt);
+    queueWait.push(Number(processed) - Number(created));
+    turnAndSend.push(replied - Number(processed));
+  });
+  out(`  where a paced message's time goes (p50 / p99 ms, ${toJob.length} messages with a job)`);
+  row('  webhook sent → job added (web: HTTP, signature, inbox)', ms(toJob));
+  row('  job added → worker moved it to active (queue wait)', ms(queueWait));
+  row('  active → reply at Twilio (turn, send)', ms(turnAndSend));
+  const bucketRow = (name: string, which: 0 | 1, histogram: string, labels: string[] = []) =>
+    row(
+      `  ${name} (histogram bucket)`,
+      `${histogramPercentile(pacedMetricsBefore[which] ?? '', pacedMetricsAfter[which] ?? '', histogram, 50, labels)} / ${histogramPercentile(pacedMetricsBefore[which] ?? '', pacedMetricsAfter[which] ?? '', histogram, 99, labels)}`,
+    );
+  bucketRow('webhook ack, web (server side)', 0, 'webhook_ack_seconds', ['channel="whatsapp"']);
+  bucketRow('turn, orchestrator incl. model calls', 1, 'turn_duration_seconds');
+  bucketRow('  model call: judge', 1, 'model_call_duration_seconds', ['purpose="judge"']);
+  bucketRow('  model call: reply', 1, 'model_call_duration_seconds', ['purpose="reply"']);
+  bucketRow('send of one reply part', 1, 'send_duration_seconds');
+  const loopRow = (name: string, loop: LoopStats) =>
+    row(
+      `  event loop ${name}: delay p50 / p99 / max; GC pauses count, total, max`,
+      `${loop.p50.toFixed(1)} / ${loop.p99.toFixed(1)} / ${loop.max.toFixed(1)}; ${loop.gcCount}, ${loop.gcTotal.toFixed(0)}, ${loop.gcMax.toFixed(1)} ms`,
+    );
+  loopRow('web', loops[0]);
+  loopRow('worker', loops[1]);
+  row(
+    '  event loop bench (senders, fake Twilio): delay p50 / p99 / max',
+    `${(benchLoop.percentile(50) / 1e6).toFixed(1)} / ${(benchLoop.percentile(99) / 1e6).toFixed(1)} / ${(benchLoop.max / 1e6).toFixed(1)}`,
+  );
+}
 
 // 4 — the same throughput phase with ≥ 50k stored messages. Seeding has a deadline
 // (BENCH_SEED_SECONDS): a seed that never finishes is reported, and the other phases still run.

@@ -83,6 +83,16 @@ export interface ProcessStats {
   mongoCommands: Record<string, number>;
 }
 
+/** A process's event-loop delay (ms, sampled every 5 ms) and GC pauses since the last reading. */
+export interface LoopStats {
+  p50: number;
+  p99: number;
+  max: number;
+  gcCount: number;
+  gcTotal: number;
+  gcMax: number;
+}
+
 export interface ServiceChild {
   role: 'web' | 'worker';
   pid: number;
@@ -90,6 +100,8 @@ export interface ServiceChild {
   stats(): Promise<ProcessStats>;
   /** The process's Prometheus metrics text (`/metrics` without an HTTP server). */
   metrics(): Promise<string>;
+  /** Its event-loop delay and GC pauses since the last call (the first call: since start). */
+  loop(): Promise<LoopStats>;
   /** Resolves once the process printed `text`. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
   /** SIGTERM and wait (a CPU profile is written on this exit). */
@@ -175,10 +187,13 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
     stats: () =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`${role} did not answer a stats request`)), 30_000);
-        child.once('message', (message) => {
+        const onMessage = (message: unknown) => {
+          if (typeof message !== 'object' || message === null || !('rss' in message)) return;
           clearTimeout(timer);
+          child.removeListener('message', onMessage);
           resolve(message as ProcessStats);
-        });
+        };
+        child.on('message', onMessage);
         child.send('stats');
       }),
     metrics: () =>
@@ -192,6 +207,18 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
         };
         child.on('message', onMessage);
         child.send('metrics');
+      }),
+    loop: () =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${role} did not answer a loop request`)), 30_000);
+        const onMessage = (message: unknown) => {
+          if (typeof message !== 'object' || message === null || !('loop' in message)) return;
+          clearTimeout(timer);
+          child.removeListener('message', onMessage);
+          resolve(message.loop as LoopStats);
+        };
+        child.on('message', onMessage);
+        child.send('loop');
       }),
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
@@ -333,4 +360,28 @@ export function histogramDelta(before: Map<string, HistogramTotal>, after: Map<s
     count += total.count - (before.get(key)?.count ?? 0);
   }
   return { count, meanMs: count > 0 ? (1000 * sum) / count : NaN };
+}
+
+/**
+ * A histogram's p-th percentile between two readings of one process, as the upper bound of the
+ * bucket it falls in (`≤ 25` ms): the series named `name` whose labels include every `labels`, summed.
+ */
+export function histogramPercentile(before: string, after: string, name: string, p: number, labels: readonly string[] = []): string {
+  const buckets = (text: string) => {
+    const counts = new Map<number, number>();
+    for (const match of text.matchAll(new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+      const [, labelText = '', value] = match;
+      if (!labels.every((label) => labelText.includes(label))) continue;
+      const le = /le="([^"]+)"/.exec(labelText)?.[1] ?? '+Inf';
+      const bound = le === '+Inf' ? Infinity : Number(le);
+      counts.set(bound, (counts.get(bound) ?? 0) + Number(value));
+    }
+    return counts;
+  };
+  const start = buckets(before);
+  const cumulative = [...buckets(after)].map(([bound, count]) => [bound, count - (start.get(bound) ?? 0)] as const).sort((a, b) => a[0] - b[0]);
+  const total = cumulative.at(-1)?.[1] ?? 0;
+  if (total === 0) return 'no samples';
+  const found = cumulative.find(([, count]) => count >= (p / 100) * total);
+  return found && Number.isFinite(found[0]) ? `≤ ${1000 * found[0]}` : `> ${1000 * (cumulative.at(-2)?.[0] ?? 0)}`;
 }
