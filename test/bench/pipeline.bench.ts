@@ -32,6 +32,9 @@ import {
   fromSource,
   histogramDelta,
   histogramPercentile,
+  runQueueWaitMs,
+  machineBusySeconds,
+  writeSyscalls,
   histogramTotals,
   mongoDelta,
   percentile,
@@ -93,6 +96,20 @@ const ferretPid = backing.ferret ? await findProcess((line) => line.includes(`--
 const redisPid = await findProcess((line) => line.startsWith('redis-server') && line.includes(`:${backing.redis.port}`));
 /** Each process's CPU seconds so far: FerretDB, Redis, web, worker, and this one (the senders and the fake Twilio API). */
 const cpu = () => Promise.all([cpuSeconds(ferretPid), cpuSeconds(redisPid), cpuSeconds(web.pid), cpuSeconds(worker.pid), cpuSeconds(process.pid)]);
+/** Each process's run-queue wait so far (ms), in the same order: time it was runnable but every core was busy. */
+const runQueue = () => Promise.all([ferretPid, redisPid, web.pid, worker.pid, process.pid].map((pid) => runQueueWaitMs(pid)));
+const runQueueRow = (before: readonly number[], after: readonly number[], seconds: number) =>
+  row(
+    '  run-queue wait (ms per s, runnable but no free core): FerretDB / Redis / web / worker / bench',
+    after.map((value, index) => ((value - (before[index] ?? 0)) / seconds).toFixed(0)).join(' / '),
+  );
+
+/** A process's event-loop delay (sampled every 5 ms: 5 is an idle loop) and its GC pauses over a phase. */
+const loopRow = (name: string, loop: LoopStats) =>
+  row(
+    `  event loop ${name}: delay p50 / p99 / max; GC pauses count, total, max`,
+    `${loop.p50.toFixed(1)} / ${loop.p99.toFixed(1)} / ${loop.max.toFixed(1)}; ${loop.gcCount}, ${loop.gcTotal.toFixed(0)}, ${loop.gcMax.toFixed(1)} ms`,
+  );
 
 /** The replies whose text starts with `ok <prefix>`, gathered incrementally (a filter over every reply per webhook made the bench its own bottleneck). */
 const matched = new Map<string, { scanned: number; replies: (typeof twilio.messages)[number][] }>();
@@ -143,6 +160,10 @@ async function sustained(label: string, area: number) {
   const stagesBefore = await Promise.all([web.metrics(), worker.metrics()]);
   const commandsBefore = await redisCommandCount(probe);
   const cpuBefore = await cpu();
+  const waitedBefore = await runQueue();
+  const writesBefore = await Promise.all([web.pid, worker.pid].map((pid) => writeSyscalls(pid)));
+  // Resets both processes' loop monitors: the reading after the phase covers it alone.
+  await Promise.all([web.loop(), worker.loop()]);
   const acks: number[] = [];
   const startedAt = Date.now();
   // drain() left every earlier message answered: this phase's replies are the ones after these.
@@ -171,6 +192,9 @@ async function sustained(label: string, area: number) {
   const seconds = ((replies.length > 0 ? Math.max(...replies.map((reply) => reply.receivedAt)) : Date.now()) - startedAt) / 1000;
   const perSecond = total / seconds;
   const cpuAfter = await cpu();
+  const loops = await Promise.all([web.loop(), worker.loop()]);
+  const waitedAfter = await runQueue();
+  const writesAfter = await Promise.all([web.pid, worker.pid].map((pid) => writeSyscalls(pid)));
   const busy = cpuAfter.map((after, index) => `${((100 * (after - (cpuBefore[index] ?? 0))) / seconds).toFixed(0)}%`);
   await sleep(500);
   // Per answered message (none answered: per message sent, and marked so).
@@ -193,6 +217,10 @@ async function sustained(label: string, area: number) {
     cpuAfter.map((after, index) => ((1000 * (after - (cpuBefore[index] ?? 0))) / per).toFixed(1)).join(' / '),
   );
   row(
+    'write system calls per answered message: web / worker',
+    writesAfter.map((after, index) => ((after - (writesBefore[index] ?? 0)) / per).toFixed(1)).join(' / '),
+  );
+  row(
     '  by command',
     Object.entries(mongo)
       .sort((a, b) => b[1] - a[1])
@@ -206,6 +234,13 @@ async function sustained(label: string, area: number) {
     row(`  ${name}`, `${fixed(delta.meanMs, 1)} ms  ×${(delta.count / per).toFixed(2)}`);
   };
   stage('webhook ack, web (server side; client side above)', 0, 'webhook_ack_seconds', ['channel="whatsapp"']);
+  row(
+    '    p50 / p99 (ms, histogram bucket)',
+    [50, 99].map((p) => histogramPercentile(stagesBefore[0], stagesAfter[0], 'webhook_ack_seconds', p, ['channel="whatsapp"'])).join(' / '),
+  );
+  loopRow('web', loops[0]);
+  loopRow('worker', loops[1]);
+  runQueueRow(waitedBefore, waitedAfter, seconds);
   stage('queue wait, turns queue (worker)', 1, 'queue_wait_seconds', ['queue="turns"']);
   stage('turn, orchestrator incl. model calls (worker)', 1, 'turn_duration_seconds');
   stage('  model call: judge (instant model)', 1, 'model_call_duration_seconds', ['purpose="judge"']);
@@ -241,8 +276,16 @@ const pacedSids: string[] = [];
 // Resets both processes' loop monitors: the next reading covers this phase only.
 await Promise.all([web.loop(), worker.loop()]);
 const pacedMetricsBefore = await Promise.all([web.metrics(), worker.metrics()]);
+// Redis commands slower than 1 ms during the phase (Redis is single-threaded: one blocks every client).
+await probe.config('SET', 'slowlog-log-slower-than', '1000');
+await probe.slowlog('RESET');
+const waitedBefore = await runQueue();
+const cpuPacedBefore = await Promise.all([cpu(), machineBusySeconds()]);
 const benchLoop = monitorEventLoopDelay({ resolution: 5 });
 benchLoop.enable();
+const benchGc: number[] = [];
+const benchGcObserver = new PerformanceObserver((list) => void benchGc.push(...list.getEntries().map((entry) => entry.duration)));
+benchGcObserver.observe({ entryTypes: ['gc'] });
 const pacedStart = performance.now();
 const posting: Promise<void>[] = [];
 for (let index = 0; index < pacedCount; index += 1) {
@@ -254,8 +297,12 @@ for (let index = 0; index < pacedCount; index += 1) {
 await Promise.all(posting);
 const pacedReplies = await waitForReplies('paced ', pacedCount, REPLY_WAIT_MS);
 benchLoop.disable();
+benchGcObserver.disconnect();
 const loops = await Promise.all([web.loop(), worker.loop()]);
 const pacedMetricsAfter = await Promise.all([web.metrics(), worker.metrics()]);
+const waitedAfter = await runQueue();
+const cpuPacedAfter = await Promise.all([cpu(), machineBusySeconds()]);
+const slow = (await probe.slowlog('GET', 1000)) as [number, number, number, string[]][];
 // A message still unanswered when the phase stops waiting counts as infinitely slow.
 const overheads = [
   ...pacedReplies.map((reply) => reply.receivedAt - (sender.sentAt.get(reply.body.replace(/^ok /, '')) ?? reply.receivedAt)),
@@ -281,6 +328,8 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
   const toJob: number[] = [];
   const queueWait: number[] = [];
   const turnAndSend: number[] = [];
+  const slowestMessages: { at: number; total: number; parts: number[] }[] = [];
+  const phaseStart = sender.sentAt.get('paced 0') ?? 0;
   jobs.forEach(([created, processed], index) => {
     const sentAt = sender.sentAt.get(`paced ${index}`);
     const replied = replyAt.get(`paced ${index}`);
@@ -288,11 +337,26 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
     toJob.push(Number(created) - sentAt);
     queueWait.push(Number(processed) - Number(created));
     turnAndSend.push(replied - Number(processed));
+    slowestMessages.push({
+      at: sentAt - phaseStart,
+      total: replied - sentAt,
+      parts: [Number(created) - sentAt, Number(processed) - Number(created), replied - Number(processed)],
+    });
   });
   out(`  where a paced message's time goes (p50 / p99 ms, ${toJob.length} messages with a job)`);
   row('  webhook sent → job added (web: HTTP, signature, inbox)', ms(toJob));
   row('  job added → worker moved it to active (queue wait)', ms(queueWait));
   row('  active → reply at Twilio (turn, send)', ms(turnAndSend));
+  // When the slowest were sent: stalls at a fixed period point at a periodic task.
+  row(
+    '  slowest 8: sent at +ms (total = to job + queue + turn/send)',
+    slowestMessages
+      .sort((a, b) => b.total - a.total)
+      .slice(0, 8)
+      .sort((a, b) => a.at - b.at)
+      .map(({ at, total, parts }) => `+${at} ${total}=${parts.join('+')}`)
+      .join(', '),
+  );
   const bucketRow = (name: string, which: 0 | 1, histogram: string, labels: string[] = []) =>
     row(
       `  ${name} (histogram bucket)`,
@@ -303,16 +367,34 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
   bucketRow('  model call: judge', 1, 'model_call_duration_seconds', ['purpose="judge"']);
   bucketRow('  model call: reply', 1, 'model_call_duration_seconds', ['purpose="reply"']);
   bucketRow('send of one reply part', 1, 'send_duration_seconds');
-  const loopRow = (name: string, loop: LoopStats) =>
-    row(
-      `  event loop ${name}: delay p50 / p99 / max; GC pauses count, total, max`,
-      `${loop.p50.toFixed(1)} / ${loop.p99.toFixed(1)} / ${loop.max.toFixed(1)}; ${loop.gcCount}, ${loop.gcTotal.toFixed(0)}, ${loop.gcMax.toFixed(1)} ms`,
-    );
   loopRow('web', loops[0]);
   loopRow('worker', loops[1]);
+  const slowest = new Map<string, { count: number; max: number }>();
+  for (const [, , micros, command] of slow) {
+    const name = command.slice(0, 3).join(' ').slice(0, 60);
+    const entry = slowest.get(name) ?? { count: 0, max: 0 };
+    slowest.set(name, { count: entry.count + 1, max: Math.max(entry.max, micros / 1000) });
+  }
+  const pacedSeconds = (performance.now() - pacedStart) / 1000;
+  const ours = cpuPacedAfter[0].map((after, index) => after - (cpuPacedBefore[0][index] ?? 0));
+  const percent = (seconds: number) => `${((100 * seconds) / pacedSeconds).toFixed(0)}%`;
+  // Whether the cores were free: what this stack used against what the whole machine did (other processes included).
   row(
-    '  event loop bench (senders, fake Twilio): delay p50 / p99 / max',
-    `${(benchLoop.percentile(50) / 1e6).toFixed(1)} / ${(benchLoop.percentile(99) / 1e6).toFixed(1)} / ${(benchLoop.max / 1e6).toFixed(1)}`,
+    '  CPU of one core: FerretDB / Redis / web / worker / bench; whole machine (of 200%)',
+    `${ours.map(percent).join(' / ')}; ${percent(cpuPacedAfter[1] - cpuPacedBefore[1])}`,
+  );
+  runQueueRow(waitedBefore, waitedAfter, pacedSeconds);
+  row(
+    '  Redis commands over 1 ms (count, max ms)',
+    [...slowest]
+      .sort((a, b) => b[1].max - a[1].max)
+      .slice(0, 5)
+      .map(([name, { count, max }]) => `${name} ×${count} ${max.toFixed(1)}`)
+      .join('; ') || 'none',
+  );
+  row(
+    '  event loop bench (senders, fake Twilio): delay p50 / p99 / max; GC pauses count, total, max',
+    `${(benchLoop.percentile(50) / 1e6).toFixed(1)} / ${(benchLoop.percentile(99) / 1e6).toFixed(1)} / ${(benchLoop.max / 1e6).toFixed(1)}; ${benchGc.length}, ${benchGc.reduce((sum, pause) => sum + pause, 0).toFixed(0)}, ${Math.max(0, ...benchGc).toFixed(1)} ms`,
   );
 }
 

@@ -327,6 +327,35 @@ export async function cpuSeconds(pid: number | undefined): Promise<number> {
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
 }
 
+/**
+ * Milliseconds a process (all its threads) has waited on a run queue so far: runnable but not
+ * running because the cores were busy (Linux schedstat); 0 when it cannot be read.
+ */
+export async function runQueueWaitMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  let total = 0;
+  for (const task of tasks) {
+    const stat = await readFile(`/proc/${pid}/task/${task}/schedstat`, 'utf8').catch(() => '');
+    total += Number(stat.split(' ')[1] ?? 0) / 1e6;
+  }
+  return total;
+}
+
+/** Write-type system calls (socket and file writes) a process has made so far; 0 when unreadable. */
+export async function writeSyscalls(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const io = await readFile(`/proc/${pid}/io`, 'utf8').catch(() => '');
+  return Number(/^syscw: (\d+)$/m.exec(io)?.[1] ?? 0);
+}
+
+/** The whole machine's busy CPU seconds so far, every process's (Linux /proc/stat: all but idle and iowait). */
+export async function machineBusySeconds(): Promise<number> {
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] =
+    (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
 export interface HistogramTotal {
   /** Seconds, all samples. */
   sum: number;
