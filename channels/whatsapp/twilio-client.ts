@@ -35,7 +35,12 @@ function formEncode(values: unknown): string {
 }
 
 class DirectRequestClient extends twilio.RequestClient {
-  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 20, maxFreeSockets: 20 });
+  /**
+   * Plain-http keep-alive pools (a rewritten base URL: a local fake or proxy), one per Twilio host
+   * the request was meant for (api., messaging.), as production's https pools are per host: with
+   * one shared pool, typing indicators queued sends behind them once 20 were in flight.
+   */
+  private readonly httpAgents = new Map<string, HttpAgent>();
   private readonly httpsAgent: HttpsAgent;
 
   constructor(private readonly baseUrl: string | undefined) {
@@ -44,8 +49,15 @@ class DirectRequestClient extends twilio.RequestClient {
     this.httpsAgent = this.axios.defaults.httpsAgent as HttpsAgent;
   }
 
+  private httpAgent(twilioHost: string): HttpAgent {
+    const agent = this.httpAgents.get(twilioHost) ?? new HttpAgent({ keepAlive: true, maxSockets: 20, maxFreeSockets: 20 });
+    this.httpAgents.set(twilioHost, agent);
+    return agent;
+  }
+
   override async request<TData>(options: RequestClient.RequestOptions<TData>): Answer<TData> {
     let url = new URL(options.uri);
+    const twilioHost = url.host;
     if (this.baseUrl) url = new URL(`${url.pathname}${url.search}`, `${this.baseUrl}/`);
     if (options.params) {
       const query = formEncode(options.params);
@@ -70,7 +82,7 @@ class DirectRequestClient extends twilio.RequestClient {
       const request = (https ? httpsRequest : httpRequest)(url, {
         method: options.method.toUpperCase(),
         headers,
-        agent: https ? this.httpsAgent : this.httpAgent,
+        agent: https ? this.httpsAgent : this.httpAgent(twilioHost),
       });
       // The whole exchange, like the library's transport: a request unanswered by then is abandoned.
       const timer = setTimeout(() => request.destroy(Object.assign(new Error(`timeout of ${timeoutMs}ms exceeded`), { code: 'ECONNABORTED' })), timeoutMs);

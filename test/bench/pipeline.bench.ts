@@ -16,6 +16,11 @@
  * Loopback only; every phase bounded in count and time.
  */
 import { mkdir } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { TURN_QUEUE_NAME } from '../../src/queue/turn-queue.js';
+import { QUEUE_PREFIX } from '../../src/redis.js';
+import { newTwilioSid } from '../support/twilio-signature.js';
 import { findFreePort } from '../support/services.js';
 import { measureBareBullmq } from './bullmq-baseline.js';
 import { seedHistory, TEMPLATE_NUMBER, templateSid } from './history.js';
@@ -26,6 +31,10 @@ import {
   findProcess,
   fromSource,
   histogramDelta,
+  histogramPercentile,
+  runQueueWaitMs,
+  machineBusySeconds,
+  writeSyscalls,
   histogramTotals,
   mongoDelta,
   percentile,
@@ -37,6 +46,7 @@ import {
   summarizeProfiles,
   sumCommands,
   webhookSender,
+  type LoopStats,
   type ServiceChild,
 } from './rig.js';
 
@@ -86,6 +96,20 @@ const ferretPid = backing.ferret ? await findProcess((line) => line.includes(`--
 const redisPid = await findProcess((line) => line.startsWith('redis-server') && line.includes(`:${backing.redis.port}`));
 /** Each process's CPU seconds so far: FerretDB, Redis, web, worker, and this one (the senders and the fake Twilio API). */
 const cpu = () => Promise.all([cpuSeconds(ferretPid), cpuSeconds(redisPid), cpuSeconds(web.pid), cpuSeconds(worker.pid), cpuSeconds(process.pid)]);
+/** Each process's run-queue wait so far (ms), in the same order: time it was runnable but every core was busy. */
+const runQueue = () => Promise.all([ferretPid, redisPid, web.pid, worker.pid, process.pid].map((pid) => runQueueWaitMs(pid)));
+const runQueueRow = (before: readonly number[], after: readonly number[], seconds: number) =>
+  row(
+    '  run-queue wait (ms per s, runnable but no free core): FerretDB / Redis / web / worker / bench',
+    after.map((value, index) => ((value - (before[index] ?? 0)) / seconds).toFixed(0)).join(' / '),
+  );
+
+/** A process's event-loop delay (sampled every 5 ms: 5 is an idle loop) and its GC pauses over a phase. */
+const loopRow = (name: string, loop: LoopStats) =>
+  row(
+    `  event loop ${name}: delay p50 / p99 / max; GC pauses count, total, max`,
+    `${loop.p50.toFixed(1)} / ${loop.p99.toFixed(1)} / ${loop.max.toFixed(1)}; ${loop.gcCount}, ${loop.gcTotal.toFixed(0)}, ${loop.gcMax.toFixed(1)} ms`,
+  );
 
 /** The replies whose text starts with `ok <prefix>`, gathered incrementally (a filter over every reply per webhook made the bench its own bottleneck). */
 const matched = new Map<string, { scanned: number; replies: (typeof twilio.messages)[number][] }>();
@@ -100,12 +124,26 @@ function repliesFor(prefix: string) {
 }
 const repliesTo = (prefix: string) => repliesFor(prefix).length;
 
-/** Waits (at most REPLY_WAIT_MS) until every message sent so far is answered, so no phase inherits another's backlog. */
+/** Entries in the transcript outbox (every database's: the bench's Redis holds only this run's). */
+async function outboxBacklog() {
+  const keys = await probe.keys('asst:tx:outbox:*');
+  const lengths = await Promise.all(keys.map((key) => probe.xlen(key)));
+  return lengths.reduce((sum, length) => sum + length, 0);
+}
+
+/**
+ * Waits (at most REPLY_WAIT_MS) until every message sent so far is answered and the transcript
+ * writer has emptied the outbox, so no phase inherits another's backlog (a sustained phase ends
+ * with thousands of records still to write: the next phase would share the cores with that).
+ */
 async function drain() {
   const deadline = Date.now() + REPLY_WAIT_MS;
   while (twilio.messages.length < sender.sentAt.size && Date.now() < deadline) await sleep(100);
   const left = sender.sentAt.size - twilio.messages.length;
   if (left > 0) out(`  (${left} messages of earlier phases still unanswered)`);
+  while ((await outboxBacklog()) > 0 && Date.now() < deadline) await sleep(100);
+  const backlog = await outboxBacklog();
+  if (backlog > 0) out(`  (${backlog} transcript outbox entries of earlier phases still unwritten)`);
 }
 
 /** The replies whose text starts with `ok <prefix>` (the model echoes the message), once there are `count` or after `timeoutMs`. */
@@ -122,16 +160,27 @@ async function sustained(label: string, area: number) {
   const stagesBefore = await Promise.all([web.metrics(), worker.metrics()]);
   const commandsBefore = await redisCommandCount(probe);
   const cpuBefore = await cpu();
+  const waitedBefore = await runQueue();
+  const writesBefore = await Promise.all([web.pid, worker.pid].map((pid) => writeSyscalls(pid)));
+  // Resets both processes' loop monitors: the reading after the phase covers it alone.
+  await Promise.all([web.loop(), worker.loop()]);
   const acks: number[] = [];
   const startedAt = Date.now();
+  // drain() left every earlier message answered: this phase's replies are the ones after these.
+  const repliesBefore = twilio.messages.length;
   let next = 0;
+  let slots = 0;
   await Promise.all(
     Array.from({ length: SENDERS }, async () => {
       while (next < MESSAGES / PER_NUMBER && Date.now() - startedAt < PHASE_SECONDS * 1000) {
         const number = benchNumber(area, next++);
         for (let index = 0; index < PER_NUMBER; index += 1) {
-          // Enough waiting to keep the worker busy, not so much that the phase ends on a long backlog.
-          while (acks.length - repliesTo(label) > MAX_OUTSTANDING) await sleep(20);
+          // Enough waiting to keep the worker busy, not so much that the phase ends on a long backlog:
+          // the n-th message goes once the (n − MAX_OUTSTANDING)-th reply arrived. Each reply
+          // releases one sender (a shared 20 ms poll released the waiting senders together, a
+          // burst of webhooks that queued behind each other in the web and inflated the ack tail).
+          const slot = slots++;
+          if (slot >= MAX_OUTSTANDING) await twilio.waitForMessages(repliesBefore + slot - MAX_OUTSTANDING + 1, REPLY_WAIT_MS).catch(() => undefined);
           acks.push(await sender.post(number, `${label} ${number} #${index}`));
         }
       }
@@ -143,6 +192,9 @@ async function sustained(label: string, area: number) {
   const seconds = ((replies.length > 0 ? Math.max(...replies.map((reply) => reply.receivedAt)) : Date.now()) - startedAt) / 1000;
   const perSecond = total / seconds;
   const cpuAfter = await cpu();
+  const loops = await Promise.all([web.loop(), worker.loop()]);
+  const waitedAfter = await runQueue();
+  const writesAfter = await Promise.all([web.pid, worker.pid].map((pid) => writeSyscalls(pid)));
   const busy = cpuAfter.map((after, index) => `${((100 * (after - (cpuBefore[index] ?? 0))) / seconds).toFixed(0)}%`);
   await sleep(500);
   // Per answered message (none answered: per message sent, and marked so).
@@ -165,6 +217,10 @@ async function sustained(label: string, area: number) {
     cpuAfter.map((after, index) => ((1000 * (after - (cpuBefore[index] ?? 0))) / per).toFixed(1)).join(' / '),
   );
   row(
+    'write system calls per answered message: web / worker',
+    writesAfter.map((after, index) => ((after - (writesBefore[index] ?? 0)) / per).toFixed(1)).join(' / '),
+  );
+  row(
     '  by command',
     Object.entries(mongo)
       .sort((a, b) => b[1] - a[1])
@@ -178,6 +234,13 @@ async function sustained(label: string, area: number) {
     row(`  ${name}`, `${fixed(delta.meanMs, 1)} ms  ×${(delta.count / per).toFixed(2)}`);
   };
   stage('webhook ack, web (server side; client side above)', 0, 'webhook_ack_seconds', ['channel="whatsapp"']);
+  row(
+    '    p50 / p99 (ms, histogram bucket)',
+    [50, 99].map((p) => histogramPercentile(stagesBefore[0], stagesAfter[0], 'webhook_ack_seconds', p, ['channel="whatsapp"'])).join(' / '),
+  );
+  loopRow('web', loops[0]);
+  loopRow('worker', loops[1]);
+  runQueueRow(waitedBefore, waitedAfter, seconds);
   stage('queue wait, turns queue (worker)', 1, 'queue_wait_seconds', ['queue="turns"']);
   stage('turn, orchestrator incl. model calls (worker)', 1, 'turn_duration_seconds');
   stage('  model call: judge (instant model)', 1, 'model_call_duration_seconds', ['purpose="judge"']);
@@ -209,14 +272,37 @@ const empty = await sustained('empty store', 201);
 await drain();
 const pacedCount = PACED_RATE * PACED_SECONDS;
 const pacedAcks: number[] = [];
+const pacedSids: string[] = [];
+// Resets both processes' loop monitors: the next reading covers this phase only.
+await Promise.all([web.loop(), worker.loop()]);
+const pacedMetricsBefore = await Promise.all([web.metrics(), worker.metrics()]);
+// Redis commands slower than 1 ms during the phase (Redis is single-threaded: one blocks every client).
+await probe.config('SET', 'slowlog-log-slower-than', '1000');
+await probe.slowlog('RESET');
+const waitedBefore = await runQueue();
+const cpuPacedBefore = await Promise.all([cpu(), machineBusySeconds()]);
+const benchLoop = monitorEventLoopDelay({ resolution: 5 });
+benchLoop.enable();
+const benchGc: number[] = [];
+const benchGcObserver = new PerformanceObserver((list) => void benchGc.push(...list.getEntries().map((entry) => entry.duration)));
+benchGcObserver.observe({ entryTypes: ['gc'] });
 const pacedStart = performance.now();
 const posting: Promise<void>[] = [];
 for (let index = 0; index < pacedCount; index += 1) {
   await sleep(pacedStart + (index * 1000) / PACED_RATE - performance.now());
-  posting.push(sender.post(benchNumber(301, index), `paced ${index}`).then((ack) => void pacedAcks.push(ack)));
+  const sid = newTwilioSid();
+  pacedSids.push(sid);
+  posting.push(sender.post(benchNumber(301, index), `paced ${index}`, sid).then((ack) => void pacedAcks.push(ack)));
 }
 await Promise.all(posting);
 const pacedReplies = await waitForReplies('paced ', pacedCount, REPLY_WAIT_MS);
+benchLoop.disable();
+benchGcObserver.disconnect();
+const loops = await Promise.all([web.loop(), worker.loop()]);
+const pacedMetricsAfter = await Promise.all([web.metrics(), worker.metrics()]);
+const waitedAfter = await runQueue();
+const cpuPacedAfter = await Promise.all([cpu(), machineBusySeconds()]);
+const slow = (await probe.slowlog('GET', 1000)) as [number, number, number, string[]][];
 // A message still unanswered when the phase stops waiting counts as infinitely slow.
 const overheads = [
   ...pacedReplies.map((reply) => reply.receivedAt - (sender.sentAt.get(reply.body.replace(/^ok /, '')) ?? reply.receivedAt)),
@@ -226,6 +312,91 @@ out(`paced: ${pacedCount} messages at ${PACED_RATE}/s, one number each`);
 row('answered', `${pacedReplies.length}/${pacedCount}`);
 row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
 row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));
+// Where each message's time went, from its BullMQ job's own timestamps (Date.now() of the web
+// adding it, of the worker moving it to active) and the reply's arrival at the fake Twilio API.
+{
+  const replyAt = new Map(pacedReplies.map((reply) => [reply.body.replace(/^ok /, ''), reply.receivedAt]));
+  const jobs = await Promise.all(
+    pacedSids.map((sid, index) =>
+      probe.hmget(
+        `${QUEUE_PREFIX}:${TURN_QUEUE_NAME}:${`${conversationKeyFor(benchNumber(301, index))}|${sid}`.replace(/:/g, '_')}`,
+        'timestamp',
+        'processedOn',
+      ),
+    ),
+  );
+  const toJob: number[] = [];
+  const queueWait: number[] = [];
+  const turnAndSend: number[] = [];
+  const slowestMessages: { at: number; total: number; parts: number[] }[] = [];
+  const phaseStart = sender.sentAt.get('paced 0') ?? 0;
+  jobs.forEach(([created, processed], index) => {
+    const sentAt = sender.sentAt.get(`paced ${index}`);
+    const replied = replyAt.get(`paced ${index}`);
+    if (sentAt === undefined || created === null || processed === null || replied === undefined) return;
+    toJob.push(Number(created) - sentAt);
+    queueWait.push(Number(processed) - Number(created));
+    turnAndSend.push(replied - Number(processed));
+    slowestMessages.push({
+      at: sentAt - phaseStart,
+      total: replied - sentAt,
+      parts: [Number(created) - sentAt, Number(processed) - Number(created), replied - Number(processed)],
+    });
+  });
+  out(`  where a paced message's time goes (p50 / p99 ms, ${toJob.length} messages with a job)`);
+  row('  webhook sent → job added (web: HTTP, signature, inbox)', ms(toJob));
+  row('  job added → worker moved it to active (queue wait)', ms(queueWait));
+  row('  active → reply at Twilio (turn, send)', ms(turnAndSend));
+  // When the slowest were sent: stalls at a fixed period point at a periodic task.
+  row(
+    '  slowest 8: sent at +ms (total = to job + queue + turn/send)',
+    slowestMessages
+      .sort((a, b) => b.total - a.total)
+      .slice(0, 8)
+      .sort((a, b) => a.at - b.at)
+      .map(({ at, total, parts }) => `+${at} ${total}=${parts.join('+')}`)
+      .join(', '),
+  );
+  const bucketRow = (name: string, which: 0 | 1, histogram: string, labels: string[] = []) =>
+    row(
+      `  ${name} (histogram bucket)`,
+      `${histogramPercentile(pacedMetricsBefore[which] ?? '', pacedMetricsAfter[which] ?? '', histogram, 50, labels)} / ${histogramPercentile(pacedMetricsBefore[which] ?? '', pacedMetricsAfter[which] ?? '', histogram, 99, labels)}`,
+    );
+  bucketRow('webhook ack, web (server side)', 0, 'webhook_ack_seconds', ['channel="whatsapp"']);
+  bucketRow('turn, orchestrator incl. model calls', 1, 'turn_duration_seconds');
+  bucketRow('  model call: judge', 1, 'model_call_duration_seconds', ['purpose="judge"']);
+  bucketRow('  model call: reply', 1, 'model_call_duration_seconds', ['purpose="reply"']);
+  bucketRow('send of one reply part', 1, 'send_duration_seconds');
+  loopRow('web', loops[0]);
+  loopRow('worker', loops[1]);
+  const slowest = new Map<string, { count: number; max: number }>();
+  for (const [, , micros, command] of slow) {
+    const name = command.slice(0, 3).join(' ').slice(0, 60);
+    const entry = slowest.get(name) ?? { count: 0, max: 0 };
+    slowest.set(name, { count: entry.count + 1, max: Math.max(entry.max, micros / 1000) });
+  }
+  const pacedSeconds = (performance.now() - pacedStart) / 1000;
+  const ours = cpuPacedAfter[0].map((after, index) => after - (cpuPacedBefore[0][index] ?? 0));
+  const percent = (seconds: number) => `${((100 * seconds) / pacedSeconds).toFixed(0)}%`;
+  // Whether the cores were free: what this stack used against what the whole machine did (other processes included).
+  row(
+    '  CPU of one core: FerretDB / Redis / web / worker / bench; whole machine (of 200%)',
+    `${ours.map(percent).join(' / ')}; ${percent(cpuPacedAfter[1] - cpuPacedBefore[1])}`,
+  );
+  runQueueRow(waitedBefore, waitedAfter, pacedSeconds);
+  row(
+    '  Redis commands over 1 ms (count, max ms)',
+    [...slowest]
+      .sort((a, b) => b[1].max - a[1].max)
+      .slice(0, 5)
+      .map(([name, { count, max }]) => `${name} ×${count} ${max.toFixed(1)}`)
+      .join('; ') || 'none',
+  );
+  row(
+    '  event loop bench (senders, fake Twilio): delay p50 / p99 / max; GC pauses count, total, max',
+    `${(benchLoop.percentile(50) / 1e6).toFixed(1)} / ${(benchLoop.percentile(99) / 1e6).toFixed(1)} / ${(benchLoop.max / 1e6).toFixed(1)}; ${benchGc.length}, ${benchGc.reduce((sum, pause) => sum + pause, 0).toFixed(0)}, ${Math.max(0, ...benchGc).toFixed(1)} ms`,
+  );
+}
 
 // 4 — the same throughput phase with ≥ 50k stored messages. Seeding has a deadline
 // (BENCH_SEED_SECONDS): a seed that never finishes is reported, and the other phases still run.

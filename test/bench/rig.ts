@@ -86,6 +86,16 @@ export interface ProcessStats {
   mongoCommands: Record<string, number>;
 }
 
+/** A process's event-loop delay (ms, sampled every 5 ms) and GC pauses since the last reading. */
+export interface LoopStats {
+  p50: number;
+  p99: number;
+  max: number;
+  gcCount: number;
+  gcTotal: number;
+  gcMax: number;
+}
+
 export interface ServiceChild {
   role: 'web' | 'worker';
   pid: number;
@@ -93,6 +103,8 @@ export interface ServiceChild {
   stats(): Promise<ProcessStats>;
   /** The process's Prometheus metrics text (`/metrics` without an HTTP server). */
   metrics(): Promise<string>;
+  /** Its event-loop delay and GC pauses since the last call (the first call: since start). */
+  loop(): Promise<LoopStats>;
   /** Resolves once the process printed `text`. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
   /** SIGTERM and wait (a CPU profile is written on this exit). */
@@ -178,10 +190,13 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
     stats: () =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`${role} did not answer a stats request`)), 30_000);
-        child.once('message', (message) => {
+        const onMessage = (message: unknown) => {
+          if (typeof message !== 'object' || message === null || !('rss' in message)) return;
           clearTimeout(timer);
+          child.removeListener('message', onMessage);
           resolve(message as ProcessStats);
-        });
+        };
+        child.on('message', onMessage);
         child.send('stats');
       }),
     metrics: () =>
@@ -195,6 +210,18 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
         };
         child.on('message', onMessage);
         child.send('metrics');
+      }),
+    loop: () =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${role} did not answer a loop request`)), 30_000);
+        const onMessage = (message: unknown) => {
+          if (typeof message !== 'object' || message === null || !('loop' in message)) return;
+          clearTimeout(timer);
+          child.removeListener('message', onMessage);
+          resolve(message.loop as LoopStats);
+        };
+        child.on('message', onMessage);
+        child.send('loop');
       }),
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
@@ -303,6 +330,35 @@ export async function cpuSeconds(pid: number | undefined): Promise<number> {
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
 }
 
+/**
+ * Milliseconds a process (all its threads) has waited on a run queue so far: runnable but not
+ * running because the cores were busy (Linux schedstat); 0 when it cannot be read.
+ */
+export async function runQueueWaitMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  let total = 0;
+  for (const task of tasks) {
+    const stat = await readFile(`/proc/${pid}/task/${task}/schedstat`, 'utf8').catch(() => '');
+    total += Number(stat.split(' ')[1] ?? 0) / 1e6;
+  }
+  return total;
+}
+
+/** Write-type system calls (socket and file writes) a process has made so far; 0 when unreadable. */
+export async function writeSyscalls(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const io = await readFile(`/proc/${pid}/io`, 'utf8').catch(() => '');
+  return Number(/^syscw: (\d+)$/m.exec(io)?.[1] ?? 0);
+}
+
+/** The whole machine's busy CPU seconds so far, every process's (Linux /proc/stat: all but idle and iowait). */
+export async function machineBusySeconds(): Promise<number> {
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] =
+    (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
 export interface HistogramTotal {
   /** Seconds, all samples. */
   sum: number;
@@ -336,4 +392,28 @@ export function histogramDelta(before: Map<string, HistogramTotal>, after: Map<s
     count += total.count - (before.get(key)?.count ?? 0);
   }
   return { count, meanMs: count > 0 ? (1000 * sum) / count : NaN };
+}
+
+/**
+ * A histogram's p-th percentile between two readings of one process, as the upper bound of the
+ * bucket it falls in (`≤ 25` ms): the series named `name` whose labels include every `labels`, summed.
+ */
+export function histogramPercentile(before: string, after: string, name: string, p: number, labels: readonly string[] = []): string {
+  const buckets = (text: string) => {
+    const counts = new Map<number, number>();
+    for (const match of text.matchAll(new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+      const [, labelText = '', value] = match;
+      if (!labels.every((label) => labelText.includes(label))) continue;
+      const le = /le="([^"]+)"/.exec(labelText)?.[1] ?? '+Inf';
+      const bound = le === '+Inf' ? Infinity : Number(le);
+      counts.set(bound, (counts.get(bound) ?? 0) + Number(value));
+    }
+    return counts;
+  };
+  const start = buckets(before);
+  const cumulative = [...buckets(after)].map(([bound, count]) => [bound, count - (start.get(bound) ?? 0)] as const).sort((a, b) => a[0] - b[0]);
+  const total = cumulative.at(-1)?.[1] ?? 0;
+  if (total === 0) return 'no samples';
+  const found = cumulative.find(([, count]) => count >= (p / 100) * total);
+  return found && Number.isFinite(found[0]) ? `≤ ${1000 * found[0]}` : `> ${1000 * (cumulative.at(-2)?.[0] ?? 0)}`;
 }

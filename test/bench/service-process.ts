@@ -8,6 +8,7 @@
  * for the killed-worker figure. SIGTERM closes like main.ts (and lets `--cpu-prof` write its file).
  */
 import type { Server } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MockLanguageModelV4 } from 'ai/test';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
@@ -60,7 +61,32 @@ if (role === 'web') {
   await services.startWorker().waitUntilReady();
 }
 
+// Event-loop stalls and GC pauses, read (and reset) by the parent per phase: a tail latency
+// that is not queueing in Redis is time this process could not run its callbacks.
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
+const gcPauses: number[] = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+}).observe({ entryTypes: ['gc'] });
+
 process.on('message', (message) => {
+  if (message === 'loop') {
+    const ms = (ns: number) => ns / 1e6;
+    process.send?.({
+      loop: {
+        p50: ms(loopDelay.percentile(50)),
+        p99: ms(loopDelay.percentile(99)),
+        max: ms(loopDelay.max),
+        gcCount: gcPauses.length,
+        gcTotal: gcPauses.reduce((sum, pause) => sum + pause, 0),
+        gcMax: Math.max(0, ...gcPauses),
+      },
+    });
+    loopDelay.reset();
+    gcPauses.length = 0;
+    return;
+  }
   if (message === 'metrics') {
     void services.metrics.render().then((text) => process.send?.({ metrics: text }));
     return;

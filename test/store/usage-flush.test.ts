@@ -79,3 +79,15 @@ test('turns write no usage to MongoDB; the flushed totals are exact, again and a
   expect((await report()).total).toEqual({ calls: 8, inputTokens: 80, outputTokens: 80 });
   expect(await stored()).toEqual([{ _id: `${today}|sales|whatsapp|deterministic-fast`, calls: 8, inputTokens: 80, outputTokens: 80 }]);
 }, 90_000);
+
+test('a backlog bigger than one fold (Redis folds a bounded number of entries per script call) is flushed whole, once', async () => {
+  const before = (await report()).total;
+  const pending = `asst:{usage:${harness.services.mongo.name}}:pending`;
+  // 250 turns' usage as the store records it: more than two folds' worth, not a multiple of one.
+  const entries = Array.from({ length: 250 }, () => JSON.stringify({ d: today, r: 'support', c: 'whatsapp', m: [['deterministic-fast', 3, 5]] }));
+  await harness.services.redis.rpush(pending, ...entries);
+  const expected = { calls: before.calls + 250, inputTokens: before.inputTokens + 750, outputTokens: before.outputTokens + 1250 };
+  expect((await report()).total).toEqual(expected);
+  expect(await harness.services.redis.llen(pending)).toBe(0);
+  expect((await report()).total).toEqual(expected);
+}, 30_000);

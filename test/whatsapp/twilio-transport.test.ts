@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, expect, test } from '@jest/globals';
 import { createTwilioClient } from '../../channels/whatsapp/twilio-client.js';
 import { errorField, errorStatus } from '../../src/errors/index.js';
-import { TEST_ACCOUNT_SID, TEST_AUTH_TOKEN } from '../support/harness.js';
+import { eventually, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN } from '../support/harness.js';
 
 interface Received {
   method: string;
@@ -134,4 +134,22 @@ test('a connection dropped before any answer is an error with no HTTP status: th
     );
   expect(errorField(failure, 'code')).toBe('ECONNRESET');
   expect(errorStatus(failure)).toBeUndefined();
+});
+
+test('typing indicators get connections of their own (another Twilio host): 20 sends held open do not hold them up', async () => {
+  const held: ServerResponse[] = [];
+  answer = (request, response) => {
+    if (request.url?.includes('/Messages.json')) held.push(response);
+    else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true }));
+  };
+  const twilio = client();
+  // As many sends in flight as the pool has connections, every one unanswered.
+  const sends = Array.from({ length: 20 }, (_, index) =>
+    twilio.messages.create({ from: 'whatsapp:+14155238886', to: 'whatsapp:+15550001111', body: `send ${index}` }),
+  );
+  await eventually(() => (held.length === 20 ? true : undefined), 10_000);
+  await twilio.messaging.v2.typingIndicator.create({ channel: 'whatsapp', messageId: 'SM00000000000000000000000000000001' });
+  expect(received.filter((request) => request.path.includes('Typing'))).toHaveLength(1);
+  for (const response of held) response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(message('SM1', 'ok')));
+  await Promise.all(sends);
 });
