@@ -112,24 +112,48 @@ function foldNew(group: readonly MessageGroupRecord[]): Record<string, unknown> 
   return document ?? {};
 }
 
-/**
- * Inserts documents MongoDB does not hold yet (unordered: one already there stops nothing);
- * returns the indexes of those it already held, for the caller to update instead.
- */
-async function insertNew(collection: mongo.Collection, documents: readonly Record<string, unknown>[]): Promise<number[]> {
-  const existing: number[] = [];
+/** The duplicate key errors of a failed insert (the documents MongoDB already held); rethrows any other failure. */
+function duplicates(error: unknown): number[] {
+  if (!(error instanceof mongoose.mongo.MongoBulkWriteError)) throw error;
+  const failures = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  // Anything but "already there" (or a failure with no write errors at all) fails the batch, which is retried.
+  if (failures.length === 0 || failures.some((failure) => failure.code !== DUPLICATE_KEY)) throw error;
+  return failures.map((failure) => failure.index);
+}
+
+/** Inserts documents, skipping those MongoDB already holds (unordered: where nothing else is to be written). */
+async function insertAbsent(collection: mongo.Collection, documents: readonly Record<string, unknown>[]): Promise<void> {
   for (let start = 0; start < documents.length; start += MAX_DOCUMENTS_PER_INSERT) {
     try {
       await collection.insertMany(documents.slice(start, start + MAX_DOCUMENTS_PER_INSERT), { ordered: false });
     } catch (error) {
-      if (!(error instanceof mongoose.mongo.MongoBulkWriteError)) throw error;
-      const failures = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      // Anything but "already there" (or a failure with no write errors at all) fails the batch, which is retried.
-      if (failures.length === 0 || failures.some((failure) => failure.code !== DUPLICATE_KEY)) throw error;
-      existing.push(...failures.map((failure) => start + failure.index));
+      duplicates(error);
     }
   }
-  return existing;
+}
+
+/**
+ * Inserts documents in order; one MongoDB already holds stops the command there, and `held`
+ * writes it another way before the next is inserted: no document's writes overtake an earlier
+ * record's (an apology never shows before its message is marked failed).
+ */
+async function insertInOrder(
+  collection: mongo.Collection,
+  documents: readonly Record<string, unknown>[],
+  held: (index: number) => Promise<void>,
+): Promise<void> {
+  let start = 0;
+  while (start < documents.length) {
+    const chunk = documents.slice(start, start + MAX_DOCUMENTS_PER_INSERT);
+    try {
+      await collection.insertMany(chunk, { ordered: true });
+      start += chunk.length;
+    } catch (error) {
+      const [index = 0] = duplicates(error);
+      await held(start + index);
+      start += index + 1;
+    }
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -223,17 +247,18 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       } else messageOps.push(...writes);
     }
     // The driver's collections, not mongoose's casting (which drops a `$set` of the immutable
-    // `createdAt`): conversations first, then messages, then delivery ids. Updates in commands
-    // of MAX_STATEMENTS_PER_COMMAND, one after another (a message's writes keep their order).
+    // `createdAt`): conversations first, then messages (inserted in record order, then statuses
+    // of messages written before), then delivery ids. Updates in commands of
+    // MAX_STATEMENTS_PER_COMMAND, one after another (a message's writes keep their order).
     const write = async (collection: mongo.Collection, ops: readonly mongo.AnyBulkWriteOperation[]) => {
       for (let start = 0; start < ops.length; start += MAX_STATEMENTS_PER_COMMAND) {
         await collection.bulkWrite(ops.slice(start, start + MAX_STATEMENTS_PER_COMMAND), { ordered: true });
       }
     };
     await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
-    const existing = await insertNew(messages.collection, inserts);
-    await write(messages.collection, messageOps.concat(existing.flatMap((index) => insertFallbacks[index] ?? [])) as mongo.AnyBulkWriteOperation[]);
-    await insertNew(deliveries.collection, [...deliveryDocs.values()]);
+    await insertInOrder(messages.collection, inserts, (index) => write(messages.collection, (insertFallbacks[index] ?? []) as mongo.AnyBulkWriteOperation[]));
+    await write(messages.collection, messageOps as mongo.AnyBulkWriteOperation[]);
+    await insertAbsent(deliveries.collection, [...deliveryDocs.values()]);
   };
 
   const pause = (ms: number) =>

@@ -125,6 +125,8 @@ describe("folding a batch's records of one document", () => {
   let folding: TranscriptWriter;
   /** Statements the writer sent, by command and collection (`update messages`: 2 for two updates). */
   const statements = new Map<string, number>();
+  /** The commands the writer sent, in order: name, collection, the documents' ids. */
+  const commands: string[] = [];
   beforeAll(async () => {
     const uri = new URL(process.env.TEST_MONGODB_URI ?? '');
     uri.pathname = `/${harness.services.mongo.name}`;
@@ -135,6 +137,11 @@ describe("folding a batch's records of one document", () => {
       const collection = String(event.command[event.commandName] as unknown);
       const count = (command.updates ?? command.documents ?? []).length;
       if (count > 0) statements.set(`${event.commandName} ${collection}`, (statements.get(`${event.commandName} ${collection}`) ?? 0) + count);
+      const written = (command.updates ?? command.documents ?? []).map((one) => {
+        const { q, _id } = one as { q?: { _id?: unknown }; _id?: unknown };
+        return String(q?._id ?? _id);
+      });
+      if (count > 0) commands.push(`${event.commandName} ${collection}: ${[...new Set(written)].join(' ')}`);
     });
     const { outbox, logger, metrics } = harness.services;
     folding = createTranscriptWriter({ connection: watched, outbox, batchSize: 10, logger, metrics });
@@ -245,6 +252,31 @@ describe("folding a batch's records of one document", () => {
     });
     expect(await harness.services.transcripts.messages.countDocuments({ conversationId: 'whatsapp:+447700908505' })).toBe(4);
     expect(await transcriptModels(harness.services.mongo).deliveries.countDocuments({ messageId: /SMfold[56]/ })).toBe(2);
+  });
+
+  test('a message MongoDB already holds is written before a new message of a later record is inserted (an apology never shows before its message failed)', async () => {
+    const [, held] = turn('+447700908507', 'SMfold8', 90);
+    await folding.apply([held as TranscriptRecord]);
+    const apology = 'out:whatsapp:SMfold8#99';
+    const [, , reply] = turn('+447700908507', 'SMfold8', 90);
+    if (reply?.kind !== 'message') throw new Error('not a message record');
+    commands.length = 0;
+    // What giving up on a message appends: the message (as it may never have been recorded) and its failure, then the apology.
+    await folding.apply([
+      held as TranscriptRecord,
+      { kind: 'status', _id: 'in:whatsapp:SMfold8', status: 'failed', errorMessage: 'given up on (budget)', at: at(95) },
+      { kind: 'message', message: { ...reply.message, _id: apology, part: 99, text: 'Sorry' } },
+      { kind: 'status', _id: apology, status: 'queued', channelMessageId: 'SMoutSMfold8', at: at(96) },
+    ]);
+    const failedAt = commands.findIndex((command) => command.startsWith('update messages') && command.includes('in:whatsapp:SMfold8'));
+    // The insert that stopped at the held message named the apology too; the one that wrote it comes last.
+    const apologyAt = commands.findLastIndex((command) => command.startsWith('insert messages') && command.includes(apology));
+    expect(failedAt).toBeGreaterThanOrEqual(0);
+    expect(apologyAt).toBeGreaterThan(failedAt);
+    expect(await stored(['in:whatsapp:SMfold8', apology])).toEqual({
+      'in:whatsapp:SMfold8': ['failed', 'SMfold8', 'question SMfold8'],
+      [apology]: ['queued', 'SMoutSMfold8', 'Sorry'],
+    });
   });
 
   test('in one batch: a status before its message record, statuses out of order, and a later one of the same rank', async () => {
