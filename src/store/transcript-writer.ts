@@ -6,10 +6,11 @@
  * does; a conversation is created once and its `updatedAt` only moves forward. A batch's records
  * of one document are folded first (FerretDB/SQLite pays per statement, an update most): a
  * conversation's into one upsert; a message whose record is in the batch (nearly always new) is
- * inserted as its records leave it, with its statuses, and only one MongoDB already holds (a
- * retried batch) gets the records' own writes; delivery ids are inserted. Entries leave the
- * outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
- * (the batch is kept), so a MongoDB outage only grows the backlog. Runs in worker processes.
+ * inserted as its records leave it, with its statuses, in record order; from the first one
+ * MongoDB already holds (a retried batch) on, messages get their records' own writes; delivery
+ * ids are inserted. Entries leave the outbox only after MongoDB acknowledged them; a failed or
+ * slow write is retried with backoff (the batch is kept), so a MongoDB outage only grows the
+ * backlog. Runs in worker processes.
  */
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { errorText } from '../errors/index.js';
@@ -133,25 +134,23 @@ async function insertAbsent(collection: mongo.Collection, documents: readonly Re
 }
 
 /**
- * Inserts documents in order; one MongoDB already holds stops the command there, and `held`
- * writes it another way before the next is inserted: no document's writes overtake an earlier
- * record's (an apology never shows before its message is marked failed).
+ * Inserts documents in order until one MongoDB already holds stops the command there; from that
+ * one on, `held` writes them another way (a retried batch: the rest is most likely held too). No
+ * document's writes overtake an earlier record's (an apology never shows before its message is
+ * marked failed).
  */
 async function insertInOrder(
   collection: mongo.Collection,
   documents: readonly Record<string, unknown>[],
-  held: (index: number) => Promise<void>,
+  held: (from: number) => Promise<void>,
 ): Promise<void> {
-  let start = 0;
-  while (start < documents.length) {
-    const chunk = documents.slice(start, start + MAX_DOCUMENTS_PER_INSERT);
+  for (let start = 0; start < documents.length; start += MAX_DOCUMENTS_PER_INSERT) {
     try {
-      await collection.insertMany(chunk, { ordered: true });
-      start += chunk.length;
+      await collection.insertMany(documents.slice(start, start + MAX_DOCUMENTS_PER_INSERT), { ordered: true });
     } catch (error) {
       const [index = 0] = duplicates(error);
       await held(start + index);
-      start += index + 1;
+      return;
     }
   }
 }
@@ -233,8 +232,8 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     // A conversation with new inbound messages stays recent for retention (never created here).
     for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
     // A message whose record is in the batch is inserted as its records leave it (nearly always
-    // new: one insert, not an upsert and two updates per status); one MongoDB already holds (a
-    // retried batch, a status in a later batch) gets its records' own writes, rank rule and all.
+    // new: one insert, not an upsert and two updates per status); from one MongoDB already holds
+    // (a retried batch) on, messages get their records' own writes, rank rule and all.
     const inserts: Record<string, unknown>[] = [];
     const insertFallbacks: mongo.AnyBulkWriteOperation<MessageRecord>[][] = [];
     const messageOps: mongo.AnyBulkWriteOperation<MessageRecord>[] = [];
@@ -256,7 +255,9 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       }
     };
     await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
-    await insertInOrder(messages.collection, inserts, (index) => write(messages.collection, (insertFallbacks[index] ?? []) as mongo.AnyBulkWriteOperation[]));
+    await insertInOrder(messages.collection, inserts, (from) =>
+      write(messages.collection, insertFallbacks.slice(from).flat() as mongo.AnyBulkWriteOperation[]),
+    );
     await write(messages.collection, messageOps as mongo.AnyBulkWriteOperation[]);
     await insertAbsent(deliveries.collection, [...deliveryDocs.values()]);
   };
