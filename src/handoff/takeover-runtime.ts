@@ -102,8 +102,8 @@ export function createTakeoverRuntime(options: {
           ...channel.transport,
           async send(inbound, text, part) {
             const sent = await send(inbound, text, part);
-            // Takeover entries are told by the takeover hook itself.
-            if (!inbound.teammate) {
+            // Takeover entries are told by the takeover hook itself; nobody watching, nobody is told.
+            if (!inbound.teammate && state.watched(inbound.conversationKey)) {
               await service.publish(inbound.conversationKey, {
                 type: 'message',
                 message: { id: outboundMessageId(channel.id, inbound.messageId, part), author: 'assistant', text, at: Date.now() },

@@ -4,7 +4,9 @@
  * wrote (WhatsApp's 24-hour window: a field of the conversation's transcript hash, stamped where
  * its history is written), which conversation a teammate's number holds, and a pub/sub channel
  * of the conversation's new messages. A customer message costs one round trip (read the
- * takeover, tell the live page); it never reads MongoDB to learn a conversation is taken.
+ * takeover and whether a live page watches); it never reads MongoDB to learn a conversation is
+ * taken. Nobody watching (nearly always), the message and its reply are published to nobody:
+ * not at all (a page opened meanwhile reads them back from the stored transcript).
  * Keys of one conversation share its `{conversationKey}` hash tag; a teammate's key is their own.
  */
 import type { RedisClient } from '../redis.js';
@@ -19,7 +21,14 @@ export const takeoverKeys = {
   window: (conversationKey: string) => `${KEY_PREFIX}:window:{${conversationKey}}`,
   events: (conversationKey: string) => `${KEY_PREFIX}:takeover-events:{${conversationKey}}`,
   holding: (teammateId: string) => `${KEY_PREFIX}:holding:{${teammateId}}`,
+  /** Set while a live page subscribes to the conversation's events (refreshed before it expires). */
+  watched: (conversationKey: string) => `${KEY_PREFIX}:takeover-watched:{${conversationKey}}`,
 };
+
+/** How long a live page's subscription counts as watching without a refresh. */
+export const WATCHED_TTL_SECONDS = 60;
+/** Conversations whose last known watched state a process remembers (the oldest forgotten first). */
+const WATCHED_MEMORY = 10_000;
 
 /** A takeover mirror outlives any idle timeout; hand-back deletes it. */
 const TAKEOVER_TTL_SECONDS = 30 * 24 * 60 * 60;
@@ -41,8 +50,12 @@ const TakeoverStateSchema = z.object({
 export type TakeoverState = z.infer<typeof TakeoverStateSchema> & { team: TeamId };
 
 export interface TakeoverStateStore {
-  /** The conversation's takeover; in the same round trip tells the live page (`event`). */
+  /** The conversation's takeover; tells a live page watching it (`event`), none: nobody. */
   onCustomerMessage(conversationKey: string, event: unknown): Promise<TakeoverState | undefined>;
+  /** False when this process's last customer message of the conversation found no live page watching. */
+  watched(conversationKey: string): boolean;
+  /** Marks conversations a live page subscribes to as watched (for WATCHED_TTL_SECONDS). */
+  watch(conversationKeys: readonly string[]): Promise<void>;
   get(conversationKey: string): Promise<TakeoverState | undefined>;
   set(state: TakeoverState): Promise<void>;
   /** Removes the mirror if it is still this hand-off's. */
@@ -77,16 +90,29 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], 'l
 return 0`;
 
 export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore {
+  const watchedNow = new Map<string, boolean>();
   return {
     async onCustomerMessage(conversationKey, event) {
-      const results = await redis
-        .pipeline()
-        .hgetall(takeoverKeys.takeover(conversationKey))
-        .publish(takeoverKeys.events(conversationKey), JSON.stringify(event))
-        .exec();
-      const [read] = results ?? [];
+      const results = await redis.pipeline().hgetall(takeoverKeys.takeover(conversationKey)).exists(takeoverKeys.watched(conversationKey)).exec();
+      const [read, watching] = results ?? [];
       if (read?.[0]) throw read[0];
+      // Unknown (the read failed): watched, so nothing is left unpublished.
+      const watched = watching?.[0] ? true : watching?.[1] === 1;
+      watchedNow.delete(conversationKey);
+      watchedNow.set(conversationKey, watched);
+      if (watchedNow.size > WATCHED_MEMORY) watchedNow.delete(watchedNow.keys().next().value ?? '');
+      // Best effort, as every publication: a page that missed it reads the stored transcript again.
+      if (watched) await redis.publish(takeoverKeys.events(conversationKey), JSON.stringify(event)).catch(() => undefined);
       return parse(read?.[1] as Record<string, string> | undefined);
+    },
+
+    watched(conversationKey) {
+      return watchedNow.get(conversationKey) ?? true;
+    },
+
+    async watch(conversationKeys) {
+      // One command each (their keys are in different slots of a cluster), sent together.
+      await Promise.all(conversationKeys.map((key) => redis.set(takeoverKeys.watched(key), '1', 'EX', WATCHED_TTL_SECONDS)));
     },
 
     async get(conversationKey) {

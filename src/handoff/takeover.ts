@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Actor, HandoffRecord, HandoffStatus, HandoffStore } from './handoff-store.js';
 import type { Teams } from './teams.js';
-import { takeoverKeys, type TakeoverState, type TakeoverStateStore } from './takeover-state.js';
+import { takeoverKeys, WATCHED_TTL_SECONDS, type TakeoverState, type TakeoverStateStore } from './takeover-state.js';
 
 export type { Actor, HandoffStatus, TakeoverState };
 
@@ -197,6 +197,9 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
 
   let subscriber: RedisClient | undefined;
   const listeners = new Map<string, Set<(event: ConversationEvent) => void>>();
+  /** Conversations this process has live pages on: kept marked watched while it has (see `TakeoverStateStore.watch`). */
+  const watching = new Set<string>();
+  let rewatch: NodeJS.Timeout | undefined;
 
   const service: TakeoverService = {
     current: (conversationId) => state.get(conversationId),
@@ -279,6 +282,16 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
         set = new Set();
         listeners.set(channel, set);
         await connection.subscribe(channel);
+        // Watched from now on: a worker publishes a conversation's messages only while marked so.
+        watching.add(conversationId);
+        await state.watch([conversationId]);
+        rewatch ??= setInterval(
+          () => {
+            void state.watch([...watching]).catch((error: unknown) => logger.warn('takeover-watch-failed', { error }));
+          },
+          (WATCHED_TTL_SECONDS * 1000) / 3,
+        );
+        rewatch.unref();
       }
       set.add(listener);
       return async () => {
@@ -286,6 +299,8 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
         current?.delete(listener);
         if (current && current.size === 0) {
           listeners.delete(channel);
+          // Its mark expires on its own (another process may still watch it).
+          watching.delete(conversationId);
           await connection.unsubscribe(channel).catch(() => undefined);
         }
       };
@@ -299,6 +314,8 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
 
     async stop() {
       listeners.clear();
+      watching.clear();
+      clearInterval(rewatch);
       await subscriber?.quit().catch(() => undefined);
     },
   };

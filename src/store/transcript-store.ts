@@ -43,6 +43,13 @@ export const APOLOGY_PART = 99;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
 export const RECENT_MESSAGE_LIMIT = 20;
+/**
+ * A process refreshes a conversation hash's TTL (CONVERSATION_TTL_SECONDS) when it writes its
+ * history at most this often, not every turn: a quiet conversation leaves Redis a day early at worst.
+ */
+const TTL_REFRESH_MS = 24 * 60 * 60 * 1000;
+/** Conversations whose last TTL refresh a process remembers (the oldest forgotten first: refreshed again). */
+const TTL_REFRESH_MEMORY = 50_000;
 
 const RecentMessageSchema = z.object({ id: z.string(), direction: z.enum(['inbound', 'outbound']), text: z.string() });
 
@@ -386,6 +393,13 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
   const { redis, outbox } = options;
   const { conversations, messages, deliveries } = transcriptModels(connection);
   const now = () => new Date().toISOString();
+  /** When this process last set each conversation hash's TTL, ms (see TTL_REFRESH_MS). */
+  const ttlRefreshedAt = new Map<string, number>();
+  const rememberTtl = (conversationId: string, at: number) => {
+    ttlRefreshedAt.delete(conversationId);
+    ttlRefreshedAt.set(conversationId, at);
+    if (ttlRefreshedAt.size > TTL_REFRESH_MEMORY) ttlRefreshedAt.delete(ttlRefreshedAt.keys().next().value ?? '');
+  };
 
   const patch = async (messageId: string, changes: Partial<StoredPart>, from = ''): Promise<number> => {
     const slot = ledgerSlot(messageId);
@@ -437,6 +451,8 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         storedChannel !== null && (!displayName || storedName === displayName)
           ? [0, 0, storedRecent ?? '[]']
           : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
+      // Created with its TTL just now: its history writes need not set it again today.
+      if (created === 1) rememberTtl(key, Date.now());
       if (records || created === 1 || renamed === 1) {
         await record(records, [{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
       }
@@ -473,9 +489,17 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       const hash = transcriptKeys.conversation(conversationId);
       const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)) };
       if (customerAt !== undefined) fields[CUSTOMER_AT_FIELD] = String(customerAt);
+      const at = Date.now();
+      const refreshed = ttlRefreshedAt.get(conversationId);
+      if (refreshed !== undefined && at - refreshed < TTL_REFRESH_MS) {
+        // Its TTL was set by this process within a day (a hash lost meanwhile is created again, TTL and all, when opened).
+        await redis.hset(hash, fields);
+        return;
+      }
       // One round trip, no script: a failed EXPIRE only leaves the TTL the last write set.
       const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
       for (const [error] of results ?? []) if (error) throw error;
+      rememberTtl(conversationId, at);
     },
 
     async replyParts(channel, replyTo) {

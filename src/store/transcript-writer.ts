@@ -1,14 +1,18 @@
 /**
  * The transcript writer: drains the Redis outbox into MongoDB in batches, behind the
- * conversation. Each batch becomes one ordered `bulkWrite` per collection, every write an
- * idempotent upsert by `_id`: a message's fields are set (they never change), its status set
- * only on insert; a status applies only over a lower- or equal-ranked one (later records win,
- * a status never regresses) and lands even before its message's record does; a
- * conversation is created once and its `updatedAt` only moves forward. Entries leave the
- * outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
- * (the batch is kept), so a MongoDB outage only grows the backlog. Runs in worker processes.
+ * conversation. Every write is idempotent by `_id`: a message's fields are set (they never
+ * change), its status set only on insert; a status applies only over a lower- or equal-ranked
+ * one (later records win, a status never regresses) and lands even before its message's record
+ * does; a conversation is created once and its `updatedAt` only moves forward. A batch's records
+ * of one document are folded first (FerretDB/SQLite pays per statement, an update most): a
+ * conversation's into one upsert; a message whose record is in the batch (nearly always new) is
+ * inserted as its records leave it, with its statuses, in record order; from the first one
+ * MongoDB already holds (a retried batch) on, messages get their records' own writes; delivery
+ * ids are inserted. Entries leave the outbox only after MongoDB acknowledged them; a failed or
+ * slow write is retried with backoff (the batch is kept), so a MongoDB outage only grows the
+ * backlog. Runs in worker processes.
  */
-import type { Connection, mongo } from 'mongoose';
+import mongoose, { type Connection, type mongo } from 'mongoose';
 import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -52,6 +56,105 @@ function overwritable(status: MessageStatus): MessageStatus[] {
   return (Object.keys(statusRank) as MessageStatus[]).filter((from) => statusRank[from] <= statusRank[status]);
 }
 
+/**
+ * Documents per `insert` command. FerretDB inserts them in one SQLite transaction (its own batch
+ * is 100) and holds no connection per document, so inserts need not be cut as small as updates.
+ */
+const MAX_DOCUMENTS_PER_INSERT = 100;
+/** MongoDB's (and FerretDB's) duplicate key error: the document is already there. */
+const DUPLICATE_KEY = 11000;
+
+type MessageGroupRecord = Extract<TranscriptRecord, { kind: 'message' | 'status' }>;
+
+/** One record's own writes: idempotent by `_id`, whether or not MongoDB holds its message yet. */
+function messageWrites(record: MessageGroupRecord): mongo.AnyBulkWriteOperation<MessageRecord>[] {
+  if (record.kind === 'message') {
+    const { createdAt, updatedAt, status, errorMessage, ...fixed } = record.message;
+    const document = { ...fixed, createdAt: new Date(createdAt) };
+    // What a message is never changes (the ledger's first stored reply wins), so it is set
+    // every time; its status only when it is new: a status record may have landed first
+    // (its entry read by a writer that died, taken over after later entries were written).
+    return [
+      {
+        updateOne: {
+          filter: { _id: document._id },
+          update: { $set: document, $setOnInsert: { status, updatedAt: new Date(updatedAt), ...(errorMessage ? { errorMessage } : {}) } },
+          upsert: true,
+        },
+      },
+    ];
+  }
+  const { _id, status, at, kind: _kind, ...fields } = record;
+  const update = { status, ...fields, updatedAt: new Date(at) };
+  // Before its message record, it creates the document (the message's fields, and its
+  // createdAt, follow); after, it applies only over a lower- or equal-ranked status.
+  return [
+    { updateOne: { filter: { _id }, update: { $setOnInsert: { ...update, createdAt: new Date(at) } }, upsert: true } },
+    { updateOne: { filter: { _id, status: { $in: overwritable(status) } }, update: { $set: update } } },
+  ];
+}
+
+/** The document a message's records leave when MongoDB does not hold it yet (their writes, in order, on nothing). */
+function foldNew(group: readonly MessageGroupRecord[]): Record<string, unknown> {
+  let document: Record<string, unknown> | undefined;
+  for (const record of group) {
+    if (record.kind === 'message') {
+      const { createdAt, updatedAt, status, errorMessage, ...fixed } = record.message;
+      document = document
+        ? { ...document, ...fixed, createdAt: new Date(createdAt) }
+        : { ...fixed, createdAt: new Date(createdAt), status, updatedAt: new Date(updatedAt), ...(errorMessage ? { errorMessage } : {}) };
+      continue;
+    }
+    const { _id, status, at, kind: _kind, ...fields } = record;
+    const update = { status, ...fields, updatedAt: new Date(at) };
+    document ??= { _id, ...update, createdAt: new Date(at) };
+    if (statusRank[document.status as MessageStatus] <= statusRank[status]) document = { ...document, ...update };
+  }
+  return document ?? {};
+}
+
+/** The duplicate key errors of a failed insert (the documents MongoDB already held); rethrows any other failure. */
+function duplicates(error: unknown): number[] {
+  if (!(error instanceof mongoose.mongo.MongoBulkWriteError)) throw error;
+  const failures = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  // Anything but "already there" (or a failure with no write errors at all) fails the batch, which is retried.
+  if (failures.length === 0 || failures.some((failure) => failure.code !== DUPLICATE_KEY)) throw error;
+  return failures.map((failure) => failure.index);
+}
+
+/** Inserts documents, skipping those MongoDB already holds (unordered: where nothing else is to be written). */
+async function insertAbsent(collection: mongo.Collection, documents: readonly Record<string, unknown>[]): Promise<void> {
+  for (let start = 0; start < documents.length; start += MAX_DOCUMENTS_PER_INSERT) {
+    try {
+      await collection.insertMany(documents.slice(start, start + MAX_DOCUMENTS_PER_INSERT), { ordered: false });
+    } catch (error) {
+      duplicates(error);
+    }
+  }
+}
+
+/**
+ * Inserts documents in order until one MongoDB already holds stops the command there; from that
+ * one on, `held` writes them another way (a retried batch: the rest is most likely held too). No
+ * document's writes overtake an earlier record's (an apology never shows before its message is
+ * marked failed).
+ */
+async function insertInOrder(
+  collection: mongo.Collection,
+  documents: readonly Record<string, unknown>[],
+  held: (from: number) => Promise<void>,
+): Promise<void> {
+  for (let start = 0; start < documents.length; start += MAX_DOCUMENTS_PER_INSERT) {
+    try {
+      await collection.insertMany(documents.slice(start, start + MAX_DOCUMENTS_PER_INSERT), { ordered: true });
+    } catch (error) {
+      const [index = 0] = duplicates(error);
+      await held(start + index);
+      return;
+    }
+  }
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -69,74 +172,94 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
 
   const apply = async (records: readonly TranscriptRecord[]) => {
     const conversationOps: mongo.AnyBulkWriteOperation<ConversationRecord>[] = [];
-    const messageOps: mongo.AnyBulkWriteOperation<MessageRecord>[] = [];
-    const deliveryOps: mongo.AnyBulkWriteOperation<{ _id: string; messageId: string; createdAt: Date }>[] = [];
+    const deliveryDocs = new Map<string, { _id: string; messageId: string; createdAt: Date }>();
     const touched = new Map<string, Date>();
+    /** A conversation's records folded into one upsert: inserted as the first, renamed as the last, `updatedAt` their latest. */
+    const conversationFolds = new Map<string, { insert: Record<string, unknown>; updatedAt: Date; displayName?: string }>();
+    /** Each message's records in order (one document each). */
+    const messageGroups = new Map<string, MessageGroupRecord[]>();
     for (const record of records) {
       switch (record.kind) {
         case 'conversation': {
           const at = new Date(record.at);
-          conversationOps.push({
-            updateOne: {
-              filter: { _id: record._id },
-              update: {
-                $setOnInsert: { channel: record.channel, address: record.address, recent: [], createdAt: at },
-                $max: { updatedAt: at },
-                ...(record.displayName ? { $set: { displayName: record.displayName } } : {}),
-              },
-              upsert: true,
-            },
-          });
-          break;
-        }
-        case 'message': {
-          const { createdAt, updatedAt, status, errorMessage, ...fixed } = record.message;
-          const document = { ...fixed, createdAt: new Date(createdAt) };
-          // What a message is never changes (the ledger's first stored reply wins), so it is set
-          // every time; its status only when it is new: a status record may have landed first
-          // (its entry read by a writer that died, taken over after later entries were written).
-          messageOps.push({
-            updateOne: {
-              filter: { _id: document._id },
-              update: { $set: document, $setOnInsert: { status, updatedAt: new Date(updatedAt), ...(errorMessage ? { errorMessage } : {}) } },
-              upsert: true,
-            },
-          });
-          if (document.direction === 'inbound') {
-            const seen = touched.get(document.conversationId);
-            if (!seen || seen < document.createdAt) touched.set(document.conversationId, document.createdAt);
+          const fold = conversationFolds.get(record._id);
+          if (!fold) {
+            conversationFolds.set(record._id, {
+              insert: { channel: record.channel, address: record.address, recent: [], createdAt: at },
+              updatedAt: at,
+              ...(record.displayName ? { displayName: record.displayName } : {}),
+            });
+          } else {
+            if (fold.updatedAt < at) fold.updatedAt = at;
+            if (record.displayName) fold.displayName = record.displayName;
           }
           break;
         }
+        case 'message':
         case 'status': {
-          const { _id, status, at, kind: _kind, ...fields } = record;
-          const update = { status, ...fields, updatedAt: new Date(at) };
-          // Before its message record, it creates the document (the message's fields, and its
-          // createdAt, follow); after, it applies only over a lower- or equal-ranked status.
-          messageOps.push({ updateOne: { filter: { _id }, update: { $setOnInsert: { ...update, createdAt: new Date(at) } }, upsert: true } });
-          messageOps.push({ updateOne: { filter: { _id, status: { $in: overwritable(status) } }, update: { $set: update } } });
+          const _id = record.kind === 'message' ? record.message._id : record._id;
+          const group = messageGroups.get(_id);
+          if (group) group.push(record);
+          else messageGroups.set(_id, [record]);
+          if (record.kind === 'message' && record.message.direction === 'inbound') {
+            const createdAt = new Date(record.message.createdAt);
+            const seen = touched.get(record.message.conversationId);
+            if (!seen || seen < createdAt) touched.set(record.message.conversationId, createdAt);
+          }
           break;
         }
         case 'delivery':
-          deliveryOps.push({
-            updateOne: { filter: { _id: record._id }, update: { $setOnInsert: { messageId: record.messageId, createdAt: new Date(record.at) } }, upsert: true },
-          });
+          // An insert of an existing id changes nothing (the first record wins, as an upsert's $setOnInsert would).
+          if (!deliveryDocs.has(record._id)) deliveryDocs.set(record._id, { _id: record._id, messageId: record.messageId, createdAt: new Date(record.at) });
           break;
       }
     }
+    for (const [_id, fold] of conversationFolds) {
+      const inbound = touched.get(_id);
+      touched.delete(_id);
+      conversationOps.push({
+        updateOne: {
+          filter: { _id },
+          update: {
+            $setOnInsert: fold.insert,
+            $max: { updatedAt: inbound && inbound > fold.updatedAt ? inbound : fold.updatedAt },
+            ...(fold.displayName ? { $set: { displayName: fold.displayName } } : {}),
+          },
+          upsert: true,
+        },
+      });
+    }
     // A conversation with new inbound messages stays recent for retention (never created here).
     for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
+    // A message whose record is in the batch is inserted as its records leave it (nearly always
+    // new: one insert, not an upsert and two updates per status); from one MongoDB already holds
+    // (a retried batch) on, messages get their records' own writes, rank rule and all.
+    const inserts: Record<string, unknown>[] = [];
+    const insertFallbacks: mongo.AnyBulkWriteOperation<MessageRecord>[][] = [];
+    const messageOps: mongo.AnyBulkWriteOperation<MessageRecord>[] = [];
+    for (const group of messageGroups.values()) {
+      const writes = group.flatMap(messageWrites);
+      const folded = group.some((record) => record.kind === 'message') ? foldNew(group) : undefined;
+      if (folded) {
+        inserts.push(folded);
+        insertFallbacks.push(writes);
+      } else messageOps.push(...writes);
+    }
     // The driver's collections, not mongoose's casting (which drops a `$set` of the immutable
-    // `createdAt`): conversations first, then messages in record order, then delivery ids.
-    // In commands of MAX_STATEMENTS_PER_COMMAND, one after another (the order holds).
+    // `createdAt`): conversations first, then messages (inserted in record order, then statuses
+    // of messages written before), then delivery ids. Updates in commands of
+    // MAX_STATEMENTS_PER_COMMAND, one after another (a message's writes keep their order).
     const write = async (collection: mongo.Collection, ops: readonly mongo.AnyBulkWriteOperation[]) => {
       for (let start = 0; start < ops.length; start += MAX_STATEMENTS_PER_COMMAND) {
         await collection.bulkWrite(ops.slice(start, start + MAX_STATEMENTS_PER_COMMAND), { ordered: true });
       }
     };
     await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
+    await insertInOrder(messages.collection, inserts, (from) =>
+      write(messages.collection, insertFallbacks.slice(from).flat() as mongo.AnyBulkWriteOperation[]),
+    );
     await write(messages.collection, messageOps as mongo.AnyBulkWriteOperation[]);
-    await write(deliveries.collection, deliveryOps as mongo.AnyBulkWriteOperation[]);
+    await insertAbsent(deliveries.collection, [...deliveryDocs.values()]);
   };
 
   const pause = (ms: number) =>

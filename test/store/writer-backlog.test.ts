@@ -77,7 +77,8 @@ describe('the transcript writer on FerretDB', () => {
     let started = 0;
     const client = mongo.getClient();
     client.on('commandStarted', (event) => {
-      if (event.commandName !== 'update') return;
+      // The replies are new: one insert (a retry would be a second one, or its updates).
+      if (event.commandName !== 'update' && event.commandName !== 'insert') return;
       started += 1;
       running.add(event.requestId);
       most = Math.max(most, running.size);
