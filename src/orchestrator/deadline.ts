@@ -10,7 +10,7 @@
  */
 
 /** The reason a deadline aborts with: a `TimeoutError`, as `AbortSignal.timeout` gives. */
-export function deadlineReason(ms: number): DOMException {
+function deadlineReason(ms: number): DOMException {
   return new DOMException(`the model did not answer within ${ms} ms`, 'TimeoutError');
 }
 
