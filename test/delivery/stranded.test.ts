@@ -61,7 +61,8 @@ describe('a message whose turn job fails for good', () => {
     expect(await messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({ status: 'failed' });
     expect(await messages.findById(outboundMessageId('whatsapp', poison, APOLOGY_PART)).lean()).toMatchObject({ text: APOLOGY_TEXT });
     // Nothing left behind: the inbox is empty and no reply went twice.
-    expect(await harness.services.inbox.size(conversationKeyFor(customer))).toBe(0);
+    // (The reply reaches Twilio before its batch is acknowledged: wait for the acknowledgement.)
+    await eventually(async () => (await harness.services.inbox.size(conversationKeyFor(customer))) === 0, 10_000);
     expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: second')).toHaveLength(1);
   }, 90_000);
 });
@@ -129,7 +130,8 @@ describe('a job that fails for good outside any turn', () => {
       // The head, counted as failed once, is retried on its own; the rest follow as one turn.
       expect(received()).toEqual(['Answer to: one', 'Answer to: three']);
       expect(coalescing.logs).toContainEqual(expect.objectContaining({ event: 'turn-job-rescued', conversationKey: conversationKeyFor(burst) }));
-      expect(await coalescing.services.inbox.size(conversationKeyFor(burst))).toBe(0);
+      // (The reply reaches Twilio before its batch is acknowledged: wait for the acknowledgement.)
+      await eventually(async () => (await coalescing.services.inbox.size(conversationKeyFor(burst))) === 0, 10_000);
     } finally {
       Object.assign(inbox, { freeze });
     }
