@@ -29,19 +29,14 @@ export function createRedis(config: Pick<Config, 'redisUrl' | 'redisClusterNodes
     maxRetriesPerRequest: purpose === 'blocking' ? null : 2,
     connectionName: `wa-assistant:${purpose}`,
   };
-  // The commands connection sends every command issued in one tick as one write (ioredis's
-  // auto-pipelining: a turn's concurrent reads, many turns' commands), not a socket write each.
-  // Not BullMQ's or a blocking reader's: a command queued behind a blocking one would wait on it.
-  const enableAutoPipelining = purpose === 'commands';
   if (config.redisClusterNodes === undefined) {
-    return new Redis(config.redisUrl, { ...options, lazyConnect: false, enableAutoPipelining });
+    return new Redis(config.redisUrl, { ...options, lazyConnect: false, enableAutoPipelining: false });
   }
   // The nodes come from REDIS_CLUSTER_NODES; REDIS_URL still gives the credentials and TLS (rediss://).
   const url = new URL(config.redisUrl);
   return new Cluster(config.redisClusterNodes, {
     lazyConnect: false,
-    // Grouped by the nodes serving each command's first key: one pipeline per node, never CROSSSLOT.
-    enableAutoPipelining,
+    enableAutoPipelining: false,
     redisOptions: {
       ...options,
       ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
