@@ -7,12 +7,14 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { lockRenewIntervalMs } from '../../src/queue/conversation-lock.js';
 import { createTurnQueue, enqueueTurn, TURN_QUEUE_NAME } from '../../src/queue/turn-queue.js';
-import { redisCommandCount } from './rig.js';
+import { commandDelta, redisCommandCalls } from './rig.js';
 
 export interface BaselineResult {
   jobs: number;
   jobsPerSecond: number;
   commandsPerJob: number;
+  /** Calls per job by command name. */
+  commandsByName: Map<string, number>;
 }
 
 export async function measureBareBullmq(
@@ -44,7 +46,7 @@ export async function measureBareBullmq(
     },
   );
   await worker.waitUntilReady();
-  const before = await redisCommandCount(probe);
+  const before = await redisCommandCalls(probe);
   const started = performance.now();
   let next = 0;
   await Promise.all(
@@ -57,10 +59,12 @@ export async function measureBareBullmq(
   );
   await done;
   const seconds = (performance.now() - started) / 1000;
-  const commands = (await redisCommandCount(probe)) - before;
+  const commandsByName = commandDelta(before, await redisCommandCalls(probe), options.jobs);
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
   await connection.quit();
-  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, commandsPerJob: commands / options.jobs };
+  let commandsPerJob = 0;
+  for (const count of commandsByName.values()) commandsPerJob += count;
+  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, commandsPerJob, commandsByName };
 }

@@ -38,7 +38,8 @@ import {
   histogramTotals,
   mongoDelta,
   percentile,
-  redisCommandCount,
+  commandDelta,
+  redisCommandCalls,
   serviceEnv,
   sleep,
   spawnServiceProcess,
@@ -146,6 +147,21 @@ async function drain() {
   if (backlog > 0) out(`  (${backlog} transcript outbox entries of earlier phases still unwritten)`);
 }
 
+/**
+ * Waits (≤ 20 s: the usage flush runs every 10 s) until the transcript outbox is empty and every
+ * turn's usage entry is folded: what a phase left for later. False if something was still left.
+ */
+async function deferredWorkDone() {
+  const deadline = Date.now() + 20_000;
+  const usageBacklog = async () => {
+    const keys = await probe.keys('asst:{usage:*}:pending');
+    const lengths = await Promise.all(keys.map((key) => probe.llen(key)));
+    return lengths.reduce((sum, length) => sum + length, 0);
+  };
+  while (((await outboxBacklog()) > 0 || (await usageBacklog()) > 0) && Date.now() < deadline) await sleep(100);
+  return (await outboxBacklog()) === 0 && (await usageBacklog()) === 0;
+}
+
 /** The replies whose text starts with `ok <prefix>` (the model echoes the message), once there are `count` or after `timeoutMs`. */
 async function waitForReplies(prefix: string, count: number, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -158,7 +174,7 @@ async function sustained(label: string, area: number) {
   await drain();
   const before = await Promise.all([web.stats(), worker.stats()]);
   const stagesBefore = await Promise.all([web.metrics(), worker.metrics()]);
-  const commandsBefore = await redisCommandCount(probe);
+  const commandsBefore = await redisCommandCalls(probe);
   const cpuBefore = await cpu();
   const waitedBefore = await runQueue();
   const writesBefore = await Promise.all([web.pid, worker.pid].map((pid) => writeSyscalls(pid)));
@@ -196,19 +212,32 @@ async function sustained(label: string, area: number) {
   const waitedAfter = await runQueue();
   const writesAfter = await Promise.all([web.pid, worker.pid].map((pid) => writeSyscalls(pid)));
   const busy = cpuAfter.map((after, index) => `${((100 * (after - (cpuBefore[index] ?? 0))) / seconds).toFixed(0)}%`);
-  await sleep(500);
+  const stagesAfter = await Promise.all([web.metrics(), worker.metrics()]);
   // Per answered message (none answered: per message sent, and marked so).
   const per = Math.max(1, total);
-  const commands = ((await redisCommandCount(probe)) - commandsBefore) / per;
+  // The phase's Redis commands include the work it left behind: the transcript writer's and the usage fold's.
+  const deferred = await deferredWorkDone();
+  const commandsByName = commandDelta(commandsBefore, await redisCommandCalls(probe), per);
+  let commands = 0;
+  for (const count of commandsByName.values()) commands += count;
   const mongo = mongoDelta(before, await Promise.all([web.stats(), worker.stats()]));
-  const stagesAfter = await Promise.all([web.metrics(), worker.metrics()]);
   out(`sustained, ${label}: ${sent} messages from ${Math.ceil(sent / PER_NUMBER)} numbers (${PER_NUMBER} each, in order), ${SENDERS} senders`);
   row('answered (per-message figures below are per answered message)', `${total}/${sent}`);
   row('messages/s (first webhook → last reply at Twilio)', `${perSecond.toFixed(1)}  (${((100 * perSecond) / bare.jobsPerSecond).toFixed(1)}% of bare BullMQ)`);
   row('webhook ack p50 / p99 (ms)', ms(acks));
   row(
-    'Redis commands per message (web + worker + BullMQ)',
+    'Redis commands per message (web + worker + BullMQ, with the writes it left behind)',
     `${commands.toFixed(1)}  (BullMQ alone ${bare.commandsPerJob.toFixed(1)}, difference ${(commands - bare.commandsPerJob).toFixed(1)})`,
+  );
+  row(
+    '  by command, minus BullMQ per job (largest differences)',
+    [...new Set([...commandsByName.keys(), ...bare.commandsByName.keys()])]
+      .map((name) => [name, (commandsByName.get(name) ?? 0) - (bare.commandsByName.get(name) ?? 0)] as const)
+      .filter(([, difference]) => Math.abs(difference) >= 0.05)
+      .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
+      .slice(0, 16)
+      .map(([name, difference]) => `${name} ${difference > 0 ? '+' : ''}${difference.toFixed(2)}`)
+      .join(', ') + (deferred ? '' : ' (the outbox or usage list was not empty 20 s after the phase: some deferred work is not counted)'),
   );
   row('MongoDB commands per message (both processes)', (sumCommands(mongo) / per).toFixed(1));
   row('CPU of one core: FerretDB / Redis / web / worker / bench', busy.join(' / '));

@@ -251,12 +251,29 @@ export function webhookSender(port: number) {
 /** A WhatsApp number of the bench: `whatsapp:+1<area><7 digits>`. */
 export const benchNumber = (area: number, index: number) => `whatsapp:+1${area}${String(index).padStart(7, '0')}`;
 
+/** Calls per command Redis has executed (INFO itself excluded; a script's own calls counted under their names). */
+export async function redisCommandCalls(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const calls = new Map<string, number>();
+  for (const match of info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)) if (match[1] !== 'info') calls.set(match[1] ?? '', Number(match[2]));
+  return calls;
+}
+
 /** Every command Redis has executed (INFO itself excluded). */
 export async function redisCommandCount(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats');
   let total = 0;
-  for (const match of info.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)) if (match[1] !== 'info') total += Number(match[2]);
+  for (const count of (await redisCommandCalls(redis)).values()) total += count;
   return total;
+}
+
+/** Calls per command between two readings, divided by `per`. */
+export function commandDelta(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, per: number): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, count] of after) {
+    const added = count - (before.get(name) ?? 0);
+    if (added > 0) delta.set(name, added / per);
+  }
+  return delta;
 }
 
 export function percentile(values: readonly number[], p: number): number {

@@ -91,3 +91,31 @@ test('a backlog bigger than one fold (Redis folds a bounded number of entries pe
   expect(await harness.services.redis.llen(pending)).toBe(0);
   expect((await report()).total).toEqual(expected);
 }, 30_000);
+
+test('a fold sums each day, role, channel and model on its own, and drops an entry no turn would write', async () => {
+  await report();
+  const pending = `asst:{usage:${harness.services.mongo.name}}:pending`;
+  const entry = (r: string, m: [string, number, number][]) => JSON.stringify({ d: today, r, c: 'whatsapp', m });
+  await harness.services.redis.rpush(
+    pending,
+    entry('bookkeeper', [['model-a', 7, 1]]),
+    'not json',
+    entry('bookkeeper', [
+      ['model-a', 2, 3],
+      ['model-b', 100, 200],
+    ]),
+    JSON.stringify({ d: today, r: 'bookkeeper', c: 'whatsapp' }),
+    entry('sales', [['model-b', 1, 1]]),
+  );
+  await report();
+  const byId = new Map((await stored()).map((document) => [String(document._id), document]));
+  expect(byId.get(`${today}|bookkeeper|whatsapp|model-a`)).toEqual({ _id: `${today}|bookkeeper|whatsapp|model-a`, calls: 2, inputTokens: 9, outputTokens: 4 });
+  expect(byId.get(`${today}|bookkeeper|whatsapp|model-b`)).toEqual({
+    _id: `${today}|bookkeeper|whatsapp|model-b`,
+    calls: 1,
+    inputTokens: 100,
+    outputTokens: 200,
+  });
+  expect(byId.get(`${today}|sales|whatsapp|model-b`)).toEqual({ _id: `${today}|sales|whatsapp|model-b`, calls: 1, inputTokens: 1, outputTokens: 1 });
+  expect(await harness.services.redis.llen(pending)).toBe(0);
+}, 30_000);
