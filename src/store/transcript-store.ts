@@ -14,6 +14,7 @@
  */
 import { luaScript, type RedisClient } from '../redis.js';
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { StorageWriteError } from '../errors/index.js';
 import { OutboxMessageSchema, type TranscriptOutbox, type TranscriptRecord } from './outbox.js';
@@ -393,13 +394,8 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
   const { redis, outbox } = options;
   const { conversations, messages, deliveries } = transcriptModels(connection);
   const now = () => new Date().toISOString();
-  /** When this process last set each conversation hash's TTL, ms (see TTL_REFRESH_MS). */
-  const ttlRefreshedAt = new Map<string, number>();
-  const rememberTtl = (conversationId: string, at: number) => {
-    ttlRefreshedAt.delete(conversationId);
-    ttlRefreshedAt.set(conversationId, at);
-    if (ttlRefreshedAt.size > TTL_REFRESH_MEMORY) ttlRefreshedAt.delete(ttlRefreshedAt.keys().next().value ?? '');
-  };
+  /** Conversations whose hash's TTL this process set within TTL_REFRESH_MS. */
+  const ttlRefreshed = new LRUCache<string, true>({ max: TTL_REFRESH_MEMORY, ttl: TTL_REFRESH_MS });
 
   const patch = async (messageId: string, changes: Partial<StoredPart>, from = ''): Promise<number> => {
     const slot = ledgerSlot(messageId);
@@ -452,7 +448,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
           ? [0, 0, storedRecent ?? '[]']
           : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
       // Created with its TTL just now: its history writes need not set it again today.
-      if (created === 1) rememberTtl(key, Date.now());
+      if (created === 1) ttlRefreshed.set(key, true);
       if (records || created === 1 || renamed === 1) {
         await record(records, [{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
       }
@@ -489,9 +485,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       const hash = transcriptKeys.conversation(conversationId);
       const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)) };
       if (customerAt !== undefined) fields[CUSTOMER_AT_FIELD] = String(customerAt);
-      const at = Date.now();
-      const refreshed = ttlRefreshedAt.get(conversationId);
-      if (refreshed !== undefined && at - refreshed < TTL_REFRESH_MS) {
+      if (ttlRefreshed.has(conversationId)) {
         // Its TTL was set by this process within a day (a hash lost meanwhile is created again, TTL and all, when opened).
         await redis.hset(hash, fields);
         return;
@@ -499,7 +493,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       // One round trip, no script: a failed EXPIRE only leaves the TTL the last write set.
       const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
       for (const [error] of results ?? []) if (error) throw error;
-      rememberTtl(conversationId, at);
+      ttlRefreshed.set(conversationId, true);
     },
 
     async replyParts(channel, replyTo) {
