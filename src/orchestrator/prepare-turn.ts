@@ -89,7 +89,6 @@ export async function prepareFreshLeg(
     }
   }
   if (Object.keys(learned).length > 0) routed = await facts.remember(input.conversationId, role.id, learned, routed);
-  if (role.id !== input.activeRoleId) await facts.writeActiveRole(input.conversationId, role.id);
 
   const offered = offerTools({
     role,
@@ -107,6 +106,10 @@ export async function prepareFreshLeg(
     factsVersion: routed.version,
     offeredTools: offered.map((tool) => tool.name),
   };
-  await dependencies.decisions.put(input.conversationId, decision);
+  // Independent writes: one round trip's wait.
+  await Promise.all([
+    role.id !== input.activeRoleId ? facts.writeActiveRole(input.conversationId, role.id) : undefined,
+    dependencies.decisions.put(input.conversationId, decision),
+  ]);
   return { decision, role, offered, session: input.session, modelCalls };
 }

@@ -180,14 +180,15 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         metrics.observe('turn_duration_seconds', { channel: channel.id, outcome }, (performance.now() - started) / 1000);
         return { ...result, usage: meter.calls };
       };
-      // Once per turn, before anything is offered: who the service verified is talking.
-      const contact = await channel.identify?.(input.inbound);
+      // Once per turn, before anything is offered: who the service verified is talking. Read
+      // alongside the conversation's state (independent keys: one round trip's wait, not two).
+      const [contact, start] = await Promise.all([
+        channel.identify?.(input.inbound),
+        input.firstTurn ? options.state.reset(input.conversationId, roleIds).then(() => undefined) : options.state.readTurnStart(input.conversationId),
+      ]);
       let activeRoleId: string | undefined;
       let session: SessionFacts = {};
-      if (input.firstTurn) {
-        await options.state.reset(input.conversationId, roleIds);
-      } else {
-        const start = await options.state.readTurnStart(input.conversationId);
+      if (start) {
         activeRoleId = start.activeRoleId;
         session = start.session;
         if (start.pending) {

@@ -314,9 +314,17 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     }
     logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
-    await transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt);
     try {
-      await deliver(channel, message, parts, logger, assertHeld, records);
+      // The history (which marks the reply stored, for a retry to resume) and the sends are
+      // independent writes: the first part leaves without waiting a round trip for the history.
+      // Both settle before the turn ends either way: a send still in flight when the turn fails
+      // would race its own retry.
+      const [sent, saved] = await Promise.allSettled([
+        deliver(channel, message, parts, logger, assertHeld, records),
+        transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt),
+      ]);
+      if (sent.status === 'rejected') throw sent.reason;
+      if (saved.status === 'rejected') throw saved.reason;
     } catch (error) {
       // A refusal for good ends the turn undelivered (the worker gives up on the message);
       // an outage is retried, and the attempt that delivers the reply finishes the turn.
