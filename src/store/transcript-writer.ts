@@ -8,10 +8,12 @@
  * conversation's into one upsert; a message whose record is in the batch (nearly always new) is
  * inserted as its records leave it, with its statuses, in record order; from the first one
  * MongoDB already holds (a retried batch) on, messages get their records' own writes; delivery
- * ids are inserted. Entries leave the outbox only after MongoDB acknowledged them; a failed or
+ * ids are inserted. A conversation this writer wrote within the hour (same name) is not written
+ * again: its `updatedAt` only serves retention. Entries leave the outbox only after MongoDB acknowledged them; a failed or
  * slow write is retried with backoff (the batch is kept), so a MongoDB outage only grows the
  * backlog. Runs in worker processes.
  */
+import { LRUCache } from 'lru-cache';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
@@ -33,6 +35,14 @@ const WRITE_TIMEOUT_MS = 10_000;
  * server is wedged until restarted). A few writers of 20 each stay well under the pool.
  */
 const MAX_STATEMENTS_PER_COMMAND = 20;
+/**
+ * A conversation's `updatedAt` only keeps it from retention (days): a writer that wrote it (same
+ * name) within this long of a record's time skips that write. An upsert per conversation per
+ * batch was a third of what FerretDB did per message.
+ */
+const CONVERSATION_TOUCH_MS = 60 * 60 * 1000;
+/** Conversations whose last write a writer remembers (the least recent forgotten: written again). */
+const CONVERSATION_TOUCH_MEMORY = 50_000;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
 
@@ -169,6 +179,13 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
   let stopped = false;
   let running: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  /** What this writer last wrote of each conversation: `updatedAt` (ms) and name. */
+  const conversationsWritten = new LRUCache<string, { at: number; displayName: string | undefined }>({ max: CONVERSATION_TOUCH_MEMORY });
+  /** Whether a conversation's write of `at` (and `displayName`, when given) adds nothing retention or a name needs. */
+  const freshEnough = (_id: string, at: Date, displayName?: string) => {
+    const written = conversationsWritten.get(_id);
+    return written !== undefined && at.getTime() - written.at <= CONVERSATION_TOUCH_MS && (displayName === undefined || displayName === written.displayName);
+  };
 
   const apply = async (records: readonly TranscriptRecord[]) => {
     const conversationOps: mongo.AnyBulkWriteOperation<ConversationRecord>[] = [];
@@ -214,15 +231,20 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
           break;
       }
     }
+    /** The conversations this batch writes: `updatedAt` and name, remembered once MongoDB acknowledged them. */
+    const conversationWrites = new Map<string, { at: number; displayName: string | undefined }>();
     for (const [_id, fold] of conversationFolds) {
       const inbound = touched.get(_id);
       touched.delete(_id);
+      const updatedAt = inbound && inbound > fold.updatedAt ? inbound : fold.updatedAt;
+      if (freshEnough(_id, updatedAt, fold.displayName)) continue;
+      conversationWrites.set(_id, { at: updatedAt.getTime(), displayName: fold.displayName ?? conversationsWritten.get(_id)?.displayName });
       conversationOps.push({
         updateOne: {
           filter: { _id },
           update: {
             $setOnInsert: fold.insert,
-            $max: { updatedAt: inbound && inbound > fold.updatedAt ? inbound : fold.updatedAt },
+            $max: { updatedAt },
             ...(fold.displayName ? { $set: { displayName: fold.displayName } } : {}),
           },
           upsert: true,
@@ -230,7 +252,11 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       });
     }
     // A conversation with new inbound messages stays recent for retention (never created here).
-    for (const [_id, at] of touched) conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
+    for (const [_id, at] of touched) {
+      if (freshEnough(_id, at)) continue;
+      conversationWrites.set(_id, { at: at.getTime(), displayName: conversationsWritten.get(_id)?.displayName });
+      conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
+    }
     // A message whose record is in the batch is inserted as its records leave it (nearly always
     // new: one insert, not an upsert and two updates per status); from one MongoDB already holds
     // (a retried batch) on, messages get their records' own writes, rank rule and all.
@@ -255,6 +281,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       }
     };
     await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
+    for (const [_id, written] of conversationWrites) conversationsWritten.set(_id, written);
     await insertInOrder(messages.collection, inserts, (from) =>
       write(messages.collection, insertFallbacks.slice(from).flat() as mongo.AnyBulkWriteOperation[]),
     );

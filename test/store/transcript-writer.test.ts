@@ -217,6 +217,26 @@ describe("folding a batch's records of one document", () => {
     expect(await harness.services.transcripts.messages.countDocuments({ conversationId: 'whatsapp:+447700908501' })).toBe(4);
   });
 
+  test('a conversation written within the hour (same name) is not written again: renamed, or an hour on, it is', async () => {
+    const number = '+447700908509';
+    const id = `whatsapp:${number}`;
+    await folding.apply(turn(number, 'SMtouch1', 100));
+    statements.clear();
+    // The next turns, minutes apart: their messages only.
+    await folding.apply(turn(number, 'SMtouch2', 400));
+    await folding.apply([conversation(number, 500), conversation(number, 600, 'Ada')]);
+    expect(statements.get('update conversations')).toBe(1);
+    expect(await harness.services.transcripts.conversations.findById(id).lean()).toMatchObject({ displayName: 'Ada', updatedAt: new Date(at(600)) });
+    statements.clear();
+    await folding.apply([conversation(number, 1200, 'Ada'), ...turn(number, 'SMtouch3', 1300)]);
+    expect(statements.get('update conversations')).toBeUndefined();
+    expect(await harness.services.transcripts.messages.countDocuments({ conversationId: id })).toBe(6);
+    // More than an hour after the last write: retention must see it.
+    await folding.apply(turn(number, 'SMtouch4', 600 + 3601));
+    expect(statements.get('update conversations')).toBe(1);
+    expect(await harness.services.transcripts.conversations.findById(id).lean()).toMatchObject({ displayName: 'Ada', updatedAt: new Date(at(600 + 3601)) });
+  });
+
   test('a conversation renamed twice in a batch keeps the last name, and its first creation time', async () => {
     await folding.apply([conversation('+447700908503', 40, 'Grace'), conversation('+447700908503', 41, 'Grace H.'), conversation('+447700908503', 39)]);
     expect(await harness.services.transcripts.conversations.findById('whatsapp:+447700908503').lean()).toMatchObject({
@@ -269,12 +289,9 @@ describe("folding a batch's records of one document", () => {
       { kind: 'status', _id: apology, status: 'queued', channelMessageId: 'SMoutSMfold8', at: at(96) },
     ]);
     // The insert stops at the held message; from there, each record's own writes in one ordered
-    // command: the message marked failed before the apology is written.
-    expect(commands).toEqual([
-      'update conversations: whatsapp:+447700908507',
-      `insert messages: in:whatsapp:SMfold8 ${apology}`,
-      `update messages: in:whatsapp:SMfold8 ${apology}`,
-    ]);
+    // command: the message marked failed before the apology is written. (The conversation was
+    // written with the held message: not again.)
+    expect(commands).toEqual([`insert messages: in:whatsapp:SMfold8 ${apology}`, `update messages: in:whatsapp:SMfold8 ${apology}`]);
     expect(await stored(['in:whatsapp:SMfold8', apology])).toEqual({
       'in:whatsapp:SMfold8': ['failed', 'SMfold8', 'question SMfold8'],
       [apology]: ['queued', 'SMoutSMfold8', 'Sorry'],
