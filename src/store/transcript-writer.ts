@@ -37,8 +37,8 @@ const WRITE_TIMEOUT_MS = 10_000;
 const MAX_STATEMENTS_PER_COMMAND = 20;
 /**
  * A conversation's `updatedAt` only keeps it from retention (days): a writer that wrote it (same
- * name) within this long of a record's time skips that write. An upsert per conversation per
- * batch was a third of what FerretDB did per message.
+ * name) within this long of a record's time skips that write (the upsert was one of four
+ * statements per message, and an update is what FerretDB pays most for).
  */
 const CONVERSATION_TOUCH_MS = 60 * 60 * 1000;
 /** Conversations whose last write a writer remembers (the least recent forgotten: written again). */
