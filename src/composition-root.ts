@@ -175,7 +175,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcripts,
     logger,
     metrics,
-    ...(overrides.queuePrefix ? { prefix: overrides.queuePrefix } : {}),
+    prefix: queuePrefix,
   });
 
   let shuttingDown = false;

@@ -4,8 +4,10 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors/index.js';
+import { QUEUE_PREFIX } from '../../src/redis.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, TEST_SENDER, testEnv } from '../support/harness.js';
 import { startOpenAIStub } from '../support/openai-stub.js';
@@ -89,6 +91,19 @@ describe('SIGTERM', () => {
       expect(await exit).toBe(0);
       expect(twilio.messages.map((message) => message.body)).toEqual(['Finished despite the shutdown.']);
       expect(output.stdout).toContain('"event":"shutdown-complete"');
+      // Every queue's keys carry the BullMQ prefix's hash tag (a cluster refuses a script over
+      // keys of several slots): production's default prefix, not BullMQ's own `bull`.
+      const own = ownRedisDatabase(1).REDIS_URL;
+      const redis = own ? new Redis(own) : undefined;
+      try {
+        const queueKeys = ((await redis?.keys('*')) ?? [`${QUEUE_PREFIX}:takeover-idle:on-a-cluster`]).filter((key) =>
+          /(^|:)(turns|handoff-notices|takeover-idle|maintenance):/.test(key),
+        );
+        expect(queueKeys.some((key) => key.includes(':takeover-idle:'))).toBe(true);
+        expect(queueKeys.filter((key) => !key.startsWith(`${QUEUE_PREFIX}:`))).toEqual([]);
+      } finally {
+        redis?.disconnect();
+      }
     } finally {
       child.kill('SIGKILL');
       await twilio.close();
