@@ -31,7 +31,8 @@ function teammate(conversationKey: string, messageId: string, action: TeammateEn
   return { ...customer(conversationKey, messageId), teammate: { action, handoffId: 'h1', actor, teamLabel: 'Sales team', reason: 'teammate' } };
 }
 
-const ids = async (conversationKey: string) => (await redis.lrange(`asst:inbox:{${conversationKey}}`, 0, -1)).map((raw) => (JSON.parse(raw) as InboundMessage).messageId);
+const ids = async (conversationKey: string) =>
+  (await redis.lrange(`asst:inbox:{${conversationKey}}`, 0, -1)).map((raw) => (JSON.parse(raw) as InboundMessage).messageId);
 
 /** Reads and acknowledges the head's batch as the worker does (no turn): its message ids. */
 async function answerHead(conversationKey: string): Promise<string[]> {
