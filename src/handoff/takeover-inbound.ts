@@ -7,7 +7,10 @@
  *     window), the rest of the team is told who took it, hand-back tells the customer and the
  *     holder and leaves a one-line summary in the history the assistant's next turn reads;
  *   - a customer message while a person holds the conversation: recorded, added to the
- *     history, relayed to the holder ("Customer: …"); the model is never called.
+ *     history, relayed to the holder ("Customer: …"); the model is never called. That includes
+ *     a takeover already ended whose end entry is still queued behind the message (the inbox puts
+ *     the end ahead of customer messages unless a teammate's message or a turn in progress comes
+ *     first): the end entry clears the mirror, so the messages behind it are the assistant's.
  * A customer message with nobody holding costs one Redis round trip (takeover state, window
  * stamp, live-page event) and no MongoDB read.
  */
@@ -216,6 +219,8 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
   };
 
   const onEnded = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
+    // Every customer message queued ahead of this entry has been relayed; those behind it are the assistant's.
+    await state.clear(message.conversationKey, entry.handoffId);
     const handoff = await options.store.get(entry.handoffId);
     const holder = handoff?.takenBy;
     const name = holder?.name ?? 'Our team';

@@ -8,6 +8,11 @@
  * taken. Nobody watching (nearly always), the message and its reply are published to nobody:
  * not at all (a page opened meanwhile reads them back from the stored transcript).
  * Keys of one conversation share its `{conversationKey}` hash tag; a teammate's key is their own.
+ *
+ * A takeover that ended (handed back or closed) stays mirrored, marked `endedAt`, until the worker
+ * reaches its end entry in the inbox: customer messages queued ahead of that entry came while the
+ * person held the conversation and are relayed to them (`onCustomerMessage` still returns it),
+ * while everything else (`get`: the idle check, a new takeover, the admin API) sees it ended.
  */
 import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
@@ -32,6 +37,12 @@ const WATCHED_MEMORY = 10_000;
 
 /** A takeover mirror outlives any idle timeout; hand-back deletes it. */
 const TAKEOVER_TTL_SECONDS = 30 * 24 * 60 * 60;
+/**
+ * An ended takeover's mirror lasts at most this long: normally the worker clears it at once;
+ * should its end entry never be queued (a crash right after marking), the conversation goes back
+ * to the assistant after this anyway.
+ */
+const ENDED_TTL_SECONDS = 60 * 60;
 
 const TakeoverStateSchema = z.object({
   handoffId: z.string().min(1),
@@ -45,21 +56,26 @@ const TakeoverStateSchema = z.object({
   takenAt: z.coerce.number().int(),
   /** The holder's last message to the customer (the idle clock), ms. */
   lastTeammateAt: z.coerce.number().int(),
+  /** Ended (handed back or closed), ms; mirrored until the worker reaches the end's inbox entry. */
+  endedAt: z.coerce.number().int().optional(),
 });
 /** A conversation held by a person, as the hot path sees it. */
 export type TakeoverState = z.infer<typeof TakeoverStateSchema> & { team: TeamId };
 
 export interface TakeoverStateStore {
-  /** The conversation's takeover; tells a live page watching it (`event`), none: nobody. */
+  /** The conversation's takeover, also one ended whose end entry is still queued; tells a live page watching it (`event`), none: nobody. */
   onCustomerMessage(conversationKey: string, event: unknown): Promise<TakeoverState | undefined>;
   /** False when this process's last customer message of the conversation found no live page watching. */
   watched(conversationKey: string): boolean;
   /** Marks conversations a live page subscribes to as watched (for WATCHED_TTL_SECONDS). */
   watch(conversationKeys: readonly string[]): Promise<void>;
+  /** The conversation's takeover, undefined when none or ended. */
   get(conversationKey: string): Promise<TakeoverState | undefined>;
   set(state: TakeoverState): Promise<void>;
-  /** Removes the mirror if it is still this hand-off's. */
-  clear(conversationKey: string, handoffId: string, holderId: string): Promise<void>;
+  /** Marks the mirror ended if it is still this hand-off's (the worker clears it at its end entry); the holder holds nothing now. */
+  end(conversationKey: string, handoffId: string, holderId: string, at: number): Promise<void>;
+  /** Removes the mirror if it is still this hand-off's (and the holder's key, given the holder). */
+  clear(conversationKey: string, handoffId: string, holderId?: string): Promise<void>;
   touch(conversationKey: string, at: number): Promise<void>;
   /** When the customer last wrote, ms; undefined when not within the key's lifetime. */
   lastCustomerMessageAt(conversationKey: string): Promise<number | undefined>;
@@ -78,6 +94,12 @@ function parse(raw: Record<string, string> | null | undefined): TakeoverState | 
 const clearTakeoverScript = `
 if redis.call('HGET', KEYS[1], 'handoffId') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
+
+// KEYS: takeover. ARGV: hand-off id, time, ttl (s). Marks the mirror ended only if it is still that hand-off's.
+const endTakeoverScript = `
+if redis.call('HGET', KEYS[1], 'handoffId') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'endedAt', ARGV[2])
+return redis.call('EXPIRE', KEYS[1], ARGV[3])`;
 
 // KEYS: holding. ARGV: its expected value. (Another slot than the conversation's: a script of its own.)
 const clearHoldingScript = `
@@ -116,7 +138,8 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async get(conversationKey) {
-      return parse(await redis.hgetall(takeoverKeys.takeover(conversationKey)));
+      const state = parse(await redis.hgetall(takeoverKeys.takeover(conversationKey)));
+      return state?.endedAt === undefined ? state : undefined;
     },
 
     async set(state) {
@@ -130,9 +153,14 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
       await redis.set(takeoverKeys.holding(state.holderId), `${state.conversationId}|${state.handoffId}`, 'EX', TAKEOVER_TTL_SECONDS);
     },
 
+    async end(conversationKey, handoffId, holderId, at) {
+      await redis.eval(endTakeoverScript, 1, takeoverKeys.takeover(conversationKey), handoffId, String(at), String(ENDED_TTL_SECONDS));
+      await redis.eval(clearHoldingScript, 1, takeoverKeys.holding(holderId), `${conversationKey}|${handoffId}`);
+    },
+
     async clear(conversationKey, handoffId, holderId) {
       await redis.eval(clearTakeoverScript, 1, takeoverKeys.takeover(conversationKey), handoffId);
-      await redis.eval(clearHoldingScript, 1, takeoverKeys.holding(holderId), `${conversationKey}|${handoffId}`);
+      if (holderId !== undefined) await redis.eval(clearHoldingScript, 1, takeoverKeys.holding(holderId), `${conversationKey}|${handoffId}`);
     },
 
     async touch(conversationKey, at) {

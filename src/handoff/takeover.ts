@@ -7,6 +7,9 @@
  * teammate's message to the customer, telling the team who took it, telling the customer it is
  * handed back) is queued into the customer's conversation inbox as a teammate entry, so the
  * conversation lock serialises it with the assistant's turns. It never sends anything itself.
+ * An end (hand-back, close) is queued after the teammate's messages still waiting but ahead of
+ * the customer's, and the Redis mirror stays (marked ended) until the worker reaches it: the
+ * customer hears the teammate out, is told, then the assistant answers what was waiting.
  *
  * `subscribe` streams a conversation's new messages and takeover changes (the live page).
  */
@@ -234,7 +237,8 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
         if (handoff.status === 'taken' && handoff.takenBy) return { outcome: 'not_holder', holder: handoff.takenBy, handoff };
         return { outcome: 'not_taken', status: handoff.status, handoff };
       }
-      if (ended.takenBy) await state.clear(ended.conversationId, ended._id, ended.takenBy.id);
+      // Ended for everyone but the customer messages already queued: the mirror goes when the worker reaches the end entry.
+      if (ended.takenBy) await state.end(ended.conversationId, ended._id, ended.takenBy.id, now());
       metrics.increment('takeover_handbacks_total', { team: ended.team, reason });
       logger.info('takeover-handed-back', { handoffId, conversationKey: ended.conversationId, by: by.id, reason });
       await enqueue(ended, { action: 'handed_back', actor: by, reason }, `takeover:${handoffId}:ended`);
@@ -249,7 +253,7 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
       }
       const wasTaken = before.status === 'taken';
       const handoff = (await store.get(handoffId)) ?? before;
-      if (wasTaken && before.takenBy) await state.clear(before.conversationId, before._id, before.takenBy.id);
+      if (wasTaken && before.takenBy) await state.end(before.conversationId, before._id, before.takenBy.id, now());
       metrics.increment('takeover_closed_total', { team: before.team, was: before.status });
       logger.info('handoff-closed', { handoffId, conversationKey: before.conversationId, by: by.id, reason, wasTaken });
       // Only a taken conversation has anything to tell: the customer gets the assistant back.

@@ -9,7 +9,12 @@
  * worker answers exactly the same batch and resumes the same reply, whatever arrived since),
  * and its retry state: when it first failed, how many attempts, when the next one is due. It is
  * the one place attempts are counted, and it is cleared when the batch is removed. Scripts never
- * decode message text: a batch is acknowledged by comparing the exact stored entries.
+ * decode message text: a batch is acknowledged by comparing the exact stored entries (placing a
+ * takeover's end reads only which entries are a teammate's).
+ *
+ * A takeover's end (handed back or closed) is not appended but placed after the teammate's last
+ * waiting entry, ahead of the customer messages waiting behind it: the customer is told the
+ * assistant is back before the assistant answers them (see `takeover-inbound.ts`).
  */
 import { luaScript, type RedisClient } from '../redis.js';
 import { AppError } from '../errors/index.js';
@@ -44,6 +49,51 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   return 3
 end
 return 0`);
+
+// KEYS: dedupe, inbox, lock, queued, retry. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued
+// ttl (ms), most messages in a batch. A takeover's end (its customer is told the assistant is back)
+// goes right after the last teammate entry waiting, ahead of the customer messages behind it (the
+// assistant answers those once the customer was told), but never into the head's batch that may be
+// in a turn: frozen (its size in the retry state), failed, or read by the lock's holder (up to a
+// full batch). Decodes an entry only to see whether it is a teammate's. Returns as acceptScript.
+const takeoverEndScript = luaScript(`
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return 0 end
+local entries = redis.call('LRANGE', KEYS[2], 0, -1)
+local function decoded(raw)
+  local ok, value = pcall(cjson.decode, raw)
+  if ok and type(value) == 'table' then return value end
+  return nil
+end
+local function teammate(raw)
+  local value = decoded(raw)
+  return value ~= nil and type(value.teammate) == 'table'
+end
+local keep = 0
+local head = entries[1] and decoded(entries[1])
+if head and redis.call('HGET', KEYS[5], 'messageId') == head.messageId then
+  keep = tonumber(redis.call('HGET', KEYS[5], 'size') or '1')
+end
+if #entries > 0 and redis.call('EXISTS', KEYS[3]) == 1 then
+  local read = 1
+  if not teammate(entries[1]) then
+    while read < math.min(#entries, tonumber(ARGV[5])) and not teammate(entries[read + 1]) do read = read + 1 end
+  end
+  keep = math.max(keep, read)
+end
+local at = math.min(keep, #entries)
+for index = #entries, at + 1, -1 do
+  if teammate(entries[index]) then
+    at = index
+    break
+  end
+end
+if at == 0 then redis.call('DEL', KEYS[2]) else redis.call('LTRIM', KEYS[2], 0, at - 1) end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+for index = at + 1, #entries do redis.call('RPUSH', KEYS[2], entries[index]) end
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
+return 3`);
 
 // KEYS: inbox, retry, lock. ARGV: lock token ('' keeps it), 1 when the batch has turn state, then
 // the batch's entries exactly as read. Pops them only if they are still its head; when that
@@ -131,6 +181,8 @@ export interface ConversationInbox {
    *     after freeing it; a killed holder's own job is run again);
    *   - `queued`: a job added for the conversation has not yet tried the lock; whoever gets the
    *     lock reads the inbox after this message was appended.
+   * A takeover's end goes right after the last teammate entry, ahead of waiting customer
+   * messages, never into the head's batch while it may be in a turn.
    */
   accept(message: InboundMessage): Promise<'appended' | 'held' | 'queued' | 'duplicate'>;
   /** Clears the queued mark after adding the job `accept` asked for failed (the caller answers 503). */
@@ -214,16 +266,18 @@ function headBatch(conversationKey: string, maxMessages: number, raws: readonly 
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
   return {
     async accept(message) {
-      const appended = await acceptScript(
-        redis,
-        [
-          redisKeys.dedupe(message.conversationKey, message.messageId),
-          redisKeys.inbox(message.conversationKey),
-          redisKeys.lock(message.conversationKey),
-          redisKeys.queued(message.conversationKey),
-        ],
-        [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS],
-      );
+      const keys = [
+        redisKeys.dedupe(message.conversationKey, message.messageId),
+        redisKeys.inbox(message.conversationKey),
+        redisKeys.lock(message.conversationKey),
+        redisKeys.queued(message.conversationKey),
+      ];
+      const args = [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS];
+      const action = message.teammate?.action;
+      const appended =
+        action === 'handed_back' || action === 'closed'
+          ? await takeoverEndScript(redis, [...keys, redisKeys.retry(message.conversationKey)], [...args, MAX_BATCH_MESSAGES])
+          : await acceptScript(redis, keys, args);
       return appended === 3 ? 'queued' : appended === 2 ? 'held' : appended === 1 ? 'appended' : 'duplicate';
     },
 

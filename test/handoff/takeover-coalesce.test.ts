@@ -185,4 +185,86 @@ describe('coalescing and takeover', () => {
     // None of them was relayed: Ana had handed the conversation back.
     expect(relaysTo(ANA, handoff.shortCode)).toEqual([]);
   }, 60_000);
+
+  test('customer messages waiting when #done arrives: the customer is told first, then the assistant answers them in one turn that knows', async () => {
+    const customer = 'whatsapp:+447700913004';
+    const { handoff, notice } = await handOff(customer);
+    await harness.sendWhatsapp({ from: ANA, body: 'Ana here, anything else?', repliedTo: notice.sid });
+    await eventually(() => bodiesTo(customer).includes('Ana (Sales team): Ana here, anything else?') || undefined);
+    await turnsSettled(harness.services);
+    const before = bodiesTo(customer).length;
+
+    // The customer's messages are in the inbox, not yet answered, when Ana hands back.
+    await whilePaused(async () => {
+      await customerSays(customer, 'no that is all', 'actually, what do invoices cost?');
+      expect((await harness.sendWhatsapp({ from: ANA, body: '#done' })).status).toBe(200);
+    });
+
+    await eventually(() => bodiesTo(customer).length >= before + 2 || undefined, 20_000);
+    await turnsSettled(harness.services);
+    const back = "You're back with our assistant. Ana from the Sales team has handed this conversation back.";
+    expect(bodiesTo(customer).slice(before)).toEqual([back, 'Happy to help: actually, what do invoices cost?']);
+    // One turn for both, and it saw the hand-back: the summary and what the customer was told.
+    const reply = harness.models.replyCalls().filter((call) => call.userMessages.includes('actually, what do invoices cost?'));
+    expect(reply).toHaveLength(1);
+    expect(reply[0]!.userMessages.filter((text) => !text.startsWith('<customer-context>')).slice(-2)).toEqual([
+      'no that is all',
+      'actually, what do invoices cost?',
+    ]);
+    expect(reply[0]!.promptText).toContain('(Summary: Ana of the Sales team answered the customer in person');
+    expect(reply[0]!.promptText).toContain(back);
+    // Neither was relayed to Ana: she had handed back before they were handled.
+    expect(relaysTo(ANA, handoff.shortCode)).toEqual([]);
+    expect(bodiesTo(ANA)).toContain(`Handed back to the assistant: Maya (#${handoff.shortCode}). The customer was told.`);
+
+    // MongoDB: both messages recorded once, the hand-back message before the assistant's reply.
+    await transcriptsWritten(harness.services);
+    const stored = (await harness.services.transcripts.conversationMessages(customer)).map((message) => message.text);
+    const at = (text: string) => stored.indexOf(text);
+    expect(stored.filter((text) => text === 'no that is all' || text === 'actually, what do invoices cost?')).toHaveLength(2);
+    expect(at(back)).toBeGreaterThan(at('Ana here, anything else?'));
+    expect(at('Happy to help: actually, what do invoices cost?')).toBeGreaterThan(at(back));
+  }, 60_000);
+
+  test("a customer message between the teammate's last messages is theirs (relayed); #done goes after her last message and ahead of the rest", async () => {
+    const customer = 'whatsapp:+447700913005';
+    const { handoff, notice } = await handOff(customer);
+    await harness.sendWhatsapp({ from: ANA, body: 'Ana here, booking your demo', repliedTo: notice.sid });
+    await eventually(() => bodiesTo(customer).includes('Ana (Sales team): Ana here, booking your demo') || undefined);
+    await turnsSettled(harness.services);
+    const before = bodiesTo(customer).length;
+
+    await whilePaused(async () => {
+      await customerSays(customer, 'is 10am ok?');
+      expect((await harness.sendWhatsapp({ from: ANA, body: 'Yes, 10am is booked. Bye!' })).status).toBe(200);
+      await customerSays(customer, 'great, and do you do invoices?');
+      expect((await harness.sendWhatsapp({ from: ANA, body: '#done' })).status).toBe(200);
+    });
+
+    await eventually(() => bodiesTo(customer).length >= before + 3 || undefined, 20_000);
+    await turnsSettled(harness.services);
+    expect(bodiesTo(customer).slice(before)).toEqual([
+      'Ana (Sales team): Yes, 10am is booked. Bye!',
+      "You're back with our assistant. Ana from the Sales team has handed this conversation back.",
+      'Happy to help: great, and do you do invoices?',
+    ]);
+    // The message Ana answered was hers: relayed to her, never to the model.
+    expect(relaysTo(ANA, handoff.shortCode)).toEqual(['Customer: is 10am ok?']);
+    // (the assistant's one turn after the hand-back has it in its history, as it has Ana's answer)
+    expect(
+      harness.models
+        .replyCalls()
+        .filter((call) => call.userMessages.includes('is 10am ok?'))
+        .map((call) => call.userMessages.at(-1)),
+    ).toEqual(['great, and do you do invoices?']);
+    const reply = harness.models.replyCalls().filter((call) => call.userMessages.includes('great, and do you do invoices?'));
+    expect(reply).toHaveLength(1);
+    expect(reply[0]!.promptText).toContain('[Ana, Sales team] Yes, 10am is booked. Bye!');
+
+    await transcriptsWritten(harness.services);
+    const stored = (await harness.services.transcripts.conversationMessages(customer)).map((message) => message.text);
+    const order = ['is 10am ok?', 'Yes, 10am is booked. Bye!', "You're back with our assistant. Ana from the Sales team has handed this conversation back."];
+    expect(order.map((text) => stored.indexOf(text))).toEqual([...order.map((text) => stored.indexOf(text))].sort((a, b) => a - b));
+    expect(stored.indexOf('Happy to help: great, and do you do invoices?')).toBeGreaterThan(stored.indexOf(order[2]!));
+  }, 60_000);
 });

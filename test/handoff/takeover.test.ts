@@ -419,4 +419,28 @@ describe('idle takeover', () => {
     await harness.sendWhatsapp({ from: customer, body: 'hello again' });
     await eventually(() => bodiesTo(customer).includes('Happy to help: hello again') || undefined);
   });
+
+  test('the idle hand-back fires while a customer message waits: the customer is told before the assistant answers it', async () => {
+    const customer = 'whatsapp:+447700912014';
+    const { handoff, noticeTo } = await handOff(customer, 'a demo, please', [ANA, BEN]);
+    const before = bodiesTo(customer).length;
+    const back = 'Ana from the Sales team is no longer in this chat, so our assistant is back to help you.';
+    // The worker is paused: Ana's message and the customer's wait in the inbox while the idle hand-back fires.
+    const worker = harness.worker!;
+    await worker.pause();
+    try {
+      expect((await harness.sendWhatsapp({ from: ANA, body: 'Ana here, let me check', repliedTo: noticeTo(ANA) })).status).toBe(200);
+      expect((await harness.sendWhatsapp({ from: customer, body: 'take your time' })).status).toBe(200);
+      await eventually(async () => (await refreshed(handoff._id)).status === 'handed_back' || undefined, 20_000);
+    } finally {
+      worker.resume();
+    }
+    await eventually(() => bodiesTo(customer).length >= before + 3 || undefined, 20_000);
+    await turnsSettled(harness.services);
+    expect(bodiesTo(customer).slice(before)).toEqual(['Ana (Sales team): Ana here, let me check', back, 'Happy to help: take your time']);
+    await transcriptsWritten(harness.services);
+    const stored = (await harness.services.transcripts.conversationMessages(customer)).map((message) => message.text);
+    expect(stored.indexOf('Happy to help: take your time')).toBeGreaterThan(stored.indexOf(back));
+    expect(stored.indexOf(back)).toBeGreaterThan(stored.indexOf('Ana here, let me check'));
+  });
 });

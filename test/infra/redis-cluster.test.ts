@@ -22,6 +22,7 @@ import type { InboundMessage } from '../../src/contracts/index.js';
 import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
 import { createDecisionStore } from '../../src/orchestrator/state/decision-store.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
+import { createTakeoverStateStore } from '../../src/handoff/takeover-state.js';
 import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
 import { acquireConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 import { redisKeys } from '../../src/queue/keys.js';
@@ -116,6 +117,35 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
       expect(next).toBeDefined();
       await next?.release();
       expect(await inbox.size(conversationKey)).toBe(0);
+    }
+  });
+
+  test("a takeover's end: placed in the inbox ahead of waiting customer messages, its mirror marked ended then cleared", async () => {
+    const inbox = createConversationInbox(redis);
+    const takeover = createTakeoverStateStore(redis);
+    for (const conversationKey of conversations) {
+      const holder = { id: 'whatsapp:+34600915001', name: 'Ana', via: 'whatsapp' as const };
+      await takeover.set({
+        handoffId: 'h1',
+        conversationId: conversationKey,
+        channel: 'whatsapp',
+        team: 'sales',
+        holderId: holder.id,
+        holderName: 'Ana',
+        holderVia: 'whatsapp',
+        takenAt: 1,
+        lastTeammateAt: 1,
+      });
+      await inbox.accept(inbound(conversationKey, 'waiting'));
+      await takeover.end(conversationKey, 'h1', holder.id, 2);
+      const end = { ...inbound(conversationKey, ''), teammate: { action: 'handed_back' as const, handoffId: 'h1', actor: holder, teamLabel: 'Sales team' } };
+      expect(await inbox.accept(end)).toBe('queued');
+      expect((await inbox.batch(conversationKey, 5))?.entries.map((entry) => entry.message.messageId)).toEqual([end.messageId]);
+      expect(await takeover.get(conversationKey)).toBeUndefined();
+      expect((await takeover.onCustomerMessage(conversationKey, {}))?.endedAt).toBe(2);
+      await takeover.clear(conversationKey, 'h1');
+      expect(await takeover.onCustomerMessage(conversationKey, {})).toBeUndefined();
+      await redis.del(redisKeys.inbox(conversationKey), redisKeys.queued(conversationKey));
     }
   });
 
