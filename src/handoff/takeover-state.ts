@@ -14,6 +14,7 @@
  * person held the conversation and are relayed to them (`onCustomerMessage` still returns it),
  * while everything else (`get`: the idle check, a new takeover, the admin API) sees it ended.
  */
+import { LRUCache } from 'lru-cache';
 import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import { KEY_PREFIX } from '../redis.js';
@@ -112,7 +113,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], 'l
 return 0`;
 
 export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore {
-  const watchedNow = new Map<string, boolean>();
+  const watchedNow = new LRUCache<string, boolean>({ max: WATCHED_MEMORY });
   return {
     async onCustomerMessage(conversationKey, event) {
       const results = await redis.pipeline().hgetall(takeoverKeys.takeover(conversationKey)).exists(takeoverKeys.watched(conversationKey)).exec();
@@ -120,9 +121,7 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
       if (read?.[0]) throw read[0];
       // Unknown (the read failed): watched, so nothing is left unpublished.
       const watched = watching?.[0] ? true : watching?.[1] === 1;
-      watchedNow.delete(conversationKey);
       watchedNow.set(conversationKey, watched);
-      if (watchedNow.size > WATCHED_MEMORY) watchedNow.delete(watchedNow.keys().next().value ?? '');
       // Best effort, as every publication: a page that missed it reads the stored transcript again.
       if (watched) await redis.publish(takeoverKeys.events(conversationKey), JSON.stringify(event)).catch(() => undefined);
       return parse(read?.[1] as Record<string, string> | undefined);
