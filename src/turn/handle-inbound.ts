@@ -206,22 +206,35 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       metrics.increment('inbound_dropped_total', { reason: 'unknown_channel' });
       return;
     }
+    const open = () =>
+      transcripts.openConversation(
+        {
+          key: message.conversationKey,
+          channel: channel.id,
+          address: message.from.address,
+          ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
+        },
+        records,
+      );
+    // A customer's batch is opened while the takeover state is read (one round trip's wait, not
+    // two; unused when a person holds it). A teammate's entry never opens it here.
+    const opening = message.teammate ? undefined : open();
     if (options.takeover) {
       // While a person holds the conversation every message of the batch is relayed, none
       // answered; a takeover entry is always a batch of its own (the inbox never coalesces it).
       let handled = false;
-      for (const received of [...earlier, message]) handled = (await options.takeover(received, channel, logger)) || handled;
-      if (handled) return;
+      try {
+        for (const received of [...earlier, message]) handled = (await options.takeover(received, channel, logger)) || handled;
+      } catch (error) {
+        await opening?.catch(() => undefined);
+        throw error;
+      }
+      if (handled) {
+        await opening?.catch(() => undefined);
+        return;
+      }
     }
-    const { conversationId, created, recent } = await transcripts.openConversation(
-      {
-        key: message.conversationKey,
-        channel: channel.id,
-        address: message.from.address,
-        ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
-      },
-      records,
-    );
+    const { conversationId, created, recent } = await (opening ?? open());
     // Media becomes text (summary, caption, transcription) for the transcript and parts for the
     // model, for every message of the batch; at most one transcription call per turn.
     const batch: InboundMessage[] = [];
