@@ -283,13 +283,6 @@ export async function redisCommandCalls(redis: Redis): Promise<Map<string, numbe
   return calls;
 }
 
-/** Every command Redis has executed (INFO itself excluded). */
-export async function redisCommandCount(redis: Redis): Promise<number> {
-  let total = 0;
-  for (const count of (await redisCommandCalls(redis)).values()) total += count;
-  return total;
-}
-
 /** Calls per command between two readings, divided by `per`. */
 export function commandDelta(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, per: number): Map<string, number> {
   const delta = new Map<string, number>();
