@@ -6,7 +6,8 @@
  * here (~340 turns/s); `SOAK_TURNS=5000` for a quick run, `SOAK_EVERY` turns between progress lines.
  */
 import { findFreePort } from '../support/services.js';
-import { benchNumber, serviceEnv, sleep, spawnServiceProcess, startBacking, webhookSender } from './rig.js';
+import { readMemoryMap } from './memory-map.js';
+import { benchNumber, serviceEnv, sleep, spawnServiceProcess, startBacking, webhookSender, type ProcessStats, type ServiceChild } from './rig.js';
 
 const TURNS = Number(process.env.SOAK_TURNS ?? 100_000);
 const SENDERS = 32;
@@ -25,12 +26,35 @@ const WARM_UP = Math.max(FIRST, Math.floor(TURNS / 10));
 const out = (line = '') => process.stdout.write(`${line}\n`);
 const backing = await startBacking();
 const port = await findFreePort();
-const env = serviceEnv(backing, port);
+/** Memory settings under trial reach the service processes (only them) through their environment; SOAK_NODE_OPTIONS is their NODE_OPTIONS. */
+const trial = Object.fromEntries(
+  ['MALLOC_ARENA_MAX', 'GLIBC_TUNABLES', 'UV_THREADPOOL_SIZE', 'SOAK_NODE_OPTIONS'].flatMap((name) =>
+    process.env[name] ? [[name === 'SOAK_NODE_OPTIONS' ? 'NODE_OPTIONS' : name, process.env[name]]] : [],
+  ),
+);
+const env = serviceEnv(backing, port, trial);
 const web = await spawnServiceProcess('web', env);
 const worker = await spawnServiceProcess('worker', env);
 const { post } = webhookSender(port);
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const m = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+/** The stats reply with what service-process.ts adds for this breakdown. */
+type MemoryStats = ProcessStats & { arrayBuffers?: number; spaces?: Record<string, number> };
+/** One line per process: RSS split into file-backed, malloc (brk heap, arenas) and other anonymous memory, V8's share of that. */
+async function breakdown(child: ServiceChild, stats: MemoryStats) {
+  const map = await readMemoryMap(child.pid);
+  if (!map) return;
+  const spaces = stats.spaces ?? {};
+  const v8 = Object.values(spaces).reduce((sum, bytes) => sum + bytes, 0);
+  const big = Object.entries(spaces)
+    .filter(([, bytes]) => bytes >= 2 ** 20)
+    .map(([name, bytes]) => `${name.replace(/_space$/, '')} ${m(bytes)}`)
+    .join(', ');
+  out(
+    `    ${child.role}: RSS ${m(map.rss)} MB = file ${m(map.file)} + brk heap ${m(map.brk)} + ${map.arenas} arenas ${m(map.arenaRss)} + other anon ${m(map.otherAnon)} (V8 pages ${m(v8)}: ${big}; rest ${m(map.otherAnon - v8)}); arrayBuffers ${m(stats.arrayBuffers ?? NaN)}, external ${m(stats.external)}`,
+  );
+}
 let sent = 0;
 const started = performance.now();
 /** Sends `count` turns (each number's messages one after another) and waits for every reply. */
@@ -56,11 +80,20 @@ async function run(count: number) {
       out(
         `  ${sent} turns, ${(sent / ((performance.now() - started) / 1000)).toFixed(1)}/s, RSS web ${mb(webNow.rss)}, worker ${mb(workerNow.rss)}; live heap web ${mb(webNow.heapUsed)}, worker ${mb(workerNow.heapUsed)}; worker heap reserved ${mb(workerNow.heapTotal)}, external ${mb(workerNow.external)}`,
       );
+      // GC pauses since the last line: what a tighter heap costs shows here.
+      const [webLoop, workerLoop] = await Promise.all([web.loop(), worker.loop()]);
+      out(
+        `    GC pauses since the last line: web ${webLoop.gcCount} (${webLoop.gcTotal.toFixed(0)} ms), worker ${workerLoop.gcCount} (${workerLoop.gcTotal.toFixed(0)} ms, max ${workerLoop.gcMax.toFixed(0)} ms)`,
+      );
+      await breakdown(web, webNow);
+      await breakdown(worker, workerNow);
     }
   }
 }
 
-out(`\nSoak: ${TURNS} turns (first reading after ${FIRST}, warm-up ${WARM_UP}), web and worker processes`);
+out(
+  `\nSoak: ${TURNS} turns (first reading after ${FIRST}, warm-up ${WARM_UP}), web and worker processes${Object.keys(trial).length ? `, with ${JSON.stringify(trial)}` : ''}`,
+);
 await run(FIRST);
 await sleep(2_000);
 const first = await Promise.all([web.stats(), worker.stats()]);
@@ -82,6 +115,16 @@ const growth = (before: number, after: number) => `${((100 * (after - before)) /
   );
 });
 out(`throughput over the soak: ${(sent / ((performance.now() - started) / 1000)).toFixed(1)} turns/s`);
+await breakdown(web, end[0] ?? (await web.stats()));
+await breakdown(worker, end[1] ?? (await worker.stats()));
+// What an idle process gives back: V8's memory reducer (a memory-reducing GC once allocation stops) frees pooled pages.
+process.kill(web.pid, 'SIGUSR2');
+process.kill(worker.pid, 'SIGUSR2');
+await sleep(3_000);
+const reduced = await Promise.all([web.stats(), worker.stats()]);
+out(`after a memory-reducing GC (what going idle gives back): RSS web ${mb(reduced[0]?.rss ?? NaN)}, worker ${mb(reduced[1]?.rss ?? NaN)}`);
+await breakdown(web, reduced[0] ?? (await web.stats()));
+await breakdown(worker, reduced[1] ?? (await worker.stats()));
 await web.stop();
 await worker.stop();
 await backing.stop();
