@@ -4,7 +4,13 @@
  * the RSS and live heap (after a full GC) of each process at 2k turns, after a warm-up (a tenth
  * of the run) and at the end: a leak shows as live-heap growth. 100k turns take about 5 minutes
  * here (~340 turns/s); `SOAK_TURNS=5000` for a quick run, `SOAK_EVERY` turns between progress lines.
+ * Each progress line also prints CPU per turn, GC pauses and what RSS is made of (`memory-map.ts`);
+ * the end adds RSS after a memory-reducing GC (what an idle process gives back). Every reading
+ * forces a full GC, which holds the heap smaller than it would grow alone: compare runs with the
+ * same SOAK_EVERY. MALLOC_ARENA_MAX, GLIBC_TUNABLES, UV_THREADPOOL_SIZE and SOAK_NODE_OPTIONS (as
+ * NODE_OPTIONS) reach the service processes, to try a memory setting.
  */
+import { readFile } from 'node:fs/promises';
 import { findFreePort } from '../support/services.js';
 import { readMemoryMap } from './memory-map.js';
 import { benchNumber, serviceEnv, sleep, spawnServiceProcess, startBacking, webhookSender, type ProcessStats, type ServiceChild } from './rig.js';
@@ -55,7 +61,13 @@ async function breakdown(child: ServiceChild, stats: MemoryStats) {
     `    ${child.role}: RSS ${m(map.rss)} MB = file ${m(map.file)} + brk heap ${m(map.brk)} + ${map.arenas} arenas ${m(map.arenaRss)} + other anon ${m(map.otherAnon)} (V8 pages ${m(v8)}: ${big}; rest ${m(map.otherAnon - v8)}); arrayBuffers ${m(stats.arrayBuffers ?? NaN)}, external ${m(stats.external)}`,
   );
 }
+/** CPU seconds a process has used (user + system, from /proc/<pid>/stat; clock ticks at 100 Hz). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 let sent = 0;
+let cpuBefore = { at: 0, web: 0, worker: 0 };
 const started = performance.now();
 /** Sends `count` turns (each number's messages one after another) and waits for every reply. */
 async function run(count: number) {
@@ -82,6 +94,10 @@ async function run(count: number) {
       );
       // GC pauses since the last line: what a tighter heap costs shows here.
       const [webLoop, workerLoop] = await Promise.all([web.loop(), worker.loop()]);
+      const cpu = { at: sent, web: await cpuSeconds(web.pid), worker: await cpuSeconds(worker.pid) };
+      const perTurn = (seconds: number) => ((1000 * seconds) / (cpu.at - cpuBefore.at)).toFixed(2);
+      out(`    CPU ms per turn since the last line: web ${perTurn(cpu.web - cpuBefore.web)}, worker ${perTurn(cpu.worker - cpuBefore.worker)}`);
+      cpuBefore = cpu;
       out(
         `    GC pauses since the last line: web ${webLoop.gcCount} (${webLoop.gcTotal.toFixed(0)} ms), worker ${workerLoop.gcCount} (${workerLoop.gcTotal.toFixed(0)} ms, max ${workerLoop.gcMax.toFixed(0)} ms)`,
       );
