@@ -43,4 +43,5 @@ if [[ "$MONGODB_URI" =~ ^mongodb://(127\.0\.0\.1|localhost):27017 ]] && ! listen
 fi
 
 npm run build --silent
-exec node_modules/.bin/node --enable-source-maps dist/src/main.js "${1:-all}"
+# --max-old-space-size: see README "Memory" (caps how far V8 lets the heap grow between collections).
+exec node_modules/.bin/node --enable-source-maps --max-old-space-size=1024 dist/src/main.js "${1:-all}"

@@ -144,6 +144,8 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
   const args = [
     // A stats request collects garbage first, so heapUsed is what stays alive (a leak), not what waits for a GC.
     '--expose-gc',
+    // As production runs them (Procfile, scripts/start.sh, npm start, the Docker image): README "Memory".
+    '--max-old-space-size=1024',
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
     ...(fromSource ? ['--import', 'tsx', 'test/bench/service-process.ts'] : ['--enable-source-maps', await builtServiceProcess()]),
     role,

@@ -9,6 +9,7 @@
  */
 import type { Server } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { MockLanguageModelV4 } from 'ai/test';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
@@ -94,8 +95,19 @@ process.on('message', (message) => {
   if (message !== 'stats') return;
   // Started with --expose-gc (rig.ts): heapUsed after a full collection is the live heap.
   (globalThis as { gc?: () => void }).gc?.();
-  const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
-  process.send?.({ rss, heapUsed, heapTotal, external, mongoCommands: { ...mongoCommands } });
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  // What V8 holds in memory per space (committed pages actually touched), for the soak's breakdown of RSS.
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size]));
+  process.send?.({ rss, heapUsed, heapTotal, external, arrayBuffers, spaces, mongoCommands: { ...mongoCommands } });
+});
+// SIGUSR2 (the soak, once at its end): a memory-reducing GC, as V8's memory reducer runs when a
+// process goes idle — RSS after it shows how much of the growth was V8's free pages kept for reuse.
+process.on('SIGUSR2', () => {
+  (globalThis as { gc?: (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void }).gc?.({
+    type: 'major',
+    execution: 'sync',
+    flavor: 'last-resort',
+  });
 });
 process.once('SIGTERM', () => {
   // A worker still holding slow turns stops anyway after 20 s (exit still writes the CPU profile).
