@@ -17,7 +17,7 @@
 import { LRUCache } from 'lru-cache';
 import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
-import { KEY_PREFIX } from '../redis.js';
+import { KEY_PREFIX, luaScript } from '../redis.js';
 import { CUSTOMER_AT_FIELD, transcriptKeys } from '../store/transcript-keys.js';
 import type { TeamId } from './teams.js';
 
@@ -92,25 +92,25 @@ function parse(raw: Record<string, string> | null | undefined): TakeoverState | 
 }
 
 // KEYS: takeover. ARGV: hand-off id. Deletes the mirror only if it is still that hand-off's.
-const clearTakeoverScript = `
+const clearTakeoverScript = luaScript(`
 if redis.call('HGET', KEYS[1], 'handoffId') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
+return 0`);
 
 // KEYS: takeover. ARGV: hand-off id, time, ttl (s). Marks the mirror ended only if it is still that hand-off's.
-const endTakeoverScript = `
+const endTakeoverScript = luaScript(`
 if redis.call('HGET', KEYS[1], 'handoffId') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'endedAt', ARGV[2])
-return redis.call('EXPIRE', KEYS[1], ARGV[3])`;
+return redis.call('EXPIRE', KEYS[1], ARGV[3])`);
 
 // KEYS: holding. ARGV: its expected value. (Another slot than the conversation's: a script of its own.)
-const clearHoldingScript = `
+const clearHoldingScript = luaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
+return 0`);
 
 // KEYS: takeover. ARGV: time. Moves the idle clock of a takeover that still exists.
-const touchScript = `
+const touchScript = luaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], 'lastTeammateAt', ARGV[1]) end
-return 0`;
+return 0`);
 
 export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore {
   const watchedNow = new LRUCache<string, boolean>({ max: WATCHED_MEMORY });
@@ -153,17 +153,17 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async end(conversationKey, handoffId, holderId, at) {
-      await redis.eval(endTakeoverScript, 1, takeoverKeys.takeover(conversationKey), handoffId, String(at), String(ENDED_TTL_SECONDS));
-      await redis.eval(clearHoldingScript, 1, takeoverKeys.holding(holderId), `${conversationKey}|${handoffId}`);
+      await endTakeoverScript(redis, [takeoverKeys.takeover(conversationKey)], [handoffId, at, ENDED_TTL_SECONDS]);
+      await clearHoldingScript(redis, [takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
     },
 
     async clear(conversationKey, handoffId, holderId) {
-      await redis.eval(clearTakeoverScript, 1, takeoverKeys.takeover(conversationKey), handoffId);
-      if (holderId !== undefined) await redis.eval(clearHoldingScript, 1, takeoverKeys.holding(holderId), `${conversationKey}|${handoffId}`);
+      await clearTakeoverScript(redis, [takeoverKeys.takeover(conversationKey)], [handoffId]);
+      if (holderId !== undefined) await clearHoldingScript(redis, [takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
     },
 
     async touch(conversationKey, at) {
-      await redis.eval(touchScript, 1, takeoverKeys.takeover(conversationKey), String(at));
+      await touchScript(redis, [takeoverKeys.takeover(conversationKey)], [at]);
     },
 
     async lastCustomerMessageAt(conversationKey) {

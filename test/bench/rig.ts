@@ -185,47 +185,27 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
+  /** Sends `request` over IPC; resolves with the first reply carrying `field`. */
+  const ask = (request: string, field: string) =>
+    new Promise<object>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${role} did not answer a ${request} request`)), 30_000);
+      const onMessage = (message: unknown) => {
+        if (typeof message !== 'object' || message === null || !(field in message)) return;
+        clearTimeout(timer);
+        child.removeListener('message', onMessage);
+        resolve(message);
+      };
+      child.on('message', onMessage);
+      child.send(request);
+    });
   return {
     role,
     pid: child.pid ?? 0,
     output: () => output,
     waitFor,
-    stats: () =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${role} did not answer a stats request`)), 30_000);
-        const onMessage = (message: unknown) => {
-          if (typeof message !== 'object' || message === null || !('rss' in message)) return;
-          clearTimeout(timer);
-          child.removeListener('message', onMessage);
-          resolve(message as ProcessStats);
-        };
-        child.on('message', onMessage);
-        child.send('stats');
-      }),
-    metrics: () =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${role} did not answer a metrics request`)), 30_000);
-        const onMessage = (message: unknown) => {
-          if (typeof message !== 'object' || message === null || !('metrics' in message)) return;
-          clearTimeout(timer);
-          child.removeListener('message', onMessage);
-          resolve(String(message.metrics));
-        };
-        child.on('message', onMessage);
-        child.send('metrics');
-      }),
-    loop: () =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${role} did not answer a loop request`)), 30_000);
-        const onMessage = (message: unknown) => {
-          if (typeof message !== 'object' || message === null || !('loop' in message)) return;
-          clearTimeout(timer);
-          child.removeListener('message', onMessage);
-          resolve(message.loop as LoopStats);
-        };
-        child.on('message', onMessage);
-        child.send('loop');
-      }),
+    stats: async () => (await ask('stats', 'rss')) as ProcessStats,
+    metrics: async () => String(((await ask('metrics', 'metrics')) as { metrics: unknown }).metrics),
+    loop: async () => ((await ask('loop', 'loop')) as { loop: LoopStats }).loop,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
   };
