@@ -29,6 +29,20 @@ describe('retention', () => {
   });
 
   test('removes what is older than the retention period and keeps the rest', async () => {
+    // The scheduled purge (first run at the worker's start) must not race this one: paused, and any run in progress over.
+    const { Queue } = await import('bullmq');
+    const maintenance = new Queue('maintenance', { connection: harness.services.redis, prefix: harness.queuePrefix });
+    await maintenance.pause();
+    await eventually(async () => ((await maintenance.getActiveCount()) === 0 ? true : undefined));
+    try {
+      await purgeOnce();
+    } finally {
+      await maintenance.resume();
+      await maintenance.close();
+    }
+  });
+
+  async function purgeOnce() {
     const { transcripts } = harness.services;
     const old = new Date(Date.now() - 40 * 24 * 3600 * 1000);
     await transcripts.conversations.create({
@@ -59,5 +73,5 @@ describe('retention', () => {
     expect(removed).toMatchObject({ messages: 1, conversations: 1 });
     expect(await transcripts.messages.findById('in:whatsapp:SMold').lean()).toBeNull();
     expect(await transcripts.messages.findById('in:whatsapp:SMnew').lean()).not.toBeNull();
-  });
+  }
 });
