@@ -26,7 +26,13 @@ import { destinationsOf, type Teams } from './teams.js';
 import type { TakeoverState, TakeoverStateStore } from './takeover-state.js';
 import type { LiveMessage, TakeoverService } from './takeover.js';
 
-export type TakeoverHook = (message: InboundMessage, channel: ChannelDefinition, logger: Logger) => Promise<boolean>;
+/**
+ * Handles a batch the inbox gave a turn: a takeover entry (always a batch of its own), or customer
+ * messages while a person holds the conversation. True: handled, no turn. The takeover is read once
+ * for the whole batch, so a takeover starting meanwhile never splits it: all its messages are
+ * relayed, or none is (the assistant answers them all).
+ */
+export type TakeoverHook = (batch: readonly InboundMessage[], channel: ChannelDefinition, logger: Logger) => Promise<boolean>;
 
 export interface TakeoverHookOptions {
   transcripts: TranscriptStore;
@@ -307,18 +313,26 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     logger.info('takeover-customer-relayed', { handoffId: takeover.handoffId, holder: takeover.holderId });
   };
 
-  return async (message, channel, logger) => {
-    const entry = message.teammate;
-    if (entry) {
-      if (entry.action === 'reply') await onReply(channel, message, entry, logger);
-      else if (entry.action === 'taken') await onTaken(channel, message, entry, logger);
-      else await onEnded(channel, message, entry, logger);
+  return async (batch, channel, logger) => {
+    const [first] = batch;
+    if (!first) return false;
+    if (first.teammate) {
+      for (const message of batch) {
+        const entry = message.teammate;
+        if (!entry) throw new Error('a takeover entry was batched with customer messages');
+        if (entry.action === 'reply') await onReply(channel, message, entry, logger);
+        else if (entry.action === 'taken') await onTaken(channel, message, entry, logger);
+        else await onEnded(channel, message, entry, logger);
+      }
       return true;
     }
-    const live: LiveMessage = { id: inboundMessageId(channel.id, message.messageId), author: 'customer', text: message.text, at: message.receivedAt };
-    const takeover = await state.onCustomerMessage(message.conversationKey, { type: 'message', message: live });
+    const live = batch.map((message): { type: 'message'; message: LiveMessage } => ({
+      type: 'message',
+      message: { id: inboundMessageId(channel.id, message.messageId), author: 'customer', text: message.text, at: message.receivedAt },
+    }));
+    const takeover = await state.onCustomerMessages(first.conversationKey, live);
     if (!takeover) return false;
-    await onHeldCustomerMessage(channel, message, takeover, logger);
+    for (const message of batch) await onHeldCustomerMessage(channel, message, takeover, logger);
     return true;
   };
 }

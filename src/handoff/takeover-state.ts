@@ -11,7 +11,7 @@
  *
  * A takeover that ended (handed back or closed) stays mirrored, marked `endedAt`, until the worker
  * reaches its end entry in the inbox: customer messages queued ahead of that entry came while the
- * person held the conversation and are relayed to them (`onCustomerMessage` still returns it),
+ * person held the conversation and are relayed to them (`onCustomerMessages` still returns it),
  * while everything else (`get`: the idle check, a new takeover, the admin API) sees it ended.
  */
 import { LRUCache } from 'lru-cache';
@@ -64,8 +64,11 @@ const TakeoverStateSchema = z.object({
 export type TakeoverState = z.infer<typeof TakeoverStateSchema> & { team: TeamId };
 
 export interface TakeoverStateStore {
-  /** The conversation's takeover, also one ended whose end entry is still queued; tells a live page watching it (`event`), none: nobody. */
-  onCustomerMessage(conversationKey: string, event: unknown): Promise<TakeoverState | undefined>;
+  /**
+   * The conversation's takeover, also one ended whose end entry is still queued, read once for a
+   * batch of customer messages; tells a live page watching it (`events`, one per message), none: nobody.
+   */
+  onCustomerMessages(conversationKey: string, events: readonly unknown[]): Promise<TakeoverState | undefined>;
   /** False when this process's last customer message of the conversation found no live page watching. */
   watched(conversationKey: string): boolean;
   /** Marks conversations a live page subscribes to as watched (for WATCHED_TTL_SECONDS). */
@@ -115,7 +118,7 @@ return 0`);
 export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore {
   const watchedNow = new LRUCache<string, boolean>({ max: WATCHED_MEMORY });
   return {
-    async onCustomerMessage(conversationKey, event) {
+    async onCustomerMessages(conversationKey, events) {
       const results = await redis.pipeline().hgetall(takeoverKeys.takeover(conversationKey)).exists(takeoverKeys.watched(conversationKey)).exec();
       const [read, watching] = results ?? [];
       if (read?.[0]) throw read[0];
@@ -123,7 +126,7 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
       const watched = watching?.[0] ? true : watching?.[1] === 1;
       watchedNow.set(conversationKey, watched);
       // Best effort, as every publication: a page that missed it reads the stored transcript again.
-      if (watched) await redis.publish(takeoverKeys.events(conversationKey), JSON.stringify(event)).catch(() => undefined);
+      for (const event of watched ? events : []) await redis.publish(takeoverKeys.events(conversationKey), JSON.stringify(event)).catch(() => undefined);
       return parse(read?.[1] as Record<string, string> | undefined);
     },
 

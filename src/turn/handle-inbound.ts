@@ -222,9 +222,9 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     if (options.takeover) {
       // While a person holds the conversation every message of the batch is relayed, none
       // answered; a takeover entry is always a batch of its own (the inbox never coalesces it).
-      let handled = false;
+      let handled: boolean;
       try {
-        for (const received of [...earlier, message]) handled = (await options.takeover(received, channel, logger)) || handled;
+        handled = await options.takeover([...earlier, message], channel, logger);
       } catch (error) {
         await opening?.catch(() => undefined);
         throw error;

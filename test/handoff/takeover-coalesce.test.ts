@@ -226,6 +226,47 @@ describe('coalescing and takeover', () => {
     expect(at('Happy to help: actually, what do invoices cost?')).toBeGreaterThan(at(back));
   }, 60_000);
 
+  test('a takeover that starts while a batch is handled: every message of the batch has one fate (here: answered), none is lost', async () => {
+    const customer = 'whatsapp:+447700913006';
+    const { handoff, notice } = await handOff(customer);
+    const before = bodiesTo(customer).length;
+    // Ana takes the conversation right after the worker first reads its takeover state for this
+    // batch: between the reads of its two messages, when each message was read on its own.
+    const redis = harness.services.redis;
+    const pipeline = redis.pipeline.bind(redis);
+    const takeoverKey = `asst:takeover:{${customer}}`;
+    let taken: Promise<unknown> | undefined;
+    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      const built = pipeline(...args);
+      const exec = built.exec.bind(built);
+      built.exec = (async () => {
+        const results = await exec();
+        const queued = (built as unknown as { _queue: { name: string; args: unknown[] }[] })._queue;
+        if (!taken && queued.some((command) => command.name === 'hgetall' && command.args[0] === takeoverKey)) {
+          taken = harness.sendWhatsapp({ from: ANA, body: 'Ana here, I can help with that', repliedTo: notice.sid });
+          await taken;
+        }
+        return results;
+      }) as typeof built.exec;
+      return built;
+    }) as typeof redis.pipeline;
+    try {
+      await whilePaused(() => customerSays(customer, 'first part', 'second part'));
+      await eventually(() => taken, 20_000);
+      await eventually(() => bodiesTo(customer).includes('Ana (Sales team): Ana here, I can help with that') || undefined, 20_000);
+      await turnsSettled(harness.services);
+    } finally {
+      redis.pipeline = pipeline;
+    }
+
+    // Read once for the batch: both came before the takeover, so the assistant answers both in one turn.
+    expect(bodiesTo(customer).slice(before)).toEqual(['Happy to help: second part', 'Ana (Sales team): Ana here, I can help with that']);
+    expect(relaysTo(ANA, handoff.shortCode)).toEqual([]);
+    await transcriptsWritten(harness.services);
+    const inbound = (await harness.services.transcripts.conversationMessages(customer)).filter((message) => message.direction === 'inbound');
+    expect(inbound.map((message) => message.text).filter((text) => text.endsWith(' part'))).toEqual(['first part', 'second part']);
+  }, 60_000);
+
   test("a customer message between the teammate's last messages is theirs (relayed); #done goes after her last message and ahead of the rest", async () => {
     const customer = 'whatsapp:+447700913005';
     const { handoff, notice } = await handOff(customer);

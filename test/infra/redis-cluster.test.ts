@@ -142,9 +142,9 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
       expect(await inbox.accept(end)).toBe('queued');
       expect((await inbox.batch(conversationKey, 5))?.entries.map((entry) => entry.message.messageId)).toEqual([end.messageId]);
       expect(await takeover.get(conversationKey)).toBeUndefined();
-      expect((await takeover.onCustomerMessage(conversationKey, {}))?.endedAt).toBe(2);
+      expect((await takeover.onCustomerMessages(conversationKey, [{}]))?.endedAt).toBe(2);
       await takeover.clear(conversationKey, 'h1');
-      expect(await takeover.onCustomerMessage(conversationKey, {})).toBeUndefined();
+      expect(await takeover.onCustomerMessages(conversationKey, [{}])).toBeUndefined();
       await redis.del(redisKeys.inbox(conversationKey), redisKeys.queued(conversationKey));
     }
   });
