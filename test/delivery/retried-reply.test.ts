@@ -68,4 +68,54 @@ describe('a reply delivered by a retried attempt', () => {
     const delivery = await transcriptModels(harness.services.mongo).deliveries.findById(sent?.sid).lean();
     expect(delivery?.messageId).toBe(stored[1]?._id);
   }, 30_000);
+
+  test('the history write fails while the reply is being sent: the reply goes out once, and the retry stores the history the next turn reads', async () => {
+    const customer = 'whatsapp:+447700906003';
+    const messageSid = newMessageSid();
+    const { transcripts } = harness.services;
+    const saveRecent = transcripts.saveRecent.bind(transcripts);
+    let refused = 0;
+    // The turn writes its history (with the reply) while the reply's send is in flight: that write is refused once.
+    transcripts.saveRecent = async (conversationId, recent, customerAt) => {
+      if (refused === 0 && recent.some((message) => message.text === 'Answer to: remember me')) {
+        refused += 1;
+        throw new Error('history write refused (test)');
+      }
+      return saveRecent(conversationId, recent, customerAt);
+    };
+    // The send is still in flight when the history write fails (longer than the retry's backoff):
+    // a retry started meanwhile would find the part claimed, not yet at Twilio, and send it again.
+    harness.twilio.delayNext(600);
+    try {
+      await harness.sendWhatsapp({ from: customer, body: 'remember me', messageSid });
+      await eventually(
+        () => harness.logs.find((line) => line.event === 'inbound-acknowledged' && (line.messageIds as string[] | undefined)?.includes(messageSid)),
+        15_000,
+      );
+    } finally {
+      transcripts.saveRecent = saveRecent;
+    }
+    expect(refused).toBe(1);
+    // The failed attempt ended only once its send had: the retry never raced a send in flight.
+    const events = harness.logs.filter((line) => line.messageId === messageSid).map((line) => line.event);
+    expect(events.indexOf('reply-sent')).toBeGreaterThanOrEqual(0);
+    expect(events.indexOf('reply-sent')).toBeLessThan(events.indexOf('inbound-retrying'));
+    await harness.sendWhatsapp({ from: customer, body: 'and now?' });
+    await eventually(() => harness.twilio.messages.some((message) => message.body === 'Answer to: and now?') || undefined, 15_000);
+
+    // The retry ran the turn again (no history said the reply was stored), and the stored, sent
+    // reply won: sent once, although the attempt that sent it failed; the next turn saw it.
+    expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: remember me')).toHaveLength(1);
+    const next = harness.models.replyCalls().filter((call) => call.userMessages.at(-1) === 'and now?');
+    expect(next).toHaveLength(1);
+    expect(next[0]!.promptText).toContain('Answer to: remember me');
+    await transcriptsWritten(harness.services);
+    const stored = await harness.services.transcripts.conversationMessages(conversationKeyFor(customer));
+    expect(stored.map((message) => [message.direction, message.text])).toEqual([
+      ['inbound', 'remember me'],
+      ['outbound', 'Answer to: remember me'],
+      ['inbound', 'and now?'],
+      ['outbound', 'Answer to: and now?'],
+    ]);
+  }, 30_000);
 });
