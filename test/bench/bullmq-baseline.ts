@@ -11,17 +11,36 @@ import { commandDelta, redisCommandCalls } from './rig.js';
 
 export interface BaselineResult {
   jobs: number;
+  /** The median run's figure. */
   jobsPerSecond: number;
+  /** Every measured run's figure, in order (a warm-up run before them is not counted). */
+  runs: number[];
   commandsPerJob: number;
   /** Calls per job by command name. */
   commandsByName: Map<string, number>;
 }
 
-export async function measureBareBullmq(
-  redisUrl: string,
-  probe: Redis,
-  options: { jobs: number; senders: number; concurrency: number; lockTtlMs: number },
-): Promise<BaselineResult> {
+interface BaselineOptions {
+  jobs: number;
+  senders: number;
+  concurrency: number;
+  lockTtlMs: number;
+}
+
+/**
+ * A warm-up run (a fifth of the jobs, not counted: it compiles the client's hot code, as the
+ * pipeline's own warm-up phase does), then `runs` measured runs; the median run is the figure.
+ * One run lasts about a second and a half here, and consecutive runs differ by up to half.
+ */
+export async function measureBareBullmq(redisUrl: string, probe: Redis, options: BaselineOptions & { runs?: number }): Promise<BaselineResult> {
+  await measureOnce(redisUrl, probe, { ...options, jobs: Math.max(1, Math.round(options.jobs / 5)) });
+  const measured: BaselineResult[] = [];
+  for (let run = 0; run < (options.runs ?? 3); run += 1) measured.push(await measureOnce(redisUrl, probe, options));
+  const median = [...measured].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(measured.length / 2)]!;
+  return { ...median, runs: measured.map((result) => result.jobsPerSecond) };
+}
+
+async function measureOnce(redisUrl: string, probe: Redis, options: BaselineOptions): Promise<BaselineResult> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const prefix = 'bench-bare';
   const queue = createTurnQueue(connection, prefix);
@@ -66,5 +85,5 @@ export async function measureBareBullmq(
   await connection.quit();
   let commandsPerJob = 0;
   for (const count of commandsByName.values()) commandsPerJob += count;
-  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, commandsPerJob, commandsByName };
+  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, runs: [options.jobs / seconds], commandsPerJob, commandsByName };
 }

@@ -83,8 +83,8 @@ out(
 
 // 1 — bare BullMQ, same Redis, same job and worker options, no-op processor.
 const bare = await measureBareBullmq(backing.redis.url, probe, { jobs: BULLMQ_JOBS, senders: SENDERS, concurrency: CONCURRENCY, lockTtlMs: LOCK_TTL_MS });
-out(`bare BullMQ (turns queue options, no-op processor, one process): ${bare.jobs} jobs`);
-row('jobs/s', bare.jobsPerSecond.toFixed(0));
+out(`bare BullMQ (turns queue options, no-op processor, one process): ${bare.jobs} jobs per run, after a warm-up run`);
+row('jobs/s (median of the runs; each run)', `${bare.jobsPerSecond.toFixed(0)}  (${bare.runs.map((run) => run.toFixed(0)).join(', ')})`);
 row('Redis commands per job', bare.commandsPerJob.toFixed(1));
 
 const port = await findFreePort();
