@@ -5,6 +5,7 @@
  */
 import { createOpenAI } from '@ai-sdk/openai';
 import { transcribe } from 'ai';
+import { MODEL_TELEMETRY } from '../model/provider.js';
 
 /** Transcribes one audio file; throws when the model fails. */
 export type Transcriber = (audio: Uint8Array, options: { signal: AbortSignal }) => Promise<string>;
@@ -12,5 +13,5 @@ export type Transcriber = (audio: Uint8Array, options: { signal: AbortSignal }) 
 export function createOpenAITranscriber(settings: { apiKey: string; baseUrl: string | undefined; model: string }): Transcriber {
   const provider = createOpenAI({ apiKey: settings.apiKey, ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}) });
   const model = provider.transcription(settings.model);
-  return async (audio, { signal }) => (await transcribe({ model, audio, abortSignal: signal, maxRetries: 0 })).text.trim();
+  return async (audio, { signal }) => (await transcribe({ model, audio, abortSignal: signal, maxRetries: 0, telemetry: MODEL_TELEMETRY })).text.trim();
 }

@@ -22,6 +22,7 @@ import {
 } from 'ai';
 import { errorStatus, errorText, isRetryableStatus, ModelCallError } from '../errors/index.js';
 import { withDeadline } from './deadline.js';
+import { MODEL_TELEMETRY } from '../model/provider.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
 import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
@@ -155,6 +156,7 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     stopWhen: [isStepCount(input.limits.maxSteps), interrupted],
     maxOutputTokens: input.limits.maxOutputTokens,
     maxRetries: 1,
+    telemetry: MODEL_TELEMETRY,
   };
   try {
     const finish = (text: string, usage: LanguageModelUsage): CallModelResult => ({

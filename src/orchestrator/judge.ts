@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ModelTier } from '../model/provider.js';
+import { MODEL_TELEMETRY, type ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from '../contracts/index.js';
 import { withDeadline } from './deadline.js';
@@ -177,7 +177,7 @@ async function structured<T>(dependencies: JudgeDependencies, output: Structured
   const model = dependencies.model('fast');
   const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () =>
     withDeadline(dependencies.timeoutMs, signal, (abortSignal) =>
-      generateText({ model, system, prompt, output, maxOutputTokens: 800, maxRetries: 0, abortSignal }),
+      generateText({ model, system, prompt, output, maxOutputTokens: 800, maxRetries: 0, abortSignal, telemetry: MODEL_TELEMETRY }),
     ),
   );
   if (result.output === undefined) throw new Error('the model returned no structured output');

@@ -3,6 +3,7 @@
  * path and by value), prom-client's /metrics after a turn (latency histograms, token counters),
  * the per-turn metering summed in the admin API, and the queue dashboard behind ADMIN_TOKEN.
  */
+import { tracingChannel } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
@@ -257,6 +258,27 @@ describe('metering through the real OpenAI provider', () => {
     } finally {
       await harness.close();
       await stub.close();
+    }
+  });
+});
+
+describe("the AI SDK's telemetry", () => {
+  test('is off: a subscriber to its tracing channel sees nothing of a turn (judge and reply)', async () => {
+    const seen: unknown[] = [];
+    const channel = tracingChannel('ai:telemetry');
+    const record = (message: unknown) => seen.push(message);
+    const subscribers = { start: record, end: record, asyncStart: record, asyncEnd: record, error: record };
+    channel.subscribe(subscribers);
+    const harness = await startHarness();
+    try {
+      await harness.sendWhatsapp({ from: 'whatsapp:+447700900303', body: 'how do I export my data?' });
+      await harness.twilio.waitForMessages(1);
+      await turnsSettled(harness.services);
+      expect(harness.models.calls.length).toBeGreaterThanOrEqual(2);
+      expect(seen).toEqual([]);
+    } finally {
+      channel.unsubscribe(subscribers);
+      await harness.close();
     }
   });
 });
