@@ -367,17 +367,18 @@ redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 `);
 
-// Marks a part sent unless a later status got there first (ARGV[4] lists the statuses it may
-// move from: a delivery callback may land before it on a cluster, where the delivery id is on
-// another node) and, with ARGV[3] = 'turn', takes the reply's turn payload: returns 1 when it was there.
+// Marks a part sent (its delivery id, and its status unless a later one got there first: ARGV[4]
+// lists the statuses it may move from, as a delivery callback may land before it on a cluster,
+// where the delivery id is on another node) and, with ARGV[3] = 'turn', takes the reply's turn
+// payload: returns 1 when it was there.
 const markSentScript = luaScript(`
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if raw then
   local entry = cjson.decode(raw)
-  if string.find(ARGV[4], ',' .. entry.status .. ',', 1, true) then
-    for k, v in pairs(cjson.decode(ARGV[2])) do entry[k] = v end
-    redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
-  end
+  local changes = cjson.decode(ARGV[2])
+  if not string.find(ARGV[4], ',' .. entry.status .. ',', 1, true) then changes.status = nil end
+  for k, v in pairs(changes) do entry[k] = v end
+  redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
 end
 if ARGV[3] == '' then return 0 end
 return redis.call('HDEL', KEYS[1], ARGV[3])
