@@ -53,6 +53,11 @@ export interface LedgerOptions<Entry, Receipt> {
   exclusive: boolean;
   /** Told how an entry found `sending` was resolved (before a resend; with the receipt found). */
   onResolved?(outcome: 'found' | 'resent', found?: Receipt): void;
+  /**
+   * This attempt claimed the entry itself in the write that stored it (`pending → sending` with
+   * nothing between): it is sent at once, with no claim of its own. Never for an entry read back.
+   */
+  claimed?: boolean;
 }
 
 export type LedgerResult<Receipt> =
@@ -79,6 +84,7 @@ export async function sendOnce<Entry, Receipt>(options: LedgerOptions<Entry, Rec
     return receipt;
   };
 
+  if (options.claimed) return { outcome: 'sent', receipt: await sendClaimed() };
   if (options.state(entry) === 'pending') {
     if (await store.claim()) return { outcome: 'sent', receipt: await sendClaimed() };
     // A claim that applied may be reported lost (the driver retried it after a dropped connection).

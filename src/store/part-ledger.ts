@@ -17,13 +17,24 @@ export function partState(part: MessageRecord): LedgerState {
   return part.status === 'sending' || part.status === 'uncertain' ? 'sending' : 'settled';
 }
 
-/** The ledger's storage of one part, by its `_id`; its transcript records go to a turn's `records` when given. */
-function partLedgerStore(transcripts: TranscriptStore, partId: string, records?: TurnRecords): LedgerStore<MessageRecord, PartReceipt> {
+/**
+ * The ledger's storage of one part, by its `_id`; its transcript records go to a turn's `records`
+ * when given. With `takeTurn`, marking it sent also takes the reply's turn (`onTurnTaken` when it did).
+ */
+function partLedgerStore(
+  transcripts: TranscriptStore,
+  partId: string,
+  records: TurnRecords | undefined,
+  takeTurn: boolean,
+  onTurnTaken: () => void,
+): LedgerStore<MessageRecord, PartReceipt> {
   return {
     claim: () => transcripts.claimPart(partId),
     readBack: () => transcripts.message(partId),
     reclaim: () => transcripts.reclaimPart(partId),
-    markSent: (receipt) => transcripts.markPartSent(partId, receipt.channelMessageId, receipt.status, records),
+    markSent: async (receipt) => {
+      if (await transcripts.markPartSent(partId, receipt.channelMessageId, receipt.status, records, takeTurn)) onTurnTaken();
+    },
     release: () => transcripts.releasePart(partId),
     markFailed: (error) => {
       const code = errorField(error, 'code');
@@ -63,8 +74,11 @@ function partAfterFailedSend(error: unknown): FailedSendAction {
  * Sends one part at most once through the send ledger, under its conversation's lock (nobody
  * else sends the conversation's parts: exclusive). `send` makes the channel call; a lost outcome
  * is looked up at the channel unless `lookup` is false (a template send can't be found by text).
+ * A part stored claimed for this attempt (`claimedNow`) is sent with no claim of its own. With
+ * `takeTurn` (a reply's last part, whose parts this attempt stored), marking it sent takes the
+ * reply's turn too: `turnTaken` says whether it was still there.
  */
-export function sendPartOnce(
+export async function sendPartOnce(
   transcripts: TranscriptStore,
   options: {
     channel: ChannelDefinition;
@@ -73,18 +87,22 @@ export function sendPartOnce(
     send: () => Promise<PartReceipt>;
     lookup?: boolean;
     records?: TurnRecords | undefined;
+    takeTurn?: boolean;
     onResolved?: (outcome: 'found' | 'resent', found?: PartReceipt) => void;
   },
-): Promise<LedgerResult<PartReceipt>> {
+): Promise<LedgerResult<PartReceipt> & { turnTaken: boolean }> {
   const { part } = options;
   const lookup = options.lookup === false ? undefined : partLookup(transcripts, options.channel, options.inbound);
-  return sendOnce<MessageRecord, PartReceipt>({
+  let turnTaken = false;
+  const result = await sendOnce<MessageRecord, PartReceipt>({
     entry: part,
     id: part._id,
     state: partState,
     exclusive: true,
-    store: partLedgerStore(transcripts, part._id, options.records),
+    claimed: part.claimedNow === true,
+    store: partLedgerStore(transcripts, part._id, options.records, options.takeTurn === true, () => (turnTaken = true)),
     channel: { send: options.send, ...(lookup ? { lookup } : {}), afterFailedSend: partAfterFailedSend },
     ...(options.onResolved ? { onResolved: options.onResolved } : {}),
   });
+  return { ...result, turnTaken };
 }

@@ -85,6 +85,11 @@ export interface MessageRecord {
   status: MessageStatus;
   /** When the part was last claimed for sending: where to look for it if the outcome was lost. */
   claimedAt?: Date;
+  /**
+   * Only on a part `saveReplyParts` has just stored already claimed for its caller (`claimFirst`):
+   * the caller sends it with no claim of its own. Never stored or recorded.
+   */
+  claimedNow?: true;
   errorCode?: string;
   errorMessage?: string;
   /** An inbound message's media: store ids (GridFS), kinds, a voice note's transcription, why one was not used. */
@@ -210,6 +215,11 @@ export interface TranscriptStore {
       parts: readonly string[];
       /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
       turn?: string;
+      /**
+       * The caller sends the first part at once: when this attempt stores the parts, the first is
+       * stored claimed (`sending`, `claimedNow`), one write instead of a store and a claim.
+       */
+      claimFirst?: boolean;
     },
     records?: TurnRecords,
   ): Promise<MessageRecord[]>;
@@ -240,8 +250,12 @@ export interface TranscriptStore {
     receivedAt: Date;
     errorMessage: string;
   }): Promise<void>;
-  /** With `records`, its status and delivery id are recorded when the turn flushes (the ledger entry first). */
-  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus, records?: TurnRecords): Promise<void>;
+  /**
+   * With `records`, its status and delivery id are recorded when the turn flushes (the ledger entry
+   * first). With `takeTurn` (the reply's last part, whose parts this attempt stored) the reply's
+   * `turn` is taken in the same write: true when it was still there.
+   */
+  markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus, records?: TurnRecords, takeTurn?: boolean): Promise<boolean>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
   releasePart(messageId: string): Promise<void>;
   markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string, records?: TurnRecords): Promise<void>;
@@ -277,13 +291,17 @@ function ledgerSlot(messageId: string): { key: string; field: string } | undefin
 const StoredPartSchema = OutboxMessageSchema.extend({ claimedAt: z.iso.datetime().optional(), errorCode: z.string().optional() });
 type StoredPart = z.infer<typeof StoredPartSchema>;
 
-function toRecord(raw: string): MessageRecord {
-  const { createdAt, updatedAt, claimedAt, ...rest } = StoredPartSchema.parse(JSON.parse(raw));
+function fromStored(part: StoredPart): MessageRecord {
+  const { createdAt, updatedAt, claimedAt, ...rest } = part;
   return { ...rest, createdAt: new Date(createdAt), updatedAt: new Date(updatedAt), ...(claimedAt ? { claimedAt: new Date(claimedAt) } : {}) };
 }
 
+function toRecord(raw: string): MessageRecord {
+  return fromStored(StoredPartSchema.parse(JSON.parse(raw)));
+}
+
 function toOutbox(part: MessageRecord): TranscriptRecord {
-  const { claimedAt: _claimedAt, errorCode: _errorCode, turn: _turn, createdAt, updatedAt, ...rest } = part;
+  const { claimedAt: _claimedAt, claimedNow: _claimedNow, errorCode: _errorCode, turn: _turn, createdAt, updatedAt, ...rest } = part;
   return { kind: 'message', message: { ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
 }
 
@@ -347,6 +365,23 @@ end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
+`);
+
+// Marks a part sent (its delivery id, and its status unless a later one got there first: ARGV[4]
+// lists the statuses it may move from, as a delivery callback may land before it on a cluster,
+// where the delivery id is on another node) and, with ARGV[3] = 'turn', takes the reply's turn
+// payload: returns 1 when it was there.
+const markSentScript = luaScript(`
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if raw then
+  local entry = cjson.decode(raw)
+  local changes = cjson.decode(ARGV[2])
+  if not string.find(ARGV[4], ',' .. entry.status .. ',', 1, true) then changes.status = nil end
+  for k, v in pairs(changes) do entry[k] = v end
+  redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
+end
+if ARGV[3] == '' then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[3])
 `);
 
 // Stores one entry unless present (the apology); returns the stored one.
@@ -504,7 +539,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return [first, ...rest.filter((raw) => raw !== undefined).map(toRecord)];
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn }, records) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, claimFirst }, records) {
       const started = Date.now();
       const documents = parts.map((text, index): StoredPart => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -521,16 +556,29 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         createdAt: new Date(started + index).toISOString(),
         updatedAt: new Date(started + index).toISOString(),
       }));
+      // The first part claimed as it is stored (see `claimFirst`); its record still says pending, as a claim's would.
+      const claimed = claimFirst
+        ? documents.map((document, index) => (index === 0 ? { ...document, status: 'sending' as const, claimedAt: document.createdAt } : document))
+        : documents;
       const inserted = await savePartsScript(
         redis,
         [transcriptKeys.reply(channel, replyTo)],
-        [LEDGER_TTL_SECONDS, turn ?? '', ...documents.map((document) => JSON.stringify(document))],
+        [LEDGER_TTL_SECONDS, turn ?? '', ...claimed.map((document) => JSON.stringify(document))],
       );
-      // An earlier attempt stored this reply: what it stored wins. Parts this attempt stored carry its turn payload (see `dropTurn`).
-      const stored =
-        inserted === 1
-          ? documents.map((document, index) => ({ ...toRecord(JSON.stringify(document)), ...(index === 0 && turn ? { turn } : {}) }))
-          : await store.replyParts(channel, replyTo);
+      if (inserted === 1) {
+        await record(
+          records,
+          documents.map((document) => toOutbox(fromStored(document))),
+        );
+        // Parts this attempt stored carry its turn payload (see `dropTurn`), the first its claim.
+        return claimed.map((document, index) => ({
+          ...fromStored(document),
+          ...(index === 0 && turn ? { turn } : {}),
+          ...(index === 0 && claimFirst ? { claimedNow: true as const } : {}),
+        }));
+      }
+      // An earlier attempt stored this reply: what it stored wins.
+      const stored = await store.replyParts(channel, replyTo);
       // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
       if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
       // Recorded by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
@@ -607,7 +655,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       ]);
     },
 
-    async markPartSent(messageId, channelMessageId, status, records) {
+    async markPartSent(messageId, channelMessageId, status, records, takeTurn) {
       const at = now();
       // The record first: a crash before the ledger write leaves the part `sending`, resolved by
       // lookup. A turn's records flush after it: a crash before that leaves the part `sent` in the
@@ -616,8 +664,21 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         { kind: 'status', _id: messageId, status, channelMessageId, at },
         { kind: 'delivery', _id: channelMessageId, messageId, at },
       ]);
-      await patch(messageId, { status, channelMessageId });
-      await redis.set(transcriptKeys.delivery(channelMessageId), messageId, 'EX', LEDGER_TTL_SECONDS);
+      const slot = ledgerSlot(messageId);
+      // The entry and the delivery id are independent writes (on two slots), sent together: a
+      // lookup accepts a send whose delivery id is its own, and the entry never regresses if a
+      // callback finds the delivery id first.
+      const [taken] = await Promise.all([
+        slot
+          ? markSentScript(
+              redis,
+              [slot.key],
+              [slot.field, JSON.stringify({ status, channelMessageId, updatedAt: at }), takeTurn ? 'turn' : '', outranked(status)],
+            )
+          : 0,
+        redis.set(transcriptKeys.delivery(channelMessageId), messageId, 'EX', LEDGER_TTL_SECONDS),
+      ]);
+      return Number(taken) === 1;
     },
 
     async releasePart(messageId) {

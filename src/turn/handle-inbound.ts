@@ -107,12 +107,14 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     logger: Logger,
     assertHeld: (() => void) | undefined,
     records: TurnRecords | undefined,
+    takeTurn: boolean,
   ) => {
     return sendPartOnce(transcripts, {
       channel,
       inbound: message,
       part,
       records,
+      takeTurn,
       send: async () => {
         // The fence: a worker that may have lost the conversation sends nothing (the part stays claimed and is looked up).
         assertHeld?.();
@@ -144,7 +146,11 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     });
   };
 
-  /** Sends each part once, in order; throws at the first part that could not go out. */
+  /**
+   * Sends each part once, in order; throws at the first part that could not go out. Parts this
+   * attempt stored carry their turn: marking the last one sent takes it in the same write, and
+   * the result says whether it did (the caller then owns finishing the turn).
+   */
   return async (
     channel: ChannelDefinition,
     message: InboundMessage,
@@ -152,14 +158,18 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     logger: Logger,
     assertHeld?: () => void,
     records?: TurnRecords,
-  ) => {
-    for (const part of parts) {
-      const result = await sendPart(channel, message, part, logger, assertHeld, records);
+  ): Promise<boolean> => {
+    let turnTaken = false;
+    for (const [index, part] of parts.entries()) {
+      const takeTurn = index === parts.length - 1 && parts[0]?.turn !== undefined;
+      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn);
+      turnTaken = result.turnTaken;
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
         logger.info('reply-sent', { part: part.part, channelMessageId: result.receipt.channelMessageId });
       }
     }
+    return turnTaken;
   };
 }
 
@@ -167,14 +177,17 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
 
-  /** Runs post-turn and metering for the reply these parts hold, if no attempt has yet. */
-  const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger) => {
+  /**
+   * Runs post-turn and metering for the reply these parts hold, if no attempt has yet (`taken`:
+   * this attempt took the turn already, with its last part's sent mark).
+   */
+  const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger, taken = false) => {
     const first = parts[0];
     // Parts this attempt stored carry their turn: taken with one HDEL instead of read back.
     const raw = !first
       ? undefined
       : first.turn !== undefined
-        ? (await transcripts.dropTurn(first._id))
+        ? taken || (await transcripts.dropTurn(first._id))
           ? first.turn
           : undefined
         : await transcripts.takeTurn(first._id);
@@ -195,9 +208,15 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
 
   /**
    * Answers a batch; its transcript records go to the outbox as one entry when it ends — also
-   * when it fails (best effort: its retry, or giving up, records them again).
+   * when it fails (best effort: its retry, or giving up, records them again). Returns once the
+   * reply is out, with what finishes the turn (post-turn, metering) still running in `finishing`.
    */
-  const answer = async (turn: InboundBatch, signal: AbortSignal, assertHeld: () => void, records: TurnRecords) => {
+  const answer = async (
+    turn: InboundBatch,
+    signal: AbortSignal,
+    assertHeld: () => void,
+    records: TurnRecords,
+  ): Promise<{ finishing: Promise<void> } | undefined> => {
     let { message, earlier } = turn;
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     const channel = options.channels.get(message.channel);
@@ -293,6 +312,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
           replyTo: message.messageId,
           roleId: 'system',
           parts: [RESET_REPLY],
+          claimFirst: true,
         },
         records,
       );
@@ -321,12 +341,14 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
           roleId: result.roleId,
           parts: channel.splitReply(result.text),
           turn: storedTurn(result),
+          claimFirst: true,
         },
         records,
       );
     }
     logger.debug('reply-stored', { parts: parts.map((part) => part.status) });
     const replies = parts.map((part): RecentMessage => ({ id: part._id, direction: 'outbound', text: part.text }));
+    let taken = false;
     try {
       // The history (which marks the reply stored, for a retry to resume) and the sends are
       // independent writes: the first part leaves without waiting a round trip for the history.
@@ -337,29 +359,37 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt),
       ]);
       if (sent.status === 'rejected') throw sent.reason;
+      taken = sent.value;
       if (saved.status === 'rejected') throw saved.reason;
     } catch (error) {
-      // A refusal for good ends the turn undelivered (the worker gives up on the message);
-      // an outage is retried, and the attempt that delivers the reply finishes the turn.
-      if (classifyFailure(error) === 'deterministic') await finishStoredTurn(channel, parts, false, logger);
+      // The reply went out and this attempt took its turn: finished here, whatever failed after.
+      // Otherwise a refusal for good ends the turn undelivered (the worker gives up on the
+      // message); an outage is retried, and the attempt that delivers the reply finishes the turn.
+      if (taken) await finishStoredTurn(channel, parts, true, logger, true);
+      else if (classifyFailure(error) === 'deterministic') await finishStoredTurn(channel, parts, false, logger);
       throw error;
     }
-    await finishStoredTurn(channel, parts, true, logger);
-    if (result) options.onTurn?.(result);
+    const finishing = finishStoredTurn(channel, parts, true, logger, taken);
+    return { finishing: result ? finishing.then(() => options.onTurn?.(result)) : finishing };
   };
 
   return async (turn, signal, assertHeld) => {
     const records = transcripts.turnRecords();
+    let answered: { finishing: Promise<void> } | undefined;
     try {
-      await answer(turn, signal, assertHeld, records);
+      answered = await answer(turn, signal, assertHeld, records);
     } catch (error) {
       await records
         .flush()
         .catch((flushError: unknown) => options.logger.warn('turn-records-unflushed', { conversationKey: turn.message.conversationKey, error: flushError }));
       throw error;
     }
-    // Before the batch is acknowledged: a flush that fails fails the turn, and its retry records it all again.
-    await records.flush();
+    // Before the batch is acknowledged: a flush that fails fails the turn, and its retry records
+    // it all again. The turn's finish (its own writes) runs meanwhile; both settle before the
+    // turn ends either way, so nothing of it is still in flight when a retry starts.
+    const [finished, flushed] = await Promise.allSettled([answered?.finishing, records.flush()]);
+    if (finished.status === 'rejected') throw finished.reason;
+    if (flushed.status === 'rejected') throw flushed.reason;
   };
 }
 

@@ -35,6 +35,38 @@ describe('a reply delivered by a retried attempt', () => {
     expect(kpis.every((line) => line.delivered === true)).toBe(true);
   }, 30_000);
 
+  test('a turn whose history write failed after its reply went out: the post-turn step runs once, as delivered, and nothing is sent again', async () => {
+    const customer = 'whatsapp:+447700906003';
+    const { transcripts } = harness.services;
+    const saveRecent = transcripts.saveRecent.bind(transcripts);
+    let refused = 0;
+    transcripts.saveRecent = async (conversationId, recent, customerAt) => {
+      if (refused === 0 && recent.some((entry) => entry.text === 'Answer to: history lost')) {
+        refused += 1;
+        // The reply is out before the history write fails (the two run side by side).
+        await eventually(() => harness.twilio.messages.some((message) => message.body === 'Answer to: history lost') || undefined, 15_000);
+        throw new Error('ECONNRESET: history write lost (test)');
+      }
+      return saveRecent(conversationId, recent, customerAt);
+    };
+    const before = harness.logs.filter((line) => line.event === 'turn-kpi').length;
+    try {
+      await harness.sendWhatsapp({ from: customer, body: 'history lost' });
+      await eventually(() => harness.twilio.messages.some((message) => message.body === 'Answer to: history lost') || undefined, 15_000);
+      // The retry (which resumes the sent reply) answers the next message only after it.
+      await harness.sendWhatsapp({ from: customer, body: 'after it' });
+      await eventually(() => harness.twilio.messages.some((message) => message.body === 'Answer to: after it') || undefined, 15_000);
+      await eventually(() => (harness.logs.filter((line) => line.event === 'turn-kpi').length >= before + 2 ? true : undefined), 15_000);
+    } finally {
+      transcripts.saveRecent = saveRecent;
+    }
+    expect(refused).toBe(1);
+    expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: history lost')).toHaveLength(1);
+    const kpis = harness.logs.filter((line) => line.event === 'turn-kpi').slice(before);
+    expect(kpis).toHaveLength(2);
+    expect(kpis.every((line) => line.delivered === true)).toBe(true);
+  }, 30_000);
+
   test('a turn that sent its reply but could not record it: the retry records the reply as sent, and sends nothing again', async () => {
     const customer = 'whatsapp:+447700906002';
     const messageSid = newMessageSid();

@@ -17,10 +17,11 @@ function ledger(initial: Entry['status'], options: { claimReportedLost?: boolean
   const entry: Entry = { status: initial };
   const received = options.received ?? [];
   const writes: string[] = [];
-  const run = (exclusive: boolean, lookup = true) =>
+  const run = (exclusive: boolean, lookup = true, claimed = false) =>
     sendOnce<Entry, string>({
       entry: { ...entry },
       id: 'entry-1',
+      claimed,
       state: (stored): LedgerState => (stored.status === 'pending' || stored.status === 'sending' ? stored.status : 'settled'),
       exclusive,
       store: {
@@ -98,6 +99,18 @@ describe('the send ledger', () => {
     const blind = ledger('sending', { received: ['hello'] });
     // Without a lookup the receiver dedupes (a webhook's idempotency key): the ledger resends.
     expect(await blind.run(false, false)).toEqual({ outcome: 'resent', receipt: 'SM2' });
+  });
+
+  test('an entry this attempt stored claimed is sent at once: no claim, no lookup; read back later, the same entry is looked up', async () => {
+    const { entry, received, writes, run } = ledger('sending');
+    expect(await run(true, true, true)).toEqual({ outcome: 'sent', receipt: 'SM1' });
+    expect(writes).toEqual(['sent']);
+    expect(received).toEqual(['hello']);
+    expect(entry).toEqual({ status: 'sent', receipt: 'SM1' });
+    // What another attempt reads back `sending` is never taken for its own claim: it is looked up (and found).
+    const readBack = ledger('sending', { received: ['hello'] });
+    expect(await readBack.run(true)).toEqual({ outcome: 'found', receipt: 'SM1' });
+    expect(readBack.received).toEqual(['hello']);
   });
 
   test('a claim that applied but was reported lost: resolved at once under a lock, left to a retry without one', async () => {
