@@ -102,7 +102,7 @@ describe('a reply delivered by a retried attempt', () => {
   }, 30_000);
 
   test('the history write fails while the reply is being sent: the reply goes out once, and the retry stores the history the next turn reads', async () => {
-    const customer = 'whatsapp:+447700906003';
+    const customer = 'whatsapp:+447700906004';
     const messageSid = newMessageSid();
     const { transcripts } = harness.services;
     const saveRecent = transcripts.saveRecent.bind(transcripts);
