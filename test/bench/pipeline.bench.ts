@@ -78,7 +78,7 @@ const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value
 const ms = (values: readonly number[]) => `${fixed(percentile(values, 50), 1)} / ${fixed(percentile(values, 99), 1)}`;
 
 out(
-  `\nWhatsApp pipeline benchmark — web and worker processes (${fromSource ? 'TypeScript under tsx' : 'compiled, as production runs'}), Redis, ${env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB/SQLite'}, fake Twilio, instant model`,
+  `\nWhatsApp pipeline benchmark — web and worker processes (${fromSource ? 'TypeScript under tsx' : 'compiled, as production runs'}), Redis, ${env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB/SQLite'}, fake Twilio, instant model; node ${process.versions.node}`,
 );
 
 // 1 — bare BullMQ, same Redis, same job and worker options, no-op processor.
@@ -172,7 +172,9 @@ async function waitForReplies(prefix: string, count: number, timeoutMs: number) 
 /** Sends `count` messages from numbers in `area` (3 each, in order per number) with `SENDERS` at once. */
 async function sustained(label: string, area: number) {
   await drain();
-  const before = await Promise.all([web.stats(), worker.stats()]);
+  // No forced GC (only the MongoDB counts are read): it would reset V8's heap sizing, and the paced
+  // phase after this one measured the major GC that followed ~4 s in, which no production process has.
+  const before = await Promise.all([web.stats({ collectGarbage: false }), worker.stats({ collectGarbage: false })]);
   const stagesBefore = await Promise.all([web.metrics(), worker.metrics()]);
   const commandsBefore = await redisCommandCalls(probe);
   const cpuBefore = await cpu();
@@ -220,7 +222,7 @@ async function sustained(label: string, area: number) {
   const commandsByName = commandDelta(commandsBefore, await redisCommandCalls(probe), per);
   let commands = 0;
   for (const count of commandsByName.values()) commands += count;
-  const mongo = mongoDelta(before, await Promise.all([web.stats(), worker.stats()]));
+  const mongo = mongoDelta(before, await Promise.all([web.stats({ collectGarbage: false }), worker.stats({ collectGarbage: false })]));
   out(`sustained, ${label}: ${sent} messages from ${Math.ceil(sent / PER_NUMBER)} numbers (${PER_NUMBER} each, in order), ${SENDERS} senders`);
   row('answered (per-message figures below are per answered message)', `${total}/${sent}`);
   row('messages/s (first webhook → last reply at Twilio)', `${perSecond.toFixed(1)}  (${((100 * perSecond) / bare.jobsPerSecond).toFixed(1)}% of bare BullMQ)`);
@@ -337,7 +339,7 @@ const overheads = [
   ...pacedReplies.map((reply) => reply.receivedAt - (sender.sentAt.get(reply.body.replace(/^ok /, '')) ?? reply.receivedAt)),
   ...Array.from({ length: pacedCount - pacedReplies.length }, () => Infinity),
 ];
-out(`paced: ${pacedCount} messages at ${PACED_RATE}/s, one number each`);
+out(`paced: ${pacedCount} messages at ${PACED_RATE}/s, one number each (first sent at ${sender.sentAt.get('paced 0')} ms epoch)`);
 row('answered', `${pacedReplies.length}/${pacedCount}`);
 row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
 row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));

@@ -72,6 +72,7 @@ export function serviceEnv(backing: Backing, port: number, extra: Record<string,
     OPENAI_API_KEY: 'bench-key-not-used',
     WEB_SITES: '[]',
     LOG_LEVEL: 'error',
+    ...(process.env.BENCH_GC_LOG ? { BENCH_GC_LOG: process.env.BENCH_GC_LOG } : {}),
     // Burst coalescing (when the pipeline has it) would wait between messages: throughput is measured without it.
     COALESCE_MS: '0',
     ...extra,
@@ -101,7 +102,12 @@ export interface ServiceChild {
   role: 'web' | 'worker';
   pid: number;
   output(): string;
-  stats(): Promise<ProcessStats>;
+  /**
+   * Its RSS, heap and MongoDB command counts. By default it collects garbage first (heapUsed is
+   * then the live heap); `collectGarbage: false` does not: a forced full GC resets V8's heap
+   * sizing, which put a major GC a few seconds into whatever phase came next.
+   */
+  stats(options?: { collectGarbage?: boolean }): Promise<ProcessStats>;
   /** The process's Prometheus metrics text (`/metrics` without an HTTP server). */
   metrics(): Promise<string>;
   /** Its event-loop delay and GC pauses since the last call (the first call: since start). */
@@ -146,6 +152,7 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
     '--expose-gc',
     // As production runs them (Procfile, scripts/start.sh, npm start, the Docker image): README "Memory".
     '--max-old-space-size=1024',
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
     ...(fromSource ? ['--import', 'tsx', 'test/bench/service-process.ts'] : ['--enable-source-maps', await builtServiceProcess()]),
     role,
@@ -203,7 +210,7 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
     pid: child.pid ?? 0,
     output: () => output,
     waitFor,
-    stats: async () => (await ask('stats', 'rss')) as ProcessStats,
+    stats: async ({ collectGarbage = true } = {}) => (await ask(collectGarbage ? 'stats' : 'stats-no-gc', 'rss')) as ProcessStats,
     metrics: async () => String(((await ask('metrics', 'metrics')) as { metrics: unknown }).metrics),
     loop: async () => ((await ask('loop', 'loop')) as { loop: LoopStats }).loop,
     stop: () => end('SIGTERM'),

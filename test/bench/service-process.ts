@@ -7,6 +7,7 @@
  * A message whose text contains `#slow` makes the model wait 3 s and prints `model-called` first,
  * for the killed-worker figure. SIGTERM closes like main.ts (and lets `--cpu-prof` write its file).
  */
+import { appendFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -68,7 +69,16 @@ const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 loopDelay.enable();
 const gcPauses: number[] = [];
 new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+  for (const entry of list.getEntries()) {
+    gcPauses.push(entry.duration);
+    // BENCH_GC_LOG=<path>: every GC (epoch ms, pause ms, kind: 1 minor, 4 major, 8 incremental) to <path>.<role>,
+    // to line GCs up with a phase's slowest messages (the paced phase prints its start in epoch ms).
+    if (process.env.BENCH_GC_LOG)
+      appendFileSync(
+        `${process.env.BENCH_GC_LOG}.${role}`,
+        `${(performance.timeOrigin + entry.startTime).toFixed(1)} ${entry.duration.toFixed(1)} ${(entry as { detail?: { kind?: number } }).detail?.kind}\n`,
+      );
+  }
 }).observe({ entryTypes: ['gc'] });
 
 process.on('message', (message) => {
@@ -92,9 +102,9 @@ process.on('message', (message) => {
     void services.metrics.render().then((text) => process.send?.({ metrics: text }));
     return;
   }
-  if (message !== 'stats') return;
+  if (message !== 'stats' && message !== 'stats-no-gc') return;
   // Started with --expose-gc (rig.ts): heapUsed after a full collection is the live heap.
-  (globalThis as { gc?: () => void }).gc?.();
+  if (message === 'stats') (globalThis as { gc?: () => void }).gc?.();
   const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
   // What V8 holds in memory per space (committed pages actually touched), for the soak's breakdown of RSS.
   const spaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size]));
