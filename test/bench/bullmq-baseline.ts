@@ -34,13 +34,13 @@ interface BaselineOptions {
  */
 export async function measureBareBullmq(redisUrl: string, probe: Redis, options: BaselineOptions & { runs?: number }): Promise<BaselineResult> {
   await measureOnce(redisUrl, probe, { ...options, jobs: Math.max(1, Math.round(options.jobs / 5)) });
-  const measured: BaselineResult[] = [];
+  const measured: Omit<BaselineResult, 'runs'>[] = [];
   for (let run = 0; run < (options.runs ?? 3); run += 1) measured.push(await measureOnce(redisUrl, probe, options));
   const median = [...measured].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(measured.length / 2)]!;
   return { ...median, runs: measured.map((result) => result.jobsPerSecond) };
 }
 
-async function measureOnce(redisUrl: string, probe: Redis, options: BaselineOptions): Promise<BaselineResult> {
+async function measureOnce(redisUrl: string, probe: Redis, options: BaselineOptions): Promise<Omit<BaselineResult, 'runs'>> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const prefix = 'bench-bare';
   const queue = createTurnQueue(connection, prefix);
@@ -85,5 +85,5 @@ async function measureOnce(redisUrl: string, probe: Redis, options: BaselineOpti
   await connection.quit();
   let commandsPerJob = 0;
   for (const count of commandsByName.values()) commandsPerJob += count;
-  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, runs: [options.jobs / seconds], commandsPerJob, commandsByName };
+  return { jobs: options.jobs, jobsPerSecond: options.jobs / seconds, commandsPerJob, commandsByName };
 }
