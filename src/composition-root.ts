@@ -30,6 +30,7 @@ import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
 import { createTurnWorker } from './queue/turn-worker.js';
+import { createIntakeLedger, createIntakeSweeper } from './queue/intake-ledger.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
 import { createContactIndex } from './contacts/contact-index.js';
@@ -74,7 +75,12 @@ export interface ServiceOverrides {
   roles?: readonly RoleDefinition[];
   /** BullMQ key prefix (default `QUEUE_PREFIX`; a hash tag on a cluster), so tests sharing one Redis don't see each other's jobs. */
   queuePrefix?: string;
+  /** The intake sweeper's pace (default: every 5 s, messages noted over 10 s ago), shorter in tests. */
+  intakeSweep?: { intervalMs: number; staleMs: number };
 }
+
+/** How often a worker looks for messages a dead web process left without a job, and how old their note must be. */
+const INTAKE_SWEEP = { intervalMs: 5_000, staleMs: 10_000 };
 
 export interface Services {
   config: Config;
@@ -163,7 +169,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const inbox = createConversationInbox(redis);
   const queue = createTurnQueue(bullConnection, queuePrefix, config.worker.retryBackoffMs);
-  const intake = createIntake(inbox, queue, outbox, logger);
+  const intakeLedger = createIntakeLedger(redis, queuePrefix);
+  const intake = createIntake(inbox, queue, intakeLedger, outbox, logger);
+  const intakeSweeper = createIntakeSweeper({ ledger: intakeLedger, queue, logger, metrics, ...(overrides.intakeSweep ?? INTAKE_SWEEP) });
   const takeover = createTakeoverRuntime({
     config,
     redis,
@@ -352,6 +360,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       retention.start();
       noticeDelivery.start();
       transcriptWriter.start();
+      intakeSweeper.start();
       usage.start();
       takeover.start();
       mongoLink.whenConnected('recent history copy', async (signal) => void (await recentBackfill.run(signal)));
@@ -369,6 +378,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await noticeDelivery.close();
       await takeover.close();
       await Promise.all(workers.map((worker) => worker.close()));
+      await intakeSweeper.close();
       await usage.close();
       contacts.close();
       await mcp?.close().catch(() => undefined);

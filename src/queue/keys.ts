@@ -12,6 +12,11 @@ export const redisKeys = {
   queued: (conversationKey: string) => `${KEY_PREFIX}:queued:{${conversationKey}}`,
   /** The retry state of the conversation's inbox head (only the head can be failing). */
   retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
+  /**
+   * One shard of the notes of messages appended but maybe without a job yet in the turns queue of
+   * `queuePrefix` (`intake-ledger.ts`); the shard is the hash tag (the prefix's braces are dropped).
+   */
+  intakeNotes: (queuePrefix: string, shard: number) => `${KEY_PREFIX}:intake:${queuePrefix.replace(/[{}]/g, '')}:{intake:${shard}}`,
 };
 
 /** How long an inbound message id is remembered for dedupe (Twilio retries for far less). */

@@ -8,11 +8,16 @@
  * sender retries (Twilio, by default, does not retry a message webhook answered 5xx), and
  * messages appended meanwhile may be riding on the job that failed to be added: so a failed add
  * is also retried in the background, a doubling delay apart, while the sender is answered 503.
+ *
+ * Each message is noted in the intake ledger ahead of its inbox write and crossed off once its job
+ * exists (or it needs none): a web process killed between the inbox write and the add, or whose
+ * background retries die with it, leaves the note, and a worker's sweeper adds the job.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import type { InboundMessage } from '../contracts/index.js';
 import type { ConversationInbox } from '../queue/conversation-inbox.js';
+import type { IntakeLedger, IntakeNote } from '../queue/intake-ledger.js';
 import { enqueueTurn, type TurnQueue } from '../queue/turn-queue.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
 
@@ -20,15 +25,18 @@ import type { TranscriptOutbox } from '../store/outbox.js';
 const ENQUEUE_RETRIES = 8;
 const ENQUEUE_RETRY_FIRST_MS = 1_000;
 
-export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?: Pick<TranscriptOutbox, 'assertRoom'>, logger?: Logger) {
-  const retryEnqueue = async (message: InboundMessage, error: unknown) => {
-    const job = { conversationKey: message.conversationKey, messageId: message.messageId };
+export function createIntake(inbox: ConversationInbox, queue: TurnQueue, ledger: IntakeLedger, outbox?: Pick<TranscriptOutbox, 'assertRoom'>, logger?: Logger) {
+  /** Not awaited: a note left behind costs one harmless job when the sweeper finds it. */
+  const crossOff = (job: IntakeNote) => void ledger.clear(job).catch(() => undefined);
+
+  const retryEnqueue = async (job: IntakeNote, error: unknown) => {
     logger?.warn('turn-enqueue-retrying', { ...job, error });
     for (let attempt = 1; attempt <= ENQUEUE_RETRIES; attempt += 1) {
       // Unref'd: a stopping process does not wait for it (the sender's own retry is left).
       await sleep(ENQUEUE_RETRY_FIRST_MS * 2 ** (attempt - 1), undefined, { ref: false });
       try {
         await enqueueTurn(queue, job);
+        crossOff(job);
         logger?.info('turn-enqueued-late', { ...job, attempt });
         return;
       } catch (retryError) {
@@ -41,17 +49,23 @@ export function createIntake(inbox: ConversationInbox, queue: TurnQueue, outbox?
     async accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> {
       // At TRANSCRIPT_OUTBOX_MAX (MongoDB far behind) new messages wait: a 503 the sender retries.
       outbox?.assertRoom();
+      const job = { conversationKey: message.conversationKey, messageId: message.messageId };
+      // Issued before the inbox write on the same connection (neither waits for the other): Redis
+      // has the note first, so no crash can leave the message appended and not noted.
+      const noted = ledger.note(job).catch((error: unknown) => logger?.warn('intake-note-failed', { ...job, error }));
       const appended = await inbox.accept(message);
       if (appended === 'appended' || appended === 'duplicate') {
         try {
-          await enqueueTurn(queue, { conversationKey: message.conversationKey, messageId: message.messageId });
+          await enqueueTurn(queue, job);
         } catch (error) {
           // No job after all: messages appended next must not count on one (best effort; the mark expires).
           if (appended === 'appended') await inbox.unmarkQueued(message.conversationKey).catch(() => undefined);
-          void retryEnqueue(message, error);
+          void retryEnqueue(job, error);
           throw error;
         }
       }
+      await noted;
+      crossOff(job);
       return appended === 'duplicate' ? 'duplicate' : 'accepted';
     },
   };

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import type { InboundMessage } from '../../src/contracts/index.js';
 import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
 import type { TurnQueue } from '../../src/queue/turn-queue.js';
+import { createIntakeLedger } from '../../src/queue/intake-ledger.js';
 import { createIntake } from '../../src/turn/intake.js';
 import { acquireConversationLock, holdConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 
@@ -141,14 +142,21 @@ describe('the acknowledgement that empties the inbox frees the lock in the same 
         added.push(job.messageId);
       },
     } as unknown as TurnQueue;
-    const intake = createIntake(inbox, queue);
+    const ledger = createIntakeLedger(redis, `{test-${randomUUID()}}`);
+    const intake = createIntake(inbox, queue, ledger);
+    // The intake ledger's notes of this conversation (what a sweeper would add a job for).
+    const noted = async () => (await ledger.stale(Date.now() + 1)).filter((note) => note.conversationKey === conversationKey).map((note) => note.messageId);
     await expect(intake.accept(message(conversationKey, 'm1'))).rejects.toThrow('Redis refused the job (test)');
+    // m1 has no job: its note stays until one exists.
+    expect(await noted()).toEqual(['m1']);
     failing = false;
     await intake.accept(message(conversationKey, 'm2'));
     expect(added).toEqual(['m2']);
+    expect(await noted()).toEqual(['m1']);
     // The sender's retry of m1 (a duplicate now) adds its job too.
     expect(await intake.accept(message(conversationKey, 'm1'))).toBe('duplicate');
     expect(added).toEqual(['m2', 'm1']);
+    expect(await noted()).toEqual([]);
   });
 
   test('a holder that lost the lock never frees the next holder’s lock by acknowledging', async () => {
