@@ -4,14 +4,15 @@
  * conversation's lock as it is appended, or a job added for the conversation has not yet tried
  * the lock: then the lock's next holder answers it (see `ConversationInbox.accept`), and a job
  * of its own would only find the lock taken and complete. A duplicate still re-adds its job (a
- * no-op when the job exists), so a webhook retried after a failed enqueue heals itself. Not every
- * sender retries (Twilio, by default, does not retry a message webhook answered 5xx), and
- * messages appended meanwhile may be riding on the job that failed to be added: so a failed add
- * is also retried in the background, a doubling delay apart, while the sender is answered 503.
+ * no-op when the job exists).
  *
- * Each message is noted in the intake ledger ahead of its inbox write and crossed off once its job
- * exists (or it needs none): a web process killed between the inbox write and the add, or whose
- * background retries die with it, leaves the note, and a worker's sweeper adds the job.
+ * Each message is noted in the intake ledger with its inbox write (one round trip) and crossed
+ * off once its job exists or it needs none; a worker's sweeper adds a job for a note that stays.
+ * So the sender is answered once the message is in its inbox and noted — the job's add follows,
+ * not waited on: an add that fails is retried in the background (a doubling delay apart; the
+ * messages appended meanwhile may ride on that job), and a web process that dies before the add,
+ * or with those retries, leaves the note for the sweeper. Nothing appended is stranded, and the
+ * sender's acknowledgement waits on one Redis round trip, not two.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
@@ -32,7 +33,7 @@ export function createIntake(inbox: ConversationInbox, queue: TurnQueue, ledger:
   const retryEnqueue = async (job: IntakeNote, error: unknown) => {
     logger?.warn('turn-enqueue-retrying', { ...job, error });
     for (let attempt = 1; attempt <= ENQUEUE_RETRIES; attempt += 1) {
-      // Unref'd: a stopping process does not wait for it (the sender's own retry is left).
+      // Unref'd: a stopping process does not wait for it (the note is left for a worker's sweeper).
       await sleep(ENQUEUE_RETRY_FIRST_MS * 2 ** (attempt - 1), undefined, { ref: false });
       try {
         await enqueueTurn(queue, job);
@@ -45,27 +46,39 @@ export function createIntake(inbox: ConversationInbox, queue: TurnQueue, ledger:
     }
   };
 
+  /** Adds the job `accept` asked for; a failure is retried in the background (the note stays until a job exists). */
+  const enqueue = async (job: IntakeNote, appended: 'appended' | 'duplicate') => {
+    try {
+      await enqueueTurn(queue, job);
+    } catch (error) {
+      // No job after all: messages appended next must not count on one (best effort; the mark expires).
+      if (appended === 'appended') await inbox.unmarkQueued(job.conversationKey).catch(() => undefined);
+      void retryEnqueue(job, error);
+      throw error;
+    }
+    crossOff(job);
+  };
+
   return {
     async accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> {
       // At TRANSCRIPT_OUTBOX_MAX (MongoDB far behind) new messages wait: a 503 the sender retries.
       outbox?.assertRoom();
       const job = { conversationKey: message.conversationKey, messageId: message.messageId };
-      // Issued before the inbox write on the same connection (neither waits for the other): Redis
-      // has the note first, so no crash can leave the message appended and not noted.
-      const noted = ledger.note(job).catch((error: unknown) => logger?.warn('intake-note-failed', { ...job, error }));
-      const appended = await inbox.accept(message);
+      // Sent ahead of the inbox write on the same connection (neither waits for the other): on one
+      // Redis no crash can leave the message appended and not noted.
+      const noted = ledger.note(job).then(
+        () => true,
+        (error: unknown) => {
+          logger?.warn('intake-note-failed', { ...job, error });
+          return false;
+        },
+      );
+      const [appended, durable] = await Promise.all([inbox.accept(message), noted]);
       if (appended === 'appended' || appended === 'duplicate') {
-        try {
-          await enqueueTurn(queue, job);
-        } catch (error) {
-          // No job after all: messages appended next must not count on one (best effort; the mark expires).
-          if (appended === 'appended') await inbox.unmarkQueued(message.conversationKey).catch(() => undefined);
-          void retryEnqueue(job, error);
-          throw error;
-        }
-      }
-      await noted;
-      crossOff(job);
+        // Without its note, the message is safe only once its job exists: the sender waits for it (a 503 if it fails).
+        if (!durable) await enqueue(job, appended);
+        else void enqueue(job, appended).catch(() => undefined);
+      } else crossOff(job);
       return appended === 'duplicate' ? 'duplicate' : 'accepted';
     },
   };
