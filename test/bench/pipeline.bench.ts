@@ -245,7 +245,7 @@ async function sustained(label: string, area: number) {
   row('CPU of one core: FerretDB / Redis / web / worker / bench', busy.join(' / '));
   row(
     'CPU ms per answered message: FerretDB / Redis / web / worker / bench',
-    cpuAfter.map((after, index) => ((1000 * (after - (cpuBefore[index] ?? 0))) / per).toFixed(1)).join(' / '),
+    cpuAfter.map((after, index) => ((1000 * (after - (cpuBefore[index] ?? 0))) / per).toFixed(2)).join(' / '),
   );
   row(
     'write system calls per answered message: web / worker',

@@ -2,6 +2,7 @@
 // that sends every Twilio host to the fake's base URL, creates WhatsApp messages, sends typing
 // indicators, sees injected failures as RestExceptions, and is refused with bad credentials.
 import twilio from 'twilio';
+import { createTwilioClient } from '../../channels/whatsapp/twilio-client.js';
 import { startFakeTwilio, type FakeTwilio } from '../support/fake-twilio.js';
 
 type TwilioRequestOptions = Parameters<twilio.RequestClient['request']>[0];
@@ -175,5 +176,27 @@ describe('fake Twilio', () => {
       code: 20003,
     });
     expect(fake.messages).toHaveLength(0);
+  });
+
+  test("the service's own client, over kept-alive connections: parallel sends, multi-byte text, typing, a refusal", async () => {
+    const service = createTwilioClient({ accountSid, authToken, apiBaseUrl: fake.baseUrl });
+    const before = fake.messages.length;
+    const bodies = Array.from({ length: 12 }, (_, index) => `hola ${index} — ¿qué tal? 👋`);
+    const sent = await Promise.all(bodies.map((body) => service.messages.create({ to: 'whatsapp:+15551234567', from: 'whatsapp:+14155238886', body })));
+    expect(sent.map((message) => message.body)).toEqual(bodies);
+    expect(
+      fake.messages
+        .slice(before)
+        .map((message) => message.body)
+        .sort(),
+    ).toEqual([...bodies].sort());
+    fake.failNext(1, 429);
+    await expect(service.messages.create({ to: 'whatsapp:+15551234567', from: 'whatsapp:+14155238886', body: 'later' })).rejects.toMatchObject({
+      status: 429,
+      code: 20429,
+    });
+    const intruder = createTwilioClient({ accountSid, authToken: 'wrong-token', apiBaseUrl: fake.baseUrl });
+    await expect(intruder.messages.create({ to: 'whatsapp:+15551234567', from: 'whatsapp:+14155238886', body: 'no' })).rejects.toMatchObject({ status: 401 });
+    expect(fake.messages).toHaveLength(before + bodies.length);
   });
 });

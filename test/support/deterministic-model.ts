@@ -124,14 +124,19 @@ function describeCall(tier: ModelTier, options: LanguageModelV4CallOptions): Scr
       }
     }
   }
+  let promptText: string | undefined;
   return {
     tier,
     system,
     userText,
     userMessages,
     files,
+    // Built when a test reads it (the bench never does: a few KB of JSON per call is CPU the service would not spend).
     // Bytes of image and file parts show as their length, never as the bytes.
-    promptText: JSON.stringify(options.prompt, (_key, value: unknown) => (value instanceof Uint8Array ? `[${value.byteLength} bytes]` : value)),
+    get promptText() {
+      promptText ??= JSON.stringify(options.prompt, (_key, value: unknown) => (value instanceof Uint8Array ? `[${value.byteLength} bytes]` : value));
+      return promptText;
+    },
     toolNames: (options.tools ?? []).map((tool) => tool.name),
     structured: options.responseFormat?.type === 'json',
     schema: options.responseFormat?.type === 'json' ? (options.responseFormat.schema as JsonSchema | undefined) : undefined,

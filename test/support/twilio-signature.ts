@@ -1,7 +1,7 @@
 // Owns what Twilio sends to the service in tests: the X-Twilio-Signature of a webhook
 // (computed by the twilio library, exactly as Twilio signs), and realistic form bodies of an
 // inbound WhatsApp message and of a message status callback.
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 
 export type TwilioParams = Record<string, string>;
@@ -11,9 +11,9 @@ export const fixtureAccountSid = 'AC0123456789abcdef0123456789abcdef';
 /** The WhatsApp sender fixtures use by default (Twilio's WhatsApp sandbox number). */
 const fixtureWhatsappSender = 'whatsapp:+14155238886';
 
-/** A fresh SID with Twilio's shape: two-letter prefix and 32 hex digits. */
+/** A fresh SID with Twilio's shape: two-letter prefix and 32 hex digits (a UUID's: node's cached entropy, no system call per id, which the bench's senders felt). */
 export function newTwilioSid(prefix = 'SM'): string {
-  return prefix + randomBytes(16).toString('hex');
+  return prefix + randomUUID().replaceAll('-', '');
 }
 
 /** The X-Twilio-Signature Twilio sends for a POST of `params` to `url` (the full public URL, query included). */
@@ -32,7 +32,7 @@ export function signedWebhook(authToken: string, url: string, params: TwilioPara
     headers: {
       'Content-Type': 'application/x-www-form-urlencoded',
       'X-Twilio-Signature': signTwilioRequest(authToken, url, params),
-      'I-Twilio-Idempotency-Token': randomBytes(16).toString('hex'),
+      'I-Twilio-Idempotency-Token': randomUUID().replaceAll('-', ''),
       'User-Agent': 'TwilioProxy/1.1',
     },
     body: toFormBody(params),
