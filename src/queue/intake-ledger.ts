@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import { redisKeys } from './keys.js';
-import { enqueueSweep, type TurnQueue } from './turn-queue.js';
+import { enqueueTurn, type TurnQueue } from './turn-queue.js';
 
 const SHARDS = 16;
 /** The most stale notes one sweep takes from a shard (the rest wait for the next sweep). */
@@ -104,7 +104,8 @@ export function createIntakeSweeper(options: IntakeSweeperOptions) {
 
   const sweep = async () => {
     for (const note of await ledger.stale(Date.now() - options.staleMs)) {
-      await enqueueSweep(queue, note);
+      // Its own id (the intake's may be a completed job's, kept a day): sweeps of one note add one job.
+      await enqueueTurn(queue, note, 'sweep|');
       await ledger.clear(note);
       metrics.increment('intake_swept_total');
       logger.warn('turn-enqueued-by-sweep', { ...note });
@@ -112,7 +113,6 @@ export function createIntakeSweeper(options: IntakeSweeperOptions) {
   };
 
   return {
-    sweep,
     start() {
       if (timer) return;
       timer = setInterval(() => {

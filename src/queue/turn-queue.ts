@@ -34,11 +34,7 @@ export function createTurnQueue(connection: ConnectionOptions, prefix?: string, 
   });
 }
 
-export async function enqueueTurn(queue: TurnQueue, job: TurnJob): Promise<void> {
-  await queue.add('turn', job, { jobId: `${job.conversationKey}|${job.messageId}`.replace(/:/g, '_') });
-}
-
-/** A job for a message the intake sweeper found stranded (`intake-ledger.ts`); its own id, so sweeps of one message add one job. */
-export async function enqueueSweep(queue: TurnQueue, job: TurnJob): Promise<void> {
-  await queue.add('turn', job, { jobId: `sweep|${job.conversationKey}|${job.messageId}`.replace(/:/g, '_') });
+/** `idPrefix` (e.g. `sweep|`, the intake sweeper's) gives the message a job id of its own beside the intake's. */
+export async function enqueueTurn(queue: TurnQueue, job: TurnJob, idPrefix = ''): Promise<void> {
+  await queue.add('turn', job, { jobId: `${idPrefix}${job.conversationKey}|${job.messageId}`.replace(/:/g, '_') });
 }
