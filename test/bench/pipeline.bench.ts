@@ -447,6 +447,8 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
       .map((value) => (value / pacedSeconds).toFixed(0))
       .join(' / '),
   );
+  if (env.BENCH_GC_LOG)
+    await appendFile(`${env.BENCH_GC_LOG}.cpu`, probed.episodes.map(({ from, to, lostMs }) => `${from.toFixed(0)} ${to} ${lostMs.toFixed(1)}\n`).join(''));
   // Messages over 25 ms whose time overlapped a CPU slowdown: those stalls are the machine's.
   const slowSent = slowestMessages.filter(({ total }) => total > 25);
   const duringSlowdown = slowSent.filter(({ at, total }) => probed.episodes.some(({ from, to }) => phaseStart + at <= to && phaseStart + at + total >= from));
