@@ -453,7 +453,7 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
   const slowSent = slowestMessages.filter(({ total }) => total > 25);
   const duringSlowdown = slowSent.filter(({ at, total }) => probed.episodes.some(({ from, to }) => phaseStart + at <= to && phaseStart + at + total >= from));
   row(
-    '  CPU slowdowns (a fixed computation ≥ 3× its CPU time): count, CPU ms lost per s; messages over 25 ms during one',
+    '  CPU slowdowns (a fixed computation ≥ 3× its usual time on a core): count, CPU ms lost per s; messages over 25 ms during one',
     `${probed.episodes.length}, ${(probed.episodes.reduce((sum, { lostMs }) => sum + lostMs, 0) / pacedSeconds).toFixed(1)}; ${duringSlowdown.length}/${slowSent.length} (usual ${probed.medianMs.toFixed(2)} ms)`,
   );
   row(

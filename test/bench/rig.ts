@@ -403,17 +403,22 @@ export async function redisLatencyEvents(redis: Redis): Promise<{ event: string;
   );
 }
 
-/** The same small computation every 10 ms on a thread of its own; its CPU time (not wall) per run, from ~0.3 ms up. */
+/**
+ * The same small computation (~0.3 ms) every 20 ms on a thread of its own (~1.5% of a core); per
+ * run, the time it was on a core: wall time minus the thread's run-queue wait (schedstat), so
+ * waiting for a free core does not count (the kernel's per-thread CPU clocks tick too coarsely).
+ */
 const CPU_PROBE_SOURCE = `
 const { parentPort } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const onCore = () => performance.now() - Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
 const samples = [];
 let sink = 0;
 const timer = setInterval(() => {
-  const before = process.threadCpuUsage();
-  for (let index = 0; index < 200000; index += 1) sink = (sink + index * index) % 1000003;
-  const after = process.threadCpuUsage();
-  samples.push(Date.now(), (after.user + after.system - before.user - before.system) / 1000);
-}, 10);
+  const before = onCore();
+  for (let index = 0; index < 10000; index += 1) sink = (sink + index * index) % 1000003;
+  samples.push(Date.now(), onCore() - before);
+}, 20);
 parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage({ samples, sink }); });
 `;
 
@@ -425,7 +430,7 @@ export interface CpuProbeResult {
 }
 
 /**
- * Whether the CPU itself slowed during a phase: a fixed computation's own CPU time grows when the
+ * Whether the CPU itself slowed during a phase: a fixed computation's time on a core grows when the
  * host hands the VM's cores to someone else without reporting steal (waiting for a core does not
  * count: only the time it ran). A stall that lines up with an episode is the machine's, not the code's.
  */
