@@ -425,8 +425,8 @@ parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage({ 
 export interface CpuProbeResult {
   /** The computation's usual CPU time (median, ms). */
   medianMs: number;
-  /** Runs of slow samples (≥ 3× the median; a gap over 300 ms starts a new one): epoch ms and CPU ms lost. */
-  episodes: { from: number; to: number; lostMs: number }[];
+  /** Runs of slow samples (≥ 3× the median; a gap over 300 ms starts a new one): epoch ms, and the slowest sample's cost over the median. */
+  episodes: { from: number; to: number; worst: number }[];
 }
 
 /**
@@ -454,8 +454,8 @@ export function startCpuProbe(): { stop(): Promise<CpuProbeResult> } {
         const last = episodes.at(-1);
         if (last && at - last.to <= 300) {
           last.to = at;
-          last.lostMs += cost - medianMs;
-        } else episodes.push({ from: at - cost, to: at, lostMs: cost - medianMs });
+          last.worst = Math.max(last.worst, cost / medianMs);
+        } else episodes.push({ from: at - cost, to: at, worst: cost / medianMs });
       }
       return { medianMs, episodes };
     },
