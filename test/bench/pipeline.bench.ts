@@ -15,7 +15,7 @@
  * Then the issue's target table. BENCH_CPU_PROFILE=<dir> records a CPU profile of each process.
  * Loopback only; every phase bounded in count and time.
  */
-import { mkdir } from 'node:fs/promises';
+import { appendFile, mkdir } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { TURN_QUEUE_NAME } from '../../src/queue/turn-queue.js';
@@ -34,6 +34,9 @@ import {
   histogramPercentile,
   runQueueWaitMs,
   machineBusySeconds,
+  machineStallMs,
+  startCpuProbe,
+  redisLatencyEvents,
   writeSyscalls,
   histogramTotals,
   mongoDelta,
@@ -310,6 +313,11 @@ const pacedMetricsBefore = await Promise.all([web.metrics(), worker.metrics()]);
 // Redis commands slower than 1 ms during the phase (Redis is single-threaded: one blocks every client).
 await probe.config('SET', 'slowlog-log-slower-than', '1000');
 await probe.slowlog('RESET');
+// Redis blocked outside a command (AOF write/fsync, expiry, fork) over 2 ms: its latency monitor.
+await probe.config('SET', 'latency-monitor-threshold', '2');
+await probe.call('LATENCY', 'RESET');
+const stallsBefore = await machineStallMs();
+const cpuProbe = startCpuProbe();
 const waitedBefore = await runQueue();
 const cpuPacedBefore = await Promise.all([cpu(), machineBusySeconds()]);
 const benchLoop = monitorEventLoopDelay({ resolution: 5 });
@@ -334,6 +342,9 @@ const pacedMetricsAfter = await Promise.all([web.metrics(), worker.metrics()]);
 const waitedAfter = await runQueue();
 const cpuPacedAfter = await Promise.all([cpu(), machineBusySeconds()]);
 const slow = (await probe.slowlog('GET', 1000)) as [number, number, number, string[]][];
+const latencyEvents = await redisLatencyEvents(probe);
+const stallsAfter = await machineStallMs();
+const probed = await cpuProbe.stop();
 // A message still unanswered when the phase stops waiting counts as infinitely slow.
 const overheads = [
   ...pacedReplies.map((reply) => reply.receivedAt - (sender.sentAt.get(reply.body.replace(/^ok /, '')) ?? reply.receivedAt)),
@@ -374,6 +385,9 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
       parts: [Number(created) - sentAt, Number(processed) - Number(created), replied - Number(processed)],
     });
   });
+  // BENCH_GC_LOG=<path>: every paced message (sent at, epoch ms; total = to job + queue + turn/send) to <path>.paced, to line up with the GC logs.
+  if (env.BENCH_GC_LOG)
+    await appendFile(`${env.BENCH_GC_LOG}.paced`, slowestMessages.map(({ at, total, parts }) => `${phaseStart + at} ${total} ${parts.join(' ')}\n`).join(''));
   out(`  where a paced message's time goes (p50 / p99 ms, ${toJob.length} messages with a job)`);
   row('  webhook sent → job added (web: HTTP, signature, inbox)', ms(toJob));
   row('  job added → worker moved it to active (queue wait)', ms(queueWait));
@@ -422,6 +436,25 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
       .slice(0, 5)
       .map(([name, { count, max }]) => `${name} ×${count} ${max.toFixed(1)}`)
       .join('; ') || 'none',
+  );
+  row(
+    '  Redis latency monitor over 2 ms (event: seconds with a spike, max ms)',
+    latencyEvents.map(({ event, spikes, maxMs }) => `${event}: ${spikes}, ${maxMs}`).join('; ') || 'none',
+  );
+  row(
+    '  machine stalls (ms per s): some task waiting for a core / for the disk; hypervisor steal',
+    [stallsAfter.cpu - stallsBefore.cpu, stallsAfter.io - stallsBefore.io, stallsAfter.steal - stallsBefore.steal]
+      .map((value) => (value / pacedSeconds).toFixed(0))
+      .join(' / '),
+  );
+  if (env.BENCH_GC_LOG)
+    await appendFile(`${env.BENCH_GC_LOG}.cpu`, probed.episodes.map(({ from, to, worst }) => `${from.toFixed(0)} ${to} ${worst.toFixed(1)}\n`).join(''));
+  // Messages over 25 ms whose time overlapped a CPU slowdown: those stalls are the machine's.
+  const slowSent = slowestMessages.filter(({ total }) => total > 25);
+  const duringSlowdown = slowSent.filter(({ at, total }) => probed.episodes.some(({ from, to }) => phaseStart + at <= to && phaseStart + at + total >= from));
+  row(
+    '  CPU slowdowns (a fixed computation ≥ 3× its usual time on a core): count, worst; messages over 25 ms during one',
+    `${probed.episodes.length}, ${Math.max(0, ...probed.episodes.map(({ worst }) => worst)).toFixed(0)}× (usual ${probed.medianMs.toFixed(2)} ms); ${duringSlowdown.length}/${slowSent.length}`,
   );
   row(
     '  event loop bench (senders, fake Twilio): delay p50 / p99 / max; GC pauses count, total, max',

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startFakeTwilio } from '../support/fake-twilio.js';
@@ -373,6 +374,92 @@ export async function writeSyscalls(pid: number | undefined): Promise<number> {
   if (pid === undefined) return 0;
   const io = await readFile(`/proc/${pid}/io`, 'utf8').catch(() => '');
   return Number(/^syscw: (\d+)$/m.exec(io)?.[1] ?? 0);
+}
+
+/**
+ * The machine's stall counters so far (ms): time some task waited for a core (PSI cpu "some"),
+ * for the disk (PSI io "some"), and CPU time the hypervisor gave to another guest (steal).
+ * A stall that shows here came from outside this stack's code. 0 where the kernel lacks PSI.
+ */
+export async function machineStallMs(): Promise<{ cpu: number; io: number; steal: number }> {
+  const some = async (resource: string) =>
+    Number(/^some .*total=(\d+)$/m.exec(await readFile(`/proc/pressure/${resource}`, 'utf8').catch(() => ''))?.[1] ?? 0) / 1000;
+  const steal = Number((await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0]?.trim().split(/\s+/)[8] ?? 0) * 10;
+  return { cpu: await some('cpu'), io: await some('io'), steal };
+}
+
+/**
+ * Redis's own latency monitor since it was reset: per event (`command`, `fast-command`,
+ * `aof-write`, `aof-fsync-always`, `expire-cycle`…) the seconds with a spike over the threshold
+ * and the worst; Redis blocked outside a command (disk, expiry) shows here and not in SLOWLOG.
+ */
+export async function redisLatencyEvents(redis: Redis): Promise<{ event: string; spikes: number; maxMs: number }[]> {
+  const latest = (await redis.call('LATENCY', 'LATEST')) as [string, number, number, number][];
+  return Promise.all(
+    latest.map(async ([event, , , maxMs]) => {
+      const history = (await redis.call('LATENCY', 'HISTORY', event)) as [number, number][];
+      return { event, spikes: history.length, maxMs };
+    }),
+  );
+}
+
+/**
+ * The same small computation (~0.3 ms) every 20 ms on a thread of its own (~1.5% of a core); per
+ * run, the time it was on a core: wall time minus the thread's run-queue wait (schedstat), so
+ * waiting for a free core does not count (the kernel's per-thread CPU clocks tick too coarsely).
+ */
+const CPU_PROBE_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const onCore = () => performance.now() - Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
+const samples = [];
+let sink = 0;
+const timer = setInterval(() => {
+  const before = onCore();
+  for (let index = 0; index < 10000; index += 1) sink = (sink + index * index) % 1000003;
+  samples.push(Date.now(), onCore() - before);
+}, 20);
+parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage({ samples, sink }); });
+`;
+
+export interface CpuProbeResult {
+  /** The computation's usual CPU time (median, ms). */
+  medianMs: number;
+  /** Runs of slow samples (≥ 3× the median; a gap over 300 ms starts a new one): epoch ms, and the slowest sample's cost over the median. */
+  episodes: { from: number; to: number; worst: number }[];
+}
+
+/**
+ * Whether the CPU itself slowed during a phase: a fixed computation's time on a core grows when the
+ * host hands the VM's cores to someone else without reporting steal (waiting for a core does not
+ * count: only the time it ran). A stall that lines up with an episode is the machine's, not the code's.
+ */
+export function startCpuProbe(): { stop(): Promise<CpuProbeResult> } {
+  const worker = new Worker(CPU_PROBE_SOURCE, { eval: true });
+  return {
+    async stop() {
+      const { samples } = await new Promise<{ samples: number[] }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.postMessage('stop');
+      });
+      await worker.terminate();
+      const costs = samples.filter((_, index) => index % 2 === 1);
+      const medianMs = percentile(costs, 50);
+      const episodes: CpuProbeResult['episodes'] = [];
+      for (let index = 0; index < samples.length; index += 2) {
+        const at = samples[index] ?? 0;
+        const cost = samples[index + 1] ?? 0;
+        if (cost < 3 * medianMs) continue;
+        const last = episodes.at(-1);
+        if (last && at - last.to <= 300) {
+          last.to = at;
+          last.worst = Math.max(last.worst, cost / medianMs);
+        } else episodes.push({ from: at - cost, to: at, worst: cost / medianMs });
+      }
+      return { medianMs, episodes };
+    },
+  };
 }
 
 /** The whole machine's busy CPU seconds so far, every process's (Linux /proc/stat: all but idle and iowait). */
