@@ -152,3 +152,13 @@ export async function seedHistory(mongoUri: string, redis: Redis, targetMessages
   }
   return { conversations, documents, redisKeys, seconds: (performance.now() - started) / 1000 };
 }
+
+/** How many documents the pipeline's `messages` collection holds (the stored-data size a phase runs on). */
+export async function countStoredMessages(mongoUri: string): Promise<number> {
+  const connection = await mongoose.createConnection(mongoUri.replace(/([?&])monitorCommands=true&?/, '$1')).asPromise();
+  try {
+    return (await connection.db?.collection('messages').countDocuments()) ?? 0;
+  } finally {
+    await connection.close();
+  }
+}

@@ -33,7 +33,8 @@ export interface Backing {
 }
 
 export async function startBacking(): Promise<Backing> {
-  const redis = await startRedis();
+  // Persisted as production runs it (README "Transcripts: Redis first, MongoDB behind"): AOF, fsync every second.
+  const redis = await startRedis(['--appendonly', 'yes', '--appendfsync', 'everysec']);
   const external = process.env.MONGODB_URI !== undefined && process.env.MONGODB_URI !== '';
   const ferret = external ? undefined : await startRestartableFerretDb();
   const mongo = ferret ?? (await startMongo());
