@@ -379,6 +379,8 @@ row('webhook ack p50 / p99 (ms)', ms(pacedAcks));
 row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overheads));
 // Where each message's time went, from its BullMQ job's own timestamps (Date.now() of the web
 // adding it, of the worker moving it to active) and the reply's arrival at the fake Twilio API.
+/** Overheads of the paced messages no CPU slowdown of the host overlapped: the code's own figure on this VM. */
+let outsideSlowdowns: number[];
 {
   const replyAt = new Map(pacedReplies.map((reply) => [reply.body.replace(/^ok /, ''), reply.receivedAt]));
   const jobs = await Promise.all(
@@ -474,10 +476,17 @@ row('pipeline overhead p50 / p99 (ms, webhook → reply at Twilio)', ms(overhead
     await appendFile(`${env.BENCH_GC_LOG}.cpu`, probed.episodes.map(({ from, to, worst }) => `${from.toFixed(0)} ${to} ${worst.toFixed(1)}\n`).join(''));
   // Messages over 25 ms whose time overlapped a CPU slowdown: those stalls are the machine's.
   const slowSent = slowestMessages.filter(({ total }) => total > 25);
-  const duringSlowdown = slowSent.filter(({ at, total }) => probed.episodes.some(({ from, to }) => phaseStart + at <= to && phaseStart + at + total >= from));
+  const duringAny = ({ at, total }: { at: number; total: number }) =>
+    probed.episodes.some(({ from, to }) => phaseStart + at <= to && phaseStart + at + total >= from);
+  const duringSlowdown = slowSent.filter(duringAny);
+  outsideSlowdowns = slowestMessages.filter((message) => !duringAny(message)).map(({ total }) => total);
   row(
     '  CPU slowdowns (a fixed computation ≥ 3× its usual time on a core): count, worst; messages over 25 ms during one',
     `${probed.episodes.length}, ${Math.max(0, ...probed.episodes.map(({ worst }) => worst)).toFixed(0)}× (usual ${probed.medianMs.toFixed(2)} ms); ${duringSlowdown.length}/${slowSent.length}`,
+  );
+  row(
+    '  pipeline overhead p50 / p99 (ms) of the messages no CPU slowdown overlapped',
+    `${ms(outsideSlowdowns)}  (${outsideSlowdowns.length} of ${slowestMessages.length})`,
   );
   row(
     '  event loop bench (senders, fake Twilio): delay p50 / p99 / max; GC pauses count, total, max',
@@ -586,7 +595,11 @@ const table: [string, string, string][] = [
       : `${drop.toFixed(1)}% from ${warmUpMessages} to ${storedMessages} stored messages ${mark(drop >= -10 && storedMessages >= 50_000)}${storedWriter}`,
     '≤ 10%',
   ],
-  ['pipeline overhead p50 / p99 at 100 msgs/s (model excluded)', `${fixed(p50, 0)} / ${fixed(p99, 0)} ms ${mark(p50 <= 5 && p99 <= 25)}`, '≤ 5 / ≤ 25 ms'],
+  [
+    'pipeline overhead p50 / p99 at 100 msgs/s (model excluded)',
+    `${fixed(p50, 0)} / ${fixed(p99, 0)} ms ${mark(p50 <= 5 && p99 <= 25)}; the ${outsideSlowdowns.length} messages no CPU slowdown of the host overlapped: ${fixed(percentile(outsideSlowdowns, 50), 0)} / ${fixed(percentile(outsideSlowdowns, 99), 0)} ms`,
+    '≤ 5 / ≤ 25 ms',
+  ],
   ['webhook ack p99 during the sustained phase', `${ackP99.toFixed(0)} ms ${mark(ackP99 <= 10)}`, '≤ 10 ms'],
   [
     'Redis commands per message, minus BullMQ per job',
