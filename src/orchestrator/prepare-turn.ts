@@ -1,9 +1,9 @@
 /**
  * Everything a fresh leg decides before its model runs, within the Redis budget (≤ 7 commands
- * before the model, 2 reads before the judge in steady state):
- *   first turn: one DEL of the conversation's state      | otherwise: MGET pointer+pending+session,
- *                                                          then GET the pointer role's facts
- *   judge (1–3 model calls) → GET the routed role's facts if it is not the pointer's
+ * before the model, 1 read before the judge in steady state):
+ *   first turn: one DEL of the conversation's state      | otherwise: one MGET of pointer+pending+
+ *                                                          session and every role's facts
+ *   judge (1–3 model calls) → (a role's facts the MGET did not read: one GET)
  *   → one CAS EVAL when the judgment learned something → SET the pointer if the route changed
  *   → SET the leg's decision.
  */
@@ -53,12 +53,16 @@ export async function prepareFreshLeg(
     channelTools: readonly AssistantTool[];
     mcpTools: readonly AssistantTool[];
     signal: AbortSignal;
+    /** Roles' facts the turn-start MGET already read (a role missing here is read with a GET). */
+    knownFacts?: ReadonlyMap<string, VersionedFacts> | undefined;
   },
 ): Promise<PreparedLeg> {
   const { roles, facts } = dependencies;
   const byId = new Map(roles.map((role) => [role.id, role]));
+  const factsOf = async (role: RoleDefinition): Promise<VersionedFacts> =>
+    role.facts && !input.firstTurn ? (input.knownFacts?.get(role.id) ?? (await facts.read(input.conversationId, role.id))) : EMPTY_FACTS;
   const pointerRole = input.activeRoleId ? byId.get(input.activeRoleId) : undefined;
-  const pointerFacts: VersionedFacts = pointerRole?.facts && !input.firstTurn ? await facts.read(input.conversationId, pointerRole.id) : EMPTY_FACTS;
+  const pointerFacts: VersionedFacts = pointerRole ? await factsOf(pointerRole) : EMPTY_FACTS;
 
   const latestText = input.history
     .filter((message) => message.role === 'user')
@@ -76,8 +80,7 @@ export async function prepareFreshLeg(
   const role = byId.get(judgment.roleId) ?? defaultRole(roles);
   let modelCalls = judgment.modelCalls;
 
-  let routed: VersionedFacts =
-    role.id === pointerRole?.id ? pointerFacts : role.facts && !input.firstTurn ? await facts.read(input.conversationId, role.id) : EMPTY_FACTS;
+  let routed: VersionedFacts = role.id === pointerRole?.id ? pointerFacts : await factsOf(role);
   let learned: Facts = judgment.learned;
   if (judgment.degraded && role.factFallback && role.facts) {
     modelCalls += 1;

@@ -64,6 +64,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   checkRosterLimits(roles);
   const byId = new Map(roles.map((role) => [role.id, role]));
   const roleIds = roles.map((role) => role.id);
+  /** Roles that keep facts: read with the turn's start state (one MGET), whichever the judge routes to. */
+  const factRoleIds = roles.filter((role) => role.facts).map((role) => role.id);
   const judge: JudgeDependencies = {
     model: (tier) => options.models.model(tier),
     breaker: createCircuitBreaker(options.judgeBreaker ?? { threshold: 3, cooldownMs: 30_000 }),
@@ -184,7 +186,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       // alongside the conversation's state (independent keys: one round trip's wait, not two).
       const [contact, start] = await Promise.all([
         channel.identify?.(input.inbound),
-        input.firstTurn ? options.state.reset(input.conversationId, roleIds).then(() => undefined) : options.state.readTurnStart(input.conversationId),
+        input.firstTurn
+          ? options.state.reset(input.conversationId, roleIds).then(() => undefined)
+          : options.state.readTurnStart(input.conversationId, factRoleIds),
       ]);
       let activeRoleId: string | undefined;
       let session: SessionFacts = {};
@@ -213,6 +217,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           channelTools: channel.tools,
           mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
+          knownFacts: start?.facts,
         },
       );
       return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));

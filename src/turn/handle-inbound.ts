@@ -179,9 +179,17 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
 
   /**
    * Runs post-turn and metering for the reply these parts hold, if no attempt has yet (`taken`:
-   * this attempt took the turn already, with its last part's sent mark).
+   * this attempt took the turn already, with its last part's sent mark). `ran`: the turn this
+   * attempt ran, whose payload the parts it stored carry (finished from memory, not parsed back).
    */
-  const finishStoredTurn = async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger, taken = false) => {
+  const finishStoredTurn = async (
+    channel: ChannelDefinition,
+    parts: readonly MessageRecord[],
+    delivered: boolean,
+    logger: Logger,
+    taken = false,
+    ran?: TurnResult,
+  ) => {
     const first = parts[0];
     // Parts this attempt stored carry their turn: taken with one HDEL instead of read back.
     const raw = !first
@@ -192,6 +200,10 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
           : undefined
         : await transcripts.takeTurn(first._id);
     if (raw === undefined) return;
+    if (ran && first?.turn !== undefined) {
+      await options.orchestrator.finishTurn(channel, ran, delivered);
+      return;
+    }
     let parsed: ReturnType<typeof StoredTurnSchema.safeParse>;
     try {
       parsed = StoredTurnSchema.safeParse(JSON.parse(raw));
@@ -365,11 +377,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // The reply went out and this attempt took its turn: finished here, whatever failed after.
       // Otherwise a refusal for good ends the turn undelivered (the worker gives up on the
       // message); an outage is retried, and the attempt that delivers the reply finishes the turn.
-      if (taken) await finishStoredTurn(channel, parts, true, logger, true);
-      else if (classifyFailure(error) === 'deterministic') await finishStoredTurn(channel, parts, false, logger);
+      if (taken) await finishStoredTurn(channel, parts, true, logger, true, result);
+      else if (classifyFailure(error) === 'deterministic') await finishStoredTurn(channel, parts, false, logger, false, result);
       throw error;
     }
-    const finishing = finishStoredTurn(channel, parts, true, logger, taken);
+    const finishing = finishStoredTurn(channel, parts, true, logger, taken, result);
     return { finishing: result ? finishing.then(() => options.onTurn?.(result)) : finishing };
   };
 

@@ -188,9 +188,11 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
         factsVersion: 1,
         offeredTools: [],
       });
-      expect(await state.readTurnStart(conversationKey)).toMatchObject({ activeRoleId: 'sales', session: { entity: 'acme' }, pending: { runId: 'run-1' } });
+      const start = await state.readTurnStart(conversationKey, ['sales', 'support']);
+      expect(start).toMatchObject({ activeRoleId: 'sales', session: { entity: 'acme' }, pending: { runId: 'run-1' } });
+      expect(Object.fromEntries(start.facts)).toEqual({ sales: { version: 1, facts: { teamSize: 12 } }, support: { version: 0, facts: {} } });
       await state.reset(conversationKey, ['sales', 'support', 'bookkeeper']);
-      expect(await state.readTurnStart(conversationKey)).toEqual({ activeRoleId: undefined, pending: undefined, session: {} });
+      expect(await state.readTurnStart(conversationKey)).toEqual({ activeRoleId: undefined, pending: undefined, session: {}, facts: new Map() });
       expect((await facts.read(conversationKey, 'sales')).facts).toEqual({});
     }
   });

@@ -47,6 +47,26 @@ describe('facts', () => {
     expect(second.models.calls.find((call) => call.structured)?.userText).toContain('"team_size":12');
   });
 
+  test("a turn routed back to a role gets the facts it stored, read with the turn's start state (one MGET, no GET)", async () => {
+    const fixture = await fixtureWith({ judge: salesJudge(null) });
+    const id = conversation();
+    const facts = createFactStore(fixture.redis);
+    await facts.remember(id, 'sales', { interested_plan: 'Pro', team_size: 12 });
+    // The conversation was with support last: the judge routes it back to sales.
+    await facts.writeActiveRole(id, 'support');
+    const watcher = await watchOrchestratorCommands(process.env.TEST_REDIS_URL!);
+    try {
+      await fixture.turn(id, 'and when can we start?', { firstTurn: false });
+      await watcher.mark(fixture.redis, 'turn');
+      const reads = watcher.commands.filter((command) => ['GET', 'MGET'].includes(command.name)).map((command) => command.name);
+      expect(reads).toEqual(['MGET']);
+      expect(fixture.models.replyCalls()[0]?.system ?? '').toContain('Established: plan Pro, team of 12.');
+      expect((await facts.read(id, 'sales')).facts).toEqual({ interested_plan: 'Pro', team_size: 12 });
+    } finally {
+      await watcher.close();
+    }
+  });
+
   test("two concurrent turns writing one role's facts both land (compare-and-set, one retry)", async () => {
     const url = process.env.TEST_REDIS_URL!;
     const [a, b] = [new Redis(url), new Redis(url)];

@@ -2,11 +2,13 @@
  * Per-conversation orchestrator state besides facts: the active-role pointer, a question the
  * assistant is waiting on (a pending interrupt bound to the run that asked it) and session
  * facts a channel tool set (e.g. the selected entity). Read together in one command at the
- * start of a turn; cleared together in one command on a first turn or a reset.
+ * start of a turn, with the facts of the roles asked for (whichever the pointer or the judge
+ * picks, no second read); cleared together in one command on a first turn or a reset.
  */
 import type { RedisClient } from '../../redis.js';
 import { z } from 'zod';
 import { DECISION_TTL_SECONDS, stateKeys, STATE_TTL_SECONDS } from './keys.js';
+import { parseFacts, type VersionedFacts } from './fact-store.js';
 
 const PendingInterruptSchema = z.object({
   runId: z.string(),
@@ -24,6 +26,8 @@ export interface TurnStartState {
   activeRoleId: string | undefined;
   pending: PendingInterrupt | undefined;
   session: SessionFacts;
+  /** The stored facts of each role asked for (EMPTY_FACTS when it has none). */
+  facts: ReadonlyMap<string, VersionedFacts>;
 }
 
 function parse<T>(schema: z.ZodType<T>, raw: string | null | undefined): T | undefined {
@@ -37,8 +41,8 @@ function parse<T>(schema: z.ZodType<T>, raw: string | null | undefined): T | und
 }
 
 export interface ConversationState {
-  /** One MGET: the pointer, any pending question and the session facts. */
-  readTurnStart(conversationKey: string): Promise<TurnStartState>;
+  /** One MGET: the pointer, any pending question, the session facts and the facts of `factRoleIds`. */
+  readTurnStart(conversationKey: string, factRoleIds?: readonly string[]): Promise<TurnStartState>;
   /** One DEL clearing every key the orchestrator keeps for the conversation. */
   reset(conversationKey: string, roleIds: readonly string[]): Promise<void>;
   setPending(conversationKey: string, pending: PendingInterrupt): Promise<void>;
@@ -48,16 +52,18 @@ export interface ConversationState {
 
 export function createConversationState(redis: RedisClient): ConversationState {
   return {
-    async readTurnStart(conversationKey) {
-      const [role, pending, session] = await redis.mget(
+    async readTurnStart(conversationKey, factRoleIds = []) {
+      const [role, pending, session, ...facts] = await redis.mget(
         stateKeys.activeRole(conversationKey),
         stateKeys.pending(conversationKey),
         stateKeys.session(conversationKey),
+        ...factRoleIds.map((roleId) => stateKeys.facts(conversationKey, roleId)),
       );
       return {
         activeRoleId: role ?? undefined,
         pending: parse(PendingInterruptSchema, pending),
         session: parse(SessionSchema, session) ?? {},
+        facts: new Map(factRoleIds.map((roleId, index) => [roleId, parseFacts(facts[index] ?? null)])),
       };
     },
     async reset(conversationKey, roleIds) {

@@ -31,7 +31,8 @@ return 1`;
 
 const MAX_CAS_ATTEMPTS = 3;
 
-function parseFacts(raw: string | null): VersionedFacts {
+/** A role's stored facts (EMPTY_FACTS when missing or unreadable); also what the turn-start MGET reads. */
+export function parseFacts(raw: string | null): VersionedFacts {
   if (raw === null) return EMPTY_FACTS;
   try {
     const parsed = StoredFactsSchema.safeParse(JSON.parse(raw));
