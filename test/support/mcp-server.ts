@@ -92,9 +92,9 @@ const CUSTOMERS = { 'CUST-ACME': 'Acme Ltd', 'CUST-BOREALIS': 'Borealis Bakery',
 const invoices: readonly Invoice[] = [
   { number: '1042', customer: 'Acme Ltd', amount: '1250.00', currency: 'EUR', status: 'overdue', dueDate: '2026-11-15' },
   { number: '1043', customer: 'Acme Ltd', amount: '320.00', currency: 'EUR', status: 'paid', dueDate: '2026-10-01' },
-  { number: '1051', customer: 'Borealis Bakery', amount: '4815.16', currency: 'EUR', status: 'open', dueDate: '2026-12-01' },
-  { number: '1052', customer: 'Borealis Bakery', amount: '2342.00', currency: 'EUR', status: 'overdue', dueDate: '2026-09-30' },
-  { number: '1061', customer: 'Cirrus Freight', amount: '777.70', currency: 'EUR', status: 'open', dueDate: '2027-01-15' },
+  { number: '1051', customer: 'Borealis Bakery', amount: '4815.16', currency: 'EUR', status: 'open', dueDate: '2019-12-01' },
+  { number: '1052', customer: 'Borealis Bakery', amount: '2342.00', currency: 'EUR', status: 'overdue', dueDate: '2019-09-30' },
+  { number: '1061', customer: 'Cirrus Freight', amount: '777.70', currency: 'EUR', status: 'open', dueDate: '2019-01-15' },
 ];
 
 const customerName = (customerId: string): string | undefined => (CUSTOMERS as Record<string, string>)[customerId];
@@ -135,8 +135,12 @@ const accounts = new Map([
   ['HL-4001', { accountId: 'HL-4001', company: 'Cirrus Freight', status: 'active', plan: 'Pro', seatsUsed: 9 }],
 ]);
 
-/** Strings only the other companies' records hold: none may ever reach a caller linked to Acme Ltd. */
-export const NOT_ACME_MARKERS = ['4815.16', '2342.00', '2026-12-01', '2026-09-30', 'suspended', '"seatsUsed":41', '777.70', '2027-01-15'] as const;
+/**
+ * Strings only the other companies' records hold: none may ever reach a caller linked to Acme Ltd.
+ * Their due dates lie in a year no test runs in: a date of this year was also in every stored
+ * document's `createdAt` on that day (the test failed on 2026-12-01).
+ */
+export const NOT_ACME_MARKERS = ['4815.16', '2342.00', '2019-12-01', '2019-09-30', 'suspended', '"seatsUsed":41', '777.70', '2019-01-15'] as const;
 
 const customerScope = { scopeArguments: { customerId: 'customer' } };
 
