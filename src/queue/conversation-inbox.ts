@@ -29,6 +29,12 @@ export const MAX_BATCH_MESSAGES = 5;
 const HeadStateSchema = z.object({
   messageId: z.string().min(1),
   size: z.coerce.number().int().positive().optional(),
+  /** The lock token of the turn running on the batch; left behind only by a worker that died in it. */
+  running: z.string().min(1).optional(),
+  /** How many workers died in a turn on this batch. */
+  crashes: z.coerce.number().int().nonnegative().optional(),
+  /** Why the batch was given up on, once it was (the decision stands for whoever holds it next). */
+  given: z.string().min(1).optional(),
 });
 const RetryStateSchema = z.object({
   first: z.coerce.number().int().nonnegative(),
@@ -114,7 +120,8 @@ if #entries == count and ARGV[1] ~= '' and redis.call('GET', KEYS[3]) == ARGV[1]
 end
 return 1`);
 
-// KEYS: inbox, retry. ARGV: the head entry as read, its message id, batch size, ttl (s). Freezes the head's batch.
+// KEYS: inbox, retry. ARGV: the head entry as read, its message id, batch size, ttl (s), the
+// running turn's lock token ('' for none). Freezes the head's batch and marks its turn running.
 const freezeScript = luaScript(`
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
 if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
@@ -122,8 +129,26 @@ if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
   redis.call('HSET', KEYS[2], 'messageId', ARGV[2])
 end
 redis.call('HSET', KEYS[2], 'size', ARGV[3])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[2], 'running', ARGV[5]) end
 redis.call('EXPIRE', KEYS[2], ARGV[4])
 return 1`);
+
+// KEYS: retry. ARGV: message id, field, value. Sets a field of the head's turn state, if it is that head's.
+const headFieldScript = luaScript(`
+if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 1`);
+
+// KEYS: retry. ARGV: message id. A worker died in the head's turn: counts it, clears the mark. Returns the count.
+const crashScript = luaScript(`
+if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
+redis.call('HDEL', KEYS[1], 'running')
+return redis.call('HINCRBY', KEYS[1], 'crashes', 1)`);
+
+// KEYS: retry. ARGV: lock token. Clears the running mark of a turn that ended without its worker dying.
+const stoppedScript = luaScript(`
+if redis.call('HGET', KEYS[1], 'running') == ARGV[1] then return redis.call('HDEL', KEYS[1], 'running') end
+return 0`);
 
 // KEYS: retry. ARGV: message id, now (ms), first delay (ms), max delay (ms), suspect (0/1), ttl (s).
 // Returns attempts, suspect attempts, first failure time, next attempt time.
@@ -134,6 +159,7 @@ if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then
 end
 -- A batch frozen before its first failure has no first failure time yet.
 redis.call('HSETNX', KEYS[1], 'first', ARGV[2])
+redis.call('HDEL', KEYS[1], 'running')
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 local suspect = redis.call('HINCRBY', KEYS[1], 'suspect', tonumber(ARGV[5]))
 local delay = math.min(tonumber(ARGV[3]) * 2 ^ math.min(attempts - 1, 40), tonumber(ARGV[4]))
@@ -164,6 +190,12 @@ export interface InboxBatch {
   frozen: boolean;
   /** Set when this batch failed before. */
   retry?: RetryState;
+  /** The lock token of a turn marked running on this batch and never ended: its worker died in it (unless it is this holder's own). */
+  running?: string;
+  /** How many workers died in a turn on this batch. */
+  crashes: number;
+  /** Set once the batch was given up on, with the reason; whoever holds it next finishes giving up. */
+  givenUp?: string;
 }
 
 export interface RetryPolicy {
@@ -198,8 +230,20 @@ export interface ConversationInbox {
    * it (throwing as it would).
    */
   lockAndBatch(conversationKey: string, maxMessages: number, lock: LockRequest): Promise<{ acquired: boolean; batch: () => InboxBatch | undefined }>;
-  /** Fixes the batch before its turn starts, so every later attempt answers the same messages. */
-  freeze(conversationKey: string, batch: InboxBatch): Promise<InboxBatch>;
+  /**
+   * Fixes the batch before its turn starts, so every later attempt answers the same messages;
+   * with the holder's lock token, also marks the turn running (a mark only a worker that dies
+   * in the turn leaves behind: `recordFailure`, `acknowledge` and `turnStopped` clear it).
+   */
+  freeze(conversationKey: string, batch: InboxBatch, runningToken?: string): Promise<InboxBatch>;
+  /** Marks the turn of a frozen head's batch running (as `freeze` does for a batch it freezes). */
+  markRunning(conversationKey: string, messageId: string, runningToken: string): Promise<void>;
+  /** A worker died in a turn on the head's batch: counts it and clears the mark; returns how many have. */
+  recordCrash(conversationKey: string, messageId: string): Promise<number>;
+  /** Clears the running mark of a turn that ended without its worker dying (cut short, not failed). */
+  turnStopped(conversationKey: string, runningToken: string): Promise<void>;
+  /** Records that the head's batch is given up on, so a holder after a lost lock finishes that instead of another turn. */
+  markGivenUp(conversationKey: string, messageId: string, reason: string): Promise<void>;
   /**
    * Removes the batch once it has been answered (or given up on), with its turn state. With the
    * holder's lock token, an inbox left empty frees the lock in the same step: true when it did.
@@ -260,7 +304,16 @@ function headBatch(conversationKey: string, maxMessages: number, raws: readonly 
   // A head that failed before its batch was frozen (an older release) is a batch of one.
   const frozenSize = ours ? (state.data.size ?? (retry ? 1 : undefined)) : undefined;
   const size = Math.max(1, Math.min(frozenSize ?? maxMessages, entries.length));
-  return { entries: [head, ...rest.slice(0, size - 1)], frozen: frozenSize !== undefined, ...(retry ? { retry } : {}) };
+  const running = ours ? state.data.running : undefined;
+  const givenUp = ours ? state.data.given : undefined;
+  return {
+    entries: [head, ...rest.slice(0, size - 1)],
+    frozen: frozenSize !== undefined,
+    crashes: ours ? (state.data.crashes ?? 0) : 0,
+    ...(retry ? { retry } : {}),
+    ...(running ? { running } : {}),
+    ...(givenUp ? { givenUp } : {}),
+  };
 }
 
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
@@ -317,12 +370,12 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       };
     },
 
-    async freeze(conversationKey, batch) {
+    async freeze(conversationKey, batch, runningToken) {
       const [head] = batch.entries;
       const frozen = await freezeScript(
         redis,
         [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey)],
-        [head.raw, head.message.messageId, batch.entries.length, INBOX_TTL_SECONDS],
+        [head.raw, head.message.messageId, batch.entries.length, INBOX_TTL_SECONDS, runningToken ?? ''],
       );
       // Only its lock holder changes an inbox's head: a head that moved is a bug, not a race.
       if (frozen !== 1) throw new Error(`the inbox head of ${conversationKey} changed under its lock`);
@@ -334,9 +387,25 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
         redis,
         [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey)],
         // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
-        [lockToken ?? '', batch.frozen || batch.retry ? 1 : 0, ...batch.entries.map((entry) => entry.raw)],
+        [lockToken ?? '', batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp ? 1 : 0, ...batch.entries.map((entry) => entry.raw)],
       );
       return popped === 2;
+    },
+
+    async markRunning(conversationKey, messageId, runningToken) {
+      await headFieldScript(redis, [redisKeys.retry(conversationKey)], [messageId, 'running', runningToken]);
+    },
+
+    async recordCrash(conversationKey, messageId) {
+      return Number(await crashScript(redis, [redisKeys.retry(conversationKey)], [messageId]));
+    },
+
+    async turnStopped(conversationKey, runningToken) {
+      await stoppedScript(redis, [redisKeys.retry(conversationKey)], [runningToken]);
+    },
+
+    async markGivenUp(conversationKey, messageId, reason) {
+      await headFieldScript(redis, [redisKeys.retry(conversationKey)], [messageId, 'given', reason]);
     },
 
     async discardHead(conversationKey) {

@@ -45,6 +45,11 @@ import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
+/**
+ * Workers that may die in turns on one batch: the first death makes the next attempt guarded,
+ * the second quarantines the batch (given up on as `poison`), so one message never crash-loops a fleet.
+ */
+const MAX_CRASHES = 2;
 /** Tries at rescuing a conversation whose job failed for good (Redis may be what failed it), a doubling delay apart. */
 const RESCUE_ATTEMPTS = 8;
 
@@ -54,6 +59,11 @@ export interface InboundBatch {
   message: InboundMessage;
   /** The messages before it in the batch, oldest first (empty for a message answered alone). */
   earlier: readonly InboundMessage[];
+  /**
+   * A worker died in a turn on this batch before: answer it without what can exhaust a worker
+   * (no media, a bounded prompt). A batch whose guarded turn kills its worker too is given up on.
+   */
+  guarded?: boolean;
 }
 
 /**
@@ -62,11 +72,19 @@ export interface InboundBatch {
  */
 export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHeld: () => void) => Promise<void>;
 
-/** Why a message was given up on: `budget` (its retry time ran out) or the failure kind. */
-export type GiveUpReason = 'budget' | Exclude<FailureKind, 'infrastructure'>;
+/**
+ * Why a message was given up on: `budget` (its retry time ran out), the failure kind, or
+ * `poison` (workers died in its turns MAX_CRASHES times: it is quarantined, never retried).
+ */
+export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastructure'>;
 
-/** Tells the customer and the operator that a message will not be answered. Never throws. */
-export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReason; error: unknown; attempts: number }) => Promise<void>;
+/**
+ * Tells the customer and the operator that a message will not be answered. `assertHeld` is the
+ * lock's fence: it throws unless the worker still surely holds the conversation, and the
+ * handler calls it before anything it writes or sends (a worker that lost the lock leaves the
+ * batch to the next holder, which finds it marked given up). Never throws.
+ */
+export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReason; error: unknown; attempts: number }, assertHeld: () => void) => Promise<void>;
 
 export interface TurnWorkerOptions {
   connection: ConnectionOptions;
@@ -102,6 +120,12 @@ type DrainOutcome =
   /** The head failed and is due again at `at`; the re-drive job `redriveId` exists for it. */
   | { kind: 'waiting'; at: number; redriveId: string };
 
+/** The name of the delayed job that tries a failed head again when it is due. */
+const REDRIVE_JOB = 'redrive';
+
+const GIVE_UP_REASONS = new Set<string>(['budget', 'poison', 'deterministic', 'unknown']);
+const giveUpReason = (stored: string): GiveUpReason => (GIVE_UP_REASONS.has(stored) ? (stored as GiveUpReason) : 'unknown');
+
 const redriveJobId = (conversationKey: string, messageId: string, attempt: number) => `redrive|${conversationKey}|${messageId}|${attempt}`.replace(/:/g, '_');
 
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
@@ -109,9 +133,19 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const policy = { firstDelayMs: options.retryBackoffMs, maxDelayMs: Math.max(options.retryBackoffMs, Math.floor(options.retryBudgetMs / 10)) };
   const busyDelayMs = Math.max(250, lockRenewIntervalMs(options.lockTtlMs));
   const maxBatch = options.coalesceMs > 0 ? MAX_BATCH_MESSAGES : 1;
-  const batchOf = ({ entries }: InboxBatch): InboundBatch => {
+  const batchOf = ({ entries, crashes }: InboxBatch): InboundBatch => {
     const messages = entries.map((entry) => entry.message);
-    return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1) };
+    return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1), ...(crashes > 0 ? { guarded: true } : {}) };
+  };
+  /** Gives up on a batch under the lock: the decision is stored first, so a holder after a lost lock finishes it instead of taking another turn. */
+  const giveUpHeld = async (
+    conversationKey: string,
+    batch: InboxBatch,
+    failure: { reason: GiveUpReason; error: unknown; attempts: number },
+    assertHeld: () => void,
+  ): Promise<void> => {
+    await inbox.markGivenUp(conversationKey, batch.entries[0].message.messageId, failure.reason);
+    await giveUp(batchOf(batch), failure, assertHeld);
   };
   /** When a batch that may still grow is due: its newest message quiet long enough, or the batch full. */
   const quietUntil = (batch: InboxBatch, now: number): number => {
@@ -124,12 +158,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const ensureRedrive = async (conversationKey: string, messageId: string, attempt: number, at: number): Promise<DrainOutcome> => {
     const redriveId = redriveJobId(conversationKey, messageId, attempt);
     // Idempotent: adding an existing job id is a no-op.
-    await options.queue.add('redrive', { conversationKey, messageId }, { jobId: redriveId, delay: Math.max(0, at - Date.now()) });
+    await options.queue.add(REDRIVE_JOB, { conversationKey, messageId }, { jobId: redriveId, delay: Math.max(0, at - Date.now()) });
     return { kind: 'waiting', at, redriveId };
   };
 
   /** Handles a failed batch: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
-  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown): Promise<DrainOutcome | 'given-up'> => {
+  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown, assertHeld: () => void): Promise<DrainOutcome | 'given-up'> => {
     const { message } = batch.entries[0];
     const kind = classifyFailure(error);
     const now = Date.now();
@@ -144,7 +178,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             ? 'budget'
             : undefined;
     if (reason) {
-      await giveUp(batchOf(batch), { reason, error, attempts: state.attempts });
+      await giveUpHeld(conversationKey, batch, { reason, error, attempts: state.attempts }, assertHeld);
       return 'given-up';
     }
     const waiting = await ensureRedrive(conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
@@ -181,7 +215,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       logger.warn('conversation-lock-lost', { conversationKey });
       abort.abort(new Error('conversation lock lost'));
     });
+    const assertHeld = () => {
+      if (!lock.held) throw new Error(`lost the lock of ${conversationKey}`);
+    };
     let prefetched: (() => InboxBatch | undefined) | undefined = first.batch;
+    /** Set while a turn this drain marked running has not ended: cleared on the way out unless the worker dies. */
+    let running = false;
     try {
       for (;;) {
         if (shutdown.aborted) return { kind: 'stopped' };
@@ -200,31 +239,64 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         }
         if (!batch) return { kind: 'drained' };
         const head = batch.entries[0].message;
-        if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
-          return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
-        }
-        if (!batch.frozen && maxBatch > 1) {
-          const now = Date.now();
-          const at = quietUntil(batch, now);
-          if (at > now) {
-            logger.debug('turn-coalescing', { conversationKey, messages: batch.entries.length, dueInMs: at - now });
-            return { kind: 'quiet', at };
+        let quarantined = false;
+        if (batch.running !== undefined && batch.running !== request.token) {
+          // The worker that ran this batch's last turn died in it (an ended turn clears its mark).
+          const crashes = await inbox.recordCrash(conversationKey, head.messageId);
+          batch = { ...batch, crashes };
+          logger.error('turn-worker-died', { conversationKey, messageId: head.messageId, crashes });
+          metrics.increment('turn_crashes_total', { channel: head.channel });
+          if (crashes >= MAX_CRASHES) {
+            await giveUpHeld(
+              conversationKey,
+              batch,
+              { reason: 'poison', error: new Error(`${crashes} workers died answering it`), attempts: crashes },
+              assertHeld,
+            );
+            quarantined = true;
           }
-          batch = await inbox.freeze(conversationKey, batch);
         }
-        const turn = batchOf(batch);
-        if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
-        try {
-          await handle(turn, abort.signal, () => {
-            if (!lock.held) throw new Error(`lost the lock of ${conversationKey}`);
-          });
-        } catch (error) {
-          // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
-          if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
-          const outcome = await onFailure(conversationKey, batch, error).catch((failure: unknown) => {
-            throw failedIn(jobId, head.messageId, failure);
-          });
-          if (outcome !== 'given-up') return outcome;
+        const decided = batch.givenUp;
+        if (quarantined) {
+          // Acknowledged below, as any batch given up on.
+        } else if (decided !== undefined) {
+          // Given up on by a holder that lost the lock before acknowledging: finished here (the
+          // apology goes through the send ledger, so it reaches the customer once).
+          if (!batch.frozen) batch = { ...batch, entries: [batch.entries[0]] };
+          await giveUp(
+            batchOf(batch),
+            { reason: giveUpReason(decided), error: new Error('given up on before'), attempts: batch.retry?.attempts ?? 0 },
+            assertHeld,
+          );
+        } else if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
+          return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
+        } else {
+          if (!batch.frozen && maxBatch > 1) {
+            const now = Date.now();
+            const at = quietUntil(batch, now);
+            if (at > now) {
+              logger.debug('turn-coalescing', { conversationKey, messages: batch.entries.length, dueInMs: at - now });
+              return { kind: 'quiet', at };
+            }
+          }
+          // Frozen (every later attempt answers the same messages) and marked running, in one step.
+          if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, request.token);
+          else batch = await inbox.freeze(conversationKey, batch, request.token);
+          running = true;
+          const turn = batchOf(batch);
+          if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
+          try {
+            await handle(turn, abort.signal, assertHeld);
+          } catch (error) {
+            // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
+            if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
+            const outcome = await onFailure(conversationKey, batch, error, assertHeld).catch((failure: unknown) => {
+              throw failedIn(jobId, head.messageId, failure);
+            });
+            // The failure's record cleared the running mark.
+            running = false;
+            if (outcome !== 'given-up') return outcome;
+          }
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
         const answered = batch;
@@ -232,10 +304,15 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           const freed = await inbox.acknowledge(conversationKey, answered, token);
           return { released: freed, value: freed };
         });
+        // The acknowledgement cleared the batch's turn state, its running mark with it.
+        running = false;
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
         if (released) return { kind: 'drained', released: true };
       }
     } finally {
+      // A turn cut short (lost lock, an error around it) is no worker's death: its mark goes.
+      if (running)
+        await inbox.turnStopped(conversationKey, request.token).catch((error: unknown) => logger.warn('turn-mark-uncleared', { conversationKey, error }));
       await lock.release();
     }
   };
@@ -266,7 +343,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (batch && head && (head.messageId === failedHead || (suspect?.suspectAttempts ?? 0) >= MAX_SUSPECT_ATTEMPTS)) {
           // Only what its turn answered: an unfrozen batch's later messages were never in one.
           const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
-          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: suspect?.attempts ?? job.attemptsMade });
+          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: suspect?.attempts ?? job.attemptsMade }, () => {
+            if (!lock.held) throw new Error(`lost the lock of ${conversationKey}`);
+          });
           gaveUp = head.messageId;
           if (!lock.held) return;
           const freed = await lock.releaseWith(async (token) => {
@@ -346,6 +425,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         // That recovered job may find the dead holder's lock not yet expired (the two locks are
         // renewed apart): it comes back as it expires rather than leave the conversation to nobody.
         if (job.stalledCounter > 0) return comeBackAt(job, token, Date.now() + (await lockExpiresInMs(redis, conversationKey)) + 50);
+        // A re-drive job is the one job a failed head waits for: a holder that found the head not
+        // yet due left it to this job and completed, so this job never completes on a busy lock.
+        if (job.name === REDRIVE_JOB) {
+          logger.debug('turn-lock-busy-redrive', { conversationKey, jobId: job.id });
+          return comeBackAt(job, token, Date.now() + Math.min(busyDelayMs, (await lockExpiresInMs(redis, conversationKey)) + 50));
+        }
         return;
       }
       // The quiet period: come back when the batch is due (any job of the burst may be the one).

@@ -48,6 +48,17 @@ export interface InboundHandlerOptions {
 }
 
 const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
+/** What a guarded turn's model and transcript read in place of a message's attachments. */
+const GUARDED_MEDIA_NOTE = '(The attachment of this message was left out: it could not be processed.)';
+/** A guarded turn's history: the last few messages, each cut short. */
+const GUARDED_HISTORY_MESSAGES = 6;
+const GUARDED_MESSAGE_CHARS = 2000;
+
+function boundedHistory(history: readonly RecentMessage[]): RecentMessage[] {
+  return history
+    .slice(-GUARDED_HISTORY_MESSAGES)
+    .map((entry) => (entry.text.length > GUARDED_MESSAGE_CHARS ? { ...entry, text: entry.text.slice(0, GUARDED_MESSAGE_CHARS) } : entry));
+}
 export const APOLOGY_TEXT = "Sorry — something went wrong on our side and we couldn't answer your last message. Please send it again.";
 
 /** Ledger states of a part that left (or may have left) for the customer. */
@@ -270,37 +281,48 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     // model, for every message of the batch; at most one transcription call per turn.
     const batch: InboundMessage[] = [];
     const preparedMedia: (PreparedMedia | undefined)[] = [];
+    // A guarded turn (a worker died answering this batch before) leaves media out.
+    const guarded = turn.guarded === true;
+    if (guarded) logger.warn('turn-guarded', { messages: earlier.length + 1 });
     for (const received of [...earlier, message]) {
-      const prepared = await options.media?.prepare(received, {
-        conversationId,
-        signal,
-        logger,
-        transcribed: preparedMedia.some((entry) => entry?.transcribed),
-      });
-      batch.push(prepared ? { ...received, text: prepared.text } : received);
+      const prepared = guarded
+        ? undefined
+        : await options.media?.prepare(received, {
+            conversationId,
+            signal,
+            logger,
+            transcribed: preparedMedia.some((entry) => entry?.transcribed),
+          });
+      const text = prepared?.text ?? (guarded && received.media?.length ? `${received.text}\n${GUARDED_MEDIA_NOTE}`.trim() : received.text);
+      batch.push({ ...received, text });
       preparedMedia.push(prepared);
       await transcripts.recordInbound(
         {
           conversationId,
           channel: channel.id,
           channelMessageId: received.messageId,
-          text: prepared?.text ?? received.text,
+          text,
           receivedAt: new Date(received.receivedAt),
           ...(prepared ? { media: prepared.media } : {}),
         },
         records,
       );
     }
-    const last = batch.pop() ?? message;
-    earlier = batch;
-    message = last;
-    const inbound: RecentMessage = { id: inboundMessageId(channel.id, message.messageId), direction: 'inbound', text: message.text };
-    // A burst reaches the model as consecutive customer messages, the last one the turn's own.
-    const burst = earlier.map((received): RecentMessage => ({
+    const recentOf = (received: InboundMessage): RecentMessage => ({
       id: inboundMessageId(channel.id, received.messageId),
       direction: 'inbound',
       text: received.text,
-    }));
+    });
+    // A reset anywhere in a burst: the messages before it stay in the old conversation's
+    // history, the ones after it are the new conversation's first (the last reset counts).
+    const resetAt = batch.findLastIndex((received) => channel.isResetCommand?.(received.text) === true);
+    let turnMedia = preparedMedia;
+    const last = batch.pop() ?? message;
+    earlier = batch;
+    message = last;
+    const inbound = recentOf(message);
+    // A burst reaches the model as consecutive customer messages, the last one the turn's own.
+    const burst = earlier.map(recentOf);
 
     // Only an attempt that got as far as saving history can have stored reply parts worth
     // resuming; otherwise a stored reply (if any) still wins in saveReplyParts.
@@ -308,15 +330,22 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     let parts = answeredBefore ? await transcripts.replyParts(channel.id, message.messageId) : [];
     let result: TurnResult | undefined;
     let history = withMessages(recent, [...burst, inbound]);
+    let resetOnly = false;
+    if (parts.length === 0 && resetAt >= 0) {
+      await options.orchestrator.resetConversation(conversationId);
+      metrics.increment('conversation_resets_total', { channel: channel.id });
+      const fresh = [...earlier, message].slice(resetAt + 1);
+      logger.info('conversation-reset', { messagesAfter: fresh.length });
+      history = fresh.map(recentOf);
+      turnMedia = preparedMedia.slice(resetAt + 1);
+      resetOnly = fresh.length === 0;
+      if (!resetOnly) earlier = fresh.slice(0, -1);
+    }
     if (parts.length > 0) {
       // What the earlier attempt stored and sent may never have reached the outbox.
       records.add(parts.flatMap(partRecords));
       logger.info('reply-resumed', { parts: parts.length });
-    } else if (channel.isResetCommand?.(message.text)) {
-      await options.orchestrator.resetConversation(conversationId);
-      history = [];
-      metrics.increment('conversation_resets_total', { channel: channel.id });
-      logger.info('conversation-reset');
+    } else if (resetOnly) {
       parts = await transcripts.saveReplyParts(
         {
           conversationId,
@@ -336,7 +365,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         runId: randomUUID(),
         // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole burst.
         inbound: earlier.length > 0 ? { ...message, text: [...earlier, message].map((received) => received.text).join('\n') } : message,
-        history: withMediaContent(toModelHistory(history), preparedMedia),
+        // A guarded turn's model reads a bounded history (the stored one stays whole).
+        history: withMediaContent(toModelHistory(guarded ? boundedHistory(history) : history), turnMedia),
         signal,
         logger,
         ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),
@@ -415,8 +445,19 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
 
-  return async ({ message, earlier }, { reason, error, attempts }) => {
+  return async ({ message, earlier }, { reason, error, attempts }, assertHeld) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
+    /** The lock's fence: a worker that may have lost the conversation leaves giving up to its next holder. */
+    const held = (step: string): boolean => {
+      try {
+        assertHeld();
+        return true;
+      } catch {
+        logger.warn('give-up-left-to-next-holder', { reason, step });
+        return false;
+      }
+    };
+    if (!held('start')) return;
     metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
     logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
     // A takeover entry (a teammate's message or action) is no customer message: nothing is
@@ -428,6 +469,7 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     try {
       const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
       conversationId = conversation.conversationId;
+      if (!held('record')) return;
       for (const failed of [...earlier, message]) {
         await transcripts.markInboundFailed({
           conversationId,
@@ -459,10 +501,13 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     } catch (recordError) {
       logger.error('inbound-failure-unrecorded', { error: recordError });
     }
+    if (!held('apology')) return;
     try {
       const apology = await transcripts.saveApology({ conversationId, channel: channel.id, replyTo: message.messageId, text: APOLOGY_TEXT });
-      await deliver(channel, message, [apology], logger);
+      await deliver(channel, message, [apology], logger, assertHeld);
     } catch (apologyError) {
+      // Not sent for the fence: the apology stays claimed for the next holder to resolve and send.
+      if (!held('apology-send')) return;
       // Past the budget there is no retry: the apology was tried once (and the ledger says how it ended).
       await transcripts
         .markPartFailed(outboundMessageId(channel.id, message.messageId, APOLOGY_PART), 'failed', undefined, errorText(apologyError))
