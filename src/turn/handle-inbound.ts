@@ -458,13 +458,15 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
       }
     };
     if (!held('start')) return;
-    metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
-    logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
+    // Counted once the batch is surely given up on here (a holder that lost the lock on the way counts nothing).
+    const counted = () => {
+      metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
+      logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
+    };
     // A takeover entry (a teammate's message or action) is no customer message: nothing is
     // recorded as one and the customer gets no apology for it; the log and metric say it failed.
-    if (message.teammate) return;
-    const channel = options.channels.get(message.channel);
-    if (!channel) return;
+    const channel = message.teammate ? undefined : options.channels.get(message.channel);
+    if (!channel) return counted();
     let conversationId = message.conversationKey;
     try {
       const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
@@ -502,6 +504,7 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
       logger.error('inbound-failure-unrecorded', { error: recordError });
     }
     if (!held('apology')) return;
+    counted();
     try {
       const apology = await transcripts.saveApology({ conversationId, channel: channel.id, replyTo: message.messageId, text: APOLOGY_TEXT });
       await deliver(channel, message, [apology], logger, assertHeld);

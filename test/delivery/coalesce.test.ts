@@ -198,6 +198,51 @@ describe('a burst whose reply fails', () => {
   }, 30_000);
 });
 
+describe('"reset" inside a burst', () => {
+  test('at its start: the old context is gone, "reset" never reaches the model, the messages after it are answered', async () => {
+    const customer = 'whatsapp:+447700911210';
+    await sendAll(customer, ['my plan is Gold']);
+    await eventually(() => received(customer).length > 0 || undefined, 15_000);
+    await turnsSettled(harness.services);
+    await sendAll(customer, ['reset', 'what are your hours']);
+    await eventually(() => received(customer).length > 1 || undefined, 15_000);
+    await turnsSettled(harness.services);
+
+    expect(received(customer)).toEqual(['Answer to: my plan is Gold', 'Answer to: what are your hours']);
+    const replies = replyCallsWith('what are your hours');
+    expect(replies).toHaveLength(1);
+    // The new conversation's first message, alone: nothing of the old one, and no "reset".
+    expect(replies[0]!.userMessages.filter((text) => !text.startsWith('<customer-context>'))).toEqual(['what are your hours']);
+    expect(harness.services.metrics.value('conversation_resets_total', { channel: 'whatsapp' })).toBeGreaterThanOrEqual(1);
+    // Both are recorded in the transcript.
+    expect((await transcript(customer)).map((message) => message.text)).toEqual([
+      'my plan is Gold',
+      'Answer to: my plan is Gold',
+      'reset',
+      'what are your hours',
+      'Answer to: what are your hours',
+    ]);
+  }, 40_000);
+
+  test('at its end: the messages before it stay in the transcript, and the customer is told the conversation starts over', async () => {
+    const customer = 'whatsapp:+447700911211';
+    await sendAll(customer, ['hi', 'reset']);
+    await eventually(() => received(customer).length > 0 || undefined, 15_000);
+    await turnsSettled(harness.services);
+    expect(received(customer)).toEqual([expect.stringContaining('new conversation')]);
+    expect(replyCallsWith('hi')).toHaveLength(0);
+    expect((await transcript(customer)).map((message) => [message.direction, message.text])).toEqual([
+      ['inbound', 'hi'],
+      ['inbound', 'reset'],
+      ['outbound', expect.stringContaining('new conversation')],
+    ]);
+    // The next message starts from nothing of the old conversation.
+    await sendAll(customer, ['do you ship to Spain']);
+    await eventually(() => received(customer).length > 1 || undefined, 15_000);
+    expect(replyCallsWith('do you ship to Spain')[0]!.userMessages.filter((text) => !text.startsWith('<customer-context>'))).toEqual(['do you ship to Spain']);
+  }, 40_000);
+});
+
 describe('configuration', () => {
   test('COALESCE_MS defaults to 1500 and is capped; the lock TTL defaults to 5 s', () => {
     const defaults = loadConfig(testEnv('http://127.0.0.1:1', { COALESCE_MS: '', TURN_LOCK_TTL_MS: '' }));

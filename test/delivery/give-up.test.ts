@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { redisKeys } from '../../src/queue/keys.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
 import { eventually, newMessageSid, PUBLIC_BASE_URL, startHarness, type Harness } from '../support/harness.js';
@@ -123,4 +124,48 @@ describe('a lone surrogate in a widget message', () => {
     expect(texts('inbound')).toEqual(['broken emoji \ufffd here', 'and then this']);
     expect(texts('outbound')).toEqual(['Answer to: broken emoji \ufffd here', 'Answer to: and then this']);
   });
+});
+
+describe('a worker that loses the conversation while it gives up on a message', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    // A 1.5 s lock renewed every 0.5 s; the job's own retry comes after the other holder is done.
+    harness = await startHarness({ script, env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '3000' } });
+  });
+  afterAll(() => harness.close());
+
+  test('sends no apology while another holds it; the next holder finishes giving up, and the customer gets one apology', async () => {
+    const customer = 'whatsapp:+447700906510';
+    const key = conversationKeyFor(customer);
+    harness.twilio.failMatching((body) => body === 'Answer to: fenced', 400);
+    const { transcripts } = harness.services;
+    const open = transcripts.openConversation.bind(transcripts);
+    let otherHolderUntil = 0;
+    // The give-up's first step (it opens the conversation without a turn's records): meanwhile the
+    // lock passes to another holder (this worker stalled past its TTL), and the renewal notices.
+    Object.assign(transcripts, {
+      openConversation: async (...args: Parameters<typeof open>) => {
+        if (args[0].key === key && args[1] === undefined && otherHolderUntil === 0) {
+          otherHolderUntil = Date.now() + 1500;
+          await harness.services.redis.set(redisKeys.lock(key), 'another-holder', 'PX', 1500);
+          await new Promise((resolve) => setTimeout(resolve, 700));
+        }
+        return open(...args);
+      },
+    });
+    try {
+      const messageSid = newMessageSid();
+      await harness.sendWhatsapp({ from: customer, body: 'fenced', messageSid });
+      await expectGivenUp(harness, customer, messageSid, 'deterministic');
+      const apologies = harness.twilio.messages.filter((message) => message.to === customer && message.body === APOLOGY_TEXT);
+      expect(apologies).toHaveLength(1);
+      // Not while the other holder had the conversation.
+      expect(apologies[0]!.receivedAt).toBeGreaterThanOrEqual(otherHolderUntil);
+      expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'give-up-left-to-next-holder', reason: 'deterministic' }));
+      // The refused reply was not retried by the next holder: the decision to give up stood.
+      expect(harness.twilio.requests.filter((request) => request.params.Body === 'Answer to: fenced')).toHaveLength(1);
+    } finally {
+      Object.assign(transcripts, { openConversation: open });
+    }
+  }, 40_000);
 });

@@ -10,7 +10,7 @@
  * list, or sent because it is not there — and the customer gets the answer exactly once. If
  * the lookup itself keeps failing, the part ends failed once the budget is spent, with the apology.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
@@ -18,6 +18,7 @@ import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
 import { transcriptsWritten, turnsSettled } from '../support/settled.js';
 import { recordFigures } from './burst.js';
+import { startWorkerProcess } from '../support/spawn-worker.js';
 
 let child: ChildProcess | undefined;
 let harness: Harness | undefined;
@@ -27,26 +28,6 @@ afterEach(async () => {
   child = undefined;
   harness = undefined;
 });
-
-async function startWorkerProcess(
-  env: Record<string, string>,
-  queuePrefix: string,
-  modelDelayMs = 0,
-): Promise<{ process: ChildProcess; output: () => string }> {
-  const spawned = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-    env: { ...process.env, ...env, TEST_QUEUE_PREFIX: queuePrefix, TEST_MODEL_DELAY_MS: String(modelDelayMs) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  spawned.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  spawned.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // A loaded machine starts a TypeScript process slowly; one that never gets ready is not left behind.
-  await eventually(() => output.includes('worker-ready'), 45_000).catch((error: unknown) => {
-    spawned.kill('SIGKILL');
-    throw error;
-  });
-  return { process: spawned, output: () => output };
-}
 
 /** The product's promise: a killed worker's conversation is answered within this long of the kill. */
 const RECOVERY_BOUND_MS = 10_000;

@@ -1,0 +1,79 @@
+/**
+ * A message whose turn kills the worker running it (a fault hook aborts the process, as a fatal
+ * bug or running out of memory would) is never retried into a crash loop: the first death makes
+ * the next attempt a guarded one, the second quarantines it — the customer gets one apology, the
+ * message is recorded failed as `poison`, `inbound_failed_total{reason="poison"}` counts it —
+ * and every other conversation is answered throughout.
+ */
+import { afterEach, describe, expect, test } from '@jest/globals';
+import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { inboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
+import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { transcriptsWritten } from '../support/settled.js';
+import { startWorkerProcess, type WorkerProcess } from '../support/spawn-worker.js';
+
+let harness: Harness | undefined;
+const children: WorkerProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) child.process.kill('SIGKILL');
+  await harness?.close();
+  harness = undefined;
+});
+
+const poisonCalls = (worker: WorkerProcess) =>
+  worker
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('model-called') && line.includes('POISON')).length;
+
+describe('a message that kills every worker that answers it', () => {
+  test('is quarantined after two deaths: one apology, recorded failed as poison, other customers answered', async () => {
+    harness = await startHarness({
+      worker: false,
+      env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' },
+      script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
+    });
+    const h = harness;
+    const start = async () => {
+      const worker = await startWorkerProcess(h.env, h.queuePrefix, 0, { TEST_SCRIPT: 'poison' });
+      children.push(worker);
+      return worker;
+    };
+    const victim = 'whatsapp:+447700960001';
+    const bystander = 'whatsapp:+447700960002';
+    const received = (customer: string) => h.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+
+    const first = await start();
+    expect((await h.sendWhatsapp({ from: bystander, body: 'what are your hours' })).status).toBe(200);
+    await eventually(() => received(bystander).length > 0 || undefined, 20_000);
+    const poison = newMessageSid();
+    expect((await h.sendWhatsapp({ from: victim, body: 'POISON please', messageSid: poison })).status).toBe(200);
+    await first.exited;
+    expect(poisonCalls(first)).toBe(1);
+
+    // The next worker finds the batch's turn marked running by a dead worker: a guarded attempt, which dies too.
+    const second = await start();
+    await eventually(() => poisonCalls(second) === 1 || undefined, 30_000);
+    await second.exited;
+
+    // The third finds a second death: quarantined without calling the model again.
+    await h.services.startWorker().waitUntilReady();
+    await eventually(() => received(victim).length > 0 || undefined, 20_000);
+    expect((await h.sendWhatsapp({ from: bystander, body: 'and on Sunday?' })).status).toBe(200);
+    await eventually(() => received(bystander).length > 1 || undefined, 20_000);
+
+    expect(received(victim)).toEqual([APOLOGY_TEXT]);
+    expect(received(bystander)).toEqual(['Slow answer to: what are your hours', 'Answer to: and on Sunday?']);
+    expect(h.models.replyCalls().filter((call) => call.userText.includes('POISON'))).toHaveLength(0);
+    expect(h.services.metrics.value('inbound_failed_total', { channel: 'whatsapp', reason: 'poison' })).toBe(1);
+    expect(h.logs).toContainEqual(expect.objectContaining({ event: 'turn-worker-died', crashes: 2, conversationKey: conversationKeyFor(victim) }));
+    await transcriptsWritten(h.services);
+    expect(await h.services.transcripts.messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({
+      status: 'failed',
+      errorMessage: expect.stringContaining('given up on (poison)'),
+    });
+    // Nothing of it is left to retry.
+    await eventually(async () => (await h.services.inbox.size(conversationKeyFor(victim))) === 0 || undefined, 10_000);
+  }, 150_000);
+});
