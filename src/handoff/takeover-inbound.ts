@@ -216,6 +216,16 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
       }
       if (entry.claimed) await tellTeamTaken(handoff, entry, message.messageId, logger);
     }
+    if (entry.claimed) {
+      // Taken by answering (from WhatsApp): the live page says who has it now, as for "Take over".
+      await options.service.publish(message.conversationKey, {
+        type: 'takeover',
+        status: 'taken',
+        handoffId: entry.handoffId,
+        by: { name: entry.actor.name, via: entry.actor.via },
+        at: message.receivedAt,
+      });
+    }
     const current = await state.get(message.conversationKey);
     if (current?.handoffId === entry.handoffId) {
       const at = now();

@@ -208,6 +208,8 @@ describe('a visitor handed to support, a teammate on the live page', () => {
     expect(await fromAna.locator('.sender-name').innerText()).toBe('Ana');
     expect(await fromAna.locator('.sender-team').innerText()).toBe('Support');
     await eventually(async () => (await visitor.locator('assistant-chat-widget .subtitle').innerText()) === "You're chatting with Ana from Support");
+    // The live page hears who took it, though nobody clicked "Take over" there.
+    await eventually(async () => (await live.state.innerText()) === 'Ana has this conversation; the assistant is silent.');
 
     // The visitor attaches a photo: Ana gets it on WhatsApp as media, the live page shows it inline without a reload.
     const [chooser] = await Promise.all([
