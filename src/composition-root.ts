@@ -270,7 +270,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       teamText: plugins.find((plugin) => plugin.teamText)?.teamText,
       // A held conversation's media: prepared by the same intake, relayed as a link to that one file.
       media: {
-        prepare: (message, context) => mediaIntake.prepare(message, context),
+        prepare: (message, turn) => mediaIntake.prepare(message, turn),
         link: (conversationId, mediaId) => transcriptLinks.mediaUrl(conversationId, mediaId, config.takeover.mediaLinkMs),
       },
     }),
