@@ -9,10 +9,11 @@
  *   - a customer message while a person holds the conversation: its media fetched and stored
  *     once (a voice note transcribed), recorded, added to the history, relayed to the holder
  *     ("Customer: …", a photo or PDF as media by signed link, a voice note as its transcription
- *     and the audio, a refused file announced; `held-media.ts`); the model is never called. That includes
- *     a takeover already ended whose end entry is still queued behind the message (the inbox puts
- *     the end ahead of customer messages unless a teammate's message or a turn in progress comes
- *     first): the end entry clears the mirror, so the messages behind it are the assistant's.
+ *     and the audio, a refused file announced; `held-media.ts`); the model is never called.
+ *     That includes a takeover already ended whose end entry is still queued behind the message
+ *     (the inbox puts the end ahead of customer messages unless a teammate's message or a turn in
+ *     progress comes first): the end entry clears the mirror, so the messages behind it are the
+ *     assistant's.
  * A customer message with nobody holding costs one Redis round trip (takeover state, window
  * stamp, live-page event) and no MongoDB read.
  */

@@ -3,8 +3,9 @@
  * answers a hand-off's customer (a reply to the notice or to a relayed customer message, a
  * short code `#4821 text`, or plain text while they hold one conversation), or hands it back
  * (`#done`, or `#4821 #done` for one of several). Plain text from someone holding more than one
- * conversation is never guessed: they are asked which one. Whatever can't be routed gets a clear answer for the teammate and a log line; the
- * customer never sees it. Knows no channel: addresses are strings, answers are text.
+ * conversation is never guessed: they are asked which one. Whatever can't be routed gets a clear
+ * answer for the teammate and a log line; the customer never sees it. Knows no channel:
+ * addresses are strings, answers are text.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
