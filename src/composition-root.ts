@@ -266,7 +266,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     media: mediaIntake,
     logger,
     metrics,
-    takeover: takeover.hook({ teamText: plugins.find((plugin) => plugin.teamText)?.teamText }),
+    takeover: takeover.hook({
+      teamText: plugins.find((plugin) => plugin.teamText)?.teamText,
+      // A held conversation's media: prepared by the same intake, relayed as a link to that one file.
+      media: {
+        prepare: (message, turn) => mediaIntake.prepare(message, turn),
+        link: (conversationId, mediaId) => transcriptLinks.mediaUrl(conversationId, mediaId, config.takeover.mediaLinkMs),
+      },
+    }),
   });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
   const retention = createRetention({

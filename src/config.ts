@@ -134,6 +134,13 @@ const EnvSchema = z.object({
     .positive()
     .max(7 * 24 * 60)
     .default(30),
+  // How long the signed link to a customer's photo, PDF or voice note relayed to a teammate's WhatsApp works (Twilio fetches it at once).
+  TAKEOVER_MEDIA_LINK_MINUTES: z.coerce
+    .number({ error: 'expected a number of minutes' })
+    .int()
+    .min(5)
+    .max(7 * 24 * 60)
+    .default(60),
   // Approved template (Twilio Content SID, one variable: the reply) for the assistant's replies outside WhatsApp's 24-hour window.
   WHATSAPP_LATE_REPLY_CONTENT_SID: z
     .string()
@@ -234,7 +241,7 @@ export interface Config {
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   /** Human takeover: the idle hand-back and the assistant's late-reply template. */
-  takeover: { idleMs: number; lateReplyContentSid: string | undefined };
+  takeover: { idleMs: number; lateReplyContentSid: string | undefined; mediaLinkMs: number };
   adminToken: string | undefined;
   /** /metrics: on its own listener when `port` is set, else on the service port only with `token`. */
   metrics: { port: number | undefined; host: string; token: string | undefined };
@@ -318,7 +325,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     businessName: env.BUSINESS_NAME,
     handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },
-    takeover: { idleMs: Math.round(env.TAKEOVER_IDLE_MINUTES * 60_000), lateReplyContentSid: env.WHATSAPP_LATE_REPLY_CONTENT_SID },
+    takeover: {
+      idleMs: Math.round(env.TAKEOVER_IDLE_MINUTES * 60_000),
+      lateReplyContentSid: env.WHATSAPP_LATE_REPLY_CONTENT_SID,
+      mediaLinkMs: env.TAKEOVER_MEDIA_LINK_MINUTES * 60_000,
+    },
     adminToken: env.ADMIN_TOKEN,
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,

@@ -30,8 +30,8 @@ export function createWhatsappNoticeSender(settings: { accountSid: string; authT
 }
 
 /**
- * Free text to a team member (relays of the customer's messages, "Ana took this", hand-back
- * notes): the teammate has usually just written, so they are within their 24-hour window.
+ * Free text to a team member (relays of the customer's messages, with their photos, PDFs and
+ * voice notes as media, "Ana took this", hand-back notes): the teammate has usually just written, so they are within their 24-hour window.
  */
 export function createWhatsappTeamTextSender(settings: {
   accountSid: string;
@@ -42,9 +42,10 @@ export function createWhatsappTeamTextSender(settings: {
   const client = createTwilioClient(settings);
   const lookup = createSentLookup(client, settings.from);
   return {
-    async send(to, text) {
+    async send(to, text, mediaUrl) {
       try {
-        return (await client.messages.create({ from: settings.from, to, body: text })).sid;
+        // A relayed customer's file goes as media: Twilio fetches it from the service's signed link.
+        return (await client.messages.create({ from: settings.from, to, body: text, ...(mediaUrl ? { mediaUrl: [mediaUrl] } : {}) })).sid;
       } catch (error) {
         throw new NoticeSendError(`Twilio refused the team message: ${errorText(error)}`, isRetryableStatus(errorStatus(error)), { cause: error });
       }

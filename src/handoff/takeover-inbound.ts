@@ -6,11 +6,14 @@
  *     (signed by the channel; as the team's approved template outside WhatsApp's 24-hour
  *     window), the rest of the team is told who took it, hand-back tells the customer and the
  *     holder and leaves a one-line summary in the history the assistant's next turn reads;
- *   - a customer message while a person holds the conversation: recorded, added to the
- *     history, relayed to the holder ("Customer: …"); the model is never called. That includes
- *     a takeover already ended whose end entry is still queued behind the message (the inbox puts
- *     the end ahead of customer messages unless a teammate's message or a turn in progress comes
- *     first): the end entry clears the mirror, so the messages behind it are the assistant's.
+ *   - a customer message while a person holds the conversation: its media fetched and stored
+ *     once (a voice note transcribed), recorded, added to the history, relayed to the holder
+ *     ("Customer: …", a photo or PDF as media by signed link, a voice note as its transcription
+ *     and the audio, a refused file announced; `held-media.ts`); the model is never called.
+ *     That includes a takeover already ended whose end entry is still queued behind the message
+ *     (the inbox puts the end ahead of customer messages unless a teammate's message or a turn in
+ *     progress comes first): the end entry clears the mirror, so the messages behind it are the
+ *     assistant's.
  * A customer message with nobody holding costs one Redis round trip (takeover state, window
  * stamp, live-page event) and no MongoDB read.
  */
@@ -25,6 +28,8 @@ import type { TeamMessenger } from './team-messages.js';
 import { destinationsOf, type Teams } from './teams.js';
 import type { TakeoverState, TakeoverStateStore } from './takeover-state.js';
 import type { LiveMessage, TakeoverService } from './takeover.js';
+import type { MediaIntake, PreparedMedia } from '../media/inbound-media.js';
+import { relayPieces, type RelayPiece } from './held-media.js';
 
 /**
  * Handles a batch the inbox gave a turn: a takeover entry (always a batch of its own), or customer
@@ -32,7 +37,21 @@ import type { LiveMessage, TakeoverService } from './takeover.js';
  * for the whole batch, so a takeover starting meanwhile never splits it: all its messages are
  * relayed, or none is (the assistant answers them all).
  */
-export type TakeoverHook = (batch: readonly InboundMessage[], channel: ChannelDefinition, logger: Logger) => Promise<boolean>;
+export type TakeoverHook = (
+  batch: readonly InboundMessage[],
+  channel: ChannelDefinition,
+  logger: Logger,
+  /** The turn's signal (a lost lock, a shutdown): a held message's media download stops with it. */
+  context?: { signal?: AbortSignal },
+) => Promise<boolean>;
+
+/** How a held conversation's media reaches its holder: prepared as for a turn (never for a model), relayed by signed link. */
+export interface HeldMediaOptions {
+  /** Fetches and stores a message's media once, transcribes a voice note (the same intake a turn uses). */
+  prepare: MediaIntake['prepare'];
+  /** An absolute, signed, expiring address of one stored media of the conversation (what Twilio fetches for the holder). */
+  link(conversationId: string, mediaId: string): string;
+}
 
 export interface TakeoverHookOptions {
   transcripts: TranscriptStore;
@@ -44,6 +63,8 @@ export interface TakeoverHookOptions {
   scheduleIdle(state: TakeoverState): Promise<void>;
   idleMinutes: number;
   metrics: Metrics;
+  /** Without it a held message's media is not fetched: the holder gets its text only. */
+  media?: HeldMediaOptions;
   now?: () => number;
 }
 
@@ -55,6 +76,15 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
 const customerLabel = (handoff: HandoffRecord) => handoff.customer.name ?? handoff.customer.address.replace(/^whatsapp:/, '');
 const codeTag = (handoff: HandoffRecord) => (handoff.shortCode ? ` (#${handoff.shortCode})` : '');
 const utcTime = (at: Date | number) => new Date(at).toISOString().slice(11, 16);
+/** An idle timeout as a teammate reads it: "1 minute", "30 minutes", "1.5 minutes"; under a minute in seconds ("1 second"). */
+export function idleDuration(minutes: number): string {
+  if (minutes >= 1) {
+    const rounded = Math.round(minutes * 10) / 10;
+    return `${rounded} ${rounded === 1 ? 'minute' : 'minutes'}`;
+  }
+  const seconds = Math.max(1, Math.round(minutes * 60));
+  return `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
+}
 
 export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
   const { transcripts, state, metrics, messenger } = options;
@@ -187,6 +217,16 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
       }
       if (entry.claimed) await tellTeamTaken(handoff, entry, message.messageId, logger);
     }
+    if (entry.claimed) {
+      // Taken by answering (from WhatsApp): the live page says who has it now, as for "Take over".
+      await options.service.publish(message.conversationKey, {
+        type: 'takeover',
+        status: 'taken',
+        handoffId: entry.handoffId,
+        by: { name: entry.actor.name, via: entry.actor.via },
+        at: message.receivedAt,
+      });
+    }
     const current = await state.get(message.conversationKey);
     if (current?.handoffId === entry.handoffId) {
       const at = now();
@@ -247,7 +287,7 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
       text:
         `(Summary: ${name} of the ${entry.teamLabel} answered the customer in person` +
         `${from ? ` from ${from} to ${utcTime(now())} UTC` : ''}${handoff ? ` about "${handoff.reason}"` : ''}; ` +
-        `${idle ? `handed back after ${options.idleMinutes} minutes without a reply` : entry.action === 'closed' ? 'closed' : 'handed back'}. ` +
+        `${idle ? `handed back after ${idleDuration(options.idleMinutes)} without a reply` : entry.action === 'closed' ? 'closed' : 'handed back'}. ` +
         'The messages marked with their name were theirs; you answer again from here.)',
     };
     await transcripts.saveRecent(
@@ -267,7 +307,7 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     if (handoff && holder?.whatsapp) {
       const who = handoff ? `${customerLabel(handoff)}${codeTag(handoff)}` : 'the customer';
       const note = idle
-        ? `No message from you for ${options.idleMinutes} minutes: the conversation with ${who} went back to the assistant. The customer was told.`
+        ? `No message from you for ${idleDuration(options.idleMinutes)}: the conversation with ${who} went back to the assistant. The customer was told.`
         : entry.actor.id === holder.id
           ? `${entry.action === 'closed' ? 'Closed' : 'Handed back to the assistant'}: ${who}. The customer was told.`
           : `${entry.actor.name} ${entry.action === 'closed' ? 'closed' : 'handed back'} the conversation with ${who}. The customer was told.`;
@@ -282,38 +322,76 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     logger.info('takeover-ended-told', { handoffId: entry.handoffId, action: entry.action, reason: entry.reason, customer: outcome });
   };
 
-  /** A customer's message while a person holds the conversation: recorded, in history, relayed; no turn. */
-  const onHeldCustomerMessage = async (channel: ChannelDefinition, message: InboundMessage, takeover: TakeoverState, logger: Logger) => {
+  /**
+   * A customer's message while a person holds the conversation: its media prepared (stored once,
+   * a voice note transcribed; no model), recorded, in history, relayed; no turn. Returns whether
+   * it made the batch's one transcription.
+   */
+  const onHeldCustomerMessage = async (
+    channel: ChannelDefinition,
+    message: InboundMessage,
+    takeover: TakeoverState,
+    logger: Logger,
+    context: { signal: AbortSignal; transcribed: boolean },
+  ): Promise<boolean> => {
     const { conversationId, recent } = await transcripts.openConversation({
       key: message.conversationKey,
       channel: channel.id,
       address: message.from.address,
       ...(message.from.displayName ? { displayName: message.from.displayName } : {}),
     });
+    // held-media: the same preparation a turn makes (stored once by message id; read back on a retry), its parts unused.
+    let prepared: PreparedMedia | undefined;
+    if (options.media && (message.media?.length ?? 0) > 0) {
+      prepared = await options.media.prepare(message, { conversationId, signal: context.signal, logger, transcribed: context.transcribed });
+    }
+    const text = prepared?.text ?? message.text;
     await transcripts.recordInbound({
       conversationId,
       channel: channel.id,
       channelMessageId: message.messageId,
-      text: message.text,
+      text,
       receivedAt: new Date(message.receivedAt),
+      ...(prepared ? { media: prepared.media } : {}),
     });
     const id = inboundMessageId(channel.id, message.messageId);
-    await transcripts.saveRecent(conversationId, withMessages(recent, [{ id, direction: 'inbound', text: message.text }]), message.receivedAt);
-    if (takeover.holderWhatsapp) {
-      const handoff = await options.store.get(takeover.handoffId);
-      await messenger.send({
-        key: `${id}:relay`,
-        handoffId: takeover.handoffId,
-        destinations: holderDestination(takeover.holderWhatsapp),
-        text: `Customer: ${message.text}${handoff?.shortCode ? `\n#${handoff.shortCode}` : ''}`,
-        logger,
+    await transcripts.saveRecent(conversationId, withMessages(recent, [{ id, direction: 'inbound', text }]), message.receivedAt);
+    if (prepared && state.watched(message.conversationKey)) {
+      // The live page shows the message again, with its media (it first came as the bare caption).
+      await options.service.publish(conversationId, {
+        type: 'message',
+        message: { id, author: 'customer', text, at: message.receivedAt, media: prepared.media },
       });
     }
+    if (takeover.holderWhatsapp) {
+      const handoff = await options.store.get(takeover.handoffId);
+      const code = handoff?.shortCode ? `\n#${handoff.shortCode}` : '';
+      const media = options.media;
+      const pieces: RelayPiece[] =
+        prepared && media
+          ? relayPieces(message.text, prepared.media, (mediaId) => media.link(conversationId, mediaId))
+          : [{ text: `Customer: ${message.text}` }];
+      for (const [index, piece] of pieces.entries()) {
+        await messenger.send({
+          key: index === 0 ? `${id}:relay` : `${id}:relay:${index}`,
+          handoffId: takeover.handoffId,
+          destinations: holderDestination(takeover.holderWhatsapp),
+          text: `${piece.text}${code}`,
+          ...(piece.mediaUrl ? { mediaUrl: piece.mediaUrl } : {}),
+          logger,
+        });
+      }
+    }
     metrics.increment('takeover_customer_messages_total', { channel: channel.id });
-    logger.info('takeover-customer-relayed', { handoffId: takeover.handoffId, holder: takeover.holderId });
+    logger.info('takeover-customer-relayed', {
+      handoffId: takeover.handoffId,
+      holder: takeover.holderId,
+      ...(prepared ? { media: prepared.media.map((item) => item.kind ?? item.error ?? 'file') } : {}),
+    });
+    return prepared?.transcribed ?? false;
   };
 
-  return async (batch, channel, logger) => {
+  return async (batch, channel, logger, context) => {
     const [first] = batch;
     if (!first) return false;
     if (first.teammate) {
@@ -332,7 +410,12 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     }));
     const takeover = await state.onCustomerMessages(first.conversationKey, live);
     if (!takeover) return false;
-    for (const message of batch) await onHeldCustomerMessage(channel, message, takeover, logger);
+    // As in a turn: at most one voice note of the batch is transcribed.
+    let transcribed = false;
+    const signal = context?.signal ?? new AbortController().signal;
+    for (const message of batch) {
+      transcribed = (await onHeldCustomerMessage(channel, message, takeover, logger, { signal, transcribed })) || transcribed;
+    }
     return true;
   };
 }

@@ -14,7 +14,7 @@ import type { Metrics } from '../metrics.js';
 import { outboundMessageId, type TranscriptStore } from '../store/transcript-store.js';
 import type { HandoffStore } from './handoff-store.js';
 import { createIdleHandback } from './idle-handback.js';
-import { createTakeoverHook, type TakeoverHook } from './takeover-inbound.js';
+import { createTakeoverHook, type HeldMediaOptions, type TakeoverHook } from './takeover-inbound.js';
 import { createTakeoverStateStore } from './takeover-state.js';
 import { createTakeoverService } from './takeover.js';
 import { createTeamMessenger, type TeamTextSender } from './team-messages.js';
@@ -79,8 +79,8 @@ export function createTakeoverRuntime(options: {
     service,
     state,
     teammates,
-    /** The worker's hook, with how the enabled channels reach teammates' WhatsApp. */
-    hook(senders: { teamText: TeamTextSender | undefined }): TakeoverHook {
+    /** The worker's hook, with how the enabled channels reach teammates' WhatsApp (and how a held message's media is prepared and linked). */
+    hook(senders: { teamText: TeamTextSender | undefined; media?: HeldMediaOptions }): TakeoverHook {
       return createTakeoverHook({
         transcripts: options.transcripts,
         state,
@@ -89,8 +89,9 @@ export function createTakeoverRuntime(options: {
         messenger: createTeamMessenger({ connection: options.mongo, store, whatsapp: senders.teamText, webhook: postWebhookText, metrics }),
         service,
         scheduleIdle: (takeover) => idle.schedule(takeover),
-        idleMinutes: Math.round((options.config.takeover.idleMs / 60_000) * 10) / 10,
+        idleMinutes: options.config.takeover.idleMs / 60_000,
         metrics,
+        ...(senders.media ? { media: senders.media } : {}),
       });
     },
     /** The channel, with each assistant reply it sends told to the conversation's subscribers. */

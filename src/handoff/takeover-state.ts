@@ -26,7 +26,10 @@ export const takeoverKeys = {
   /** When the customer last wrote, as releases before the transcript hash's `customerAt` stamped it: read until these expire (8 days). */
   window: (conversationKey: string) => `${KEY_PREFIX}:window:{${conversationKey}}`,
   events: (conversationKey: string) => `${KEY_PREFIX}:takeover-events:{${conversationKey}}`,
+  /** Before a teammate could hold several conversations: one `<conversation>|<hand-off>` string (read until it expires). */
   holding: (teammateId: string) => `${KEY_PREFIX}:holding:{${teammateId}}`,
+  /** Every conversation a teammate holds, as a set of `<conversation>|<hand-off>`. */
+  holdings: (teammateId: string) => `${KEY_PREFIX}:holdings:{${teammateId}}`,
   /** Set while a live page subscribes to the conversation's events (refreshed before it expires). */
   watched: (conversationKey: string) => `${KEY_PREFIX}:takeover-watched:{${conversationKey}}`,
 };
@@ -83,8 +86,8 @@ export interface TakeoverStateStore {
   touch(conversationKey: string, at: number): Promise<void>;
   /** When the customer last wrote, ms; undefined when not within the key's lifetime. */
   lastCustomerMessageAt(conversationKey: string): Promise<number | undefined>;
-  /** The conversation a teammate (by id) holds, if any. */
-  holding(teammateId: string): Promise<string | undefined>;
+  /** The hand-offs a teammate (by id) holds, in no particular order (none: an empty list). */
+  holding(teammateId: string): Promise<string[]>;
   publish(conversationKey: string, event: unknown): Promise<void>;
 }
 
@@ -105,9 +108,10 @@ if redis.call('HGET', KEYS[1], 'handoffId') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'endedAt', ARGV[2])
 return redis.call('EXPIRE', KEYS[1], ARGV[3])`);
 
-// KEYS: holding. ARGV: its expected value. (Another slot than the conversation's: a script of its own.)
+// KEYS: holdings, holding (both the teammate's slot). ARGV: the held value. (Another slot than the conversation's: a script of its own.)
 const clearHoldingScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+redis.call('SREM', KEYS[1], ARGV[1])
+if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
 return 0`);
 
 // KEYS: takeover. ARGV: time. Moves the idle clock of a takeover that still exists.
@@ -152,17 +156,21 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
           .map(([name, value]) => [name, String(value)]),
       );
       await redis.multi().del(key).hset(key, fields).expire(key, TAKEOVER_TTL_SECONDS).exec();
-      await redis.set(takeoverKeys.holding(state.holderId), `${state.conversationId}|${state.handoffId}`, 'EX', TAKEOVER_TTL_SECONDS);
+      // A set: a teammate may hold several conversations (their plain text then asks which one).
+      const holdings = takeoverKeys.holdings(state.holderId);
+      await redis.multi().sadd(holdings, `${state.conversationId}|${state.handoffId}`).expire(holdings, TAKEOVER_TTL_SECONDS).exec();
     },
 
     async end(conversationKey, handoffId, holderId, at) {
       await endTakeoverScript(redis, [takeoverKeys.takeover(conversationKey)], [handoffId, at, ENDED_TTL_SECONDS]);
-      await clearHoldingScript(redis, [takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
+      await clearHoldingScript(redis, [takeoverKeys.holdings(holderId), takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
     },
 
     async clear(conversationKey, handoffId, holderId) {
       await clearTakeoverScript(redis, [takeoverKeys.takeover(conversationKey)], [handoffId]);
-      if (holderId !== undefined) await clearHoldingScript(redis, [takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
+      if (holderId !== undefined) {
+        await clearHoldingScript(redis, [takeoverKeys.holdings(holderId), takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
+      }
     },
 
     async touch(conversationKey, at) {
@@ -184,8 +192,11 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async holding(teammateId) {
-      const raw = await redis.get(takeoverKeys.holding(teammateId));
-      return raw?.split('|')[1] || undefined;
+      const results = await redis.pipeline().smembers(takeoverKeys.holdings(teammateId)).get(takeoverKeys.holding(teammateId)).exec();
+      const [members, legacy] = results ?? [];
+      if (members?.[0]) throw members[0];
+      const values = [...((members?.[1] as string[] | undefined) ?? []), ...(typeof legacy?.[1] === 'string' ? [legacy[1]] : [])];
+      return [...new Set(values.map((value) => value.split('|')[1] ?? '').filter((handoffId) => handoffId !== ''))];
     },
 
     async publish(conversationKey, event) {

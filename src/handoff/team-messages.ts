@@ -18,8 +18,8 @@ import { NoticeSendError } from './webhook-sender.js';
 
 /** How a channel reaches a team member's WhatsApp with free text (the WhatsApp plugin provides it). */
 export interface TeamTextSender {
-  /** Returns the message's SID; throws NoticeSendError. */
-  send(to: string, text: string): Promise<string>;
+  /** Returns the message's SID; throws NoticeSendError. `mediaUrl`: a file the message carries (an absolute, signed link). */
+  send(to: string, text: string, mediaUrl?: string): Promise<string>;
   /** A send claimed at `since` whose outcome was lost: its SID, or undefined when it did not go out. */
   find?(to: string, text: string, since: Date): Promise<string | undefined>;
 }
@@ -29,6 +29,8 @@ interface TeamMessageRecord {
   handoffId: string;
   destination: Destination;
   text: string;
+  /** The file the message carries (a relayed customer's photo, PDF or voice note). */
+  mediaUrl?: string;
   status: 'pending' | 'sending' | 'sent' | 'failed';
   channelMessageId?: string;
   claimedAt?: Date;
@@ -43,6 +45,7 @@ const teamMessageSchema = new Schema<TeamMessageRecord>(
     handoffId: { type: String, required: true },
     destination: { id: String, kind: String, target: String },
     text: { type: String, required: true },
+    mediaUrl: String,
     status: { type: String, required: true },
     channelMessageId: String,
     claimedAt: Date,
@@ -55,8 +58,11 @@ teamMessageSchema.index({ createdAt: 1 });
 const state = (record: TeamMessageRecord): LedgerState => (record.status === 'pending' ? 'pending' : record.status === 'sending' ? 'sending' : 'settled');
 
 export interface TeamMessenger {
-  /** Sends `text` to each destination once (key: what this message is, e.g. `<entry id>:taken`). */
-  send(input: { key: string; handoffId: string; destinations: readonly Destination[]; text: string; logger: Logger }): Promise<void>;
+  /**
+   * Sends `text` to each destination once (key: what this message is, e.g. `<entry id>:taken`),
+   * with `mediaUrl` on WhatsApp (a webhook gets the link after the text).
+   */
+  send(input: { key: string; handoffId: string; destinations: readonly Destination[]; text: string; mediaUrl?: string; logger: Logger }): Promise<void>;
 }
 
 export function createTeamMessenger(options: {
@@ -70,11 +76,15 @@ export function createTeamMessenger(options: {
     (options.connection.models.TeamMessage as Model<TeamMessageRecord> | undefined) ??
     options.connection.model<TeamMessageRecord>('TeamMessage', teamMessageSchema);
 
-  const deliver = async (id: string, handoffId: string, destination: Destination, text: string) => {
+  const deliver = async (id: string, handoffId: string, destination: Destination, text: string, mediaUrl: string | undefined) => {
     const entry =
       (await records.findById(id).lean<TeamMessageRecord>().exec()) ??
       (await records
-        .findOneAndUpdate({ _id: id }, { $setOnInsert: { handoffId, destination, text, status: 'pending' } }, { upsert: true, returnDocument: 'after' })
+        .findOneAndUpdate(
+          { _id: id },
+          { $setOnInsert: { handoffId, destination, text, ...(mediaUrl ? { mediaUrl } : {}), status: 'pending' } },
+          { upsert: true, returnDocument: 'after' },
+        )
         .lean<TeamMessageRecord>()
         .exec());
     if (!entry) throw new Error(`team message ${id} vanished after upsert`);
@@ -102,11 +112,11 @@ export function createTeamMessenger(options: {
       channel: {
         send: async () => {
           if (destination.kind === 'webhook') {
-            await options.webhook(destination.target, text, id);
+            await options.webhook(destination.target, mediaUrl ? `${text}\n${mediaUrl}` : text, id);
             return {};
           }
           if (!whatsapp) throw new NoticeSendError('WhatsApp is off: no message can go to a WhatsApp number', false);
-          return { channelMessageId: await whatsapp.send(destination.target, text) };
+          return { channelMessageId: await (mediaUrl ? whatsapp.send(destination.target, text, mediaUrl) : whatsapp.send(destination.target, text)) };
         },
         ...(destination.kind === 'whatsapp' && whatsapp?.find
           ? {
@@ -122,12 +132,12 @@ export function createTeamMessenger(options: {
   };
 
   return {
-    async send({ key, handoffId, destinations, text, logger }) {
+    async send({ key, handoffId, destinations, text, mediaUrl, logger }) {
       let retryLater: unknown;
       for (const destination of destinations) {
         const id = `${key}|${destination.id}`;
         try {
-          const result = await deliver(id, handoffId, destination, text);
+          const result = await deliver(id, handoffId, destination, text, mediaUrl);
           if (result.outcome !== 'skipped') options.metrics.increment('team_messages_total', { kind: destination.kind, outcome: 'sent' });
         } catch (error) {
           if (isRetryable(error)) {

@@ -2,14 +2,16 @@
  * What a team member's message to the business number means. It is never a customer turn: it
  * answers a hand-off's customer (a reply to the notice or to a relayed customer message, a
  * short code `#4821 text`, or plain text while they hold one conversation), or hands it back
- * (`#done`). Whatever can't be routed gets a clear answer for the teammate and a log line; the
- * customer never sees it. Knows no channel: addresses are strings, answers are text.
+ * (`#done`, or `#4821 #done` for one of several). Plain text from someone holding more than one
+ * conversation is never guessed: they are asked which one. Whatever can't be routed gets a clear
+ * answer for the teammate and a log line; the customer never sees it. Knows no channel:
+ * addresses are strings, answers are text.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MAX_TEAMMATE_TEXT, type TakeoverService } from './takeover.js';
 import type { TakeoverStateStore } from './takeover-state.js';
-import type { HandoffStore } from './handoff-store.js';
+import type { HandoffRecord, HandoffStore } from './handoff-store.js';
 import { teamMembersByNumber, type Teams } from './teams.js';
 
 export interface TeammateInbound {
@@ -21,6 +23,9 @@ export interface TeammateInbound {
 
 const CODE = /^#(\d{4,6})(?=\s|$)\s*/;
 const DONE = /^#done\s*[.!]?\s*$/i;
+const customerName = (handoff: HandoffRecord) => handoff.customer.name ?? handoff.customer.address.replace(/^whatsapp:/, '');
+/** The start of the teammate's text, for the example of how to send it again. */
+const preview = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
 const HOW_TO = 'To answer a customer, reply to their hand-off notice, or start your message with the code it shows (e.g. "#4821 Hello"). #done hands back.';
 
 export function createTeammateRouter(options: {
@@ -33,6 +38,15 @@ export function createTeammateRouter(options: {
 }): TeammateInbound {
   const members = teamMembersByNumber(options.teams);
   const { logger, metrics } = options;
+
+  /** The hand-offs this number holds now (the Redis list, checked against the record: a stale entry never asks). */
+  const heldBy = async (from: string): Promise<HandoffRecord[]> => {
+    const ids = await options.state.holding(from);
+    const records = await Promise.all(ids.map((id) => options.service.get(id)));
+    return records
+      .filter((handoff): handoff is HandoffRecord => handoff?.status === 'taken' && handoff.takenBy?.id === from)
+      .sort((left, right) => (left.takenAt?.getTime() ?? 0) - (right.takenAt?.getTime() ?? 0));
+  };
 
   const refuse = (reason: string, reply: string, fields: Record<string, unknown> = {}) => {
     metrics.increment('teammate_messages_refused_total', { reason });
@@ -55,7 +69,20 @@ export function createTeammateRouter(options: {
       } else if (repliedTo) {
         handoffId = await options.store.resolveRef({ sid: repliedTo });
       }
-      handoffId ??= await options.state.holding(from);
+      if (!handoffId) {
+        const held = await heldBy(from);
+        if (held.length > 1) {
+          // Plain text from someone holding several conversations never guesses: it asks which one.
+          const list = held.map((handoff) => `${customerName(handoff)}${handoff.shortCode ? ` (#${handoff.shortCode})` : ''}`).join(', ');
+          const example = held.find((handoff) => handoff.shortCode)?.shortCode ?? '4821';
+          return refuse(
+            'ambiguous',
+            `You have ${held.length} conversations: ${list}. Which one is this for? Reply to one of that customer's messages, or start yours with its code (e.g. "#${example} ${preview(body)}"). Your message did not reach anyone.`,
+            { from, messageId, handoffIds: held.map((handoff) => handoff._id) },
+          );
+        }
+        handoffId = held[0]?._id;
+      }
       if (!handoffId) return refuse('no_target', repliedTo ? `That message is not a hand-off notice. ${HOW_TO}` : HOW_TO, { from, messageId });
 
       const handoff = await options.service.get(handoffId);

@@ -4,7 +4,8 @@
  * ending when the link expires. It subscribes to the conversation first, then sends what is
  * stored (the page drops what it already shows), so nothing that lands in between is missed;
  * after that every message (the customer's, the assistant's, a teammate's) and hand-off change
- * arrives as the takeover service publishes it, and the stored transcript is read again now and
+ * arrives as the takeover service publishes it (a customer's media with a signed link each, as the
+ * page shows them), and the stored transcript is read again now and
  * then for anything a lost publication (a subscriber reconnecting) missed. A stream never
  * outlives the link, the process's draining, or its client.
  */
@@ -14,6 +15,7 @@ import type { TranscriptStore } from '../store/transcript-store.js';
 import { liveMessageOf, pageHandoff, pageMessage, type LiveMessage, type LiveTakeover, type LiveTeam } from './live-takeover.js';
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
+import { mediaPath } from './transcript-media.js';
 
 const HEARTBEAT_MS = 15_000;
 /** How often the stored transcript is read again, for anything a lost publication missed (one query per open page). */
@@ -52,12 +54,27 @@ export function createLiveEventsHandler(options: LiveEventsOptions) {
     const write = (event: string, data: unknown): void => {
       if (open) response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
-    // Each message once per stream, whether it came published or read back.
+    // Each message once per stream, whether it came published or read back; a message whose media
+    // came later (a held message is published first as its caption, then prepared) once more with them.
     const sent = new Set<string>();
     const writeMessage = (message: LiveMessage): void => {
-      if (sent.has(message.id)) return;
+      const media = message.media?.length ? message.media : undefined;
+      const key = media ? `${message.id}\nmedia` : message.id;
+      if (sent.has(key)) return;
+      sent.add(key);
       sent.add(message.id);
-      write('message', message);
+      if (!media) {
+        write('message', message);
+        return;
+      }
+      // Each stored file by the page's own signed link (nothing else opens it).
+      write('message', {
+        ...message,
+        media: media.map((item) => ({
+          ...item,
+          ...(item.id !== undefined ? { url: mediaPath(conversationId, item.id, { expires: link.expires, sig: link.signature }) } : {}),
+        })),
+      });
     };
     let reading: Promise<void> | undefined;
     const readStored = (): Promise<void> =>

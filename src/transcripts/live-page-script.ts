@@ -1,7 +1,8 @@
 /**
  * The live transcript page's one script, inlined under the page's CSP nonce: it streams new
  * messages and hand-off changes in (Server-Sent Events on the link's own token), remembers which
- * teammate is acting (asked once, kept in this browser), and posts "Take over", replies, "Hand
+ * teammate is acting (asked once, kept in this browser), shows a customer's photos, voice notes and
+ * documents as the page does (by the page's own signed links, which the stream gives), and posts "Take over", replies, "Hand
  * back" and "Close" with the link's token and the page's CSRF token. It only ever creates text
  * nodes from what the server sends, and requests nothing but its own origin.
  */
@@ -59,8 +60,53 @@ export const LIVE_PAGE_SCRIPT = `
 
   function say(text) { notice.textContent = text || ''; }
 
+  // A customer's photos, voice notes and documents, as the page renders stored ones (transcript-media.ts).
+  function addMedia(article, media) {
+    media.forEach(function (item) {
+      var type = String(item.contentType || '');
+      var kind = item.kind || (type.indexOf('image/') === 0 ? 'image' : type.indexOf('audio/') === 0 ? 'audio' : 'document');
+      var label = item.filename || { image: 'photo', audio: 'voice note', document: 'document' }[kind] || 'document';
+      var url = typeof item.url === 'string' && item.url.indexOf('/transcripts/') === 0 ? item.url : '';
+      if (!url) {
+        article.appendChild(element('p', 'media', 'Attachment: ' + label + (item.error ? ' · not used: ' + item.error : '')));
+        return;
+      }
+      var figure;
+      if (kind === 'image') {
+        figure = element('figure', 'media');
+        var anchor = figure.appendChild(element('a'));
+        anchor.href = url;
+        var image = anchor.appendChild(element('img'));
+        image.src = url;
+        image.alt = item.filename ? 'Photo: ' + item.filename : 'Photo from the customer';
+      } else if (kind === 'audio') {
+        figure = element('figure', 'media');
+        var audio = figure.appendChild(element('audio'));
+        audio.controls = true;
+        audio.preload = 'none';
+        audio.src = url;
+        figure.appendChild(element('p', 'transcription', item.transcription !== undefined ? 'Transcription: ' + item.transcription : 'Not transcribed'));
+      } else {
+        figure = element('p', 'media');
+        var name = item.filename || 'document';
+        var download = figure.appendChild(element('a', 'document', 'Download ' + name));
+        download.href = url;
+        download.setAttribute('download', name);
+      }
+      article.appendChild(figure);
+    });
+  }
+
   function addMessage(message) {
-    if (log.querySelector('li[data-id="' + CSS.escape(message.id) + '"]')) return;
+    var shown = log.querySelector('li[data-id="' + CSS.escape(message.id) + '"]');
+    if (shown) {
+      // First streamed as its caption, then with its media once the service had them.
+      if (message.media && message.media.length && !shown.querySelector('.media')) {
+        shown.querySelector('.text').textContent = message.text;
+        addMedia(shown.querySelector('article'), message.media);
+      }
+      return;
+    }
     var empty = log.querySelector('.empty');
     if (empty) empty.remove();
     var at = new Date(message.at);
@@ -82,6 +128,7 @@ export const LIVE_PAGE_SCRIPT = `
     var time = meta.appendChild(element('time', '', timeFormat.format(at)));
     time.setAttribute('datetime', at.toISOString());
     article.appendChild(element('p', 'text', message.text));
+    if (message.media && message.media.length) addMedia(article, message.media);
     if (message.template) article.appendChild(element('p', 'status', 'Sent as the approved template (outside WhatsApp\\'s 24-hour window)'));
     list.appendChild(item);
     var count = $('message-count');

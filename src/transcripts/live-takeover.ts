@@ -4,6 +4,7 @@
  * which hand-off of the conversation the page acts on, who it says is acting, and how a stored
  * message is shown. The page never decides a transition itself: the service's atomic updates do.
  */
+import type { MediaReference } from '../media/inbound-media.js';
 import type { MessageRecord } from '../store/transcript-store.js';
 import type { PageMessage } from './transcript-page.js';
 
@@ -33,6 +34,8 @@ export interface LiveMessage {
   text: string;
   at: number;
   template?: boolean | undefined;
+  /** A customer's photos, voice notes and documents (store ids: the stream signs its own links to them). */
+  media?: MediaReference[] | undefined;
 }
 
 export type LiveEvent = { type: 'message'; message: LiveMessage } | { type: 'takeover' };
@@ -133,5 +136,12 @@ export function pageMessage(record: StoredMessage): PageMessage {
 }
 
 export function liveMessageOf(message: PageMessage): LiveMessage {
-  return { id: message.id, author: message.author, ...(message.name ? { name: message.name } : {}), text: message.text, at: message.createdAt.getTime() };
+  return {
+    id: message.id,
+    author: message.author,
+    ...(message.name ? { name: message.name } : {}),
+    text: message.text,
+    at: message.createdAt.getTime(),
+    ...(message.media?.length ? { media: message.media } : {}),
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * Signed, expiring links to one conversation's transcript, for teammates who take over a
  * conversation. The signature is HMAC-SHA256 over the conversation id and the expiry, so a
- * link opens exactly one conversation until it expires, and changing either breaks it.
+ * link opens exactly one conversation until it expires, and changing either breaks it. A media
+ * link (relayed to a teammate's WhatsApp) opens exactly one stored file, under a key of its own.
  * The live page's actions also carry a CSRF token: a random nonce and an HMAC (under a key
  * derived from the same secret, for this purpose only) binding it to the link it was issued
  * for, so a token from one link's page is worthless for another.
@@ -22,6 +23,14 @@ export interface TranscriptLinks {
   url(conversationId: string, issuedAt?: Date): string;
   /** Checks a link's parts as they arrived (expiry in unix seconds, base64url signature). */
   verify(conversationId: string, expires: string, signature: string): TranscriptLinkCheck;
+  /**
+   * An absolute link to one stored media of the conversation and nothing else (what a relay to a
+   * teammate's WhatsApp carries: Twilio fetches it), valid `ttlMs` from now. Signed under a key
+   * of its own: it never opens the transcript, and a transcript link's signature never passes for it.
+   */
+  mediaUrl(conversationId: string, mediaId: string, ttlMs: number): string;
+  /** Checks a media link's parts as they arrived. */
+  verifyMedia(conversationId: string, mediaId: string, expires: string, signature: string): TranscriptLinkCheck;
   /** A fresh CSRF token for a page opened by this (verified) link. */
   csrfToken(link: LinkParts): string;
   /** Whether `token` was issued by `csrfToken` for this very link (constant-time). */
@@ -68,6 +77,17 @@ export function createTranscriptLinks(options: TranscriptLinkOptions): Transcrip
   // The expiry is digits only, so the last newline separates it from any conversation id.
   const sign = (conversationId: string, expires: string) => createHmac('sha256', secret).update(`${conversationId}\n${expires}`, 'utf8').digest('base64url');
   const csrfKey = createHmac('sha256', secret).update('transcript-page-csrf', 'utf8').digest();
+  const mediaKey = createHmac('sha256', secret).update('transcript-media-link', 'utf8').digest();
+  // The media id is 24 hex digits: the last two newlines separate it and the expiry from any conversation id.
+  const signMedia = (conversationId: string, mediaId: string, expires: string) =>
+    createHmac('sha256', mediaKey).update(`${conversationId}\n${mediaId}\n${expires}`, 'utf8').digest('base64url');
+  const check = (given: string, expected: string, expires: string): TranscriptLinkCheck => {
+    if (!expiresPattern.test(expires) || !signaturePattern.test(given)) return 'invalid';
+    // Compared as text: decoding first would accept other spellings of the last character.
+    if (!equalText(given, expected)) return 'invalid';
+    // Only a genuine link learns that it expired.
+    return Number(expires) * 1000 <= now() ? 'expired' : 'ok';
+  };
   const csrfMac = (nonce: string, link: LinkParts) =>
     createHmac('sha256', csrfKey).update(`${nonce}\n${link.conversationId}\n${link.expires}\n${link.signature}`, 'utf8').digest('base64url');
 
@@ -79,11 +99,17 @@ export function createTranscriptLinks(options: TranscriptLinkOptions): Transcrip
     },
 
     verify(conversationId, expires, signature) {
-      if (!expiresPattern.test(expires) || !signaturePattern.test(signature)) return 'invalid';
-      // Compared as text: decoding first would accept other spellings of the last character.
-      if (!equalText(signature, sign(conversationId, expires))) return 'invalid';
-      // Only a genuine link learns that it expired.
-      return Number(expires) * 1000 <= now() ? 'expired' : 'ok';
+      return expiresPattern.test(expires) ? check(signature, sign(conversationId, expires), expires) : 'invalid';
+    },
+
+    mediaUrl(conversationId, mediaId, ttlMs) {
+      const expires = String(Math.floor((now() + ttlMs) / 1000));
+      const query = new URLSearchParams({ expires, sig: signMedia(conversationId, mediaId, expires) });
+      return `${publicBaseUrl}/transcripts/${encodeURIComponent(conversationId)}/media/${encodeURIComponent(mediaId)}?${query.toString()}`;
+    },
+
+    verifyMedia(conversationId, mediaId, expires, signature) {
+      return expiresPattern.test(expires) ? check(signature, signMedia(conversationId, mediaId, expires), expires) : 'invalid';
     },
 
     csrfToken(link) {

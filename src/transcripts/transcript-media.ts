@@ -2,7 +2,8 @@
  * A conversation's media on its transcript page: how one message's attachments render (images
  * inline, audio with a player and its transcription, documents as download links) and
  * `GET /transcripts/:conversationId/media/:mediaId`, the only way the page's media are served.
- * That route takes the same signed `expires`/`sig` as the page, checks them before reading
+ * That route takes the same signed `expires`/`sig` as the page (or a link signed for that one
+ * file, `TranscriptLinks.mediaUrl`, which a relay to a teammate carries), checks them before reading
  * anything, and serves a file only if it was stored for that very conversation — with the type
  * the bytes were found to be, `nosniff`, a sandboxing CSP, no caching, and documents as
  * downloads. It must never serve media to a request without a valid link for its conversation.
@@ -113,8 +114,13 @@ export function createTranscriptMediaRouter(options: TranscriptMediaRouterOption
     });
     const { conversationId, mediaId } = request.params;
     const query = LinkQuerySchema.safeParse(request.query);
-    const check =
+    // The page's own link (any media of its conversation), or a link to this one file (a relay to a teammate).
+    const pageCheck =
       query.success && conversationId.length <= MAX_CONVERSATION_ID_LENGTH ? links.verify(conversationId, query.data.expires, query.data.sig) : 'invalid';
+    const check =
+      pageCheck === 'invalid' && query.success && conversationId.length <= MAX_CONVERSATION_ID_LENGTH
+        ? links.verifyMedia(conversationId, mediaId, query.data.expires, query.data.sig)
+        : pageCheck;
     if (check !== 'ok') {
       logger.warn('transcript-media-rejected', { reason: check });
       if (check === 'expired') refuse(response, 410, 'This link has expired');

@@ -266,7 +266,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // answered; a takeover entry is always a batch of its own (the inbox never coalesces it).
       let handled: boolean;
       try {
-        handled = await options.takeover([...earlier, message], channel, logger);
+        handled = await options.takeover([...earlier, message], channel, logger, { signal });
       } catch (error) {
         await opening?.catch(() => undefined);
         throw error;

@@ -165,7 +165,7 @@ describe('coalescing and takeover', () => {
     const before = bodiesTo(customer).length;
 
     await whilePaused(async () => {
-      expect((await harness.sendWhatsapp({ from: ANA, body: '#done' })).status).toBe(200);
+      expect((await harness.sendWhatsapp({ from: ANA, body: `#${handoff.shortCode} #done` })).status).toBe(200);
       await customerSays(customer, 'thanks Ana', 'one more thing', 'what do invoices cost?');
     });
 
@@ -197,7 +197,7 @@ describe('coalescing and takeover', () => {
     // The customer's messages are in the inbox, not yet answered, when Ana hands back.
     await whilePaused(async () => {
       await customerSays(customer, 'no that is all', 'actually, what do invoices cost?');
-      expect((await harness.sendWhatsapp({ from: ANA, body: '#done' })).status).toBe(200);
+      expect((await harness.sendWhatsapp({ from: ANA, body: `#${handoff.shortCode} #done` })).status).toBe(200);
     });
 
     await eventually(() => bodiesTo(customer).length >= before + 2 || undefined, 20_000);
@@ -277,9 +277,9 @@ describe('coalescing and takeover', () => {
 
     await whilePaused(async () => {
       await customerSays(customer, 'is 10am ok?');
-      expect((await harness.sendWhatsapp({ from: ANA, body: 'Yes, 10am is booked. Bye!' })).status).toBe(200);
+      expect((await harness.sendWhatsapp({ from: ANA, body: `#${handoff.shortCode} Yes, 10am is booked. Bye!` })).status).toBe(200);
       await customerSays(customer, 'great, and do you do invoices?');
-      expect((await harness.sendWhatsapp({ from: ANA, body: '#done' })).status).toBe(200);
+      expect((await harness.sendWhatsapp({ from: ANA, body: `#${handoff.shortCode} #done` })).status).toBe(200);
     });
 
     await eventually(() => bodiesTo(customer).length >= before + 3 || undefined, 20_000);

@@ -411,7 +411,7 @@ describe('idle takeover', () => {
     await eventually(
       () =>
         bodiesTo(ANA).includes(
-          `No message from you for 0 minutes: the conversation with Maya (#${handoff.shortCode}) went back to the assistant. The customer was told.`,
+          `No message from you for 1 second: the conversation with Maya (#${handoff.shortCode}) went back to the assistant. The customer was told.`,
         ) || undefined,
     );
     expect(await refreshed(handoff._id)).toMatchObject({ status: 'handed_back', endReason: 'idle', endedBy: { id: 'system:idle' } });

@@ -136,8 +136,11 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
         takenAt: 1,
         lastTeammateAt: 1,
       });
+      // The teammate's holdings (a set: several conversations at once) are in their own slot.
+      expect(await takeover.holding(holder.id)).toEqual(['h1']);
       await inbox.accept(inbound(conversationKey, 'waiting'));
       await takeover.end(conversationKey, 'h1', holder.id, 2);
+      expect(await takeover.holding(holder.id)).toEqual([]);
       const end = { ...inbound(conversationKey, ''), teammate: { action: 'handed_back' as const, handoffId: 'h1', actor: holder, teamLabel: 'Sales team' } };
       expect(await inbox.accept(end)).toBe('queued');
       expect((await inbox.batch(conversationKey, 5))?.entries.map((entry) => entry.message.messageId)).toEqual([end.messageId]);

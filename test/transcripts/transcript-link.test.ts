@@ -112,3 +112,36 @@ test('settings are checked when the links are created', () => {
   expect(() => createTranscriptLinks({ secret: SECRET, publicBaseUrl: 'not a url', ttlHours: 72 })).toThrow(ConfigError);
   expect(() => createTranscriptLinks({ secret: SECRET, publicBaseUrl: BASE, ttlHours: 0 })).toThrow(ConfigError);
 });
+
+describe('a media link (a held conversation relayed to a teammate)', () => {
+  const MEDIA = '0123456789abcdef01234567';
+  const mediaParts = (link: string) => {
+    const url = new URL(link);
+    const match = /^\/transcripts\/([^/]+)\/media\/([^/]+)$/.exec(url.pathname);
+    return {
+      conversationId: decodeURIComponent(match?.[1] ?? ''),
+      mediaId: decodeURIComponent(match?.[2] ?? ''),
+      expires: url.searchParams.get('expires') ?? '',
+      signature: url.searchParams.get('sig') ?? '',
+    };
+  };
+
+  test('opens that one file of that conversation until it expires, and never the transcript', () => {
+    const clock = clockAt(START);
+    const links = createTranscriptLinks({ secret: SECRET, publicBaseUrl: BASE, ttlHours: 72, now: clock.now });
+    const link = links.mediaUrl(CONVERSATION, MEDIA, 60 * 60 * 1000);
+    expect(link).toMatch(new RegExp(`^${BASE}/transcripts/whatsapp%3A%2B447700900123/media/${MEDIA}\\?expires=\\d+&sig=[A-Za-z0-9_-]{43}$`));
+    const { conversationId, mediaId, expires, signature } = mediaParts(link);
+    expect(Number(expires)).toBe(START / 1000 + 3600);
+    expect(links.verifyMedia(conversationId, mediaId, expires, signature)).toBe('ok');
+    // Not the transcript, not another file, not another conversation.
+    expect(links.verify(conversationId, expires, signature)).toBe('invalid');
+    expect(links.verifyMedia(conversationId, 'fedcba9876543210fedcba98', expires, signature)).toBe('invalid');
+    expect(links.verifyMedia('whatsapp:+447700900999', mediaId, expires, signature)).toBe('invalid');
+    // A transcript link's signature does not open a file by the media route's own check.
+    const page = partsOf(links.url(CONVERSATION));
+    expect(links.verifyMedia(CONVERSATION, MEDIA, page.expires, page.signature)).toBe('invalid');
+    clock.advanceHours(1);
+    expect(links.verifyMedia(conversationId, mediaId, expires, signature)).toBe('expired');
+  });
+});

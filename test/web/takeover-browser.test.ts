@@ -5,7 +5,9 @@
  * takes over and replies; the visitor's widget shows the teammate's name and "You're chatting
  * with Ana from Support"; the visitor's next message appears on the live page without a reload
  * and the assistant says nothing; "Hand back to the assistant" tells the visitor, and the
- * assistant answers the next message. The teammate message → visitor time (click on Send to
+ * assistant answers the next message. Taken over from the teammate's WhatsApp instead, the
+ * widget shows the teammate's name and subtitle (also after a reload), and a photo the visitor
+ * attaches reaches the teammate's WhatsApp as media and shows inline on the live page. The teammate message → visitor time (click on Send to
  * the bubble in the widget, and queued to sent through the pipeline) is written to
  * test-artifacts/takeover-latency.json (figures, not assertions).
  */
@@ -15,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
-import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { eventually, PUBLIC_BASE_URL, startHarness, type Harness } from '../support/harness.js';
+import { PNG_BYTES } from '../support/media-fixtures.js';
 import { bubbleText, openWidget, storedVisitor, textsOf, waitForText, widget } from '../support/widget-page.js';
 import { findFreePort } from '../support/services.js';
 
@@ -175,6 +178,71 @@ describe('a visitor handed to support, a teammate on the live page', () => {
       new URL('../../test-artifacts/takeover-latency.json', import.meta.url),
       `${JSON.stringify({ teammateToVisitorMs: latencyMs, queuedToSentMs: harness.logs.find((line) => line.event === 'takeover-reply-sent')?.latencyMs })}\n`,
     );
+    for (const watched of pages) {
+      expect(watched.record.pageErrors).toEqual([]);
+      expect(watched.record.offHostRequests).toEqual([]);
+      expect(watched.record.console).toEqual([]);
+    }
+  }, 90_000);
+
+  test("taken over from the teammate's WhatsApp: the widget shows their name and the subtitle, also after a reload; the visitor's photo reaches them as media and shows on the live page", async () => {
+    const visitor = await newPage();
+    await visitor.goto(`${origin}/host/page`);
+    const chat = await openWidget(visitor);
+    await visitorSays(visitor, 'The cleat came off, I need a person');
+    await waitForText(chat.assistantBubbles.last(), HANDED_OVER);
+    const { conversationId } = await storedVisitor(visitor, SITE);
+    const [handoff] = (await harness.services.handoffs.list({ limit: 10 })).filter((candidate) => candidate.conversationId === conversationId);
+    expect(handoff?.shortCode).toBeDefined();
+    const link = new URL(harness.services.transcriptLinks.url(conversationId!));
+    const teammate = await newPage();
+    await teammate.goto(`${origin}${link.pathname}${link.search}`);
+    const live = livePage(teammate);
+    await eventually(async () => (await live.live.innerText()).startsWith('Live'));
+
+    // Ana answers from her WhatsApp with the notice's code: the widget names her and says who the visitor is chatting with.
+    const modelCalls = harness.models.calls.length;
+    await harness.sendWhatsapp({ from: ANA.whatsapp, body: `#${handoff!.shortCode} Ana here. Which berth?` });
+    await waitForText(chat.assistantBubbles.last(), 'Ana here. Which berth?');
+    const fromAna = visitor.locator('assistant-chat-widget .incoming').last();
+    expect(await fromAna.locator('.sender-name').innerText()).toBe('Ana');
+    expect(await fromAna.locator('.sender-team').innerText()).toBe('Support');
+    await eventually(async () => (await visitor.locator('assistant-chat-widget .subtitle').innerText()) === "You're chatting with Ana from Support");
+    // The live page hears who took it, though nobody clicked "Take over" there.
+    await eventually(async () => (await live.state.innerText()) === 'Ana has this conversation; the assistant is silent.');
+
+    // The visitor attaches a photo: Ana gets it on WhatsApp as media, the live page shows it inline without a reload.
+    const [chooser] = await Promise.all([
+      visitor.waitForEvent('filechooser'),
+      visitor.getByRole('button', { name: 'Attach a photo or PDF', exact: true }).click(),
+    ]);
+    await chooser.setFiles({ name: 'cleat.png', mimeType: 'image/png', buffer: PNG_BYTES });
+    await visitor.locator('assistant-chat-widget .attachment.ready').waitFor({ state: 'visible' });
+    await visitorSays(visitor, 'This is the cleat');
+    const relayed = await eventually(() =>
+      harness.twilio.messages.find((message) => message.to === ANA.whatsapp && message.body.startsWith('Customer (photo): This is the cleat')),
+    );
+    expect(relayed.mediaUrls).toHaveLength(1);
+    const served = await harness.http.get(relayed.mediaUrls[0]!.slice(PUBLIC_BASE_URL.length)).buffer(true);
+    expect(served.status).toBe(200);
+    expect(Buffer.compare(served.body as Buffer, PNG_BYTES)).toBe(0);
+    const image = live.messages.last().locator('img');
+    await image.waitFor({ state: 'visible' });
+    expect(await image.getAttribute('src')).toMatch(/^\/transcripts\/.+\/media\/[0-9a-f]{24}\?expires=/);
+    expect(await live.messages.last().locator('.text').innerText()).toBe('(1 photo) This is the cleat');
+    expect(await image.evaluate((element: { naturalWidth: number }) => element.naturalWidth)).toBe(1);
+    await saveScreenshot(teammate, 'live-page-held-photo');
+
+    // A reload while Ana holds it: her name on her message and the subtitle come back from the service.
+    await visitor.reload();
+    const reloaded = await openWidget(visitor);
+    await waitForText(reloaded.visitorBubbles.last(), 'This is the cleat');
+    const anaAgain = visitor.locator('assistant-chat-widget .incoming', { hasText: 'Which berth?' });
+    expect(await anaAgain.locator('.sender-name').innerText()).toBe('Ana');
+    await eventually(async () => (await visitor.locator('assistant-chat-widget .subtitle').innerText()) === "You're chatting with Ana from Support");
+    await saveScreenshot(visitor, 'widget-held-by-whatsapp-teammate');
+    expect(harness.models.calls.length).toBe(modelCalls);
+
     for (const watched of pages) {
       expect(watched.record.pageErrors).toEqual([]);
       expect(watched.record.offHostRequests).toEqual([]);
