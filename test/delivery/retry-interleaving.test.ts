@@ -120,7 +120,16 @@ describe.each([
     // Lock releases held back a little, as on a busy network: holders overlap re-drives coming due.
     const proxy = await startDelayingProxy(isLockRelease, 60);
     stopProxy = proxy.close;
-    rig = await startQueueRig({ handle, giveUp, coalesceMs, lockRedisUrl: proxy.url, retryBackoffMs: 40, retryBudgetMs: 1200, lockTtlMs: 900, concurrency: 24 });
+    rig = await startQueueRig({
+      handle,
+      giveUp,
+      coalesceMs,
+      lockRedisUrl: proxy.url,
+      retryBackoffMs: 40,
+      retryBudgetMs: 1200,
+      lockTtlMs: 900,
+      concurrency: 24,
+    });
     const sent = new Map<string, string[]>();
     await Promise.all(
       Array.from({ length: SEEDS }, async (_, seed) => {
