@@ -15,7 +15,57 @@ if [[ -x "$binary" ]]; then
   exit 0
 fi
 
-command -v go >/dev/null || { echo "install-ferretdb: Go is required to build FerretDB" >&2; exit 1; }
+# Go: FerretDB 1.24's module needs Go 1.24 or newer. The go on PATH (or /usr/local/go) if it is
+# new enough; else Debian's golang-go if its candidate is (bookworm's is 1.19); else the official
+# toolchain from the Go module proxy (golang.org/toolchain), kept beside the binary's cache.
+go_min_minor=24
+go_toolchain="go1.24.3"
+go_ok() {
+  local version
+  version="$("$1" env GOVERSION 2>/dev/null)" || return 1
+  [[ "$version" =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= go_min_minor))
+}
+as_root() {
+  if [[ $EUID -eq 0 ]]; then "$@"; else sudo -n "$@"; fi
+}
+ensure_go() {
+  local candidate
+  for candidate in "$(command -v go || true)" /usr/local/go/bin/go /usr/lib/go/bin/go; do
+    if [[ -n "$candidate" && -x "$candidate" ]] && go_ok "$candidate"; then
+      export PATH="$(dirname "$candidate"):$PATH"
+      return
+    fi
+  done
+  local debian
+  debian="$(apt-cache policy golang-go 2>/dev/null | sed -n 's/^ *Candidate: \(.*\)$/\1/p')"
+  if [[ "$debian" =~ ^([0-9]+:)?1\.([0-9]+) ]] && ((BASH_REMATCH[2] >= go_min_minor)); then
+    echo "install-ferretdb: installing Debian's golang-go $debian" >&2
+    as_root apt-get install -y -qq golang-go >&2
+    go_ok "$(command -v go)" && return
+  fi
+  local arch toolchain_dir proxy zip
+  case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) arch="$(uname -m)" ;; esac
+  toolchain_dir="$(dirname "$cache_dir")/$go_toolchain.linux-$arch"
+  if [[ ! -x "$toolchain_dir/bin/go" ]]; then
+    proxy="${GOPROXY:-https://proxy.golang.org}"
+    proxy="${proxy%%,*}"
+    [[ "$proxy" =~ ^https?:// ]] || proxy="https://proxy.golang.org"
+    command -v curl >/dev/null && command -v unzip >/dev/null || { as_root apt-get update -qq && as_root apt-get install -y -qq curl unzip >&2; }
+    echo "install-ferretdb: Go $go_toolchain from $proxy (Debian's is ${debian:-not available}, FerretDB needs 1.$go_min_minor+)" >&2
+    zip="$(mktemp -d)"
+    curl -fsSL "$proxy/golang.org/toolchain/@v/v0.0.1-$go_toolchain.linux-$arch.zip" -o "$zip/go.zip"
+    unzip -q "$zip/go.zip" -d "$zip"
+    mkdir -p "$(dirname "$toolchain_dir")"
+    rm -rf "$toolchain_dir"
+    mv "$zip/golang.org/toolchain@v0.0.1-$go_toolchain.linux-$arch" "$toolchain_dir"
+    rm -rf "$zip"
+    chmod -R u+w "$toolchain_dir"
+    chmod +x "$toolchain_dir"/bin/* "$toolchain_dir"/pkg/tool/*/*
+  fi
+  export PATH="$toolchain_dir/bin:$PATH"
+  go_ok "$toolchain_dir/bin/go" || { echo "install-ferretdb: no Go 1.$go_min_minor+ could be installed" >&2; exit 1; }
+}
+ensure_go
 
 export GOFLAGS="-mod=mod" GOTOOLCHAIN=local GOTELEMETRY=off
 module_dir="$(go mod download -json "github.com/FerretDB/FerretDB@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

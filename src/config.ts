@@ -56,7 +56,7 @@ const jsonText = () =>
     }
   });
 
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
