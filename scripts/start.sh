@@ -57,9 +57,10 @@ if [[ ! -f .env ]]; then
   secret="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
   # From .env.example: the key, a local PUBLIC_BASE_URL, a widget secret; the TWILIO_* placeholders
   # commented out (WhatsApp stays off until they are set).
-  KEY="$key" PORT_VALUE="$port" SECRET="$secret" awk '
+  base="${PUBLIC_BASE_URL:-http://localhost:$port}"
+  KEY="$key" PORT_VALUE="$port" BASE="$base" SECRET="$secret" awk '
     /^OPENAI_API_KEY=/ { print "OPENAI_API_KEY=" ENVIRON["KEY"]; next }
-    /^PUBLIC_BASE_URL=/ { print "PUBLIC_BASE_URL=http://localhost:" ENVIRON["PORT_VALUE"]; next }
+    /^PUBLIC_BASE_URL=/ { print "PUBLIC_BASE_URL=" ENVIRON["BASE"]; next }
     /^# PORT=/ && ENVIRON["PORT_VALUE"] != "3000" { print "PORT=" ENVIRON["PORT_VALUE"]; next }
     /^TWILIO_(ACCOUNT_SID|AUTH_TOKEN|WHATSAPP_FROM)=/ { print "# " $0; next }
     /^# WIDGET_TOKEN_SECRET=/ { print "WIDGET_TOKEN_SECRET=" ENVIRON["SECRET"]; next }
@@ -67,7 +68,7 @@ if [[ ! -f .env ]]; then
   ' .env.example >.env.tmp
   mv .env.tmp .env
   chmod 600 .env
-  echo "start: wrote .env — the widget answers at http://localhost:$port/demo; WhatsApp is off until TWILIO_* are set in .env"
+  echo "start: wrote .env — the widget answers at $base/demo; WhatsApp is off until TWILIO_* are set in .env"
 fi
 set -a
 # shellcheck disable=SC1091
