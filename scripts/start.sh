@@ -128,7 +128,7 @@ if [[ -n "$mongo_port" ]] && ! listening "$mongo_port"; then
 fi
 
 npm run build --silent
-# --max-old-space-size: see README "Memory" (caps how far V8 lets the heap grow between collections).
+# --max-old-space-size: see docs/observability.md, "Memory" (caps how far V8 lets the heap grow between collections).
 node_modules/.bin/node --enable-source-maps --max-old-space-size=1024 dist/src/main.js "${1:-all}" &
 service=$!
 wait "$service"

@@ -1,6 +1,6 @@
 /**
  * The send ledger, recent history and transcript outbox live in Redis, so Redis must persist
- * them: the service expects `appendonly yes` with `appendfsync everysec` (README). At start-up
+ * them: the service expects `appendonly yes` with `appendfsync everysec` (docs/deployment.md). At start-up
  * this asks Redis and logs a clear warning when AOF is off; a Redis that refuses CONFIG (a
  * managed service renaming it) is tolerated with a note, never a failed start.
  *

@@ -33,7 +33,7 @@ export interface Backing {
 }
 
 export async function startBacking(): Promise<Backing> {
-  // Persisted as production runs it (README "Transcripts: Redis first, MongoDB behind"): AOF, fsync every second.
+  // Persisted as production runs it (docs/architecture.md, "Transcripts: Redis first, MongoDB behind"): AOF, fsync every second.
   const redis = await startRedis(['--appendonly', 'yes', '--appendfsync', 'everysec']);
   const external = process.env.MONGODB_URI !== undefined && process.env.MONGODB_URI !== '';
   const ferret = external ? undefined : await startRestartableFerretDb();
@@ -152,7 +152,7 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
   const args = [
     // A stats request collects garbage first, so heapUsed is what stays alive (a leak), not what waits for a GC.
     '--expose-gc',
-    // As production runs them (Procfile, scripts/start.sh, npm start, the Docker image): README "Memory".
+    // As production runs them (Procfile, scripts/start.sh, npm start, the Docker image): docs/observability.md, "Memory".
     '--max-old-space-size=1024',
     ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),

@@ -1,6 +1,6 @@
 /**
  * Redis holds the hot path now: inboxes, the send ledger, recent history and the transcript
- * outbox. Restarted mid-burst with AOF on (`appendfsync everysec`, as the README asks), it must
+ * outbox. Restarted mid-burst with AOF on (`appendfsync everysec`, as docs/deployment.md asks), it must
  * come back with all of them: every message answered exactly once and in order (the fake
  * Twilio counts every send), and every inbound message and reply in MongoDB exactly once.
  */

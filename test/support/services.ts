@@ -146,7 +146,7 @@ export interface RestartableRedisHandle extends RedisHandle {
   restart(): Promise<void>;
 }
 
-/** A redis-server of its own with AOF on (`appendfsync everysec`, as the README asks), for restart tests. */
+/** A redis-server of its own with AOF on (`appendfsync everysec`, as docs/deployment.md asks), for restart tests. */
 export async function startRestartableRedis(): Promise<RestartableRedisHandle> {
   const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
   const port = await findFreePort();

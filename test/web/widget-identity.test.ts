@@ -19,7 +19,7 @@ const SITES = JSON.stringify([
   { key: 'plain-site', name: 'No Identity', origins: ['https://plain.example.test'] },
 ]);
 
-/** What the site's backend computes, written out as the README tells a site developer. */
+/** What the site's backend computes, written out as docs/widget.md tells a site developer. */
 function sign(user: { id: string; email?: string; name?: string }, secret = SECRET): string {
   const payload = [user.id, user.email ?? '', user.name ?? ''].join('\n').replace(/\n+$/, '');
   return createHmac('sha256', secret).update(payload).digest('hex');
