@@ -85,7 +85,8 @@ describe('a WhatsApp turn', () => {
     const before = harness.services.metrics.value('model_failures_total');
     const callsBefore = harness.models.replyCalls().length;
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900004', body: 'hello?' });
-    const [answer] = await harness.twilio.waitForMessages(1);
+    // Retried after 2 s, then 4 s (MESSAGE_RETRY_BACKOFF_MS doubling).
+    const [answer] = await harness.twilio.waitForMessages(1, 20_000);
     expect(answer?.body).toBe('The real answer.');
     await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
