@@ -25,7 +25,6 @@ export interface ProviderBreakers {
   failed(provider: string): Promise<void>;
 }
 
-
 // Counts a failure; opens the breaker at ARGV[1] failures, or at once after a failed probe
 // (ARGV[4] = '1'). Returns when it is open until (0: closed). The count lives one cooldown past
 // the last failure: sparse failures far apart never add up to an open breaker.

@@ -87,9 +87,12 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
       return { ...result, entry };
     } catch (error) {
       if (options.signal.aborted) throw error;
-      if (!mayTryNext(error)) throw error instanceof ModelCallError ? error : new ModelCallError(`model call failed: ${errorText(error)}`, false, { cause: error });
+      if (!mayTryNext(error))
+        throw error instanceof ModelCallError ? error : new ModelCallError(`model call failed: ${errorText(error)}`, false, { cause: error });
       lastError = error;
-      await breakers?.failed(entry.provider).catch((breakerError: unknown) => logger.warn('model-breaker-unwritten', { provider: entry.provider, error: breakerError }));
+      await breakers
+        ?.failed(entry.provider)
+        .catch((breakerError: unknown) => logger.warn('model-breaker-unwritten', { provider: entry.provider, error: breakerError }));
       metrics.increment('model_entry_failed_total', { provider: entry.provider, purpose: options.purpose });
       logger.warn('model-entry-failed', { chain: options.chain, purpose: options.purpose, model: entry.label, next: !last, error });
       if (!mayFallOver()) throw new ModelCallError(`model call failed after output began: ${errorText(error)}`, true, { cause: error });

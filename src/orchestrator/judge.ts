@@ -192,7 +192,16 @@ async function structured<T>(dependencies: JudgeDependencies, output: Structured
       metrics: dependencies.metrics,
     },
     async ({ entry, signal: abortSignal }) => {
-      const answer = await generateText({ model: entry.model, system, prompt, output, maxOutputTokens: 800, maxRetries: 0, abortSignal, telemetry: MODEL_TELEMETRY });
+      const answer = await generateText({
+        model: entry.model,
+        system,
+        prompt,
+        output,
+        maxOutputTokens: 800,
+        maxRetries: 0,
+        abortSignal,
+        telemetry: MODEL_TELEMETRY,
+      });
       // Read within the attempt: output that does not parse moves the call to the next entry.
       if (answer.output === undefined) throw new Error('the model returned no structured output');
       return { usage: answer.usage, output: answer.output };

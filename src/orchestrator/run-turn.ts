@@ -37,7 +37,7 @@ import { describedHistory, holdsFiles } from './vision.js';
  * What the customer gets when the model answered with no text at all (its steps spent on tools).
  * A model that fails is no reply: the turn fails and its message is retried (issue 25).
  */
-export const EMPTY_REPLY_TEXT = "Sorry, I couldn't put an answer together for that. Could you say a little more about what you need?";
+const EMPTY_REPLY_TEXT = "Sorry, I couldn't put an answer together for that. Could you say a little more about what you need?";
 
 export interface OrchestratorOptions {
   roles: readonly RoleDefinition[];

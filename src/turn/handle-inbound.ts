@@ -180,7 +180,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
   // Issue 25: one holding message per outage, from the failing turn (see holding-notice.ts).
-  const holdingNotice = options.holdingNoticeMs === undefined ? undefined : createHoldingNotice({ transcripts, metrics, holdingNoticeMs: options.holdingNoticeMs, deliver });
+  const holdingNotice =
+    options.holdingNoticeMs === undefined ? undefined : createHoldingNotice({ transcripts, metrics, holdingNoticeMs: options.holdingNoticeMs, deliver });
 
   /**
    * Runs post-turn and metering for the reply these parts hold, if no attempt has yet (`taken`:

@@ -15,10 +15,16 @@ import type { MessageRecord, TranscriptStore } from '../store/transcript-store.j
 export const HOLDING_NOTICE_TEXT = "We're having a technical problem — we'll answer here shortly.";
 
 /** The ledger part number of the holding message (a reply never splits this far; the apology is 99). */
-export const HOLDING_PART = 98;
+const HOLDING_PART = 98;
 
 /** Sends ledger parts once (the inbound handler's sender). */
-type PartSender = (channel: ChannelDefinition, message: InboundMessage, parts: readonly MessageRecord[], logger: Logger, assertHeld?: () => void) => Promise<unknown>;
+type PartSender = (
+  channel: ChannelDefinition,
+  message: InboundMessage,
+  parts: readonly MessageRecord[],
+  logger: Logger,
+  assertHeld?: () => void,
+) => Promise<unknown>;
 
 export interface HoldingNoticeOptions {
   transcripts: TranscriptStore;

@@ -60,7 +60,11 @@ const ERROR_TYPES: Record<number, string> = {
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'request-id': `req_${randomBytes(8).toString('hex')}` });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'request-id': `req_${randomBytes(8).toString('hex')}`,
+  });
   response.end(text);
 }
 
@@ -97,7 +101,16 @@ function streamMessage(response: ServerResponse, body: AnthropicRequestBody, con
   const event = (type: string, data: Record<string, unknown>) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   const input = tokens(JSON.stringify(body.messages));
   event('message_start', {
-    message: { id: `msg_${randomBytes(8).toString('hex')}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 } },
+    message: {
+      id: `msg_${randomBytes(8).toString('hex')}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: input, output_tokens: 1 },
+    },
   });
   content.forEach((block, index) => {
     if (block.type === 'text') {
@@ -110,7 +123,10 @@ function streamMessage(response: ServerResponse, body: AnthropicRequestBody, con
     event('content_block_stop', { index });
   });
   const usesTool = content.some((block) => block.type === 'tool_use');
-  event('message_delta', { delta: { stop_reason: usesTool ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: tokens(JSON.stringify(content)) } });
+  event('message_delta', {
+    delta: { stop_reason: usesTool ? 'tool_use' : 'end_turn', stop_sequence: null },
+    usage: { output_tokens: tokens(JSON.stringify(content)) },
+  });
   event('message_stop', {});
   response.end();
 }
@@ -146,7 +162,10 @@ export async function startAnthropicStub(): Promise<AnthropicStub> {
       return;
     }
     if ('status' in reply) {
-      sendJson(response, reply.status, { type: 'error', error: { type: ERROR_TYPES[reply.status] ?? 'api_error', message: reply.message ?? `HTTP ${reply.status}` } });
+      sendJson(response, reply.status, {
+        type: 'error',
+        error: { type: ERROR_TYPES[reply.status] ?? 'api_error', message: reply.message ?? `HTTP ${reply.status}` },
+      });
       return;
     }
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
