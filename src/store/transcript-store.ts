@@ -41,6 +41,8 @@ export const statusRank: Record<MessageStatus, number> = {
 
 /** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
 export const APOLOGY_PART = 99;
+/** The ledger part number of a model outage's holding message (`src/turn/holding-notice.ts`). */
+export const HOLDING_PART = 98;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
 export const RECENT_MESSAGE_LIMIT = 20;

@@ -10,12 +10,9 @@ import { errorText, ModelCallError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage } from '../contracts/index.js';
-import type { MessageRecord, TranscriptStore } from '../store/transcript-store.js';
+import { HOLDING_PART, type MessageRecord, type TranscriptStore } from '../store/transcript-store.js';
 
 export const HOLDING_NOTICE_TEXT = "We're having a technical problem — we'll answer here shortly.";
-
-/** The ledger part number of the holding message (a reply never splits this far; the apology is 99). */
-const HOLDING_PART = 98;
 
 /** Sends ledger parts once (the inbound handler's sender). */
 type PartSender = (
