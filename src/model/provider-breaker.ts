@@ -1,6 +1,7 @@
 /**
  * A circuit breaker per model provider, shared by every worker through Redis: after `failures`
- * failed calls in a row (counted across workers) the provider is skipped for `cooldownMs`; then
+ * failed calls in a row (counted across workers; a process that saw the provider succeed since
+ * its last failure report starts the count again) the provider is skipped for `cooldownMs`; then
  * one call (one worker's, by a Redis claim) probes it — success closes it for everyone, failure
  * opens it again.
  *
@@ -25,11 +26,18 @@ export interface ProviderBreakers {
   failed(provider: string): Promise<void>;
 }
 
-// Counts a failure; opens the breaker at ARGV[1] failures, or at once after a failed probe
-// (ARGV[4] = '1'). Returns when it is open until (0: closed). The count lives one cooldown past
-// the last failure: sparse failures far apart never add up to an open breaker.
+// Counts a failure — or starts the count again at 1 when the reporting process saw a success
+// since its last report (ARGV[5] = '1'): failures in a row, not failures scattered between the
+// fleet's successes. Opens the breaker at ARGV[1] failures, or at once after a failed probe
+// (ARGV[4] = '1'). Returns when it is open until (0: closed). The count lives four cooldowns past
+// the last failure.
 const failScript = luaScript(`
-local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+local failures = 1
+if ARGV[5] == '1' then
+  redis.call('HSET', KEYS[1], 'failures', 1)
+else
+  failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+end
 local openUntil = tonumber(redis.call('HGET', KEYS[1], 'openUntil') or '0')
 local now = tonumber(ARGV[2])
 if failures >= tonumber(ARGV[1]) or ARGV[4] == '1' then
@@ -76,6 +84,8 @@ export function createProviderBreakers(options: {
   const probeKey = (provider: string) => `${breakerKey(provider)}:probe`;
   const now = options.now ?? Date.now;
   const known = new Map<string, Known>();
+  /** Providers this process saw succeed since it last reported a failure of theirs (kept in memory: a success writes nothing). */
+  const succeededSinceReport = new Set<string>();
   /** While another worker probes: how soon to ask again. */
   const recheckMs = Math.max(250, Math.min(2_000, Math.floor(cooldownMs / 4)));
 
@@ -96,6 +106,7 @@ export function createProviderBreakers(options: {
     },
 
     async succeeded(provider) {
+      succeededSinceReport.add(provider);
       const state = known.get(provider);
       if (!state?.dirty && !state?.probing) return;
       known.delete(provider);
@@ -108,7 +119,10 @@ export function createProviderBreakers(options: {
       const probe = state.probing;
       state.dirty = true;
       state.probing = false;
-      state.openUntil = Number(await failScript(redis, [breakerKey(provider), probeKey(provider)], [failures, now(), cooldownMs, probe ? '1' : '0']));
+      const sawSuccess = succeededSinceReport.delete(provider);
+      state.openUntil = Number(
+        await failScript(redis, [breakerKey(provider), probeKey(provider)], [failures, now(), cooldownMs, probe ? '1' : '0', sawSuccess ? '1' : '0']),
+      );
     },
   };
 }

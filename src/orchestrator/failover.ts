@@ -87,6 +87,8 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
       return { ...result, entry };
     } catch (error) {
       if (options.signal.aborted) throw error;
+      // A list inside this attempt (the vision description) ran out: not this entry's failure.
+      if (error instanceof ModelsUnavailableError) throw error;
       if (!mayTryNext(error))
         throw error instanceof ModelCallError ? error : new ModelCallError(`model call failed: ${errorText(error)}`, false, { cause: error });
       lastError = error;
