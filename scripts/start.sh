@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 if [[ ! -f .env ]]; then
   cp .env.example .env
-  echo "start: created .env from .env.example — fill in PUBLIC_BASE_URL, TWILIO_* and OPENAI_API_KEY, then run this again." >&2
+  echo "start: created .env from .env.example — fill in PUBLIC_BASE_URL, TWILIO_* and a model key (OPENAI_API_KEY, or another provider with MODEL_FAST/MODEL_SMART), then run this again." >&2
   exit 1
 fi
 set -a
