@@ -87,8 +87,9 @@ export function createConfiguredModelProvider(config: Config['model']): ModelPro
   });
   const fast = config.fast.map(entry);
   const smart = config.smart.map(entry);
-  // Without MODEL_VISION: the reply tiers' entries that see, smart first.
-  const vision = config.vision.length > 0 ? config.vision.map(entry) : [...smart, ...fast].filter((candidate) => candidate.acceptsFiles);
+  // Without MODEL_VISION: the reply tiers' entries that see, smart first, each once.
+  const seen = new Map([...smart, ...fast].filter((candidate) => candidate.acceptsFiles).map((candidate) => [candidate.label, candidate]));
+  const vision = config.vision.length > 0 ? config.vision.map(entry) : [...seen.values()];
   const chains: Record<ModelChain, readonly ModelEntry[]> = { fast, smart, vision };
   return { entries: (chain) => chains[chain] };
 }

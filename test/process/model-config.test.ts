@@ -25,14 +25,12 @@ const describeEntries = (env: Record<string, string>) =>
   withoutNetwork(() => {
     const models = createConfiguredModelProvider(loadConfig({ ...BASE, ...env }).model);
     return (['fast', 'smart', 'vision'] as const).map((chain) =>
-      models
-        .entries(chain)
-        .map((entry) => ({
-          label: entry.label,
-          provider: entry.provider,
-          files: entry.acceptsFiles,
-          modelId: typeof entry.model === 'string' ? entry.model : entry.model.modelId,
-        })),
+      models.entries(chain).map((entry) => ({
+        label: entry.label,
+        provider: entry.provider,
+        files: entry.acceptsFiles,
+        modelId: typeof entry.model === 'string' ? entry.model : entry.model.modelId,
+      })),
     );
   });
 
@@ -41,8 +39,10 @@ describe('each provider configured alone', () => {
     const [fast, smart, vision] = describeEntries({ OPENAI_API_KEY: 'sk-openai', MODEL_FAST: 'gpt-5-mini' });
     expect(fast).toEqual([{ label: 'gpt-5-mini', provider: 'openai', files: true, modelId: 'gpt-5-mini' }]);
     expect(smart).toEqual([{ label: 'gpt-5', provider: 'openai', files: true, modelId: 'gpt-5' }]);
-    // No MODEL_VISION: the reply tiers' models that see, smart first.
+    // No MODEL_VISION: the reply tiers' models that see, smart first, each once.
     expect(vision?.map((entry) => entry.label)).toEqual(['gpt-5', 'gpt-5-mini']);
+    const [, , once] = describeEntries({ OPENAI_API_KEY: 'sk-openai', MODEL_FAST: 'gpt-5-mini,gpt-5' });
+    expect(once?.map((entry) => entry.label)).toEqual(['gpt-5', 'gpt-5-mini']);
   });
 
   test('OPENAI_BASE_URL: a Chat Completions server, bare names still OpenAI', () => {
