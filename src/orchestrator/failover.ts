@@ -1,8 +1,8 @@
 /**
  * One logical model call over a tier's list: the first entry whose provider's breaker admits it
  * is called with its own deadline (`withDeadline`); a retryable failure or a timeout (or output
- * the SDK could not parse) moves the call to the next entry of the same list, a refusal for good
- * (a 4xx other than 408/429) ends it. When every entry failed or was skipped, the call fails as
+ * the SDK could not parse, or the provider refusing our key or model: 401, 403, 404) moves the
+ * call to the next entry of the same list; a refusal of the request itself (400, 422) ends it. When every entry failed or was skipped, the call fails as
  * one retryable `ModelsUnavailableError`: the turn fails as an infrastructure failure, and the
  * queue retries its message within its budget (nobody is asked to send it again).
  *
@@ -58,11 +58,19 @@ function statusOf(error: unknown): number | undefined {
   return undefined;
 }
 
-/** A failure another provider may not share: throttling, a 5xx, no answer, a timeout, unparseable output. */
+/** This provider's account refuses us (a key revoked, a model it does not serve): another provider may not. */
+const PROVIDER_REFUSALS = new Set([401, 403, 404]);
+
+/**
+ * A failure another provider may not share: throttling, a 5xx, no answer, a timeout, unparseable
+ * output, or this provider refusing our key or model. A refusal of the request itself (400, 422)
+ * would be the same anywhere.
+ */
 function mayTryNext(error: unknown): boolean {
   const status = statusOf(error);
   // A 2xx that failed is a body the SDK could not parse (malformed output).
-  return (status !== undefined && status < 300) || isRetryableStatus(status, { timeoutRetryable: true });
+  if (status !== undefined && (status < 300 || PROVIDER_REFUSALS.has(status))) return true;
+  return isRetryableStatus(status, { timeoutRetryable: true });
 }
 
 export async function withFailover<T extends { usage: LanguageModelUsage }>(

@@ -85,7 +85,14 @@ describe('a streamed leg along the list', () => {
     expect(backup.model.doStreamCalls).toHaveLength(0);
   });
 
-  test('a refusal for good (400) is not tried on the next entry', async () => {
+  test("the primary refusing our key (401) is that provider's problem: the next entry answers", async () => {
+    const primary = entry('primary', () => Promise.reject(apiError(401)));
+    const backup = entry('backup', () => Promise.resolve({ stream: streaming(answer('backup says hi')) }));
+    const { run } = await leg([primary.entry, backup.entry]);
+    expect((await run).entry.label).toBe('backup');
+  });
+
+  test('a refusal of the request itself (400) is not tried on the next entry', async () => {
     const primary = entry('primary', () => Promise.reject(apiError(400)));
     const backup = entry('backup', () => Promise.resolve({ stream: streaming(answer('backup says hi')) }));
     const { run } = await leg([primary.entry, backup.entry]);
