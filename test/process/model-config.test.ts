@@ -3,10 +3,12 @@
  * touches the network — and resolves its entries through the provider registry; a list naming a
  * provider with no key is refused at start-up with one line naming the entry and the variable.
  */
+import { spawn } from 'node:child_process';
 import { describe, expect, test } from '@jest/globals';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { createConfiguredModelProvider } from '../../src/model/provider.js';
+import { eventually, testEnv } from '../support/harness.js';
 
 const BASE = { PUBLIC_BASE_URL: 'https://assistant.example.test', WIDGET_TOKEN_SECRET: 'w'.repeat(32) };
 
@@ -118,4 +120,62 @@ describe('refused at start-up', () => {
   test('a compatible server with a key but no base URL', () => {
     expect(refusal({ OPENAI_API_KEY: 'k', OPENAI_COMPATIBLE_GROQ_API_KEY: 'gsk' })).toContain('OPENAI_COMPATIBLE_GROQ_BASE_URL: is required');
   });
+});
+
+/** `src/main.ts web` with this environment: its exit code (after SIGTERM once it listened) and what it printed. */
+async function runWeb(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await Promise.race([eventually(() => output.stdout.includes('"event":"server-listening"') || undefined, 20_000), exit]);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  }
+  return { code: await exit, ...output };
+}
+
+/** The test environment with no OpenAI key: the given provider is the only one. */
+function alone(extra: Record<string, string>): Record<string, string> {
+  const { OPENAI_API_KEY: _unused, ...env } = testEnv('http://127.0.0.1:1', { PORT: '0', ...extra });
+  return env;
+}
+
+describe('the service as a process', () => {
+  test.each([
+    ['Anthropic', { ANTHROPIC_API_KEY: 'sk-ant', MODEL_FAST: 'anthropic:claude-haiku-4-5', MODEL_SMART: 'anthropic:claude-sonnet-4-5' }],
+    ['Google', { GOOGLE_GENERATIVE_AI_API_KEY: 'g-key', MODEL_FAST: 'google:gemini-2.5-flash', MODEL_SMART: 'google:gemini-2.5-pro' }],
+    [
+      'a compatible server',
+      { OPENAI_COMPATIBLE_OLLAMA_BASE_URL: 'http://127.0.0.1:9/v1', MODEL_FAST: 'ollama:llama3.1:8b', MODEL_SMART: 'ollama:llama3.1:8b' },
+    ],
+  ])(
+    'starts with %s alone, no OpenAI key',
+    async (_name, extra) => {
+      const { code, stdout } = await runWeb(alone(extra));
+      expect(stdout).toContain('"event":"server-listening"');
+      expect(code).toBe(0);
+    },
+    30_000,
+  );
+
+  test('refuses a list naming a provider with no key: exit 1, one line on stderr', async () => {
+    const { code, stderr } = await runWeb(
+      alone({
+        MODEL_FAST: 'anthropic:claude-haiku-4-5',
+        MODEL_SMART: 'anthropic:claude-sonnet-4-5',
+        ANTHROPIC_API_KEY: 'sk-ant',
+        MODEL_VISION: 'google:gemini-2.5-flash',
+      }),
+    );
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'invalid configuration: MODEL_VISION: "google:gemini-2.5-flash" names provider google, which has no key (set GOOGLE_GENERATIVE_AI_API_KEY)\n',
+    );
+  }, 30_000);
 });
