@@ -2,8 +2,11 @@
  * Step 5: one model run for the routed role, with step, output-token and deadline limits.
  * Offered tools become AI SDK tools whose results are delimited and size-capped before the
  * model sees them; a call to any other name is refused (the SDK never runs it) and reported,
- * as is a call the caller's scope refuses. Failures surface as ModelCallError; the caller
- * decides what the customer gets.
+ * as is a call the caller's scope refuses. The leg goes along the tier's list (`withFailover`):
+ * each attempt records its own tool calls, and a streamed leg moves to the next entry only before
+ * its first chunk went out. Failures surface as ModelCallError (a list that ran out: retryable);
+ * the caller decides what the customer gets. A failed attempt's tools may have run: the next
+ * entry runs the leg again, as a retried turn would.
  */
 import {
   asSchema,
