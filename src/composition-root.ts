@@ -20,7 +20,8 @@ import { createMediaIntake } from './media/inbound-media.js';
 import { createMediaStore, type MediaStore } from './media/media-store.js';
 import { createOpenAITranscriber } from './media/transcribe.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
+import { createProviderBreakers } from './model/provider-breaker.js';
+import { createConfiguredModelProvider, type ModelProvider } from './model/provider.js';
 import type { ChannelDefinition, RoleDefinition } from './contracts/index.js';
 import { validateRoster } from './orchestrator/define-role.js';
 import { createOrchestrator, type Orchestrator } from './orchestrator/run-turn.js';
@@ -75,6 +76,8 @@ export interface ServiceOverrides {
   roles?: readonly RoleDefinition[];
   /** BullMQ key prefix (default `QUEUE_PREFIX`; a hash tag on a cluster), so tests sharing one Redis don't see each other's jobs. */
   queuePrefix?: string;
+  /** Namespaces the model providers' circuit breakers in Redis, so tests sharing one Redis don't trip each other's. */
+  modelBreakerScope?: string;
   /** The intake sweeper's pace (default: every 5 s, messages noted over 10 s ago), shorter in tests. */
   intakeSweep?: { intervalMs: number; staleMs: number };
 }
@@ -239,7 +242,18 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const orchestrator = createOrchestrator({
     roles,
-    models: overrides.models ?? createOpenAIModelProvider(config.model),
+    models: overrides.models ?? createConfiguredModelProvider(config.model),
+    // Per provider and shared by every worker; a model handed in by a test has none.
+    ...(overrides.models
+      ? {}
+      : {
+          breakers: createProviderBreakers({
+            redis,
+            failures: config.model.breaker.failures,
+            cooldownMs: config.model.breaker.cooldownMs,
+            ...(overrides.modelBreakerScope ? { scope: overrides.modelBreakerScope } : {}),
+          }),
+        }),
     limits: config.model,
     logger,
     metrics,
@@ -252,7 +266,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const mediaIntake = createMediaIntake({
     store: media,
     sources: config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {},
-    transcribe: createOpenAITranscriber({ apiKey: config.model.apiKey, baseUrl: config.model.baseUrl, model: config.media.transcribeModel }),
+    transcribe: createOpenAITranscriber({ openai: config.model.providers.openai, model: config.media.transcribeModel }),
     maxBytes: config.media.maxBytes,
     fetchTimeoutMs: config.media.fetchTimeoutMs,
     transcribeTimeoutMs: config.model.timeoutMs,
@@ -274,6 +288,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         link: (conversationId, mediaId) => transcriptLinks.mediaUrl(conversationId, mediaId, config.takeover.mediaLinkMs),
       },
     }),
+    holdingNoticeMs: config.model.holdingNoticeMs,
   });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
   const retention = createRetention({

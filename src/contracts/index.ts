@@ -279,12 +279,14 @@ export interface PostTurnInput {
 /** The model tiers a deployment configures (`MODEL_FAST`, `MODEL_SMART`). */
 export type ModelTier = 'fast' | 'smart';
 
-export type ModelCallPurpose = 'judge' | 'reply';
+/** `vision`: the MODEL_VISION call describing a photo for a reply model that can't see it. */
+export type ModelCallPurpose = 'judge' | 'reply' | 'vision';
 
 /** One model call's usage, all its steps summed. */
 export interface ModelCallUsage {
   purpose: ModelCallPurpose;
-  tier: ModelTier;
+  tier: ModelTier | 'vision';
+  /** The model that answered: its id for OpenAI, `provider:model` for any other provider. */
   model: string;
   inputTokens: number;
   outputTokens: number;

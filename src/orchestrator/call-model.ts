@@ -2,8 +2,11 @@
  * Step 5: one model run for the routed role, with step, output-token and deadline limits.
  * Offered tools become AI SDK tools whose results are delimited and size-capped before the
  * model sees them; a call to any other name is refused (the SDK never runs it) and reported,
- * as is a call the caller's scope refuses. Failures surface as ModelCallError; the caller
- * decides what the customer gets.
+ * as is a call the caller's scope refuses. The leg goes along the tier's list (`withFailover`):
+ * each attempt records its own tool calls, and a streamed leg moves to the next entry only before
+ * its first chunk went out. Failures surface as ModelCallError (a list that ran out: retryable);
+ * the caller decides what the customer gets. A failed attempt's tools may have run: the next
+ * entry runs the leg again, as a retried turn would.
  */
 import {
   asSchema,
@@ -13,16 +16,19 @@ import {
   jsonSchema,
   NoSuchToolError,
   streamText,
-  type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
   type Schema,
   type ToolCallRepairFunction,
   type ToolSet,
 } from 'ai';
-import { errorStatus, errorText, isRetryableStatus, ModelCallError } from '../errors/index.js';
-import { withDeadline } from './deadline.js';
-import { MODEL_TELEMETRY } from '../model/provider.js';
+import { errorText } from '../errors/index.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ProviderBreakers } from '../model/provider-breaker.js';
+import { MODEL_TELEMETRY, type ModelEntry, type ModelTier } from '../model/provider.js';
+import { withFailover } from './failover.js';
+import type { ModelCallObserver } from './metering.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
 import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
@@ -37,9 +43,18 @@ export interface ModelLimits {
 }
 
 export interface CallModelInput {
-  model: LanguageModel;
+  tier: ModelTier;
+  /** The tier's list, in priority order: a retryable failure moves the leg to the next entry. */
+  entries: readonly ModelEntry[];
+  breakers: ProviderBreakers | undefined;
+  /** The turn's meter: told of every attempt. */
+  observer: ModelCallObserver | undefined;
+  logger: Logger;
+  metrics: Metrics;
   system: string;
   messages: readonly ModelMessage[];
+  /** The messages for an entry that takes no files (photos described in text); the same messages when absent. */
+  textOnlyMessages?: () => Promise<readonly ModelMessage[]>;
   tools: readonly AssistantTool[];
   toolContext: ToolCallContext;
   /** Told of every call refused for the caller's scope, or to a tool not offered this leg. */
@@ -58,6 +73,8 @@ export interface CallModelResult {
   session?: SessionFacts;
   /** Tokens over all the leg's steps. */
   usage: LanguageModelUsage;
+  /** The entry that answered. */
+  entry: ModelEntry;
 }
 
 interface LegRecorder {
@@ -124,11 +141,6 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
   return set;
 }
 
-function classify(error: unknown): ModelCallError {
-  if (error instanceof ModelCallError) return error;
-  return new ModelCallError(`model call failed: ${errorText(error)}`, isRetryableStatus(errorStatus(error, 'statusCode')), { cause: error });
-}
-
 /**
  * Never repairs: a call to a name this leg did not offer (an unknown tool, or one the caller
  * may not use) is recorded and reported, and the SDK answers the model with an error result.
@@ -144,41 +156,61 @@ function refuseUnoffered(input: CallModelInput, recorder: LegRecorder): ToolCall
 }
 
 export async function callModel(input: CallModelInput): Promise<CallModelResult> {
-  const recorder: LegRecorder = { calls: [] };
-  const tools = toToolSet(input.tools, input, recorder);
+  let recorder: LegRecorder = { calls: [] };
   const interrupted = () => recorder.interrupt !== undefined;
-  const common = {
-    model: input.model,
-    system: input.system,
-    messages: [...input.messages],
-    tools,
-    repairToolCall: refuseUnoffered(input, recorder),
-    stopWhen: [isStepCount(input.limits.maxSteps), interrupted],
-    maxOutputTokens: input.limits.maxOutputTokens,
-    maxRetries: 1,
-    telemetry: MODEL_TELEMETRY,
-  };
-  try {
-    const finish = (text: string, usage: LanguageModelUsage): CallModelResult => ({
-      text: recorder.interrupt ? recorder.interrupt.question : text.trim(),
-      usage,
-      toolCalls: recorder.calls,
-      ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
-      ...(recorder.session ? { session: recorder.session } : {}),
-    });
-    const onTextDelta = input.onTextDelta;
-    return await withDeadline(input.limits.timeoutMs, input.signal, async (abortSignal) => {
+  const onTextDelta = input.onTextDelta;
+  /** A streamed chunk went out: from then on a failure can't move to another entry. */
+  let streamed = false;
+  const result = await withFailover(
+    {
+      chain: input.tier,
+      entries: input.entries,
+      breakers: input.breakers,
+      timeoutMs: input.limits.timeoutMs,
+      signal: input.signal,
+      purpose: 'reply',
+      observer: input.observer,
+      logger: input.logger,
+      metrics: input.metrics,
+    },
+    async ({ entry, signal: abortSignal, last }) => {
+      // Each attempt records its own leg: a failed entry's tool calls are not the answer's.
+      recorder = { calls: [] };
+      const messages = entry.acceptsFiles || !input.textOnlyMessages ? input.messages : await input.textOnlyMessages();
+      const common = {
+        model: entry.model,
+        system: input.system,
+        messages: [...messages],
+        tools: toToolSet(input.tools, input, recorder),
+        repairToolCall: refuseUnoffered(input, recorder),
+        stopWhen: [isStepCount(input.limits.maxSteps), interrupted],
+        maxOutputTokens: input.limits.maxOutputTokens,
+        // The SDK's own retry only on the list's last entry: before it, the next entry is the retry.
+        maxRetries: last ? 1 : 0,
+        abortSignal,
+        telemetry: MODEL_TELEMETRY,
+      };
       if (!onTextDelta) {
-        const result = await generateText({ ...common, abortSignal });
-        return finish(result.text, result.usage);
+        const answer = await generateText(common);
+        return { text: answer.text, usage: answer.usage };
       }
       let streamError: unknown;
-      const result = streamText({ ...common, abortSignal, onError: ({ error }) => (streamError = error) });
-      for await (const delta of result.textStream) onTextDelta(delta);
+      const answer = streamText({ ...common, onError: ({ error }) => (streamError = error) });
+      for await (const delta of answer.textStream) {
+        streamed = true;
+        onTextDelta(delta);
+      }
       if (streamError) throw streamError;
-      return finish(await result.text, await result.usage);
-    });
-  } catch (error) {
-    throw classify(error);
-  }
+      return { text: await answer.text, usage: await answer.usage };
+    },
+    () => !streamed,
+  );
+  return {
+    text: recorder.interrupt ? recorder.interrupt.question : result.text.trim(),
+    usage: result.usage,
+    entry: result.entry,
+    toolCalls: recorder.calls,
+    ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
+    ...(recorder.session ? { session: recorder.session } : {}),
+  };
 }

@@ -7,17 +7,18 @@
  * that fails too the turn fails closed (out of scope, previous role kept) but is still answered. Malformed output is a failure
  * like any other. A degraded turn may run the routed role's fact extraction once.
  */
-import { generateText, Output, type DeepPartial, type LanguageModel, type ModelMessage, type OutputInterface } from 'ai';
+import { generateText, Output, type DeepPartial, type ModelMessage, type OutputInterface } from 'ai';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { MODEL_TELEMETRY, type ModelTier } from '../model/provider.js';
+import type { ProviderBreakers } from '../model/provider-breaker.js';
+import { MODEL_TELEMETRY, type ModelProvider, type ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from '../contracts/index.js';
-import { withDeadline } from './deadline.js';
+import { withFailover } from './failover.js';
 import { messageText } from './history.js';
-import { metered, type ModelCallObserver } from './metering.js';
+import type { ModelCallObserver } from './metering.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
 export const JUDGE_LIMITS = {
@@ -58,7 +59,11 @@ export interface Judgment {
 }
 
 export interface JudgeDependencies {
-  model: (tier: ModelTier) => LanguageModel;
+  /** The fast tier's list: each structured call falls over along it. */
+  models: ModelProvider;
+  /** The per-provider breakers shared through Redis (absent: none). */
+  breakers: ProviderBreakers | undefined;
+  /** The merged judgment's own (per-process) breaker: open, it goes straight to the route fallback. */
   breaker: CircuitBreaker;
   logger: Logger;
   metrics: Metrics;
@@ -174,13 +179,34 @@ function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
 }
 
 async function structured<T>(dependencies: JudgeDependencies, output: StructuredOutput<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
-  const model = dependencies.model('fast');
-  const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () =>
-    withDeadline(dependencies.timeoutMs, signal, (abortSignal) =>
-      generateText({ model, system, prompt, output, maxOutputTokens: 800, maxRetries: 0, abortSignal, telemetry: MODEL_TELEMETRY }),
-    ),
+  const result = await withFailover(
+    {
+      chain: 'fast',
+      entries: dependencies.models.entries('fast'),
+      breakers: dependencies.breakers,
+      timeoutMs: dependencies.timeoutMs,
+      signal,
+      purpose: 'judge',
+      observer: dependencies.onModelCall,
+      logger: dependencies.logger,
+      metrics: dependencies.metrics,
+    },
+    async ({ entry, signal: abortSignal }) => {
+      const answer = await generateText({
+        model: entry.model,
+        system,
+        prompt,
+        output,
+        maxOutputTokens: 800,
+        maxRetries: 0,
+        abortSignal,
+        telemetry: MODEL_TELEMETRY,
+      });
+      // Read within the attempt: output that does not parse moves the call to the next entry.
+      if (answer.output === undefined) throw new Error('the model returned no structured output');
+      return { usage: answer.usage, output: answer.output };
+    },
   );
-  if (result.output === undefined) throw new Error('the model returned no structured output');
   return result.output;
 }
 

@@ -4,15 +4,16 @@
  * the token counters as calls finish, and keeps the list the turn result carries, which the
  * orchestrator hands to a usage recorder once the turn is over.
  */
-import type { LanguageModel, LanguageModelUsage } from 'ai';
+import type { LanguageModelUsage } from 'ai';
 import type { Metrics } from '../metrics.js';
 import type { ModelCallPurpose, ModelCallUsage } from '../contracts/index.js';
-import type { ModelTier } from '../model/provider.js';
+import type { ModelChain } from '../model/provider.js';
 
 interface ModelCallReport {
   purpose: ModelCallPurpose;
-  tier: ModelTier;
-  model: LanguageModel;
+  tier: ModelChain;
+  /** The entry's label (`ModelEntry.label`): the model that answered, or failed. */
+  model: string;
   seconds: number;
   /** Undefined when the call failed. */
   usage: LanguageModelUsage | undefined;
@@ -20,12 +21,10 @@ interface ModelCallReport {
 
 export type ModelCallObserver = (report: ModelCallReport) => void;
 
-const modelIdOf = (model: LanguageModel): string => (typeof model === 'string' ? model : model.modelId);
-
 /** Runs one model call and tells `observer` how long it took and, when it succeeded, its usage. */
 export async function metered<T extends { usage: LanguageModelUsage }>(
   observer: ModelCallObserver | undefined,
-  call: { purpose: ModelCallPurpose; tier: ModelTier; model: LanguageModel },
+  call: { purpose: ModelCallPurpose; tier: ModelChain; model: string },
   run: () => PromiseLike<T>,
 ): Promise<T> {
   const started = performance.now();
@@ -56,7 +55,7 @@ export function createTurnMeter(metrics: Metrics): TurnMeter {
     observe({ purpose, tier, model, seconds, usage }) {
       metrics.observe('model_call_duration_seconds', { tier, purpose, outcome: usage ? 'ok' : 'failed' }, seconds);
       if (!usage) return;
-      const call = { purpose, tier, model: modelIdOf(model), inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
+      const call = { purpose, tier, model, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
       calls.push(call);
       metrics.increment('model_tokens_total', { tier, model: call.model, kind: 'input' }, call.inputTokens);
       metrics.increment('model_tokens_total', { tier, model: call.model, kind: 'output' }, call.outputTokens);

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { ProviderBreakers } from '../model/provider-breaker.js';
 import type { ModelProvider } from '../model/provider.js';
 import { callerFor } from '../tools/caller.js';
 import type { LinkedCustomer } from '../tools/select-entity.js';
@@ -21,7 +22,7 @@ import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '.
 import { checkRosterLimits } from './define-role.js';
 import { groundingSections, withCustomerContext } from './grounding.js';
 import type { JudgeDependencies } from './judge.js';
-import { createTurnMeter, metered, type TurnMeter, type UsageRecorder } from './metering.js';
+import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
 import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
 import { resumeContinuation } from './resume-continuation.js';
@@ -30,12 +31,19 @@ import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { scopeDenialReporter, toolContextFor } from './tool-context.js';
+import { describedHistory, holdsFiles } from './vision.js';
 
-export const MODEL_FAILURE_REPLY = "Sorry, I couldn't answer that just now. Please send your message again in a minute.";
+/**
+ * What the customer gets when the model answered with no text at all (its steps spent on tools).
+ * A model that fails is no reply: the turn fails and its message is retried.
+ */
+const EMPTY_REPLY_TEXT = "Sorry, I couldn't put an answer together for that. Could you say a little more about what you need?";
 
 export interface OrchestratorOptions {
   roles: readonly RoleDefinition[];
   models: ModelProvider;
+  /** The per-provider circuit breakers, shared by every worker (absent: none). */
+  breakers?: ProviderBreakers;
   limits: ModelLimits;
   logger: Logger;
   metrics: Metrics;
@@ -67,7 +75,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   /** Roles that keep facts: read with the turn's start state (one MGET), whichever the judge routes to. */
   const factRoleIds = roles.filter((role) => role.facts).map((role) => role.id);
   const judge: JudgeDependencies = {
-    model: (tier) => options.models.model(tier),
+    models: options.models,
+    breakers: options.breakers,
     breaker: createCircuitBreaker(options.judgeBreaker ?? { threshold: 3, cooldownMs: 30_000 }),
     logger: options.logger,
     metrics,
@@ -105,21 +114,28 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       modelCalls: leg.modelCalls,
     };
     const started = performance.now();
-    const model = options.models.model(decision.tier);
+    const messages = withCustomerContext(history, grounding.untrusted);
+    let described: Promise<readonly ModelMessage[]> | undefined;
+    const vision = { models: options.models, breakers: options.breakers, timeoutMs: judge.timeoutMs, logger, metrics };
     try {
-      const result = await metered(meter.observe, { purpose: 'reply', tier: decision.tier, model }, () =>
-        callModel({
-          model,
-          system,
-          messages: withCustomerContext(history, grounding.untrusted),
-          tools: leg.offered,
-          toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
-          onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
-          limits: options.limits,
-          signal: input.signal,
-          onTextDelta: input.onTextDelta,
-        }),
-      );
+      const result = await callModel({
+        tier: decision.tier,
+        entries: options.models.entries(decision.tier),
+        breakers: options.breakers,
+        observer: meter.observe,
+        logger,
+        metrics,
+        system,
+        messages,
+        // Photos for a reply model that can't see them: described once per turn by MODEL_VISION.
+        ...(holdsFiles(messages) ? { textOnlyMessages: () => (described ??= describedHistory(vision, messages, input.signal, meter.observe)) } : {}),
+        tools: leg.offered,
+        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
+        onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
+        limits: options.limits,
+        signal: input.signal,
+        onTextDelta: input.onTextDelta,
+      });
       metrics.increment('model_calls_total', { purpose: 'reply' });
       if (result.session) {
         await options.state.writeSession(input.conversationId, { ...leg.session, ...result.session });
@@ -133,10 +149,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           attempts: 0,
         });
       }
-      const text = result.text || MODEL_FAILURE_REPLY;
+      const text = result.text || EMPTY_REPLY_TEXT;
       logger.info('turn-answered', {
         roleId: role.id,
         tier: decision.tier,
+        model: result.entry.label,
         inScope: decision.inScope,
         degraded: decision.degraded,
         judgeCalls: leg.modelCalls,
@@ -163,11 +180,13 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         },
       };
     } catch (error) {
+      // No reply stands in for the model's: the turn fails, and its message is retried (an
+      // outage: every entry down) or given up on (a refusal for good), visibly either way.
       if (input.signal.aborted) throw error;
       metrics.increment('model_calls_total', { purpose: 'reply' });
       metrics.increment('model_failures_total');
       logger.error('model-failed', { roleId: role.id, error });
-      return { ...base, text: MODEL_FAILURE_REPLY, failed: true, toolCalls: [] };
+      throw error;
     }
   };
 

@@ -29,7 +29,7 @@ import type { Model } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
 import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, transcriptKeys } from './transcript-keys.js';
-import { APOLOGY_PART, RECENT_MESSAGE_LIMIT, type ConversationRecord, type MessageRecord, type RecentMessage } from './transcript-store.js';
+import { APOLOGY_PART, HOLDING_PART, RECENT_MESSAGE_LIMIT, type ConversationRecord, type MessageRecord, type RecentMessage } from './transcript-store.js';
 
 /** How long one process may hold the copy before another may take it over. */
 const LOCK_TTL_MS = 10 * 60 * 1000;
@@ -96,8 +96,9 @@ const byTranscriptOrder = (a: StoredMessage, b: StoredMessage) =>
   (a.part ?? 0) - (b.part ?? 0) ||
   (a._id < b._id ? -1 : a._id > b._id ? 1 : 0);
 
-/** What a turn keeps in its history: not a message given up on, a failed reply part, nor an apology. */
-const inHistory = (message: StoredMessage) => message.status !== 'failed' && !(message.direction === 'outbound' && message.part === APOLOGY_PART);
+/** What a turn keeps in its history: not a message given up on, a failed reply part, an apology nor a holding message. */
+const inHistory = (message: StoredMessage) =>
+  message.status !== 'failed' && !(message.direction === 'outbound' && (message.part === APOLOGY_PART || message.part === HOLDING_PART));
 
 /** What one run did (also logged as `recent-backfill-done`). */
 export interface BackfillReport {

@@ -41,6 +41,8 @@ export const statusRank: Record<MessageStatus, number> = {
 
 /** The ledger part number of the apology sent when a message is given up on (replies never split this far). */
 export const APOLOGY_PART = 99;
+/** The ledger part number of a model outage's holding message (`src/turn/holding-notice.ts`). */
+export const HOLDING_PART = 98;
 
 /** How many recent messages a conversation keeps inline for the model's context. */
 export const RECENT_MESSAGE_LIMIT = 20;
@@ -239,8 +241,11 @@ export interface TranscriptStore {
   reclaimPart(messageId: string): Promise<void>;
   /** The ledger key a channel message id (Twilio's SID) was recorded for, if any. */
   deliveryOwner(channelMessageId: string): Promise<string | undefined>;
-  /** Stores the apology for a message given up on, once; returns the stored ledger entry. */
-  saveApology(input: { conversationId: string; channel: string; replyTo: string; text: string }): Promise<MessageRecord>;
+  /**
+   * Stores the apology for a message given up on (or, with `part`, another one-off notice of its
+   * reply: the holding message of a model outage), once; returns the stored ledger entry.
+   */
+  saveApology(input: { conversationId: string; channel: string; replyTo: string; text: string; part?: number }): Promise<MessageRecord>;
   /** Records an inbound message as given up on (storing it if an outage kept it from being recorded). */
   markInboundFailed(input: {
     conversationId: string;
@@ -616,8 +621,8 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       return (await redis.get(transcriptKeys.delivery(channelMessageId))) ?? undefined;
     },
 
-    async saveApology({ conversationId, channel, replyTo, text }) {
-      const _id = outboundMessageId(channel, replyTo, APOLOGY_PART);
+    async saveApology({ conversationId, channel, replyTo, text, part = APOLOGY_PART }) {
+      const _id = outboundMessageId(channel, replyTo, part);
       const at = now();
       const entry: StoredPart = {
         _id,
@@ -626,7 +631,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
         direction: 'outbound',
         text,
         replyTo,
-        part: APOLOGY_PART,
+        part,
         partCount: 1,
         roleId: 'system',
         status: 'pending',
@@ -636,7 +641,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       const stored = (await saveOnceScript(
         redis,
         [transcriptKeys.reply(channel, replyTo)],
-        [String(APOLOGY_PART), JSON.stringify(entry), LEDGER_TTL_SECONDS],
+        [String(part), JSON.stringify(entry), LEDGER_TTL_SECONDS],
       )) as string;
       const apology = toRecord(stored);
       await outbox.append([toOutbox(apology)]);

@@ -21,6 +21,7 @@ import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { GiveUpHandler, InboundBatch, InboundHandler } from '../queue/turn-worker.js';
+import { createHoldingNotice } from './holding-notice.js';
 import {
   APOLOGY_PART,
   inboundMessageId,
@@ -45,6 +46,8 @@ export interface InboundHandlerOptions {
   onTurn?: (result: TurnResult) => void;
   /** Human takeover: handles teammate entries and a held conversation's messages (true: no turn). */
   takeover?: TakeoverHook;
+  /** A model outage's holding message after this long a wait (MODEL_HOLDING_NOTICE_MS); none when absent. */
+  holdingNoticeMs?: number;
 }
 
 const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
@@ -76,8 +79,8 @@ const StoredTurnSchema = z.object({
   usage: z
     .array(
       z.object({
-        purpose: z.enum(['judge', 'reply']),
-        tier: z.enum(['fast', 'smart']),
+        purpose: z.enum(['judge', 'reply', 'vision']),
+        tier: z.enum(['fast', 'smart', 'vision']),
         model: z.string(),
         inputTokens: z.number(),
         outputTokens: z.number(),
@@ -187,6 +190,9 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
+  // One holding message per outage, from the failing turn (see holding-notice.ts).
+  const holdingNotice =
+    options.holdingNoticeMs === undefined ? undefined : createHoldingNotice({ transcripts, metrics, holdingNoticeMs: options.holdingNoticeMs, deliver });
 
   /**
    * Runs post-turn and metering for the reply these parts hold, if no attempt has yet (`taken`:
@@ -359,7 +365,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       );
     } else {
       void channel.transport.showTyping?.(message);
-      result = await options.orchestrator.runTurn(channel, {
+      const running = options.orchestrator.runTurn(channel, {
         conversationId,
         firstTurn: created,
         runId: randomUUID(),
@@ -370,6 +376,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         signal,
         logger,
         ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),
+      });
+      // A model outage fails the turn for the queue's retry; a long wait gets the holding message first.
+      result = await running.catch(async (error: unknown) => {
+        if (!signal.aborted) await holdingNotice?.({ channel, conversationId, message, earlier }, error, logger, assertHeld);
+        throw error;
       });
       await channel.transport.flushDeltas?.(message);
       // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.

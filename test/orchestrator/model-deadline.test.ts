@@ -1,11 +1,13 @@
 /**
  * Every model call has a deadline, and the deadline ends with the call. A judge or reply that
  * never answers is given up when its time runs out (the judge's fallback still routes the turn,
- * a reply's failure is the turn's failure, told to the customer); a call that answered leaves
+ * a reply's failure is the turn's failure: it throws, retryable, for the queue to retry); a call that answered leaves
  * nothing armed behind it — the AI SDK's own `timeout` option kept a timer and a merged signal
  * alive for the whole 20–45 s after every call, which is what grew the worker's heap in the soak.
  */
 import { afterEach, expect, test } from '@jest/globals';
+import { classifyFailure } from '../../src/errors/index.js';
+import { ModelsUnavailableError } from '../../src/orchestrator/failover.js';
 import { keywordJudge, type Script } from '../support/deterministic-model.js';
 import { createOrchestratorFixture, type OrchestratorFixture } from '../support/orchestrator-fixture.js';
 
@@ -42,10 +44,10 @@ test('a judge that never answers is given up at its deadline, and the route fall
   expect(fixture.models.calls[0]?.options.abortSignal?.reason).toMatchObject({ name: 'TimeoutError' });
 });
 
-test('a reply that never answers fails the turn at its deadline: the customer is told, not left waiting', async () => {
+test('a reply that never answers fails the turn at its deadline, as a retryable outage (the queue retries the message)', async () => {
   fixture = await createOrchestratorFixture({ timeoutMs: DEADLINE_MS, script: () => hangs });
-  const result = await fixture.turn(conversation(), 'how much is the Pro plan?');
-  expect(result.failed).toBe(true);
-  expect(result.text).not.toBe('too late');
+  const failure = await fixture.turn(conversation(), 'how much is the Pro plan?').catch((error: unknown) => error);
+  expect(failure).toBeInstanceOf(ModelsUnavailableError);
+  expect(classifyFailure(failure)).toBe('infrastructure');
   expect(fixture.models.replyCalls()[0]?.options.abortSignal?.aborted).toBe(true);
 });

@@ -39,7 +39,14 @@ describe('configuration', () => {
 
   test('defaults fill the optional variables', () => {
     const config = loadConfig(testEnv('http://127.0.0.1:1'));
-    expect(config.model).toMatchObject({ fast: 'gpt-5-mini', smart: 'gpt-5', maxSteps: 5, maxOutputTokens: 1024 });
+    expect(config.model).toMatchObject({
+      fast: [{ provider: 'openai', modelId: 'gpt-5-mini' }],
+      smart: [{ provider: 'openai', modelId: 'gpt-5' }],
+      vision: [],
+      holdingNoticeMs: 20_000,
+      maxSteps: 5,
+      maxOutputTokens: 1024,
+    });
     expect(config.trustProxy).toBe(false);
   });
 

@@ -3,9 +3,9 @@
  * OpenAI-compatible server, from a signed webhook to the reply Twilio receives.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
+import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { schemaDefault, type JsonSchema } from '../support/deterministic-model.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { turnsSettled } from '../support/settled.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 
@@ -15,7 +15,8 @@ describe('the OpenAI provider against a Chat Completions server', () => {
   beforeAll(async () => {
     stub = await startOpenAIStub();
     harness = await startHarness({
-      env: { OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'sk-local-test', MODEL_FAST: 'gpt-test-fast' },
+      // The breaker stays shut here (its own suite is test/orchestrator/provider-failover.test.ts).
+      env: { OPENAI_BASE_URL: stub.baseUrl, OPENAI_API_KEY: 'sk-local-test', MODEL_FAST: 'gpt-test-fast', MODEL_BREAKER_FAILURES: '100' },
       useConfiguredModel: true,
     });
   });
@@ -47,18 +48,26 @@ describe('the OpenAI provider against a Chat Completions server', () => {
     expect(JSON.stringify(call?.body.messages[0])).not.toContain('Test Customer');
   });
 
-  test('an HTTP 500 from the model gets the customer the apology, once', async () => {
+  test('an HTTP 500 from the model is retried, never apologised for: the customer gets the real answer once it is back, once', async () => {
     harness.twilio.reset();
     stub.reset();
     stub.respondWith({ status: 500, body: { error: { message: 'boom', type: 'server_error' } } });
     await harness.sendWhatsapp({ from: 'whatsapp:+15005550007', body: 'are you up?' });
-    const [reply] = await harness.twilio.waitForMessages(1);
-    expect(reply?.body).toBe(MODEL_FAILURE_REPLY);
-    await turnsSettled(harness.services);
-    expect(harness.twilio.messages).toHaveLength(1);
     // Judge (no retry), route fallback (no retry), then the reply call, which the SDK retries
-    // once on a 5xx (maxRetries: 1); the turn itself is never re-run.
+    // once on a 5xx (maxRetries: 1 on a list's last entry); then the turn fails for the queue.
+    await eventually(() => harness.logs.find((line) => line.event === 'inbound-retrying'));
     expect(stub.requests).toHaveLength(4);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'route-fallback-failed' }));
+    expect(harness.twilio.messages).toHaveLength(0);
+    stub.respondWith((body) =>
+      body.response_format
+        ? { json: schemaDefault((body.response_format as { json_schema: { schema: JsonSchema } }).json_schema.schema) }
+        : { text: 'Back and answering' },
+    );
+    const [reply] = await harness.twilio.waitForMessages(1);
+    expect(reply?.body).toBe('Back and answering');
+    await turnsSettled(harness.services);
+    expect(harness.twilio.messages.map((message) => message.body)).not.toContain(APOLOGY_TEXT);
+    expect(harness.twilio.messages).toHaveLength(1);
   });
 });

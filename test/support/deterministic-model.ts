@@ -168,6 +168,8 @@ function contentFor(reply: Exclude<ScriptedReply, { error: Error }>): LanguageMo
 }
 
 export interface DeterministicModels extends ModelProvider {
+  /** The tier's one model (each tier's list holds one entry; vision: the smart model). */
+  model(tier: ModelTier): MockLanguageModelV4;
   /** Every call made, in order (structured judge calls included). */
   readonly calls: ScriptedCall[];
   /** Sets how reply (free-text) calls are answered. */
@@ -231,9 +233,14 @@ export function createDeterministicModels(
     });
 
   const models = { fast: build('fast'), smart: build('smart') };
+  const entries = {
+    fast: [{ provider: 'deterministic', label: 'deterministic-fast', model: models.fast, acceptsFiles: true }],
+    smart: [{ provider: 'deterministic', label: 'deterministic-smart', model: models.smart, acceptsFiles: true }],
+  };
   return {
     calls,
     model: (tier) => models[tier],
+    entries: (chain) => entries[chain === 'vision' ? 'smart' : chain],
     setScript(next) {
       script = next;
     },

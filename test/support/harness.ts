@@ -127,6 +127,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.useConfiguredModel ? {} : { models: options.models ?? models }),
     logger,
     queuePrefix,
+    modelBreakerScope: queuePrefix,
   });
   const worker = options.worker === false ? undefined : services.startWorker();
   if (worker) await worker.waitUntilReady();

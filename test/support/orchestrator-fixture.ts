@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { createCliChannel } from '../../channels/cli/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
+import { createProviderBreakers } from '../../src/model/provider-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnResult } from '../../src/contracts/index.js';
 import { createOrchestrator, type Orchestrator } from '../../src/orchestrator/run-turn.js';
 import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
@@ -39,7 +40,8 @@ export async function watchOrchestratorCommands(url: string) {
       marks.get(rest[0])?.();
       return;
     }
-    if (rest.some((arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:'))) {
+    // The model providers' circuit breakers count too: a healthy turn must not touch them.
+    if (rest.some((arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:') || arg.startsWith('asst:{model-breaker:'))) {
       commands.push({ name: name.toUpperCase(), args: rest });
     }
   });
@@ -89,6 +91,8 @@ export async function createOrchestratorFixture(
     judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
     /** The model calls' deadline (10 s unless given). */
     timeoutMs?: number;
+    /** Per-provider circuit breakers in Redis, as production has them (namespaced to this fixture). */
+    breakers?: boolean;
   } = {},
 ): Promise<OrchestratorFixture> {
   const url = process.env.TEST_REDIS_URL;
@@ -110,6 +114,7 @@ export async function createOrchestratorFixture(
     decisions: createDecisionStore(redis),
     ...(options.mcpTools ? { mcpTools: options.mcpTools } : {}),
     ...(options.judgeBreaker ? { judgeBreaker: options.judgeBreaker } : {}),
+    ...(options.breakers ? { breakers: createProviderBreakers({ redis, failures: 3, cooldownMs: 30_000, scope: randomUUID() }) } : {}),
   });
   const histories = new Map<string, ModelMessage[]>();
 

@@ -65,6 +65,7 @@ export async function measureTurn(options: { roles: readonly RoleDefinition[]; e
   const judge = learningJudge(options.judge ?? keywordJudge);
   const fixture = await createOrchestratorFixture({
     roles: options.roles,
+    breakers: true,
     mcpTools: () => mcp.source.tools(),
     judge: async (call) => {
       if (measuring && !marks.judge) marks.judge = await watcher.mark(fixture.redis, 'judge');

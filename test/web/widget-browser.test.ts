@@ -50,7 +50,7 @@ function wordByWord(inner: DeterministicModels): ModelProvider {
       return { ...result, stream: result.stream.pipeThrough(paced) };
     },
   });
-  return { model: (tier) => pace(inner.model(tier) as LanguageModelV4) };
+  return { entries: (chain) => inner.entries(chain).map((entry) => ({ ...entry, model: pace(entry.model as LanguageModelV4) })) };
 }
 
 /** A business's page: the one-line embed, a link before it, some hostile CSS, optionally a strict CSP. */

@@ -4,7 +4,6 @@
  * the typing indicator and what a model failure looks like to the customer.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
-import { MODEL_FAILURE_REPLY } from '../../src/orchestrator/run-turn.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { WHATSAPP_BODY_LIMIT } from '../../channels/whatsapp/split-message.js';
 import { eventually, newMessageSid, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
@@ -80,19 +79,21 @@ describe('a WhatsApp turn', () => {
     expect([...order].sort((a, b) => (a < b ? -1 : 1))).toEqual(order);
   });
 
-  test('a model failure gets the customer one short apology, logged and counted, never retried', async () => {
-    harness.models.setScript(() => ({ error: new Error('upstream 500') }));
+  test('a model failure is no reply: logged and counted, the message retried, and the customer gets the real answer once the model is back', async () => {
+    let failures = 2;
+    harness.models.setScript(() => (failures-- > 0 ? { error: new Error('upstream 500') } : { text: 'The real answer.' }));
     const before = harness.services.metrics.value('model_failures_total');
     const callsBefore = harness.models.replyCalls().length;
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900004', body: 'hello?' });
-    const [apology] = await harness.twilio.waitForMessages(1);
-    expect(apology?.body).toBe(MODEL_FAILURE_REPLY);
+    // Retried after 2 s, then 4 s (MESSAGE_RETRY_BACKOFF_MS doubling).
+    const [answer] = await harness.twilio.waitForMessages(1, 20_000);
+    expect(answer?.body).toBe('The real answer.');
     await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
-    expect(harness.services.metrics.value('model_failures_total')).toBe(before + 1);
+    expect(harness.services.metrics.value('model_failures_total')).toBe(before + 2);
     expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'model-failed' }));
-    expect(harness.models.replyCalls().length - callsBefore).toBe(1);
-  });
+    expect(harness.models.replyCalls().length - callsBefore).toBe(3);
+  }, 30_000);
 
   test('a send Twilio refuses for good fails the message: the rest is not sent, one apology is; a transient refusal is retried without resending earlier parts', async () => {
     harness.models.setScript(() => ({ text: `${'First part sentence. '.repeat(90)}\n\n${'Second part sentence. '.repeat(20)}`.trim() }));
