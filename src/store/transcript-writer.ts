@@ -456,6 +456,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     async close() {
       stopped = true;
       wake?.();
+      if (!running) return;
       await running;
       // Out of the outbox's group (kept while entries are pending for it: another writer takes them over).
       await outbox.leave().catch((error: unknown) => logger.warn('transcript-outbox-leave-failed', { error }));
