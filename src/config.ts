@@ -146,6 +146,10 @@ export const EnvSchema = z.object({
   WEB_STREAMS_PER_VISITOR: positiveInt(5),
   WEB_VISITOR_UPLOADS_PER_MINUTE: positiveInt(10),
   WEB_IP_UPLOADS_PER_MINUTE: positiveInt(30),
+  // How long a site's signed identity (data-user-hash with data-user-ts) is accepted after its issue time.
+  WEB_IDENTITY_MAX_AGE_SECONDS: positiveInt(3600).pipe(z.number().max(7 * 24 * 60 * 60, 'expected at most 604800 (7 days)')),
+  // Whether a data-user-hash without data-user-ts (the form before issue times: it never expires) is accepted.
+  WEB_IDENTITY_LEGACY: z.stringbool({ error: 'expected true or false' }).default(false),
   BUSINESS_NAME: z.string().min(1).max(80).default('our business'),
   HANDOFF_TEAMS: z.string().optional(),
   NOTICE_ATTEMPTS: positiveInt(6),
@@ -378,6 +382,10 @@ export interface Config {
     /** Widget attachments (`/api/widget/uploads`) per visitor and per IP. */
     visitorUploadsPerMinute: number;
     ipUploadsPerMinute: number;
+    /** A site's signed identity is accepted this long after its `data-user-ts`. */
+    identityMaxAgeSeconds: number;
+    /** A `data-user-hash` without `data-user-ts` (never expires) is accepted: for sites not yet sending the issue time. */
+    identityLegacy: boolean;
   };
 }
 
@@ -480,6 +488,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       streamsPerVisitor: env.WEB_STREAMS_PER_VISITOR,
       visitorUploadsPerMinute: env.WEB_VISITOR_UPLOADS_PER_MINUTE,
       ipUploadsPerMinute: env.WEB_IP_UPLOADS_PER_MINUTE,
+      identityMaxAgeSeconds: env.WEB_IDENTITY_MAX_AGE_SECONDS,
+      identityLegacy: env.WEB_IDENTITY_LEGACY,
     },
     mcp: env.MCP_SERVER_URL
       ? {

@@ -50,6 +50,8 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
     streamsPerVisitor: settings.streamsPerVisitor,
     visitorUploadsPerMinute: settings.visitorUploadsPerMinute,
     ipUploadsPerMinute: settings.ipUploadsPerMinute,
+    identityMaxAgeSeconds: settings.identityMaxAgeSeconds,
+    identityLegacy: settings.identityLegacy,
   };
   return {
     channel,

@@ -217,8 +217,16 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       claims = undefined;
     }
     if (!(await withinRequestLimits(request, response, claims?.visitorId))) return;
-    const identity = verifyVisitorIdentity(site, parsed.data.user);
-    metrics.increment('widget_identity_total', { outcome: identity.status === 'rejected' ? identity.reason : identity.status });
+    const identity = verifyVisitorIdentity(site, parsed.data.user, {
+      maxAgeSeconds: options.limits.identityMaxAgeSeconds,
+      legacy: options.limits.identityLegacy,
+    });
+    const outcome = identity.status === 'rejected' ? identity.reason : identity.status === 'verified' && identity.legacy ? 'verified_legacy' : identity.status;
+    metrics.increment('widget_identity_total', { outcome });
+    if (identity.status === 'verified' && identity.legacy) {
+      // Accepted while WEB_IDENTITY_LEGACY is on: the site still signs without data-user-ts (such a hash never expires).
+      logger.info('widget-identity-legacy', { siteKey: site.key });
+    }
     if (identity.status === 'rejected') {
       // The visitor carries on as whoever their token already says (anonymous, or the user it was issued to).
       logger.warn('widget-identity-rejected', { siteKey: site.key, reason: identity.reason });

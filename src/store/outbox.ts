@@ -7,12 +7,20 @@
  * `_id`, so writing one twice changes nothing. Each process watches the backlog (XLEN once a
  * second, not per message): it is the `transcript_outbox_backlog` gauge, and at
  * TRANSCRIPT_OUTBOX_MAX new inbound messages are refused (503) until the writer catches up.
+ *
+ * Nothing is deleted unwritten: a record this version cannot read (a newer version's record
+ * kind or status) and a record MongoDB refuses go to the dead-letter stream (`deadLetter`,
+ * `transcript_dead_letter_total{reason}`) with their entry's id, in the outbox's own format (an
+ * entry's `r` field can be added back to the outbox as it is). Fields this version does not know
+ * are kept and written (a rolling deploy that adds one loses nothing). Each writer is a consumer
+ * of the group: it leaves the group on a clean shutdown, and writers remove consumers idle for
+ * CONSUMER_IDLE_MS with nothing pending (a killed process's, once its entries were taken over).
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import { MEDIA_FAILURES, MEDIA_KINDS } from '../media/content-check.js';
+import { luaScript, type RedisClient } from '../redis.js';
 import { AppError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -21,8 +29,11 @@ import { TRANSCRIPT_WRITER_GROUP, transcriptKeys } from './transcript-keys.js';
 const MessageStatusSchema = z.enum(['received', 'pending', 'sending', 'uncertain', 'queued', 'sent', 'delivered', 'read', 'failed', 'undelivered']);
 const Iso = z.iso.datetime();
 
-/** A message as the outbox carries it (dates as ISO text); the `turn` payload never leaves Redis. */
-export const OutboxMessageSchema = z.object({
+/**
+ * A message as the outbox carries it (dates as ISO text); the `turn` payload never leaves Redis.
+ * Loose objects: a field a newer version added is kept and written, never stripped.
+ */
+export const OutboxMessageSchema = z.looseObject({
   _id: z.string(),
   conversationId: z.string(),
   channel: z.string(),
@@ -38,6 +49,7 @@ export const OutboxMessageSchema = z.object({
   /** An inbound message's media references (store ids, kinds, a transcription, why one was not used). */
   media: z
     .array(
+      // A plain object (a field it does not know is dropped): `MediaReference` (src/media) is typed without extra fields.
       z.object({
         id: z.string().optional(),
         contentType: z.string(),
@@ -54,9 +66,22 @@ export const OutboxMessageSchema = z.object({
 });
 
 export const TranscriptRecordSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('conversation'), _id: z.string(), channel: z.string(), address: z.string(), displayName: z.string().optional(), at: Iso }),
+  z.looseObject({
+    kind: z.literal('conversation'),
+    _id: z.string(),
+    channel: z.string(),
+    address: z.string(),
+    displayName: z.string().optional(),
+    /**
+     * Set when this record's name is new in Redis (the conversation was created or renamed): the
+     * writer then writes it whatever it remembers writing, since another writer may have written
+     * another name in between. Without it (the same name Redis already held) a writer may skip it.
+     */
+    nameChanged: z.literal(true).optional(),
+    at: Iso,
+  }),
   z.object({ kind: z.literal('message'), message: OutboxMessageSchema }),
-  z.object({
+  z.looseObject({
     kind: z.literal('status'),
     _id: z.string(),
     status: MessageStatusSchema,
@@ -69,11 +94,25 @@ export const TranscriptRecordSchema = z.discriminatedUnion('kind', [
 ]);
 export type TranscriptRecord = z.infer<typeof TranscriptRecordSchema>;
 
-const EntrySchema = z.array(TranscriptRecordSchema);
+/** Records set aside instead of written: kept in the dead-letter stream, never deleted. */
+export interface DeadLetter {
+  /** The outbox entry they came in. */
+  entryId: string;
+  /** `unreadable`: this version cannot parse them; `rejected`: MongoDB refused to store them. */
+  reason: 'unreadable' | 'rejected';
+  error: string;
+  /** The records as the outbox held them (what `r` holds in the dead-letter entry). */
+  records?: unknown[];
+  /** An entry that is not a JSON array of records: its fields as they were. */
+  raw?: string[];
+}
 
 export interface OutboxEntry {
   id: string;
+  /** The records this version reads, in order. */
   records: TranscriptRecord[];
+  /** What it could not read (the entry's other records are still written). */
+  unreadable?: DeadLetter;
 }
 
 /** New inbound messages are refused while the outbox holds TRANSCRIPT_OUTBOX_MAX entries. */
@@ -87,6 +126,38 @@ const CLAIM_IDLE_MS = 10_000;
 /** How often a writer looks for such entries (XAUTOCLAIM), rather than on every read. */
 const CLAIM_EVERY_MS = 5_000;
 const BACKLOG_POLL_MS = 1_000;
+/**
+ * A consumer with nothing pending that has not read for this long is removed from the group (a
+ * process that ended without leaving). Removing a live one costs nothing: its next read adds it
+ * back. One with pending entries is kept until another writer takes them over (CLAIM_IDLE_MS).
+ */
+const CONSUMER_IDLE_MS = 10 * 60_000;
+/** How often a writer looks for such consumers. */
+const REAP_EVERY_MS = 60_000;
+
+/**
+ * Removes the group's consumers (but ARGV[2]) idle for ARGV[3] ms or more with nothing pending;
+ * ARGV[3] = -1: only consumer ARGV[2], if it has nothing pending. The pending count is read and
+ * the consumer removed in one script, so no entry delivered in between is left in no one's list.
+ * One key, the outbox's (nothing else is ever in a script with it).
+ */
+const removeConsumersScript = luaScript(`
+local removed = 0
+if tonumber(ARGV[3]) < 0 then
+  local pending = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])
+  if #pending == 0 then removed = redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) == 0 and 1 or 0 end
+  return removed
+end
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local fields = {}
+  for i = 1, #consumer, 2 do fields[consumer[i]] = consumer[i + 1] end
+  if fields['name'] ~= ARGV[2] and tonumber(fields['pending']) == 0 and tonumber(fields['idle']) >= tonumber(ARGV[3]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], fields['name'])
+    removed = removed + 1
+  end
+end
+return removed
+`);
 
 export interface TranscriptOutbox {
   /** Appends records as one entry (one XADD). */
@@ -103,6 +174,12 @@ export interface TranscriptOutbox {
   watch(): () => void;
   /** Throws `TranscriptOutboxFullError` when the last polled backlog is at the bound. */
   assertRoom(): void;
+  /** Keeps records in the dead-letter stream (one XADD each), logged and counted (`transcript_dead_letter_total{reason}`). */
+  deadLetter(letters: readonly DeadLetter[]): Promise<void>;
+  /** Removes this reader's consumer from the group unless entries are pending for it (clean shutdown). */
+  leave(): Promise<void>;
+  /** Removes other consumers idle for `minIdleMs` with nothing pending; how many. Reads do it every REAP_EVERY_MS. */
+  removeIdleConsumers(minIdleMs?: number): Promise<number>;
 }
 
 type StreamReply = [string, [string, string[]][]][] | null;
@@ -120,21 +197,43 @@ export function createTranscriptOutbox(options: {
   const { redis, logger, metrics, maxBacklog } = options;
   const reader = options.reader ?? redis;
   const key = transcriptKeys.outbox(options.database);
+  const deadKey = transcriptKeys.deadLetters(options.database);
   const consumer = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let lastBacklog = 0;
   let nextClaimAt = 0;
+  let nextReapAt = Date.now() + REAP_EVERY_MS;
 
+  /**
+   * An entry's records, each read on its own: one this version cannot read (a newer version's
+   * kind or status) is set aside for the dead-letter stream and the others are written. Never
+   * retried forever, never deleted.
+   */
   const decode = (id: string, fields: string[]): OutboxEntry => {
-    const raw = fields[fields.indexOf('r') + 1];
+    const at = fields.findIndex((field, index) => index % 2 === 0 && field === 'r');
+    const raw = at >= 0 ? fields[at + 1] : undefined;
+    let items: unknown;
     try {
-      const parsed = EntrySchema.safeParse(JSON.parse(raw ?? ''));
-      if (parsed.success) return { id, records: parsed.data };
-      logger.error('transcript-outbox-entry-unreadable', { id, issues: parsed.error.issues.slice(0, 3) });
-    } catch (error) {
-      logger.error('transcript-outbox-entry-unreadable', { id, error });
+      items = JSON.parse(raw ?? '');
+    } catch {
+      items = undefined;
     }
-    // An unreadable entry is set aside (acknowledged with the batch), never retried forever.
-    return { id, records: [] };
+    if (!Array.isArray(items)) return { id, records: [], unreadable: { entryId: id, reason: 'unreadable', error: 'not a JSON array of records', raw: fields } };
+    const records: TranscriptRecord[] = [];
+    const unread: unknown[] = [];
+    const issues: string[] = [];
+    for (const item of items) {
+      const parsed = TranscriptRecordSchema.safeParse(item);
+      if (parsed.success) records.push(parsed.data);
+      else {
+        unread.push(item);
+        issues.push(...parsed.error.issues.slice(0, 2).map((issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`));
+      }
+    }
+    return {
+      id,
+      records,
+      ...(unread.length > 0 ? { unreadable: { entryId: id, reason: 'unreadable', error: issues.slice(0, 4).join('; '), records: unread } } : {}),
+    };
   };
 
   /** Entries another writer read and left unacknowledged for CLAIM_IDLE_MS (it died): taken over. */
@@ -162,6 +261,10 @@ export function createTranscriptOutbox(options: {
     },
 
     async read(count, blockMs) {
+      if (Date.now() >= nextReapAt) {
+        nextReapAt = Date.now() + REAP_EVERY_MS;
+        await outbox.removeIdleConsumers().catch((error: unknown) => logger.warn('transcript-outbox-reap-failed', { error }));
+      }
       if (Date.now() >= nextClaimAt) {
         nextClaimAt = Date.now() + CLAIM_EVERY_MS;
         const taken = await claimIdle(count);
@@ -202,6 +305,42 @@ export function createTranscriptOutbox(options: {
       const timer = setInterval(() => void poll(), BACKLOG_POLL_MS);
       timer.unref();
       return () => clearInterval(timer);
+    },
+
+    async deadLetter(letters) {
+      for (const letter of letters) {
+        const fields = [
+          'entry',
+          letter.entryId,
+          'reason',
+          letter.reason,
+          'error',
+          letter.error.slice(0, 2000),
+          ...(letter.records ? ['r', JSON.stringify(letter.records)] : []),
+          ...(letter.raw ? ['raw', JSON.stringify(letter.raw)] : []),
+        ];
+        const deadId = await redis.xadd(deadKey, '*', ...fields);
+        const count = letter.records?.length ?? 1;
+        metrics.increment('transcript_dead_letter_total', { reason: letter.reason }, count);
+        logger.error('transcript-records-dead-lettered', {
+          entryId: letter.entryId,
+          deadLetterId: deadId,
+          reason: letter.reason,
+          records: count,
+          error: letter.error,
+        });
+      }
+    },
+
+    async leave() {
+      const removed = Number(await removeConsumersScript(redis, [key], [TRANSCRIPT_WRITER_GROUP, consumer, -1]));
+      logger.info(removed === 1 ? 'transcript-outbox-consumer-left' : 'transcript-outbox-consumer-kept', { consumer });
+    },
+
+    async removeIdleConsumers(minIdleMs = CONSUMER_IDLE_MS) {
+      const removed = Number(await removeConsumersScript(redis, [key], [TRANSCRIPT_WRITER_GROUP, consumer, Math.max(0, minIdleMs)]));
+      if (removed > 0) logger.info('transcript-outbox-consumers-removed', { removed });
+      return removed;
     },
 
     assertRoom() {

@@ -3,7 +3,7 @@
  * the outbox that carries transcript records to MongoDB. Every Lua script touches keys of one
  * hash tag only (Redis Cluster): a conversation's record under `{conversationKey}`; a reply's
  * ledger entries under `{channel:inbound id}`, derived from the ledger key every caller holds
- * (`out:<channel>:<inbound>#<part>`); a delivery id under its own; the outbox under `{outbox}`.
+ * (`out:<channel>:<inbound>#<part>`); a delivery id under its own; the outbox under `{outbox:…}`, its dead letters under their own.
  */
 import { KEY_PREFIX } from '../redis.js';
 
@@ -16,6 +16,8 @@ export const transcriptKeys = {
   delivery: (channelMessageId: string) => `${KEY_PREFIX}:tx:delivery:{${channelMessageId}}`,
   /** Stream: transcript records waiting for MongoDB database `database` (consumer group `TRANSCRIPT_WRITER_GROUP`). */
   outbox: (database: string) => `${KEY_PREFIX}:tx:outbox:{outbox:${database}}`,
+  /** Stream: outbox records set aside, unwritten (unreadable, or refused by MongoDB); fields entry, reason, error, r (or raw). */
+  deadLetters: (database: string) => `${KEY_PREFIX}:tx:outbox-dead:{outbox-dead:${database}}`,
 };
 
 export const TRANSCRIPT_WRITER_GROUP = 'transcript-writer';

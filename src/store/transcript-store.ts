@@ -490,7 +490,9 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
       // Created with its TTL just now: its history writes need not set it again today.
       if (created === 1) ttlRefreshed.set(key, true);
       if (records || created === 1 || renamed === 1) {
-        await record(records, [{ kind: 'conversation', _id: key, channel, address, ...(displayName ? { displayName } : {}), at }]);
+        // A name new in Redis says so: every writer writes it, whatever it wrote before.
+        const named = displayName ? { displayName, ...(created === 1 || renamed === 1 ? { nameChanged: true as const } : {}) } : {};
+        await record(records, [{ kind: 'conversation', _id: key, channel, address, ...named, at }]);
       }
       return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
     },

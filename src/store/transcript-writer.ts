@@ -9,16 +9,22 @@
  * inserted as its records leave it, with its statuses, in record order; from the first one
  * MongoDB already holds (a retried batch) on, messages get their records' own writes; delivery
  * ids are inserted. A conversation this writer wrote within the hour (same name) is not written
- * again: its `updatedAt` only serves retention. Entries leave the outbox only after MongoDB acknowledged them; a failed or
- * slow write is retried with backoff (the batch is kept), so a MongoDB outage only grows the
- * backlog. Runs in worker processes.
+ * again: its `updatedAt` only serves retention; but a record whose name is new in Redis
+ * (`nameChanged`: created or renamed) is always written, whatever this writer remembers (another
+ * writer may have written another name since), so MongoDB's name ends as Redis's. Entries leave
+ * the outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
+ * (the batch is kept), so a MongoDB outage only grows the backlog. A record MongoDB refuses
+ * (anything but a duplicate key or a transient server state: an invalid key, a document over
+ * 16 MiB) is found by writing the batch's entries, then that entry's records, one by one, and
+ * goes to the outbox's dead-letter stream; the rest is written and the writer moves on. Records
+ * the outbox could not read go there too. Runs in worker processes.
  */
 import { LRUCache } from 'lru-cache';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { OutboxEntry, TranscriptOutbox, TranscriptRecord } from './outbox.js';
+import type { DeadLetter, OutboxEntry, TranscriptOutbox, TranscriptRecord } from './outbox.js';
 import { statusRank, transcriptModels, type ConversationRecord, type MessageRecord, type MessageStatus } from './transcript-store.js';
 
 const READ_BLOCK_MS = 1_000;
@@ -45,6 +51,8 @@ const CONVERSATION_TOUCH_MS = 60 * 60 * 1000;
 const CONVERSATION_TOUCH_MEMORY = 50_000;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
+/** A conversation document's fields this writer sets itself: a newer record's field of the same name is not set over them. */
+const CONVERSATION_OWN_FIELDS: ReadonlySet<string> = new Set(['_id', 'channel', 'address', 'displayName', 'recent', 'createdAt', 'updatedAt']);
 
 export interface TranscriptWriterOptions {
   connection: Connection;
@@ -123,6 +131,23 @@ function foldNew(group: readonly MessageGroupRecord[]): Record<string, unknown> 
   return document ?? {};
 }
 
+/**
+ * Server error codes that say nothing about the document (the server's state, a race): the
+ * write is retried, never set aside. 1 is FerretDB's InternalError (its backend failing).
+ */
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([1, 6, 7, 24, 46, 50, 89, 91, 112, 189, 262, 9001, 10107, 11000, 11600, 11602, 13435, 13436]);
+
+/** Whether MongoDB (or the driver, before sending) refused what was written: writing it again fails the same way. */
+function isRejection(error: unknown): boolean {
+  const { MongoServerError, MongoBulkWriteError, MongoInvalidArgumentError, BSON } = mongoose.mongo;
+  if (error instanceof MongoInvalidArgumentError || error instanceof BSON.BSONError || error instanceof RangeError) return true;
+  if (!(error instanceof MongoServerError)) return false;
+  if (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError')) return false;
+  const writeErrors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
+  const codes = writeErrors.length > 0 ? writeErrors.map((failure) => failure.code) : [error.code];
+  return codes.every((code) => typeof code === 'number' && !TRANSIENT_CODES.has(code));
+}
+
 /** The duplicate key errors of a failed insert (the documents MongoDB already held); rethrows any other failure. */
 function duplicates(error: unknown): number[] {
   if (!(error instanceof mongoose.mongo.MongoBulkWriteError)) throw error;
@@ -191,24 +216,39 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     const conversationOps: mongo.AnyBulkWriteOperation<ConversationRecord>[] = [];
     const deliveryDocs = new Map<string, { _id: string; messageId: string; createdAt: Date }>();
     const touched = new Map<string, Date>();
-    /** A conversation's records folded into one upsert: inserted as the first, renamed as the last, `updatedAt` their latest. */
-    const conversationFolds = new Map<string, { insert: Record<string, unknown>; updatedAt: Date; displayName?: string }>();
+    /**
+     * A conversation's records folded into one upsert: inserted as the first, renamed as the last,
+     * `updatedAt` their latest; `changed` when one of them is news (a name new in Redis, or fields
+     * a newer version added), which is always written.
+     */
+    const conversationFolds = new Map<
+      string,
+      { insert: Record<string, unknown>; updatedAt: Date; displayName?: string; changed: boolean; extra: Record<string, unknown> }
+    >();
     /** Each message's records in order (one document each). */
     const messageGroups = new Map<string, MessageGroupRecord[]>();
     for (const record of records) {
       switch (record.kind) {
         case 'conversation': {
-          const at = new Date(record.at);
-          const fold = conversationFolds.get(record._id);
+          const { kind: _kind, _id, channel, address, displayName, nameChanged, at: recordAt, ...added } = record;
+          // Fields a newer version added are set (never over what this version writes itself).
+          const extra = Object.fromEntries(Object.entries(added).filter(([field]) => !CONVERSATION_OWN_FIELDS.has(field)));
+          const changed = nameChanged === true || Object.keys(extra).length > 0;
+          const at = new Date(recordAt);
+          const fold = conversationFolds.get(_id);
           if (!fold) {
-            conversationFolds.set(record._id, {
-              insert: { channel: record.channel, address: record.address, recent: [], createdAt: at },
+            conversationFolds.set(_id, {
+              insert: { channel, address, recent: [], createdAt: at },
               updatedAt: at,
-              ...(record.displayName ? { displayName: record.displayName } : {}),
+              ...(displayName ? { displayName } : {}),
+              changed,
+              extra,
             });
           } else {
             if (fold.updatedAt < at) fold.updatedAt = at;
-            if (record.displayName) fold.displayName = record.displayName;
+            if (displayName) fold.displayName = displayName;
+            fold.changed ||= changed;
+            Object.assign(fold.extra, extra);
           }
           break;
         }
@@ -237,15 +277,16 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       const inbound = touched.get(_id);
       touched.delete(_id);
       const updatedAt = inbound && inbound > fold.updatedAt ? inbound : fold.updatedAt;
-      if (freshEnough(_id, updatedAt, fold.displayName)) continue;
+      if (!fold.changed && freshEnough(_id, updatedAt, fold.displayName)) continue;
       conversationWrites.set(_id, { at: updatedAt.getTime(), displayName: fold.displayName ?? conversationsWritten.get(_id)?.displayName });
+      const set = { ...fold.extra, ...(fold.displayName ? { displayName: fold.displayName } : {}) };
       conversationOps.push({
         updateOne: {
           filter: { _id },
           update: {
             $setOnInsert: fold.insert,
             $max: { updatedAt },
-            ...(fold.displayName ? { $set: { displayName: fold.displayName } } : {}),
+            ...(Object.keys(set).length > 0 ? { $set: set } : {}),
           },
           upsert: true,
         },
@@ -289,6 +330,37 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     await insertAbsent(deliveries.collection, [...deliveryDocs.values()]);
   };
 
+  /**
+   * A batch with a record MongoDB refuses: each entry written on its own, and an entry that is
+   * refused, each of its records (in order); the records still refused are what it returns, to
+   * be kept in the dead-letter stream. Every write is idempotent, so what the batch's failed
+   * attempt wrote is written again harmlessly. A failure that is no refusal is thrown (retried).
+   */
+  const applyIsolating = async (batch: readonly OutboxEntry[]): Promise<DeadLetter[]> => {
+    const letters: DeadLetter[] = [];
+    for (const entry of batch) {
+      try {
+        await apply(entry.records);
+        continue;
+      } catch (error) {
+        if (!isRejection(error)) throw error;
+      }
+      const refused: unknown[] = [];
+      let reason = '';
+      for (const record of entry.records) {
+        try {
+          await apply([record]);
+        } catch (error) {
+          if (!isRejection(error)) throw error;
+          refused.push(record);
+          reason ||= errorText(error);
+        }
+      }
+      if (refused.length > 0) letters.push({ entryId: entry.id, reason: 'rejected', error: reason, records: refused });
+    }
+    return letters;
+  };
+
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -307,6 +379,10 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     let inFlight: Promise<void> | undefined;
     /** The batch that apply wrote after its timeout: acknowledged, so it is not written again. */
     let landed: OutboxEntry[] | undefined;
+    /** What the batch's writing set aside (records MongoDB refused). */
+    let refused: DeadLetter[] = [];
+    /** The batch's last attempt failed on a record MongoDB refuses: the next one finds it. */
+    let isolating = false;
     while (!stopped) {
       try {
         if (!grouped) {
@@ -329,19 +405,26 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         }
         if (landed !== batch) {
           const current = batch;
-          const applying = apply(records);
+          const applying = isolating ? applyIsolating(current) : apply(records).then((): DeadLetter[] => []);
           inFlight = applying.then(
-            () => {
+            (letters) => {
               inFlight = undefined;
               landed = current;
+              refused = letters;
             },
             () => (inFlight = undefined),
           );
-          await withTimeout(applying, WRITE_TIMEOUT_MS);
+          refused = await withTimeout(applying, WRITE_TIMEOUT_MS);
         }
         landed = undefined;
+        // Kept before the entries leave the outbox (a crash in between keeps a dead letter twice, never none).
+        const letters = [...batch.flatMap((entry) => (entry.unreadable ? [entry.unreadable] : [])), ...refused];
+        if (letters.length > 0) await outbox.deadLetter(letters);
         await outbox.remove(batch.map((entry) => entry.id));
-        metrics.increment('transcript_records_written_total', {}, records.length);
+        refused = [];
+        isolating = false;
+        const setAside = letters.reduce((sum, letter) => sum + (letter.reason === 'rejected' ? (letter.records?.length ?? 0) : 0), 0);
+        metrics.increment('transcript_records_written_total', {}, records.length - setAside);
         if (failingSince !== undefined) logger.info('transcript-writer-recovered', { downMs: Date.now() - failingSince });
         const full = batch.length >= options.batchSize;
         batch = undefined;
@@ -353,6 +436,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         failingSince ??= Date.now();
         // A Redis that lost the group (restarted without its data): create it again.
         if (errorText(error).includes('NOGROUP')) grouped = false;
+        if (batch && isRejection(error)) isolating = true;
         metrics.increment('transcript_write_failed_total');
         logger.warn('transcript-write-retrying', { entries: batch?.length ?? 0, backoffMs: backoff, error });
         await pause(backoff);
@@ -365,12 +449,17 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     apply,
     start() {
       if (running) return;
+      // Both series exist (at 0) from the start, so an alert on them needs no absent() case.
+      for (const reason of ['unreadable', 'rejected']) metrics.increment('transcript_dead_letter_total', { reason }, 0);
       running = loop().catch((error: unknown) => logger.error('transcript-writer-stopped', { error }));
     },
     async close() {
       stopped = true;
       wake?.();
+      if (!running) return;
       await running;
+      // Out of the outbox's group (kept while entries are pending for it: another writer takes them over).
+      await outbox.leave().catch((error: unknown) => logger.warn('transcript-outbox-leave-failed', { error }));
     },
   };
 }

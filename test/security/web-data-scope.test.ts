@@ -20,7 +20,11 @@ const SITES = JSON.stringify([{ key: 'test-site', name: 'Harbour Lane', origins:
 /** Acme's invoice amounts, as the test MCP server holds them. */
 const ACME_MARKERS = ['1250.00', '320.00'];
 
-const sign = (user: { id: string }, secret = SECRET) => createHmac('sha256', secret).update(user.id).digest('hex');
+/** A signed user as the site's backend puts it on the page: the id, the issue time and their hash (README "Verified website visitors"). */
+const signed = (user: { id: string }, secret = SECRET) => {
+  const ts = String(Math.floor(Date.now() / 1000));
+  return { ...user, ts, hash: createHmac('sha256', secret).update([user.id, '', '', ts].join('\n')).digest('hex') };
+};
 
 /** Reads the visitor's invoices, then calls the customer-scoped read by name with the victim's id. */
 const obedient: Script = ({ toolResults }) => {
@@ -88,7 +92,7 @@ const denied = (reason: string) => harness.services.metrics.value('tool_scope_de
 describe('a visitor asking for invoices in the widget', () => {
   test('with a forged identity hash is anonymous: no invoice tool is offered, calls by name are refused and counted, nothing reaches the server', async () => {
     const before = { calls: mcp.calls.length, unoffered: denied('unoffered-tool') };
-    const reply = await askAs({ id: 'u-ana', hash: sign({ id: 'u-ana' }, 'not-the-site-secret-0123456789abcdef') }, 'show my invoices');
+    const reply = await askAs(signed({ id: 'u-ana' }, 'not-the-site-secret-0123456789abcdef'), 'show my invoices');
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'widget-identity-rejected', reason: 'bad_hash' }));
     expect(mcp.calls.slice(before.calls)).toEqual([]);
     expect(denied('unoffered-tool') - before.unoffered).toBe(2);
@@ -106,7 +110,7 @@ describe('a visitor asking for invoices in the widget', () => {
 
   test("signed by the website as Acme's user gets Acme's invoices, bound to Acme's id by the runtime", async () => {
     const before = mcp.calls.length;
-    const reply = await askAs({ id: 'u-ana', hash: sign({ id: 'u-ana' }) }, 'show my invoices');
+    const reply = await askAs(signed({ id: 'u-ana' }), 'show my invoices');
     expect(reply).toContain('Invoice 1042: 1250.00 EUR, overdue');
     // The model's own customerId (even the right one) is accepted only because it is the caller's.
     expect(mcp.calls.slice(before).map((call) => call.arguments)).toEqual([{ customerId: 'CUST-ACME' }, { customerId: 'CUST-ACME' }]);

@@ -19,10 +19,26 @@ const SITES = JSON.stringify([
   { key: 'plain-site', name: 'No Identity', origins: ['https://plain.example.test'] },
 ]);
 
-/** What the site's backend computes, written out as docs/widget.md tells a site developer. */
-function sign(user: { id: string; email?: string; name?: string }, secret = SECRET): string {
+type User = { id: string; email?: string; name?: string };
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** What the site's backend computes for a page view, written out as docs/widget.md tells a site developer. */
+function signed(user: User, options: { secret?: string; ts?: number } = {}): User & { ts: string; hash: string } {
+  const ts = String(options.ts ?? nowSeconds());
+  const payload = [user.id, user.email ?? '', user.name ?? '', ts].join('\n');
+  return {
+    ...user,
+    ts,
+    hash: createHmac('sha256', options.secret ?? SECRET)
+      .update(payload)
+      .digest('hex'),
+  };
+}
+
+/** The form before issue times (accepted only with WEB_IDENTITY_LEGACY=true). */
+function signedLegacy(user: User): User & { hash: string } {
   const payload = [user.id, user.email ?? '', user.name ?? ''].join('\n').replace(/\n+$/, '');
-  return createHmac('sha256', secret).update(payload).digest('hex');
+  return { ...user, hash: createHmac('sha256', SECRET).update(payload).digest('hex') };
 }
 
 let harness: Harness;
@@ -77,7 +93,7 @@ const rejections = () => harness.logs.filter((line) => line.event === 'widget-id
 describe('verified visitors', () => {
   test('a right hash binds the user: the web channel identifies the contact holding that external id', async () => {
     const user = { id: 'u-amelia', name: 'Amelia' };
-    const started = await session({ user: { ...user, hash: sign(user) } });
+    const started = await session({ user: signed(user) });
     expect(await identify(await inboundOf(started))).toEqual({
       name: 'Amelia Hart',
       email: 'amelia@harbour.example',
@@ -88,9 +104,9 @@ describe('verified visitors', () => {
 
   test('a signed email finds the contact holding that email (any case); a web-only contact is found by its user: address', async () => {
     const byEmail = { id: 'site-user-314', email: 'AMELIA@harbour.example' };
-    expect((await identify(await inboundOf(await session({ user: { ...byEmail, hash: sign(byEmail) } }))))?.name).toBe('Amelia Hart');
+    expect((await identify(await inboundOf(await session({ user: signed(byEmail) }))))?.name).toBe('Amelia Hart');
     const bob = { id: 'u-bob' };
-    expect((await identify(await inboundOf(await session({ user: { ...bob, hash: sign(bob) } }))))?.entities).toEqual([{ id: 'acct-9', name: 'Dockside' }]);
+    expect((await identify(await inboundOf(await session({ user: signed(bob) }))))?.entities).toEqual([{ id: 'acct-9', name: 'Dockside' }]);
   });
 
   test("the web channel's grounding names the verified contact's companies, and an anonymous visitor has none", async () => {
@@ -98,21 +114,30 @@ describe('verified visitors', () => {
     const web = harness.services.channels.get('web')!;
     const grounding = async (inbound: InboundMessage) =>
       (await web.grounding({ inbound } as TurnInput, {}, callerFor(await web.identify!(inbound), {}))).find((source) => source.label === 'Account')?.text;
-    expect(await grounding(await inboundOf(await session({ user: { ...user, hash: sign(user) } })))).toContain('Harbour Lane Bakery (acct-77)');
+    expect(await grounding(await inboundOf(await session({ user: signed(user) })))).toContain('Harbour Lane Bakery (acct-77)');
     expect(await grounding(await inboundOf(await session({})))).toMatch(/not signed in/);
   });
 
   test('a verified user no contact holds is identified as nobody', async () => {
     const stranger = { id: 'u-stranger', email: 'stranger@example.test' };
-    expect(await identify(await inboundOf(await session({ user: { ...stranger, hash: sign(stranger) } })))).toBeUndefined();
+    expect(await identify(await inboundOf(await session({ user: signed(stranger) })))).toBeUndefined();
   });
 });
 
 describe('forged identity', () => {
   test.each([
-    ['a hash signed with another secret', { id: 'u-amelia', hash: sign({ id: 'u-amelia' }, 'another-secret-entirely-0123456789') }, 'bad_hash'],
-    ["another user's hash", { id: 'u-amelia', hash: sign({ id: 'u-bob' }) }, 'bad_hash'],
-    ['an email the signature does not cover', { id: 'u-stranger', email: 'amelia@harbour.example', hash: sign({ id: 'u-stranger' }) }, 'bad_hash'],
+    ['a hash signed with another secret', signed({ id: 'u-amelia' }, { secret: 'another-secret-entirely-0123456789' }), 'bad_hash'],
+    ["another user's hash", { ...signed({ id: 'u-bob' }), id: 'u-amelia' }, 'bad_hash'],
+    ['an email the signature does not cover', { ...signed({ id: 'u-stranger' }), email: 'amelia@harbour.example' }, 'bad_hash'],
+    [
+      'an issue time the signature does not cover (a leaked hash made young again)',
+      { ...signed({ id: 'u-amelia' }, { ts: nowSeconds() - 7200 }), ts: String(nowSeconds()) },
+      'bad_hash',
+    ],
+    ['a hash older than WEB_IDENTITY_MAX_AGE_SECONDS (a leaked one)', signed({ id: 'u-amelia' }, { ts: nowSeconds() - 3600 - 120 }), 'expired'],
+    ['an issue time well ahead of the clock', signed({ id: 'u-amelia' }, { ts: nowSeconds() + 3600 }), 'issued_in_future'],
+    ['the form without an issue time, while WEB_IDENTITY_LEGACY is off', signedLegacy({ id: 'u-amelia' }), 'no_issue_time'],
+    ['an issue time that is not whole seconds', { ...signed({ id: 'u-amelia' }), ts: '2026-12-01T10:00:00Z' }, 'malformed'],
     ['no hash', { id: 'u-amelia' }, 'malformed'],
     ['a hash that is not hex', { id: 'u-amelia', hash: 'z'.repeat(64) }, 'malformed'],
     ['an identity that is not an object', 'u-amelia', 'malformed'],
@@ -128,7 +153,7 @@ describe('forged identity', () => {
     const response = await harness.http
       .post('/api/widget/session')
       .set('Origin', 'https://plain.example.test')
-      .send({ siteKey: 'plain-site', user: { ...user, hash: sign(user) } });
+      .send({ siteKey: 'plain-site', user: signed(user) });
     expect(response.status).toBe(200);
     expect(rejections().at(-1)).toMatchObject({ siteKey: 'plain-site', reason: 'not_configured' });
     const inbound = await harness.http
@@ -146,7 +171,7 @@ describe('forged identity', () => {
     const inbound = await inboundOf(started, {
       verifiedUserId: 'u-amelia',
       metadata: { verifiedUserId: 'u-amelia', verifiedUserEmail: 'amelia@harbour.example' },
-      user: { id: 'u-amelia', hash: sign({ id: 'u-amelia' }) },
+      user: signed({ id: 'u-amelia' }),
       page: { url: 'https://shop.example.test/account', title: 'Account', verifiedUserId: 'u-amelia' },
     });
     expect(Object.keys(inbound.metadata).sort()).toEqual(['pageTitle', 'pageUrl', 'siteKey', 'siteName']);
@@ -157,18 +182,18 @@ describe('forged identity', () => {
 describe('a verified visitor later on', () => {
   test('an unsigned or forged renewal keeps the verified user; another signed user gets a fresh visitor', async () => {
     const amelia = { id: 'u-amelia' };
-    const first = await session({ user: { ...amelia, hash: sign(amelia) } });
+    const first = await session({ user: signed(amelia) });
 
     const unsigned = await session({ token: first.token });
     expect(unsigned.conversationId).toBe(first.conversationId);
     expect((await identify(await inboundOf(unsigned)))?.name).toBe('Amelia Hart');
 
-    const forged = await session({ token: first.token, user: { id: 'u-bob', hash: sign({ id: 'u-bob' }, 'wrong-secret-0123456789-0123456789') } });
+    const forged = await session({ token: first.token, user: signed({ id: 'u-bob' }, { secret: 'wrong-secret-0123456789-0123456789' }) });
     expect(forged.conversationId).toBe(first.conversationId);
     expect((await identify(await inboundOf(forged)))?.name).toBe('Amelia Hart');
 
     const bob = { id: 'u-bob' };
-    const switched = await session({ token: first.token, user: { ...bob, hash: sign(bob) } });
+    const switched = await session({ token: first.token, user: signed(bob) });
     expect(switched.visitorId).not.toBe(first.visitorId);
     expect(switched.conversationId).not.toBe(first.conversationId);
     expect((await identify(await inboundOf(switched)))?.name).toBe('Bob Stone');
@@ -178,12 +203,45 @@ describe('a verified visitor later on', () => {
     const anonymous = await session({});
     expect(await identify(await inboundOf(anonymous))).toBeUndefined();
     const amelia = { id: 'u-amelia' };
-    const signedIn = await session({ token: anonymous.token, user: { ...amelia, hash: sign(amelia) } });
+    const signedIn = await session({ token: anonymous.token, user: signed(amelia) });
     expect(signedIn.conversationId).toBe(anonymous.conversationId);
     expect((await identify(await inboundOf(signedIn)))?.name).toBe('Amelia Hart');
 
     const fresh = await harness.http.post('/api/widget/new-chat').set('Origin', SHOP).set('Authorization', `Bearer ${signedIn.token}`);
     expect(fresh.status).toBe(200);
     expect((await identify(await inboundOf(fresh.body as { token: string; conversationId: string })))?.name).toBe('Amelia Hart');
+  });
+});
+
+describe('issue times', () => {
+  test('a hash issued within WEB_IDENTITY_MAX_AGE_SECONDS (default an hour) binds the user', async () => {
+    const user = { id: 'u-amelia' };
+    const started = await session({ user: signed(user, { ts: nowSeconds() - 3600 + 120 }) });
+    expect((await identify(await inboundOf(started)))?.name).toBe('Amelia Hart');
+  });
+
+  test('an expired hash on a renewal keeps the user the token already names (a page left open past the window)', async () => {
+    const amelia = { id: 'u-amelia' };
+    const first = await session({ user: signed(amelia) });
+    const renewed = await session({ token: first.token, user: signed(amelia, { ts: nowSeconds() - 2 * 3600 }) });
+    expect(renewed.conversationId).toBe(first.conversationId);
+    expect((await identify(await inboundOf(renewed)))?.name).toBe('Amelia Hart');
+  });
+
+  test('with WEB_IDENTITY_LEGACY=true the form without an issue time is still accepted, logged and counted as legacy', async () => {
+    const legacy = await startHarness({ env: { WEB_SITES: SITES, WEB_IDENTITY_LEGACY: 'true', WEB_IDENTITY_MAX_AGE_SECONDS: '600' }, worker: false });
+    try {
+      const start = (user: unknown) => legacy.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'test-site', user });
+      expect((await start(signedLegacy({ id: 'u-amelia', name: 'Amelia' }))).status).toBe(200);
+      expect(legacy.services.metrics.value('widget_identity_total', { outcome: 'verified_legacy' })).toBe(1);
+      expect(legacy.logs).toContainEqual(expect.objectContaining({ event: 'widget-identity-legacy', siteKey: 'test-site' }));
+      // The timed form works beside it, with the configured window.
+      expect((await start(signed({ id: 'u-amelia' }, { ts: nowSeconds() - 300 }))).status).toBe(200);
+      expect(legacy.services.metrics.value('widget_identity_total', { outcome: 'verified' })).toBe(1);
+      await start(signed({ id: 'u-amelia' }, { ts: nowSeconds() - 900 }));
+      expect(legacy.services.metrics.value('widget_identity_total', { outcome: 'expired' })).toBe(1);
+    } finally {
+      await legacy.close();
+    }
   });
 });

@@ -213,3 +213,44 @@ describe('behind a trusted proxy', () => {
     await eventually(async () => (await harness.services.redis.exists(redisKeys.inbox(conversationKeyFor(CUSTOMER)))) === 1);
   });
 });
+
+describe('behind proxies named by address', () => {
+  const forwarded = (harness: Harness, body: Record<string, string>, signedUrl: string) =>
+    harness.http
+      .post('/webhooks/whatsapp')
+      .type('form')
+      .set('X-Forwarded-Proto', 'https')
+      .set('X-Forwarded-Host', 'attacker.example.org')
+      .set('X-Twilio-Signature', signTwilioRequest(TEST_AUTH_TOKEN, signedUrl, body))
+      .send(body);
+
+  describe('when the client is not one of them', () => {
+    let harness: Harness;
+    beforeAll(async () => {
+      // The test client connects from loopback, which this list does not name.
+      harness = await startHarness({ worker: false, env: { TRUST_PROXY: '10.20.30.40,192.168.77.0/24' } });
+    });
+    afterAll(() => harness.close());
+
+    test('its X-Forwarded-Host/Proto do not choose the URL the signature is checked against', async () => {
+      const response = await forwarded(harness, params(), 'https://attacker.example.org/webhooks/whatsapp');
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual({ error: 'invalid X-Twilio-Signature' });
+    });
+
+    test('a request signed for PUBLIC_BASE_URL is accepted whatever forwarded headers it carries', async () => {
+      const response = await forwarded(harness, params(), `${PUBLIC_BASE_URL}/webhooks/whatsapp`);
+      expect(response.status).toBe(200);
+    });
+  });
+
+  test('when the client is one of them, its forwarded headers say which URL Twilio called', async () => {
+    const harness = await startHarness({ worker: false, env: { TRUST_PROXY: '10.20.30.40,loopback' } });
+    try {
+      expect((await forwarded(harness, params(), 'https://attacker.example.org/webhooks/whatsapp')).status).toBe(200);
+      expect((await forwarded(harness, params(), `${PUBLIC_BASE_URL}/webhooks/whatsapp`)).status).toBe(403);
+    } finally {
+      await harness.close();
+    }
+  });
+});
