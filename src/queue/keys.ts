@@ -12,6 +12,8 @@ export const redisKeys = {
   queued: (conversationKey: string) => `${KEY_PREFIX}:queued:{${conversationKey}}`,
   /** The retry state of the conversation's inbox head (only the head can be failing). */
   retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
+  /** Set while the worker process `processId` runs (renewed often, short-lived): a turn's running mark names its process. */
+  workerAlive: (processId: string) => `${KEY_PREFIX}:worker-alive:{${processId}}`,
   /**
    * One shard of the notes of messages appended but maybe without a job yet in the turns queue of
    * `queuePrefix` (`intake-ledger.ts`); the shard is the hash tag (the prefix's braces are dropped).

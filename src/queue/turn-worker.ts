@@ -32,6 +32,7 @@
  * gives up on the batch whose turn it kept failing (visibly, as any give-up) and leaves a fresh
  * job for whatever is still in the inbox (see `rescue`).
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { RedisClient } from '../redis.js';
@@ -42,6 +43,7 @@ import type { InboundMessage } from '../contracts/index.js';
 import { CorruptInboxEntryError, MAX_BATCH_MESSAGES, type ConversationInbox, type InboxBatch } from './conversation-inbox.js';
 import { holdConversationLock, lockExpiresInMs, lockRenewIntervalMs, lockRequest } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
+import { redisKeys } from './keys.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
@@ -133,6 +135,27 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const policy = { firstDelayMs: options.retryBackoffMs, maxDelayMs: Math.max(options.retryBackoffMs, Math.floor(options.retryBudgetMs / 10)) };
   const busyDelayMs = Math.max(250, lockRenewIntervalMs(options.lockTtlMs));
   const maxBatch = options.coalesceMs > 0 ? MAX_BATCH_MESSAGES : 1;
+  // This process's heartbeat: a turn's running mark names it, so a holder that finds another's
+  // mark can tell a worker that died in the turn (no heartbeat) from one that only lost the lock
+  // (a stall) and is still cutting its turn short. It lives two thirds of the lock's TTL, renewed
+  // every third: by the time a dead holder's lock has expired, so has its heartbeat.
+  const processId = randomUUID();
+  const aliveKey = redisKeys.workerAlive(processId);
+  const heartbeatMs = Math.max(100, Math.floor((options.lockTtlMs * 2) / 3));
+  const beat = () => {
+    redis.set(aliveKey, '1', 'PX', heartbeatMs).catch((error: unknown) => logger.warn('worker-heartbeat-failed', { error }));
+  };
+  beat();
+  const heartbeat = setInterval(beat, lockRenewIntervalMs(options.lockTtlMs));
+  heartbeat.unref();
+  /** The running mark this holder writes: its process and its lock token. */
+  const runningMark = (token: string) => `${processId}|${token}`;
+  /** Whether the worker that wrote a running mark is gone (a mark without a process is an older release's: counted as gone). */
+  const markOfDeadWorker = async (mark: string): Promise<boolean> => {
+    const [markProcess, token] = mark.split('|');
+    if (token === undefined || !markProcess) return true;
+    return (await redis.exists(redisKeys.workerAlive(markProcess))) === 0;
+  };
   const batchOf = ({ entries, crashes }: InboxBatch): InboundBatch => {
     const messages = entries.map((entry) => entry.message);
     return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1), ...(crashes > 0 ? { guarded: true } : {}) };
@@ -240,8 +263,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (!batch) return { kind: 'drained' };
         const head = batch.entries[0].message;
         let quarantined = false;
-        if (batch.running !== undefined && batch.running !== request.token) {
-          // The worker that ran this batch's last turn died in it (an ended turn clears its mark).
+        if (batch.running !== undefined && batch.running !== runningMark(request.token) && (await markOfDeadWorker(batch.running))) {
+          // The worker that ran this batch's last turn died in it (an ended turn clears its mark;
+          // one that only lost the lock is alive, cuts its turn short and clears it).
           const crashes = await inbox.recordCrash(conversationKey, head.messageId);
           batch = { ...batch, crashes };
           logger.error('turn-worker-died', { conversationKey, messageId: head.messageId, crashes });
@@ -280,8 +304,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             }
           }
           // Frozen (every later attempt answers the same messages) and marked running, in one step.
-          if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, request.token);
-          else batch = await inbox.freeze(conversationKey, batch, request.token);
+          if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, runningMark(request.token));
+          else batch = await inbox.freeze(conversationKey, batch, runningMark(request.token));
           running = true;
           const turn = batchOf(batch);
           if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
@@ -312,7 +336,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     } finally {
       // A turn cut short (lost lock, an error around it) is no worker's death: its mark goes.
       if (running)
-        await inbox.turnStopped(conversationKey, request.token).catch((error: unknown) => logger.warn('turn-mark-uncleared', { conversationKey, error }));
+        await inbox
+          .turnStopped(conversationKey, runningMark(request.token))
+          .catch((error: unknown) => logger.warn('turn-mark-uncleared', { conversationKey, error }));
       await lock.release();
     }
   };
@@ -473,5 +499,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     if (job.finishedOn !== undefined && parsed.success) void rescue(job, parsed.data.conversationKey, failedHead, error);
   });
   worker.on('error', (error) => logger.error('worker-error', { error }));
+  worker.on('closed', () => {
+    clearInterval(heartbeat);
+    redis.del(aliveKey).catch(() => undefined);
+  });
   return worker;
 }

@@ -153,6 +153,8 @@ describe.each([
       );
     });
     expect(all.filter((id) => answered.has(id) && apologies.has(id))).toEqual([]);
+    // No worker died here: a holder that only lost its lock (alive, cutting its turn short) is never taken for a crash.
+    expect(rig.logs.filter((line) => line.event === 'turn-worker-died')).toEqual([]);
     // Nothing left behind: every inbox empty, no job pending.
     await eventually(async () => {
       for (const key of sent.keys()) if ((await rig!.inbox.size(key)) > 0) return undefined;
