@@ -3,9 +3,10 @@
  * starts no new one, exits 0, and leaves the rest of every inbox (with its jobs) to the next
  * worker — nothing lost, nothing answered twice.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { startWorkerProcess } from '../support/spawn-worker.js';
 import { burstMessages, recordFigures, sendBurst } from './burst.js';
 
 describe('SIGTERM during a burst', () => {
@@ -20,18 +21,16 @@ describe('SIGTERM during a burst', () => {
   });
 
   test('no new turn starts after the signal, held turns finish, the next worker answers the rest once', async () => {
-    child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-      env: { ...process.env, ...harness.env, TEST_QUEUE_PREFIX: harness.queuePrefix, TEST_MODEL_DELAY_MS: '700' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await eventually(() => output.includes('worker-ready'), 20_000);
+    const worker = await startWorkerProcess(harness.env, harness.queuePrefix, 700);
+    child = worker.process;
 
     const burst = burstMessages(4, 4, '5');
     await sendBurst(harness, burst);
-    const turnsStarted = () => output.split('\n').filter((line) => line.startsWith('model-called ')).length;
+    const turnsStarted = () =>
+      worker
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('model-called ')).length;
     await eventually(() => turnsStarted() >= 6 || undefined, 20_000);
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
@@ -39,7 +38,7 @@ describe('SIGTERM during a burst', () => {
     expect(await exited).toBe(0);
     const stoppedAt = Date.now();
 
-    const [before, after = ''] = output.split('shutdown-start\n');
+    const [before, after = ''] = worker.output().split('shutdown-start\n');
     const started = (text: string) =>
       text
         .split('\n')
