@@ -18,6 +18,7 @@ import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
 import { createMediaIntake } from './media/inbound-media.js';
 import { createMediaStore, type MediaStore } from './media/media-store.js';
+import { createUploadClaims } from './media/upload-claims.js';
 import { createOpenAITranscriber } from './media/transcribe.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createOpenAIModelProvider, type ModelProvider } from './model/provider.js';
@@ -135,6 +136,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
+  const uploadClaims = createUploadClaims(redis, { unclaimedTtlMs: config.media.unclaimedTtlMs });
   // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
   const recentBackfill = createRecentBackfill({
     redis,
@@ -195,6 +197,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     redis,
     transcripts,
     media,
+    uploadClaims,
     intake,
     resetConversation: (conversationId) => orchestrator.resetConversation(conversationId),
     contacts,
@@ -276,6 +279,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcripts,
     handoffs: handoffStore,
     media,
+    uploads: { claims: uploadClaims, unclaimedTtlMs: config.media.unclaimedTtlMs },
     logger,
     metrics,
   });

@@ -50,6 +50,8 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
     streamsPerVisitor: settings.streamsPerVisitor,
     visitorUploadsPerMinute: settings.visitorUploadsPerMinute,
     ipUploadsPerMinute: settings.ipUploadsPerMinute,
+    visitorPendingUploads: settings.visitorPendingUploads,
+    visitorPendingUploadBytes: settings.visitorPendingUploadBytes,
   };
   return {
     channel,
@@ -60,7 +62,7 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
       widget: widgetBundle,
       limits,
       services: context,
-      uploads: { store: context.media, maxBytes: settings.maxUploadBytes },
+      uploads: { store: context.media, claims: context.uploadClaims, maxBytes: settings.maxUploadBytes },
     }),
     close: () => events.close(),
   };
