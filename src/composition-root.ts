@@ -257,6 +257,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     sources: config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {},
     transcribe: createOpenAITranscriber({ apiKey: config.model.apiKey, baseUrl: config.model.baseUrl, model: config.media.transcribeModel }),
     maxBytes: config.media.maxBytes,
+    maxTurnBytes: config.media.maxTurnBytes,
+    maxWorkerBytes: config.media.maxWorkerBytes,
     fetchTimeoutMs: config.media.fetchTimeoutMs,
     transcribeTimeoutMs: config.model.timeoutMs,
     logger,

@@ -100,6 +100,8 @@ describe('a retried message', () => {
         return 'where is my order';
       },
       maxBytes: 64 * 1024,
+      maxTurnBytes: 1024 * 1024,
+      maxWorkerBytes: 1024 * 1024,
       fetchTimeoutMs: 5_000,
       transcribeTimeoutMs: 5_000,
       logger: harness.services.logger,
@@ -121,8 +123,17 @@ describe('a retried message', () => {
       ],
     };
     const context = { conversationId: message.conversationKey, signal: new AbortController().signal, logger: harness.services.logger };
-    const first = await intake.prepare(message, context);
-    const again = await intake.prepare(message, context);
+    // Each attempt of the turn is a turn of its own.
+    const attempt = async () => {
+      const turn = await intake.startTurn([message], context);
+      try {
+        return await turn.prepare(message);
+      } finally {
+        turn.end();
+      }
+    };
+    const first = await attempt();
+    const again = await attempt();
     // The same media and text, the transcription read back (still the turn's one); only the first attempt made the call.
     expect(again).toEqual(first);
     expect(first?.transcribed).toBe(true);
