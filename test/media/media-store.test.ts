@@ -5,8 +5,10 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import mongoose from 'mongoose';
 import { MediaRejectedError } from '../../src/media/content-check.js';
-import { createMediaStore, type MediaStore } from '../../src/media/media-store.js';
+import { createMediaStore, newMediaId, type MediaStore } from '../../src/media/media-store.js';
+import { sweepOrphanChunks } from '../../src/store/retention.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { PDF_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
 
@@ -81,6 +83,50 @@ describe('media store', () => {
     expect(await store.purgeOlderThan(new Date(Date.now() - 60_000))).toBe(0);
     expect(await store.purgeOlderThan(new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
     expect(await store.info(info.id)).toBeUndefined();
+  });
+});
+
+describe('chunks without a file', () => {
+  const chunks = () => harness.services.mongo.collection('media.chunks');
+
+  test('an upload broken off right after a full chunk leaves none behind (the chunk in flight is waited for)', async () => {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const id = newMediaId();
+      async function* brokenOff() {
+        // A whole GridFS chunk (255 KiB) and a bit: its insert is in flight when the client goes away.
+        yield Buffer.concat([PNG_BYTES, Buffer.alloc(255 * 1024 + 100 - PNG_BYTES.length, 1)]);
+        throw new Error('aborted');
+      }
+      const refused = await store
+        .put(Readable.from(brokenOff()), { id, contentType: 'image/png', conversationId: 'c3', maxBytes: 1024 * 1024 })
+        .catch((error: unknown) => error);
+      expect(refused).toEqual(new Error('aborted'));
+      expect(await chunks().countDocuments({ files_id: mongoose.mongo.ObjectId.createFromHexString(id) })).toBe(0);
+    }
+  });
+
+  test('the sweep deletes chunks whose file has no record once they are old; fresh ones and stored files stay', async () => {
+    const { ObjectId, Binary } = mongoose.mongo;
+    // The sweep runs an hour from now: what was written before a quarter of an hour from now is old.
+    const sweepAt = Date.now() + 60 * 60_000;
+    const seconds = (at: number) => Math.floor(at / 1000);
+    const oldOrphan = new ObjectId();
+    const freshOrphan = new ObjectId();
+    await chunks().insertMany([
+      { _id: ObjectId.createFromTime(seconds(Date.now() - 60 * 60_000)), files_id: oldOrphan, n: 0, data: new Binary(Buffer.alloc(16)) },
+      { _id: ObjectId.createFromTime(seconds(Date.now() - 50 * 60_000)), files_id: oldOrphan, n: 1, data: new Binary(Buffer.alloc(16)) },
+      { _id: ObjectId.createFromTime(seconds(sweepAt - 5 * 60_000)), files_id: freshOrphan, n: 0, data: new Binary(Buffer.alloc(16)) },
+    ]);
+    // Its chunk is old by then, but it has its file.
+    const kept = await store.put(Readable.from([PNG_BYTES]), { contentType: 'image/png', conversationId: 'c4' });
+
+    const swept = await sweepOrphanChunks({ media: store, logger: harness.services.logger, now: () => sweepAt });
+    expect(swept).toBeGreaterThanOrEqual(1);
+    expect(await chunks().countDocuments({ files_id: oldOrphan })).toBe(0);
+    expect(await chunks().countDocuments({ files_id: freshOrphan })).toBe(1);
+    expect(await chunks().countDocuments({ files_id: ObjectId.createFromHexString(kept.id) })).toBe(1);
+    expect(await store.info(kept.id)).toMatchObject({ id: kept.id });
+    await chunks().deleteMany({ files_id: freshOrphan });
   });
 });
 
