@@ -93,8 +93,10 @@ describe('chunks without a file', () => {
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const id = newMediaId();
       async function* brokenOff() {
-        // A whole GridFS chunk (255 KiB) and a bit: its insert is in flight when the client goes away.
-        yield Buffer.concat([PNG_BYTES, Buffer.alloc(255 * 1024 + 100 - PNG_BYTES.length, 1)]);
+        // Almost a GridFS chunk (255 KiB), then a small piece that completes it: that chunk's
+        // insert is in flight (the write did not ask to wait) when the client goes away.
+        yield Buffer.concat([PNG_BYTES, Buffer.alloc(255 * 1024 - 100 - PNG_BYTES.length, 1)]);
+        yield Buffer.alloc(1024, 1);
         throw new Error('aborted');
       }
       const refused = await store
