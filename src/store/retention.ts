@@ -45,7 +45,7 @@ export async function purgeExpired(options: RetentionOptions) {
 }
 
 /** One sweep of uploads no message named within their TTL; returns how many were deleted. */
-export async function sweepUnclaimedUploads(options: Pick<RetentionOptions, 'media' | 'uploads' | 'logger' | 'metrics' | 'now'>): Promise<number> {
+async function sweepUnclaimedUploads(options: Pick<RetentionOptions, 'media' | 'uploads' | 'logger' | 'metrics' | 'now'>): Promise<number> {
   const { media, uploads } = options;
   if (!media || !uploads) return 0;
   const removed = await uploads.claims.sweep((options.now ?? Date.now)() - uploads.unclaimedTtlMs, (id) => media.remove(id));

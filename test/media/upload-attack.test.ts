@@ -2,7 +2,7 @@
  * Anonymous visitors trying to take the worker down with uploads, driven from outside against
  * separate web and worker processes with the production heap flag and the production media,
  * coalescing and concurrency settings, and the real model provider (the OpenAI-compatible stub):
- * three visitors at once each upload five 16 MiB files (a PNG signature and zeros) and send
+ * three visitors at once each upload five 16 MiB files (a PNG signature and zeros; then PDFs) and send
  * four messages naming the same five ids. An id serves one message (the others get 409), the
  * worker's peak RSS stays under the bound the README states, and another customer is answered
  * meanwhile by the same worker process.
@@ -84,19 +84,31 @@ async function assistantReplies(headers: Record<string, string>): Promise<string
   return history.messages.filter((message) => message.role === 'assistant').map((message) => message.text);
 }
 
-describe('three anonymous visitors, each with five 16 MiB uploads named by four messages', () => {
+/**
+ * The files: a PNG signature and zeros (no image: never decoded into a part), and PDFs (sent as
+ * they are: each turn's bytes are what MEDIA_MAX_TURN_BYTES lets through, the worker's what
+ * MEDIA_MAX_WORKER_BYTES does).
+ */
+const VARIANTS = [
+  { kind: 'png-zeros', name: 'photo.png', head: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), note: 'Not understood: unreadable' },
+  { kind: 'pdf', name: 'invoice.pdf', head: Buffer.from('%PDF-1.4\n'), note: 'Not understood: over turn limit' },
+] as const;
+
+describe.each(VARIANTS)('three anonymous visitors, each with five 16 MiB uploads ($kind) named by four messages', ({ kind, name, head, note }) => {
   test('one message per upload (409 for the rest), the worker stays under its memory bound, and another customer is answered', async () => {
-    const file = Buffer.alloc(FILE_BYTES);
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(file);
+    const file = Buffer.alloc(FILE_BYTES, kind === 'pdf' ? 0x20 : 0);
+    head.copy(file);
     const before = memoryOf(worker!.pid);
+    const started = Date.now();
+    stub.reset();
 
     const attack = async () => {
       const headers = await session();
       const ids: string[] = [];
       for (let index = 0; index < FILES_PER_VISITOR; index += 1) {
-        const response = await fetch(`${base}/api/widget/uploads?name=photo-${index}.png`, {
+        const response = await fetch(`${base}/api/widget/uploads?name=${index}-${name}`, {
           method: 'POST',
-          headers: { ...headers, 'content-type': 'image/png' },
+          headers: { ...headers, 'content-type': 'application/octet-stream' },
           body: file,
         });
         expect(response.status).toBe(201);
@@ -111,22 +123,25 @@ describe('three anonymous visitors, each with five 16 MiB uploads named by four 
       return { headers, sent };
     };
     const visitors = await Promise.all(Array.from({ length: VISITORS }, attack));
+    const uploadedMs = Date.now() - started;
 
     // Another customer writes while the attack's turns run.
     const customer = await session();
     expect((await post(customer, { text: 'Do you open on Sundays?' })).status).toBe(202);
     const answered = await eventually(async () => (await assistantReplies(customer))[0], 60_000);
+    const customerAnsweredMs = Date.now() - started - uploadedMs;
     for (const visitor of visitors) await eventually(async () => (await assistantReplies(visitor.headers))[0], 90_000);
+    const attackAnsweredMs = Date.now() - started - uploadedMs;
 
     const after = memoryOf(worker!.pid);
     // The same worker process answered everyone: it never died.
     expect(worker!.output()).not.toContain('heap out of memory');
     expect(answered).toBe('This is the stub model answering.');
     expect(after.peakMiB).toBeLessThanOrEqual(WORKER_RSS_BOUND_MIB);
-    // Bytes that are no image never reach the model: the model was told, the requests stayed small.
+    // Bytes that are no image never reach the model; of the PDFs one fits a turn (16 of 24 MiB): the model was told of the rest.
     const largestRequest = Math.max(...stub.requests.map((request) => JSON.stringify(request.body).length));
-    expect(largestRequest).toBeLessThan(256 * 1024);
-    expect(stub.requests.some((request) => JSON.stringify(request.body).includes('Not understood: unreadable'))).toBe(true);
+    expect(largestRequest).toBeLessThan(kind === 'pdf' ? 23 * 1024 * 1024 : 256 * 1024);
+    expect(stub.requests.some((request) => JSON.stringify(request.body).includes(note))).toBe(true);
     for (const { sent } of visitors) {
       expect(sent.map(({ status }) => status).sort()).toEqual([202, 409, 409, 409]);
       const conflict = sent.find(({ status }) => status === 409);
@@ -136,6 +151,14 @@ describe('three anonymous visitors, each with five 16 MiB uploads named by four 
       });
     }
     expect(web!.output()).toContain('"reason":"attachment_reused"');
-    await recordFigures('upload-attack', { workerPeakMiB: after.peakMiB, workerPeakBeforeMiB: before.peakMiB, boundMiB: WORKER_RSS_BOUND_MIB, largestRequest });
-  }, 240_000);
+    await recordFigures(`upload-attack-${kind}`, {
+      workerPeakMiB: after.peakMiB,
+      workerPeakBeforeMiB: before.peakMiB,
+      boundMiB: WORKER_RSS_BOUND_MIB,
+      largestRequest,
+      uploadedMs,
+      customerAnsweredMs,
+      attackAnsweredMs,
+    });
+  }, 300_000);
 });
