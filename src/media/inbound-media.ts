@@ -181,7 +181,8 @@ class ByteBudget {
     await new Promise<void>((resolve, reject) => {
       const entry = { bytes, grant: () => (signal.removeEventListener('abort', abort), resolve()) };
       const abort = () => {
-        this.waiting.splice(this.waiting.indexOf(entry), 1);
+        const index = this.waiting.indexOf(entry);
+        if (index >= 0) this.waiting.splice(index, 1);
         reject(signal.reason instanceof Error ? signal.reason : new Error('turn aborted'));
         this.drain();
       };
