@@ -136,7 +136,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
-  const uploadClaims = createUploadClaims(redis, { unclaimedTtlMs: config.media.unclaimedTtlMs });
+  const uploadClaims = createUploadClaims(redis, { unclaimedTtlMs: config.media.unclaimedTtlMs, database: mongoLink.databaseName });
   // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
   const recentBackfill = createRecentBackfill({
     redis,

@@ -3,9 +3,10 @@
  * byte is stored, counted against its owner's pending count and bytes, claimed by the one message
  * that names it, and deleted by the sweep when no message named it within the unclaimed TTL.
  *
- * Keys (one `{media-uploads}` hash tag: every script touches keys of this one slot):
- * - `…:unclaimed` — a sorted set of `<id> <owner>`, scored by when the upload was reserved; the
- *   sweep reads it by score, never MongoDB.
+ * Keys (one `{media-uploads:<database>}` hash tag: every script touches keys of this one slot;
+ * the media store's database names it, as the uploads are that database's files):
+ * - `…:unclaimed` — a sorted set of `<id> <owner>`, scored by when the upload expires unclaimed
+ *   (its reservation time plus the TTL); the sweep reads it by score, never MongoDB.
  * - `…:owner:<owner>` — a hash of the owner's pending uploads, id → bytes (reserved, then stored).
  * - `…:claim:<id>` — the message that claimed the upload (or `expired`, once the sweep took it);
  *   kept a day, so a message sent again (same id, e.g. after a lost answer) is still accepted.
@@ -15,15 +16,11 @@
  */
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 
-const TAG = `${KEY_PREFIX}:{media-uploads}`;
-const UNCLAIMED = `${TAG}:unclaimed`;
-const ownerKey = (owner: string) => `${TAG}:owner:${owner}`;
-const claimKey = (id: string) => `${TAG}:claim:${id}`;
 const CLAIM_TTL_SECONDS = 24 * 60 * 60;
 const EXPIRED = 'expired';
 const SWEEP_BATCH = 100;
 
-// KEYS: owner hash, unclaimed set. ARGV: id, wanted bytes, max count, max bytes, now, owner hash TTL (ms), member.
+// KEYS: owner hash, unclaimed set. ARGV: id, wanted bytes, max count, max bytes, expiry time, owner hash TTL (ms), member.
 // Returns {1, granted bytes} or {0, count, bytes} (too many) or {-1, count, bytes} (no bytes left).
 const reserveScript = luaScript(`
 local entries = redis.call('HGETALL', KEYS[1])
@@ -103,13 +100,18 @@ export interface UploadClaims {
   /** Claims `ids` for `messageId`, all or none; the id refused first otherwise. */
   claim(owner: string, ids: readonly string[], messageId: string): Promise<{ ok: true } | { ok: false; id: string }>;
   /**
-   * Deletes (through `remove`) each upload reserved before `cutoff` that no message claimed;
-   * returns how many. A sweep that dies midway is finished by the next one.
+   * Deletes (through `remove`) each upload no message claimed whose TTL ended by `now`; returns
+   * how many. A sweep that dies midway is finished by the next one.
    */
-  sweep(cutoff: number, remove: (id: string) => Promise<void>): Promise<number>;
+  sweep(now: number, remove: (id: string) => Promise<void>): Promise<number>;
 }
 
-export function createUploadClaims(redis: RedisClient, options: { unclaimedTtlMs: number }): UploadClaims {
+/** `database`: the media store's MongoDB database (its name scopes the keys). */
+export function createUploadClaims(redis: RedisClient, options: { unclaimedTtlMs: number; database: string }): UploadClaims {
+  const tag = `${KEY_PREFIX}:{media-uploads:${options.database}}`;
+  const UNCLAIMED = `${tag}:unclaimed`;
+  const ownerKey = (owner: string) => `${tag}:owner:${owner}`;
+  const claimKey = (id: string) => `${tag}:claim:${id}`;
   // The owner's hash outlives its newest entry's TTL (and the sweep's pass) by a margin.
   const ownerTtlMs = options.unclaimedTtlMs + 10 * 60_000;
   return {
@@ -117,7 +119,7 @@ export function createUploadClaims(redis: RedisClient, options: { unclaimedTtlMs
       const result = (await reserveScript(
         redis,
         [ownerKey(owner), UNCLAIMED],
-        [id, bytes, limits.maxCount, limits.maxBytes, Date.now(), ownerTtlMs, `${id} ${owner}`],
+        [id, bytes, limits.maxCount, limits.maxBytes, Date.now() + options.unclaimedTtlMs, ownerTtlMs, `${id} ${owner}`],
       )) as number[];
       const [status = 0, first = 0, second = 0] = result.map(Number);
       if (status === 1) return { ok: true, grantedBytes: first };
@@ -139,10 +141,10 @@ export function createUploadClaims(redis: RedisClient, options: { unclaimedTtlMs
       )) as string;
       return refused ? { ok: false, id: refused } : { ok: true };
     },
-    async sweep(cutoff, remove) {
+    async sweep(now, remove) {
       let removed = 0;
       for (;;) {
-        const members = await redis.zrangebyscore(UNCLAIMED, '-inf', cutoff, 'LIMIT', 0, SWEEP_BATCH);
+        const members = await redis.zrangebyscore(UNCLAIMED, '-inf', now, 'LIMIT', 0, SWEEP_BATCH);
         for (const member of members) {
           const space = member.indexOf(' ');
           const id = member.slice(0, space);

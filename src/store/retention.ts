@@ -26,7 +26,7 @@ export interface RetentionOptions {
   handoffs: { purgeOlderThan(cutoff: Date): Promise<number> };
   /** Customers' media (GridFS) follows the transcripts' retention. */
   media?: Pick<MediaStore, 'purgeOlderThan' | 'remove' | 'sweepOrphanChunks'>;
-  /** Uploads no message named: deleted once older than `unclaimedTtlMs`. */
+  /** Uploads no message named: deleted once their TTL (`unclaimedTtlMs`, which sets how often to sweep) ends. */
   uploads?: { claims: Pick<UploadClaims, 'sweep'>; unclaimedTtlMs: number };
   logger: Logger;
   metrics: Metrics;
@@ -48,7 +48,7 @@ export async function purgeExpired(options: RetentionOptions) {
 async function sweepUnclaimedUploads(options: Pick<RetentionOptions, 'media' | 'uploads' | 'logger' | 'metrics' | 'now'>): Promise<number> {
   const { media, uploads } = options;
   if (!media || !uploads) return 0;
-  const removed = await uploads.claims.sweep((options.now ?? Date.now)() - uploads.unclaimedTtlMs, (id) => media.remove(id));
+  const removed = await uploads.claims.sweep((options.now ?? Date.now)(), (id) => media.remove(id));
   if (removed > 0) {
     options.metrics.increment('uploads_unclaimed_deleted_total', {}, removed);
     options.logger.info('uploads-unclaimed-deleted', { removed });
