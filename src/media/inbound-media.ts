@@ -190,6 +190,12 @@ class ByteBudget {
       this.waiting.push(entry);
     });
   }
+  /** Takes `bytes` now if they are free and nobody waits; never waits (a turn holding bytes must not). */
+  tryAcquire(bytes: number): boolean {
+    if (this.waiting.length > 0 || bytes > this.available) return false;
+    this.available -= bytes;
+    return true;
+  }
   release(bytes: number): void {
     this.available += bytes;
     this.drain();
@@ -317,6 +323,10 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
               Object.assign(reference, { id: info.id, contentType: info.contentType, kind: info.kind, size: info.size });
               if (info.kind === 'image' || info.kind === 'document') {
                 const part = info.kind === 'image' ? await imageForModel(bytes, info.contentType) : { bytes, contentType: info.contentType };
+                // A re-encoded image may come out larger than the file it was estimated by: the
+                // turn grows its share if the worker has room now (within MEDIA_MAX_TURN_BYTES).
+                const missing = part.bytes.byteLength - (reserved - used);
+                if (missing > 0 && reserved + missing <= options.maxTurnBytes && workerBudget.tryAcquire(missing)) reserved += missing;
                 if (part.bytes.byteLength > reserved - used) {
                   throw new MediaRejectedError(
                     'over-turn-limit',
