@@ -7,7 +7,7 @@
  * worker's peak RSS stays under the bound the README states, and another customer is answered
  * meanwhile by the same worker process.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, startServiceProcess, testEnv, type ServiceProcess } from '../support/harness.js';
@@ -78,7 +78,13 @@ const post = (headers: Record<string, string>, body: Record<string, unknown>) =>
     body: JSON.stringify({ clientMessageId: randomUUID(), ...body }),
   });
 
+/** Fails at once, with what it printed last, when the worker process is gone (e.g. out of memory). */
+function workerAlive(): void {
+  if (!existsSync(`/proc/${worker!.pid}`)) throw new Error(`the worker process died:\n${worker!.output().slice(-1500)}`);
+}
+
 async function assistantReplies(headers: Record<string, string>): Promise<string[]> {
+  workerAlive();
   const history = (await (await fetch(`${base}/api/widget/history`, { headers })).json()) as { messages: { role: string; text: string }[] };
   return history.messages.filter((message) => message.role === 'assistant').map((message) => message.text);
 }
