@@ -78,9 +78,11 @@ const post = (headers: Record<string, string>, body: Record<string, unknown>) =>
     body: JSON.stringify({ clientMessageId: randomUUID(), ...body }),
   });
 
-/** Fails at once, with what it printed last, when the worker process is gone (e.g. out of memory). */
+/** Fails at once when the worker process is gone (with what it printed last) or its peak RSS is over the bound. */
 function workerAlive(): void {
   if (!existsSync(`/proc/${worker!.pid}`)) throw new Error(`the worker process died:\n${worker!.output().slice(-1500)}`);
+  const { peakMiB } = memoryOf(worker!.pid);
+  if (peakMiB > WORKER_RSS_BOUND_MIB) throw new Error(`the worker's peak RSS is ${peakMiB} MiB, over the ${WORKER_RSS_BOUND_MIB} MiB bound`);
 }
 
 async function assistantReplies(headers: Record<string, string>): Promise<string[]> {
