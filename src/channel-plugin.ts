@@ -17,6 +17,7 @@ import type { Teams } from './handoff/teams.js';
 import { NoticeSendError } from './handoff/webhook-sender.js';
 import type { Logger } from './logger.js';
 import type { MediaStore } from './media/media-store.js';
+import type { UploadClaims } from './media/upload-claims.js';
 import type { Metrics } from './metrics.js';
 import type { ChannelDefinition, InboundMessage } from './contracts/index.js';
 import type { TranscriptStore } from './store/transcript-store.js';
@@ -44,6 +45,8 @@ export interface ChannelContext {
   transcripts: TranscriptStore;
   /** Customers' media (the widget's uploads go here). */
   media: MediaStore;
+  /** Uploads waiting for the one message that names them (deleted by the workers' sweep when none does). */
+  uploadClaims: UploadClaims;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   /** Starts a conversation over (the widget's "new chat"). */
   resetConversation(conversationId: string): Promise<void>;

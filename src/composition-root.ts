@@ -18,6 +18,7 @@ import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
 import { createMediaIntake } from './media/inbound-media.js';
 import { createMediaStore, type MediaStore } from './media/media-store.js';
+import { createUploadClaims } from './media/upload-claims.js';
 import { createOpenAITranscriber } from './media/transcribe.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createProviderBreakers } from './model/provider-breaker.js';
@@ -138,6 +139,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const transcriptWriter = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   const media = createMediaStore(mongo, { maxBytes: config.media.maxBytes });
+  const uploadClaims = createUploadClaims(redis, { unclaimedTtlMs: config.media.unclaimedTtlMs, database: mongoLink.databaseName });
   // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
   const recentBackfill = createRecentBackfill({
     redis,
@@ -198,6 +200,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     redis,
     transcripts,
     media,
+    uploadClaims,
     intake,
     resetConversation: (conversationId) => orchestrator.resetConversation(conversationId),
     contacts,
@@ -268,6 +271,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     sources: config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {},
     transcribe: createOpenAITranscriber({ openai: config.model.providers.openai, model: config.media.transcribeModel }),
     maxBytes: config.media.maxBytes,
+    maxTurnBytes: config.media.maxTurnBytes,
+    maxWorkerBytes: config.media.maxWorkerBytes,
     fetchTimeoutMs: config.media.fetchTimeoutMs,
     transcribeTimeoutMs: config.model.timeoutMs,
     logger,
@@ -284,7 +289,15 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       teamText: plugins.find((plugin) => plugin.teamText)?.teamText,
       // A held conversation's media: prepared by the same intake, relayed as a link to that one file.
       media: {
-        prepare: (message, turn) => mediaIntake.prepare(message, turn),
+        prepare: async (message, { conversationId, signal, logger: turnLogger }) => {
+          // The media budget of a turn of its own: the bytes are given back as soon as it is relayed.
+          const held = await mediaIntake.startTurn([message], { conversationId, signal, logger: turnLogger });
+          try {
+            return await held.prepare(message);
+          } finally {
+            held.end();
+          }
+        },
         link: (conversationId, mediaId) => transcriptLinks.mediaUrl(conversationId, mediaId, config.takeover.mediaLinkMs),
       },
     }),
@@ -298,6 +311,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcripts,
     handoffs: handoffStore,
     media,
+    uploads: { claims: uploadClaims, unclaimedTtlMs: config.media.unclaimedTtlMs },
     logger,
     metrics,
   });

@@ -150,6 +150,15 @@ export const EnvSchema = z.object({
   WEB_IDENTITY_MAX_AGE_SECONDS: positiveInt(3600).pipe(z.number().max(7 * 24 * 60 * 60, 'expected at most 604800 (7 days)')),
   // Whether a data-user-hash without data-user-ts (the form before issue times: it never expires) is accepted.
   WEB_IDENTITY_LEGACY: z.stringbool({ error: 'expected true or false' }).default(false),
+  // A visitor's uploads no message has named yet: at most this many, and this many bytes together.
+  WEB_VISITOR_PENDING_UPLOADS: positiveInt(10),
+  WEB_VISITOR_PENDING_UPLOAD_BYTES: positiveInt(96 * 1024 * 1024),
+  // An upload no message named within this long is deleted (decimals allowed).
+  UPLOAD_UNCLAIMED_TTL_MINUTES: z.coerce
+    .number({ error: 'expected a number of minutes' })
+    .positive()
+    .max(24 * 60)
+    .default(30),
   BUSINESS_NAME: z.string().min(1).max(80).default('our business'),
   HANDOFF_TEAMS: z.string().optional(),
   NOTICE_ATTEMPTS: positiveInt(6),
@@ -202,6 +211,9 @@ export const EnvSchema = z.object({
   // Customers' media (issue 13): fetched by the worker, stored in GridFS, voice notes transcribed.
   MEDIA_MAX_BYTES: positiveInt(16 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: positiveInt(15_000),
+  // Media bytes one turn sends the model (after images are downscaled), and all turns of one worker process at once.
+  MEDIA_MAX_TURN_BYTES: positiveInt(24 * 1024 * 1024),
+  MEDIA_MAX_WORKER_BYTES: positiveInt(48 * 1024 * 1024),
   MODEL_TRANSCRIBE: z.string().min(1).default('gpt-4o-mini-transcribe'),
 
   WORKER_CONCURRENCY: positiveInt(32),
@@ -366,8 +378,12 @@ export interface Config {
   transcriptLinks: { secret: string; ttlHours: number };
   retentionDays: number;
   transcriptOutbox: { max: number; batchSize: number };
-  /** Customers' media: the cap per file (download and upload), the fetch deadline, the transcription model. */
-  media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string };
+  /**
+   * Customers' media: the cap per file (download and upload), the fetch deadline, the transcription
+   * model, the media bytes per turn and per worker process sent to the model, and how long an
+   * upload no message named is kept.
+   */
+  media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string; maxTurnBytes: number; maxWorkerBytes: number; unclaimedTtlMs: number };
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -386,6 +402,9 @@ export interface Config {
     identityMaxAgeSeconds: number;
     /** A `data-user-hash` without `data-user-ts` (never expires) is accepted: for sites not yet sending the issue time. */
     identityLegacy: boolean;
+    /** A visitor's uploads no message named yet: how many, and their bytes together. */
+    visitorPendingUploads: number;
+    visitorPendingUploadBytes: number;
   };
 }
 
@@ -470,7 +489,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
     retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
     transcriptOutbox: { max: env.TRANSCRIPT_OUTBOX_MAX, batchSize: env.TRANSCRIPT_WRITER_BATCH },
-    media: { maxBytes: env.MEDIA_MAX_BYTES, fetchTimeoutMs: env.MEDIA_FETCH_TIMEOUT_MS, transcribeModel: env.MODEL_TRANSCRIBE },
+    media: {
+      maxBytes: env.MEDIA_MAX_BYTES,
+      fetchTimeoutMs: env.MEDIA_FETCH_TIMEOUT_MS,
+      transcribeModel: env.MODEL_TRANSCRIBE,
+      maxTurnBytes: env.MEDIA_MAX_TURN_BYTES,
+      maxWorkerBytes: Math.max(env.MEDIA_MAX_WORKER_BYTES, env.MEDIA_MAX_TURN_BYTES),
+      unclaimedTtlMs: Math.round(env.UPLOAD_UNCLAIMED_TTL_MINUTES * 60_000),
+    },
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,
@@ -490,6 +516,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       ipUploadsPerMinute: env.WEB_IP_UPLOADS_PER_MINUTE,
       identityMaxAgeSeconds: env.WEB_IDENTITY_MAX_AGE_SECONDS,
       identityLegacy: env.WEB_IDENTITY_LEGACY,
+      visitorPendingUploads: env.WEB_VISITOR_PENDING_UPLOADS,
+      visitorPendingUploadBytes: env.WEB_VISITOR_PENDING_UPLOAD_BYTES,
     },
     mcp: env.MCP_SERVER_URL
       ? {

@@ -52,6 +52,8 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
     ipUploadsPerMinute: settings.ipUploadsPerMinute,
     identityMaxAgeSeconds: settings.identityMaxAgeSeconds,
     identityLegacy: settings.identityLegacy,
+    visitorPendingUploads: settings.visitorPendingUploads,
+    visitorPendingUploadBytes: settings.visitorPendingUploadBytes,
   };
   return {
     channel,
@@ -62,7 +64,7 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
       widget: widgetBundle,
       limits,
       services: context,
-      uploads: { store: context.media, maxBytes: settings.maxUploadBytes },
+      uploads: { store: context.media, claims: context.uploadClaims, maxBytes: settings.maxUploadBytes },
     }),
     close: () => events.close(),
   };

@@ -27,6 +27,7 @@ import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-
 import { demoPage } from './demo-page.js';
 import { createUploadHandler, resolveAttachments } from './uploads.js';
 import type { MediaStore } from '../../src/media/media-store.js';
+import type { UploadClaims } from '../../src/media/upload-claims.js';
 import type { Config } from '../../src/config.js';
 
 export interface WidgetBundle {
@@ -43,8 +44,8 @@ export interface WebRoutesOptions {
   limits: Omit<Config['web'], 'sitesJson' | 'tokenSecret'>;
   /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
   services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'logger' | 'metrics' | 'shutdown'>;
-  /** Where visitors' attachments go, and the size cap (MEDIA_MAX_BYTES). */
-  uploads: { store: Pick<MediaStore, 'put' | 'info'>; maxBytes: number };
+  /** Where visitors' attachments go, the pending uploads (one message claims each), and the size cap (MEDIA_MAX_BYTES). */
+  uploads: { store: Pick<MediaStore, 'put' | 'info'>; claims: UploadClaims; maxBytes: number };
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -80,6 +81,11 @@ function historyMessage(message: RecentMessage, sender: WidgetSender | undefined
   if (sender?.kind !== 'teammate') return { id: message.id, role: 'assistant', text: message.text };
   const signature = `[${sender.name}, ${sender.team}] `;
   return { id: message.id, role: 'assistant', text: message.text.startsWith(signature) ? message.text.slice(signature.length) : message.text, sender };
+}
+
+/** Whose pending uploads an upload counts against: the visitor on their site. */
+function uploadOwnerOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId'>): string {
+  return `${claims.siteKey}:${claims.visitorId}`;
 }
 
 function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' | 'chatId'>): string {
@@ -289,13 +295,14 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       ...settings.uploads,
       visitorPerMinute: options.limits.visitorUploadsPerMinute,
       ipPerMinute: options.limits.ipUploadsPerMinute,
+      pending: { maxCount: options.limits.visitorPendingUploads, maxBytes: options.limits.visitorPendingUploadBytes },
       redis: options.redis,
       logger,
       metrics,
       refuse,
       authenticate(request, response) {
         const visitor = authenticate(request, response);
-        return visitor && { conversationId: conversationKeyOf(visitor.claims), visitorId: visitor.claims.visitorId };
+        return visitor && { conversationId: conversationKeyOf(visitor.claims), visitorId: visitor.claims.visitorId, owner: uploadOwnerOf(visitor.claims) };
       },
     }),
   );
@@ -331,10 +338,23 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 400, `unknown attachment ${media.id}: upload it in this conversation first`, 'unknown_attachment', { attachment: media.id });
       return;
     }
+    const messageId = scopedMessageId(claims.chatId, clientMessageId);
+    // An upload serves one message: naming it again (this message sent again excepted) is a conflict.
+    const claimed = await settings.uploads.claims.claim(uploadOwnerOf(claims), attachments ?? [], messageId);
+    if (!claimed.ok) {
+      refuse(
+        response,
+        409,
+        `attachment ${claimed.id} was already sent with another message (or expired): upload the file again to send it again`,
+        'attachment_reused',
+        { attachment: claimed.id },
+      );
+      return;
+    }
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,
       conversationKey,
-      messageId: scopedMessageId(claims.chatId, clientMessageId),
+      messageId,
       from: { address: conversationKey },
       text,
       ...(media.media.length > 0 ? { media: media.media } : {}),

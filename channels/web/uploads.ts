@@ -7,8 +7,12 @@
  * refused before a byte is read). The body streams straight into the media store (only the
  * first few bytes are held, to check the type) and the answer is the stored media's id, which
  * the visitor's next message names in `attachments`. `resolveAttachments` lets that message
- * name only media uploaded into its own conversation. Every refusal is a 4xx with a reason and
- * a log line; this module never buffers a whole file.
+ * name only media uploaded into its own conversation. An upload is reserved in the pending
+ * uploads (`upload-claims.ts`) before its first byte is stored: a visitor's uploads no message
+ * named yet are capped in count (429) and bytes (413), one message claims them, and the sweep
+ * deletes what no message named within UPLOAD_UNCLAIMED_TTL_MINUTES (also the chunks of an upload
+ * cut off midway). Every refusal is a 4xx with a reason and a log line; this module never
+ * buffers a whole file.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { RedisClient } from '../../src/redis.js';
@@ -16,7 +20,8 @@ import { z } from 'zod';
 import type { InboundMedia } from '../../src/contracts/index.js';
 import type { Logger } from '../../src/logger.js';
 import { checkContent, MediaRejectedError, SNIFF_BYTES, type MediaKind } from '../../src/media/content-check.js';
-import type { MediaStore } from '../../src/media/media-store.js';
+import { newMediaId, type MediaStore } from '../../src/media/media-store.js';
+import type { UploadClaims } from '../../src/media/upload-claims.js';
 import type { Metrics } from '../../src/metrics.js';
 import { checkRate } from './rate-limit.js';
 
@@ -48,11 +53,14 @@ export interface UploadHandlerOptions {
   /** Uploads per minute per visitor and per IP (429 beyond). */
   visitorPerMinute: number;
   ipPerMinute: number;
+  /** A visitor's uploads no message named yet: at most this many (429 beyond) and bytes (413 beyond). */
+  pending: { maxCount: number; maxBytes: number };
+  claims: Pick<UploadClaims, 'reserve' | 'stored' | 'release'>;
   redis: RedisClient;
   logger: Logger;
   metrics: Metrics;
   /** The visitor behind the request's token on an allowed origin (answers 401/403 itself when not). */
-  authenticate(request: Request, response: Response): { conversationId: string; visitorId: string } | undefined;
+  authenticate(request: Request, response: Response): { conversationId: string; visitorId: string; owner: string } | undefined;
   /** Answers a refusal: status, the error the widget shows, a reason for logs and metrics. */
   refuse(response: Response, status: number, error: string, reason: string, fields?: Record<string, unknown>): void;
 }
@@ -100,7 +108,7 @@ export function createUploadHandler(options: UploadHandlerOptions): RequestHandl
     return true;
   };
 
-  return async (request, response) => {
+  const handler: RequestHandler = async (request, response) => {
     const visitor = options.authenticate(request, response);
     if (!visitor) return;
     if (!(await withinLimits(request, response, visitor.visitorId))) return;
@@ -114,23 +122,75 @@ export function createUploadHandler(options: UploadHandlerOptions): RequestHandl
       return;
     }
 
+    const id = newMediaId();
+    const reserved = await options.claims.reserve(visitor.owner, id, Number.isFinite(declared) && declared > 0 ? declared : maxBytes, options.pending);
+    if (!reserved.ok) {
+      request.resume();
+      if (reserved.reason === 'count') {
+        refuse(
+          response,
+          429,
+          `${reserved.count} uploads are waiting for a message (at most ${options.pending.maxCount}): send a message with them first`,
+          'pending_uploads_count',
+          { maxPendingUploads: options.pending.maxCount },
+        );
+      } else {
+        pendingTooLarge(response);
+      }
+      return;
+    }
+    // This upload's cap: MEDIA_MAX_BYTES, or the visitor's pending bytes left if fewer.
+    const cap = Math.min(maxBytes, reserved.grantedBytes);
+    let stored: Awaited<ReturnType<typeof store.put>> | undefined;
+    try {
+      stored = await receive(request, response, visitor, id, cap, fileName);
+    } finally {
+      const settled = stored ? options.claims.stored(visitor.owner, id, stored.size) : options.claims.release(visitor.owner, id);
+      await settled.catch((error: unknown) => logger.warn('widget-upload-unsettled', { conversationId: visitor.conversationId, mediaId: id, error }));
+    }
+  };
+
+  const pendingTooLarge = (response: Response) =>
+    refuse(
+      response,
+      413,
+      `uploads waiting for a message may hold at most ${options.pending.maxBytes} bytes: send a message with them first`,
+      'pending_uploads_bytes',
+      { maxPendingBytes: options.pending.maxBytes },
+    );
+
+  /** Streams the body into the store under `id`; the stored media, or undefined once it answered a refusal. */
+  const receive = async (
+    request: Request,
+    response: Response,
+    visitor: { conversationId: string },
+    id: string,
+    cap: number,
+    fileName: string | undefined,
+  ): Promise<Awaited<ReturnType<typeof store.put>> | undefined> => {
+    const declared = Number(request.get('content-length'));
+    if (cap < maxBytes && Number.isFinite(declared) && declared > cap) {
+      request.resume();
+      pendingTooLarge(response);
+      return undefined;
+    }
     const chunks = request[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     let first: Awaited<ReturnType<typeof readHead>>;
     try {
       first = await readHead(chunks);
     } catch (error) {
       logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
-      return;
+      return undefined;
     }
     if (first.length === 0) {
       refuse(response, 400, 'the upload is empty', 'upload_empty');
-      return;
+      return undefined;
     }
     const type = sniffUpload(Buffer.concat(first.head));
     if (!type) {
       request.resume();
       refuse(response, 415, UNSUPPORTED, 'upload_type');
-      return;
+      return undefined;
     }
 
     async function* body(): AsyncGenerator<Buffer> {
@@ -141,35 +201,40 @@ export function createUploadHandler(options: UploadHandlerOptions): RequestHandl
     try {
       // The store counts against the cap as it writes, and removes what it wrote when refusing.
       const stored = await store.put(body(), {
+        id,
         contentType: type.contentType,
         conversationId: visitor.conversationId,
         filename: fileName,
         channel: 'web',
-        maxBytes,
+        maxBytes: cap,
       });
       metrics.increment('widget_uploads_total', { kind: stored.kind });
       logger.info('widget-upload-stored', { conversationId: visitor.conversationId, mediaId: stored.id, contentType: stored.contentType, bytes: stored.size });
       response.status(201).json({ id: stored.id, contentType: stored.contentType, size: stored.size, ...(fileName ? { name: fileName } : {}) });
+      return stored;
     } catch (error) {
       if (error instanceof MediaRejectedError && error.reason === 'too-large') {
         // The rest is discarded and the connection closed after the answer.
         request.resume();
         response.set('Connection', 'close');
-        tooLarge(response);
-        return;
+        if (cap < maxBytes) pendingTooLarge(response);
+        else tooLarge(response);
+        return undefined;
       }
       if (error instanceof MediaRejectedError && error.reason === 'unsupported-type') {
         request.resume();
         refuse(response, 415, UNSUPPORTED, 'upload_type');
-        return;
+        return undefined;
       }
       if (!request.complete) {
         logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
-        return;
+        return undefined;
       }
       throw error;
     }
   };
+
+  return handler;
 }
 
 /**

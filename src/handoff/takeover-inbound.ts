@@ -28,7 +28,7 @@ import type { TeamMessenger } from './team-messages.js';
 import { destinationsOf, type Teams } from './teams.js';
 import type { TakeoverState, TakeoverStateStore } from './takeover-state.js';
 import type { LiveMessage, TakeoverService } from './takeover.js';
-import type { MediaIntake, PreparedMedia } from '../media/inbound-media.js';
+import type { PreparedMedia } from '../media/inbound-media.js';
 import { relayPieces, type RelayPiece } from './held-media.js';
 
 /**
@@ -48,7 +48,10 @@ export type TakeoverHook = (
 /** How a held conversation's media reaches its holder: prepared as for a turn (never for a model), relayed by signed link. */
 export interface HeldMediaOptions {
   /** Fetches and stores a message's media once, transcribes a voice note (the same intake a turn uses). */
-  prepare: MediaIntake['prepare'];
+  prepare(
+    message: InboundMessage,
+    context: { conversationId: string; signal: AbortSignal; logger: Logger; transcribed: boolean },
+  ): Promise<PreparedMedia | undefined>;
   /** An absolute, signed, expiring address of one stored media of the conversation (what Twilio fetches for the holder). */
   link(conversationId: string, mediaId: string): string;
 }

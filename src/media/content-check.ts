@@ -12,7 +12,18 @@ export const MEDIA_KINDS = ['image', 'audio', 'document'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
 
 /** Why a media could not be used; each has its own reply to the customer. */
-export const MEDIA_FAILURES = ['too-large', 'unsupported-type', 'download-failed', 'download-timeout', 'transcription-failed', 'too-many-voice-notes'] as const;
+export const MEDIA_FAILURES = [
+  'too-large',
+  'unsupported-type',
+  'download-failed',
+  'download-timeout',
+  'transcription-failed',
+  'too-many-voice-notes',
+  // An image that cannot be decoded (damaged, or not an image behind its signature).
+  'unreadable',
+  // Left out: the turn's media bytes (MEDIA_MAX_TURN_BYTES) were used up by the files before it.
+  'over-turn-limit',
+] as const;
 export type MediaFailure = (typeof MEDIA_FAILURES)[number];
 
 /** A media refused or lost for a reason the same request would meet again: never retried. */

@@ -18,6 +18,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { declaredKind, MediaRejectedError, type MediaFailure, type MediaKind } from './content-check.js';
 import { fetchMedia, isTimeout, type MediaSource } from './media-fetch.js';
+import { imageForModel } from './image-for-model.js';
 import { mediaIdFor, type MediaInfo, type MediaStore } from './media-store.js';
 import type { Transcriber } from './transcribe.js';
 
@@ -53,6 +54,10 @@ export interface MediaIntakeOptions {
   sources: Readonly<Record<string, MediaSource>>;
   transcribe: Transcriber;
   maxBytes: number;
+  /** MEDIA_MAX_TURN_BYTES: media bytes one turn sends the model; what does not fit is left out (and the customer told). */
+  maxTurnBytes: number;
+  /** MEDIA_MAX_WORKER_BYTES: media bytes all turns of this process hold for the model at once; a turn waits for room. */
+  maxWorkerBytes: number;
   fetchTimeoutMs: number;
   /** The transcription call's deadline (MODEL_TIMEOUT_MS): past it the voice note is answered as not understood. */
   transcribeTimeoutMs: number;
@@ -60,13 +65,21 @@ export interface MediaIntakeOptions {
   metrics: Metrics;
 }
 
+/** One turn's media: the batch's messages share the turn's bytes, a file named twice counts once, and one voice note is transcribed. */
+export interface MediaTurn {
+  /** Undefined when the message has no media. Throws only for infrastructure failures (and a turn cut short). */
+  prepare(message: InboundMessage): Promise<PreparedMedia | undefined>;
+  /** Gives the turn's media bytes back to the worker; call once its model call is over (idempotent). */
+  end(): void;
+}
+
 export interface MediaIntake {
-  /** Undefined when the message has no media. Throws only for infrastructure failures. */
-  /** `transcribed`: an earlier message of the same turn already made the turn's one transcription call. */
-  prepare(
-    message: InboundMessage,
-    context: { conversationId: string; signal: AbortSignal; logger: Logger; transcribed?: boolean },
-  ): Promise<PreparedMedia | undefined>;
+  /**
+   * Starts the media of a turn answering `messages` (the frozen batch, oldest first): when any
+   * has a photo or PDF, waits until the worker's media budget has room for it (up to
+   * MEDIA_MAX_TURN_BYTES). Call `end()` when the turn is over, however it ends.
+   */
+  startTurn(messages: readonly InboundMessage[], context: { conversationId: string; signal: AbortSignal; logger: Logger }): Promise<MediaTurn>;
 }
 
 /** What the customer is told, per failure (the model says it in the customer's language). */
@@ -78,6 +91,8 @@ export const MEDIA_FAILURE_REPLIES: Record<MediaFailure, string> = {
   'download-timeout': "I couldn't open your attachment. Could you send it again?",
   'transcription-failed': "I couldn't make out your voice note. Could you send it again, or type your message?",
   'too-many-voice-notes': 'I can listen to one voice note per message. Could you send the others one at a time?',
+  unreadable: "I couldn't open that image. Could you send it again, or take a screenshot of it?",
+  'over-turn-limit': 'That was more than I can look at in one go, so I left some of your files out. Could you send the rest in another message?',
 };
 
 const LABELS: Record<MediaKind | 'file', [string, string]> = {
@@ -146,8 +161,63 @@ interface Loaded {
   bytes: Uint8Array;
 }
 
+/**
+ * A byte budget shared by the turns of one worker process, handed out first come, first served:
+ * a turn waits (holding nothing) until its reservation fits, so the media all turns hold for the
+ * model at once stays within it.
+ */
+class ByteBudget {
+  private available: number;
+  private readonly waiting: { bytes: number; grant: () => void }[] = [];
+  constructor(readonly total: number) {
+    this.available = total;
+  }
+  async acquire(bytes: number, signal: AbortSignal): Promise<void> {
+    if (this.waiting.length === 0 && bytes <= this.available) {
+      this.available -= bytes;
+      return;
+    }
+    signal.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const entry = { bytes, grant: () => (signal.removeEventListener('abort', abort), resolve()) };
+      const abort = () => {
+        const index = this.waiting.indexOf(entry);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('turn aborted'));
+        this.drain();
+      };
+      signal.addEventListener('abort', abort, { once: true });
+      this.waiting.push(entry);
+    });
+  }
+  /** Takes `bytes` now if they are free and nobody waits; never waits (a turn holding bytes must not). */
+  tryAcquire(bytes: number): boolean {
+    if (this.waiting.length > 0 || bytes > this.available) return false;
+    this.available -= bytes;
+    return true;
+  }
+  release(bytes: number): void {
+    this.available += bytes;
+    this.drain();
+  }
+  private drain(): void {
+    for (let next = this.waiting[0]; next && next.bytes <= this.available; next = this.waiting[0]) {
+      this.waiting.shift();
+      this.available -= next.bytes;
+      next.grant();
+    }
+  }
+}
+
+/** How many media files a worker process holds whole at once (read, downscaled, transcribed). */
+const FILES_AT_ONCE = 4;
+
 export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
   const { store, metrics } = options;
+  const workerBudget = new ByteBudget(Math.max(options.maxWorkerBytes, options.maxTurnBytes));
+  // A gate of FILES_AT_ONCE slots for the bytes of a file being read: the raw photo is held only
+  // until its downscaled copy exists, and only this many at once whatever the concurrency.
+  const files = new ByteBudget(FILES_AT_ONCE);
 
   const readStored = async (info: MediaInfo): Promise<Loaded> => {
     const opened = await store.open(info.id);
@@ -156,6 +226,9 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
     for await (const chunk of opened.stream) sink.push(chunk as Buffer);
     return { info, bytes: sink.bytes() };
   };
+
+  /** The media store id a media has (a widget upload) or will have (a WhatsApp fetch, by message and index). */
+  const storeIdOf = (message: InboundMessage, media: InboundMedia, index: number) => media.id ?? mediaIdFor(`${message.channel}:${message.messageId}:${index}`);
 
   /** Stores (or finds) one media and returns its bytes; throws MediaRejectedError for the customer's media, anything else for infrastructure. */
   const load = async (message: InboundMessage, media: InboundMedia, index: number, conversationId: string, signal: AbortSignal): Promise<Loaded> => {
@@ -170,7 +243,7 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
     const source = options.sources[message.channel];
     if (!source || media.url === undefined) throw new MediaRejectedError('download-failed', `channel ${message.channel} has no media source`);
     // A retried message finds what an earlier attempt stored instead of downloading it again.
-    const id = mediaIdFor(`${message.channel}:${message.messageId}:${index}`);
+    const id = storeIdOf(message, media, index);
     const stored = await store.info(id);
     if (stored) return readStored(stored);
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(options.fetchTimeoutMs)]);
@@ -192,71 +265,140 @@ export function createMediaIntake(options: MediaIntakeOptions): MediaIntake {
   };
 
   return {
-    async prepare(message, { conversationId, signal, logger, transcribed: transcribedBefore = false }) {
-      const items = message.media ?? [];
-      if (items.length === 0) return undefined;
-      const started = performance.now();
-      const references: MediaReference[] = [];
-      const parts: FilePart[] = [];
-      const transcriptions: string[] = [];
-      const failures = new Set<MediaFailure>();
-      let transcribed = false;
-      let turnTranscribed = transcribedBefore;
-      for (const [index, media] of items.entries()) {
-        const reference: MediaReference = { contentType: media.contentType, ...(media.filename ? { filename: media.filename } : {}) };
-        references.push(reference);
-        try {
-          const { info, bytes } = await load(message, media, index, conversationId, signal);
-          Object.assign(reference, { id: info.id, contentType: info.contentType, kind: info.kind, size: info.size });
-          if (info.kind === 'image' || info.kind === 'document') {
-            // Images too are file parts (the AI SDK's image part is deprecated); the provider sends them as images.
-            parts.push({ type: 'file', data: bytes, mediaType: info.contentType, ...(info.filename ? { filename: info.filename } : {}) });
-          } else if (info.transcription !== undefined) {
-            // Stored by an earlier attempt of this turn: it was the turn's transcription then.
-            transcribed = true;
-            turnTranscribed = true;
-            reference.transcription = info.transcription;
-            transcriptions.push(info.transcription);
-          } else if (turnTranscribed) {
-            throw new MediaRejectedError('too-many-voice-notes', 'one voice note per turn is transcribed');
-          } else {
-            transcribed = true;
-            turnTranscribed = true;
-            let text: string;
-            try {
-              text = await options.transcribe(bytes, { signal: AbortSignal.any([signal, AbortSignal.timeout(options.transcribeTimeoutMs)]) });
-            } catch (error) {
-              if (signal.aborted) throw error;
-              throw new MediaRejectedError('transcription-failed', 'the voice note could not be transcribed', { cause: error });
-            }
-            if (!text) throw new MediaRejectedError('transcription-failed', 'the transcription was empty');
-            await store.setTranscription(info.id, text);
-            reference.transcription = text;
-            transcriptions.push(text);
-          }
-          metrics.increment('media_total', { channel: message.channel, kind: info.kind, outcome: 'used' });
-        } catch (error) {
-          // A turn cut short (lost lock, shutdown) is retried by the queue, not answered as a bad media.
-          if (!(error instanceof MediaRejectedError) || signal.aborted) throw error;
-          reference.error = error.reason;
-          failures.add(error.reason);
-          metrics.increment('media_total', { channel: message.channel, kind: declaredKind(media.contentType) ?? 'other', outcome: error.reason });
-          logger.warn('media-rejected', { index, contentType: media.contentType, reason: error.reason, error });
-        }
+    async startTurn(messages, { conversationId, signal, logger }) {
+      const all = messages.flatMap((message) => (message.media ?? []).map((media, index) => ({ message, media, index })));
+      // What the model may get: a photo's or PDF's stored size (a fetch's is not known yet: the cap per file).
+      const estimate = [...new Map(all.map(({ message, media, index }) => [storeIdOf(message, media, index), media])).values()]
+        .filter((media) => declaredKind(media.contentType) !== 'audio')
+        .reduce((sum, media) => sum + (media.size ?? options.maxBytes), 0);
+      let reserved = Math.min(options.maxTurnBytes, estimate);
+      if (reserved > 0) {
+        const waitStarted = performance.now();
+        await workerBudget.acquire(reserved, signal);
+        const waitedMs = Math.round(performance.now() - waitStarted);
+        if (waitedMs > 0) logger.info('media-budget-waited', { bytes: reserved, ms: waitedMs });
       }
-      const caption = message.text.trim();
-      const summary = mediaSummary(items);
-      const lines = [caption ? `${summary} ${caption}` : summary, ...transcriptions.map((text) => `Voice note: "${text}"`)];
-      const text = lines.join('\n');
-      const notes = [...failures].map(
-        (reason) =>
-          `[Not understood: ${reason.replaceAll('-', ' ')}. Tell the customer this, in the language they write in: "${MEDIA_FAILURE_REPLIES[reason]}"]`,
-      );
-      logger.info('media-prepared', {
-        media: references.map(({ kind, size, error }) => ({ kind, size, ...(error ? { error } : {}) })),
-        ms: Math.round(performance.now() - started),
-      });
-      return { text, content: [{ type: 'text', text: [text, ...notes].join('\n') }, ...parts], media: references, transcribed };
+      let used = 0;
+      let pending = messages.filter((message) => (message.media?.length ?? 0) > 0).length;
+      let turnTranscribed = false;
+      const seen = new Set<string>();
+      const ended = { value: false };
+      /** Keeps only what the turn's parts hold once no message of the batch is left to prepare. */
+      const shrink = () => {
+        if (pending > 0 || ended.value) return;
+        workerBudget.release(reserved - used);
+        reserved = used;
+      };
+
+      const prepare = async (message: InboundMessage): Promise<PreparedMedia | undefined> => {
+        const items = message.media ?? [];
+        if (items.length === 0) return undefined;
+        const started = performance.now();
+        const references: MediaReference[] = [];
+        const parts: FilePart[] = [];
+        const transcriptions: string[] = [];
+        const failures = new Set<MediaFailure>();
+        let transcribed = false;
+        try {
+          for (const [index, media] of items.entries()) {
+            const reference: MediaReference = { contentType: media.contentType, ...(media.filename ? { filename: media.filename } : {}) };
+            references.push(reference);
+            const storeId = storeIdOf(message, media, index);
+            if (seen.has(storeId)) {
+              // The same file named again in the batch: sent (and counted) once.
+              reference.id = storeId;
+              metrics.increment('media_total', { channel: message.channel, kind: declaredKind(media.contentType) ?? 'other', outcome: 'repeated' });
+              continue;
+            }
+            seen.add(storeId);
+            let holdsFile = false;
+            try {
+              // A stored PDF over what is left is left out unread.
+              if (declaredKind(media.contentType) === 'document' && media.size !== undefined && media.size > reserved - used) {
+                throw new MediaRejectedError('over-turn-limit', `a ${media.size}-byte file is over the turn's ${reserved - used} media bytes left`);
+              }
+              await files.acquire(1, signal);
+              holdsFile = true;
+              const { info, bytes } = await load(message, media, index, conversationId, signal);
+              Object.assign(reference, { id: info.id, contentType: info.contentType, kind: info.kind, size: info.size });
+              if (info.kind === 'image' || info.kind === 'document') {
+                const part = info.kind === 'image' ? await imageForModel(bytes, info.contentType) : { bytes, contentType: info.contentType };
+                // A re-encoded image may come out larger than the file it was estimated by: the
+                // turn grows its share if the worker has room now (within MEDIA_MAX_TURN_BYTES).
+                const missing = part.bytes.byteLength - (reserved - used);
+                if (missing > 0 && reserved + missing <= options.maxTurnBytes && workerBudget.tryAcquire(missing)) reserved += missing;
+                if (part.bytes.byteLength > reserved - used) {
+                  throw new MediaRejectedError(
+                    'over-turn-limit',
+                    `a ${part.bytes.byteLength}-byte part is over the turn's ${reserved - used} media bytes left`,
+                  );
+                }
+                used += part.bytes.byteLength;
+                // Images too are file parts (the AI SDK's image part is deprecated); the provider sends them as images.
+                parts.push({ type: 'file', data: part.bytes, mediaType: part.contentType, ...(info.filename ? { filename: info.filename } : {}) });
+              } else if (info.transcription !== undefined) {
+                // Stored by an earlier attempt of this turn: it was the turn's transcription then.
+                transcribed = true;
+                turnTranscribed = true;
+                reference.transcription = info.transcription;
+                transcriptions.push(info.transcription);
+              } else if (turnTranscribed) {
+                throw new MediaRejectedError('too-many-voice-notes', 'one voice note per turn is transcribed');
+              } else {
+                transcribed = true;
+                turnTranscribed = true;
+                let text: string;
+                try {
+                  text = await options.transcribe(bytes, { signal: AbortSignal.any([signal, AbortSignal.timeout(options.transcribeTimeoutMs)]) });
+                } catch (error) {
+                  if (signal.aborted) throw error;
+                  throw new MediaRejectedError('transcription-failed', 'the voice note could not be transcribed', { cause: error });
+                }
+                if (!text) throw new MediaRejectedError('transcription-failed', 'the transcription was empty');
+                await store.setTranscription(info.id, text);
+                reference.transcription = text;
+                transcriptions.push(text);
+              }
+              metrics.increment('media_total', { channel: message.channel, kind: info.kind, outcome: 'used' });
+            } catch (error) {
+              // A turn cut short (lost lock, shutdown) is retried by the queue, not answered as a bad media.
+              if (!(error instanceof MediaRejectedError) || signal.aborted) throw error;
+              reference.error = error.reason;
+              failures.add(error.reason);
+              metrics.increment('media_total', { channel: message.channel, kind: declaredKind(media.contentType) ?? 'other', outcome: error.reason });
+              logger.warn('media-rejected', { index, contentType: media.contentType, reason: error.reason, error });
+            } finally {
+              if (holdsFile) files.release(1);
+            }
+          }
+        } finally {
+          pending -= 1;
+          shrink();
+        }
+        const caption = message.text.trim();
+        const summary = mediaSummary(items);
+        const lines = [caption ? `${summary} ${caption}` : summary, ...transcriptions.map((text) => `Voice note: "${text}"`)];
+        const text = lines.join('\n');
+        const notes = [...failures].map(
+          (reason) =>
+            `[Not understood: ${reason.replaceAll('-', ' ')}. Tell the customer this, in the language they write in: "${MEDIA_FAILURE_REPLIES[reason]}"]`,
+        );
+        logger.info('media-prepared', {
+          media: references.map(({ kind, size, error }) => ({ kind, size, ...(error ? { error } : {}) })),
+          modelBytes: used,
+          ms: Math.round(performance.now() - started),
+        });
+        return { text, content: [{ type: 'text', text: [text, ...notes].join('\n') }, ...parts], media: references, transcribed };
+      };
+
+      return {
+        prepare,
+        end() {
+          if (ended.value) return;
+          ended.value = true;
+          workerBudget.release(reserved);
+        },
+      };
     },
   };
 }

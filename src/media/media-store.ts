@@ -67,6 +67,19 @@ export interface MediaStore {
   setTranscription(id: string, transcription: string): Promise<void>;
   /** Deletes files uploaded before `cutoff`; returns how many. */
   purgeOlderThan(cutoff: Date): Promise<number>;
+  /** Deletes a file and every chunk of it (also chunks left without a file record); nothing for an unknown id. */
+  remove(id: string): Promise<void>;
+  /**
+   * Deletes chunks whose file has no record (an upload cut off by a crash) when the newest chunk
+   * of that file is older than `cutoff`; returns how many files' chunks. Reads the whole chunks
+   * collection (its `_id` and `files_id` only): a scheduled sweep, never on a request's path.
+   */
+  sweepOrphanChunks(cutoff: Date): Promise<number>;
+}
+
+/** A new media id (a GridFS `_id` as 24 hex characters), for a caller that must know it before storing. */
+export function newMediaId(): string {
+  return new ObjectId().toHexString();
 }
 
 interface FileMetadata {
@@ -106,12 +119,15 @@ function toInfo(file: { _id: unknown; length: number; uploadDate: Date; filename
 
 export function createMediaStore(connection: Connection, options: { maxBytes: number }): MediaStore {
   let bucket: GridFSBucketInstance | undefined;
-  const gridfs = async (): Promise<GridFSBucketInstance> => {
+  const database = async () => {
     // Before the first connection (a process started during an outage) it waits like mongoose's
     // own operations do; a failed connection attempt throws (an outage: the turn is retried).
     const db = connection.db ?? (await connection.asPromise()).db;
     if (!db) throw new MongoNotConnectedError('the MongoDB connection is not open');
-    bucket ??= new GridFSBucket(db, { bucketName: BUCKET, chunkSizeBytes: CHUNK_BYTES });
+    return db;
+  };
+  const gridfs = async (): Promise<GridFSBucketInstance> => {
+    bucket ??= new GridFSBucket(await database(), { bucketName: BUCKET, chunkSizeBytes: CHUNK_BYTES });
     return bucket;
   };
 
@@ -131,6 +147,9 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
       let checked: { contentType: string; kind: MediaKind } | undefined;
       let upload: ReturnType<GridFSBucketInstance['openUploadStreamWithId']> | undefined;
       let size = 0;
+      // Settles when the last chunk handed to GridFS is written (or failed): a chunk insert still in
+      // flight when the upload is aborted would land after the abort's delete and stay behind.
+      let written: Promise<void> = Promise.resolve();
       const write = async (chunk: Buffer) => {
         if (!upload) {
           upload = (await gridfs()).openUploadStreamWithId(id, input.filename ?? '', {
@@ -144,7 +163,12 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
           });
         }
         input.onChunk?.(chunk);
-        if (!upload.write(chunk)) await once(upload, 'drain');
+        const stream = upload;
+        let ready = true;
+        written = new Promise<void>((resolve) => {
+          ready = stream.write(chunk, () => resolve());
+        });
+        if (!ready) await once(stream, 'drain');
       };
       try {
         for await (const piece of source as AsyncIterable<Uint8Array>) {
@@ -168,7 +192,8 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
         upload?.end();
         await finished;
       } catch (error) {
-        // Removes the chunks written so far; the file document is only written at the end.
+        // Removes the chunks written so far (once none is in flight); the file document is only written at the end.
+        await written;
         await upload?.abort().catch(() => undefined);
         if (source && typeof (source as Readable).destroy === 'function') (source as Readable).destroy();
         throw error;
@@ -198,6 +223,34 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
       const _id = objectId(id);
       if (!_id) return;
       await connection.collection(`${BUCKET}.files`).updateOne({ _id }, { $set: { 'metadata.transcription': transcription } });
+    },
+
+    async remove(id) {
+      const _id = objectId(id);
+      if (!_id) return;
+      const db = await database();
+      await db.collection(`${BUCKET}.files`).deleteOne({ _id });
+      await db.collection(`${BUCKET}.chunks`).deleteMany({ files_id: _id });
+    },
+
+    async sweepOrphanChunks(cutoff) {
+      const db = await database();
+      // files_id → the newest chunk's time (a chunk's _id is an ObjectId made when it was written).
+      const newest = new Map<string, { filesId: unknown; at: number }>();
+      for await (const chunk of db.collection(`${BUCKET}.chunks`).find({}, { projection: { _id: 1, files_id: 1 } })) {
+        const key = String(chunk.files_id);
+        const at = chunk._id instanceof ObjectId ? chunk._id.getTimestamp().getTime() : 0;
+        const seen = newest.get(key);
+        if (!seen || at > seen.at) newest.set(key, { filesId: chunk.files_id, at });
+      }
+      let swept = 0;
+      for (const { filesId, at } of newest.values()) {
+        if (at >= cutoff.getTime()) continue;
+        if (await db.collection(`${BUCKET}.files`).findOne({ _id: filesId as ObjectIdInstance }, { projection: { _id: 1 } })) continue;
+        await db.collection(`${BUCKET}.chunks`).deleteMany({ files_id: filesId });
+        swept += 1;
+      }
+      return swept;
     },
 
     async purgeOlderThan(cutoff) {

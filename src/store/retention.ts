@@ -2,16 +2,22 @@
  * Retention: a scheduled purge of transcripts and hand-offs older than
  * TRANSCRIPT_RETENTION_DAYS. FerretDB has no TTL indexes, so a BullMQ job scheduler runs the
  * purge every few hours on one worker — the same code works on MongoDB, where the createdAt
- * indexes make it cheap.
+ * indexes make it cheap. On the same queue: the sweep of uploads no message named within
+ * UPLOAD_UNCLAIMED_TTL_MINUTES (read from Redis, deleted by `_id`), every minute or sooner, and
+ * hourly the sweep of GridFS chunks left without a file (an upload cut off by a crash).
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Logger } from '../logger.js';
 import type { MediaStore } from '../media/media-store.js';
+import type { UploadClaims } from '../media/upload-claims.js';
 import type { Metrics } from '../metrics.js';
 import type { TranscriptStore } from './transcript-store.js';
 
 const MAINTENANCE_QUEUE = 'maintenance';
 const PURGE_EVERY_MS = 6 * 60 * 60 * 1000;
+const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
+/** A chunk without a file is an orphan once its file's newest chunk is this old (an upload in progress is younger: requests end within minutes). */
+const ORPHAN_GRACE_MS = 15 * 60 * 1000;
 
 export interface RetentionOptions {
   retentionDays: number;
@@ -19,7 +25,9 @@ export interface RetentionOptions {
   /** The hand-off store's purge (typed here: src/handoff depends on src/store, not the reverse). */
   handoffs: { purgeOlderThan(cutoff: Date): Promise<number> };
   /** Customers' media (GridFS) follows the transcripts' retention. */
-  media?: Pick<MediaStore, 'purgeOlderThan'>;
+  media?: Pick<MediaStore, 'purgeOlderThan' | 'remove' | 'sweepOrphanChunks'>;
+  /** Uploads no message named: deleted once their TTL (`unclaimedTtlMs`, which sets how often to sweep) ends. */
+  uploads?: { claims: Pick<UploadClaims, 'sweep'>; unclaimedTtlMs: number };
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
@@ -36,12 +44,46 @@ export async function purgeExpired(options: RetentionOptions) {
   return removed;
 }
 
-/** Registers the purge schedule (idempotent across processes) and a worker that runs it. */
+/** One sweep of uploads no message named within their TTL; returns how many were deleted. */
+async function sweepUnclaimedUploads(options: Pick<RetentionOptions, 'media' | 'uploads' | 'logger' | 'metrics' | 'now'>): Promise<number> {
+  const { media, uploads } = options;
+  if (!media || !uploads) return 0;
+  const removed = await uploads.claims.sweep((options.now ?? Date.now)(), (id) => media.remove(id));
+  if (removed > 0) {
+    options.metrics.increment('uploads_unclaimed_deleted_total', {}, removed);
+    options.logger.info('uploads-unclaimed-deleted', { removed });
+  }
+  return removed;
+}
+
+/** One sweep of GridFS chunks whose file has no record; returns how many files' chunks went. */
+export async function sweepOrphanChunks(options: Pick<RetentionOptions, 'media' | 'logger' | 'now'>): Promise<number> {
+  const swept = (await options.media?.sweepOrphanChunks(new Date((options.now ?? Date.now)() - ORPHAN_GRACE_MS))) ?? 0;
+  if (swept > 0) options.logger.warn('media-orphan-chunks-deleted', { files: swept });
+  return swept;
+}
+
+/** Registers the purge and sweep schedules (idempotent across processes) and a worker that runs them. */
 async function startRetention(options: RetentionOptions & { connection: ConnectionOptions; prefix?: string }) {
   const queueOptions = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue(MAINTENANCE_QUEUE, queueOptions);
-  await queue.upsertJobScheduler('transcript-purge', { every: PURGE_EVERY_MS }, { name: 'purge', opts: { removeOnComplete: 10, removeOnFail: 10 } });
-  const worker = new Worker(MAINTENANCE_QUEUE, async () => purgeExpired(options), { ...queueOptions, concurrency: 1 });
+  const kept = { removeOnComplete: 10, removeOnFail: 10 };
+  await queue.upsertJobScheduler('transcript-purge', { every: PURGE_EVERY_MS }, { name: 'purge', opts: kept });
+  if (options.uploads && options.media) {
+    const every = Math.min(60_000, Math.max(1_000, Math.round(options.uploads.unclaimedTtlMs / 4)));
+    await queue.upsertJobScheduler('upload-sweep', { every }, { name: 'upload-sweep', opts: kept });
+    await queue.upsertJobScheduler('orphan-chunk-sweep', { every: ORPHAN_SWEEP_EVERY_MS }, { name: 'orphan-chunk-sweep', opts: kept });
+  }
+  const worker = new Worker(
+    MAINTENANCE_QUEUE,
+    async (job) => {
+      if (job.name === 'upload-sweep') return sweepUnclaimedUploads(options);
+      if (job.name === 'orphan-chunk-sweep') return sweepOrphanChunks(options);
+      return purgeExpired(options);
+    },
+    // Two at once: a long purge does not hold up the upload sweep.
+    { ...queueOptions, concurrency: 2 },
+  );
   worker.on('error', (error) => options.logger.error('retention-worker-error', { error }));
   return {
     queue,

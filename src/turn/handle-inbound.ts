@@ -14,7 +14,7 @@ import { ChannelSendError, classifyFailure, errorText, isRetryable } from '../er
 import { formatIssues } from '../errors/issues.js';
 import { sendPartOnce } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
-import { withMediaContent, type MediaIntake, type PreparedMedia } from '../media/inbound-media.js';
+import { withMediaContent, type MediaIntake, type MediaTurn, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
 import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
@@ -245,6 +245,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     signal: AbortSignal,
     assertHeld: () => void,
     records: TurnRecords,
+    media: { turn?: MediaTurn },
   ): Promise<{ finishing: Promise<void> } | undefined> => {
     let { message, earlier } = turn;
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
@@ -284,21 +285,16 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     }
     const { conversationId, created, recent } = await (opening ?? open());
     // Media becomes text (summary, caption, transcription) for the transcript and parts for the
-    // model, for every message of the batch; at most one transcription call per turn.
-    const batch: InboundMessage[] = [];
-    const preparedMedia: (PreparedMedia | undefined)[] = [];
-    // A guarded turn (a worker died answering this batch before) leaves media out.
+    // model, for every message of the batch: within the turn's media bytes (waiting for the
+    // worker's room), a file named twice sent once, at most one transcription call per turn.
+    // A guarded turn (a worker died answering this batch before) loads no media at all.
     const guarded = turn.guarded === true;
     if (guarded) logger.warn('turn-guarded', { messages: earlier.length + 1 });
+    else media.turn = await options.media?.startTurn([...earlier, message], { conversationId, signal, logger });
+    const batch: InboundMessage[] = [];
+    const preparedMedia: (PreparedMedia | undefined)[] = [];
     for (const received of [...earlier, message]) {
-      const prepared = guarded
-        ? undefined
-        : await options.media?.prepare(received, {
-            conversationId,
-            signal,
-            logger,
-            transcribed: preparedMedia.some((entry) => entry?.transcribed),
-          });
+      const prepared = await media.turn?.prepare(received);
       const text = prepared?.text ?? (guarded && received.media?.length ? `${received.text}\n${GUARDED_MEDIA_NOTE}`.trim() : received.text);
       batch.push({ ...received, text });
       preparedMedia.push(prepared);
@@ -428,15 +424,19 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
 
   return async (turn, signal, assertHeld) => {
     const records = transcripts.turnRecords();
+    // The turn's media bytes go back to the worker once the reply is out or the turn failed.
+    const media: { turn?: MediaTurn } = {};
     let answered: { finishing: Promise<void> } | undefined;
     try {
-      answered = await answer(turn, signal, assertHeld, records);
+      answered = await answer(turn, signal, assertHeld, records, media);
     } catch (error) {
+      media.turn?.end();
       await records
         .flush()
         .catch((flushError: unknown) => options.logger.warn('turn-records-unflushed', { conversationKey: turn.message.conversationKey, error: flushError }));
       throw error;
     }
+    media.turn?.end();
     // Before the batch is acknowledged: a flush that fails fails the turn, and its retry records
     // it all again. The turn's finish (its own writes) runs meanwhile; both settle before the
     // turn ends either way, so nothing of it is still in flight when a retry starts.

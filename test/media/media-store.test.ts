@@ -5,8 +5,10 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import mongoose from 'mongoose';
 import { MediaRejectedError } from '../../src/media/content-check.js';
-import { createMediaStore, type MediaStore } from '../../src/media/media-store.js';
+import { createMediaStore, newMediaId, type MediaStore } from '../../src/media/media-store.js';
+import { sweepOrphanChunks } from '../../src/store/retention.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { PDF_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
 
@@ -84,6 +86,52 @@ describe('media store', () => {
   });
 });
 
+describe('chunks without a file', () => {
+  const chunks = () => harness.services.mongo.collection('media.chunks');
+
+  test('an upload broken off right after a full chunk leaves none behind (the chunk in flight is waited for)', async () => {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const id = newMediaId();
+      async function* brokenOff() {
+        // Almost a GridFS chunk (255 KiB), then a small piece that completes it: that chunk's
+        // insert is in flight (the write did not ask to wait) when the client goes away.
+        yield Buffer.concat([PNG_BYTES, Buffer.alloc(255 * 1024 - 100 - PNG_BYTES.length, 1)]);
+        yield Buffer.alloc(1024, 1);
+        throw new Error('aborted');
+      }
+      const refused = await store
+        .put(Readable.from(brokenOff()), { id, contentType: 'image/png', conversationId: 'c3', maxBytes: 1024 * 1024 })
+        .catch((error: unknown) => error);
+      expect(refused).toEqual(new Error('aborted'));
+      expect(await chunks().countDocuments({ files_id: mongoose.mongo.ObjectId.createFromHexString(id) })).toBe(0);
+    }
+  });
+
+  test('the sweep deletes chunks whose file has no record once they are old; fresh ones and stored files stay', async () => {
+    const { ObjectId, Binary } = mongoose.mongo;
+    // The sweep runs an hour from now: what was written before a quarter of an hour from now is old.
+    const sweepAt = Date.now() + 60 * 60_000;
+    const seconds = (at: number) => Math.floor(at / 1000);
+    const oldOrphan = new ObjectId();
+    const freshOrphan = new ObjectId();
+    await chunks().insertMany([
+      { _id: ObjectId.createFromTime(seconds(Date.now() - 60 * 60_000)), files_id: oldOrphan, n: 0, data: new Binary(Buffer.alloc(16)) },
+      { _id: ObjectId.createFromTime(seconds(Date.now() - 50 * 60_000)), files_id: oldOrphan, n: 1, data: new Binary(Buffer.alloc(16)) },
+      { _id: ObjectId.createFromTime(seconds(sweepAt - 5 * 60_000)), files_id: freshOrphan, n: 0, data: new Binary(Buffer.alloc(16)) },
+    ]);
+    // Its chunk is old by then, but it has its file.
+    const kept = await store.put(Readable.from([PNG_BYTES]), { contentType: 'image/png', conversationId: 'c4' });
+
+    const swept = await sweepOrphanChunks({ media: store, logger: harness.services.logger, now: () => sweepAt });
+    expect(swept).toBeGreaterThanOrEqual(1);
+    expect(await chunks().countDocuments({ files_id: oldOrphan })).toBe(0);
+    expect(await chunks().countDocuments({ files_id: freshOrphan })).toBe(1);
+    expect(await chunks().countDocuments({ files_id: ObjectId.createFromHexString(kept.id) })).toBe(1);
+    expect(await store.info(kept.id)).toMatchObject({ id: kept.id });
+    await chunks().deleteMany({ files_id: freshOrphan });
+  });
+});
+
 describe('a retried message', () => {
   test('finds its media stored and transcribed by the earlier attempt: no second download, no second transcription', async () => {
     const { createMediaIntake } = await import('../../src/media/inbound-media.js');
@@ -100,6 +148,8 @@ describe('a retried message', () => {
         return 'where is my order';
       },
       maxBytes: 64 * 1024,
+      maxTurnBytes: 1024 * 1024,
+      maxWorkerBytes: 1024 * 1024,
       fetchTimeoutMs: 5_000,
       transcribeTimeoutMs: 5_000,
       logger: harness.services.logger,
@@ -121,8 +171,17 @@ describe('a retried message', () => {
       ],
     };
     const context = { conversationId: message.conversationKey, signal: new AbortController().signal, logger: harness.services.logger };
-    const first = await intake.prepare(message, context);
-    const again = await intake.prepare(message, context);
+    // Each attempt of the turn is a turn of its own.
+    const attempt = async () => {
+      const turn = await intake.startTurn([message], context);
+      try {
+        return await turn.prepare(message);
+      } finally {
+        turn.end();
+      }
+    };
+    const first = await attempt();
+    const again = await attempt();
     // The same media and text, the transcription read back (still the turn's one); only the first attempt made the call.
     expect(again).toEqual(first);
     expect(first?.transcribed).toBe(true);

@@ -194,6 +194,8 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
 }
 
 export interface ServiceProcess {
+  /** The OS process id (to read its memory from /proc). */
+  pid: number;
   /** What the process printed so far (its JSON log lines, stdout and stderr). */
   output(): string;
   /** Kills it without warning (SIGKILL), as a crash or an OOM kill would, and waits for the exit. */
@@ -232,5 +234,5 @@ export async function startServiceProcess(env: Record<string, string>, role: 'we
     await kill();
     throw error;
   }
-  return { output: () => output, kill };
+  return { pid: child.pid ?? 0, output: () => output, kill };
 }

@@ -55,7 +55,8 @@ beforeAll(async () => {
       const media = fileParts(call.options.prompt);
       modelMedia.push(media);
       if (media.includes('application/pdf')) return { text: PDF_REPLY };
-      if (media.includes('image/png')) return { text: PHOTO_REPLY };
+      // A photo over 1 MiB reaches the model re-encoded (downscaled to a JPEG).
+      if (media.some((type) => type.startsWith('image/'))) return { text: PHOTO_REPLY };
       return { text: DEFAULT_REPLY };
     },
   });
