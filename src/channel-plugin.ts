@@ -45,6 +45,11 @@ export interface ChannelContext {
   /** Customers' media (the widget's uploads go here). */
   media: MediaStore;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
+  /**
+   * The customer is typing (true) or stopped (false): a turn waiting on their conversation holds
+   * its reply while they type (issue 26); a report stands for the channel's quiet period.
+   */
+  reportTyping(message: Pick<InboundMessage, 'channel' | 'conversationKey'>, typing: boolean): Promise<void>;
   /** Starts a conversation over (the widget's "new chat"). */
   resetConversation(conversationId: string): Promise<void>;
   contacts: ContactReader & {

@@ -175,7 +175,7 @@ function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
 
 async function structured<T>(dependencies: JudgeDependencies, output: StructuredOutput<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
   const model = dependencies.model('fast');
-  const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model }, () =>
+  const result = await metered(dependencies.onModelCall, { purpose: 'judge', tier: 'fast', model, signal }, () =>
     withDeadline(dependencies.timeoutMs, signal, (abortSignal) =>
       generateText({ model, system, prompt, output, maxOutputTokens: 800, maxRetries: 0, abortSignal, telemetry: MODEL_TELEMETRY }),
     ),

@@ -12,12 +12,21 @@ export const redisKeys = {
   queued: (conversationKey: string) => `${KEY_PREFIX}:queued:{${conversationKey}}`,
   /** The retry state of the conversation's inbox head (only the head can be failing). */
   retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
+  /** When the customer last reported typing (ms, as the reporting process saw it), while that report stands. */
+  typing: (conversationKey: string) => `${KEY_PREFIX}:typing:{${conversationKey}}`,
   /**
    * One shard of the notes of messages appended but maybe without a job yet in the turns queue of
    * `queuePrefix` (`intake-ledger.ts`); the shard is the hash tag (the prefix's braces are dropped).
    */
   intakeNotes: (queuePrefix: string, shard: number) => `${KEY_PREFIX}:intake:${queuePrefix.replace(/[{}]/g, '')}:{intake:${shard}}`,
 };
+
+/**
+ * The pub/sub channel on which an inbox tells the worker holding a conversation that a message
+ * arrived (or the customer is typing) while its turn runs: published only while the lock is held,
+ * so a message answered alone costs nothing (see `inbox-notices.ts`).
+ */
+export const INBOX_NOTICE_CHANNEL = `${KEY_PREFIX}:inbox-notices`;
 
 /** How long an inbound message id is remembered for dedupe (Twilio retries for far less). */
 export const DEDUPE_TTL_SECONDS = 48 * 60 * 60;

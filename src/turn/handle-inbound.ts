@@ -20,7 +20,7 @@ import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
-import type { GiveUpHandler, InboundBatch, InboundHandler } from '../queue/turn-worker.js';
+import type { GiveUpHandler, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
 import {
   APOLOGY_PART,
   inboundMessageId,
@@ -184,6 +184,33 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
   };
 }
 
+/**
+ * A streaming turn's deltas behind its gate: the first waits for the gate to commit (held while
+ * the customer types), those after it follow at once; a turn started over meanwhile streams nothing.
+ */
+function gatedStream(gate: TurnGate | undefined, send: ((delta: string) => void) | undefined) {
+  if (!send) return undefined;
+  if (!gate) return { delta: send, released: async () => undefined };
+  let open = false;
+  let held: string[] = [];
+  let committing: Promise<void> | undefined;
+  return {
+    delta(delta: string) {
+      if (open) return send(delta);
+      held.push(delta);
+      committing ??= gate.commit().then(
+        () => {
+          open = true;
+          for (const text of held) send(text);
+          held = [];
+        },
+        () => void (held = []),
+      );
+    },
+    released: async () => committing,
+  };
+}
+
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
@@ -239,6 +266,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     signal: AbortSignal,
     assertHeld: () => void,
     records: TurnRecords,
+    gate: TurnGate | undefined,
   ): Promise<{ finishing: Promise<void> } | undefined> => {
     let { message, earlier } = turn;
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
@@ -346,6 +374,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       records.add(parts.flatMap(partRecords));
       logger.info('reply-resumed', { parts: parts.length });
     } else if (resetOnly) {
+      await gate?.commit();
       parts = await transcripts.saveReplyParts(
         {
           conversationId,
@@ -359,6 +388,10 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       );
     } else {
       void channel.transport.showTyping?.(message);
+      // Started over (issue 26): only the model call, and what it would stream, is cut short by a
+      // message arriving before anything of the turn left; text streams once the gate commits.
+      if (gate?.restart.aborted) throw gate.restart.reason;
+      const stream = gatedStream(gate, channel.transport.streamDelta ? (delta: string) => channel.transport.streamDelta?.(message, delta) : undefined);
       result = await options.orchestrator.runTurn(channel, {
         conversationId,
         firstTurn: created,
@@ -367,11 +400,15 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         inbound: earlier.length > 0 ? { ...message, text: [...earlier, message].map((received) => received.text).join('\n') } : message,
         // A guarded turn's model reads a bounded history (the stored one stays whole).
         history: withMediaContent(toModelHistory(guarded ? boundedHistory(history) : history), turnMedia),
-        signal,
+        signal: gate ? AbortSignal.any([signal, gate.restart]) : signal,
         logger,
-        ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),
+        ...(stream ? { onTextDelta: stream.delta } : {}),
+        ...(gate ? { beforeAction: () => gate.commit() } : {}),
       });
+      await stream?.released();
       await channel.transport.flushDeltas?.(message);
+      // Held while the batch may still grow (or the customer types); a restart meanwhile throws.
+      await gate?.commit();
       // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('turn aborted');
       metrics.increment('turns_total', { channel: channel.id, outcome: result.failed ? 'apology' : 'answered' });
@@ -415,11 +452,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     return { finishing: result ? finishing.then(() => options.onTurn?.(result)) : finishing };
   };
 
-  return async (turn, signal, assertHeld) => {
+  return async (turn, signal, assertHeld, gate) => {
     const records = transcripts.turnRecords();
     let answered: { finishing: Promise<void> } | undefined;
     try {
-      answered = await answer(turn, signal, assertHeld, records);
+      answered = await answer(turn, signal, assertHeld, records, gate);
     } catch (error) {
       await records
         .flush()
