@@ -7,7 +7,6 @@
  * slow machine never splits a burst; the model's calls are held by the test, not timed.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createEventLog } from '../../channels/web/event-log.js';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
