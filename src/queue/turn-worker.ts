@@ -63,7 +63,7 @@ const TYPING_POLL_MS = 250;
 const MAX_TYPING_HOLD_MS = 30_000;
 
 /** Why a turn was started over: a message arrived before anything of it left. */
-export class TurnRestart extends Error {
+class TurnRestart extends Error {
   constructor() {
     super('a message arrived before the turn answered: started over with it');
     this.name = 'TurnRestart';

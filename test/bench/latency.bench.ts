@@ -3,7 +3,8 @@
  * pipelines (web and worker in this process, real Redis and FerretDB, the fake Twilio API) with
  * a deterministic model that takes a configurable time — the judge BENCH_JUDGE_MS (600), the
  * reply BENCH_REPLY_MS (1200) — run twice: with the quiet period (BENCH_COALESCE_MS, 1500, the
- * default) and with COALESCE_MS=0. Per channel: the end-to-end p50/p90/p99 of single messages
+ * default) and with COALESCE_MS=0, side by side in this process (message for message, so load
+ * from other work on the machine slows both alike). Per channel: the end-to-end p50/p90/p99 of single messages
  * (BENCH_SINGLES, 20, a new conversation each, 150 ms apart), the widget's first streamed text,
  * and for 3-message bursts (BENCH_BURSTS, 10, messages 300 ms apart) how many were answered by
  * exactly one reply, the turns started over per burst, and the time from the last message to
@@ -27,6 +28,7 @@ const COALESCE_MS = Number(process.env.BENCH_COALESCE_MS ?? 1500);
 const SINGLES = Number(process.env.BENCH_SINGLES ?? 20);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 10);
 const SINGLE_GAP_MS = 150;
+const WARMUP = 3;
 const BURST_GAP_MS = 300;
 const ORIGIN = 'https://shop.example.test';
 const REPLY_TEXT = 'Thanks for your message. Our opening hours are nine to five, Monday to Friday.';
@@ -82,6 +84,8 @@ async function run(coalesceMs: number, area: number): Promise<RunFigures> {
   const logger = createLogger({
     level: 'info',
     sink: (line) => {
+      // BENCH_LOG=1: warnings and errors on stderr.
+      if (process.env.BENCH_LOG && /"level":"(warn|error)"/.test(line)) process.stderr.write(`${line}\n`);
       if (!line.includes('"turn-restarted"')) return;
       const key = (JSON.parse(line) as { conversationKey?: string }).conversationKey ?? '';
       restartsBy.set(key, (restartsBy.get(key) ?? 0) + 1);
@@ -102,14 +106,19 @@ async function run(coalesceMs: number, area: number): Promise<RunFigures> {
   const repliesTo = (to: string) => backing.twilio.messages.filter((message) => message.to === to);
 
   // WhatsApp, single messages: webhook → reply at the fake Twilio API.
+  const whatsappOnce = async (from: string, text: string) => {
+    const sentAt = Date.now();
+    await webhook.post(from, text);
+    await until(() => repliesTo(from).length > 0);
+    return repliesTo(from)[0]!.receivedAt - sentAt;
+  };
+  // Warm-up, not counted: the first turns of a process pay for loading code, scripts and connections.
+  await Promise.all(Array.from({ length: WARMUP }, (_, index) => whatsappOnce(benchNumber(area + 2, index), `warm-up ${index}`)));
+  await settled(services);
   const whatsappSingle = await Promise.all(
     Array.from({ length: SINGLES }, async (_, index) => {
       await sleep(index * SINGLE_GAP_MS);
-      const from = benchNumber(area, index);
-      const sentAt = Date.now();
-      await webhook.post(from, `single ${index}`);
-      await until(() => repliesTo(from).length > 0);
-      return repliesTo(from)[0]!.receivedAt - sentAt;
+      return whatsappOnce(benchNumber(area, index), `single ${index}`);
     }),
   );
   await settled(services);
@@ -122,12 +131,14 @@ async function run(coalesceMs: number, area: number): Promise<RunFigures> {
     });
     return ((await response.json()) as { token: string }).token;
   };
-  const postWidget = (token: string, clientMessageId: string, text: string) =>
-    fetch(`${base}/api/widget/messages`, {
+  const postWidget = async (token: string, clientMessageId: string, text: string) => {
+    const response = await fetch(`${base}/api/widget/messages`, {
       method: 'POST',
       headers: { origin: ORIGIN, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ clientMessageId, text }),
     });
+    if (response.status !== 202) throw new Error(`widget message answered ${response.status}: ${await response.text()}`);
+  };
   /** Opens the visitor's event stream; resolves with the time each event arrived once `messages` complete messages did. */
   const stream = async (token: string, messages: number, timeoutMs: number) => {
     const arrived: { event: SseEvent; at: number }[] = [];
@@ -139,21 +150,26 @@ async function run(coalesceMs: number, area: number): Promise<RunFigures> {
         return events.filter((event) => event.event === 'message').length >= messages;
       },
     });
-    return opened.events.then(() => arrived);
+    return { done: opened.events.then(() => arrived) };
   };
 
   // Widget, single messages: post → first streamed text, and → complete message.
+  const widgetOnce = async (index: number) => {
+    const token = await session();
+    const events = await stream(token, 1, 30_000);
+    const sentAt = Date.now();
+    await postWidget(token, `single-${index}-${Date.now()}`, `single ${index}`);
+    const arrived = await events.done;
+    const first = arrived.find(({ event }) => event.event === 'delta' || event.event === 'message')!;
+    const complete = arrived.find(({ event }) => event.event === 'message')!;
+    return { firstText: first.at - sentAt, complete: complete.at - sentAt };
+  };
+  await Promise.all(Array.from({ length: WARMUP }, (_, index) => widgetOnce(-1 - index)));
+  await settled(services);
   const webSingles = await Promise.all(
     Array.from({ length: SINGLES }, async (_, index) => {
       await sleep(index * SINGLE_GAP_MS);
-      const token = await session();
-      const events = await stream(token, 1, 30_000);
-      const sentAt = Date.now();
-      await postWidget(token, `single-${index}-${Date.now()}`, `single ${index}`);
-      const arrived = await events;
-      const first = arrived.find(({ event }) => event.event === 'delta' || event.event === 'message')!;
-      const complete = arrived.find(({ event }) => event.event === 'message')!;
-      return { firstText: first.at - sentAt, complete: complete.at - sentAt };
+      return widgetOnce(index);
     }),
   );
   await settled(services);
@@ -185,7 +201,8 @@ async function run(coalesceMs: number, area: number): Promise<RunFigures> {
       return { from, lastAt };
     }),
   );
-  await quietAfter(() => backing.twilio.messages.length);
+  const burstNumbers = new Set(whatsappBursts.map((burst) => burst.from));
+  await quietAfter(() => backing.twilio.messages.filter((message) => burstNumbers.has(message.to)).length);
   const whatsappBurst: BurstFigures = { replies: [], lastToAnswer: [], restarts: [] };
   for (const { from, lastAt } of whatsappBursts) {
     const replies = repliesTo(from);
@@ -244,8 +261,8 @@ async function run(coalesceMs: number, area: number): Promise<RunFigures> {
   };
 }
 
-const eager = await run(COALESCE_MS, 201);
-const none = await run(0, 203);
+// Both configurations at once, message for message, so a machine shared with other work slows both alike.
+const [eager, none] = await Promise.all([run(COALESCE_MS, 201), run(0, 211)]);
 
 const p = (values: number[], q: number) => percentile(values, q);
 const fmt = (value: number) => `${Math.round(value)}`;

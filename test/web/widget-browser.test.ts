@@ -711,3 +711,32 @@ describe('screenshots', () => {
     await saveScreenshot(page, 'widget-mobile');
   });
 });
+
+describe('typing reports (issue 26)', () => {
+  test('typing is reported over the visitor token, at most once a second; emptying the composer reports the stop, sending does not', async () => {
+    const { page } = await openPage();
+    const reports: { typing: boolean; authorized: boolean }[] = [];
+    page.on('request', (request) => {
+      if (request.method() !== 'POST' || !request.url().endsWith('/api/widget/typing')) return;
+      reports.push({
+        typing: (JSON.parse(request.postData() ?? '{}') as { typing: boolean }).typing,
+        authorized: /^Bearer v1\./.test(request.headers().authorization ?? ''),
+      });
+    });
+    await visit(page);
+    const parts = await openWidget(page);
+    await parts.input.pressSequentially('Do you sell diesel', { delay: 10 });
+    await eventually(() => reports.length > 0 || undefined);
+    // A burst of keystrokes well within a second: one report.
+    expect(reports).toEqual([{ typing: true, authorized: true }]);
+    await parts.input.fill('');
+    await eventually(() => reports.length > 1 || undefined);
+    expect(reports.at(-1)).toEqual({ typing: false, authorized: true });
+    await parts.input.pressSequentially('Do you sell diesel?', { delay: 10 });
+    await eventually(() => reports.length > 2 || undefined);
+    await parts.input.press('Enter');
+    await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
+    // The message itself ends the typing: no stop report follows it.
+    expect(reports.map((report) => report.typing)).toEqual([true, false, true]);
+  });
+});
