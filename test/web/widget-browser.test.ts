@@ -725,18 +725,23 @@ describe('typing reports (issue 26)', () => {
     });
     await visit(page);
     const parts = await openWidget(page);
+    const started = Date.now();
     await parts.input.pressSequentially('Do you sell diesel', { delay: 10 });
+    const elapsed = Date.now() - started;
     await eventually(() => reports.length > 0 || undefined);
-    // A burst of keystrokes well within a second: one report.
-    expect(reports).toEqual([{ typing: true, authorized: true }]);
+    // Eighteen keystrokes: one report, and one more per second they took at most.
+    expect(reports.every((report) => report.typing && report.authorized)).toBe(true);
+    expect(reports.length).toBeLessThanOrEqual(Math.floor(elapsed / 1000) + 1);
     await parts.input.fill('');
     await eventually(() => reports.length > 1 || undefined);
     expect(reports.at(-1)).toEqual({ typing: false, authorized: true });
+    const stopped = reports.length;
     await parts.input.pressSequentially('Do you sell diesel?', { delay: 10 });
-    await eventually(() => reports.length > 2 || undefined);
+    await eventually(() => reports.length > stopped || undefined);
     await parts.input.press('Enter');
     await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
     // The message itself ends the typing: no stop report follows it.
-    expect(reports.map((report) => report.typing)).toEqual([true, false, true]);
+    expect(reports.slice(stopped).every((report) => report.typing)).toBe(true);
+    expect(reports.filter((report) => !report.typing)).toHaveLength(1);
   });
 });
