@@ -48,6 +48,11 @@ export interface ChannelContext {
   /** Uploads waiting for the one message that names them (deleted by the workers' sweep when none does). */
   uploadClaims: UploadClaims;
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
+  /**
+   * The customer is typing (true) or stopped (false): a turn waiting on their conversation holds
+   * its reply while they type (issue 26); a report stands for the channel's quiet period.
+   */
+  reportTyping(message: Pick<InboundMessage, 'channel' | 'conversationKey'>, typing: boolean): Promise<void>;
   /** Starts a conversation over (the widget's "new chat"). */
   resetConversation(conversationId: string): Promise<void>;
   contacts: ContactReader & {

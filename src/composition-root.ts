@@ -8,6 +8,7 @@ import type { Connection } from 'mongoose';
 import type express from 'express';
 import { roster } from '../roles/index.js';
 import { createWebPlugin } from '../channels/web/plugin.js';
+import { WEB_CHANNEL_ID } from '../channels/web/index.js';
 import { createWhatsappPlugin } from '../channels/whatsapp/plugin.js';
 import { whatsappMediaSource } from '../channels/whatsapp/media-source.js';
 import { WHATSAPP_CHANNEL_ID } from '../channels/whatsapp/webhook.js';
@@ -32,6 +33,7 @@ import { createFactStore } from './orchestrator/state/fact-store.js';
 import { createConversationInbox, type ConversationInbox } from './queue/conversation-inbox.js';
 import { createTurnQueue, type TurnQueue, type TurnJob } from './queue/turn-queue.js';
 import { createTurnWorker } from './queue/turn-worker.js';
+import { createInboxNotices, type InboxNotices } from './queue/inbox-notices.js';
 import { createIntakeLedger, createIntakeSweeper } from './queue/intake-ledger.js';
 import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
@@ -193,6 +195,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   let shuttingDown = false;
   const draining = new AbortController();
+  const channelCoalesceMs: Record<string, number> = {
+    [WHATSAPP_CHANNEL_ID]: config.worker.channelCoalesceMs.whatsapp,
+    [WEB_CHANNEL_ID]: config.worker.channelCoalesceMs.web,
+  };
   const context: ChannelContext = {
     publicBaseUrl: config.publicBaseUrl,
     logger,
@@ -203,6 +209,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     uploadClaims,
     intake,
     resetConversation: (conversationId) => orchestrator.resetConversation(conversationId),
+    // A typing report stands for its channel's quiet period (COALESCE_MS_<CHANNEL>); 0 turns typing reports off.
+    reportTyping: async ({ channel, conversationKey }, typing) => {
+      const standsMs = channelCoalesceMs[channel] ?? config.worker.coalesceMs;
+      if (standsMs > 0) await inbox.reportTyping(conversationKey, typing ? standsMs : 0);
+    },
     contacts,
     tools: (channel) => [
       ...createHandoffTools({ service: handoffs, recentMessages: (id) => recentMessages(transcripts, id), privateFacts, ...channel }),
@@ -354,6 +365,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   });
 
   const workers: Worker[] = [];
+  let notices: InboxNotices | undefined;
   return {
     config,
     logger,
@@ -373,6 +385,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     transcriptLinks,
     app,
     startWorker() {
+      notices ??= createInboxNotices(redis, logger);
       const worker = createTurnWorker({
         connection: bullConnection,
         redis,
@@ -385,6 +398,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         concurrency: config.worker.concurrency,
         lockTtlMs: config.worker.lockTtlMs,
         coalesceMs: config.worker.coalesceMs,
+        channelCoalesceMs,
+        // A streamed reply is held only while the customer types, never for the quiet period.
+        streamingChannels: new Set([...channels.values()].filter((channel) => channel.transport.streamDelta).map((channel) => channel.id)),
+        notices,
         retryBudgetMs: config.worker.retryBudgetMs,
         retryBackoffMs: config.worker.retryBackoffMs,
         shutdown: draining.signal,
@@ -414,6 +431,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await noticeDelivery.close();
       await takeover.close();
       await Promise.all(workers.map((worker) => worker.close()));
+      await notices?.close();
       await intakeSweeper.close();
       await usage.close();
       contacts.close();

@@ -218,8 +218,11 @@ export const EnvSchema = z.object({
 
   WORKER_CONCURRENCY: positiveInt(32),
   // Turns and recovery: a killed worker's conversation is taken over within about 1⅓ TTL (the
-  // lock and BullMQ's job lock share it); a burst's turn waits until its newest message is
-  // COALESCE_MS old (0: one turn per message).
+  // lock and BullMQ's job lock share it). A message's turn starts at once; COALESCE_MS is the
+  // quiet period that ends a burst (a turn started over for a message arriving before its reply
+  // left waits until the newest message is that old, and a WhatsApp reply is held until then; a
+  // widget visitor's typing report stands that long). Per channel: COALESCE_MS_WEB and
+  // COALESCE_MS_WHATSAPP, each falling back to COALESCE_MS (0: one turn per message).
   TURN_LOCK_TTL_MS: z.coerce
     .number({ error: 'expected 1500–60000 ms' })
     .int()
@@ -227,6 +230,8 @@ export const EnvSchema = z.object({
     .max(60_000, 'expected 1500–60000 ms')
     .default(5_000),
   COALESCE_MS: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').default(1_500),
+  COALESCE_MS_WEB: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').optional(),
+  COALESCE_MS_WHATSAPP: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').optional(),
   // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
   SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
   // A message is given up on (apology, recorded failed, counted) only once its own budget is spent.
@@ -354,7 +359,16 @@ export interface Config {
     /** Model id → price per million input and output tokens, for cost in the usage report. */
     prices: Record<string, { inputPerMTok: number; outputPerMTok: number }> | undefined;
   };
-  worker: { concurrency: number; lockTtlMs: number; coalesceMs: number; shutdownTimeoutMs: number; retryBudgetMs: number; retryBackoffMs: number };
+  worker: {
+    concurrency: number;
+    lockTtlMs: number;
+    coalesceMs: number;
+    /** The quiet period per channel (COALESCE_MS_WEB, COALESCE_MS_WHATSAPP; each COALESCE_MS unless set). */
+    channelCoalesceMs: { web: number; whatsapp: number };
+    shutdownTimeoutMs: number;
+    retryBudgetMs: number;
+    retryBackoffMs: number;
+  };
   /** The usage flush period (see USAGE_FLUSH_INTERVAL_MS). */
   offload: { usageFlushIntervalMs: number };
   mcp:
@@ -537,6 +551,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       concurrency: env.WORKER_CONCURRENCY,
       lockTtlMs: env.TURN_LOCK_TTL_MS,
       coalesceMs: env.COALESCE_MS,
+      channelCoalesceMs: { web: env.COALESCE_MS_WEB ?? env.COALESCE_MS, whatsapp: env.COALESCE_MS_WHATSAPP ?? env.COALESCE_MS },
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       retryBudgetMs: env.MESSAGE_RETRY_BUDGET_MS,
       retryBackoffMs: env.MESSAGE_RETRY_BACKOFF_MS,

@@ -43,7 +43,7 @@ export interface WebRoutesOptions {
   /** The widget limits of the configuration (message size, rates, streams per visitor). */
   limits: Omit<Config['web'], 'sitesJson' | 'tokenSecret'>;
   /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
-  services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'logger' | 'metrics' | 'shutdown'>;
+  services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'reportTyping' | 'logger' | 'metrics' | 'shutdown'>;
   /** Where visitors' attachments go, the pending uploads (one message claims each), and the size cap (MEDIA_MAX_BYTES). */
   uploads: { store: Pick<MediaStore, 'put' | 'info'>; claims: UploadClaims; maxBytes: number };
 }
@@ -71,6 +71,11 @@ const MessageRequestSchema = z
     attachments: z.array(id).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).optional(),
   })
   .refine((message) => message.text !== '' || (message.attachments?.length ?? 0) > 0, { path: ['text'], message: 'text is empty' });
+
+/** The visitor is typing (or stopped: the composer was emptied). */
+const TypingRequestSchema = z.object({ typing: z.boolean() });
+/** Typing reports per visitor and minute (the widget sends at most one a second while typing), apart from other requests. */
+const TYPING_REPORTS_PER_MINUTE = 90;
 
 // The recent history also holds notes for the model (a takeover's summary): the visitor sees only messages.
 const STORED_MESSAGE_ID = /^(in|out):/;
@@ -372,6 +377,25 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     metrics.increment('inbound_total', { channel: WEB_CHANNEL_ID, outcome });
     logger.info(outcome === 'accepted' ? 'inbound-accepted' : 'inbound-duplicate', { conversationKey, messageId: clientMessageId });
     response.status(202).json({ messageId: clientMessageId, duplicate: outcome === 'duplicate' });
+  });
+
+  // Issue 26: a turn waiting on the conversation holds its reply while the visitor types.
+  router.post('/api/widget/typing', json, async (request, response) => {
+    const visitor = authenticate(request, response);
+    if (!visitor) return;
+    const parsed = TypingRequestSchema.safeParse(request.body);
+    if (!parsed.success) {
+      refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
+      return;
+    }
+    const rate = await checkRate(options.redis, 'visitor-typing', visitor.claims.visitorId, TYPING_REPORTS_PER_MINUTE);
+    if (!rate.allowed) {
+      response.set('Retry-After', String(rate.retryAfterSeconds));
+      refuse(response, 429, 'too many typing reports, retry later', 'rate_visitor_typing', { retryAfterSeconds: rate.retryAfterSeconds });
+      return;
+    }
+    await options.reportTyping({ channel: WEB_CHANNEL_ID, conversationKey: conversationKeyOf(visitor.claims) }, parsed.data.typing);
+    response.status(204).end();
   });
 
   router.get('/api/widget/events', async (request, response) => {

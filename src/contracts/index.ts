@@ -245,6 +245,11 @@ export interface TurnInput {
   logger: Logger;
   /** Called with each text delta as the model produces it (streaming channels). */
   onTextDelta?: (delta: string) => void;
+  /**
+   * Awaited before the turn does what must not be done twice (runs a tool, resumes a pending
+   * question): the caller may hold the turn meanwhile, or abort it (`signal`) to start it over.
+   */
+  beforeAction?: () => Promise<void>;
 }
 
 export interface TurnResult {

@@ -62,6 +62,8 @@ export interface CallModelInput {
   limits: ModelLimits;
   signal: AbortSignal;
   onTextDelta?: ((delta: string) => void) | undefined;
+  /** Awaited before each tool runs (see `TurnInput.beforeAction`). */
+  beforeAction?: (() => Promise<void>) | undefined;
 }
 
 export interface CallModelResult {
@@ -114,6 +116,8 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
       description: assistantTool.description,
       inputSchema: modelInputSchema(assistantTool.inputSchema),
       execute: async (input: unknown) => {
+        // A turn started over before this runs never runs it (the throw is no tool result the customer sees: the call is aborted).
+        await leg.beforeAction?.();
         try {
           let output = await assistantTool.execute(input, context);
           if (output instanceof WithSession) {

@@ -88,7 +88,7 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
       continue;
     }
     try {
-      const result = await metered(options.observer, { purpose: options.purpose, tier: options.chain, model: entry.label }, () =>
+      const result = await metered(options.observer, { purpose: options.purpose, tier: options.chain, model: entry.label, signal: options.signal }, () =>
         withDeadline(options.timeoutMs, options.signal, (signal) => run({ entry, signal, last })),
       );
       await breakers?.succeeded(entry.provider).catch((error: unknown) => logger.warn('model-breaker-unwritten', { provider: entry.provider, error }));

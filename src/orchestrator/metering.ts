@@ -15,8 +15,10 @@ interface ModelCallReport {
   /** The entry's label (`ModelEntry.label`): the model that answered, or failed. */
   model: string;
   seconds: number;
-  /** Undefined when the call failed. */
+  /** Undefined when the call failed, or was aborted before the provider reported its tokens. */
   usage: LanguageModelUsage | undefined;
+  /** The call was aborted (its turn cut short or started over). */
+  aborted?: boolean;
 }
 
 export type ModelCallObserver = (report: ModelCallReport) => void;
@@ -24,16 +26,17 @@ export type ModelCallObserver = (report: ModelCallReport) => void;
 /** Runs one model call and tells `observer` how long it took and, when it succeeded, its usage. */
 export async function metered<T extends { usage: LanguageModelUsage }>(
   observer: ModelCallObserver | undefined,
-  call: { purpose: ModelCallPurpose; tier: ModelChain; model: string },
+  { signal, ...call }: { purpose: ModelCallPurpose; tier: ModelChain; model: string; signal?: AbortSignal },
   run: () => PromiseLike<T>,
 ): Promise<T> {
   const started = performance.now();
-  const report = (usage: LanguageModelUsage | undefined) => observer?.({ ...call, seconds: (performance.now() - started) / 1000, usage });
+  const report = (usage: LanguageModelUsage | undefined, aborted = false) =>
+    observer?.({ ...call, seconds: (performance.now() - started) / 1000, usage, ...(aborted ? { aborted } : {}) });
   let result: T;
   try {
     result = await run();
   } catch (error) {
-    report(undefined);
+    report(undefined, signal?.aborted === true);
     throw error;
   }
   report(result.usage);
@@ -52,8 +55,10 @@ export function createTurnMeter(metrics: Metrics): TurnMeter {
   const calls: ModelCallUsage[] = [];
   return {
     calls,
-    observe({ purpose, tier, model, seconds, usage }) {
-      metrics.observe('model_call_duration_seconds', { tier, purpose, outcome: usage ? 'ok' : 'failed' }, seconds);
+    observe({ purpose, tier, model, seconds, usage, aborted }) {
+      metrics.observe('model_call_duration_seconds', { tier, purpose, outcome: usage ? 'ok' : aborted ? 'aborted' : 'failed' }, seconds);
+      // An aborted call's tokens are not reported by the provider: counted as a call, never guessed.
+      if (aborted) metrics.increment('model_calls_aborted_total', { tier, purpose });
       if (!usage) return;
       const call = { purpose, tier, model, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
       calls.push(call);

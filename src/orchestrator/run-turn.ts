@@ -135,6 +135,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         limits: options.limits,
         signal: input.signal,
         onTextDelta: input.onTextDelta,
+        beforeAction: input.beforeAction,
       });
       metrics.increment('model_calls_total', { purpose: 'reply' });
       if (result.session) {
@@ -190,11 +191,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     }
   };
 
-  return {
-    async runTurn(channel, input) {
+  const legs = {
+    /** One turn; `routed` learns the role answering it once the judge (or a resumed question) decided. */
+    async run(channel: ChannelDefinition, input: TurnInput, meter: TurnMeter, routed: { roleId?: string }): Promise<TurnResult> {
       const runId = input.runId || randomUUID();
       const logger = input.logger.child({ runId });
-      const meter = createTurnMeter(metrics);
       const started = performance.now();
       const done = (result: TurnResult): TurnResult => {
         const outcome = result.failed ? 'apology' : 'answered';
@@ -215,12 +216,15 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         activeRoleId = start.activeRoleId;
         session = start.session;
         if (start.pending) {
+          // Resuming clears the pending question: never done twice.
+          await input.beforeAction?.();
           const caller = callerFor(contact, session);
           const outcome = await resumeContinuation(
             { roles: byId, decisions: options.decisions, state: options.state, logger, metrics },
             { channel, input: { ...input, runId }, pending: start.pending, session, caller, catalogue: [...channel.tools, ...mcpToolsFor(caller)] },
           );
           if (outcome.kind !== 'resume') return done(outcome.result);
+          routed.roleId = outcome.leg.role.id;
           return done(await answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact, meter));
         }
       }
@@ -239,7 +243,29 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           knownFacts: start?.facts,
         },
       );
+      routed.roleId = leg.role.id;
       return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
+    },
+  };
+
+  return {
+    async runTurn(channel, input) {
+      const meter = createTurnMeter(metrics);
+      const routed: { roleId?: string } = {};
+      try {
+        return await legs.run(channel, input, meter, routed);
+      } catch (error) {
+        // A turn cut short (started over for a newer message, lock lost) still paid for the calls
+        // it finished (the judge's): metered now, as the turn that answers meters its own.
+        if (input.signal.aborted && meter.calls.length > 0 && options.usage) {
+          const roleId = routed.roleId ?? 'unrouted';
+          await options.usage({ roleId, channelId: channel.id, calls: meter.calls }).catch((usageError: unknown) => {
+            metrics.increment('usage_record_failed_total');
+            options.logger.error('usage-record-failed', { roleId, error: usageError });
+          });
+        }
+        throw error;
+      }
     },
 
     async finishTurn(channel, result, delivered) {

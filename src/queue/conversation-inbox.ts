@@ -20,7 +20,7 @@ import { luaScript, type RedisClient } from '../redis.js';
 import { AppError } from '../errors/index.js';
 import { z } from 'zod';
 import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
-import { DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS, redisKeys } from './keys.js';
+import { DEDUPE_TTL_SECONDS, INBOX_NOTICE_CHANNEL, INBOX_TTL_SECONDS, QUEUED_TTL_MS, redisKeys } from './keys.js';
 import type { LockRequest } from './conversation-lock.js';
 
 /** The most messages one turn answers (the judge sees the last six messages of a conversation). */
@@ -35,6 +35,8 @@ const HeadStateSchema = z.object({
   crashes: z.coerce.number().int().nonnegative().optional(),
   /** Why the batch was given up on, once it was (the decision stands for whoever holds it next). */
   given: z.string().min(1).optional(),
+  /** A turn on this head was started over for a message that arrived during it: the next one waits for the quiet period. */
+  restarted: z.string().min(1).optional(),
 });
 const RetryStateSchema = z.object({
   first: z.coerce.number().int().nonnegative(),
@@ -43,14 +45,19 @@ const RetryStateSchema = z.object({
   next: z.coerce.number().int().nonnegative(),
 });
 
-// KEYS: dedupe, inbox, lock, queued. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued ttl (ms).
-// Returns 0 a duplicate, 1 appended (the caller adds a job: marked queued), 2 appended while the
-// conversation's lock is held, 3 appended while a job added for it has not yet tried the lock.
+// KEYS: dedupe, inbox, lock, queued. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued ttl (ms),
+// notice channel ('' for none), conversation key. Returns 0 a duplicate, 1 appended (the caller
+// adds a job: marked queued), 2 appended while the conversation's lock is held (its holder is told
+// on the notice channel, with the inbox's new length), 3 appended while a job added for it has not
+// yet tried the lock.
 const acceptScript = luaScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
-  redis.call('RPUSH', KEYS[2], ARGV[1])
+  local length = redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[3])
-  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], 'grew|' .. length .. '|' .. ARGV[6]) end
+    return 2
+  end
   if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
   return 3
 end
@@ -133,6 +140,21 @@ if ARGV[5] ~= '' then redis.call('HSET', KEYS[2], 'running', ARGV[5]) end
 redis.call('EXPIRE', KEYS[2], ARGV[4])
 return 1`);
 
+// KEYS: typing, lock. ARGV: now (ms), how long the report stands (ms; 0: stopped typing), notice
+// channel, conversation key. The lock's holder is told (its turn may hold its reply meanwhile).
+const typingScript = luaScript(`
+if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('DEL', KEYS[1]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[3], 'typing|' .. ARGV[2] .. '|' .. ARGV[4]) end
+return 1`);
+
+// KEYS: retry. ARGV: message id. A turn started on the head is started over with whatever arrived
+// since: its batch is no longer frozen (nor running), and it is marked restarted.
+const restartScript = luaScript(`
+if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
+redis.call('HDEL', KEYS[1], 'size', 'running')
+redis.call('HSET', KEYS[1], 'restarted', '1')
+return 1`);
+
 // KEYS: retry. ARGV: message id, field, value. Sets a field of the head's turn state, if it is that head's.
 const headFieldScript = luaScript(`
 if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
@@ -196,6 +218,12 @@ export interface InboxBatch {
   crashes: number;
   /** Set once the batch was given up on, with the reason; whoever holds it next finishes giving up. */
   givenUp?: string;
+  /** A turn on this head was started over once (`restart`): the next waits for the quiet period and is never started over again. */
+  restarted: boolean;
+  /** How many entries were read behind the batch (a batch with some can't grow by a new arrival). */
+  behind: number;
+  /** When the customer last reported typing, while that report stands (ms). */
+  typingAt?: number;
 }
 
 export interface RetryPolicy {
@@ -217,6 +245,16 @@ export interface ConversationInbox {
    * messages, never into the head's batch while it may be in a turn.
    */
   accept(message: InboundMessage): Promise<'appended' | 'held' | 'queued' | 'duplicate'>;
+  /**
+   * The customer is typing (`standsMs` > 0: the report stands that long) or stopped (0). A worker
+   * holding the conversation is told on the notice channel.
+   */
+  reportTyping(conversationKey: string, standsMs: number): Promise<void>;
+  /**
+   * Starts the head's turn over with whatever arrived since (a message arrived before anything of
+   * the turn left): its batch is no longer frozen, and it is marked restarted.
+   */
+  restart(conversationKey: string, messageId: string): Promise<void>;
   /** Clears the queued mark after adding the job `accept` asked for failed (the caller answers 503). */
   unmarkQueued(conversationKey: string): Promise<void>;
   /**
@@ -280,8 +318,8 @@ function readEntry(raw: string): InboundMessage | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The head's batch from what LRANGE (up to MAX_BATCH_MESSAGES) and HGETALL of its turn state returned. */
-function headBatch(conversationKey: string, maxMessages: number, raws: readonly string[], stored: unknown): InboxBatch | undefined {
+/** The head's batch from what LRANGE (up to MAX_BATCH_MESSAGES), HGETALL of its turn state and GET of the typing mark returned. */
+function headBatch(conversationKey: string, maxMessages: number, raws: readonly string[], stored: unknown, typing?: unknown): InboxBatch | undefined {
   const entries: InboxEntry[] = [];
   for (const raw of raws) {
     const message = readEntry(raw);
@@ -306,10 +344,14 @@ function headBatch(conversationKey: string, maxMessages: number, raws: readonly 
   const size = Math.max(1, Math.min(frozenSize ?? maxMessages, entries.length));
   const running = ours ? state.data.running : undefined;
   const givenUp = ours ? state.data.given : undefined;
+  const typingAt = typeof typing === 'string' ? Number(typing) : NaN;
   return {
     entries: [head, ...rest.slice(0, size - 1)],
     frozen: frozenSize !== undefined,
     crashes: ours ? (state.data.crashes ?? 0) : 0,
+    restarted: ours && state.data.restarted !== undefined,
+    behind: raws.length - size,
+    ...(Number.isFinite(typingAt) ? { typingAt } : {}),
     ...(retry ? { retry } : {}),
     ...(running ? { running } : {}),
     ...(givenUp ? { givenUp } : {}),
@@ -327,11 +369,25 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       ];
       const args = [JSON.stringify(sanitise(message)), DEDUPE_TTL_SECONDS, INBOX_TTL_SECONDS, QUEUED_TTL_MS];
       const action = message.teammate?.action;
+      // A takeover entry is never coalesced: it can't grow the batch a turn runs on, so its holder is not told.
+      const notices = message.teammate ? '' : INBOX_NOTICE_CHANNEL;
       const appended =
         action === 'handed_back' || action === 'closed'
           ? await takeoverEndScript(redis, [...keys, redisKeys.retry(message.conversationKey)], [...args, MAX_BATCH_MESSAGES])
-          : await acceptScript(redis, keys, args);
+          : await acceptScript(redis, keys, [...args, notices, message.conversationKey]);
       return appended === 3 ? 'queued' : appended === 2 ? 'held' : appended === 1 ? 'appended' : 'duplicate';
+    },
+
+    async reportTyping(conversationKey, standsMs) {
+      await typingScript(
+        redis,
+        [redisKeys.typing(conversationKey), redisKeys.lock(conversationKey)],
+        [Date.now(), Math.max(0, Math.round(standsMs)), INBOX_NOTICE_CHANNEL, conversationKey],
+      );
+    },
+
+    async restart(conversationKey, messageId) {
+      await restartScript(redis, [redisKeys.retry(conversationKey)], [messageId]);
     },
 
     async unmarkQueued(conversationKey) {
@@ -343,10 +399,11 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
         .pipeline()
         .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
         .hgetall(redisKeys.retry(conversationKey))
+        .get(redisKeys.typing(conversationKey))
         .exec();
-      const [rangeResult, stateResult] = results ?? [];
+      const [rangeResult, stateResult, typingResult] = results ?? [];
       if (rangeResult?.[0]) throw rangeResult[0];
-      return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1]);
+      return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1], typingResult?.[1]);
     },
 
     async lockAndBatch(conversationKey, maxMessages, lock) {
@@ -358,14 +415,15 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
         .del(redisKeys.queued(conversationKey))
         .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
         .hgetall(redisKeys.retry(conversationKey))
+        .get(redisKeys.typing(conversationKey))
         .exec();
-      const [setResult, , rangeResult, stateResult] = results ?? [];
+      const [setResult, , rangeResult, stateResult, typingResult] = results ?? [];
       if (setResult?.[0]) throw setResult[0];
       return {
         acquired: setResult?.[1] === 'OK',
         batch: () => {
           if (rangeResult?.[0]) throw rangeResult[0];
-          return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1]);
+          return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1], typingResult?.[1]);
         },
       };
     },
@@ -387,7 +445,11 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
         redis,
         [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey)],
         // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
-        [lockToken ?? '', batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp ? 1 : 0, ...batch.entries.map((entry) => entry.raw)],
+        [
+          lockToken ?? '',
+          batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
+          ...batch.entries.map((entry) => entry.raw),
+        ],
       );
       return popped === 2;
     },

@@ -14,12 +14,21 @@ export const redisKeys = {
   retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
   /** Set while the worker process `processId` runs (renewed often, short-lived): a turn's running mark names its process. */
   workerAlive: (processId: string) => `${KEY_PREFIX}:worker-alive:{${processId}}`,
+  /** When the customer last reported typing (ms, as the reporting process saw it), while that report stands. */
+  typing: (conversationKey: string) => `${KEY_PREFIX}:typing:{${conversationKey}}`,
   /**
    * One shard of the notes of messages appended but maybe without a job yet in the turns queue of
    * `queuePrefix` (`intake-ledger.ts`); the shard is the hash tag (the prefix's braces are dropped).
    */
   intakeNotes: (queuePrefix: string, shard: number) => `${KEY_PREFIX}:intake:${queuePrefix.replace(/[{}]/g, '')}:{intake:${shard}}`,
 };
+
+/**
+ * The pub/sub channel on which an inbox tells the worker holding a conversation that a message
+ * arrived (or the customer is typing) while its turn runs: published only while the lock is held,
+ * so a message answered alone costs nothing (see `inbox-notices.ts`).
+ */
+export const INBOX_NOTICE_CHANNEL = `${KEY_PREFIX}:inbox-notices`;
 
 /** How long an inbound message id is remembered for dedupe (Twilio retries for far less). */
 export const DEDUPE_TTL_SECONDS = 48 * 60 * 60;

@@ -4,12 +4,16 @@
  * turns run one at a time, in arrival order, while other conversations run concurrently.
  *
  * Bursts are coalesced: one turn answers every message waiting at its head (up to
- * MAX_BATCH_MESSAGES), with one reply keyed to the last of them. With a quiet period
- * (`coalesceMs`) a turn starts only once the newest waiting message is that old; until then the
- * job comes back when it is due rather than holding a worker slot or the lock. Once a turn
- * starts, its batch is frozen in the inbox, so a retry (or the next worker after a crash)
- * answers exactly the same messages and resumes the same reply. `coalesceMs` 0 turns it off:
- * one turn per message.
+ * MAX_BATCH_MESSAGES), with one reply keyed to the last of them. A message costs no wait: its
+ * turn starts as soon as it is read. With a quiet period (`coalesceMs`, per channel), a message
+ * that arrives before anything of the turn has left (a tool run, streamed text, a stored reply)
+ * starts it over once (`TurnGate`: the model call is aborted) with the grown batch; that second
+ * turn waits until the newest message is `coalesceMs` old (the job comes back when it is due,
+ * holding neither a worker slot nor the lock) and is never started over again. A channel that
+ * does not stream holds its reply until the batch's newest message is `coalesceMs` old; any
+ * channel holds it while the customer reports typing. Once a turn starts, its batch is frozen in
+ * the inbox, so a retry (or the next worker after a crash) answers exactly the same messages and
+ * resumes the same reply. `coalesceMs` 0 turns it off: one turn per message.
  *
  * A killed worker's conversation is answered again within about one lock TTL plus a stall
  * check: the conversation lock and BullMQ's job lock share the TTL and are renewed every third
@@ -41,6 +45,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { InboundMessage } from '../contracts/index.js';
 import { CorruptInboxEntryError, MAX_BATCH_MESSAGES, type ConversationInbox, type InboxBatch } from './conversation-inbox.js';
+import type { InboxNotice, InboxNotices } from './inbox-notices.js';
 import { holdConversationLock, lockExpiresInMs, lockRenewIntervalMs, lockRequest } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 import { redisKeys } from './keys.js';
@@ -54,6 +59,34 @@ const MAX_SUSPECT_ATTEMPTS = 3;
 const MAX_CRASHES = 2;
 /** Tries at rescuing a conversation whose job failed for good (Redis may be what failed it), a doubling delay apart. */
 const RESCUE_ATTEMPTS = 8;
+/** How often a turn waiting for a typing customer looks again (a report stands for the channel's quiet period). */
+const TYPING_POLL_MS = 250;
+/** The longest a customer's typing holds a reply whose turn already ran. */
+const MAX_TYPING_HOLD_MS = 30_000;
+
+/** Why a turn was started over: a message arrived before anything of it left. */
+class TurnRestart extends Error {
+  constructor() {
+    super('a message arrived before the turn answered: started over with it');
+    this.name = 'TurnRestart';
+  }
+}
+
+/**
+ * How a turn that may still be started over lets things out. Absent for a turn that can't be
+ * (coalescing off, a frozen batch's retry): everything may leave at once.
+ */
+export interface TurnGate {
+  /** Aborted (with a `TurnRestart`) when the turn is started over: abort what is cheap to redo (the model call) on it. */
+  readonly restart: AbortSignal;
+  /**
+   * Awaited before the turn's first step that must not be done twice (a tool runs, text
+   * streams, a reply is stored to be sent): waits while the reply is held (the batch's quiet
+   * period on a channel that does not stream, the customer typing); from then on the turn is
+   * never started over. Throws the `TurnRestart` if it was started over first.
+   */
+  commit(): Promise<void>;
+}
 
 /** The messages one turn answers, in arrival order. */
 export interface InboundBatch {
@@ -70,9 +103,10 @@ export interface InboundBatch {
 
 /**
  * Answers a batch. `signal` aborts the turn (lock lost, shutdown); `assertHeld` throws unless
- * this worker still surely holds the conversation: call it right before anything leaves.
+ * this worker still surely holds the conversation: call it right before anything leaves. `gate`
+ * (when the turn may be started over): `commit` before anything that must not happen twice.
  */
-export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHeld: () => void) => Promise<void>;
+export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHeld: () => void, gate?: TurnGate) => Promise<void>;
 
 /**
  * Why a message was given up on: `budget` (its retry time ran out), the failure kind, or
@@ -101,8 +135,17 @@ export interface TurnWorkerOptions {
   concurrency: number;
   /** The conversation lock's and BullMQ's job lock's TTL; both are renewed every third of it. */
   lockTtlMs: number;
-  /** The quiet period: a turn starts once its newest message is this old; 0 = one turn per message. */
+  /**
+   * The quiet period (see the module's comment): a burst's second turn starts, and a reply that
+   * does not stream leaves, once the newest message is this old; 0 = one turn per message.
+   */
   coalesceMs: number;
+  /** Per channel id, in place of `coalesceMs`. */
+  channelCoalesceMs?: Readonly<Record<string, number>>;
+  /** Channels whose replies stream as they are written: held only while the customer types, never for the quiet period. */
+  streamingChannels?: ReadonlySet<string>;
+  /** Messages and typing reports arriving while this worker holds a conversation (without them no turn is started over). */
+  notices?: InboxNotices;
   /** How long a message is retried from its first failure before it is given up on. */
   retryBudgetMs: number;
   /** The first retry delay; it doubles up to a tenth of the budget. */
@@ -110,6 +153,12 @@ export interface TurnWorkerOptions {
   /** Aborted when the process begins shutting down: no new turn starts after it. */
   shutdown: AbortSignal;
   prefix?: string;
+}
+
+/** The notices heard about a conversation since its head was last read: kept until a turn's gate takes them, then handed to it. */
+interface Heard {
+  notices: InboxNotice[];
+  listener?: (notice: InboxNotice) => void;
 }
 
 type DrainOutcome =
@@ -134,7 +183,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { redis, inbox, handle, giveUp, logger, metrics, shutdown } = options;
   const policy = { firstDelayMs: options.retryBackoffMs, maxDelayMs: Math.max(options.retryBackoffMs, Math.floor(options.retryBudgetMs / 10)) };
   const busyDelayMs = Math.max(250, lockRenewIntervalMs(options.lockTtlMs));
-  const maxBatch = options.coalesceMs > 0 ? MAX_BATCH_MESSAGES : 1;
+  const coalesceFor = (channel: string): number => options.channelCoalesceMs?.[channel] ?? options.coalesceMs;
+  const maxBatch = [options.coalesceMs, ...Object.values(options.channelCoalesceMs ?? {})].some((ms) => ms > 0) ? MAX_BATCH_MESSAGES : 1;
   // This process's heartbeat: a turn's running mark names it, so a holder that finds another's
   // mark can tell a worker that died in the turn (no heartbeat) from one that only lost the lock
   // (a stall) and is still cutting its turn short. It lives two thirds of the lock's TTL, renewed
@@ -170,12 +220,64 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     await inbox.markGivenUp(conversationKey, batch.entries[0].message.messageId, failure.reason);
     await giveUp(batchOf(batch), failure, assertHeld);
   };
+  const newestOf = (batch: InboxBatch): number => Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
   /** When a batch that may still grow is due: its newest message quiet long enough, or the batch full. */
   const quietUntil = (batch: InboxBatch, now: number): number => {
-    if (batch.entries.length >= maxBatch || batch.entries[0].message.teammate) return now;
-    const newest = Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
+    if (batch.entries.length >= MAX_BATCH_MESSAGES || batch.entries[0].message.teammate) return now;
     // A clock ahead of this one never makes a batch wait longer than the quiet period.
-    return Math.min(newest, now) + options.coalesceMs;
+    return Math.min(newestOf(batch), now) + coalesceFor(batch.entries[0].message.channel);
+  };
+  /** The customer reported typing after the batch's newest message, and the report stands. */
+  const typingAfter = (batch: InboxBatch): boolean => batch.typingAt !== undefined && batch.typingAt > newestOf(batch);
+
+  /**
+   * The gate of a turn on a fresh batch (see `TurnGate`). `heard` is what the conversation's
+   * notices said since the batch was read; `restartable`: a message arriving before the turn
+   * commits starts it over (once per burst: not the turn that follows a restart).
+   */
+  const openGate = (batch: InboxBatch, heard: Heard, restartable: boolean) => {
+    const { channel } = batch.entries[0].message;
+    const controller = new AbortController();
+    const holdUntil = options.streamingChannels?.has(channel) ? 0 : Math.min(newestOf(batch), Date.now()) + coalesceFor(channel);
+    const canGrow = restartable && batch.behind === 0 && batch.entries.length < MAX_BATCH_MESSAGES && !batch.entries[0].message.teammate;
+    let committed = false;
+    let typingUntil = 0;
+    let wake: (() => void) | undefined;
+    const hear = (notice: InboxNotice) => {
+      if (committed || controller.signal.aborted) return;
+      if (notice.kind === 'grew') {
+        if (canGrow && notice.length > batch.entries.length) controller.abort(new TurnRestart());
+      } else {
+        typingUntil = notice.standsMs > 0 ? Date.now() + notice.standsMs : 0;
+      }
+      wake?.();
+    };
+    for (const notice of heard.notices) hear(notice);
+    heard.listener = hear;
+    const typingLimit = Date.now() + MAX_TYPING_HOLD_MS;
+    const gate: TurnGate = {
+      restart: controller.signal,
+      async commit() {
+        while (!committed) {
+          if (controller.signal.aborted) throw controller.signal.reason;
+          const now = Date.now();
+          const until = Math.max(holdUntil, Math.min(typingUntil, typingLimit));
+          if (until <= now) {
+            committed = true;
+            break;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, until - now);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+        }
+      },
+    };
+    return gate;
   };
 
   const ensureRedrive = async (conversationKey: string, messageId: string, attempt: number, at: number): Promise<DrainOutcome> => {
@@ -230,10 +332,23 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock (for job `jobId`). */
   const drain = async (conversationKey: string, jobId?: string): Promise<DrainOutcome> => {
     const abort = new AbortController();
+    // What the conversation's notices say while this holds it: kept from each read of the head on
+    // (a notice about a message that read found says no more than the read did), for its turn's gate.
+    const heard: Heard = { notices: [] };
+    const unwatch = options.notices?.watch(conversationKey, (notice) => (heard.listener ? heard.listener(notice) : heard.notices.push(notice)));
     // The lock and the head's first read go in one round trip (the read is used only if the lock was acquired).
     const request = lockRequest(conversationKey, options.lockTtlMs);
-    const first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
-    if (!first.acquired) return { kind: 'busy' };
+    let first: Awaited<ReturnType<ConversationInbox['lockAndBatch']>>;
+    try {
+      first = await inbox.lockAndBatch(conversationKey, maxBatch, request);
+    } catch (error) {
+      unwatch?.();
+      throw error;
+    }
+    if (!first.acquired) {
+      unwatch?.();
+      return { kind: 'busy' };
+    }
     const lock = holdConversationLock(redis, request, () => {
       logger.warn('conversation-lock-lost', { conversationKey });
       abort.abort(new Error('conversation lock lost'));
@@ -251,6 +366,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         let batch: InboxBatch | undefined;
         const read = prefetched;
         prefetched = undefined;
+        if (!read) heard.notices = [];
+        heard.listener = undefined;
         try {
           batch = read ? read() : await inbox.batch(conversationKey, maxBatch);
         } catch (error) {
@@ -295,11 +412,17 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         } else if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
           return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
         } else {
-          if (!batch.frozen && maxBatch > 1) {
+          const coalescing = !batch.frozen && coalesceFor(head.channel) > 0;
+          if (!batch.frozen && !coalescing && batch.entries.length > 1) {
+            // This channel answers one message per turn.
+            batch = { ...batch, entries: [batch.entries[0]], behind: batch.behind + batch.entries.length - 1 };
+          }
+          if (coalescing && !head.teammate) {
+            // A single message starts at once; the turn after a restart waits for the burst to end.
             const now = Date.now();
-            const at = quietUntil(batch, now);
+            const at = typingAfter(batch) ? now + TYPING_POLL_MS : batch.restarted ? quietUntil(batch, now) : now;
             if (at > now) {
-              logger.debug('turn-coalescing', { conversationKey, messages: batch.entries.length, dueInMs: at - now });
+              logger.debug('turn-coalescing', { conversationKey, messages: batch.entries.length, dueInMs: at - now, typing: typingAfter(batch) });
               return { kind: 'quiet', at };
             }
           }
@@ -307,13 +430,22 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, runningMark(request.token));
           else batch = await inbox.freeze(conversationKey, batch, runningMark(request.token));
           running = true;
+          const gate = coalescing ? openGate(batch, heard, !batch.restarted) : undefined;
           const turn = batchOf(batch);
           if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
           try {
-            await handle(turn, abort.signal, assertHeld);
+            await handle(turn, abort.signal, assertHeld, gate);
           } catch (error) {
             // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
             if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
+            if (gate?.restart.aborted) {
+              // Nothing of it left: the batch is read again, grown, and answered by the next turn.
+              await inbox.restart(conversationKey, head.messageId);
+              running = false;
+              metrics.increment('turn_restarts_total', { channel: head.channel });
+              logger.info('turn-restarted', { conversationKey, messageId: head.messageId, messages: batch.entries.length });
+              continue;
+            }
             const outcome = await onFailure(conversationKey, batch, error, assertHeld).catch((failure: unknown) => {
               throw failedIn(jobId, head.messageId, failure);
             });
@@ -334,6 +466,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (released) return { kind: 'drained', released: true };
       }
     } finally {
+      unwatch?.();
       // A turn cut short (lost lock, an error around it) is no worker's death: its mark goes.
       if (running)
         await inbox

@@ -20,7 +20,7 @@ import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
-import type { GiveUpHandler, InboundBatch, InboundHandler } from '../queue/turn-worker.js';
+import type { GiveUpHandler, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
 import { createHoldingNotice } from './holding-notice.js';
 import {
   APOLOGY_PART,
@@ -187,6 +187,33 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
   };
 }
 
+/**
+ * A streaming turn's deltas behind its gate: the first waits for the gate to commit (held while
+ * the customer types), those after it follow at once; a turn started over meanwhile streams nothing.
+ */
+function gatedStream(gate: TurnGate | undefined, send: ((delta: string) => void) | undefined) {
+  if (!send) return undefined;
+  if (!gate) return { delta: send, released: async () => undefined };
+  let open = false;
+  let held: string[] = [];
+  let committing: Promise<void> | undefined;
+  return {
+    delta(delta: string) {
+      if (open) return send(delta);
+      held.push(delta);
+      committing ??= gate.commit().then(
+        () => {
+          open = true;
+          for (const text of held) send(text);
+          held = [];
+        },
+        () => void (held = []),
+      );
+    },
+    released: async () => committing,
+  };
+}
+
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
@@ -246,6 +273,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     assertHeld: () => void,
     records: TurnRecords,
     media: { turn?: MediaTurn },
+    gate: TurnGate | undefined,
   ): Promise<{ finishing: Promise<void> } | undefined> => {
     let { message, earlier } = turn;
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
@@ -348,6 +376,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       records.add(parts.flatMap(partRecords));
       logger.info('reply-resumed', { parts: parts.length });
     } else if (resetOnly) {
+      await gate?.commit();
       parts = await transcripts.saveReplyParts(
         {
           conversationId,
@@ -361,6 +390,10 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       );
     } else {
       void channel.transport.showTyping?.(message);
+      // Started over: only the model call, and what it would stream, is cut short by a
+      // message arriving before anything of the turn left; text streams once the gate commits.
+      if (gate?.restart.aborted) throw gate.restart.reason;
+      const stream = gatedStream(gate, channel.transport.streamDelta ? (delta: string) => channel.transport.streamDelta?.(message, delta) : undefined);
       const running = options.orchestrator.runTurn(channel, {
         conversationId,
         firstTurn: created,
@@ -369,16 +402,20 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         inbound: earlier.length > 0 ? { ...message, text: [...earlier, message].map((received) => received.text).join('\n') } : message,
         // A guarded turn's model reads a bounded history (the stored one stays whole).
         history: withMediaContent(toModelHistory(guarded ? boundedHistory(history) : history), turnMedia),
-        signal,
+        signal: gate ? AbortSignal.any([signal, gate.restart]) : signal,
         logger,
-        ...(channel.transport.streamDelta ? { onTextDelta: (delta: string) => channel.transport.streamDelta?.(message, delta) } : {}),
+        ...(stream ? { onTextDelta: stream.delta } : {}),
+        ...(gate ? { beforeAction: () => gate.commit() } : {}),
       });
       // A model outage fails the turn for the queue's retry; a long wait gets the holding message first.
       result = await running.catch(async (error: unknown) => {
-        if (!signal.aborted) await holdingNotice?.({ channel, conversationId, message, earlier }, error, logger, assertHeld);
+        if (!signal.aborted && !gate?.restart.aborted) await holdingNotice?.({ channel, conversationId, message, earlier }, error, logger, assertHeld);
         throw error;
       });
+      await stream?.released();
       await channel.transport.flushDeltas?.(message);
+      // Held while the batch may still grow (or the customer types); a restart meanwhile throws.
+      await gate?.commit();
       // A turn cut short by a lost lock or a shutdown is retried by the queue, not answered.
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('turn aborted');
       metrics.increment('turns_total', { channel: channel.id, outcome: result.failed ? 'apology' : 'answered' });
@@ -422,13 +459,13 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     return { finishing: result ? finishing.then(() => options.onTurn?.(result)) : finishing };
   };
 
-  return async (turn, signal, assertHeld) => {
+  return async (turn, signal, assertHeld, gate) => {
     const records = transcripts.turnRecords();
     // The turn's media bytes go back to the worker once the reply is out or the turn failed.
     const media: { turn?: MediaTurn } = {};
     let answered: { finishing: Promise<void> } | undefined;
     try {
-      answered = await answer(turn, signal, assertHeld, records, media);
+      answered = await answer(turn, signal, assertHeld, records, media, gate);
     } catch (error) {
       media.turn?.end();
       await records

@@ -711,3 +711,37 @@ describe('screenshots', () => {
     await saveScreenshot(page, 'widget-mobile');
   });
 });
+
+describe('typing reports (issue 26)', () => {
+  test('typing is reported over the visitor token, at most once a second; emptying the composer reports the stop, sending does not', async () => {
+    const { page } = await openPage();
+    const reports: { typing: boolean; authorized: boolean }[] = [];
+    page.on('request', (request) => {
+      if (request.method() !== 'POST' || !request.url().endsWith('/api/widget/typing')) return;
+      reports.push({
+        typing: (JSON.parse(request.postData() ?? '{}') as { typing: boolean }).typing,
+        authorized: /^Bearer v1\./.test(request.headers().authorization ?? ''),
+      });
+    });
+    await visit(page);
+    const parts = await openWidget(page);
+    const started = Date.now();
+    await parts.input.pressSequentially('Do you sell diesel', { delay: 10 });
+    const elapsed = Date.now() - started;
+    await eventually(() => reports.length > 0 || undefined);
+    // Eighteen keystrokes: one report, and one more per second they took at most.
+    expect(reports.every((report) => report.typing && report.authorized)).toBe(true);
+    expect(reports.length).toBeLessThanOrEqual(Math.floor(elapsed / 1000) + 1);
+    await parts.input.fill('');
+    await eventually(() => reports.length > 1 || undefined);
+    expect(reports.at(-1)).toEqual({ typing: false, authorized: true });
+    const stopped = reports.length;
+    await parts.input.pressSequentially('Do you sell diesel?', { delay: 10 });
+    await eventually(() => reports.length > stopped || undefined);
+    await parts.input.press('Enter');
+    await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
+    // The message itself ends the typing: no stop report follows it.
+    expect(reports.slice(stopped).every((report) => report.typing)).toBe(true);
+    expect(reports.filter((report) => !report.typing)).toHaveLength(1);
+  });
+});

@@ -86,6 +86,8 @@ export interface WidgetApi {
   history(token: string): Promise<ApiResult<History>>;
   sendMessage(token: string, message: OutgoingMessage): Promise<ApiResult<AcceptedMessage>>;
   newChat(token: string): Promise<ApiResult<NewChat>>;
+  /** The visitor is typing, or stopped (issue 26: the service holds its reply while they type). */
+  reportTyping(token: string, typing: boolean): Promise<ApiResult<true>>;
   eventsUrl(token: string, lastEventId: string | undefined): string;
   /** Where one attachment is uploaded (see attachment-upload.ts); `name` is only its display name. */
   uploadUrl(name: string): string;
@@ -214,6 +216,7 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
     history: (token) => call('/api/widget/history', { method: 'GET', token }, parseHistory),
     sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
     newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),
+    reportTyping: (token, typing) => call('/api/widget/typing', { method: 'POST', token, body: { typing } }, () => true as const),
     eventsUrl(token, lastEventId) {
       const query = new URLSearchParams({ token });
       if (lastEventId) query.set('lastEventId', lastEventId);

@@ -32,6 +32,8 @@ export interface Chat {
   /** Loads history and opens the event stream, once. */
   connect(): void;
   send(text: string): void;
+  /** The composer holds text (true) or was emptied: reported to the service, at most once a second while typing. */
+  typing(typing: boolean): void;
   newChat(): Promise<void>;
   /** Uploads an attachment with the session's token (renewed once if refused). */
   upload: Upload;
@@ -44,6 +46,8 @@ const TYPING_TIMEOUT_MS = 60_000;
 const RENEW_BEFORE_EXPIRY_MS = 60_000;
 const MAX_PAGE_URL_LENGTH = 2_000;
 const MAX_PAGE_TITLE_LENGTH = 200;
+// While the visitor types, a report at most this often (the service's report stands for its quiet period, 1.5 s by default).
+const TYPING_REPORT_MS = 1_000;
 
 function currentPage(): { url: string; title: string } | undefined {
   const url = `${window.location.origin}${window.location.pathname}`;
@@ -58,6 +62,8 @@ export function createChat(options: ChatOptions): Chat {
   let connected = false;
   let renewal: Promise<boolean> | undefined;
   let typingTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When typing was last reported (0: not typing, or the message that ended it was sent). */
+  let typingReportedAt = 0;
   let resyncing: Promise<string | undefined> | undefined;
   let resyncAgain = false;
   let historyLoaded = false;
@@ -257,6 +263,13 @@ export function createChat(options: ChatOptions): Chat {
 
   return {
     connect,
+    typing(typing) {
+      const now = Date.now();
+      if (typing ? now - typingReportedAt < TYPING_REPORT_MS : typingReportedAt === 0) return;
+      typingReportedAt = typing ? now : 0;
+      // Best effort: a lost report only means the service answers without waiting.
+      void authorized((token) => api.reportTyping(token, typing));
+    },
     send(text) {
       const trimmed = text.trim();
       const { tray } = options.attachments;
@@ -272,6 +285,8 @@ export function createChat(options: ChatOptions): Chat {
       }
       panel.setComposerError(undefined);
       panel.clearInput();
+      // The message ends the typing it was (the service sees it arrive after the last report).
+      typingReportedAt = 0;
       connect();
       outbox.enqueue(trimmed, tray.take());
     },

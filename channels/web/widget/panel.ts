@@ -15,6 +15,8 @@ export interface PanelActions {
   onClose(): void;
   onNewChat(): void;
   onSend(text: string): void;
+  /** The composer changed: true while it holds text. */
+  onTyping?(typing: boolean): void;
 }
 
 export interface Panel {
@@ -129,6 +131,7 @@ export function createPanel(
   input.addEventListener('input', () => {
     resizeInput();
     updateFooter();
+    actions.onTyping?.(input.value.trim() !== '');
   });
   panel.addEventListener('keydown', (event) => {
     if (event.key !== 'Escape') return;

@@ -83,6 +83,7 @@ export function mountWidget(options: MountOptions): void {
       onClose: close,
       onNewChat: () => void chat.newChat(),
       onSend: (text) => chat.send(text),
+      onTyping: (typing) => chat.typing(typing),
     },
     attachments,
   );
