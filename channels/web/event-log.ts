@@ -54,6 +54,15 @@ const holderKey = (conversationKey: string) => `${KEY_PREFIX}:events-holder:{${c
 // Who wrote each teammate message (by message id), for the history a reload reads: the stored transcript knows only direction.
 const sendersKey = (conversationKey: string) => `${KEY_PREFIX}:events-senders:{${conversationKey}}`;
 const SENDERS_TTL_SECONDS = 30 * 24 * 60 * 60;
+// issue 29: what the recent history does not keep, by the message id the widget knows: when it was
+// written, and for a visitor's message its own text and attachments (the history holds "(1 photo) …").
+const detailsKey = (conversationKey: string) => `${KEY_PREFIX}:events-details:{${conversationKey}}`;
+const MessageDetailsSchema = z.object({
+  at: z.number().int().positive(),
+  text: z.string().optional(),
+  attachments: z.array(z.object({ id: z.string(), kind: z.enum(['image', 'document']), name: z.string().optional() })).optional(),
+});
+export type MessageDetails = z.infer<typeof MessageDetailsSchema>;
 const isEventType = (value: string | undefined): value is WidgetEventType => value !== undefined && Object.hasOwn(WidgetEventSchemas, value);
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
@@ -89,6 +98,10 @@ export interface EventLog {
   holder(conversationKey: string): Promise<WidgetSender>;
   /** The teammates who wrote the conversation's messages, by message id (a message not here is the assistant's). */
   senders(conversationKey: string): Promise<Map<string, WidgetSender>>;
+  /** Keeps a message's details for the history (the first write wins: a resent message keeps its time). */
+  noteDetails(conversationKey: string, messageId: string, details: MessageDetails): Promise<void>;
+  /** The details of the conversation's messages, by message id; `keep` are the ids still shown: older others are dropped. */
+  details(conversationKey: string, keep: ReadonlySet<string>): Promise<Map<string, MessageDetails>>;
   /** Calls `wake` whenever the conversation gets new events; returns the unsubscribe. */
   listen(conversationKey: string, wake: () => void): () => void;
   close(): Promise<void>;
@@ -120,6 +133,11 @@ export function createEventLog(redis: RedisClient, onError: (error: unknown) => 
           .hset(sendersKey(conversationKey), message.data.id, JSON.stringify(message.data.sender))
           .expire(sendersKey(conversationKey), SENDERS_TTL_SECONDS);
       }
+      if (type === 'message' && message.success && message.data.at !== undefined) {
+        transaction
+          .hsetnx(detailsKey(conversationKey), message.data.id, JSON.stringify({ at: message.data.at }))
+          .expire(detailsKey(conversationKey), SENDERS_TTL_SECONDS);
+      }
       const results = await transaction.publish(NOTIFY_CHANNEL, conversationKey).exec();
       return String(results?.[0]?.[1] ?? '');
     },
@@ -147,6 +165,30 @@ export function createEventLog(redis: RedisClient, onError: (error: unknown) => 
         if (sender.success) senders.set(id, sender.data);
       }
       return senders;
+    },
+
+    async noteDetails(conversationKey, messageId, details) {
+      const key = detailsKey(conversationKey);
+      await redis
+        .multi()
+        .hsetnx(key, messageId, JSON.stringify(MessageDetailsSchema.parse(details)))
+        .expire(key, SENDERS_TTL_SECONDS)
+        .exec();
+    },
+
+    async details(conversationKey, keep) {
+      const stored = await redis.hgetall(detailsKey(conversationKey));
+      const details = new Map<string, MessageDetails>();
+      for (const [id, raw] of Object.entries(stored)) {
+        const parsed = MessageDetailsSchema.safeParse(parseJson(raw));
+        if (parsed.success) details.set(id, parsed.data);
+      }
+      // Bounded like the history: what fell out of it (older than the oldest message it still shows) goes.
+      const shown = [...details].filter(([id]) => keep.has(id)).map(([, entry]) => entry.at);
+      const oldest = shown.length > 0 ? Math.min(...shown) : undefined;
+      const stale = oldest === undefined ? [] : [...details].filter(([id, entry]) => !keep.has(id) && entry.at < oldest).map(([id]) => id);
+      if (stale.length > 0) await redis.hdel(detailsKey(conversationKey), ...stale);
+      return details;
     },
 
     listen(conversationKey, wake) {

@@ -15,10 +15,11 @@ import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
 import type { ChannelContext } from '../../src/channel-plugin.js';
 import { recentMessages } from '../../src/store/recent-messages.js';
-import type { RecentMessage } from '../../src/store/transcript-store.js';
-import { isStreamId, type EventLog, type WidgetEvent, type WidgetSender } from './event-log.js';
+import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
+import { createMediaHandler, historyIdOf, historyMessage } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
-import { clientMessageIdOf, scopedMessageId } from './message-ids.js';
+import { scopedMessageId } from './message-ids.js';
+import { sendWidgetScript } from './widget-script.js';
 import { checkRate } from './rate-limit.js';
 import { DEMO_SITE_KEY, type Site, type SiteRegistry } from './sites.js';
 import { createStreamSlots } from './stream-slots.js';
@@ -44,7 +45,7 @@ export interface WebRoutesOptions {
   /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
   services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'logger' | 'metrics' | 'shutdown'>;
   /** Where visitors' attachments go, and the size cap (MEDIA_MAX_BYTES). */
-  uploads: { store: Pick<MediaStore, 'put' | 'info'>; maxBytes: number };
+  uploads: { store: Pick<MediaStore, 'put' | 'info' | 'open'>; maxBytes: number };
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -73,14 +74,6 @@ const MessageRequestSchema = z
 
 // The recent history also holds notes for the model (a takeover's summary): the visitor sees only messages.
 const STORED_MESSAGE_ID = /^(in|out):/;
-
-/** A recent message as the widget shows it: a teammate's with their name (and without the "[Ana, Support] " the model reads). */
-function historyMessage(message: RecentMessage, sender: WidgetSender | undefined) {
-  if (message.direction === 'inbound') return { id: clientMessageIdOf(message.id), role: 'visitor', text: message.text };
-  if (sender?.kind !== 'teammate') return { id: message.id, role: 'assistant', text: message.text };
-  const signature = `[${sender.name}, ${sender.team}] `;
-  return { id: message.id, role: 'assistant', text: message.text.startsWith(signature) ? message.text.slice(signature.length) : message.text, sender };
-}
 
 function conversationKeyOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId' | 'chatId'>): string {
   return `${WEB_CHANNEL_ID}:${claims.siteKey}:${claims.visitorId}:${claims.chatId}`;
@@ -164,10 +157,9 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     response.status(204).end();
   });
 
-  router.get('/widget.js', async (_request, response) => {
-    const bundle = await options.widget();
-    response.set('Cache-Control', 'public, max-age=300');
-    response.redirect(302, `/widget/${bundle.version}/widget.js`);
+  // issue 29: the script itself (compressed), not a redirect: one round trip less before the launcher shows.
+  router.get('/widget.js', async (request, response) => {
+    sendWidgetScript(request, response, await options.widget(), 'public, max-age=300');
   });
 
   router.get('/widget/:version/widget.js', async (request, response) => {
@@ -176,9 +168,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       response.redirect(302, `/widget/${bundle.version}/widget.js`);
       return;
     }
-    response.set('Cache-Control', 'public, max-age=31536000, immutable');
-    response.set('Access-Control-Allow-Origin', '*');
-    response.type('application/javascript').send(bundle.code);
+    sendWidgetScript(request, response, bundle, 'public, max-age=31536000, immutable');
   });
 
   router.get('/demo', (_request, response) => {
@@ -266,14 +256,19 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     const [lastEventId, holder, senders] = await Promise.all([events.tail(conversationKey), events.holder(conversationKey), events.senders(conversationKey)]);
     // One `_id` read of the conversation's bounded recent messages (what the model sees too):
     // a query by conversation id would scan every stored message on FerretDB.
-    const recent = await recentMessages(options.transcripts, conversationKey);
+    const recent = (await recentMessages(options.transcripts, conversationKey)).filter((message) => STORED_MESSAGE_ID.test(message.id));
+    // issue 29: times, a visitor's own text and attachments (kept beside the recent messages).
+    const details = await events.details(conversationKey, new Set(recent.map(historyIdOf)));
     response.json({
       lastEventId,
       // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).
       state: { holder },
-      messages: recent.filter((message) => STORED_MESSAGE_ID.test(message.id)).map((message) => historyMessage(message, senders.get(message.id))),
+      messages: recent.map((message) => historyMessage(message, senders.get(message.id), details.get(historyIdOf(message)), tokens)),
     });
   });
+
+  // issue 29: a file a history link names (signed for that one file).
+  router.get('/api/widget/media/:id', createMediaHandler({ tokens, store: settings.uploads.store, logger, refuse }));
 
   router.post(
     '/api/widget/uploads',
@@ -323,6 +318,22 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 400, `unknown attachment ${media.id}: upload it in this conversation first`, 'unknown_attachment', { attachment: media.id });
       return;
     }
+    // issue 29: the visitor's own text, attachments and time for the history, sent beside the inbox write (no extra round trip).
+    const attachmentsNoted = media.media.flatMap((item) =>
+      item.id === undefined
+        ? []
+        : [
+            {
+              id: item.id,
+              kind: item.contentType.startsWith('image/') ? ('image' as const) : ('document' as const),
+              ...(item.filename ? { name: item.filename } : {}),
+            },
+          ],
+    );
+    const receivedAt = Date.now();
+    const detailsNoted = events
+      .noteDetails(conversationKey, clientMessageId, { at: receivedAt, ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}) })
+      .catch((error: unknown) => logger.warn('widget-details-failed', { error }));
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,
       conversationKey,
@@ -330,7 +341,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       from: { address: conversationKey },
       text,
       ...(media.media.length > 0 ? { media: media.media } : {}),
-      receivedAt: Date.now(),
+      receivedAt,
       // Built key by key: nothing the browser sends can name a metadata key, and the verified
       // user comes only from the signed token.
       metadata: {
@@ -341,6 +352,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
         ...(site.identitySecret ? identityMetadata(claims.user) : {}),
       },
     });
+    await detailsNoted;
     metrics.increment('inbound_total', { channel: WEB_CHANNEL_ID, outcome });
     logger.info(outcome === 'accepted' ? 'inbound-accepted' : 'inbound-duplicate', { conversationKey, messageId: clientMessageId });
     response.status(202).json({ messageId: clientMessageId, duplicate: outcome === 'duplicate' });
