@@ -8,7 +8,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#
 
 export function demoPage(site: Site): string {
   return `<!doctype html>
-<html lang="${site.language}">
+<html lang="${site.language ?? 'en'}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -34,6 +34,8 @@ const WidgetEventSchemas = {
     sender: WidgetSenderSchema.optional(),
     /** When it was written, ms since the epoch. */
     at: z.number().int().positive().optional(),
+    /** issue 29: the apology for a message the service gave up on (the widget offers "Try again"). */
+    failed: z.literal(true).optional(),
   }),
   handoff: z.object({ team: z.string(), status: z.string().optional(), text: z.string().optional() }),
   /** Who the visitor is talking to from now on. */

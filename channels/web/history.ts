@@ -7,7 +7,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../../src/logger.js';
 import type { MediaStore } from '../../src/media/media-store.js';
-import type { RecentMessage } from '../../src/store/transcript-store.js';
+import { APOLOGY_PART, type RecentMessage } from '../../src/store/transcript-store.js';
 import type { MessageDetails, WidgetSender } from './event-log.js';
 import { clientMessageIdOf } from './message-ids.js';
 import type { VisitorTokens } from './visitor-token.js';
@@ -40,7 +40,9 @@ export function historyMessage(message: RecentMessage, sender: WidgetSender | un
       ...(attachments?.length ? { attachments } : {}),
     };
   }
-  if (sender?.kind !== 'teammate') return { id: message.id, role: 'assistant', text: message.text, ...at };
+  // The apology for a message the service gave up on: the widget offers to try it again.
+  const failed = message.id.endsWith(`#${APOLOGY_PART}`) ? { failed: true, replyTo: clientMessageIdOf(message.id.slice(0, message.id.lastIndexOf('#'))) } : {};
+  if (sender?.kind !== 'teammate') return { id: message.id, role: 'assistant', text: message.text, ...at, ...failed };
   const signature = `[${sender.name}, ${sender.team}] `;
   return { id: message.id, role: 'assistant', text: message.text.startsWith(signature) ? message.text.slice(signature.length) : message.text, sender, ...at };
 }

@@ -36,6 +36,17 @@ export interface HistoryMessage {
   sender: Sender;
   /** When it was written (ms since the epoch), if the service says. */
   at: number | undefined;
+  /** A visitor's files, each with a link signed for it (absolute). */
+  attachments: HistoryAttachment[];
+  /** On the reply that says the service gave up: the visitor's message it answers (to try again). */
+  retryOf: string | undefined;
+}
+
+export interface HistoryAttachment {
+  id: string;
+  kind: 'image' | 'document';
+  name: string;
+  url: string;
 }
 
 export interface History {
@@ -110,29 +121,28 @@ export function parseSender(value: unknown): Sender {
   return name ? { kind: 'teammate', name, team } : { kind: 'assistant' };
 }
 
+/** A site's settings as the service sends them (or as the last session left them in storage). */
+export function parseSite(site: Json): SiteSettings {
+  return {
+    name: text(site.name) ?? '',
+    greeting: text(site.greeting) ?? '',
+    accentColor: text(site.accentColor),
+    language: text(site.language),
+    maxMessageChars: positiveNumber(site.maxMessageChars),
+    maxUploadBytes: positiveNumber(site.maxUploadBytes),
+  };
+}
+
 function parseSession(body: Json): Session | undefined {
   const site = body.site;
   const token = text(body.token);
   const visitorId = text(body.visitorId);
   const conversationId = text(body.conversationId);
   if (!token || !visitorId || !conversationId || !isRecord(site)) return undefined;
-  return {
-    token,
-    visitorId,
-    conversationId,
-    expiresAt: instant(body.expiresAt),
-    site: {
-      name: text(site.name) ?? '',
-      greeting: text(site.greeting) ?? '',
-      accentColor: text(site.accentColor),
-      language: text(site.language),
-      maxMessageChars: positiveNumber(site.maxMessageChars),
-      maxUploadBytes: positiveNumber(site.maxUploadBytes),
-    },
-  };
+  return { token, visitorId, conversationId, expiresAt: instant(body.expiresAt), site: parseSite(site) };
 }
 
-function parseHistory(body: Json): History | undefined {
+function parseHistory(body: Json, baseUrl: string): History | undefined {
   if (!Array.isArray(body.messages)) return undefined;
   const messages: HistoryMessage[] = [];
   for (const entry of body.messages) {
@@ -140,7 +150,12 @@ function parseHistory(body: Json): History | undefined {
     const id = text(entry.id);
     const content = text(entry.text);
     if (!id || content === undefined || (entry.role !== 'visitor' && entry.role !== 'assistant')) return undefined;
-    messages.push({ id, role: entry.role, text: content, sender: parseSender(entry.sender), at: instant(entry.at) });
+    const attachments = (Array.isArray(entry.attachments) ? entry.attachments : []).flatMap((item): HistoryAttachment[] => {
+      const url = isRecord(item) ? text(item.url) : undefined;
+      if (!isRecord(item) || !url || !url.startsWith('/')) return [];
+      return [{ id: text(item.id) ?? '', kind: item.kind === 'image' ? 'image' : 'document', name: text(item.name) ?? 'file', url: `${baseUrl}${url}` }];
+    });
+    messages.push({ id, role: entry.role, text: content, sender: parseSender(entry.sender), at: instant(entry.at), attachments, retryOf: entry.failed === true ? text(entry.replyTo) : undefined });
   }
   return { messages, holder: parseSender(isRecord(body.state) ? body.state.holder : undefined), lastEventId: text(body.lastEventId) };
 }
@@ -211,7 +226,7 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
         parseSession,
       );
     },
-    history: (token) => call('/api/widget/history', { method: 'GET', token }, parseHistory),
+    history: (token) => call('/api/widget/history', { method: 'GET', token }, (body) => parseHistory(body, baseUrl)),
     sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
     newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),
     eventsUrl(token, lastEventId) {

@@ -1,10 +1,13 @@
 /**
- * Mounts the widget for a started session: a host element with an open shadow root (so the
- * page's CSS cannot reach in and ours cannot leak out), the launcher and the panel. Owns
- * opening and closing, focus, the unread count, and (on small screens, where the panel fills
- * the viewport) keeping the page behind it from scrolling while it is open.
+ * Mounts the widget: a host element with an open shadow root (so the page's CSS cannot reach in
+ * and ours cannot leak out) and the launcher at once (issue 29: never waiting for the service),
+ * then, once a session is started, the panel and the chat. Owns opening and closing, focus, the
+ * unread count (kept across reloads, shown on the launcher and in the page title while the panel
+ * is closed), the embed options of the script tag (`data-position="left"`, `data-theme="dark"` or
+ * `"auto"`, `data-api="Name"` for `window.Name.open()/close()/onUnread(callback)`), and (on small
+ * screens, where the panel fills the viewport) keeping the page behind it from scrolling.
  */
-import type { Session, WidgetApi } from './api.js';
+import type { Session, SiteSettings, WidgetApi } from './api.js';
 import { attachmentStringsFor } from './attachment-strings.js';
 import { createAttachments } from './attachments.js';
 import { createChat } from './chat.js';
@@ -12,7 +15,7 @@ import { element } from './dom.js';
 import { createLauncher } from './launcher.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
 import { createPanel, SMALL_SCREEN } from './panel.js';
-import { chooseLanguage, stringsFor } from './strings.js';
+import { chooseLanguage, isRightToLeft, stringsFor } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
 import type { VisitorStore } from './visitor-store.js';
@@ -20,27 +23,69 @@ import type { VisitorStore } from './visitor-store.js';
 export interface MountOptions {
   api: WidgetApi;
   store: VisitorStore;
-  session: Session;
   /** The embedding script's CSP nonce, for browsers without constructable stylesheets. */
   nonce: string | undefined;
-  /** The visitor had a conversation before this page: connect now, so replies count as unread. */
-  resume: boolean;
+  /** The site's settings from the last session, if any: the launcher's colour and language until the session says. */
+  site: SiteSettings | undefined;
+  /** The embedding script tag (its data-* embed options). */
+  script: HTMLScriptElement;
+  /** The visitor asked for the chat while there is no session: try now. */
+  retry(): void;
+}
+
+export interface MountedWidget {
+  /** A session is there: build the panel (opening it if the visitor already asked). `resume`: connect now, so replies count as unread. */
+  start(session: Session, resume: boolean): void;
+  /** The service could not be reached: the launcher says so when clicked. */
+  setUnavailable(): void;
+  /** The service refused this page: no widget. */
+  remove(): void;
+}
+
+interface ChatApi {
+  open(): void;
+  close(): void;
+  onUnread(callback: (count: number) => void): void;
 }
 
 const HOST_TAG = 'assistant-chat-widget';
 const PANEL_ID = 'chat-panel';
+const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
 
-export function mountWidget(options: MountOptions): void {
-  const { site } = options.session;
-  const language = chooseLanguage([site.language, ...(navigator.languages ?? []), navigator.language]);
-  const strings = stringsFor(language);
+export function mountWidget(options: MountOptions): MountedWidget {
+  const { dataset } = options.script;
+  const browserLanguages = [...(navigator.languages ?? []), navigator.language];
+  // A site that sets a language forces it; otherwise the visitor's browser decides (issue 29).
+  const languageFor = (site: SiteSettings | undefined): string => chooseLanguage([site?.language, ...browserLanguages]);
+  let language = languageFor(options.site);
+  let strings = stringsFor(language);
 
   const host = document.createElement(HOST_TAG);
   const root = host.attachShadow({ mode: 'open' });
-  applyStyles(root, themeFor(site.accentColor), options.nonce);
+  const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
+  const style = (site: SiteSettings | undefined): void => applyStyles(root, themeFor(site?.accentColor), options.nonce);
+  style(options.site);
 
   let isOpen = false;
+  let wantOpen = false;
   let unread = 0;
+  const unreadListeners: ((count: number) => void)[] = [];
+  const unreadKey = `chat-widget-unread:${dataset.siteKey ?? ''}`;
+  const pageTitle = document.title;
+  const setUnread = (count: number): void => {
+    unread = count;
+    launcher.setUnread(count);
+    // A counter in the tab's title, as messengers do, while the panel is closed.
+    document.title = count > 0 ? `(${count}) ${pageTitle}` : pageTitle;
+    try {
+      if (count > 0) sessionStorage.setItem(unreadKey, String(count));
+      else sessionStorage.removeItem(unreadKey);
+    } catch {
+      // No storage: the count lasts as long as the page.
+    }
+    for (const listener of unreadListeners) listener(count);
+  };
+
   const smallScreen = window.matchMedia(SMALL_SCREEN);
   const scrollLock = createPageScrollLock();
   const updateScrollLock = (): void => {
@@ -49,59 +94,135 @@ export function mountWidget(options: MountOptions): void {
   };
   smallScreen.addEventListener('change', updateScrollLock);
 
+  // What the launcher says while there is no session: connecting, or the service is unreachable.
+  const note = element('div', { className: 'launcher-note', attributes: { role: 'status', hidden: '' } });
+  let unavailable = false;
+  let started: { open(): void; close(): void } | undefined;
+
   const open = (): void => {
-    isOpen = true;
-    unread = 0;
-    launcher.setUnread(0);
-    launcher.setExpanded(true);
-    panel.show(true);
-    updateScrollLock();
-    chat.connect();
-    panel.focusInitial();
+    if (!started) {
+      wantOpen = true;
+      note.hidden = false;
+      note.textContent = unavailable ? strings.unavailable : strings.connecting;
+      options.retry();
+      return;
+    }
+    started.open();
   };
   const close = (): void => {
-    isOpen = false;
-    panel.show(false);
-    updateScrollLock();
-    launcher.setExpanded(false);
-    launcher.element.focus();
+    wantOpen = false;
+    note.hidden = true;
+    started?.close();
   };
 
-  const launcher = createLauncher(strings, PANEL_ID, open);
-  const attachmentStrings = attachmentStringsFor(language);
-  const attachments = createAttachments({
-    strings: attachmentStrings,
-    maxBytes: site.maxUploadBytes,
-    upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
-  });
-  const panel = createPanel(
-    strings,
-    site,
-    language,
-    PANEL_ID,
+  const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !started ? close() : open()));
+  const container = element(
+    'div',
     {
-      onClose: close,
-      onNewChat: () => void chat.newChat(),
-      onSend: (text) => chat.send(text),
+      className: `root theme-${theme}${dataset.position === 'left' ? ' left' : ''}`,
+      attributes: { lang: language, dir: isRightToLeft(language) ? 'rtl' : 'ltr' },
     },
-    attachments,
+    [launcher.element, note],
   );
-  attachments.acceptDrops(panel.element);
-  const chat = createChat({
-    api: options.api,
-    store: options.store,
-    session: options.session,
-    strings,
-    panel,
-    attachments: { tray: attachments, strings: attachmentStrings },
-    onReply() {
-      if (isOpen) return;
-      unread += 1;
-      launcher.setUnread(unread);
-    },
-  });
-
-  root.append(element('div', { className: 'root', attributes: { lang: language } }, [launcher.element, panel.element]));
+  root.append(container);
   document.body.append(host);
-  if (options.resume) chat.connect();
+  try {
+    const stored = Number(sessionStorage.getItem(unreadKey));
+    if (stored > 0) setUnread(stored);
+  } catch {
+    // No storage.
+  }
+
+  // A small script API only when the site names it: the widget adds no global of its own.
+  const apiName = dataset.api;
+  if (apiName && API_NAME.test(apiName) && !(apiName in window)) {
+    const chatApi: ChatApi = {
+      open,
+      close,
+      onUnread(callback) {
+        unreadListeners.push(callback);
+        callback(unread);
+      },
+    };
+    Object.defineProperty(window, apiName, { value: Object.freeze(chatApi), configurable: true });
+  }
+
+  return {
+    setUnavailable() {
+      unavailable = true;
+      if (!note.hidden) note.textContent = strings.unavailable;
+    },
+    remove() {
+      host.remove();
+      document.title = pageTitle;
+    },
+    start(session, resume) {
+      if (started) return;
+      const { site } = session;
+      style(site);
+      language = languageFor(site);
+      strings = stringsFor(language);
+      container.lang = language;
+      container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
+      launcher.setStrings(strings);
+      note.hidden = true;
+
+      const attachmentStrings = attachmentStringsFor(language);
+      const attachments = createAttachments({
+        strings: attachmentStrings,
+        maxBytes: site.maxUploadBytes,
+        upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
+      });
+      const panel = createPanel(
+        strings,
+        site,
+        PANEL_ID,
+        {
+          onClose: close,
+          onNewChat: () => void chat.newChat(),
+          onSend: (text) => chat.send(text),
+        },
+        attachments,
+      );
+      attachments.acceptDrops(panel.element);
+      attachments.acceptPaste(panel.input);
+      const chat = createChat({
+        api: options.api,
+        store: options.store,
+        session,
+        strings,
+        panel,
+        attachments: { tray: attachments, strings: attachmentStrings },
+        onReply(preview) {
+          if (isOpen) return;
+          setUnread(unread + 1);
+          launcher.setPreview(preview);
+        },
+      });
+      container.append(panel.element);
+      started = {
+        open() {
+          isOpen = true;
+          wantOpen = false;
+          setUnread(0);
+          launcher.setPreview(undefined);
+          launcher.setExpanded(true);
+          panel.show(true);
+          updateScrollLock();
+          chat.connect();
+          panel.focusInitial();
+        },
+        close() {
+          if (!isOpen) return;
+          isOpen = false;
+          panel.show(false);
+          updateScrollLock();
+          launcher.setExpanded(false);
+          launcher.element.focus();
+        },
+      };
+      if (wantOpen) started.open();
+      else if (resume || unread > 0) chat.connect();
+    },
+  };
 }
