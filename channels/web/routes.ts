@@ -20,6 +20,7 @@ import { createMediaHandler, historyIdOf, historyMessage } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { scopedMessageId } from './message-ids.js';
 import { sendWidgetScript } from './widget-script.js';
+import { WIDGET_CATALOGUES } from './widget-catalogues.js';
 import { checkRate } from './rate-limit.js';
 import { DEMO_SITE_KEY, type Site, type SiteRegistry } from './sites.js';
 import { createStreamSlots } from './stream-slots.js';
@@ -160,6 +161,17 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
   // issue 29: the script itself (compressed), not a redirect: one round trip less before the launcher shows.
   router.get('/widget.js', async (request, response) => {
     sendWidgetScript(request, response, await options.widget(), 'public, max-age=300');
+  });
+
+  // issue 29: the widget's words in a language other than English, fetched only by a widget that speaks it.
+  router.get('/widget/i18n/:language.json', (request, response) => {
+    const catalogue = Object.hasOwn(WIDGET_CATALOGUES, request.params.language) ? WIDGET_CATALOGUES[request.params.language] : undefined;
+    response.set('Access-Control-Allow-Origin', '*');
+    if (!catalogue) {
+      response.status(404).json({ error: 'no such language' });
+      return;
+    }
+    response.set('Cache-Control', 'public, max-age=86400').json(catalogue);
   });
 
   router.get('/widget/:version/widget.js', async (request, response) => {

@@ -5,6 +5,7 @@
  * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
  */
 import { readSignedInUser } from './signed-in-user.js';
+import { catalogueFrom, ENGLISH, type Catalogue } from './strings.js';
 
 export interface SiteSettings {
   name: string;
@@ -100,6 +101,8 @@ export interface WidgetApi {
   eventsUrl(token: string, lastEventId: string | undefined): string;
   /** Where one attachment is uploaded (see attachment-upload.ts); `name` is only its display name. */
   uploadUrl(name: string): string;
+  /** The widget's words in `language` (English for English, or when they can't be had). */
+  catalogue(language: string): Promise<Catalogue>;
 }
 
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -155,7 +158,15 @@ function parseHistory(body: Json, baseUrl: string): History | undefined {
       if (!isRecord(item) || !url || !url.startsWith('/')) return [];
       return [{ id: text(item.id) ?? '', kind: item.kind === 'image' ? 'image' : 'document', name: text(item.name) ?? 'file', url: `${baseUrl}${url}` }];
     });
-    messages.push({ id, role: entry.role, text: content, sender: parseSender(entry.sender), at: instant(entry.at), attachments, retryOf: entry.failed === true ? text(entry.replyTo) : undefined });
+    messages.push({
+      id,
+      role: entry.role,
+      text: content,
+      sender: parseSender(entry.sender),
+      at: instant(entry.at),
+      attachments,
+      retryOf: entry.failed === true ? text(entry.replyTo) : undefined,
+    });
   }
   return { messages, holder: parseSender(isRecord(body.state) ? body.state.holder : undefined), lastEventId: text(body.lastEventId) };
 }
@@ -233,6 +244,11 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
       const query = new URLSearchParams({ token });
       if (lastEventId) query.set('lastEventId', lastEventId);
       return `${baseUrl}/api/widget/events?${query.toString()}`;
+    },
+    catalogue: async (language) => {
+      if (language === 'en') return ENGLISH;
+      const result = await call(`/widget/i18n/${language}.json`, { method: 'GET' }, catalogueFrom);
+      return result.ok ? result.value : ENGLISH;
     },
     uploadUrl: (name) => `${baseUrl}/api/widget/uploads?${new URLSearchParams({ name: name.slice(0, 200) }).toString()}`,
   };

@@ -33,7 +33,10 @@ export function thumbnail(source: Blob | string, label: string, fallback: () => 
   const canvas = element('canvas', { className: 'thumbnail', attributes: { role: 'img', 'aria-label': label, width: '0', height: '0' } });
   void (async () => {
     try {
-      const blob = typeof source === 'string' ? await fetch(source, { credentials: 'omit' }).then((response) => (response.ok ? response.blob() : Promise.reject(new Error()))) : source;
+      const blob =
+        typeof source === 'string'
+          ? await fetch(source, { credentials: 'omit' }).then((response) => (response.ok ? response.blob() : Promise.reject(new Error())))
+          : source;
       const bitmap = await createImageBitmap(blob);
       const scale = Math.min(1, THUMBNAIL_PX / Math.max(bitmap.width, bitmap.height));
       canvas.width = Math.max(1, Math.round(bitmap.width * scale));

@@ -94,7 +94,7 @@ async function boot(): Promise<void> {
       store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
       store.saveSite(session.site);
       done = true;
-      widget.start(session, Boolean(stored.token));
+      await widget.start(session, Boolean(stored.token));
       return;
     }
     if (result.kind === 'status' && result.status < 500 && result.status !== 408 && result.status !== 429) {

@@ -162,7 +162,10 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
   const assistantBubble = (id: string, text: string, complete: boolean, sender: Sender, at: number | undefined): AssistantEntry => {
     const content = element('div', { className: 'content', attributes: { dir: 'auto' } });
     const teammate = sender.kind === 'teammate';
-    const bubble = element('div', { className: teammate ? 'message assistant teammate' : 'message assistant' }, [screenReaderText(prefixOf(sender, at)), content]);
+    const bubble = element('div', { className: teammate ? 'message assistant teammate' : 'message assistant' }, [
+      screenReaderText(prefixOf(sender, at)),
+      content,
+    ]);
     const wrapper = element('div', { className: 'incoming' }, [senderLine(sender, at), bubble]);
     markSender(wrapper, senderKey(sender), at);
     const entry: AssistantEntry = { element: wrapper, bubble, content, text, complete, restart: false };

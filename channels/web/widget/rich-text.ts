@@ -15,7 +15,8 @@ export type Inline =
   | { kind: 'code'; text: string }
   | { kind: 'link'; text: string; href: string };
 
-export type Block = { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list' | 'ordered'; items: Inline[][]; start?: number } | { kind: 'heading'; line: Inline[] };
+export type Block =
+  { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list' | 'ordered'; items: Inline[][]; start?: number } | { kind: 'heading'; line: Inline[] };
 
 const LIST_ITEM = /^\s*[-*\u2022]\s+(.*)$/;
 const ORDERED_ITEM = /^\s*(\d{1,9})[.)]\s+(.*)$/;
@@ -140,7 +141,13 @@ export function closeOpenMarkers(text: string): string {
   // An opener with nothing after it yet is dropped; the others are closed.
   let end = trimmed.length;
   while (open.length > 0 && (open[open.length - 1]?.at ?? 0) + (open[open.length - 1]?.marker.length ?? 0) >= end) end = open.pop()?.at ?? end;
-  return trimmed.slice(0, end) + open.map((entry) => entry.marker).reverse().join('');
+  return (
+    trimmed.slice(0, end) +
+    open
+      .map((entry) => entry.marker)
+      .reverse()
+      .join('')
+  );
 }
 
 // A sentence often ends right after a URL: "see https://example.com/docs.", "(https://x.io)" or

@@ -1,8 +1,10 @@
 /**
- * The widget's own words in each language it speaks. Message text comes from the server and is
- * never looked up here. Adding a language adds one entry to `catalogues`; the chosen language
- * is the site's `language` setting when it sets one, else the browser's (`navigator.languages`),
- * else English.
+ * The widget's own words. Message text comes from the server and is never looked up here. The
+ * script carries English; another language's catalogue (the same keys, templates naming their
+ * values in braces) is fetched from the service when the widget speaks it (issue 29:
+ * `channels/web/widget-catalogues.ts`, served at `/widget/i18n/<language>.json`), a missing key
+ * staying English. The language is the site's `language` setting when it sets one, else the
+ * browser's (`navigator.languages`), else English.
  */
 
 export interface WidgetStrings {
@@ -13,7 +15,6 @@ export interface WidgetStrings {
   inputLabel: string;
   placeholder: string;
   conversationLabel: string;
-  visitorPrefix: string;
   /** The visitor's own name over their messages. */
   you: string;
   /** The header's subtitle while the assistant holds the conversation. */
@@ -45,7 +46,8 @@ export interface WidgetStrings {
   cancel: string;
 }
 
-const english: WidgetStrings = {
+/** English, and the keys every catalogue has. */
+export const ENGLISH = {
   openChat: 'Open chat',
   closeChat: 'Close chat',
   newChat: 'New chat',
@@ -53,16 +55,18 @@ const english: WidgetStrings = {
   inputLabel: 'Your message',
   placeholder: 'Type your message…',
   conversationLabel: 'Conversation',
-  visitorPrefix: 'You:',
   you: 'You',
   talkingToAssistant: "You're chatting with our assistant",
-  talkingToTeammate: (name, team) => (team ? `You're chatting with ${name} from ${team}` : `You're chatting with ${name}`),
-  typing: (name) => `${name} is typing…`,
-  unread: (count) => (count === 1 ? '1 new message' : `${count} new messages`),
-  handoff: (team) => (team ? `Handed over to ${team}. They will get back to you.` : 'Handed over to our team. They will get back to you.'),
-  tooLong: (maxChars) =>
-    maxChars === undefined ? 'That message is too long. Please shorten it.' : `That message is too long. Please keep it to ${maxChars} characters or fewer.`,
-  rateLimited: (seconds) => `You're sending messages too quickly. Sending again in ${seconds} s.`,
+  talkingToTeammate: "You're chatting with {name} from {team}",
+  talkingToPerson: "You're chatting with {name}",
+  typing: '{name} is typing…',
+  unreadOne: '1 new message',
+  unreadMany: '{count} new messages',
+  handoff: 'Handed over to {team}. They will get back to you.',
+  handoffTeam: 'Handed over to our team. They will get back to you.',
+  tooLong: 'That message is too long. Please keep it to {max} characters or fewer.',
+  tooLongAny: 'That message is too long. Please shorten it.',
+  rateLimited: "You're sending messages too quickly. Sending again in {seconds} s.",
   offline: "You're offline. Check your connection and try again.",
   reconnecting: 'Reconnecting…',
   notSent: 'Not sent.',
@@ -70,7 +74,6 @@ const english: WidgetStrings = {
   retry: 'Retry',
   failed: 'Sorry, something went wrong. Please try again.',
   unavailable: 'Chat is unavailable right now. Please try again later.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
   connecting: 'Connecting…',
   sending: 'Sending…',
   sent: 'Sent',
@@ -78,201 +81,60 @@ const english: WidgetStrings = {
   tryAgain: 'Try again',
   confirmNewChat: 'Start a new chat? This conversation will be cleared.',
   cancel: 'Cancel',
+  attach: 'Attach a photo or PDF',
+  remove: 'Remove {name}',
+  uploading: 'Uploading {name}',
+  uploaded: '{name} is ready to send',
+  tooBig: 'That file is too big. Files can be up to {size}.',
+  tooBigAny: 'That file is too big.',
+  wrongType: 'That kind of file is not supported. Send a photo (JPEG, PNG, WebP, GIF) or a PDF.',
+  uploadFailed: 'The file could not be uploaded. Remove it and try again.',
+  waitForUpload: 'It will be sent once the attachment has uploaded.',
+  dropHere: 'Drop a photo or PDF to attach it',
+  attachmentsLabel: 'Attachments',
 };
 
-const spanish: WidgetStrings = {
-  openChat: 'Abrir chat',
-  closeChat: 'Cerrar chat',
-  newChat: 'Nuevo chat',
-  send: 'Enviar',
-  inputLabel: 'Tu mensaje',
-  placeholder: 'Escribe tu mensaje…',
-  conversationLabel: 'Conversación',
-  visitorPrefix: 'Tú:',
-  you: 'Tú',
-  talkingToAssistant: 'Estás hablando con nuestro asistente',
-  talkingToTeammate: (name, team) => (team ? `Estás hablando con ${name} de ${team}` : `Estás hablando con ${name}`),
-  typing: (name) => `${name} está escribiendo…`,
-  unread: (count) => (count === 1 ? '1 mensaje nuevo' : `${count} mensajes nuevos`),
-  handoff: (team) =>
-    team ? `Conversación transferida a ${team}. Se pondrán en contacto contigo.` : 'Conversación transferida a nuestro equipo. Se pondrán en contacto contigo.',
-  tooLong: (maxChars) =>
-    maxChars === undefined ? 'El mensaje es demasiado largo. Acórtalo, por favor.' : `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
-  rateLimited: (seconds) => `Estás enviando mensajes demasiado rápido. Se volverá a enviar en ${seconds} s.`,
-  offline: 'Estás sin conexión. Revisa tu conexión e inténtalo de nuevo.',
-  reconnecting: 'Reconectando…',
-  notSent: 'No enviado.',
-  notSentYet: 'Aún no enviado. Se enviará cuando vuelva la conexión.',
-  retry: 'Reintentar',
-  failed: 'Lo sentimos, algo ha fallado. Inténtalo de nuevo.',
-  unavailable: 'El chat no está disponible ahora mismo. Inténtalo más tarde.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
-  connecting: 'Conectando…',
-  sending: 'Enviando…',
-  sent: 'Enviado',
-  stillWorking: 'Seguimos en ello…',
-  tryAgain: 'Reintentar',
-  confirmNewChat: '¿Empezar un chat nuevo? Se borrará esta conversación.',
-  cancel: 'Cancelar',
-};
+export type Catalogue = typeof ENGLISH;
 
-const french: WidgetStrings = {
-  openChat: 'Ouvrir le chat',
-  closeChat: 'Fermer le chat',
-  newChat: 'Nouveau chat',
-  send: 'Envoyer',
-  inputLabel: 'Votre message',
-  placeholder: 'Écrivez votre message…',
-  conversationLabel: 'Conversation',
-  visitorPrefix: 'Vous :',
-  you: 'Vous',
-  talkingToAssistant: 'Vous discutez avec notre assistant',
-  talkingToTeammate: (name, team) => (team ? `Vous discutez avec ${name} (${team})` : `Vous discutez avec ${name}`),
-  typing: (name) => `${name} écrit…`,
-  unread: (count) => (count === 1 ? '1 nouveau message' : `${count} nouveaux messages`),
-  handoff: (team) => `Conversation transmise à ${team || 'notre équipe'}. Vous aurez bientôt une réponse.`,
-  tooLong: (maxChars) => (maxChars === undefined ? 'Message trop long.' : `Message trop long : ${maxChars} caractères au plus.`),
-  rateLimited: (seconds) => `Vous envoyez trop vite. Nouvel envoi dans ${seconds} s.`,
-  offline: 'Vous êtes hors ligne. Vérifiez votre connexion.',
-  reconnecting: 'Reconnexion…',
-  notSent: 'Non envoyé.',
-  notSentYet: 'Pas encore envoyé. Il partira dès le retour de la connexion.',
-  retry: 'Réessayer',
-  failed: 'Désolé, une erreur est survenue. Réessayez.',
-  unavailable: 'Le chat est indisponible pour le moment. Réessayez plus tard.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
-  connecting: 'Connexion…',
-  sending: 'Envoi…',
-  sent: 'Envoyé',
-  stillWorking: 'Nous y travaillons encore…',
-  tryAgain: 'Réessayer',
-  confirmNewChat: 'Commencer un nouveau chat ? Cette conversation sera effacée.',
-  cancel: 'Annuler',
-};
+/** The languages the service has catalogues for. */
+const LANGUAGES = ['en', 'es', 'fr', 'de', 'pt', 'ar'];
 
-const german: WidgetStrings = {
-  openChat: 'Chat öffnen',
-  closeChat: 'Chat schließen',
-  newChat: 'Neuer Chat',
-  send: 'Senden',
-  inputLabel: 'Ihre Nachricht',
-  placeholder: 'Nachricht schreiben…',
-  conversationLabel: 'Unterhaltung',
-  visitorPrefix: 'Sie:',
-  you: 'Sie',
-  talkingToAssistant: 'Sie chatten mit unserem Assistenten',
-  talkingToTeammate: (name, team) => (team ? `Sie chatten mit ${name} (${team})` : `Sie chatten mit ${name}`),
-  typing: (name) => `${name} schreibt…`,
-  unread: (count) => (count === 1 ? '1 neue Nachricht' : `${count} neue Nachrichten`),
-  handoff: (team) => `An ${team || 'unser Team'} übergeben. Wir melden uns bei Ihnen.`,
-  tooLong: (maxChars) => (maxChars === undefined ? 'Die Nachricht ist zu lang.' : `Die Nachricht ist zu lang: höchstens ${maxChars} Zeichen.`),
-  rateLimited: (seconds) => `Sie senden zu schnell. Erneuter Versand in ${seconds} s.`,
-  offline: 'Sie sind offline. Prüfen Sie Ihre Verbindung.',
-  reconnecting: 'Verbinde erneut…',
-  notSent: 'Nicht gesendet.',
-  notSentYet: 'Noch nicht gesendet. Wird gesendet, sobald die Verbindung zurück ist.',
-  retry: 'Erneut senden',
-  failed: 'Leider ist etwas schiefgelaufen. Bitte versuchen Sie es erneut.',
-  unavailable: 'Der Chat ist gerade nicht erreichbar. Bitte versuchen Sie es später.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
-  connecting: 'Verbinde…',
-  sending: 'Wird gesendet…',
-  sent: 'Gesendet',
-  stillWorking: 'Wir arbeiten noch daran…',
-  tryAgain: 'Erneut versuchen',
-  confirmNewChat: 'Neuen Chat beginnen? Diese Unterhaltung wird gelöscht.',
-  cancel: 'Abbrechen',
-};
+/** `template` with each `{key}` replaced by its value. */
+export const fill = (template: string, values: Record<string, string | number>): string =>
+  template.replace(/\{(\w+)\}/g, (_match, key: string) => String(values[key] ?? ''));
 
-const portuguese: WidgetStrings = {
-  openChat: 'Abrir chat',
-  closeChat: 'Fechar chat',
-  newChat: 'Novo chat',
-  send: 'Enviar',
-  inputLabel: 'A sua mensagem',
-  placeholder: 'Escreva a sua mensagem…',
-  conversationLabel: 'Conversa',
-  visitorPrefix: 'Você:',
-  you: 'Você',
-  talkingToAssistant: 'Está a falar com o nosso assistente',
-  talkingToTeammate: (name, team) => (team ? `Está a falar com ${name} (${team})` : `Está a falar com ${name}`),
-  typing: (name) => `${name} está a escrever…`,
-  unread: (count) => (count === 1 ? '1 mensagem nova' : `${count} mensagens novas`),
-  handoff: (team) => `Conversa passada a ${team || 'nossa equipa'}. Entraremos em contacto.`,
-  tooLong: (maxChars) => (maxChars === undefined ? 'A mensagem é demasiado longa.' : `A mensagem é demasiado longa: no máximo ${maxChars} caracteres.`),
-  rateLimited: (seconds) => `Está a enviar depressa demais. Novo envio em ${seconds} s.`,
-  offline: 'Está sem ligação. Verifique a sua ligação.',
-  reconnecting: 'A ligar de novo…',
-  notSent: 'Não enviada.',
-  notSentYet: 'Ainda não enviada. Será enviada quando a ligação voltar.',
-  retry: 'Reenviar',
-  failed: 'Lamentamos, algo correu mal. Tente de novo.',
-  unavailable: 'O chat não está disponível agora. Tente mais tarde.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
-  connecting: 'A ligar…',
-  sending: 'A enviar…',
-  sent: 'Enviada',
-  stillWorking: 'Ainda estamos a tratar disso…',
-  tryAgain: 'Tentar de novo',
-  confirmNewChat: 'Começar um novo chat? Esta conversa será apagada.',
-  cancel: 'Cancelar',
-};
+/** A catalogue from the service: its string values for known keys over English. */
+export function catalogueFrom(value: unknown): Catalogue {
+  const catalogue = { ...ENGLISH };
+  if (typeof value !== 'object' || value === null) return catalogue;
+  for (const key of Object.keys(ENGLISH) as (keyof Catalogue)[]) {
+    const text = (value as Record<string, unknown>)[key];
+    if (typeof text === 'string') catalogue[key] = text;
+  }
+  return catalogue;
+}
 
-const arabic: WidgetStrings = {
-  openChat: 'فتح المحادثة',
-  closeChat: 'إغلاق المحادثة',
-  newChat: 'محادثة جديدة',
-  send: 'إرسال',
-  inputLabel: 'رسالتك',
-  placeholder: 'اكتب رسالتك…',
-  conversationLabel: 'المحادثة',
-  visitorPrefix: 'أنت:',
-  you: 'أنت',
-  talkingToAssistant: 'أنت تتحدث مع مساعدنا',
-  talkingToTeammate: (name, team) => (team ? `أنت تتحدث مع ${name} (${team})` : `أنت تتحدث مع ${name}`),
-  typing: (name) => `${name} يكتب…`,
-  unread: (count) => (count === 1 ? 'رسالة جديدة' : `${count} رسائل جديدة`),
-  handoff: (team) => `تم تحويل المحادثة إلى ${team || 'فريقنا'}. سيتواصلون معك.`,
-  tooLong: (maxChars) => (maxChars === undefined ? 'الرسالة طويلة جدًا.' : `الرسالة طويلة جدًا: ${maxChars} حرفًا كحد أقصى.`),
-  rateLimited: (seconds) => `أنت ترسل بسرعة كبيرة. سيُعاد الإرسال بعد ${seconds} ث.`,
-  offline: 'أنت غير متصل. تحقق من اتصالك.',
-  reconnecting: 'جارٍ إعادة الاتصال…',
-  notSent: 'لم تُرسل.',
-  notSentYet: 'لم تُرسل بعد. ستُرسل عند عودة الاتصال.',
-  retry: 'إعادة الإرسال',
-  failed: 'عذرًا، حدث خطأ. حاول مرة أخرى.',
-  unavailable: 'المحادثة غير متاحة الآن. حاول لاحقًا.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
-  connecting: 'جارٍ الاتصال…',
-  sending: 'جارٍ الإرسال…',
-  sent: 'أُرسلت',
-  stillWorking: 'ما زلنا نعمل على ذلك…',
-  tryAgain: 'حاول مرة أخرى',
-  confirmNewChat: 'بدء محادثة جديدة؟ سيتم مسح هذه المحادثة.',
-  cancel: 'إلغاء',
-};
+export function stringsFrom(words: Catalogue): WidgetStrings {
+  return {
+    ...words,
+    talkingToTeammate: (name, team) => fill(team ? words.talkingToTeammate : words.talkingToPerson, { name, team }),
+    typing: (name) => fill(words.typing, { name }),
+    unread: (count) => (count === 1 ? words.unreadOne : fill(words.unreadMany, { count })),
+    handoff: (team) => (team ? fill(words.handoff, { team }) : words.handoffTeam),
+    tooLong: (max) => (max === undefined ? words.tooLongAny : fill(words.tooLong, { max })),
+    rateLimited: (seconds) => fill(words.rateLimited, { seconds }),
+    characterCount: (used, max) => `${used} / ${max}`,
+  };
+}
 
-const catalogues = new Map<string, WidgetStrings>([
-  ['en', english],
-  ['es', spanish],
-  ['fr', french],
-  ['de', german],
-  ['pt', portuguese],
-  ['ar', arabic],
-]);
-
-/** Languages written right to left (the widget's own words; each message's direction follows its text). */
-export const isRightToLeft = (language: string): boolean => /^(ar|he|fa|ur)$/.test(language);
-
-/** The primary subtag of the first candidate we have strings for ("es-MX" → "es"), else "en". */
+/** The primary subtag of the first candidate we have words for ("es-MX" → "es"), else "en". */
 export function chooseLanguage(candidates: readonly (string | undefined)[]): string {
   for (const candidate of candidates) {
     const primary = candidate?.toLowerCase().split(/[-_]/)[0];
-    if (primary && catalogues.has(primary)) return primary;
+    if (primary && LANGUAGES.includes(primary)) return primary;
   }
   return 'en';
 }
 
-export function stringsFor(language: string): WidgetStrings {
-  return catalogues.get(language) ?? english;
-}
+/** Languages written right to left (the widget's own words; each message's direction follows its text). */
+export const isRightToLeft = (language: string): boolean => /^(ar|he|fa|ur)$/.test(language);

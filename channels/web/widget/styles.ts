@@ -12,7 +12,8 @@ const LIGHT =
   '--bg: #fff; --surface: #f5f6f8; --text: #1d2939; --muted: #475467; --line: #e4e7ec; --field: #7b8494; --danger: #b42318; --bubble: #fff; --chip: #e9edf3; --chip-text: #344054; --name: #344054; --shadow: rgba(16, 24, 40, 0.22);';
 const DARK =
   '--bg: #101828; --surface: #0c111d; --text: #f2f4f7; --muted: #98a2b3; --line: #344054; --field: #7b8494; --danger: #fda29b; --bubble: #1d2939; --chip: #1d2939; --chip-text: #d0d5dd; --name: #d0d5dd; --shadow: rgba(0, 0, 0, 0.5);';
-const palette = (colours: Palette): string => `--accent: ${colours.accent}; --on-accent: ${colours.onAccent}; --link: ${colours.link}; --focus: ${colours.edge};`;
+const palette = (colours: Palette): string =>
+  `--accent: ${colours.accent}; --on-accent: ${colours.onAccent}; --link: ${colours.link}; --focus: ${colours.edge};`;
 
 function css(theme: Theme): string {
   const light = `${LIGHT} ${palette(theme.light)}`;

@@ -8,14 +8,14 @@
  * screens, where the panel fills the viewport) keeping the page behind it from scrolling.
  */
 import type { Session, SiteSettings, WidgetApi } from './api.js';
-import { attachmentStringsFor } from './attachment-strings.js';
+import { attachmentStringsFrom } from './attachment-strings.js';
 import { createAttachments } from './attachments.js';
 import { createChat } from './chat.js';
 import { element } from './dom.js';
 import { createLauncher } from './launcher.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
 import { createPanel, SMALL_SCREEN } from './panel.js';
-import { chooseLanguage, isRightToLeft, stringsFor } from './strings.js';
+import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
 import type { VisitorStore } from './visitor-store.js';
@@ -35,7 +35,7 @@ export interface MountOptions {
 
 export interface MountedWidget {
   /** A session is there: build the panel (opening it if the visitor already asked). `resume`: connect now, so replies count as unread. */
-  start(session: Session, resume: boolean): void;
+  start(session: Session, resume: boolean): Promise<void>;
   /** The service could not be reached: the launcher says so when clicked. */
   setUnavailable(): void;
   /** The service refused this page: no widget. */
@@ -58,7 +58,8 @@ export function mountWidget(options: MountOptions): MountedWidget {
   // A site that sets a language forces it; otherwise the visitor's browser decides (issue 29).
   const languageFor = (site: SiteSettings | undefined): string => chooseLanguage([site?.language, ...browserLanguages]);
   let language = languageFor(options.site);
-  let strings = stringsFor(language);
+  let words: Promise<Catalogue> = options.api.catalogue(language);
+  let strings = stringsFrom(ENGLISH);
 
   const host = document.createElement(HOST_TAG);
   const root = host.attachShadow({ mode: 'open' });
@@ -126,6 +127,12 @@ export function mountWidget(options: MountOptions): MountedWidget {
   );
   root.append(container);
   document.body.append(host);
+  void words.then((catalogue) => {
+    if (started) return;
+    strings = stringsFrom(catalogue);
+    launcher.setStrings(strings);
+    if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
+  });
   try {
     const stored = Number(sessionStorage.getItem(unreadKey));
     if (stored > 0) setUnread(stored);
@@ -156,18 +163,23 @@ export function mountWidget(options: MountOptions): MountedWidget {
       host.remove();
       document.title = pageTitle;
     },
-    start(session, resume) {
+    async start(session, resume) {
       if (started) return;
       const { site } = session;
       style(site);
-      language = languageFor(site);
-      strings = stringsFor(language);
+      if (languageFor(site) !== language) {
+        language = languageFor(site);
+        words = options.api.catalogue(language);
+      }
+      const catalogue = await words;
+      if (started) return;
+      strings = stringsFrom(catalogue);
       container.lang = language;
       container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
       launcher.setStrings(strings);
       note.hidden = true;
 
-      const attachmentStrings = attachmentStringsFor(language);
+      const attachmentStrings = attachmentStringsFrom(catalogue);
       const attachments = createAttachments({
         strings: attachmentStrings,
         maxBytes: site.maxUploadBytes,
