@@ -81,7 +81,7 @@ async function boot(): Promise<void> {
     if (!explained || reachable) {
       reportToSiteDeveloper(
         reachable
-          ? `The chat service at ${serviceOrigin} refused this page's origin (${window.location.origin}): add it to the allowed origins of site key "${siteKey}".`
+          ? `This page's origin (${window.location.origin}) is not allowed by the chat service at ${serviceOrigin} for site key "${siteKey}": add it to the site's allowed origins.`
           : `The chat service at ${serviceOrigin} is unreachable; the widget keeps trying.`,
       );
     }

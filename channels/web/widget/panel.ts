@@ -74,7 +74,7 @@ export function createPanel(
   const banner = element('div', { className: 'banner', text: strings.offline, attributes: { role: 'status', hidden: '' } });
   // "New chat" asks first: the conversation is gone once confirmed.
   const confirmText = element('span', { text: strings.confirmNewChat, attributes: { id: `${panelId}-confirm` } });
-  const confirmButton = element('button', { className: 'danger', text: strings.newChat, attributes: { type: 'button' } });
+  const confirmButton = element('button', { className: 'danger', text: strings.startOver, attributes: { type: 'button' } });
   const cancelButton = element('button', { text: strings.cancel, attributes: { type: 'button' } });
   const confirm = element('div', { className: 'confirm', attributes: { role: 'group', 'aria-labelledby': confirmText.id, hidden: '' } }, [
     confirmText,

@@ -44,6 +44,7 @@ export interface WidgetStrings {
   tryAgain: string;
   confirmNewChat: string;
   cancel: string;
+  startOver: string;
 }
 
 /** English, and the keys every catalogue has. */
@@ -81,6 +82,7 @@ export const ENGLISH = {
   tryAgain: 'Try again',
   confirmNewChat: 'Start a new chat? This conversation will be cleared.',
   cancel: 'Cancel',
+  startOver: 'Start over',
   attach: 'Attach a photo or PDF',
   remove: 'Remove {name}',
   uploading: 'Uploading {name}',
