@@ -145,6 +145,17 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     return true;
   };
 
+  // issue 29: a page on any origin may ask for a session and read why it is refused (403, 404): a
+  // widget then tells the site's developer the real reason instead of guessing from a CORS error,
+  // and "no answer" means only that the service is unreachable.
+  router.options('/api/widget/session', (request, response) => {
+    allowOrigin(request, response);
+    response.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    response.set('Access-Control-Allow-Headers', 'content-type');
+    response.set('Access-Control-Max-Age', '600');
+    response.status(204).end();
+  });
+
   router.options('/api/widget/{*rest}', (request, response) => {
     const origin = request.get('origin');
     if (!sites.anyAllows(origin)) {
@@ -199,6 +210,8 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
+    // Readable by the page whatever its origin: a refusal says why (nothing else is answered).
+    allowOrigin(request, response);
     const site = sites.get(parsed.data.siteKey);
     if (!site) {
       refuse(response, 404, 'unknown site key', 'unknown_site');
@@ -209,7 +222,6 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 403, 'this origin is not allowed for the site', 'origin', { origin: origin ?? null });
       return;
     }
-    allowOrigin(request, response);
     // A token of this site (even an expired one, if genuinely signed and within its renewal
     // window) keeps its visitor, chat and verified user.
     const previous = tokens.verify(parsed.data.token);

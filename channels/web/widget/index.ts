@@ -3,9 +3,10 @@
  * <script data-site-key> tag, draws the launcher at once (in the colours the last session left,
  * issue 29) and starts a session with the service the script came from in parallel; the panel
  * is built when the session is there. While the service cannot be reached the launcher stays and
- * says so when clicked, and sessions are tried again (sooner when the visitor clicks). If the
- * service refuses this page's origin or the site key, it logs one console error for the site's
- * developer and removes the launcher.
+ * says so when clicked, and sessions are tried again (sooner when the visitor clicks); the console
+ * says the service is unreachable (once). If the service refuses this page's origin or the site
+ * key (it answers a session request from any origin, so the refusal is readable), it logs one
+ * console error for the site's developer saying which, and removes the launcher.
  */
 import { createWidgetApi, type ApiResult, type Session, type WidgetApi } from './api.js';
 import { createVisitorStore, type StoredVisitor } from './visitor-store.js';
@@ -69,25 +70,6 @@ async function boot(): Promise<void> {
   let inFlight: Promise<void> | undefined;
   let explained = false;
   let done = false;
-  /**
-   * No readable answer: either nothing answered (the service is down: say so), or it answered
-   * without CORS headers, which is how it refuses an origin. A no-cors request tells them apart.
-   */
-  const explainUnreachable = async (): Promise<boolean> => {
-    const reachable = await fetch(`${serviceOrigin}/widget.js`, { method: 'HEAD', mode: 'no-cors', cache: 'no-store', credentials: 'omit' }).then(
-      () => true,
-      () => false,
-    );
-    if (!explained || reachable) {
-      reportToSiteDeveloper(
-        reachable
-          ? `This page's origin (${window.location.origin}) is not allowed by the chat service at ${serviceOrigin} for site key "${siteKey}": add it to the site's allowed origins.`
-          : `The chat service at ${serviceOrigin} is unreachable; the widget keeps trying.`,
-      );
-    }
-    explained = true;
-    return reachable;
-  };
   const settle = async (result: ApiResult<Session>): Promise<void> => {
     if (result.ok) {
       const session = result.value;
@@ -103,10 +85,11 @@ async function boot(): Promise<void> {
       widget.remove();
       return;
     }
-    if (result.kind === 'network' && navigator.onLine && (await explainUnreachable())) {
-      done = true;
-      widget.remove();
-      return;
+    if (!explained && navigator.onLine) {
+      explained = true;
+      reportToSiteDeveloper(
+        `The chat service at ${serviceOrigin} is unreachable (${result.kind === 'network' ? 'no answer' : `HTTP ${result.status}`}); the widget keeps trying.`,
+      );
     }
     widget.setUnavailable();
     clearTimeout(timer);

@@ -73,7 +73,7 @@ button { font: inherit; margin: 0; }
   box-shadow: 0 16px 48px var(--shadow), 0 2px 8px var(--shadow);
   animation: open 0.15s ease-out;
 }
-@keyframes open { from { opacity: 0; transform: translateY(8px) scale(0.98); } }
+@keyframes open { from { opacity: 0; } }
 .header {
   display: flex; align-items: center; gap: 12px; padding: 14px 10px 14px 16px;
   background: var(--accent); color: var(--on-accent);
