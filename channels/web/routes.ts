@@ -205,13 +205,13 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
   });
 
   router.post('/api/widget/session', json, async (request, response) => {
+    // Readable by the page whatever its origin: a refusal says why (nothing else is answered).
+    allowOrigin(request, response);
     const parsed = SessionRequestSchema.safeParse(request.body);
     if (!parsed.success) {
       refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
-    // Readable by the page whatever its origin: a refusal says why (nothing else is answered).
-    allowOrigin(request, response);
     const site = sites.get(parsed.data.siteKey);
     if (!site) {
       refuse(response, 404, 'unknown site key', 'unknown_site');

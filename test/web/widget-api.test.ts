@@ -71,7 +71,16 @@ describe('sessions', () => {
     const response = await send();
     expect(response.status).toBe(status);
     expect(response.body.error).toBe(error);
-    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    // Issue 29: the page may read why it was refused (its widget tells the site's developer), and nothing else.
+    expect(Object.keys(response.body as object)).toEqual(status === 403 ? ['error', 'origin'] : ['error']);
+    expect(response.headers['access-control-allow-origin']).toBe(response.request.header.Origin ?? undefined);
+  });
+
+  test('a session preflight is answered for any origin (the session itself still refuses it)', async () => {
+    const preflight = await harness.http.options('/api/widget/session').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://evil.example');
+    expect(preflight.headers['access-control-allow-methods']).toBe('POST, OPTIONS');
   });
 
   test('a renewal with the old token keeps the visitor and the chat', async () => {
