@@ -6,7 +6,12 @@
  */
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Request, Response } from 'express';
-import type { WidgetBundle } from './routes.js';
+
+/** The bundle as `routes.ts` has it (its code and content version). */
+interface WidgetBundle {
+  code: string;
+  version: string;
+}
 
 interface Encoded {
   identity: Buffer;

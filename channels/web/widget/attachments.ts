@@ -29,7 +29,7 @@ const THUMBNAIL_PX = 320;
  * <img>, so a page's `img-src` policy can't break it (the bytes of a history link come by fetch,
  * as every call to the service does). Undecodable or unreachable: `fallback` is shown instead.
  */
-export function thumbnail(source: Blob | string, label: string, fallback: () => Node): HTMLCanvasElement {
+function thumbnail(source: Blob | string, label: string, fallback: () => Node): HTMLCanvasElement {
   const canvas = element('canvas', { className: 'thumbnail', attributes: { role: 'img', 'aria-label': label, width: '0', height: '0' } });
   void (async () => {
     try {
