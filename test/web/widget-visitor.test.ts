@@ -74,12 +74,12 @@ function pacedWhenAsked(inner: DeterministicModels): ModelProvider {
   return { model: (tier) => pace(inner.model(tier) as LanguageModelV4) };
 }
 
-function hostPage(siteKey: string, scriptOrigin: string, api: string | undefined): string {
+function hostPage(siteKey: string, scriptOrigin: string, api: string | undefined, embed: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Harbour Lane</title></head>
 <body><main><h1>Moorings</h1><p>Seasonal and visitor berths on the east quay.</p></main>
-<script src="${scriptOrigin}/widget.js" data-site-key="${siteKey}"${api ? ` data-api="${api}"` : ''} async></script>
+<script src="${scriptOrigin}/widget.js" data-site-key="${siteKey}"${api ? ` data-api="${api}"` : ''}${embed} async></script>
 </body></html>`;
 }
 
@@ -91,7 +91,10 @@ function hostHandler(scriptOrigin: () => string, fallback: (request: IncomingMes
       return;
     }
     if (url.pathname === '/host/page') {
-      const page = hostPage(url.searchParams.get('site') ?? 'ux-site', scriptOrigin(), url.searchParams.get('api') ?? undefined);
+      const theme = url.searchParams.get('theme');
+      const position = url.searchParams.get('position');
+      const embed = `${theme ? ` data-theme="${theme}"` : ''}${position ? ` data-position="${position}"` : ''}`;
+      const page = hostPage(url.searchParams.get('site') ?? 'ux-site', scriptOrigin(), url.searchParams.get('api') ?? undefined, embed);
       response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
       return;
     }
@@ -522,5 +525,31 @@ describe('the JS API', () => {
     await plain.page.goto(`${serviceOrigin}/host/page?site=ux-site`);
     await widget(plain.page).launcher.waitFor({ state: 'visible' });
     expect(await plain.page.evaluate('Object.keys(window).filter((key) => /chat/i.test(key))')).toEqual([]);
+  });
+});
+
+describe('embed options', () => {
+  test.each([
+    ['light', 'theme=light', [255, 255, 255]],
+    ['dark', 'theme=dark&position=left', [16, 24, 40]],
+    ['auto in a dark browser', 'theme=auto', [16, 24, 40]],
+  ] as [string, string, Rgb][])('data-theme %s: the palette, readable text, and the launcher on its side', async (name, query, panel) => {
+    const { page } = await openPage(DESKTOP, { colorScheme: name.startsWith('auto') ? 'dark' : 'light' });
+    await page.goto(`${serviceOrigin}/host/page?site=ux-site&${query}`);
+    const launcher = widget(page).launcher;
+    await launcher.waitFor({ state: 'visible' });
+    const box = await launcher.boundingBox();
+    if (query.includes('position=left')) expect(box!.x).toBeLessThan(100);
+    else expect(box!.x).toBeGreaterThan(DESKTOP.width - 100);
+    const parts = await open(page);
+    await parts.input.fill('Do you have a visitor berth for tonight?');
+    await parts.input.press('Enter');
+    await waitForText(parts.assistantBubbles.last(), REPLY, 20_000);
+    expect(rgb(await style(parts.dialog, 'background-color'))).toEqual(panel);
+    expect(await textContrast(parts.assistantBubbles.last())).toBeGreaterThanOrEqual(4.5);
+    expect(await textContrast(inWidget(page, '.delivery').last())).toBeGreaterThanOrEqual(4.5);
+    expect(await focusRingContrast(parts.send)).toBeGreaterThanOrEqual(3);
+    await parts.input.focus();
+    await saveScreenshot(page, `widget-theme-${name.split(' ')[0]}`);
   });
 });
