@@ -303,6 +303,10 @@ describe('opening and sending', () => {
     await sendAndAwaitReply(page, 'First question', DEFAULT_REPLY);
     const before = await storedVisitor(page);
 
+    // One tap only asks (issue 29); Cancel keeps the conversation.
+    await parts.newChat.click();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await parts.visitorBubbles.count()).toBe(1);
     await parts.newChat.click();
     await parts.confirmNewChat.click();
     await eventually(async () => (await parts.visitorBubbles.count()) === 0);

@@ -126,6 +126,21 @@ describe('history after a reload', () => {
   });
 });
 
+describe('a message the service gave up on', () => {
+  test('its apology is marked failed, naming the visitor message to try again', async () => {
+    const visitor = await session();
+    const chatId = visitor.conversationId.split(':').at(-1);
+    await harness.services.transcripts.saveRecent(visitor.conversationId, [
+      { id: `in:web:${chatId}:lost-client-1`, direction: 'inbound', text: 'Can you check my booking?' },
+      { id: `out:web:${chatId}:lost-client-1#99`, direction: 'outbound', text: 'Sorry, something went wrong on our side.' },
+    ]);
+    expect(await history(visitor.token)).toEqual([
+      { id: 'lost-client-1', role: 'visitor', text: 'Can you check my booking?' },
+      { id: `out:web:${chatId}:lost-client-1#99`, role: 'assistant', text: 'Sorry, something went wrong on our side.', failed: true, replyTo: 'lost-client-1' },
+    ]);
+  });
+});
+
 describe('the script', () => {
   test('/widget.js is the script itself, compressed, with no redirect', async () => {
     const { code, version } = await buildWidget();

@@ -300,8 +300,7 @@ export const ATTACHMENT_CSS = `
 .attachment-status:empty { display: none; }
 .attachment-remove { flex: none; width: 28px; height: 28px; padding: 0; border: 0; border-radius: 8px; display: grid; place-items: center; background: transparent; color: var(--muted); cursor: pointer; }
 .attachment-remove svg { width: 16px; height: 16px; }
-.drop-hint { position: absolute; inset: 0; display: grid; place-items: center; padding: 24px; border: 3px dashed var(--accent); border-radius: inherit;
-  background: var(--bg); color: var(--text); font-weight: 600; text-align: center; pointer-events: none; }
+.drop-hint { position: absolute; inset: 0; display: grid; place-items: center; padding: 24px; border: 3px dashed var(--accent); border-radius: inherit; background: var(--bg); color: var(--text); font-weight: 600; text-align: center; pointer-events: none; }
 .sent-attachments { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 6px; }
 .sent-attachments .thumbnail { max-width: 200px; max-height: 160px; border-radius: 12px; border: 1px solid var(--line); }
 .sent-attachments .thumbnail:not(.drawn) { width: 120px; height: 90px; background: var(--surface); }
