@@ -72,12 +72,13 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let unread = 0;
   const unreadListeners: ((count: number) => void)[] = [];
   const unreadKey = `chat-widget-unread:${dataset.siteKey ?? ''}`;
-  const pageTitle = document.title;
+  // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
+  const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
   const setUnread = (count: number): void => {
     unread = count;
     launcher.setUnread(count);
     // A counter in the tab's title, as messengers do, while the panel is closed.
-    document.title = count > 0 ? `(${count}) ${pageTitle}` : pageTitle;
+    document.title = count > 0 ? `(${count > 9 ? '9+' : count}) ${untitled()}` : untitled();
     try {
       if (count > 0) sessionStorage.setItem(unreadKey, String(count));
       else sessionStorage.removeItem(unreadKey);
@@ -161,7 +162,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
     },
     remove() {
       host.remove();
-      document.title = pageTitle;
+      document.title = untitled();
     },
     async start(session, resume) {
       if (started) return;
