@@ -115,7 +115,7 @@ export function parseInline(text: string): Inline[] {
  */
 export function closeOpenMarkers(text: string): string {
   // A line that so far is only a bullet or a heading's hashes shows nothing yet.
-  const trimmed = text.replace(/(^|\n)\s*(?:[-*\u2022]|#{1,6}|\d{1,9}[.)]?)\s*$/, '$1');
+  const trimmed = text.replace(/(^|\n)[ \t]*(?:[-*\u2022]|#{1,6}|\d{1,9}[.)]?)[ \t]*$/, '$1');
   const lineStart = trimmed.lastIndexOf('\n') + 1;
   const line = trimmed.slice(lineStart);
   // A list bullet or heading hash at the start of the line is no emphasis.
