@@ -102,8 +102,10 @@ export interface EventLog {
   senders(conversationKey: string): Promise<Map<string, WidgetSender>>;
   /** Keeps a message's details for the history (the first write wins: a resent message keeps its time). */
   noteDetails(conversationKey: string, messageId: string, details: MessageDetails): Promise<void>;
-  /** The details of the conversation's messages, by message id; `keep` are the ids still shown: older others are dropped. */
-  details(conversationKey: string, keep: ReadonlySet<string>): Promise<Map<string, MessageDetails>>;
+  /** The details of the conversation's messages, by message id. */
+  details(conversationKey: string): Promise<Map<string, MessageDetails>>;
+  /** Forgets the details of messages the history no longer shows. */
+  dropDetails(conversationKey: string, messageIds: readonly string[]): Promise<void>;
   /** Calls `wake` whenever the conversation gets new events; returns the unsubscribe. */
   listen(conversationKey: string, wake: () => void): () => void;
   close(): Promise<void>;
@@ -178,19 +180,18 @@ export function createEventLog(redis: RedisClient, onError: (error: unknown) => 
         .exec();
     },
 
-    async details(conversationKey, keep) {
+    async details(conversationKey) {
       const stored = await redis.hgetall(detailsKey(conversationKey));
       const details = new Map<string, MessageDetails>();
       for (const [id, raw] of Object.entries(stored)) {
         const parsed = MessageDetailsSchema.safeParse(parseJson(raw));
         if (parsed.success) details.set(id, parsed.data);
       }
-      // Bounded like the history: what fell out of it (older than the oldest message it still shows) goes.
-      const shown = [...details].filter(([id]) => keep.has(id)).map(([, entry]) => entry.at);
-      const oldest = shown.length > 0 ? Math.min(...shown) : undefined;
-      const stale = oldest === undefined ? [] : [...details].filter(([id, entry]) => !keep.has(id) && entry.at < oldest).map(([id]) => id);
-      if (stale.length > 0) await redis.hdel(detailsKey(conversationKey), ...stale);
       return details;
+    },
+
+    async dropDetails(conversationKey, messageIds) {
+      if (messageIds.length > 0) await redis.hdel(detailsKey(conversationKey), ...messageIds);
     },
 
     listen(conversationKey, wake) {

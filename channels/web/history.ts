@@ -53,6 +53,18 @@ export function historyIdOf(message: RecentMessage): string {
 }
 
 /**
+ * Details to forget, keeping them bounded like the history: those of messages it no longer
+ * shows, older than the oldest it does (a visitor's message still waiting for its turn is newer).
+ */
+export function staleDetails(details: ReadonlyMap<string, MessageDetails>, shown: readonly RecentMessage[]): string[] {
+  const keep = new Set(shown.map(historyIdOf));
+  const times = [...details].filter(([id]) => keep.has(id)).map(([, entry]) => entry.at);
+  if (times.length === 0) return [];
+  const oldest = Math.min(...times);
+  return [...details].filter(([id, entry]) => !keep.has(id) && entry.at < oldest).map(([id]) => id);
+}
+
+/**
  * `GET /api/widget/media/:id?expires&sig`: one file a history link was signed for, readable by
  * the widget on any site's page (it fetches thumbnails; a PDF opens as a download).
  */

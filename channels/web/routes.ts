@@ -16,7 +16,7 @@ import { ackTimer } from '../../src/http/ack-timer.js';
 import type { ChannelContext } from '../../src/channel-plugin.js';
 import { recentMessages } from '../../src/store/recent-messages.js';
 import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
-import { createMediaHandler, historyIdOf, historyMessage } from './history.js';
+import { createMediaHandler, historyIdOf, historyMessage, staleDetails } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { scopedMessageId } from './message-ids.js';
 import { sendWidgetScript } from './widget-script.js';
@@ -280,9 +280,11 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     const [lastEventId, holder, senders] = await Promise.all([events.tail(conversationKey), events.holder(conversationKey), events.senders(conversationKey)]);
     // One `_id` read of the conversation's bounded recent messages (what the model sees too):
     // a query by conversation id would scan every stored message on FerretDB.
-    const recent = (await recentMessages(options.transcripts, conversationKey)).filter((message) => STORED_MESSAGE_ID.test(message.id));
-    // issue 29: times, a visitor's own text and attachments (kept beside the recent messages).
-    const details = await events.details(conversationKey, new Set(recent.map(historyIdOf)));
+    // issue 29: with times, a visitor's own text and attachments (kept beside the recent messages).
+    const [stored, details] = await Promise.all([recentMessages(options.transcripts, conversationKey), events.details(conversationKey)]);
+    const recent = stored.filter((message) => STORED_MESSAGE_ID.test(message.id));
+    const stale = staleDetails(details, recent);
+    if (stale.length > 0) void events.dropDetails(conversationKey, stale).catch((error: unknown) => logger.warn('widget-details-failed', { error }));
     response.json({
       lastEventId,
       // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).

@@ -70,7 +70,7 @@ const GROUP_GAP_MS = 5 * 60_000;
 
 export function createMessageList(strings: WidgetStrings, siteName: string, greeting: string): MessageList {
   // Times in the visitor's own locale, whatever language the widget speaks.
-  const timeFormat = new Intl.DateTimeFormat(navigator.languages.length > 0 ? [...navigator.languages] : undefined, { hour: 'numeric', minute: '2-digit' });
+  const timeFormat = new Intl.DateTimeFormat(navigator.languages?.length ? [...navigator.languages] : undefined, { hour: 'numeric', minute: '2-digit' });
   const timeOf = (at: number | undefined): string => (at === undefined ? '' : `, ${timeFormat.format(at)}`);
   let retryHandler: ((visitorMessageId: string) => void) | undefined;
   const visitorTexts = new Map<string, string>();
