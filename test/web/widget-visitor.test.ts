@@ -553,3 +553,36 @@ describe('embed options', () => {
     await saveScreenshot(page, `widget-theme-${name.split(' ')[0]}`);
   });
 });
+
+describe('attaching', () => {
+  test('a pasted photo is attached, and Send while it uploads is queued behind it, not refused', async () => {
+    const { page } = await openPage();
+    await page.goto(`${serviceOrigin}/host/page?site=ux-site`);
+    const parts = await open(page);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/api/widget/uploads**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.evaluate(`(() => {
+      const input = document.querySelector('assistant-chat-widget').shadowRoot.querySelector('textarea');
+      const bytes = Uint8Array.from(atob('${PNG_BYTES.toString('base64')}'), (character) => character.charCodeAt(0));
+      const data = new DataTransfer();
+      data.items.add(new File([bytes], 'pasted.png', { type: 'image/png' }));
+      input.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    })()`);
+    await inWidget(page, '.attachment.uploading').waitFor();
+    await parts.input.fill('The pasted screenshot');
+    await parts.input.press('Enter');
+    expect(await parts.composerError.innerText()).toBe('It will be sent once the attachment has uploaded.');
+    expect(await parts.visitorBubbles.count()).toBe(0);
+    release();
+    await waitForText(parts.visitorBubbles.last(), 'The pasted screenshot', 15_000);
+    expect(await parts.composerError.innerText()).toBe('');
+    await inWidget(page, '.outgoing .sent-attachments .thumbnail.drawn').waitFor();
+    await waitForText(parts.assistantBubbles.last(), REPLY, 20_000);
+  });
+});
