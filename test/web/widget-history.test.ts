@@ -9,6 +9,7 @@ import { get, type Server } from 'node:http';
 import { gunzipSync, brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { buildWidget } from '../../scripts/build-widget.js';
+import { staleDetails } from '../../channels/web/history.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { PDF_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
 import { turnsSettled } from '../support/settled.js';
@@ -123,6 +124,23 @@ describe('history after a reload', () => {
     ]);
     const messages = await history(visitor.token);
     expect(messages).toEqual([{ id: 'old-client-1', role: 'visitor', text: 'Old caption' }]);
+  });
+});
+
+describe('details stay bounded like the history', () => {
+  test('those of messages older than the history shows are dropped; a newer one still waiting for its turn stays', () => {
+    const details = new Map([
+      ['gone', { at: 1_000 }],
+      ['kept', { at: 2_000 }],
+      ['out:web:c:kept#0', { at: 2_100 }],
+      ['waiting', { at: 3_000 }],
+    ]);
+    const shown = [
+      { id: 'in:web:c:kept', direction: 'inbound' as const, text: 'hi' },
+      { id: 'out:web:c:kept#0', direction: 'outbound' as const, text: 'hello' },
+    ];
+    expect(staleDetails(details, shown)).toEqual(['gone']);
+    expect(staleDetails(details, [])).toEqual([]);
   });
 });
 
