@@ -50,7 +50,7 @@ export interface ChannelContext {
   intake: { accept(message: InboundMessage): Promise<'accepted' | 'duplicate'> };
   /**
    * The customer is typing (true) or stopped (false): a turn waiting on their conversation holds
-   * its reply while they type (issue 26); a report stands for the channel's quiet period.
+   * its reply while they type; a report stands for the channel's quiet period.
    */
   reportTyping(message: Pick<InboundMessage, 'channel' | 'conversationKey'>, typing: boolean): Promise<void>;
   /** Starts a conversation over (the widget's "new chat"). */

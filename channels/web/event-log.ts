@@ -34,6 +34,8 @@ const WidgetEventSchemas = {
     sender: WidgetSenderSchema.optional(),
     /** When it was written, ms since the epoch. */
     at: z.number().int().positive().optional(),
+    /** the apology for a message the service gave up on (the widget offers "Try again"). */
+    failed: z.literal(true).optional(),
   }),
   handoff: z.object({ team: z.string(), status: z.string().optional(), text: z.string().optional() }),
   /** Who the visitor is talking to from now on. */
@@ -54,6 +56,15 @@ const holderKey = (conversationKey: string) => `${KEY_PREFIX}:events-holder:{${c
 // Who wrote each teammate message (by message id), for the history a reload reads: the stored transcript knows only direction.
 const sendersKey = (conversationKey: string) => `${KEY_PREFIX}:events-senders:{${conversationKey}}`;
 const SENDERS_TTL_SECONDS = 30 * 24 * 60 * 60;
+// what the recent history does not keep, by the message id the widget knows: when it was
+// written, and for a visitor's message its own text and attachments (the history holds "(1 photo) …").
+const detailsKey = (conversationKey: string) => `${KEY_PREFIX}:events-details:{${conversationKey}}`;
+const MessageDetailsSchema = z.object({
+  at: z.number().int().positive(),
+  text: z.string().optional(),
+  attachments: z.array(z.object({ id: z.string(), kind: z.enum(['image', 'document']), name: z.string().optional() })).optional(),
+});
+export type MessageDetails = z.infer<typeof MessageDetailsSchema>;
 const isEventType = (value: string | undefined): value is WidgetEventType => value !== undefined && Object.hasOwn(WidgetEventSchemas, value);
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
@@ -89,6 +100,12 @@ export interface EventLog {
   holder(conversationKey: string): Promise<WidgetSender>;
   /** The teammates who wrote the conversation's messages, by message id (a message not here is the assistant's). */
   senders(conversationKey: string): Promise<Map<string, WidgetSender>>;
+  /** Keeps a message's details for the history (the first write wins: a resent message keeps its time). */
+  noteDetails(conversationKey: string, messageId: string, details: MessageDetails): Promise<void>;
+  /** The details of the conversation's messages, by message id. */
+  details(conversationKey: string): Promise<Map<string, MessageDetails>>;
+  /** Forgets the details of messages the history no longer shows. */
+  dropDetails(conversationKey: string, messageIds: readonly string[]): Promise<void>;
   /** Calls `wake` whenever the conversation gets new events; returns the unsubscribe. */
   listen(conversationKey: string, wake: () => void): () => void;
   close(): Promise<void>;
@@ -120,6 +137,11 @@ export function createEventLog(redis: RedisClient, onError: (error: unknown) => 
           .hset(sendersKey(conversationKey), message.data.id, JSON.stringify(message.data.sender))
           .expire(sendersKey(conversationKey), SENDERS_TTL_SECONDS);
       }
+      if (type === 'message' && message.success && message.data.at !== undefined) {
+        transaction
+          .hsetnx(detailsKey(conversationKey), message.data.id, JSON.stringify({ at: message.data.at }))
+          .expire(detailsKey(conversationKey), SENDERS_TTL_SECONDS);
+      }
       const results = await transaction.publish(NOTIFY_CHANNEL, conversationKey).exec();
       return String(results?.[0]?.[1] ?? '');
     },
@@ -147,6 +169,29 @@ export function createEventLog(redis: RedisClient, onError: (error: unknown) => 
         if (sender.success) senders.set(id, sender.data);
       }
       return senders;
+    },
+
+    async noteDetails(conversationKey, messageId, details) {
+      const key = detailsKey(conversationKey);
+      await redis
+        .multi()
+        .hsetnx(key, messageId, JSON.stringify(MessageDetailsSchema.parse(details)))
+        .expire(key, SENDERS_TTL_SECONDS)
+        .exec();
+    },
+
+    async details(conversationKey) {
+      const stored = await redis.hgetall(detailsKey(conversationKey));
+      const details = new Map<string, MessageDetails>();
+      for (const [id, raw] of Object.entries(stored)) {
+        const parsed = MessageDetailsSchema.safeParse(parseJson(raw));
+        if (parsed.success) details.set(id, parsed.data);
+      }
+      return details;
+    },
+
+    async dropDetails(conversationKey, messageIds) {
+      if (messageIds.length > 0) await redis.hdel(detailsKey(conversationKey), ...messageIds);
     },
 
     listen(conversationKey, wake) {

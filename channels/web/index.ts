@@ -10,7 +10,7 @@
 import { ChannelSendError } from '../../src/errors/index.js';
 import type { Logger } from '../../src/logger.js';
 import type { ChannelDefinition, InboundMessage } from '../../src/contracts/index.js';
-import { outboundMessageId } from '../../src/store/transcript-store.js';
+import { APOLOGY_PART, outboundMessageId } from '../../src/store/transcript-store.js';
 import { describeCaller } from '../../src/tools/caller.js';
 import type { LinkedCustomer } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/contracts/tool.js';
@@ -142,6 +142,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
             ...(inbound.teammate ? {} : { replyTo: clientMessageIdOf(inbound.messageId) }),
             sender: senderOf(inbound),
             at: Date.now(),
+            ...(part === APOLOGY_PART ? { failed: true as const } : {}),
           });
           // Told after the hand-back message, so the visitor reads why before the header changes.
           if (holder?.kind === 'assistant') await events.append(inbound.conversationKey, 'state', { holder });

@@ -15,10 +15,12 @@ import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
 import type { ChannelContext } from '../../src/channel-plugin.js';
 import { recentMessages } from '../../src/store/recent-messages.js';
-import type { RecentMessage } from '../../src/store/transcript-store.js';
-import { isStreamId, type EventLog, type WidgetEvent, type WidgetSender } from './event-log.js';
+import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
+import { createMediaHandler, historyIdOf, historyMessage, staleDetails } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
-import { clientMessageIdOf, scopedMessageId } from './message-ids.js';
+import { scopedMessageId } from './message-ids.js';
+import { sendWidgetScript } from './widget-script.js';
+import { WIDGET_CATALOGUES } from './widget-catalogues.js';
 import { checkRate } from './rate-limit.js';
 import { DEMO_SITE_KEY, type Site, type SiteRegistry } from './sites.js';
 import { createStreamSlots } from './stream-slots.js';
@@ -45,7 +47,7 @@ export interface WebRoutesOptions {
   /** Redis (rate limits, stream slots), transcripts, intake, logger, metrics, and the draining signal: open streams end on it. */
   services: Pick<ChannelContext, 'redis' | 'transcripts' | 'intake' | 'resetConversation' | 'reportTyping' | 'logger' | 'metrics' | 'shutdown'>;
   /** Where visitors' attachments go, the pending uploads (one message claims each), and the size cap (MEDIA_MAX_BYTES). */
-  uploads: { store: Pick<MediaStore, 'put' | 'info'>; claims: UploadClaims; maxBytes: number };
+  uploads: { store: Pick<MediaStore, 'put' | 'info' | 'open'>; claims: UploadClaims; maxBytes: number };
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -79,14 +81,6 @@ const TYPING_REPORTS_PER_MINUTE = 90;
 
 // The recent history also holds notes for the model (a takeover's summary): the visitor sees only messages.
 const STORED_MESSAGE_ID = /^(in|out):/;
-
-/** A recent message as the widget shows it: a teammate's with their name (and without the "[Ana, Support] " the model reads). */
-function historyMessage(message: RecentMessage, sender: WidgetSender | undefined) {
-  if (message.direction === 'inbound') return { id: clientMessageIdOf(message.id), role: 'visitor', text: message.text };
-  if (sender?.kind !== 'teammate') return { id: message.id, role: 'assistant', text: message.text };
-  const signature = `[${sender.name}, ${sender.team}] `;
-  return { id: message.id, role: 'assistant', text: message.text.startsWith(signature) ? message.text.slice(signature.length) : message.text, sender };
-}
 
 /** Whose pending uploads an upload counts against: the visitor on their site. */
 function uploadOwnerOf(claims: Pick<VisitorClaims, 'siteKey' | 'visitorId'>): string {
@@ -162,6 +156,17 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     return true;
   };
 
+  // a page on any origin may ask for a session and read why it is refused (403, 404): a
+  // widget then tells the site's developer the real reason instead of guessing from a CORS error,
+  // and "no answer" means only that the service is unreachable.
+  router.options('/api/widget/session', (request, response) => {
+    allowOrigin(request, response);
+    response.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    response.set('Access-Control-Allow-Headers', 'content-type');
+    response.set('Access-Control-Max-Age', '600');
+    response.status(204).end();
+  });
+
   router.options('/api/widget/{*rest}', (request, response) => {
     const origin = request.get('origin');
     if (!sites.anyAllows(origin)) {
@@ -175,10 +180,20 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     response.status(204).end();
   });
 
-  router.get('/widget.js', async (_request, response) => {
-    const bundle = await options.widget();
-    response.set('Cache-Control', 'public, max-age=300');
-    response.redirect(302, `/widget/${bundle.version}/widget.js`);
+  // the script itself (compressed), not a redirect: one round trip less before the launcher shows.
+  router.get('/widget.js', async (request, response) => {
+    sendWidgetScript(request, response, await options.widget(), 'public, max-age=300');
+  });
+
+  // the widget's words in a language other than English, fetched only by a widget that speaks it.
+  router.get('/widget/i18n/:language.json', (request, response) => {
+    const catalogue = Object.hasOwn(WIDGET_CATALOGUES, request.params.language) ? WIDGET_CATALOGUES[request.params.language] : undefined;
+    response.set('Access-Control-Allow-Origin', '*');
+    if (!catalogue) {
+      response.status(404).json({ error: 'no such language' });
+      return;
+    }
+    response.set('Cache-Control', 'public, max-age=86400').json(catalogue);
   });
 
   router.get('/widget/:version/widget.js', async (request, response) => {
@@ -187,9 +202,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       response.redirect(302, `/widget/${bundle.version}/widget.js`);
       return;
     }
-    response.set('Cache-Control', 'public, max-age=31536000, immutable');
-    response.set('Access-Control-Allow-Origin', '*');
-    response.type('application/javascript').send(bundle.code);
+    sendWidgetScript(request, response, bundle, 'public, max-age=31536000, immutable');
   });
 
   router.get('/demo', (_request, response) => {
@@ -203,6 +216,8 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
   });
 
   router.post('/api/widget/session', json, async (request, response) => {
+    // Readable by the page whatever its origin: a refusal says why (nothing else is answered).
+    allowOrigin(request, response);
     const parsed = SessionRequestSchema.safeParse(request.body);
     if (!parsed.success) {
       refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
@@ -218,7 +233,6 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 403, 'this origin is not allowed for the site', 'origin', { origin: origin ?? null });
       return;
     }
-    allowOrigin(request, response);
     // A token of this site (even an expired one, if genuinely signed and within its renewal
     // window) keeps its visitor, chat and verified user.
     const previous = tokens.verify(parsed.data.token);
@@ -285,14 +299,21 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     const [lastEventId, holder, senders] = await Promise.all([events.tail(conversationKey), events.holder(conversationKey), events.senders(conversationKey)]);
     // One `_id` read of the conversation's bounded recent messages (what the model sees too):
     // a query by conversation id would scan every stored message on FerretDB.
-    const recent = await recentMessages(options.transcripts, conversationKey);
+    // with times, a visitor's own text and attachments (kept beside the recent messages).
+    const [stored, details] = await Promise.all([recentMessages(options.transcripts, conversationKey), events.details(conversationKey)]);
+    const recent = stored.filter((message) => STORED_MESSAGE_ID.test(message.id));
+    const stale = staleDetails(details, recent);
+    if (stale.length > 0) void events.dropDetails(conversationKey, stale).catch((error: unknown) => logger.warn('widget-details-failed', { error }));
     response.json({
       lastEventId,
       // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).
       state: { holder },
-      messages: recent.filter((message) => STORED_MESSAGE_ID.test(message.id)).map((message) => historyMessage(message, senders.get(message.id))),
+      messages: recent.map((message) => historyMessage(message, senders.get(message.id), details.get(historyIdOf(message)), tokens)),
     });
   });
+
+  // a file a history link names (signed for that one file).
+  router.get('/api/widget/media/:id', createMediaHandler({ tokens, store: settings.uploads.store, logger, refuse }));
 
   router.post(
     '/api/widget/uploads',
@@ -356,6 +377,22 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       );
       return;
     }
+    // The visitor's own text, attachments and time for the history, sent beside the inbox write (no extra round trip).
+    const attachmentsNoted = media.media.flatMap((item) =>
+      item.id === undefined
+        ? []
+        : [
+            {
+              id: item.id,
+              kind: item.contentType.startsWith('image/') ? ('image' as const) : ('document' as const),
+              ...(item.filename ? { name: item.filename } : {}),
+            },
+          ],
+    );
+    const receivedAt = Date.now();
+    const detailsNoted = events
+      .noteDetails(conversationKey, clientMessageId, { at: receivedAt, ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}) })
+      .catch((error: unknown) => logger.warn('widget-details-failed', { error }));
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,
       conversationKey,
@@ -363,7 +400,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       from: { address: conversationKey },
       text,
       ...(media.media.length > 0 ? { media: media.media } : {}),
-      receivedAt: Date.now(),
+      receivedAt,
       // Built key by key: nothing the browser sends can name a metadata key, and the verified
       // user comes only from the signed token.
       metadata: {
@@ -374,6 +411,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
         ...(site.identitySecret ? identityMetadata(claims.user) : {}),
       },
     });
+    await detailsNoted;
     metrics.increment('inbound_total', { channel: WEB_CHANNEL_ID, outcome });
     logger.info(outcome === 'accepted' ? 'inbound-accepted' : 'inbound-duplicate', { conversationKey, messageId: clientMessageId });
     response.status(202).json({ messageId: clientMessageId, duplicate: outcome === 'duplicate' });

@@ -19,7 +19,8 @@ const SiteSchema = z.object({
     .string()
     .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour like #0b7285')
     .default('#0b7285'),
-  language: z.enum(['en', 'es']).default('en'),
+  // Unset: the visitor's browser language decides.
+  language: z.enum(['en', 'es', 'fr', 'de', 'pt', 'ar']).optional(),
   /** HMAC key the site's backend signs `data-user-id` (and email/name) with; see visitor-identity.ts. */
   identitySecret: z.string().min(32, 'expected at least 32 characters').optional(),
 });

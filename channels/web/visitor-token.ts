@@ -76,6 +76,21 @@ export function createVisitorTokens(secret: string, now: () => number = Date.now
       return claims.expiresAt <= now() ? { ok: false, reason: 'expired', claims } : { ok: true, claims };
     },
 
+    /**
+     * a link to one uploaded file for the widget's history (`mediaId` and expiry, ms),
+     * signed apart from tokens (a token's payload never holds a newline).
+     */
+    signMedia(mediaId: string, expires: number): string {
+      return sign(`media\n${mediaId}\n${expires}`);
+    },
+
+    /** True for a media link `signMedia` made that has not expired. */
+    verifyMedia(mediaId: string, expires: number, signature: string): boolean {
+      const expected = Buffer.from(sign(`media\n${mediaId}\n${expires}`));
+      const given = Buffer.from(signature);
+      return expires > now() && expected.length === given.length && timingSafeEqual(expected, given);
+    },
+
     /** True while a genuinely signed (possibly expired) token may renew its session. */
     renewable(claims: VisitorClaims): boolean {
       return claims.expiresAt > now() || (claims.issuedAt !== undefined && now() - claims.issuedAt < RENEWAL_WINDOW_SECONDS * 1000);

@@ -23,6 +23,14 @@ export interface Viewport {
 export const DESKTOP: Viewport = { width: 1280, height: 800 };
 export const MOBILE: Viewport = { width: 390, height: 844 };
 
+export interface PageOptions {
+  /** A phone: touch events and the mobile viewport meta honoured. */
+  touch?: boolean;
+  /** The browser's language (`navigator.languages`, Accept-Language). */
+  locale?: string;
+  colorScheme?: 'light' | 'dark';
+}
+
 export interface PageRecord {
   console: { type: string; text: string }[];
   pageErrors: string[];
@@ -42,8 +50,8 @@ export interface WatchedPage {
 
 export interface LaunchedBrowser {
   browser: Browser;
-  /** A page in a fresh context (its own storage), watched. */
-  newPage(viewport?: Viewport): Promise<WatchedPage>;
+  /** A page in a fresh context (its own storage), watched; `options` emulate a phone with touch, a locale, a colour scheme. */
+  newPage(viewport?: Viewport, options?: PageOptions): Promise<WatchedPage>;
   close(): Promise<void>;
 }
 
@@ -151,8 +159,13 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
 
   return {
     browser,
-    async newPage(viewport = DESKTOP) {
-      const context = await browser.newContext({ viewport });
+    async newPage(viewport = DESKTOP, options: PageOptions = {}) {
+      const context = await browser.newContext({
+        viewport,
+        ...(options.touch ? { hasTouch: true, isMobile: true } : {}),
+        ...(options.locale ? { locale: options.locale } : {}),
+        ...(options.colorScheme ? { colorScheme: options.colorScheme } : {}),
+      });
       const record: PageRecord = { console: [], pageErrors: [], dialogs: [], offHostRequests: [] };
       const page = await context.newPage();
       watch(page, record);

@@ -18,6 +18,8 @@ export function widget(page: Page) {
     input: page.getByRole('textbox', { name: 'Your message' }),
     send: page.getByRole('button', { name: 'Send', exact: true }),
     newChat: page.getByRole('button', { name: 'New chat', exact: true }),
+    /** "Start over" in the confirmation "New chat" asks for. */
+    confirmNewChat: page.getByRole('button', { name: 'Start over', exact: true }),
     close: page.getByRole('button', { name: 'Close chat', exact: true }),
     assistantBubbles: page.locator('assistant-chat-widget .message.assistant'),
     visitorBubbles: page.locator('assistant-chat-widget .message.visitor'),

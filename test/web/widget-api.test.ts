@@ -67,11 +67,28 @@ describe('sessions', () => {
     ['no origin', () => harness.http.post('/api/widget/session').send({ siteKey: 'test-site' }), 403, 'this origin is not allowed for the site'],
     ['an unknown site key', () => session(SHOP, { siteKey: 'nope' }), 404, 'unknown site key'],
     ['a malformed body', () => session(SHOP, { siteKey: 42 }), 400, 'siteKey: Invalid input: expected string, received number'],
-  ])('%s is refused', async (_name, send, status, error) => {
+  ])('%s is refused', async (name, send, status, error) => {
     const response = await send();
     expect(response.status).toBe(status);
     expect(response.body.error).toBe(error);
-    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    // Issue 29: the page may read why it was refused (its widget tells the site's developer), and nothing else.
+    expect(Object.keys(response.body as object)).toEqual(status === 403 ? ['error', 'origin'] : ['error']);
+    const origin =
+      name === 'no origin'
+        ? undefined
+        : name === 'a disallowed origin'
+          ? 'https://evil.example'
+          : name === "another site's origin"
+            ? 'https://other.example.test'
+            : SHOP;
+    expect(response.headers['access-control-allow-origin']).toBe(origin);
+  });
+
+  test('a session preflight is answered for any origin (the session itself still refuses it)', async () => {
+    const preflight = await harness.http.options('/api/widget/session').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://evil.example');
+    expect(preflight.headers['access-control-allow-methods']).toBe('POST, OPTIONS');
   });
 
   test('a renewal with the old token keeps the visitor and the chat', async () => {

@@ -111,8 +111,9 @@ function attachments(page: Page) {
     ready: page.locator('assistant-chat-widget .attachment.ready'),
     failed: page.locator('assistant-chat-widget .attachment.failed'),
     progress: page.locator('assistant-chat-widget .attachment-progress'),
-    thumbnail: page.locator('assistant-chat-widget .attachment-preview img'),
-    sentImages: page.locator('assistant-chat-widget .sent-image'),
+    // Drawn on a canvas from the file's bytes (issue 29: no blob: URL), or a file icon when the bytes don't decode.
+    thumbnail: page.locator('assistant-chat-widget .attachment-preview :is(canvas.drawn, svg)'),
+    sentImages: page.locator('assistant-chat-widget .sent-attachments :is(.thumbnail.drawn, .sent-file)'),
     sentFiles: page.locator('assistant-chat-widget .sent-file'),
   };
 }
@@ -204,7 +205,11 @@ describe('attachments', () => {
     await page.keyboard.type("What's wrong here?");
     await page.keyboard.press('Enter');
     await waitForText(parts.assistantBubbles.last(), PHOTO_REPLY);
-    expect(await attach.sentImages.last().getAttribute('alt')).toBe('cleat.png');
+    expect(
+      await attach.sentImages
+        .last()
+        .evaluate((node: { getAttribute(name: string): string | null; textContent: string | null }) => node.getAttribute('aria-label') ?? node.textContent),
+    ).toBe('cleat.png');
     expect(await attach.sentImages.last().isVisible()).toBe(true);
   });
 

@@ -228,7 +228,8 @@ describe('opening and sending', () => {
     await parts.dialog.waitFor({ state: 'visible' });
     expect(await isFocused(parts.input)).toBe(true);
     expect(await parts.input.getAttribute('placeholder')).toBe('Type your message…');
-    expect(await parts.log.getAttribute('aria-live')).toBe('polite');
+    // The log itself is not live: new replies are announced once each by a region beside it (issue 29).
+    expect(await parts.log.getAttribute('aria-live')).toBe('off');
     expect(await parts.dialog.getAttribute('aria-labelledby')).toBeTruthy();
     expect(await page.getByRole('heading', { name: 'Harbour Lane' }).isVisible()).toBe(true);
     expect(await textsOf(parts.assistantBubbles)).toEqual(['Hi! How can I help?']);
@@ -302,7 +303,12 @@ describe('opening and sending', () => {
     await sendAndAwaitReply(page, 'First question', DEFAULT_REPLY);
     const before = await storedVisitor(page);
 
+    // One tap only asks (issue 29); Cancel keeps the conversation.
     await parts.newChat.click();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await parts.visitorBubbles.count()).toBe(1);
+    await parts.newChat.click();
+    await parts.confirmNewChat.click();
     await eventually(async () => (await parts.visitorBubbles.count()) === 0);
     expect(await textsOf(parts.assistantBubbles)).toEqual(['Hi! How can I help?']);
     expect(await isFocused(parts.input)).toBe(true);
@@ -332,6 +338,7 @@ describe('opening and sending', () => {
     await waitForText(other.visitorBubbles.last(), 'Question from the first tab');
 
     await parts.newChat.click();
+    await parts.confirmNewChat.click();
     await eventually(async () => (await other.visitorBubbles.count()) === 0);
     await sendAndAwaitReply(tab, 'Question from the second tab', DEFAULT_REPLY);
     await waitForText(parts.visitorBubbles.last(), 'Question from the second tab');
@@ -529,7 +536,8 @@ describe('failures the visitor is told about', () => {
     await page.locator('assistant-chat-widget .banner').waitFor({ state: 'hidden' });
     await waitForText(parts.assistantBubbles.last(), DEFAULT_REPLY);
     expect(new Set(clientIds).size).toBe(1);
-    expect(await page.locator('assistant-chat-widget .delivery:visible').count()).toBe(0);
+    // Nothing but "Sent" (issue 29: the state in words) under the visitor's messages.
+    expect((await page.locator('assistant-chat-widget .delivery:visible').allInnerTexts()).filter((text) => text !== 'Sent')).toEqual([]);
     expect(await history(page)).toEqual([
       { role: 'visitor', text: 'Can I book for Friday?' },
       { role: 'assistant', text: DEFAULT_REPLY },

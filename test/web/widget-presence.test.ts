@@ -154,7 +154,8 @@ describe('who the visitor is talking to', () => {
     expect(await teammate.locator('.sender-avatar').innerText()).toBe('A');
     expect(await teammate.locator('time').innerText()).toMatch(/^\d{1,2}:\d{2}/);
     // Screen readers hear who wrote it, too.
-    expect(await teammate.locator('.message .sr-only').innerText()).toBe('Ana (Support):');
+    // Screen readers hear who wrote it and when (issue 29).
+    expect(await teammate.locator('.message .sr-only').innerText()).toMatch(/^Ana \(Support\), \d{1,2}:\d{2}\s?(AM|PM)?:$/);
     await saveScreenshot(page, 'widget-teammate');
 
     // A reload reads who holds the conversation from the service.

@@ -3,7 +3,7 @@
  * that everything else — HTML, scripts, non-http(s) links, look-alike addresses — stays text.
  */
 import { describe, expect, test } from '@jest/globals';
-import { parseInline, parseRichText, safeHttpUrl } from '../../channels/web/widget/rich-text.js';
+import { closeOpenMarkers, parseInline, parseRichText, safeHttpUrl } from '../../channels/web/widget/rich-text.js';
 
 describe('blocks', () => {
   test('blank lines separate paragraphs; single newlines stay inside one', () => {
@@ -109,5 +109,49 @@ describe('safeHttpUrl', () => {
     for (const refused of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'ftp://harbour.example', 'mailto:a@b.example', '//harbour.example', 'not a url']) {
       expect(safeHttpUrl(refused)).toBeUndefined();
     }
+  });
+});
+
+describe('issue 29: what models write', () => {
+  test('ordered lists keep their start, headings are their own block, italics and code are runs', () => {
+    expect(parseRichText('## Steps\n3. Call `+1 555`\n4) Then *wait* or _rest_')).toEqual([
+      { kind: 'heading', line: [{ kind: 'text', text: 'Steps' }] },
+      {
+        kind: 'ordered',
+        start: 3,
+        items: [
+          [
+            { kind: 'text', text: 'Call ' },
+            { kind: 'code', text: '+1 555' },
+          ],
+          [
+            { kind: 'text', text: 'Then ' },
+            { kind: 'italic', children: [{ kind: 'text', text: 'wait' }] },
+            { kind: 'text', text: ' or ' },
+            { kind: 'italic', children: [{ kind: 'text', text: 'rest' }] },
+          ],
+        ],
+      },
+    ]);
+  });
+
+  test('code is literal; snake_case and a lone star stay text', () => {
+    expect(parseInline('`**not bold**` and file_name_here, 2 * 3')).toEqual([
+      { kind: 'code', text: '**not bold**' },
+      { kind: 'text', text: ' and file_name_here, 2 * 3' },
+    ]);
+  });
+
+  test.each([
+    ['Our **be', 'Our **be**'],
+    ['Our **best*', 'Our **best**'],
+    ['Our **', 'Our '],
+    ['Call `+1 5', 'Call `+1 5`'],
+    ['It is *rea', 'It is *rea*'],
+    ['Done.\n\n##', 'Done.\n\n'],
+    ['- a\n-', '- a\n'],
+    ['**a** and *b*', '**a** and *b*'],
+  ])('while streaming, %j is shown as %j', (partial, shown) => {
+    expect(closeOpenMarkers(partial)).toBe(shown);
   });
 });

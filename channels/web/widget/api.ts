@@ -5,6 +5,7 @@
  * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
  */
 import { readSignedInUser } from './signed-in-user.js';
+import { catalogueFrom, ENGLISH, type Catalogue } from './strings.js';
 
 export interface SiteSettings {
   name: string;
@@ -36,6 +37,17 @@ export interface HistoryMessage {
   sender: Sender;
   /** When it was written (ms since the epoch), if the service says. */
   at: number | undefined;
+  /** A visitor's files, each with a link signed for it (absolute). */
+  attachments: HistoryAttachment[];
+  /** On the reply that says the service gave up: the visitor's message it answers (to try again). */
+  retryOf: string | undefined;
+}
+
+export interface HistoryAttachment {
+  id: string;
+  kind: 'image' | 'document';
+  name: string;
+  url: string;
 }
 
 export interface History {
@@ -86,11 +98,13 @@ export interface WidgetApi {
   history(token: string): Promise<ApiResult<History>>;
   sendMessage(token: string, message: OutgoingMessage): Promise<ApiResult<AcceptedMessage>>;
   newChat(token: string): Promise<ApiResult<NewChat>>;
-  /** The visitor is typing, or stopped (issue 26: the service holds its reply while they type). */
+  /** The visitor is typing, or stopped (the service holds its reply while they type). */
   reportTyping(token: string, typing: boolean): Promise<ApiResult<true>>;
   eventsUrl(token: string, lastEventId: string | undefined): string;
   /** Where one attachment is uploaded (see attachment-upload.ts); `name` is only its display name. */
   uploadUrl(name: string): string;
+  /** The widget's words in `language` (English for English, or when they can't be had). */
+  catalogue(language: string): Promise<Catalogue>;
 }
 
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -112,29 +126,28 @@ export function parseSender(value: unknown): Sender {
   return name ? { kind: 'teammate', name, team } : { kind: 'assistant' };
 }
 
+/** A site's settings as the service sends them (or as the last session left them in storage). */
+export function parseSite(site: Json): SiteSettings {
+  return {
+    name: text(site.name) ?? '',
+    greeting: text(site.greeting) ?? '',
+    accentColor: text(site.accentColor),
+    language: text(site.language),
+    maxMessageChars: positiveNumber(site.maxMessageChars),
+    maxUploadBytes: positiveNumber(site.maxUploadBytes),
+  };
+}
+
 function parseSession(body: Json): Session | undefined {
   const site = body.site;
   const token = text(body.token);
   const visitorId = text(body.visitorId);
   const conversationId = text(body.conversationId);
   if (!token || !visitorId || !conversationId || !isRecord(site)) return undefined;
-  return {
-    token,
-    visitorId,
-    conversationId,
-    expiresAt: instant(body.expiresAt),
-    site: {
-      name: text(site.name) ?? '',
-      greeting: text(site.greeting) ?? '',
-      accentColor: text(site.accentColor),
-      language: text(site.language),
-      maxMessageChars: positiveNumber(site.maxMessageChars),
-      maxUploadBytes: positiveNumber(site.maxUploadBytes),
-    },
-  };
+  return { token, visitorId, conversationId, expiresAt: instant(body.expiresAt), site: parseSite(site) };
 }
 
-function parseHistory(body: Json): History | undefined {
+function parseHistory(body: Json, baseUrl: string): History | undefined {
   if (!Array.isArray(body.messages)) return undefined;
   const messages: HistoryMessage[] = [];
   for (const entry of body.messages) {
@@ -142,7 +155,20 @@ function parseHistory(body: Json): History | undefined {
     const id = text(entry.id);
     const content = text(entry.text);
     if (!id || content === undefined || (entry.role !== 'visitor' && entry.role !== 'assistant')) return undefined;
-    messages.push({ id, role: entry.role, text: content, sender: parseSender(entry.sender), at: instant(entry.at) });
+    const attachments = (Array.isArray(entry.attachments) ? entry.attachments : []).flatMap((item): HistoryAttachment[] => {
+      const url = isRecord(item) ? text(item.url) : undefined;
+      if (!isRecord(item) || !url || !url.startsWith('/')) return [];
+      return [{ id: text(item.id) ?? '', kind: item.kind === 'image' ? 'image' : 'document', name: text(item.name) ?? 'file', url: `${baseUrl}${url}` }];
+    });
+    messages.push({
+      id,
+      role: entry.role,
+      text: content,
+      sender: parseSender(entry.sender),
+      at: instant(entry.at),
+      attachments,
+      retryOf: entry.failed === true ? text(entry.replyTo) : undefined,
+    });
   }
   return { messages, holder: parseSender(isRecord(body.state) ? body.state.holder : undefined), lastEventId: text(body.lastEventId) };
 }
@@ -213,7 +239,7 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
         parseSession,
       );
     },
-    history: (token) => call('/api/widget/history', { method: 'GET', token }, parseHistory),
+    history: (token) => call('/api/widget/history', { method: 'GET', token }, (body) => parseHistory(body, baseUrl)),
     sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
     newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),
     reportTyping: (token, typing) => call('/api/widget/typing', { method: 'POST', token, body: { typing } }, () => true as const),
@@ -221,6 +247,11 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
       const query = new URLSearchParams({ token });
       if (lastEventId) query.set('lastEventId', lastEventId);
       return `${baseUrl}/api/widget/events?${query.toString()}`;
+    },
+    catalogue: async (language) => {
+      if (language === 'en') return ENGLISH;
+      const result = await call(`/widget/i18n/${language}.json`, { method: 'GET' }, catalogueFrom);
+      return result.ok ? result.value : ENGLISH;
     },
     uploadUrl: (name) => `${baseUrl}/api/widget/uploads?${new URLSearchParams({ name: name.slice(0, 200) }).toString()}`,
   };

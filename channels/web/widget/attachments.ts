@@ -16,8 +16,39 @@ export interface SentAttachment {
   id: string;
   name: string;
   kind: 'image' | 'document';
-  /** A local object URL of the image, for its thumbnail. */
-  previewUrl: string | undefined;
+  /** The file itself (just sent from this page), for its thumbnail. */
+  file?: Blob;
+  /** Its signed link (from the history), for the thumbnail and to open it. */
+  url?: string;
+}
+
+const THUMBNAIL_PX = 320;
+
+/**
+ * An image's thumbnail drawn on a canvas from its bytes: no blob: or remote URL in an
+ * <img>, so a page's `img-src` policy can't break it (the bytes of a history link come by fetch,
+ * as every call to the service does). Undecodable or unreachable: `fallback` is shown instead.
+ */
+function thumbnail(source: Blob | string, label: string, fallback: () => Node): HTMLCanvasElement {
+  const canvas = element('canvas', { className: 'thumbnail', attributes: { role: 'img', 'aria-label': label, width: '0', height: '0' } });
+  void (async () => {
+    try {
+      const blob =
+        typeof source === 'string'
+          ? await fetch(source, { credentials: 'omit' }).then((response) => (response.ok ? response.blob() : Promise.reject(new Error())))
+          : source;
+      const bitmap = await createImageBitmap(blob);
+      const scale = Math.min(1, THUMBNAIL_PX / Math.max(bitmap.width, bitmap.height));
+      canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+      canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+      canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+      bitmap.close();
+      canvas.classList.add('drawn');
+    } catch {
+      canvas.replaceWith(fallback());
+    }
+  })();
+  return canvas;
 }
 
 export type Upload = (file: File, onProgress: (fraction: number) => void, signal: AbortSignal) => Promise<ApiResult<UploadedFile>>;
@@ -43,13 +74,16 @@ export interface Attachments {
   take(): SentAttachment[];
   /** Empties the tray (a new chat), cancelling uploads. */
   clear(): void;
+  /** Resolves once no file is uploading (a message sent meanwhile waits for it). */
+  settled(): Promise<void>;
+  /** Files pasted into `target` (the message box) are attached. */
+  acceptPaste(target: HTMLElement): void;
 }
 
 interface Item {
   file: File;
   element: HTMLElement;
   kind: 'image' | 'document' | undefined;
-  previewUrl: string | undefined;
   state: 'checking' | 'uploading' | 'ready' | 'failed';
   id: string | undefined;
   controller: AbortController;
@@ -80,11 +114,16 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
 
   const updateTray = (): void => {
     tray.hidden = items.length === 0;
+    if (uploading()) return;
+    const ready = waiters;
+    waiters = [];
+    for (const resolve of ready) resolve();
   };
 
-  const remove = (item: Item, keepPreview = false): void => {
+  let waiters: (() => void)[] = [];
+  const uploading = (): boolean => items.some((item) => item.state === 'checking' || item.state === 'uploading');
+  const remove = (item: Item): void => {
     item.controller.abort();
-    if (item.previewUrl && !keepPreview) URL.revokeObjectURL(item.previewUrl);
     item.element.remove();
     items = items.filter((other) => other !== item);
     updateTray();
@@ -106,7 +145,7 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
       element('span', { className: 'attachment-body' }, [label, progress, status]),
       removeButton,
     ]);
-    const item: Item = { file, element: entry, kind: undefined, previewUrl: undefined, state: 'checking', id: undefined, controller: new AbortController() };
+    const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController() };
     removeButton.addEventListener('click', () => {
       remove(item);
       button.focus();
@@ -117,6 +156,7 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
 
     const fail = (text: string): void => {
       item.state = 'failed';
+      updateTray();
       entry.classList.remove('uploading');
       entry.classList.add('failed');
       progress.hidden = true;
@@ -130,12 +170,7 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
         return;
       }
       item.kind = check.kind;
-      if (check.kind === 'image') {
-        item.previewUrl = URL.createObjectURL(file);
-        preview.append(element('img', { attributes: { src: item.previewUrl, alt: '' } }));
-      } else {
-        preview.append(icon('document'));
-      }
+      preview.append(check.kind === 'image' ? thumbnail(file, '', () => icon('document')) : icon('document'));
       if (item.controller.signal.aborted) return;
       item.state = 'uploading';
       const result = await options.upload(
@@ -151,6 +186,7 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
         return;
       }
       item.state = 'ready';
+      updateTray();
       item.id = result.value.id;
       progress.value = 100;
       entry.classList.remove('uploading');
@@ -204,12 +240,21 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
         addFiles(event.dataTransfer?.files ?? null);
       });
     },
-    uploading: () => items.some((item) => item.state === 'checking' || item.state === 'uploading'),
+    uploading,
+    settled: () => (uploading() ? new Promise((resolve) => waiters.push(resolve)) : Promise.resolve()),
+    acceptPaste(target) {
+      target.addEventListener('paste', (event) => {
+        const files = event.clipboardData?.files;
+        if (!files || files.length === 0) return;
+        event.preventDefault();
+        addFiles(files);
+      });
+    },
     ready: () => items.some((item) => item.state === 'ready'),
     take() {
       const ready = items.filter((item) => item.state === 'ready');
-      for (const item of ready) remove(item, true);
-      return ready.map((item) => ({ id: item.id ?? '', name: item.file.name || 'file', kind: item.kind ?? 'document', previewUrl: item.previewUrl }));
+      for (const item of ready) remove(item);
+      return ready.map((item) => ({ id: item.id ?? '', name: item.file.name || 'file', kind: item.kind ?? 'document', file: item.file }));
     },
     clear() {
       for (const item of [...items]) remove(item);
@@ -220,11 +265,17 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
 /** Draws a sent message's attachments above its bubble; a message of attachments only shows no empty bubble. */
 export function showSentAttachments(wrapper: HTMLElement, attachments: readonly SentAttachment[], textless: boolean): void {
   if (attachments.length === 0) return;
-  const figures = attachments.map((attachment) =>
-    attachment.kind === 'image' && attachment.previewUrl
-      ? element('img', { className: 'sent-image', attributes: { src: attachment.previewUrl, alt: attachment.name } })
-      : element('span', { className: 'sent-file' }, [icon('document'), document.createTextNode(attachment.name)]),
-  );
+  const file = (attachment: SentAttachment): HTMLElement => {
+    const content = [icon('document'), element('span', { text: attachment.name, attributes: { dir: 'auto' } })];
+    // A history link opens the file (a PDF downloads); a file just sent has no link yet.
+    return attachment.url
+      ? element('a', { className: 'sent-file', attributes: { href: attachment.url, target: '_blank', rel: 'noopener noreferrer' } }, content)
+      : element('span', { className: 'sent-file' }, content);
+  };
+  const figures = attachments.map((attachment) => {
+    const source = attachment.file ?? attachment.url;
+    return attachment.kind === 'image' && source ? thumbnail(source, attachment.name, () => file(attachment)) : file(attachment);
+  });
   wrapper.prepend(element('div', { className: 'sent-attachments' }, figures));
   const bubble = wrapper.querySelector<HTMLElement>('.message.visitor');
   if (textless && bubble) bubble.hidden = true;
@@ -233,13 +284,13 @@ export function showSentAttachments(wrapper: HTMLElement, attachments: readonly 
 export const ATTACHMENT_CSS = `
 .composer .attach { width: 44px; height: 44px; color: var(--muted); }
 .composer .attach:hover { background: var(--surface); }
-.composer .attach:focus-visible, .attachment-remove:focus-visible { outline: 3px solid var(--ring); outline-offset: 2px; }
-.attachments { padding: 8px 12px 0; border-top: 1px solid var(--line); background: #fff; }
+.composer .attach:focus-visible, .attachment-remove:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.attachments { padding: 8px 12px 0; border-top: 1px solid var(--line); background: var(--bg); }
 .attachment-list { display: flex; flex-direction: column; gap: 6px; margin: 0; padding: 0; list-style: none; }
 .attachment { display: flex; align-items: center; gap: 10px; padding: 6px 8px; border: 1px solid var(--line); border-radius: 10px; font-size: 13px; }
-.attachment.failed { border-color: #fecdca; background: #fef3f2; }
+.attachment.failed { border-color: var(--danger); }
 .attachment-preview { flex: none; width: 40px; height: 40px; display: grid; place-items: center; border-radius: 6px; overflow: hidden; background: var(--surface); color: var(--muted); }
-.attachment-preview img { width: 100%; height: 100%; object-fit: cover; }
+.attachment-preview canvas { width: 100%; height: 100%; object-fit: cover; }
 .attachment-preview svg, .sent-file svg { width: 20px; height: 20px; }
 .attachment-body { flex: 1; min-width: 0; display: flex; flex-direction: column; gap: 4px; }
 .attachment-name { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
@@ -249,9 +300,10 @@ export const ATTACHMENT_CSS = `
 .attachment-status:empty { display: none; }
 .attachment-remove { flex: none; width: 28px; height: 28px; padding: 0; border: 0; border-radius: 8px; display: grid; place-items: center; background: transparent; color: var(--muted); cursor: pointer; }
 .attachment-remove svg { width: 16px; height: 16px; }
-.drop-hint { position: absolute; inset: 0; display: grid; place-items: center; padding: 24px; border: 3px dashed var(--accent); border-radius: inherit;
-  background: rgba(255, 255, 255, 0.92); color: var(--text); font-weight: 600; text-align: center; pointer-events: none; }
+.drop-hint { position: absolute; inset: 0; display: grid; place-items: center; padding: 24px; border: 3px dashed var(--accent); border-radius: inherit; background: var(--bg); color: var(--text); font-weight: 600; text-align: center; pointer-events: none; }
 .sent-attachments { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 6px; }
-.sent-image { max-width: 200px; max-height: 160px; border-radius: 12px; border: 1px solid var(--line); }
-.sent-file { display: inline-flex; align-items: center; gap: 6px; padding: 8px 12px; border-radius: 12px; background: #fff; border: 1px solid var(--line); font-size: 13px; }
+.sent-attachments .thumbnail { max-width: 200px; max-height: 160px; border-radius: 12px; border: 1px solid var(--line); }
+.sent-attachments .thumbnail:not(.drawn) { width: 120px; height: 90px; background: var(--surface); }
+.sent-file { display: inline-flex; align-items: center; gap: 6px; padding: 8px 12px; border-radius: 12px; background: var(--bg); border: 1px solid var(--line); color: var(--text); font-size: 13px; }
+a.sent-file:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 `;

@@ -24,8 +24,8 @@ export interface ChatOptions {
   panel: Panel;
   /** The composer's attachments (sent with the next message) and their words. */
   attachments: { tray: Attachments; strings: AttachmentStrings };
-  /** A reply or hand-off arrived (the widget counts it as unread while closed). */
-  onReply(): void;
+  /** A reply or hand-off arrived (the widget counts it as unread while closed, and previews `text`). */
+  onReply(text: string): void;
 }
 
 export interface Chat {
@@ -39,8 +39,10 @@ export interface Chat {
   upload: Upload;
 }
 
-// The typing indicator clears itself if the reply never comes (a turn that failed silently).
-const TYPING_TIMEOUT_MS = 60_000;
+// A slow turn says the service is still on it; the typing indicator clears itself only if the
+// reply never comes (longer than any turn's budget: the service apologises before that).
+const STILL_WORKING_MS = 20_000;
+const TYPING_TIMEOUT_MS = 180_000;
 // Renew a little before the token expires rather than after a refusal: across origins a 401
 // without CORS headers is indistinguishable from a network failure.
 const RENEW_BEFORE_EXPIRY_MS = 60_000;
@@ -64,6 +66,7 @@ export function createChat(options: ChatOptions): Chat {
   let typingTimer: ReturnType<typeof setTimeout> | undefined;
   /** When typing was last reported (0: not typing, or the message that ended it was sent). */
   let typingReportedAt = 0;
+  let stillTimer: ReturnType<typeof setTimeout> | undefined;
   let resyncing: Promise<string | undefined> | undefined;
   let resyncAgain = false;
   let historyLoaded = false;
@@ -80,8 +83,11 @@ export function createChat(options: ChatOptions): Chat {
 
   const setTyping = (visible: boolean): void => {
     clearTimeout(typingTimer);
+    clearTimeout(stillTimer);
     list.setTyping(visible);
-    if (visible) typingTimer = setTimeout(() => list.setTyping(false), TYPING_TIMEOUT_MS);
+    if (!visible) return;
+    typingTimer = setTimeout(() => list.setTyping(false), TYPING_TIMEOUT_MS);
+    stillTimer = setTimeout(() => list.setStillWorking(true), STILL_WORKING_MS);
   };
 
   /** Reads the history and redraws the log with it. Resolves to the stream position it is current to. */
@@ -198,7 +204,7 @@ export function createChat(options: ChatOptions): Chat {
         return;
       }
       setTyping(false);
-      if (list.completeAssistant(event.id, event.text, event.sender, event.at)) options.onReply();
+      if (list.completeAssistant(event.id, event.text, event.sender, event.at, event.failed ? event.replyTo : undefined)) options.onReply(event.text);
       // A reply to a message this tab has never seen: another tab sent it; catch up.
       if (event.replyTo && !list.has(event.replyTo) && !outbox.owns(event.replyTo)) void resync();
     },
@@ -206,7 +212,7 @@ export function createChat(options: ChatOptions): Chat {
       // No team could take it: the assistant says so in its reply; a status line would mislead.
       if (event.status === 'unavailable') return;
       list.addStatus(strings.handoff(event.team));
-      options.onReply();
+      options.onReply(strings.handoff(event.team));
     },
     state(event) {
       panel.setHolder(event.holder);
@@ -255,6 +261,12 @@ export function createChat(options: ChatOptions): Chat {
   window.addEventListener('offline', updateOnline);
   window.addEventListener('online', updateOnline);
 
+  // "Try again" under the apology for a message the service gave up on: the same words, sent anew.
+  list.onRetry((id) => {
+    const text = outbox.textOf(id) ?? list.visitorText(id);
+    if (text) outbox.enqueue(text);
+  });
+
   const connect = (): void => {
     if (connected) return;
     connected = true;
@@ -273,11 +285,8 @@ export function createChat(options: ChatOptions): Chat {
     send(text) {
       const trimmed = text.trim();
       const { tray } = options.attachments;
-      if (tray.uploading()) {
-        panel.setComposerError(options.attachments.strings.waitForUpload);
-        return;
-      }
-      if (trimmed === '' && !tray.ready()) return;
+      const uploading = tray.uploading();
+      if (trimmed === '' && !tray.ready() && !uploading) return;
       const maxChars = session.site.maxMessageChars;
       if (maxChars !== undefined && trimmed.length > maxChars) {
         panel.setComposerError(strings.tooLong(maxChars));
@@ -288,7 +297,17 @@ export function createChat(options: ChatOptions): Chat {
       // The message ends the typing it was (the service sees it arrive after the last report).
       typingReportedAt = 0;
       connect();
-      outbox.enqueue(trimmed, tray.take());
+      if (!uploading) {
+        outbox.enqueue(trimmed, tray.take());
+        return;
+      }
+      // Sent once the files are up (queued, not refused).
+      panel.setComposerError(options.attachments.strings.waitForUpload);
+      void tray.settled().then(() => {
+        panel.setComposerError(undefined);
+        const attachments = tray.take();
+        if (trimmed !== '' || attachments.length > 0) outbox.enqueue(trimmed, attachments);
+      });
     },
     upload: (file, onProgress, signal) => authorized((token) => uploadFile(api.uploadUrl(file.name), token, file, onProgress, signal)),
     async newChat() {

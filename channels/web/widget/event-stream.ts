@@ -10,7 +10,17 @@ import { instant, parseSender, type Sender } from './api.js';
 export type StreamEvent =
   | { type: 'typing' }
   | { type: 'delta'; messageId: string; text: string }
-  | { type: 'message'; id: string; role: 'visitor' | 'assistant'; text: string; replyTo: string | undefined; sender: Sender; at: number | undefined }
+  | {
+      type: 'message';
+      id: string;
+      role: 'visitor' | 'assistant';
+      text: string;
+      replyTo: string | undefined;
+      sender: Sender;
+      at: number | undefined;
+      /** The service gave up on the visitor's message `replyTo`: this is its apology. */
+      failed: boolean;
+    }
   | { type: 'handoff'; team: string; status: string | undefined }
   | { type: 'state'; holder: Sender };
 
@@ -49,7 +59,7 @@ const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefin
     const text = asText(data.text);
     const role = data.role === 'visitor' ? 'visitor' : data.role === 'assistant' || data.role === undefined ? 'assistant' : undefined;
     return id && text !== undefined && role
-      ? { type: 'message', id, role, text, replyTo: asText(data.replyTo), sender: parseSender(data.sender), at: instant(data.at) }
+      ? { type: 'message', id, role, text, replyTo: asText(data.replyTo), sender: parseSender(data.sender), at: instant(data.at), failed: data.failed === true }
       : undefined;
   },
   handoff: (data) => ({ type: 'handoff', team: asText(data.team) ?? '', status: asText(data.status) }),

@@ -1,16 +1,20 @@
 /**
  * The widget's entry point, bundled into one IIFE (`scripts/build-widget.ts`). It finds its own
- * <script data-site-key> tag, starts a session with the service the script came from, and
- * mounts the widget. If the service refuses this page's origin or the site key, it logs one
- * console error for the site's developer and shows the visitor nothing.
+ * <script data-site-key> tag, draws the launcher at once (in the colours the last session left)
+ * and starts a session with the service the script came from in parallel; the panel
+ * is built when the session is there. While the service cannot be reached the launcher stays and
+ * says so when clicked, and sessions are tried again (sooner when the visitor clicks); the console
+ * says the service is unreachable (once). If the service refuses this page's origin or the site
+ * key (it answers a session request from any origin, so the refusal is readable), it logs one
+ * console error for the site's developer saying which, and removes the launcher.
  */
 import { createWidgetApi, type ApiResult, type Session, type WidgetApi } from './api.js';
 import { createVisitorStore, type StoredVisitor } from './visitor-store.js';
 import { reportToSiteDeveloper } from './developer-console.js';
 import { mountWidget } from './widget.js';
 
-// A service that is briefly unreachable while the page loads gets a few more chances.
-const SESSION_RETRY_DELAYS_MS = [2_000, 8_000, 30_000];
+// A service that is unreachable while the page loads is tried again, then every 30 s.
+const SESSION_RETRY_DELAYS_MS = [2_000, 5_000, 10_000, 30_000];
 const bootedSiteKeys = Symbol.for('assistant-chat-widget.booted');
 
 type WindowWithRegistry = Window & { [bootedSiteKeys]?: Set<string> };
@@ -21,22 +25,14 @@ function findScript(): HTMLScriptElement | null {
   return document.querySelector<HTMLScriptElement>('script[data-site-key]');
 }
 
-const wait = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
-
 const domReady = (): Promise<void> =>
   document.body ? Promise.resolve() : new Promise((resolve) => document.addEventListener('DOMContentLoaded', () => resolve(), { once: true }));
 
-async function startSession(api: WidgetApi, stored: StoredVisitor, onUnreachable: () => void): Promise<ApiResult<Session>> {
-  let result = await api.startSession({ visitorId: stored.visitorId, token: stored.token });
+async function startSession(api: WidgetApi, stored: StoredVisitor): Promise<ApiResult<Session>> {
+  const result = await api.startSession({ visitorId: stored.visitorId, token: stored.token });
   // A stored token the service no longer accepts must not lock the visitor out: start afresh.
   if (!result.ok && result.kind === 'status' && (result.status === 400 || result.status === 401) && (stored.token || stored.visitorId)) {
-    result = await api.startSession({});
-  }
-  for (const delay of SESSION_RETRY_DELAYS_MS) {
-    if (result.ok || (result.kind === 'status' && result.status < 500)) break;
-    if (result.kind === 'network' && navigator.onLine) onUnreachable();
-    await wait(delay);
-    result = await api.startSession({ visitorId: stored.visitorId, token: stored.token });
+    return api.startSession({});
   }
   return result;
 }
@@ -65,24 +61,55 @@ async function boot(): Promise<void> {
   const api = createWidgetApi(serviceOrigin, siteKey);
   const store = createVisitorStore(siteKey);
   const stored = store.load();
-  let explained = false;
-  // A refused origin gets no CORS headers, so its 403 reads as "no answer": say what to check.
-  const explainUnreachable = (): void => {
-    if (explained) return;
-    explained = true;
-    reportToSiteDeveloper(
-      `Could not reach the chat service at ${serviceOrigin}. If this page's origin (${window.location.origin}) is not among the allowed origins of site key "${siteKey}", add it.`,
-    );
-  };
-  const result = await startSession(api, stored, explainUnreachable);
-  if (!result.ok) {
-    if (result.kind === 'status') reportToSiteDeveloper(explainRefusal(siteKey, result.status, result.error));
-    return;
-  }
-  const session = result.value;
-  store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
+  const pending = startSession(api, stored);
   await domReady();
-  mountWidget({ api, store, session, nonce: script.nonce || undefined, resume: Boolean(stored.token) });
+  const widget = mountWidget({ api, store, nonce: script.nonce || undefined, site: store.loadSite(), script, retry: () => void attempt() });
+
+  let failures = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let inFlight: Promise<void> | undefined;
+  let explained = false;
+  let done = false;
+  const settle = async (result: ApiResult<Session>): Promise<void> => {
+    if (result.ok) {
+      const session = result.value;
+      store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
+      store.saveSite(session.site);
+      done = true;
+      await widget.start(session, Boolean(stored.token));
+      return;
+    }
+    if (result.kind === 'status' && result.status < 500 && result.status !== 408 && result.status !== 429) {
+      reportToSiteDeveloper(explainRefusal(siteKey, result.status, result.error));
+      done = true;
+      widget.remove();
+      return;
+    }
+    if (!explained && navigator.onLine) {
+      explained = true;
+      reportToSiteDeveloper(
+        `The chat service at ${serviceOrigin} is unreachable (${result.kind === 'network' ? 'no answer' : `HTTP ${result.status}`}); the widget keeps trying.`,
+      );
+    }
+    widget.setUnavailable();
+    clearTimeout(timer);
+    timer = setTimeout(() => void attempt(), SESSION_RETRY_DELAYS_MS[Math.min(failures, SESSION_RETRY_DELAYS_MS.length - 1)]);
+    failures += 1;
+  };
+  const attempt = (first?: Promise<ApiResult<Session>>): Promise<void> => {
+    inFlight ??= (async () => {
+      clearTimeout(timer);
+      if (done) return;
+      await settle(await (first ?? startSession(api, stored)));
+    })().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+  window.addEventListener('online', () => {
+    if (failures > 0) void attempt();
+  });
+  await attempt(pending);
 }
 
 void boot();

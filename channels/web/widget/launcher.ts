@@ -1,6 +1,7 @@
 /**
  * The launcher: a round button in the site's accent colour, always named "Open chat" (in the
- * widget's language), with an unread badge for replies that arrived while the panel was closed.
+ * widget's language), with an unread badge for replies that arrived while the panel was closed,
+ * and a one-line preview of the newest of them beside it (a button that opens the chat).
  */
 import { element, icon, screenReaderText } from './dom.js';
 import type { WidgetStrings } from './strings.js';
@@ -9,9 +10,17 @@ export interface Launcher {
   readonly element: HTMLButtonElement;
   setUnread(count: number): void;
   setExpanded(expanded: boolean): void;
+  /** The widget's language was settled by the session. */
+  setStrings(strings: WidgetStrings): void;
+  /** Shows the newest unread reply's first line beside the launcher (undefined hides it). */
+  setPreview(text: string | undefined): void;
 }
 
-export function createLauncher(strings: WidgetStrings, panelId: string, onOpen: () => void): Launcher {
+const PREVIEW_CHARS = 90;
+
+export function createLauncher(initial: WidgetStrings, panelId: string, onOpen: () => void): Launcher {
+  let strings = initial;
+  let unread = 0;
   const badge = element('span', { className: 'badge', attributes: { 'aria-hidden': 'true', hidden: '' } });
   const unreadText = screenReaderText('');
   unreadText.id = 'chat-unread';
@@ -30,18 +39,34 @@ export function createLauncher(strings: WidgetStrings, panelId: string, onOpen: 
     [icon('chat'), badge, unreadText],
   );
   button.addEventListener('click', onOpen);
+  const preview = element('button', { className: 'launcher-preview', attributes: { type: 'button', hidden: '', dir: 'auto' } });
+  preview.addEventListener('click', onOpen);
+  const setUnread = (count: number): void => {
+    unread = count;
+    badge.hidden = count === 0;
+    badge.textContent = count > 9 ? '9+' : String(count);
+    unreadText.textContent = count === 0 ? '' : strings.unread(count);
+    if (count === 0) button.removeAttribute('aria-describedby');
+    else button.setAttribute('aria-describedby', unreadText.id);
+  };
   return {
     element: button,
-    setUnread(count) {
-      badge.hidden = count === 0;
-      badge.textContent = count > 9 ? '9+' : String(count);
-      unreadText.textContent = count === 0 ? '' : strings.unread(count);
-      if (count === 0) button.removeAttribute('aria-describedby');
-      else button.setAttribute('aria-describedby', unreadText.id);
-    },
+    setUnread,
     setExpanded(expanded) {
       button.hidden = expanded;
+      if (expanded) preview.hidden = true;
       button.setAttribute('aria-expanded', String(expanded));
+    },
+    setStrings(next) {
+      strings = next;
+      button.setAttribute('aria-label', strings.openChat);
+      setUnread(unread);
+    },
+    setPreview(text) {
+      const line = text?.replace(/\s+/g, ' ').trim();
+      if (!preview.isConnected) button.after(preview);
+      preview.hidden = !line;
+      preview.textContent = line && line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS - 1)}…` : (line ?? '');
     },
   };
 }

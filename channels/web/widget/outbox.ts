@@ -28,6 +28,8 @@ export interface Outbox {
   enqueue(text: string, attachments?: readonly SentAttachment[]): void;
   /** True when `messageId` is one of ours. */
   owns(messageId: string): boolean;
+  /** The text of our message `messageId`, while the outbox holds it. */
+  textOf(messageId: string): string | undefined;
   /** Bubbles of messages the given history does not contain yet; forgets the ones it does. */
   unconfirmed(historyIds: ReadonlySet<string>): OutgoingBubble[];
   clear(): void;
@@ -175,6 +177,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       void pump();
     },
     owns: (messageId) => entries.some((entry) => entry.messageId === messageId || entry.clientMessageId === messageId),
+    textOf: (messageId) => entries.find((entry) => entry.messageId === messageId || entry.clientMessageId === messageId)?.text,
     unconfirmed(historyIds) {
       // The service names a visitor's message by its clientMessageId: one it took before the
       // answer was lost is confirmed by the history too.

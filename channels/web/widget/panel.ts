@@ -3,8 +3,9 @@
  * (the assistant, or the teammate who took the conversation over), "New chat" and close buttons, an offline
  * banner, the message log, a quiet "Reconnecting…" line under it while the service is
  * unreachable, and the composer (a labelled textarea and a Send button). Enter sends,
- * Shift+Enter starts a new line, Escape asks to close. It reports what the visitor does and
- * never talks to the server itself.
+ * Shift+Enter starts a new line, Escape asks to close. "New chat" asks first (one tap
+ * no longer wipes the conversation). It reports what the visitor does and never talks to the
+ * server itself.
  */
 import type { Sender } from './api.js';
 import { element, icon } from './dom.js';
@@ -22,6 +23,8 @@ export interface PanelActions {
 export interface Panel {
   readonly element: HTMLElement;
   readonly list: MessageList;
+  /** The message box (files pasted into it are attached). */
+  readonly input: HTMLTextAreaElement;
   show(visible: boolean): void;
   /**
    * Moves focus into the panel: to the input where a keyboard is at hand; on touch devices and
@@ -48,13 +51,12 @@ const MAX_INPUT_HEIGHT_PX = 132;
 export function createPanel(
   strings: WidgetStrings,
   site: { name: string; greeting: string; maxMessageChars: number | undefined },
-  language: string,
   panelId: string,
   actions: PanelActions,
   /** The attach button (before the input) and the attachments tray (above the composer): see attachments.ts. */
   attachments?: { button: HTMLElement; tray: HTMLElement },
 ): Panel {
-  const list = createMessageList(strings, site.name, site.greeting, language);
+  const list = createMessageList(strings, site.name, site.greeting);
   const iconButton = (name: 'compose' | 'close', label: string, onClick: () => void): HTMLButtonElement => {
     const button = element('button', { className: 'icon-button', attributes: { type: 'button', 'aria-label': label, title: label } }, [icon(name)]);
     button.addEventListener('click', onClick);
@@ -68,10 +70,32 @@ export function createPanel(
   const header = element('div', { className: 'header' }, [
     avatar,
     element('div', { className: 'heading' }, [element('h2', { className: 'title', text: site.name, attributes: { id: `${panelId}-title` } }), subtitle]),
-    iconButton('compose', strings.newChat, actions.onNewChat),
+    iconButton('compose', strings.newChat, () => askNewChat()),
     iconButton('close', strings.closeChat, actions.onClose),
   ]);
   const banner = element('div', { className: 'banner', text: strings.offline, attributes: { role: 'status', hidden: '' } });
+  // "New chat" asks first: the conversation is gone once confirmed.
+  const confirmText = element('span', { text: strings.confirmNewChat, attributes: { id: `${panelId}-confirm` } });
+  const confirmButton = element('button', { className: 'danger', text: strings.startOver, attributes: { type: 'button' } });
+  const cancelButton = element('button', { text: strings.cancel, attributes: { type: 'button' } });
+  const confirm = element('div', { className: 'confirm', attributes: { role: 'group', 'aria-labelledby': confirmText.id, hidden: '' } }, [
+    confirmText,
+    confirmButton,
+    cancelButton,
+  ]);
+  const askNewChat = (): void => {
+    confirm.hidden = false;
+    confirmButton.focus();
+  };
+  const dismissConfirm = (): void => {
+    confirm.hidden = true;
+    input.focus();
+  };
+  confirmButton.addEventListener('click', () => {
+    confirm.hidden = true;
+    actions.onNewChat();
+  });
+  cancelButton.addEventListener('click', dismissConfirm);
   // Stays in the tree (empty when connected) so screen readers announce the text when it appears.
   const connection = element('div', { className: 'connection', attributes: { role: 'status', 'aria-live': 'polite' } });
 
@@ -100,7 +124,7 @@ export function createPanel(
         hidden: '',
       },
     },
-    [header, banner, list.element, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
+    [header, confirm, banner, list.element, list.announcer, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
   );
 
   const updateFooter = (): void => {
@@ -136,12 +160,14 @@ export function createPanel(
   panel.addEventListener('keydown', (event) => {
     if (event.key !== 'Escape') return;
     event.preventDefault();
-    actions.onClose();
+    if (confirm.hidden) actions.onClose();
+    else dismissConfirm();
   });
 
   return {
     element: panel,
     list,
+    input,
     show(visible) {
       panel.hidden = !visible;
       if (visible) {

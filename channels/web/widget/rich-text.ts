@@ -1,18 +1,30 @@
 /**
- * Parses assistant text into a small tree of blocks and inline runs: paragraphs, `- ` lists,
- * `**bold**`, `[text](https://…)` links and bare http(s) URLs. It only ever produces text and
+ * Parses assistant text into a small tree of blocks and inline runs: paragraphs, `- ` and `1. `
+ * lists, `#` headings (shown bold), `**bold**`, `*italic*`/`_italic_`, `` `code` `` (literal),
+ * `[text](https://…)` links and bare http(s) URLs. While a reply streams, `closeOpenMarkers`
+ * closes what is still open, so no raw `**` shows before its pair arrives. It only ever produces text and
  * vetted http(s) addresses; everything else (HTML tags, `javascript:` links, images) stays
  * literal text. Pure and DOM-free, so it is unit-tested in Node; `render-rich-text.ts` turns
  * the tree into DOM nodes.
  */
 
-export type Inline = { kind: 'text'; text: string } | { kind: 'bold'; children: Inline[] } | { kind: 'link'; text: string; href: string };
+export type Inline =
+  | { kind: 'text'; text: string }
+  | { kind: 'bold'; children: Inline[] }
+  | { kind: 'italic'; children: Inline[] }
+  | { kind: 'code'; text: string }
+  | { kind: 'link'; text: string; href: string };
 
-export type Block = { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list'; items: Inline[][] };
+export type Block =
+  { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list' | 'ordered'; items: Inline[][]; start?: number } | { kind: 'heading'; line: Inline[] };
 
 const LIST_ITEM = /^\s*[-*\u2022]\s+(.*)$/;
-// One alternation, tried left to right at each position: bold, markdown link, bare URL.
-const INLINE = /\*\*([^*\n]+?)\*\*|\[([^\]\n]+)\]\(([^()\s]+)\)|https?:\/\/[^\s<>"'`]+/gi;
+const ORDERED_ITEM = /^\s*(\d{1,9})[.)]\s+(.*)$/;
+const HEADING = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
+// One alternation, tried left to right at each position: code, bold, italic (* or _ at word
+// edges), markdown link, bare URL.
+const INLINE =
+  /`([^`\n]+)`|\*\*([^*\n]+?)\*\*|\*(?![\s*])([^*\n]*?[^\s*])\*|(?<![\p{L}\p{N}_])_(?![\s_])([^_\n]*?[^\s_])_(?![\p{L}\p{N}_])|\[([^\]\n]+)\]\(([^()\s]+)\)|https?:\/\/[^\s<>"'`]+/giu;
 const TRAILING_PUNCTUATION = /[.,;:!?]+$/;
 
 /** The normalised address when `raw` is an absolute http(s) URL without credentials. */
@@ -37,13 +49,19 @@ export function parseRichText(text: string): Block[] {
       current = undefined;
       continue;
     }
+    const heading = HEADING.exec(line);
     const item = LIST_ITEM.exec(line);
-    if (item) {
-      if (current?.kind !== 'list') {
-        current = { kind: 'list', items: [] };
+    const ordered = ORDERED_ITEM.exec(line);
+    if (heading) {
+      blocks.push({ kind: 'heading', line: parseInline(heading[1] ?? '') });
+      current = undefined;
+    } else if (item || ordered) {
+      const kind = item ? 'list' : 'ordered';
+      if (current?.kind !== kind) {
+        current = { kind, items: [], ...(ordered ? { start: Number(ordered[1]) } : {}) };
         blocks.push(current);
       }
-      current.items.push(parseInline(item[1] ?? ''));
+      current.items.push(parseInline((item ? item[1] : ordered?.[2]) ?? ''));
     } else {
       if (current?.kind !== 'paragraph') {
         current = { kind: 'paragraph', lines: [] };
@@ -67,10 +85,14 @@ export function parseInline(text: string): Inline[] {
   for (const match of text.matchAll(INLINE)) {
     const start = match.index;
     let matched = match[0];
-    const [, bold, linkText, linkTarget] = match;
+    const [, code, bold, star, underscore, linkText, linkTarget] = match;
     pushText(text.slice(position, start));
-    if (bold !== undefined) {
+    if (code !== undefined) {
+      runs.push({ kind: 'code', text: code });
+    } else if (bold !== undefined) {
       runs.push({ kind: 'bold', children: parseInline(bold) });
+    } else if (star !== undefined || underscore !== undefined) {
+      runs.push({ kind: 'italic', children: parseInline(star ?? underscore ?? '') });
     } else if (linkText !== undefined && linkTarget !== undefined) {
       const href = safeHttpUrl(linkTarget);
       if (href) runs.push({ kind: 'link', text: linkText, href });
@@ -85,6 +107,47 @@ export function parseInline(text: string): Inline[] {
   }
   pushText(text.slice(position));
   return runs;
+}
+
+/**
+ * Text still streaming, with what it has opened and not yet closed (code, bold, italic) closed
+ * at its end, and a marker it ends on dropped: "Our **best" reads as bold "best", never "**best".
+ */
+export function closeOpenMarkers(text: string): string {
+  // A line that so far is only a bullet or a heading's hashes shows nothing yet.
+  const trimmed = text.replace(/(^|\n)[ \t]*(?:[-*\u2022]|#{1,6}|\d{1,9}[.)]?)[ \t]*$/, '$1');
+  const lineStart = trimmed.lastIndexOf('\n') + 1;
+  const line = trimmed.slice(lineStart);
+  // A list bullet or heading hash at the start of the line is no emphasis.
+  const offset = lineStart + (/^\s*(?:[-*\u2022]\s+|#{1,6}\s+)/.exec(line)?.[0].length ?? 0);
+  // Inline runs never cross a line: only the line being written can have something open.
+  const open: { marker: string; at: number }[] = [];
+  for (let index = offset; index < trimmed.length; index += 1) {
+    const character = trimmed[index] ?? '';
+    const top = open[open.length - 1]?.marker;
+    if (top === '`') {
+      if (character === '`') open.pop();
+      continue;
+    }
+    const marker = character === '*' && trimmed[index + 1] === '*' ? '**' : character;
+    if (marker === '`' || marker === '**' || marker === '*' || (marker === '_' && !/[\p{L}\p{N}]/u.test(trimmed[index - 1] ?? ''))) {
+      if (top === marker) open.pop();
+      else if (trimmed[index + marker.length] !== ' ') open.push({ marker, at: index });
+      index += marker.length - 1;
+    } else if (marker === '_' && top === '_') {
+      open.pop();
+    }
+  }
+  // An opener with nothing after it yet is dropped; the others are closed.
+  let end = trimmed.length;
+  while (open.length > 0 && (open[open.length - 1]?.at ?? 0) + (open[open.length - 1]?.marker.length ?? 0) >= end) end = open.pop()?.at ?? end;
+  return (
+    trimmed.slice(0, end) +
+    open
+      .map((entry) => entry.marker)
+      .reverse()
+      .join('')
+  );
 }
 
 // A sentence often ends right after a URL: "see https://example.com/docs.", "(https://x.io)" or

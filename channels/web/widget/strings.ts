@@ -1,7 +1,10 @@
 /**
- * The widget's own words in each language it speaks. Message text comes from the server and is
- * never looked up here. Adding a language adds one entry to `catalogues`; the chosen language
- * is the site's `language` setting, else the browser's, else English.
+ * The widget's own words. Message text comes from the server and is never looked up here. The
+ * script carries English; another language's catalogue (the same keys, templates naming their
+ * values in braces) is fetched from the service when the widget speaks it
+ * (`channels/web/widget-catalogues.ts`, served at `/widget/i18n/<language>.json`), a missing key
+ * staying English. The language is the site's `language` setting when it sets one, else the
+ * browser's (`navigator.languages`), else English.
  */
 
 export interface WidgetStrings {
@@ -12,7 +15,6 @@ export interface WidgetStrings {
   inputLabel: string;
   placeholder: string;
   conversationLabel: string;
-  visitorPrefix: string;
   /** The visitor's own name over their messages. */
   you: string;
   /** The header's subtitle while the assistant holds the conversation. */
@@ -34,9 +36,19 @@ export interface WidgetStrings {
   failed: string;
   unavailable: string;
   characterCount(used: number, maxChars: number): string;
+  /** Issue 29: the launcher before a session, message states in words, a slow turn, a failed one, "New chat" confirmed. */
+  connecting: string;
+  sending: string;
+  sent: string;
+  stillWorking: string;
+  tryAgain: string;
+  confirmNewChat: string;
+  cancel: string;
+  startOver: string;
 }
 
-const english: WidgetStrings = {
+/** English, and the keys every catalogue has. */
+export const ENGLISH = {
   openChat: 'Open chat',
   closeChat: 'Close chat',
   newChat: 'New chat',
@@ -44,16 +56,18 @@ const english: WidgetStrings = {
   inputLabel: 'Your message',
   placeholder: 'Type your message…',
   conversationLabel: 'Conversation',
-  visitorPrefix: 'You:',
   you: 'You',
   talkingToAssistant: "You're chatting with our assistant",
-  talkingToTeammate: (name, team) => (team ? `You're chatting with ${name} from ${team}` : `You're chatting with ${name}`),
-  typing: (name) => `${name} is typing…`,
-  unread: (count) => (count === 1 ? '1 new message' : `${count} new messages`),
-  handoff: (team) => (team ? `Handed over to ${team}. They will get back to you.` : 'Handed over to our team. They will get back to you.'),
-  tooLong: (maxChars) =>
-    maxChars === undefined ? 'That message is too long. Please shorten it.' : `That message is too long. Please keep it to ${maxChars} characters or fewer.`,
-  rateLimited: (seconds) => `You're sending messages too quickly. Sending again in ${seconds} s.`,
+  talkingToTeammate: "You're chatting with {name} from {team}",
+  talkingToPerson: "You're chatting with {name}",
+  typing: '{name} is typing…',
+  unreadOne: '1 new message',
+  unreadMany: '{count} new messages',
+  handoff: 'Handed over to {team}. They will get back to you.',
+  handoffTeam: 'Handed over to our team. They will get back to you.',
+  tooLong: 'That message is too long. Please keep it to {max} characters or fewer.',
+  tooLongAny: 'That message is too long. Please shorten it.',
+  rateLimited: "You're sending messages too quickly. Sending again in {seconds} s.",
   offline: "You're offline. Check your connection and try again.",
   reconnecting: 'Reconnecting…',
   notSent: 'Not sent.',
@@ -61,52 +75,68 @@ const english: WidgetStrings = {
   retry: 'Retry',
   failed: 'Sorry, something went wrong. Please try again.',
   unavailable: 'Chat is unavailable right now. Please try again later.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
+  connecting: 'Connecting…',
+  sending: 'Sending…',
+  sent: 'Sent',
+  stillWorking: 'Still working on it…',
+  tryAgain: 'Try again',
+  confirmNewChat: 'Start a new chat? This conversation will be cleared.',
+  cancel: 'Cancel',
+  startOver: 'Start over',
+  attach: 'Attach a photo or PDF',
+  remove: 'Remove {name}',
+  uploading: 'Uploading {name}',
+  uploaded: '{name} is ready to send',
+  tooBig: 'That file is too big. Files can be up to {size}.',
+  tooBigAny: 'That file is too big.',
+  wrongType: 'That kind of file is not supported. Send a photo (JPEG, PNG, WebP, GIF) or a PDF.',
+  uploadFailed: 'The file could not be uploaded. Remove it and try again.',
+  waitForUpload: 'It will be sent once the attachment has uploaded.',
+  dropHere: 'Drop a photo or PDF to attach it',
+  attachmentsLabel: 'Attachments',
 };
 
-const spanish: WidgetStrings = {
-  openChat: 'Abrir chat',
-  closeChat: 'Cerrar chat',
-  newChat: 'Nuevo chat',
-  send: 'Enviar',
-  inputLabel: 'Tu mensaje',
-  placeholder: 'Escribe tu mensaje…',
-  conversationLabel: 'Conversación',
-  visitorPrefix: 'Tú:',
-  you: 'Tú',
-  talkingToAssistant: 'Estás hablando con nuestro asistente',
-  talkingToTeammate: (name, team) => (team ? `Estás hablando con ${name} de ${team}` : `Estás hablando con ${name}`),
-  typing: (name) => `${name} está escribiendo…`,
-  unread: (count) => (count === 1 ? '1 mensaje nuevo' : `${count} mensajes nuevos`),
-  handoff: (team) =>
-    team ? `Conversación transferida a ${team}. Se pondrán en contacto contigo.` : 'Conversación transferida a nuestro equipo. Se pondrán en contacto contigo.',
-  tooLong: (maxChars) =>
-    maxChars === undefined ? 'El mensaje es demasiado largo. Acórtalo, por favor.' : `El mensaje es demasiado largo. El máximo es de ${maxChars} caracteres.`,
-  rateLimited: (seconds) => `Estás enviando mensajes demasiado rápido. Se volverá a enviar en ${seconds} s.`,
-  offline: 'Estás sin conexión. Revisa tu conexión e inténtalo de nuevo.',
-  reconnecting: 'Reconectando…',
-  notSent: 'No enviado.',
-  notSentYet: 'Aún no enviado. Se enviará cuando vuelva la conexión.',
-  retry: 'Reintentar',
-  failed: 'Lo sentimos, algo ha fallado. Inténtalo de nuevo.',
-  unavailable: 'El chat no está disponible ahora mismo. Inténtalo más tarde.',
-  characterCount: (used, maxChars) => `${used} / ${maxChars}`,
-};
+export type Catalogue = typeof ENGLISH;
 
-const catalogues = new Map<string, WidgetStrings>([
-  ['en', english],
-  ['es', spanish],
-]);
+/** The languages the service has catalogues for. */
+const LANGUAGES = ['en', 'es', 'fr', 'de', 'pt', 'ar'];
 
-/** The primary subtag of the first candidate we have strings for ("es-MX" → "es"), else "en". */
+/** `template` with each `{key}` replaced by its value. */
+export const fill = (template: string, values: Record<string, string | number>): string =>
+  template.replace(/\{(\w+)\}/g, (_match, key: string) => String(values[key] ?? ''));
+
+/** A catalogue from the service: its string values for known keys over English. */
+export function catalogueFrom(value: unknown): Catalogue {
+  const catalogue = { ...ENGLISH };
+  if (typeof value !== 'object' || value === null) return catalogue;
+  for (const key of Object.keys(ENGLISH) as (keyof Catalogue)[]) {
+    const text = (value as Record<string, unknown>)[key];
+    if (typeof text === 'string') catalogue[key] = text;
+  }
+  return catalogue;
+}
+
+export function stringsFrom(words: Catalogue): WidgetStrings {
+  return {
+    ...words,
+    talkingToTeammate: (name, team) => fill(team ? words.talkingToTeammate : words.talkingToPerson, { name, team }),
+    typing: (name) => fill(words.typing, { name }),
+    unread: (count) => (count === 1 ? words.unreadOne : fill(words.unreadMany, { count })),
+    handoff: (team) => (team ? fill(words.handoff, { team }) : words.handoffTeam),
+    tooLong: (max) => (max === undefined ? words.tooLongAny : fill(words.tooLong, { max })),
+    rateLimited: (seconds) => fill(words.rateLimited, { seconds }),
+    characterCount: (used, max) => `${used} / ${max}`,
+  };
+}
+
+/** The primary subtag of the first candidate we have words for ("es-MX" → "es"), else "en". */
 export function chooseLanguage(candidates: readonly (string | undefined)[]): string {
   for (const candidate of candidates) {
     const primary = candidate?.toLowerCase().split(/[-_]/)[0];
-    if (primary && catalogues.has(primary)) return primary;
+    if (primary && LANGUAGES.includes(primary)) return primary;
   }
   return 'en';
 }
 
-export function stringsFor(language: string): WidgetStrings {
-  return catalogues.get(language) ?? english;
-}
+/** Languages written right to left (the widget's own words; each message's direction follows its text). */
+export const isRightToLeft = (language: string): boolean => /^(ar|he|fa|ur)$/.test(language);

@@ -1,19 +1,27 @@
 /**
  * Derives the widget's colours from the site's accent colour: the text colour that reads on
- * it, a link colour that reads on white, and a focus ring. Only a validated hex colour ever
- * reaches the stylesheet, so site settings cannot inject CSS.
+ * it, a link colour that reads on the panel (≥ 4.5:1), and an edge colour (≥ 3:1 against the
+ * panel and the page) for focus rings and the launcher's outline — a light accent (#fab005) gets
+ * a darker shade of itself, a dark accent in the dark palette a lighter one. Only a
+ * validated hex colour ever reaches the stylesheet, so site settings cannot inject CSS.
  */
 
-export interface Theme {
+export interface Palette {
   accent: string;
   onAccent: string;
   link: string;
-  ring: string;
+  edge: string;
+}
+
+export interface Theme {
+  light: Palette;
+  dark: Palette;
 }
 
 const DEFAULT_ACCENT = '#2563eb';
 const DARK_TEXT = '#101828';
-const FALLBACK_LINK = '#1d4ed8';
+/** The dark palette's panel colour (styles.ts). */
+export const DARK_BACKGROUND = '#101828';
 
 type Rgb = [number, number, number];
 
@@ -23,6 +31,8 @@ function parseHex(value: string): Rgb | undefined {
   const digits = match[1].length === 3 ? match[1].replace(/./g, (digit) => digit + digit) : match[1];
   return [0, 2, 4].map((offset) => parseInt(digits.slice(offset, offset + 2), 16)) as Rgb;
 }
+
+const hex = (rgb: Rgb): string => `#${rgb.map((channel) => Math.round(channel).toString(16).padStart(2, '0')).join('')}`;
 
 function luminance([red, green, blue]: Rgb): number {
   const linear = (channel: number): number => {
@@ -37,15 +47,24 @@ function contrast(first: Rgb, second: Rgb): number {
   return (lighter + 0.05) / (darker + 0.05);
 }
 
+/** `color` mixed step by step toward `toward` until it has `ratio` against `against`. */
+function shadeFor(color: Rgb, against: Rgb, ratio: number, toward: Rgb): string {
+  for (let step = 0; step <= 20; step += 1) {
+    const mixed = color.map((channel, index) => channel + ((toward[index] ?? 0) - channel) * (step / 20)) as Rgb;
+    if (contrast(mixed, against) >= ratio) return hex(mixed);
+  }
+  return hex(toward);
+}
+
 export function themeFor(accentColor: string | undefined): Theme {
   const rgb = parseHex(accentColor ?? '') ?? (parseHex(DEFAULT_ACCENT) as Rgb);
-  const accent = `#${rgb.map((channel) => channel.toString(16).padStart(2, '0')).join('')}`;
   const white: Rgb = [255, 255, 255];
+  const black: Rgb = [0, 0, 0];
+  const dark = parseHex(DARK_BACKGROUND) as Rgb;
+  const accent = hex(rgb);
   const onAccent = contrast(rgb, white) >= contrast(rgb, parseHex(DARK_TEXT) as Rgb) ? '#ffffff' : DARK_TEXT;
   return {
-    accent,
-    onAccent,
-    link: contrast(rgb, white) >= 4.5 ? accent : FALLBACK_LINK,
-    ring: `rgba(${rgb.join(', ')}, 0.28)`,
+    light: { accent, onAccent, link: shadeFor(rgb, white, 4.5, black), edge: shadeFor(rgb, white, 3, black) },
+    dark: { accent, onAccent, link: shadeFor(rgb, dark, 4.5, white), edge: shadeFor(rgb, dark, 3, white) },
   };
 }

@@ -4,6 +4,7 @@
  * always comes from the server. Storage can be unavailable (privacy modes, sandboxed frames);
  * the widget then simply starts a fresh session on each page.
  */
+import { parseSite, type SiteSettings } from './api.js';
 
 export interface StoredVisitor {
   visitorId?: string;
@@ -13,12 +14,16 @@ export interface StoredVisitor {
 
 export interface VisitorStore {
   load(): StoredVisitor;
+  /** The site's settings from the last session (the launcher is drawn at once, in the site's colour). */
+  loadSite(): SiteSettings | undefined;
+  saveSite(site: SiteSettings): void;
   save(visitor: Required<StoredVisitor>): void;
   /** Calls `listener` when another tab changes this site's entry. */
   onChange(listener: (visitor: StoredVisitor) => void): void;
 }
 
 const KEY_PREFIX = 'chat-widget:';
+const SITE_PREFIX = 'chat-widget-site:';
 
 function parse(raw: string | null): StoredVisitor {
   if (!raw) return {};
@@ -48,6 +53,21 @@ export function createVisitorStore(siteKey: string): VisitorStore {
         window.localStorage.setItem(key, JSON.stringify(visitor));
       } catch {
         // Storage full or disabled: the session still works for this page.
+      }
+    },
+    loadSite() {
+      try {
+        const value: unknown = JSON.parse(window.localStorage.getItem(`${SITE_PREFIX}${siteKey}`) ?? 'null');
+        return value !== null && typeof value === 'object' ? parseSite(value as Record<string, unknown>) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    saveSite(site) {
+      try {
+        window.localStorage.setItem(`${SITE_PREFIX}${siteKey}`, JSON.stringify(site));
+      } catch {
+        // As for the visitor: without storage the launcher waits for the site's colour.
       }
     },
     onChange(listener) {
