@@ -49,6 +49,8 @@ import { createTranscriptLinks, type TranscriptLinks } from './transcripts/trans
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
+import { createActions } from './actions/actions.js';
+import { createActionStore } from './actions/action-store.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { openMongo } from './store/mongo-connection.js';
@@ -236,6 +238,18 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       })
     : undefined;
   await mcp?.start();
+  // Confirmed actions: the MCP server's scoped writes, offered as tools that propose, never run.
+  const actions =
+    mcp && config.actions.enabled
+      ? createActions({
+          store: createActionStore(redis, outbox),
+          source: mcp,
+          confirmTtlSeconds: config.actions.confirmTtlSeconds,
+          irreversibleOptIn: new Set(config.actions.irreversibleTools),
+          logger,
+          metrics,
+        })
+      : undefined;
 
   const orchestrator = createOrchestrator({
     roles,
@@ -246,7 +260,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     facts: createFactStore(redis),
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
-    mcpTools: () => mcp?.tools() ?? [],
+    mcpTools: actions ? () => [...(mcp?.tools() ?? []), ...actions.tools()] : () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
   const mediaIntake = createMediaIntake({

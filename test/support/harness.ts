@@ -60,6 +60,8 @@ export interface Harness {
     /** `MediaUrl{i}` / `MediaContentType{i}` (see `twilio.addMedia`). */
     media?: { url: string; contentType: string }[];
     repliedTo?: string;
+    /** A tapped quick-reply button (`ButtonText`/`ButtonPayload`; `body` should be its text). */
+    button?: { text: string; payload: string };
   }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
   close(): Promise<void>;
@@ -149,7 +151,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
-    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo }) =>
+    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo, button }) =>
       signedPost(
         '/webhooks/whatsapp',
         inboundWhatsappParams({
@@ -161,6 +163,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           ...(profileName ? { profileName } : {}),
           ...(media ? { media } : {}),
           ...(repliedTo ? { repliedTo: { messageSid: repliedTo, sender: TEST_SENDER } } : {}),
+          ...(button ? { button } : {}),
         }),
       ),
     sendStatus: ({ messageSid, status, errorCode }) =>
