@@ -18,6 +18,7 @@ import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 const ANA = 'whatsapp:+447700906001';
 const ANA_COLLEAGUE = 'whatsapp:+447700906002';
 const UNLINKED = 'whatsapp:+447700906999';
+const LUIS = 'whatsapp:+447700906003';
 
 type ToolCalls = Extract<ScriptedReply, { toolCalls: unknown }>['toolCalls'];
 
@@ -30,6 +31,7 @@ const PLAYS: Record<string, ToolCalls> = {
   'foreign-order': [{ name: 'order_cancel', input: { orderNumber: '6001' } }],
   'self-confirm': [{ name: 'confirm_action', input: { answer: 'yes' } }],
   refund: [{ name: 'refund_create', input: { number: '1043', amount: '10.00' } }],
+  select: [{ name: 'select_entity', input: {} }],
 };
 
 let adversaryRepeats = false;
@@ -63,6 +65,17 @@ beforeAll(async () => {
   mcp = await startMcpServer();
   harness = await startHarness({ script: model, env: { MCP_SERVER_URL: mcp.url, MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES } });
   harness.models.setJudge(bookkeeperJudge);
+  await harness.services.contacts.upsert({
+    address: LUIS,
+    name: 'Luis Gómez',
+    customerId: 'CUST-ACME',
+    entities: [
+      { id: 'HL-2001', name: 'Acme Ltd' },
+      { id: 'HL-2002', name: 'Acme Iberia SL' },
+      { id: 'HL-2003', name: 'Acme Nordics AB' },
+      { id: 'HL-2004', name: 'Acme Benelux BV' },
+    ],
+  });
   for (const address of [ANA, ANA_COLLEAGUE]) {
     await harness.services.contacts.upsert({ address, name: 'Ana Pérez', customerId: 'CUST-ACME', entities: [{ id: 'HL-2001', name: 'Acme Ltd' }] });
   }
@@ -109,20 +122,27 @@ async function recorded(actionId: string, state: string): Promise<ActionRecord> 
 }
 
 describe('a reschedule, confirmed', () => {
-  test('is proposed with the service summary, runs once on "yes", and is recorded', async () => {
+  test('is proposed with the service summary as quick-reply buttons, runs once on a tap, and is recorded', async () => {
     const question = await say(ANA, 'do:reschedule please move my delivery to the 4th');
     expect(question).toContain('Please confirm: Reschedule a delivery');
     expect(question).toContain('• Order number: 5001');
     expect(question).toContain('• New delivery date: 2026-12-04');
     expect(question).toContain('• For: Acme Ltd');
-    expect(question).toContain('1. Confirm');
     expect(question).not.toContain('Tools said');
     expect(mcp.applied).toEqual([]);
     const proposed = await latestAction(ANA, 'order_reschedule_delivery');
     expect(proposed.state).toBe('proposed');
     expect(proposed.args).toEqual({ orderNumber: '5001', date: '2026-12-04', customerId: 'CUST-ACME' });
+    // Sent as a quick reply the service created through the Content API: the buttons carry the action's id.
+    const sent = harness.twilio.messages.at(-1);
+    expect(sent?.contentSid).toMatch(/^HX/);
+    expect(sent?.choices).toEqual([
+      { title: 'Confirm', id: `act:${proposed._id}:confirm` },
+      { title: 'Cancel', id: `act:${proposed._id}:cancel` },
+    ]);
+    expect(harness.twilio.contents.map((content) => Object.keys(content.types))).toEqual([['twilio/quick-reply', 'twilio/text']]);
 
-    const outcome = await say(ANA, 'yes');
+    const outcome = await say(ANA, 'Confirm', sent?.choices?.[0]?.id);
     expect(outcome).toContain('Outcome:');
     expect(outcome).toContain('The delivery of order 5001 is now on 2026-12-04.');
     expect(mcp.orders().find((order) => order.number === '5001')?.deliveryDate).toBe('2026-12-04');
@@ -218,6 +238,43 @@ describe('taps', () => {
     await recorded(proposed._id, 'done');
     expect(mcp.paymentLinks().length).toBe(links + 1);
     expect(mcp.applied.filter((write) => write.idempotencyKey === proposed._id)).toHaveLength(1);
+  });
+});
+
+describe('choices without Content', () => {
+  test('go as numbered text, and a typed "1" confirms', async () => {
+    harness.twilio.failContent(400);
+    try {
+      await say(ANA, 'do:link for invoice 1042');
+      const proposed = await latestAction(ANA, 'invoice_create_payment_link');
+      const sent = harness.twilio.messages.at(-1);
+      expect(sent?.contentSid).toBeUndefined();
+      expect(sent?.body).toContain('Please confirm: Create a payment link');
+      expect(sent?.body).toContain('• Invoice: 1042');
+      expect(sent?.body).toContain('1. Confirm\n2. Cancel');
+      const links = mcp.paymentLinks().length;
+      await say(ANA, '1');
+      await recorded(proposed._id, 'done');
+      expect(mcp.paymentLinks().length).toBe(links + 1);
+    } finally {
+      harness.twilio.failContent(undefined);
+    }
+  });
+});
+
+describe('select_entity', () => {
+  test("asks with a list message of the contact's companies, answered by a tap", async () => {
+    const question = await say(LUIS, 'do:select which company');
+    const sent = harness.twilio.messages.at(-1);
+    expect(question).toContain('Which company is this about?');
+    expect(sent?.choices?.map((choice) => choice.title)).toEqual(['Acme Ltd', 'Acme Iberia SL', 'Acme Nordics AB', 'Acme Benelux BV']);
+    const list = harness.twilio.contents.find((content) => 'twilio/list-picker' in content.types);
+    expect(list?.sid).toBe(sent?.contentSid);
+    const before = harness.twilio.messages.length;
+    await harness.sendWhatsapp({ from: LUIS, body: 'Acme Iberia SL', listRow: { id: 'entity:HL-2002', title: 'Acme Iberia SL' } });
+    const reply = (await harness.twilio.waitForMessages(before + 1, 10_000)).at(-1)?.body ?? '';
+    expect(reply).toContain('Outcome:');
+    expect(reply).toContain('HL-2002');
   });
 });
 

@@ -62,6 +62,8 @@ export interface Harness {
     repliedTo?: string;
     /** A tapped quick-reply button (`ButtonText`/`ButtonPayload`; `body` should be its text). */
     button?: { text: string; payload: string };
+    /** A chosen list row (`ListId`/`ListTitle`; `body` should be its title). */
+    listRow?: { id: string; title: string };
   }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
   close(): Promise<void>;
@@ -151,10 +153,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
-    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo, button }) =>
-      signedPost(
-        '/webhooks/whatsapp',
-        inboundWhatsappParams({
+    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo, button, listRow }) =>
+      signedPost('/webhooks/whatsapp', {
+        ...inboundWhatsappParams({
           accountSid: TEST_ACCOUNT_SID,
           from,
           to: TEST_SENDER,
@@ -165,7 +166,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           ...(repliedTo ? { repliedTo: { messageSid: repliedTo, sender: TEST_SENDER } } : {}),
           ...(button ? { button } : {}),
         }),
-      ),
+        ...(listRow ? { ListId: listRow.id, ListTitle: listRow.title, MessageType: 'interactive' } : {}),
+      }),
     sendStatus: ({ messageSid, status, errorCode }) =>
       signedPost(
         '/webhooks/whatsapp/status',
