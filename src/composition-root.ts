@@ -51,6 +51,7 @@ import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createActions } from './actions/actions.js';
 import { createActionStore } from './actions/action-store.js';
+import { createActionRecords } from './actions/action-records.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { openMongo } from './store/mongo-connection.js';
@@ -325,7 +326,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'mongodb', check: () => mongoLink.ping(), degradable: true },
     ],
     routers: [
-      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, takeover: takeover.service, usage: usageReport, logger, metrics }),
+      createAdminRouter({
+        adminToken: config.adminToken,
+        contacts,
+        handoffs: handoffStore,
+        takeover: takeover.service,
+        usage: usageReport,
+        actions: createActionRecords(mongo),
+        logger,
+        metrics,
+      }),
       createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
       createTranscriptRouter({
         links: transcriptLinks,

@@ -25,8 +25,8 @@ import { ToolInterrupt, type AssistantTool, type Caller, type ResumeOutcome, typ
 import type { ActionRecord, ActionState, ActionStore } from './action-store.js';
 import { confirmationChoices, confirmationText, renderSummary } from './summary.js';
 
-export const ACTION_EXPIRED_REPLY = 'That confirmation has expired, so nothing was changed. Tell me if you would still like to do it.';
-export const ACTION_REFUSED_REPLY = "That confirmation isn't valid for this request, so nothing was changed.";
+const ACTION_EXPIRED_REPLY = 'That confirmation has expired, so nothing was changed. Tell me if you would still like to do it.';
+const ACTION_REFUSED_REPLY = "That confirmation isn't valid for this request, so nothing was changed.";
 
 /** Why a confirmation got nowhere (`action_refusals_total{reason}`). */
 type RefusalReason = 'foreign-choice' | 'not-proposer' | 'missing';
@@ -224,8 +224,8 @@ export function createActions(options: ActionsOptions): Actions {
         current = await move(current, ['proposed'], 'confirmed', { confirmedBy: { address: context.customer.address, via: 'customer' } });
       }
       if (current && (current.state === 'confirmed' || current.state === 'running')) {
-        const write = source.writeTools().find((candidate) => candidate.name === current?.tool);
-        current = await run(current, write, context);
+        const tool = source.writeTools().find((candidate) => candidate.name === current?.tool);
+        current = await run(current, tool, context);
       }
       return current ? outcomeOf(current) : { reply: ACTION_EXPIRED_REPLY };
     },

@@ -28,6 +28,11 @@ export interface UsageReader {
   summary(from: string, to: string): Promise<unknown>;
 }
 
+/** Confirmed actions' records for operators; implemented by src/actions/action-records.ts. */
+export interface ActionReader {
+  list(options: { state?: string; tool?: string; limit: number }): Promise<unknown[]>;
+}
+
 export interface AdminRouterOptions {
   /** Undefined disables the admin API. */
   adminToken: string | undefined;
@@ -35,6 +40,8 @@ export interface AdminRouterOptions {
   handoffs: HandoffReader;
   /** `POST /admin/handoffs/:id/{take,hand-back,close}`: acts on a hand-off, recorded with who. */
   takeover?: Pick<TakeoverService, 'takeOver' | 'handBack' | 'close'>;
+  /** `GET /admin/actions`: confirmed actions, newest first; absent, the path is unknown. */
+  actions?: ActionReader | undefined;
   /** `GET /admin/usage`; absent, the path is unknown. */
   usage?: UsageReader;
   logger: Logger;
@@ -56,6 +63,12 @@ const ImportBodySchema = z
 const ContactListQuerySchema = z.object({ limit: pageSize(100), after: ContactAddressSchema.optional() });
 
 const HandoffListQuerySchema = z.object({ status: z.enum(HANDOFF_STATUSES).optional(), limit: pageSize(50) });
+
+const ActionListQuerySchema = z.object({
+  state: z.enum(['proposed', 'confirmed', 'running', 'done', 'failed', 'cancelled', 'expired']).optional(),
+  tool: z.string().min(1).max(128).optional(),
+  limit: pageSize(50),
+});
 
 const HandoffIdSchema = z.string().regex(/^ho_[0-9a-f]{20}$/, 'expected a hand-off id (ho_ followed by 20 hex digits)');
 /** Who is acting: their name is recorded on the hand-off (`admin:<name>`). */
@@ -331,6 +344,18 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
     router.post('/admin/handoffs/:id/take', jsonBody, (request, response) => act(request, response, 'take'));
     router.post('/admin/handoffs/:id/hand-back', jsonBody, (request, response) => act(request, response, 'hand-back'));
     router.post('/admin/handoffs/:id/close', jsonBody, (request, response) => act(request, response, 'close'));
+  }
+
+  const { actions } = options;
+  if (actions) {
+    router.get('/admin/actions', async (request, response) => {
+      const parsed = ActionListQuerySchema.safeParse(request.query);
+      if (!parsed.success) {
+        invalid(request, response, parsed.error, 'query');
+        return;
+      }
+      response.json({ actions: await actions.list(parsed.data) });
+    });
   }
 
   const { usage } = options;

@@ -94,7 +94,7 @@ export interface McpWriteTool {
 }
 
 /** Key of the request `_meta` carrying a write's idempotency key: a repeated key must not act twice. */
-export const IDEMPOTENCY_META_KEY = 'wa-assistant/idempotency-key';
+const IDEMPOTENCY_META_KEY = 'wa-assistant/idempotency-key';
 
 export interface McpToolSource {
   /** Connects, lists every tool and admits the reads; throws McpUnavailableError when it can't. */

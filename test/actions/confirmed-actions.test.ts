@@ -19,6 +19,7 @@ const ANA = 'whatsapp:+447700906001';
 const ANA_COLLEAGUE = 'whatsapp:+447700906002';
 const UNLINKED = 'whatsapp:+447700906999';
 const LUIS = 'whatsapp:+447700906003';
+const ADMIN_TOKEN = 'admin-token-for-the-actions-suite';
 
 type ToolCalls = Extract<ScriptedReply, { toolCalls: unknown }>['toolCalls'];
 
@@ -63,7 +64,10 @@ let mcp: McpTestServer;
 let harness: Harness;
 beforeAll(async () => {
   mcp = await startMcpServer();
-  harness = await startHarness({ script: model, env: { MCP_SERVER_URL: mcp.url, MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES } });
+  harness = await startHarness({
+    script: model,
+    env: { MCP_SERVER_URL: mcp.url, MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES, ADMIN_TOKEN },
+  });
   harness.models.setJudge(bookkeeperJudge);
   await harness.services.contacts.upsert({
     address: LUIS,
@@ -350,5 +354,19 @@ describe('an adversarial model', () => {
     const reply = await say(ANA, 'do:refund');
     expect(reply).not.toContain('Please confirm');
     expect(mcp.refunds()).toEqual([]);
+  });
+});
+
+describe('GET /admin/actions', () => {
+  test('lists the recorded actions to an operator, newest first, filtered by state', async () => {
+    expect((await harness.http.get('/admin/actions')).status).toBe(401);
+    const response = await harness.http.get('/admin/actions?state=done&limit=100').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(response.status).toBe(200);
+    const actions = (response.body as { actions: ActionRecord[] }).actions;
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.every((action) => action.state === 'done')).toBe(true);
+    expect(actions.map((action) => action.tool)).toContain('order_reschedule_delivery');
+    const bad = await harness.http.get('/admin/actions?state=nonsense').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(bad.status).toBe(400);
   });
 });
