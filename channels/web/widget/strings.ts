@@ -12,6 +12,8 @@ export interface WidgetStrings {
   inputLabel: string;
   placeholder: string;
   conversationLabel: string;
+  /** The label of a question's answer buttons. */
+  choicesLabel: string;
   visitorPrefix: string;
   /** The visitor's own name over their messages. */
   you: string;
@@ -44,6 +46,7 @@ const english: WidgetStrings = {
   inputLabel: 'Your message',
   placeholder: 'Type your message…',
   conversationLabel: 'Conversation',
+  choicesLabel: 'Answers',
   visitorPrefix: 'You:',
   you: 'You',
   talkingToAssistant: "You're chatting with our assistant",
@@ -72,6 +75,7 @@ const spanish: WidgetStrings = {
   inputLabel: 'Tu mensaje',
   placeholder: 'Escribe tu mensaje…',
   conversationLabel: 'Conversación',
+  choicesLabel: 'Respuestas',
   visitorPrefix: 'Tú:',
   you: 'Tú',
   talkingToAssistant: 'Estás hablando con nuestro asistente',

@@ -4,6 +4,7 @@
  * <style> element carrying the embedding script's nonce. No style attribute is ever written.
  */
 import { ATTACHMENT_CSS } from './attachments.js';
+import { CHOICES_CSS } from './choices.js';
 import type { Theme } from './theme.js';
 
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
@@ -161,6 +162,7 @@ button { font: inherit; margin: 0; }
 .counter { margin-left: auto; color: var(--muted); }
 .counter.over { color: var(--danger); font-weight: 600; }
 ${ATTACHMENT_CSS}
+${CHOICES_CSS}
 @media (max-width: 479.98px) {
   .panel { top: 0; right: 0; bottom: 0; left: 0; width: 100%; height: 100%; max-height: none; border-radius: 0; }
   .launcher { right: 16px; bottom: 16px; }
