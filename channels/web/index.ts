@@ -142,7 +142,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
             ...(inbound.teammate ? {} : { replyTo: clientMessageIdOf(inbound.messageId) }),
             sender: senderOf(inbound),
             // A question's answers: buttons under the message (its text lists them too).
-            ...(options?.choices?.length ? { choices: options.choices.map(({ id, label }) => ({ id, label })) } : {}),
+            ...(options?.choices?.length ? { choices: options.choices.map((choice) => ({ id: choice.id, label: choice.label })) } : {}),
             at: Date.now(),
           });
           // Told after the hand-back message, so the visitor reads why before the header changes.
