@@ -39,7 +39,8 @@ export async function watchOrchestratorCommands(url: string) {
       marks.get(rest[0])?.();
       return;
     }
-    if (rest.some((arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:'))) {
+    // Orchestrator state, and a turn's pending action (src/actions/) when it proposes one.
+    if (rest.some((arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:') || arg.startsWith('asst:action:'))) {
       commands.push({ name: name.toUpperCase(), args: rest });
     }
   });
