@@ -252,6 +252,19 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         })
       : undefined;
 
+  const actionRecords = createActionRecords(mongo);
+  const actionAdmin = {
+    list: actionRecords.list,
+    // A teammate's decision on a change handed to the team: found by `_id` in MongoDB, run from Redis.
+    ...(actions
+      ? {
+          decide: async (actionId: string, decision: { run: boolean; by: string }) => {
+            const conversationKey = await actionRecords.conversationOf(actionId);
+            return conversationKey ? actions.decide(conversationKey, actionId, decision) : { outcome: 'unknown' as const };
+          },
+        }
+      : {}),
+  };
   const orchestrator = createOrchestrator({
     roles,
     models: overrides.models ?? createOpenAIModelProvider(config.model),
@@ -332,7 +345,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         handoffs: handoffStore,
         takeover: takeover.service,
         usage: usageReport,
-        actions: createActionRecords(mongo),
+        actions: actionAdmin,
         logger,
         metrics,
       }),

@@ -11,5 +11,10 @@ export function createActionRecords(connection: Connection) {
       const filter = { ...(options.state ? { state: options.state } : {}), ...(options.tool ? { tool: options.tool } : {}) };
       return connection.collection(ACTIONS_COLLECTION).find(filter).sort({ createdAt: -1 }).limit(options.limit).toArray();
     },
+    /** One action's conversation (by `_id`), to find its state in Redis. */
+    async conversationOf(actionId: string): Promise<string | undefined> {
+      const document = await connection.collection<{ _id: string; conversationId?: string }>(ACTIONS_COLLECTION).findOne({ _id: actionId });
+      return typeof document?.conversationId === 'string' ? document.conversationId : undefined;
+    },
   };
 }

@@ -34,6 +34,8 @@ export const ActionRecordSchema = z.object({
   state: z.enum(ACTION_STATES),
   proposedBy: z.object({ address: z.string(), customerId: z.string().optional(), entityId: z.string().optional(), roleId: z.string(), runId: z.string() }),
   confirmedBy: z.object({ address: z.string(), via: z.enum(['customer', 'teammate']), name: z.string().optional() }).optional(),
+  /** Who may confirm it: the customer (default), or a teammate (an irreversible write not opted in). */
+  confirmer: z.enum(['customer', 'teammate']).optional(),
   /** Why it ended without running (`declined`, `superseded`, `forged-choice`…). */
   reason: z.string().optional(),
   result: z.unknown().optional(),

@@ -32,6 +32,8 @@ const ACTION_REFUSED_REPLY = "That confirmation isn't valid for this request, so
 type RefusalReason = 'foreign-choice' | 'not-proposer' | 'missing';
 
 const PendingSchema = z.object({ actionId: z.string().min(1) });
+/** How long a change handed to the team waits for a teammate to run or decline it. */
+const TEAM_CONFIRM_SECONDS = 24 * 60 * 60;
 const InputSchema = z.record(z.string(), z.unknown());
 
 const CONFIRM_WORDS = new Set(['1', 'yes', 'y', 'confirm', 'confirmed', 'ok', 'okay', 'sure', 'yes please', 'si', 'sí', 'go ahead', 'do it']);
@@ -70,6 +72,12 @@ export interface ActionsOptions {
 export interface Actions {
   /** The writes as tools a turn may offer (filtered by the caller and the role like any tool). */
   tools(): readonly AssistantTool[];
+  /** A teammate runs (`run`) or declines a change handed to the team; each happens once. */
+  decide(
+    conversationKey: string,
+    actionId: string,
+    decision: { run: boolean; by: string },
+  ): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: ActionRecord }>;
 }
 
 const sameCaller = (record: ActionRecord, context: ToolCallContext): boolean =>
@@ -149,10 +157,8 @@ export function createActions(options: ActionsOptions): Actions {
       if (caller.kind !== 'contact') throw new ToolScopeError(write.name, 'no-identity', `${write.name} needs a verified customer; it was not proposed.`);
       // The frozen arguments: scoped ones from the verified caller (a foreign value is refused, counted by the caller of execute).
       const args = bindArguments(write.name, write.access, write.declared, input, caller);
-      if (write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name)) {
-        count(write.name, 'refused');
-        return { status: 'not-proposed', reason: 'This change needs a person on our team; offer the customer a hand-off.' };
-      }
+      // An irreversible write the business has not opted in: proposed to the team, never to the customer.
+      const forTeam = write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name);
       const _id = randomUUID();
       const summary = renderSummary({
         title: write.title,
@@ -180,12 +186,21 @@ export function createActions(options: ActionsOptions): Actions {
           runId: context.runId,
         },
         calls: 0,
+        ...(forTeam ? { confirmer: 'teammate' as const } : {}),
         createdAt,
-        expiresAt: new Date(now() + options.confirmTtlSeconds * 1000).toISOString(),
+        expiresAt: new Date(now() + (forTeam ? TEAM_CONFIRM_SECONDS : options.confirmTtlSeconds) * 1000).toISOString(),
         updatedAt: createdAt,
       };
       await store.create(context.conversationId, record);
-      count(write.name, 'proposed');
+      count(write.name, forTeam ? 'handed_off' : 'proposed');
+      if (forTeam) {
+        logger.info('action-handed-off', { actionId: _id, tool: write.name, channelId: context.channelId });
+        return {
+          status: 'waiting for our team',
+          change: summary.replace(/^Please confirm: /, ''),
+          note: 'Nothing has happened yet: a person on our team must approve this change. Tell the customer so, and hand the conversation to the team.',
+        };
+      }
       logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
       const choices = confirmationChoices(_id);
       return new ToolInterrupt(confirmationText(summary, choices), { actionId: _id }, choices);
@@ -204,7 +219,7 @@ export function createActions(options: ActionsOptions): Actions {
         await move(record, ['proposed'], 'cancelled', { reason: 'foreign-choice' });
         return { reply: ACTION_REFUSED_REPLY };
       }
-      if (!sameCaller(record, context)) {
+      if (record.confirmer === 'teammate' || !sameCaller(record, context)) {
         refuse('not-proposer', record, context);
         await move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
         return { reply: ACTION_REFUSED_REPLY };
@@ -231,8 +246,43 @@ export function createActions(options: ActionsOptions): Actions {
     },
   });
 
+  /**
+   * A teammate runs or declines a change handed to the team, once (the same compare-and-set
+   * steps as a customer's confirmation). The caller it runs for is the one who proposed it.
+   */
+  const decide = async (
+    conversationKey: string,
+    actionId: string,
+    decision: { run: boolean; by: string },
+  ): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: ActionRecord }> => {
+    const record = await store.get(conversationKey, actionId);
+    if (!record) return { outcome: 'unknown' };
+    if (record.confirmer !== 'teammate') return { outcome: 'not-for-team' };
+    let current: ActionRecord | undefined = record;
+    if (current.state === 'proposed' && now() > Date.parse(current.expiresAt))
+      current = await move(current, ['proposed'], 'expired', { reason: 'no decision in time' });
+    else if (current.state === 'proposed' && !decision.run) current = await move(current, ['proposed'], 'cancelled', { reason: `declined by ${decision.by}` });
+    else if (current.state === 'proposed') {
+      current = await move(current, ['proposed'], 'confirmed', { confirmedBy: { address: decision.by, via: 'teammate', name: decision.by } });
+    }
+    if (current && (current.state === 'confirmed' || current.state === 'running')) {
+      const caller: Caller = {
+        kind: 'contact',
+        name: current.proposedBy.address,
+        ...(current.proposedBy.customerId ? { customerId: current.proposedBy.customerId } : {}),
+        entities: current.proposedBy.entityId ? [{ id: current.proposedBy.entityId, name: current.proposedBy.entityId }] : [],
+        ...(current.proposedBy.entityId ? { entity: { id: current.proposedBy.entityId, name: current.proposedBy.entityId } } : {}),
+      };
+      const tool = source.writeTools().find((candidate) => candidate.name === current?.tool);
+      const context = { caller, signal: new AbortController().signal } as Pick<ToolCallContext, 'caller' | 'signal'> as ToolCallContext;
+      current = await run(current, tool, context);
+    }
+    return current ? { outcome: 'decided', action: current } : { outcome: 'unknown' };
+  };
+
   let built: { from: readonly McpWriteTool[]; tools: readonly AssistantTool[] } | undefined;
   return {
+    decide,
     tools() {
       const writes = source.writeTools();
       if (built?.from !== writes) built = { from: writes, tools: Object.freeze(writes.map(toTool)) };

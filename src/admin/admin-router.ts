@@ -31,6 +31,8 @@ export interface UsageReader {
 /** Confirmed actions' records for operators; implemented by src/actions/action-records.ts. */
 export interface ActionReader {
   list(options: { state?: string; tool?: string; limit: number }): Promise<unknown[]>;
+  /** A change handed to the team, run or declined by a teammate, once (absent without actions). */
+  decide?(actionId: string, decision: { run: boolean; by: string }): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: unknown }>;
 }
 
 export interface AdminRouterOptions {
@@ -69,6 +71,8 @@ const ActionListQuerySchema = z.object({
   tool: z.string().min(1).max(128).optional(),
   limit: pageSize(50),
 });
+
+const ActionIdSchema = z.uuid('expected an action id');
 
 const HandoffIdSchema = z.string().regex(/^ho_[0-9a-f]{20}$/, 'expected a hand-off id (ho_ followed by 20 hex digits)');
 /** Who is acting: their name is recorded on the hand-off (`admin:<name>`). */
@@ -356,6 +360,31 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
       }
       response.json({ actions: await actions.list(parsed.data) });
     });
+    const { decide } = actions;
+    if (decide) {
+      const act = async (request: Request, response: Response, run: boolean) => {
+        const id = ActionIdSchema.safeParse(request.params.id);
+        if (!id.success) {
+          refuse(request, response, 400, 'invalid_action_id', { error: 'invalid action id', issues: describeIssues(id.error.issues, 'id') });
+          return;
+        }
+        const body = HandoffActionSchema.safeParse(request.body);
+        if (!body.success) {
+          invalid(request, response, body.error, 'action');
+          return;
+        }
+        const result = await decide(id.data, { run, by: `admin:${body.data.name}` });
+        if (result.outcome !== 'decided') {
+          if (result.outcome === 'unknown') refuse(request, response, 404, 'unknown_action', { error: 'unknown action' });
+          else refuse(request, response, 409, 'not_for_team', { error: 'only the customer can confirm this action' });
+          return;
+        }
+        logger.info('admin-action-decided', { actionId: id.data, run, by: `admin:${body.data.name}` });
+        response.json({ action: result.action });
+      };
+      router.post('/admin/actions/:id/run', jsonBody, (request, response) => act(request, response, true));
+      router.post('/admin/actions/:id/decline', jsonBody, (request, response) => act(request, response, false));
+    }
   }
 
   const { usage } = options;

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { roster } from '../../roles/index.js';
 import { actionKey, ActionRecordSchema, type ActionRecord } from '../../src/actions/action-store.js';
 import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
@@ -67,6 +68,12 @@ beforeAll(async () => {
   harness = await startHarness({
     script: model,
     env: { MCP_SERVER_URL: mcp.url, MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES, ADMIN_TOKEN },
+    // The bookkeeper also admits irreversible writes here: the refund is offered, and handed to the team.
+    overrides: {
+      roles: roster.map((role) =>
+        role.id === 'bookkeeper' ? { ...role, toolScope: { ...role.toolScope, effects: [...role.toolScope.effects, 'irreversible'] } } : role,
+      ),
+    },
   });
   harness.models.setJudge(bookkeeperJudge);
   await harness.services.contacts.upsert({
@@ -350,10 +357,45 @@ describe('an adversarial model', () => {
     expect(mcp.applied.length).toBe(applied + 1);
   });
 
-  test('an irreversible write not opted in is never proposed to the customer', async () => {
+  test('an irreversible write not opted in is handed to the team: the customer cannot confirm it, a teammate runs it once', async () => {
     const reply = await say(ANA, 'do:refund');
     expect(reply).not.toContain('Please confirm');
+    expect(reply).toContain('waiting for our team');
+    const proposed = await latestAction(ANA, 'refund_create');
+    expect(proposed).toMatchObject({ state: 'proposed', confirmer: 'teammate', args: { number: '1043', amount: '10.00', customerId: 'CUST-ACME' } });
+    expect(counter('actions_total', { tool: 'refund_create', outcome: 'handed_off' })).toBe(1);
+    await say(ANA, 'yes');
+    await say(ANA, 'Confirm', `act:${proposed._id}:confirm`);
     expect(mcp.refunds()).toEqual([]);
+    expect((await current(ANA, proposed._id)).state).toBe('proposed');
+
+    const run = () => harness.http.post(`/admin/actions/${proposed._id}/run`).set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'Marta' });
+    const first = await run();
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ action: { state: 'done', confirmedBy: { via: 'teammate', name: 'admin:Marta' } } });
+    const again = await run();
+    expect(again.status).toBe(200);
+    expect(mcp.refunds()).toEqual([{ number: '1043', amount: '10.00' }]);
+    expect(mcp.applied.filter((write) => write.tool === 'refund_create')).toHaveLength(1);
+    await recorded(proposed._id, 'done');
+  });
+
+  test('a teammate may decline a handed-off change, once; a customer-confirmed action is not theirs to run', async () => {
+    await say(ANA, 'do:refund');
+    const proposed = await latestAction(ANA, 'refund_create');
+    const declined = await harness.http.post(`/admin/actions/${proposed._id}/decline`).set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'Marta' });
+    expect(declined.body).toMatchObject({ action: { state: 'cancelled' } });
+    const late = await harness.http.post(`/admin/actions/${proposed._id}/run`).set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'Marta' });
+    expect(late.body).toMatchObject({ action: { state: 'cancelled' } });
+    expect(mcp.refunds()).toHaveLength(1);
+
+    await say(ANA, 'do:cancel order 5002');
+    const customers = await latestAction(ANA, 'order_cancel');
+    await recorded(customers._id, 'proposed');
+    const refused = await harness.http.post(`/admin/actions/${customers._id}/run`).set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'Marta' });
+    expect(refused.status).toBe(409);
+    await say(ANA, 'no');
+    expect(mcp.applied.filter((write) => write.tool === 'order_cancel')).toEqual([]);
   });
 });
 
