@@ -52,6 +52,7 @@ import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createActions } from './actions/actions.js';
 import { createActionStore } from './actions/action-store.js';
 import { createActionRecords } from './actions/action-records.js';
+import type { AssistantTool } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { openMongo } from './store/mongo-connection.js';
@@ -252,6 +253,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         })
       : undefined;
 
+  // Reads and writes as one catalogue, built again only when either listing changed (not per turn).
+  let joined: { reads: readonly AssistantTool[]; writes: readonly AssistantTool[]; all: readonly AssistantTool[] } | undefined;
+  const withActions = (reads: readonly AssistantTool[], writes: readonly AssistantTool[]) => {
+    if (joined?.reads !== reads || joined.writes !== writes) joined = { reads, writes, all: [...reads, ...writes] };
+    return joined.all;
+  };
   const actionRecords = createActionRecords(mongo);
   const actionAdmin = {
     list: actionRecords.list,
@@ -274,7 +281,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     facts: createFactStore(redis),
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
-    mcpTools: actions ? () => [...(mcp?.tools() ?? []), ...actions.tools()] : () => mcp?.tools() ?? [],
+    mcpTools: actions ? () => withActions(mcp?.tools() ?? [], actions.tools()) : () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
   const mediaIntake = createMediaIntake({

@@ -1,9 +1,11 @@
 // Owns a real MCP server for tests: the SDK's McpServer behind its Streamable HTTP transport
 // (one session per client, so `tools/list_changed` reaches the client on its GET stream),
 // served by node:http on 127.0.0.1. It serves the business data of Harbour Lane Software, a
-// fictional SaaS company: reads across categories, and write tools that the service must never
-// offer or call. Its customers are three companies (Acme Ltd, Borealis Bakery, Cirrus Freight):
-// the customer-data reads take the customer or account they read as an argument and declare it
+// fictional SaaS company: reads across categories; write tools that declare no scope and the
+// service must never offer or call; and scoped write tools (reschedule a delivery, cancel an
+// order, create a payment link, an irreversible refund) it offers as confirmed actions, which
+// answer a repeated idempotency key with the first call's result (`applied` lists real effects).
+// Its customers are three companies (Acme Ltd, Borealis Bakery, Cirrus Freight): the customer-data reads take the customer or account they read as an argument and declare it
 // in `_meta.scopeArguments`, so the service binds it to the verified caller; one customer-data
 // read declares nothing and must be refused. The server itself does not check who asks — the
 // tests prove the service never lets a caller name someone else. Every `tools/call` that arrives
