@@ -20,8 +20,8 @@ const QUICK_REPLY_TITLE_CHARS = 20;
 const LIST_MAX = 10;
 const LIST_ITEM_CHARS = 24;
 const BODY_CHARS = 1024;
-/** Where every process finds the Content SIDs made so far (one hash: shape digest → SID). */
-const CONTENT_CACHE_KEY = `${KEY_PREFIX}:whatsapp:choice-content`;
+/** Where every process finds the Content SIDs made so far for one Twilio account (one hash: shape digest → SID). */
+const contentCacheKey = (account: string) => `${KEY_PREFIX}:whatsapp:choice-content:${createHash('sha256').update(account).digest('hex').slice(0, 16)}`;
 
 interface Shape {
   kind: 'quick-reply' | 'list';
@@ -52,14 +52,22 @@ interface ChoiceContent {
   contentFor(choices: readonly Choice[], body: string): Promise<{ contentSid: string; contentVariables: string } | undefined>;
 }
 
-export function createChoiceContent(options: { client: twilio.Twilio; redis: RedisClient; logger: Logger; metrics: Metrics }): ChoiceContent {
+export function createChoiceContent(options: {
+  client: twilio.Twilio;
+  /** Whose Content resources these are (the account SID and API base URL): SIDs are never shared across accounts. */
+  account: string;
+  redis: RedisClient;
+  logger: Logger;
+  metrics: Metrics;
+}): ChoiceContent {
   const { client, redis, logger, metrics } = options;
+  const cacheKey = contentCacheKey(options.account);
   const known = new Map<string, string>();
   const making = new Map<string, Promise<string>>();
 
   const sidFor = async (shape: Shape): Promise<string> => {
     const digest = createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
-    const cached = known.get(digest) ?? (await redis.hget(CONTENT_CACHE_KEY, digest)) ?? undefined;
+    const cached = known.get(digest) ?? (await redis.hget(cacheKey, digest)) ?? undefined;
     if (cached) {
       known.set(digest, cached);
       return cached;
@@ -68,7 +76,7 @@ export function createChoiceContent(options: { client: twilio.Twilio; redis: Red
     if (!pending) {
       pending = (async () => {
         const created = await client.content.v1.contents.create(contentRequest(shape, `wa-assistant-choices-${digest}`) as unknown as ContentCreateRequest);
-        await redis.hset(CONTENT_CACHE_KEY, digest, created.sid);
+        await redis.hset(cacheKey, digest, created.sid);
         known.set(digest, created.sid);
         logger.info('choice-content-created', { kind: shape.kind, answers: shape.labels.length, contentSid: created.sid });
         return created.sid;

@@ -72,7 +72,8 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
   const logger = settings.logger.child({ channel: WHATSAPP_CHANNEL_ID });
   const contacts = settings.contacts;
   const findSent = createSentLookup(client, settings.from);
-  const choiceContent = settings.choices && createChoiceContent({ client, logger, ...settings.choices });
+  const choiceContent =
+    settings.choices && createChoiceContent({ client, logger, account: `${settings.accountSid}|${settings.apiBaseUrl ?? ''}`, ...settings.choices });
 
   return {
     id: WHATSAPP_CHANNEL_ID,
