@@ -12,5 +12,8 @@ export function choiceLines(choices: readonly Choice[]): string {
 export function withoutChoiceLines(text: string, choices: readonly Choice[]): string {
   const lines = choiceLines(choices);
   const at = text.lastIndexOf(lines);
-  return at < 0 ? text : `${text.slice(0, at)}${text.slice(at + lines.length)}`.replace(/\n{3,}/g, '\n\n').trim();
+  if (at < 0) return text;
+  const before = text.slice(0, at).trimEnd();
+  const after = text.slice(at + lines.length).trimStart();
+  return before && after ? `${before}\n${after}` : before || after;
 }

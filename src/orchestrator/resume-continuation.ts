@@ -64,7 +64,6 @@ export async function resumeContinuation(
   }
 
   const decision = { ...stored, runId: input.runId };
-  await decisions.put(conversationId, decision);
   const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
   const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller: leg.caller });
   const outcome = tool?.resume ? await tool.resume(input.inbound.text, pending.data, context) : { output: { answer: input.inbound.text } };
@@ -79,6 +78,9 @@ export async function resumeContinuation(
     };
   }
 
+  // Stored under this leg's run only when the leg goes on (asks again or resumes): an answer
+  // that drops the question (a new turn) or gets a fixed reply stores nothing.
+  await decisions.put(conversationId, decision);
   if ('askAgain' in outcome) {
     await state.setPending(conversationId, {
       runId: input.runId,

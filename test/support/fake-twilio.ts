@@ -634,7 +634,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     },
     reset() {
       messages.length = 0;
-      contents.length = 0;
+      // Content resources outlive a reset, as Twilio's do (a service caches their SIDs).
       contentFailure = undefined;
       typingIndicators.length = 0;
       requests.length = 0;
