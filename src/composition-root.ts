@@ -53,6 +53,10 @@ import { createTranscriptLinks, type TranscriptLinks } from './transcripts/trans
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
+import { createActions } from './actions/actions.js';
+import { createActionStore } from './actions/action-store.js';
+import { createActionRecords } from './actions/action-records.js';
+import type { AssistantTool } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { openMongo } from './store/mongo-connection.js';
@@ -253,7 +257,38 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       })
     : undefined;
   await mcp?.start();
+  // Confirmed actions: the MCP server's scoped writes, offered as tools that propose, never run.
+  const actions =
+    mcp && config.actions.enabled
+      ? createActions({
+          store: createActionStore(redis, outbox),
+          source: mcp,
+          confirmTtlSeconds: config.actions.confirmTtlSeconds,
+          irreversibleOptIn: new Set(config.actions.irreversibleTools),
+          logger,
+          metrics,
+        })
+      : undefined;
 
+  // Reads and writes as one catalogue, built again only when either listing changed (not per turn).
+  let joined: { reads: readonly AssistantTool[]; writes: readonly AssistantTool[]; all: readonly AssistantTool[] } | undefined;
+  const withActions = (reads: readonly AssistantTool[], writes: readonly AssistantTool[]) => {
+    if (joined?.reads !== reads || joined.writes !== writes) joined = { reads, writes, all: [...reads, ...writes] };
+    return joined.all;
+  };
+  const actionRecords = createActionRecords(mongo);
+  const actionAdmin = {
+    list: actionRecords.list,
+    // A teammate's decision on a change handed to the team: found by `_id` in MongoDB, run from Redis.
+    ...(actions
+      ? {
+          decide: async (actionId: string, decision: { run: boolean; by: string }) => {
+            const conversationKey = await actionRecords.conversationOf(actionId);
+            return conversationKey ? actions.decide(conversationKey, actionId, decision) : { outcome: 'unknown' as const };
+          },
+        }
+      : {}),
+  };
   const orchestrator = createOrchestrator({
     roles,
     models: overrides.models ?? createConfiguredModelProvider(config.model),
@@ -274,7 +309,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     facts: createFactStore(redis),
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
-    mcpTools: () => mcp?.tools() ?? [],
+    mcpTools: actions ? () => withActions(mcp?.tools() ?? [], actions.tools()) : () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
   const mediaIntake = createMediaIntake({
@@ -351,7 +386,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'mongodb', check: () => mongoLink.ping(), degradable: true },
     ],
     routers: [
-      createAdminRouter({ adminToken: config.adminToken, contacts, handoffs: handoffStore, takeover: takeover.service, usage: usageReport, logger, metrics }),
+      createAdminRouter({
+        adminToken: config.adminToken,
+        contacts,
+        handoffs: handoffStore,
+        takeover: takeover.service,
+        usage: usageReport,
+        actions: actionAdmin,
+        logger,
+        metrics,
+      }),
       createQueueDashboard({ adminToken: config.adminToken, queues: [queue, noticeQueue.queue], logger, metrics }),
       createTranscriptRouter({
         links: transcriptLinks,

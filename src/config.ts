@@ -136,6 +136,13 @@ export const EnvSchema = z.object({
       }),
     )
     .optional(),
+  // Confirmed actions (src/actions/): the MCP server's scoped writes, each run only on the customer's confirmation.
+  ACTIONS_ENABLED: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
+  ACTION_CONFIRM_TTL_SECONDS: positiveInt(600),
+  ACTION_TOOLS_IRREVERSIBLE: z
+    .string()
+    .regex(/^([a-z0-9_.-]+(,[a-z0-9_.-]+)*)?$/i, 'expected comma-separated tool names, e.g. refund_create')
+    .default(''),
   WEB_SITES: z.string().optional(),
   WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
@@ -382,6 +389,8 @@ export interface Config {
         scopeArguments: Record<string, Record<string, 'customer' | 'entity'>>;
       }
     | undefined;
+  /** Confirmed actions: on or off, how long a confirmation waits, irreversible writes customers may confirm. */
+  actions: { enabled: boolean; confirmTtlSeconds: number; irreversibleTools: string[] };
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   /** Human takeover: the idle hand-back and the assistant's late-reply template. */
@@ -547,6 +556,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
           scopeArguments: env.MCP_SCOPE_ARGUMENTS ?? {},
         }
       : undefined,
+    actions: {
+      enabled: env.ACTIONS_ENABLED === 'true',
+      confirmTtlSeconds: env.ACTION_CONFIRM_TTL_SECONDS,
+      irreversibleTools: env.ACTION_TOOLS_IRREVERSIBLE.split(',').filter(Boolean),
+    },
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
       lockTtlMs: env.TURN_LOCK_TTL_MS,

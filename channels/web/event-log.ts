@@ -32,6 +32,11 @@ const WidgetEventSchemas = {
     text: z.string(),
     replyTo: z.string().optional(),
     sender: WidgetSenderSchema.optional(),
+    /** Answers the visitor may tap (a question's choices: an action's confirm/cancel, companies). */
+    choices: z
+      .array(z.object({ id: z.string().min(1).max(200), label: z.string().min(1).max(80) }))
+      .max(10)
+      .optional(),
     /** When it was written, ms since the epoch. */
     at: z.number().int().positive().optional(),
     /** the apology for a message the service gave up on (the widget offers "Try again"). */

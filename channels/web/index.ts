@@ -128,7 +128,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
         await buffer.writes;
         pending.delete(inbound.messageId);
       },
-      async send(inbound, text, part) {
+      async send(inbound, text, part, options) {
         const id = outboundMessageId(WEB_CHANNEL_ID, inbound.messageId, part);
         const holder = holderAfter(inbound);
         try {
@@ -141,6 +141,8 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
             // A takeover entry's id is not the visitor's message: nothing for the widget to match.
             ...(inbound.teammate ? {} : { replyTo: clientMessageIdOf(inbound.messageId) }),
             sender: senderOf(inbound),
+            // A question's answers: buttons under the message (its text lists them too).
+            ...(options?.choices?.length ? { choices: options.choices.map((choice) => ({ id: choice.id, label: choice.label })) } : {}),
             at: Date.now(),
             ...(part === APOLOGY_PART ? { failed: true as const } : {}),
           });

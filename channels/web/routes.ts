@@ -71,6 +71,8 @@ const MessageRequestSchema = z
     text: z.string().trim(),
     page: z.object({ url: z.url().max(2048).optional(), title: z.string().max(200).optional() }).optional(),
     attachments: z.array(id).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).optional(),
+    /** A tapped choice's id (`text` is its label); whatever asked checks it against its own question. */
+    choice: z.string().min(1).max(200).optional(),
   })
   .refine((message) => message.text !== '' || (message.attachments?.length ?? 0) > 0, { path: ['text'], message: 'text is empty' });
 
@@ -341,7 +343,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
-    const { text, clientMessageId, page, attachments } = parsed.data;
+    const { text, clientMessageId, page, attachments, choice } = parsed.data;
     if (text.length > options.limits.maxMessageChars) {
       refuse(response, 413, `message is longer than ${options.limits.maxMessageChars} characters`, 'too_long', { maxChars: options.limits.maxMessageChars });
       return;
@@ -408,6 +410,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
         siteName: site.name,
         ...(page?.url ? { pageUrl: page.url } : {}),
         ...(page?.title ? { pageTitle: page.title } : {}),
+        ...(choice ? { choice } : {}),
         ...(site.identitySecret ? identityMetadata(claims.user) : {}),
       },
     });

@@ -22,6 +22,9 @@ export const TwilioInboundSchema = z.object({
   MessageType: z.string().max(32).optional(),
   /** The message this one replies to (WhatsApp's reply-to): how a teammate answers a notice. */
   OriginalRepliedMessageSid: messageSid.optional(),
+  /** A tapped quick-reply button's id / a chosen list row's id (the choice's `id`); `Body` is its label. */
+  ButtonPayload: z.string().max(200).optional(),
+  ListId: z.string().max(200).optional(),
 });
 export type TwilioInbound = z.infer<typeof TwilioInboundSchema>;
 

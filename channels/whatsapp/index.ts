@@ -10,6 +10,10 @@ import type { ChannelDefinition, GroundingSource, InboundMessage, SentStatus } f
 import { describeCaller } from '../../src/tools/caller.js';
 import type { ContactReader } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/contracts/tool.js';
+import { withoutChoiceLines } from '../../src/contracts/choices.js';
+import type { Metrics } from '../../src/metrics.js';
+import type { RedisClient } from '../../src/redis.js';
+import { createChoiceContent } from './choices.js';
 import { createSentLookup } from './sent-lookup.js';
 import { splitMessage } from './split-message.js';
 import { createTwilioClient } from './twilio-client.js';
@@ -32,6 +36,8 @@ export interface WhatsappChannelSettings {
   contacts?: ContactReader;
   /** Approved template (one variable: the reply) for the assistant's replies outside the 24-hour window. */
   lateReplyContentSid?: string | undefined;
+  /** Sends questions' choices as Content quick replies / lists (see choices.ts): where it caches the Content SIDs. */
+  choices?: { redis: RedisClient; metrics: Metrics } | undefined;
   /** When the customer of a conversation last wrote (the window), if known. */
   lastCustomerMessageAt?: (conversationKey: string) => Promise<number | undefined>;
 }
@@ -66,6 +72,8 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
   const logger = settings.logger.child({ channel: WHATSAPP_CHANNEL_ID });
   const contacts = settings.contacts;
   const findSent = createSentLookup(client, settings.from);
+  const choiceContent =
+    settings.choices && createChoiceContent({ client, logger, account: `${settings.accountSid}|${settings.apiBaseUrl ?? ''}`, ...settings.choices });
 
   return {
     id: WHATSAPP_CHANNEL_ID,
@@ -95,13 +103,26 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
           logger.warn('typing-indicator-failed', { messageSid: inbound.messageId, error });
         }
       },
-      async send(inbound, text) {
+      async send(inbound, text, _part, options) {
         // The assistant's reply to a message older than the window: as the late-reply template, unless the customer wrote since.
         if (!inbound.teammate && settings.lateReplyContentSid && Date.now() - inbound.receivedAt > WINDOW_MS) {
           const last = Math.max(inbound.receivedAt, (await settings.lastCustomerMessageAt?.(inbound.conversationKey)) ?? 0);
           if (Date.now() - last > WINDOW_MS) {
             logger.info('reply-sent-as-template', { conversationKey: inbound.conversationKey, messageSid: inbound.messageId });
             return create(inbound, { contentSid: settings.lateReplyContentSid, contentVariables: JSON.stringify({ '1': text }) });
+          }
+        }
+        // A question with answers to tap (actions, select_entity): as Content where it can go, else the numbered text.
+        if (options?.choices?.length && !inbound.teammate && choiceContent) {
+          const content = await choiceContent.contentFor(options.choices, withoutChoiceLines(text, options.choices));
+          if (content) {
+            try {
+              return await create(inbound, content);
+            } catch (error) {
+              // Refused for good (the sender may not send this Content): the same question as numbered text.
+              if (!(error instanceof ChannelSendError) || error.retryable || error.outcomeUnknown) throw error;
+              logger.warn('choice-content-refused', { conversationKey: inbound.conversationKey, error });
+            }
           }
         }
         return create(inbound, { body: bodyOf(inbound, text) });

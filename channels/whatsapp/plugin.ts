@@ -34,6 +34,7 @@ export function createWhatsappPlugin(settings: WhatsappPluginSettings | undefine
       contacts: context.contacts,
       lateReplyContentSid: context.lateReplyContentSid,
       lastCustomerMessageAt: context.lastCustomerMessageAt,
+      choices: { redis: context.redis, metrics },
     }),
     router: createWhatsappWebhookRouter({
       signature: { authToken: settings.authToken, publicBaseUrl: context.publicBaseUrl, trustProxy: settings.trustProxy },

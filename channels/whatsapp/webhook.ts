@@ -172,6 +172,8 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
         ...(inbound.ProfileName ? { profileName: inbound.ProfileName } : {}),
         ...(inbound.WaId ? { waId: inbound.WaId } : {}),
         to: inbound.To,
+        // A tap: the choice's id (checked by whatever asked, against its own question, never trusted as such).
+        ...(inbound.ButtonPayload || inbound.ListId ? { choice: inbound.ButtonPayload || inbound.ListId || '' } : {}),
       },
       ...(media.media.length > 0 ? { media: media.media } : {}),
     };

@@ -28,6 +28,13 @@ export interface UsageReader {
   summary(from: string, to: string): Promise<unknown>;
 }
 
+/** Confirmed actions' records for operators; implemented by src/actions/action-records.ts. */
+export interface ActionReader {
+  list(options: { state?: string; tool?: string; limit: number }): Promise<unknown[]>;
+  /** A change handed to the team, run or declined by a teammate, once (absent without actions). */
+  decide?(actionId: string, decision: { run: boolean; by: string }): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: unknown }>;
+}
+
 export interface AdminRouterOptions {
   /** Undefined disables the admin API. */
   adminToken: string | undefined;
@@ -35,6 +42,8 @@ export interface AdminRouterOptions {
   handoffs: HandoffReader;
   /** `POST /admin/handoffs/:id/{take,hand-back,close}`: acts on a hand-off, recorded with who. */
   takeover?: Pick<TakeoverService, 'takeOver' | 'handBack' | 'close'>;
+  /** `GET /admin/actions`: confirmed actions, newest first; absent, the path is unknown. */
+  actions?: ActionReader | undefined;
   /** `GET /admin/usage`; absent, the path is unknown. */
   usage?: UsageReader;
   logger: Logger;
@@ -56,6 +65,14 @@ const ImportBodySchema = z
 const ContactListQuerySchema = z.object({ limit: pageSize(100), after: ContactAddressSchema.optional() });
 
 const HandoffListQuerySchema = z.object({ status: z.enum(HANDOFF_STATUSES).optional(), limit: pageSize(50) });
+
+const ActionListQuerySchema = z.object({
+  state: z.enum(['proposed', 'confirmed', 'running', 'done', 'failed', 'cancelled', 'expired']).optional(),
+  tool: z.string().min(1).max(128).optional(),
+  limit: pageSize(50),
+});
+
+const ActionIdSchema = z.uuid('expected an action id');
 
 const HandoffIdSchema = z.string().regex(/^ho_[0-9a-f]{20}$/, 'expected a hand-off id (ho_ followed by 20 hex digits)');
 /** Who is acting: their name is recorded on the hand-off (`admin:<name>`). */
@@ -331,6 +348,43 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
     router.post('/admin/handoffs/:id/take', jsonBody, (request, response) => act(request, response, 'take'));
     router.post('/admin/handoffs/:id/hand-back', jsonBody, (request, response) => act(request, response, 'hand-back'));
     router.post('/admin/handoffs/:id/close', jsonBody, (request, response) => act(request, response, 'close'));
+  }
+
+  const { actions } = options;
+  if (actions) {
+    router.get('/admin/actions', async (request, response) => {
+      const parsed = ActionListQuerySchema.safeParse(request.query);
+      if (!parsed.success) {
+        invalid(request, response, parsed.error, 'query');
+        return;
+      }
+      response.json({ actions: await actions.list(parsed.data) });
+    });
+    const { decide } = actions;
+    if (decide) {
+      const act = async (request: Request, response: Response, run: boolean) => {
+        const id = ActionIdSchema.safeParse(request.params.id);
+        if (!id.success) {
+          refuse(request, response, 400, 'invalid_action_id', { error: 'invalid action id', issues: describeIssues(id.error.issues, 'id') });
+          return;
+        }
+        const body = HandoffActionSchema.safeParse(request.body);
+        if (!body.success) {
+          invalid(request, response, body.error, 'action');
+          return;
+        }
+        const result = await decide(id.data, { run, by: `admin:${body.data.name}` });
+        if (result.outcome !== 'decided') {
+          if (result.outcome === 'unknown') refuse(request, response, 404, 'unknown_action', { error: 'unknown action' });
+          else refuse(request, response, 409, 'not_for_team', { error: 'only the customer can confirm this action' });
+          return;
+        }
+        logger.info('admin-action-decided', { actionId: id.data, run, by: `admin:${body.data.name}` });
+        response.json({ action: result.action });
+      };
+      router.post('/admin/actions/:id/run', jsonBody, (request, response) => act(request, response, true));
+      router.post('/admin/actions/:id/decline', jsonBody, (request, response) => act(request, response, false));
+    }
   }
 
   const { usage } = options;

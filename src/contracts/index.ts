@@ -10,7 +10,7 @@ import type { ModelMessage } from 'ai';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { ChannelToolName } from './tool-names.js';
-import type { AssistantTool, Caller, LinkedCustomer, ToolScope } from './tool.js';
+import type { AssistantTool, Caller, Choice, LinkedCustomer, ToolScope } from './tool.js';
 
 /** Facts a conversation has established for one role: flat, JSON-serialisable values. */
 export type Facts = Record<string, string | number | boolean | null>;
@@ -138,11 +138,19 @@ export interface ChannelDefinition {
 
 export type SentStatus = 'queued' | 'sent' | 'delivered' | 'read';
 
+/**
+ * Extras of one reply part. `choices`: answers the customer may tap (on the reply's last part);
+ * the text already lists them, so a channel that can't show buttons sends the text alone.
+ */
+export interface SendOptions {
+  choices?: readonly Choice[];
+}
+
 export interface ChannelTransport {
   /** Best effort: shows the customer the assistant is working. Must never throw. */
   showTyping?(inbound: InboundMessage): Promise<void>;
   /** Sends one reply part (`part` counts from 0); throws ChannelSendError when the channel refuses it. */
-  send(inbound: InboundMessage, text: string, part: number): Promise<{ channelMessageId: string; status: SentStatus }>;
+  send(inbound: InboundMessage, text: string, part: number, options?: SendOptions): Promise<{ channelMessageId: string; status: SentStatus }>;
   /**
    * For providers without idempotent sends (Twilio): messages with this text that may be a send
    * claimed at `claimedAt` whose outcome was lost (a crash), newest first; empty when it did not
@@ -266,6 +274,8 @@ export interface TurnResult {
   postTurn?: PostTurnInput;
   /** Every model call the turn made (judge and reply), with its tokens: the turn's metering. */
   usage?: readonly ModelCallUsage[];
+  /** The reply is a question with these answers to tap (sent with its last part). */
+  choices?: readonly Choice[];
 }
 
 /** Carried from a leg to its post-turn step. */

@@ -62,7 +62,20 @@ export class ToolInterrupt {
   constructor(
     readonly question: string,
     readonly data: unknown,
+    /** Answers the customer may tap instead of typing (the question's text lists them too). */
+    readonly choices?: readonly Choice[],
   ) {}
+}
+
+/**
+ * One answer to a question, shown as a button or list row where the channel can. `id` comes
+ * back with a tap (WhatsApp `ButtonPayload`/`ListId`, the widget's `choice`); it names the
+ * question it answers, so a tap on an older question is told apart from one on the current.
+ */
+export interface Choice {
+  id: string;
+  /** What the button says (WhatsApp: at most 20 characters on a quick reply, 24 on a list row). */
+  label: string;
 }
 
 /** Returned by a tool's `execute` to also set session facts (e.g. the entity it selected). */
@@ -73,7 +86,13 @@ export class WithSession {
   ) {}
 }
 
-export type ResumeOutcome = { output: unknown; session?: SessionFacts } | { askAgain: ToolInterrupt };
+/**
+ * How a tool's `resume` answers: a result the model continues from, the question asked again,
+ * `fresh` (the answer was no answer: the pending question is dropped and the message is a new
+ * turn), or `reply` (a fixed answer the service gives without the model, e.g. an expired
+ * confirmation).
+ */
+export type ResumeOutcome = { output: unknown; session?: SessionFacts } | { askAgain: ToolInterrupt } | { fresh: true } | { reply: string };
 
 /** What a runtime-bound argument is filled with: the caller's customer id, or the selected entity's id. */
 export type ScopeBinding = 'customer' | 'entity';

@@ -101,8 +101,8 @@ export function createTakeoverRuntime(options: {
         ...channel,
         transport: {
           ...channel.transport,
-          async send(inbound, text, part) {
-            const sent = await send(inbound, text, part);
+          async send(inbound, text, part, sendOptions) {
+            const sent = await send(inbound, text, part, ...(sendOptions ? [sendOptions] : []));
             // Takeover entries are told by the takeover hook itself; nobody watching, nobody is told.
             if (!inbound.teammate && state.watched(inbound.conversationKey)) {
               await service.publish(inbound.conversationKey, {

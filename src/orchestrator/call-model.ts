@@ -31,7 +31,7 @@ import { withFailover } from './failover.js';
 import type { ModelCallObserver } from './metering.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
-import { ToolInterrupt, WithSession, type AssistantTool, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
+import { ToolInterrupt, WithSession, type AssistantTool, type Choice, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
 import type { ToolCallRecord } from '../contracts/index.js';
 
 export const TOOL_OUTPUT_CHAR_CAP = 8000;
@@ -70,7 +70,7 @@ export interface CallModelResult {
   text: string;
   toolCalls: ToolCallRecord[];
   /** A channel tool asked the customer something: the leg ends with its question. */
-  interrupt?: { toolName: string; question: string; data: unknown };
+  interrupt?: { toolName: string; question: string; data: unknown; choices?: readonly Choice[] };
   /** Session facts tools set during the leg. */
   session?: SessionFacts;
   /** Tokens over all the leg's steps. */
@@ -127,7 +127,12 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
             output = output.output;
           }
           if (output instanceof ToolInterrupt) {
-            recorder.interrupt = { toolName: assistantTool.name, question: output.question, data: output.data };
+            recorder.interrupt = {
+              toolName: assistantTool.name,
+              question: output.question,
+              data: output.data,
+              ...(output.choices?.length ? { choices: output.choices } : {}),
+            };
             recorder.calls.push({ toolName: assistantTool.name, input, output: { asked: output.question }, isError: false });
             return fenceToolOutput({ status: 'asked the customer; waiting for their answer' });
           }

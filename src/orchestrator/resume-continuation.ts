@@ -17,7 +17,8 @@ import { toolContextFor } from './tool-context.js';
 
 export const CONTINUATION_EXPIRED_REPLY = 'Sorry, that question has expired. Could you tell me again what you would like to do?';
 
-export type ContinuationOutcome = { kind: 'refused' | 'asked'; result: TurnResult } | { kind: 'resume'; leg: PreparedLeg; note: string };
+export type ContinuationOutcome =
+  { kind: 'refused' | 'asked'; result: TurnResult } | { kind: 'resume'; leg: PreparedLeg; note: string } | { kind: 'fresh'; session: SessionFacts };
 
 export interface ContinuationDependencies {
   roles: ReadonlyMap<string, RoleDefinition>;
@@ -63,11 +64,23 @@ export async function resumeContinuation(
   }
 
   const decision = { ...stored, runId: input.runId };
-  await decisions.put(conversationId, decision);
   const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
   const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller: leg.caller });
   const outcome = tool?.resume ? await tool.resume(input.inbound.text, pending.data, context) : { output: { answer: input.inbound.text } };
 
+  if ('fresh' in outcome || 'reply' in outcome) {
+    await state.clearPending(conversationId);
+    metrics.increment('continuations_total', { outcome: 'fresh' in outcome ? 'dropped' : 'answered' });
+    if ('fresh' in outcome) return { kind: 'fresh', session: leg.session };
+    return {
+      kind: 'refused',
+      result: { runId: input.runId, roleId: role.id, text: outcome.reply, failed: false, offeredTools: decision.offeredTools, toolCalls: [], modelCalls: 0 },
+    };
+  }
+
+  // Stored under this leg's run only when the leg goes on (asks again or resumes): an answer
+  // that drops the question (a new turn) or gets a fixed reply stores nothing.
+  await decisions.put(conversationId, decision);
   if ('askAgain' in outcome) {
     await state.setPending(conversationId, {
       runId: input.runId,
@@ -84,6 +97,7 @@ export async function resumeContinuation(
         roleId: role.id,
         text: outcome.askAgain.question,
         failed: false,
+        ...(outcome.askAgain.choices?.length ? { choices: outcome.askAgain.choices } : {}),
         offeredTools: decision.offeredTools,
         toolCalls: [],
         modelCalls: 0,

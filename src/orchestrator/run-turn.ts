@@ -168,6 +168,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         text,
         failed: !result.text,
         toolCalls: result.toolCalls,
+        ...(result.interrupt?.choices ? { choices: result.interrupt.choices } : {}),
         postTurn: {
           conversationId: input.conversationId,
           roleId: role.id,
@@ -223,9 +224,13 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
             { roles: byId, decisions: options.decisions, state: options.state, logger, metrics },
             { channel, input: { ...input, runId }, pending: start.pending, session, caller, catalogue: [...channel.tools, ...mcpToolsFor(caller)] },
           );
-          if (outcome.kind !== 'resume') return done(outcome.result);
-          routed.roleId = outcome.leg.role.id;
-          return done(await answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact, meter));
+          if (outcome.kind === 'resume') {
+            routed.roleId = outcome.leg.role.id;
+            return done(await answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact, meter));
+          }
+          // The answer was no answer (e.g. another request while a confirmation waited): a fresh turn.
+          if (outcome.kind !== 'fresh') return done(outcome.result);
+          session = outcome.session;
         }
       }
       const leg = await prepareFreshLeg(

@@ -91,6 +91,8 @@ export const TranscriptRecordSchema = z.discriminatedUnion('kind', [
     at: Iso,
   }),
   z.object({ kind: z.literal('delivery'), _id: z.string(), messageId: z.string(), at: Iso }),
+  // Confirmed actions (src/actions/): the action's whole record at each step, written by `_id`.
+  z.object({ kind: z.literal('action'), action: z.looseObject({ _id: z.string(), updatedAt: Iso }) }),
 ]);
 export type TranscriptRecord = z.infer<typeof TranscriptRecordSchema>;
 

@@ -28,6 +28,8 @@ import type { DeadLetter, OutboxEntry, TranscriptOutbox, TranscriptRecord } from
 import { statusRank, transcriptModels, type ConversationRecord, type MessageRecord, type MessageStatus } from './transcript-store.js';
 
 const READ_BLOCK_MS = 1_000;
+/** Where confirmed actions' records go (`action` outbox records, see src/actions/). */
+export const ACTIONS_COLLECTION = 'actions';
 /**
  * After a batch smaller than TRANSCRIPT_WRITER_BATCH the writer waits this long before reading
  * again, so records gather into batches: its Redis commands stay a few per batch, not per record.
@@ -227,6 +229,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     >();
     /** Each message's records in order (one document each). */
     const messageGroups = new Map<string, MessageGroupRecord[]>();
+    const actionDocs = new Map<string, { _id: string; updatedAt: string } & Record<string, unknown>>();
     for (const record of records) {
       switch (record.kind) {
         case 'conversation': {
@@ -263,6 +266,12 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
             const seen = touched.get(record.message.conversationId);
             if (!seen || seen < createdAt) touched.set(record.message.conversationId, createdAt);
           }
+          break;
+        }
+        case 'action': {
+          // Actions (src/actions/): the latest step of each wins (records of one action come in order).
+          const known = actionDocs.get(record.action._id);
+          if (!known || known.updatedAt <= record.action.updatedAt) actionDocs.set(record.action._id, record.action);
           break;
         }
         case 'delivery':
@@ -328,6 +337,12 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
     );
     await write(messages.collection, messageOps as mongo.AnyBulkWriteOperation[]);
     await insertAbsent(deliveries.collection, [...deliveryDocs.values()]);
+    await write(
+      options.connection.collection<{ _id: string }>(ACTIONS_COLLECTION) as unknown as mongo.Collection,
+      [...actionDocs.values()].map(({ _id, ...fields }) => ({
+        replaceOne: { filter: { _id }, replacement: fields, upsert: true },
+      })) as unknown as mongo.AnyBulkWriteOperation[],
+    );
   };
 
   /**

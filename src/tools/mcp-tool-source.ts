@@ -24,7 +24,7 @@ import { AppError, ConfigError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { bindArguments, callerMeta, ToolScopeError } from './scope.js';
-import type { AssistantTool, ScopeBinding, ToolAccess, ToolCallContext, ToolEffect } from '../contracts/tool.js';
+import type { AssistantTool, Caller, ScopeBinding, ToolAccess, ToolCallContext, ToolEffect } from '../contracts/tool.js';
 
 const DEFAULT_RESULT_CHAR_CAP = 8000;
 const MINIMUM_RESULT_CHAR_CAP = 100;
@@ -74,6 +74,28 @@ export interface McpToolSourceOptions {
   callTimeoutMs?: number;
 }
 
+/**
+ * A write the server lists (not read-only), as the actions module sees it: never an
+ * `AssistantTool`, so nothing the orchestrator holds can call it. Admitted only with scoped
+ * arguments (a write for "anyone" is refused at listing, as an unscoped read is).
+ */
+export interface McpWriteTool {
+  name: string;
+  /** The server's human title (`title`, `annotations.title`), else the name. */
+  title: string;
+  description: string;
+  category: string;
+  effect: 'reversible' | 'irreversible';
+  access: Extract<ToolAccess, { kind: 'caller' }>;
+  /** The schema the model sees: the scoped arguments left out. */
+  inputSchema: { jsonSchema: Record<string, unknown> };
+  /** Argument names the model may write (undefined: any). */
+  declared: ReadonlySet<string> | undefined;
+}
+
+/** Key of the request `_meta` carrying a write's idempotency key: a repeated key must not act twice. */
+const IDEMPOTENCY_META_KEY = 'wa-assistant/idempotency-key';
+
 export interface McpToolSource {
   /** Connects, lists every tool and admits the reads; throws McpUnavailableError when it can't. */
   connect(): Promise<void>;
@@ -86,6 +108,18 @@ export interface McpToolSource {
   tools(): readonly AssistantTool[];
   /** Calls an admitted read by name; any other name throws without reaching the server. */
   call(name: string, input: unknown, context: ToolCallContext): Promise<unknown>;
+  /** The admitted writes (scoped ones only), as of the latest listing. */
+  writeTools(): readonly McpWriteTool[];
+  /**
+   * The write path, for confirmed actions only: calls an admitted write with arguments already
+   * bound and frozen, the caller and the idempotency key in `_meta`. Never reachable by name from
+   * a model; a read's name or an unknown one throws without reaching the server.
+   */
+  callWrite(
+    name: string,
+    boundArguments: Readonly<Record<string, unknown>>,
+    call: { caller: Caller; idempotencyKey: string; signal: AbortSignal },
+  ): Promise<unknown>;
   /** Lists the tools again (also done on the server's `tools/list_changed`). */
   refresh(): Promise<void>;
   close(): Promise<void>;
@@ -177,6 +211,8 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   let connection: { client: Client; transport: StreamableHTTPClientTransport } | undefined;
   let admitted = new Map<string, AdmittedTool>();
   let catalogue: readonly AssistantTool[] = [];
+  let writes = new Map<string, McpWriteTool>();
+  let writeCatalogue: readonly McpWriteTool[] = [];
   let listing: Promise<void> | undefined;
   let nextListing: Promise<void> | undefined;
 
@@ -234,17 +270,23 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       throw new McpUnavailableError(`MCP server at ${origin} did not list its tools: ${String(error)}`, { cause: error });
     }
     const reads = new Map<string, AdmittedTool>();
+    const writable = new Map<string, McpWriteTool>();
     const refused: string[] = [];
     const unscoped: string[] = [];
     for (const tool of listed) {
-      if (deriveToolEffect(tool.annotations) !== 'read') refused.push(tool.name);
-      else if (!reads.has(tool.name)) {
+      if (deriveToolEffect(tool.annotations) !== 'read') {
+        const write = toWriteTool(tool);
+        if (write && !writable.has(tool.name)) writable.set(tool.name, write);
+        else refused.push(tool.name);
+      } else if (!reads.has(tool.name)) {
         const read = toAdmittedTool(tool);
         if (read) reads.set(tool.name, read);
         else unscoped.push(tool.name);
       }
     }
     admitted = reads;
+    writes = writable;
+    writeCatalogue = Object.freeze([...writable.values()]);
     catalogue = Object.freeze([...reads.values()].map((read) => read.tool));
     if (refused.length > 0) logger.debug('mcp-tool-refused', { count: refused.length, names: refused.slice(0, 20) });
     // Default-deny: a read of customer data that names no scoped argument could return anyone's.
@@ -256,7 +298,59 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
         fix: `declare _meta.${SCOPE_ARGUMENTS_META_KEY} on the tool or map it in MCP_SCOPE_ARGUMENTS`,
       });
     }
-    logger.info('mcp-tools-listed', { admitted: reads.size, refused: refused.length, unscoped: unscoped.length });
+    logger.info('mcp-tools-listed', { admitted: reads.size, writes: writable.size, refused: refused.length, unscoped: unscoped.length });
+  }
+
+  /** A write with its scoped arguments, or undefined (no scope: it could act for anyone). */
+  function toWriteTool(tool: Tool): McpWriteTool | undefined {
+    const declaredScope = ScopeArgumentsSchema.safeParse(options.scopeArguments?.[tool.name] ?? tool._meta?.[SCOPE_ARGUMENTS_META_KEY] ?? {});
+    if (!declaredScope.success || Object.keys(declaredScope.data).length === 0) return undefined;
+    const { jsonSchema, declared } = modelFacingSchema(tool.inputSchema, Object.keys(declaredScope.data));
+    return {
+      name: tool.name,
+      title: tool.title ?? tool.annotations?.title ?? tool.name,
+      description: tool.description ?? tool.title ?? tool.name,
+      category: deriveToolCategory(tool, options.categoryPrefixes, defaultCategory),
+      effect: deriveToolEffect(tool.annotations) === 'reversible' ? 'reversible' : 'irreversible',
+      access: { kind: 'caller', arguments: declaredScope.data },
+      inputSchema: { jsonSchema },
+      declared,
+    };
+  }
+
+  async function callWrite(
+    name: string,
+    boundArguments: Readonly<Record<string, unknown>>,
+    request: { caller: Caller; idempotencyKey: string; signal: AbortSignal },
+  ): Promise<unknown> {
+    if (!writes.has(name) || !connection) {
+      countCall(name, 'refused');
+      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} is not an admitted write tool; it was not called`);
+    }
+    let response: unknown;
+    try {
+      response = await connection.client.callTool(
+        { name, arguments: { ...boundArguments }, _meta: { ...callerMeta(request.caller), [IDEMPOTENCY_META_KEY]: request.idempotencyKey } },
+        CallToolResultSchema,
+        { signal: request.signal, timeout },
+      );
+    } catch (error) {
+      countCall(name, request.signal.aborted ? 'aborted' : 'failed');
+      throw new McpToolCallError(name, isSchemaFailure(error) ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+    const result = CallToolResultSchema.safeParse(response);
+    if (!result.success) {
+      countCall(name, 'malformed');
+      throw new McpToolCallError(name, 'malformed-result', `MCP tool ${name} returned a malformed result`, { cause: result.error });
+    }
+    if (result.data.isError === true) {
+      countCall(name, 'tool_error');
+      throw new McpToolCallError(name, 'tool-error', capText(resultText(result.data), resultCharCap));
+    }
+    countCall(name, 'success');
+    return cappedResult(result.data, resultCharCap);
   }
 
   // One listing at a time; a change announced during a listing queues exactly one more.
@@ -365,6 +459,8 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     start,
     tools: () => catalogue,
     call,
+    writeTools: () => writeCatalogue,
+    callWrite,
     refresh,
     async close() {
       closed = true;
@@ -372,6 +468,8 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       const closing = connection;
       connection = undefined;
       admitted = new Map();
+      writes = new Map();
+      writeCatalogue = [];
       catalogue = [];
       if (!closing) return;
       // Ends the server-side session; a server without sessions answers 405, which is fine.

@@ -8,7 +8,7 @@
  * a contact looked up from anything the model or the client wrote.
  */
 import { z } from 'zod';
-import { ToolInterrupt, WithSession, type AssistantTool } from '../contracts/tool.js';
+import { ToolInterrupt, WithSession, type AssistantTool, type Choice } from '../contracts/tool.js';
 
 export type { ContactReader, LinkedCustomer } from '../contracts/tool.js';
 
@@ -44,6 +44,10 @@ function matching(entities: readonly { id: string; name: string }[], answer: str
 const question = (entities: readonly { name: string }[]) =>
   ['Which company is this about?', ...entities.map((entity, index) => `${index + 1}. ${entity.name}`), 'Reply with the number or the name.'].join('\n');
 
+/** The companies as answers to tap: the id names the entity, the label its name (cut to a list row's 24 characters). */
+const entityChoices = (entities: readonly { id: string; name: string }[]): Choice[] =>
+  entities.map((entity) => ({ id: `entity:${entity.id}`, label: entity.name.length > 24 ? `${entity.name.slice(0, 23)}…` : entity.name }));
+
 const chosen = (entity: { id: string; name: string }) => ({
   output: { selected: entity },
   session: { entityId: entity.id, entityName: entity.name },
@@ -67,18 +71,23 @@ export function createSelectEntityTool(): AssistantTool {
         const { output, session } = chosen(only);
         return new WithSession(output, session);
       }
-      return new ToolInterrupt(question(entities), { entities, attempts: 0 });
+      return new ToolInterrupt(question(entities), { entities, attempts: 0 }, entityChoices(entities));
     },
-    async resume(answer, data) {
+    async resume(answer, data, context) {
       const pending = PendingSchema.parse(data);
-      const entity = matching(pending.entities, answer);
+      // A tap names the entity by id; it must be one this question offered (else it is read as typed text).
+      const tapped = context.metadata.choice?.startsWith('entity:')
+        ? pending.entities.find((entity) => `entity:${entity.id}` === context.metadata.choice)
+        : undefined;
+      const entity = tapped ?? matching(pending.entities, answer);
       if (entity) return chosen(entity);
       if (pending.attempts === 0) {
         return {
-          askAgain: new ToolInterrupt(`Sorry, I didn't catch which one. Reply with a number from 1 to ${pending.entities.length}, or the company's name.`, {
-            ...pending,
-            attempts: 1,
-          }),
+          askAgain: new ToolInterrupt(
+            `Sorry, I didn't catch which one. Reply with a number from 1 to ${pending.entities.length}, or the company's name.`,
+            { ...pending, attempts: 1 },
+            entityChoices(pending.entities),
+          ),
         };
       }
       return { output: { selected: null, note: 'The customer did not choose a company; carry on without one.' } };

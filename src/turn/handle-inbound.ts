@@ -17,7 +17,8 @@ import type { Logger } from '../logger.js';
 import { withMediaContent, type MediaIntake, type MediaTurn, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
 import type { TakeoverHook } from '../handoff/takeover-inbound.js';
-import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../contracts/index.js';
+import type { Choice } from '../contracts/tool.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { GiveUpHandler, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
@@ -122,6 +123,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     assertHeld: (() => void) | undefined,
     records: TurnRecords | undefined,
     takeTurn: boolean,
+    options?: SendOptions,
   ) => {
     return sendPartOnce(transcripts, {
       channel,
@@ -134,7 +136,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
         assertHeld?.();
         const started = performance.now();
         try {
-          const sent = await channel.transport.send(message, part.text, part.part ?? 0);
+          const sent = await channel.transport.send(message, part.text, part.part ?? 0, ...(options ? [options] : []));
           metrics.observe('send_duration_seconds', { channel: channel.id, outcome: 'sent' }, (performance.now() - started) / 1000);
           return sent;
         } catch (error) {
@@ -172,11 +174,14 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     logger: Logger,
     assertHeld?: () => void,
     records?: TurnRecords,
+    /** Answers to tap, with the last part (actions: a reply resumed from the ledger goes as text alone). */
+    choices?: readonly Choice[],
   ): Promise<boolean> => {
     let turnTaken = false;
     for (const [index, part] of parts.entries()) {
-      const takeTurn = index === parts.length - 1 && parts[0]?.turn !== undefined;
-      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn);
+      const last = index === parts.length - 1;
+      const takeTurn = last && parts[0]?.turn !== undefined;
+      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn, last && choices?.length ? { choices } : undefined);
       turnTaken = result.turnTaken;
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
@@ -441,7 +446,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // Both settle before the turn ends either way: a send still in flight when the turn fails
       // would race its own retry.
       const [sent, saved] = await Promise.allSettled([
-        deliver(channel, message, parts, logger, assertHeld, records),
+        deliver(channel, message, parts, logger, assertHeld, records, result?.choices),
         transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt),
       ]);
       if (sent.status === 'rejected') throw sent.reason;

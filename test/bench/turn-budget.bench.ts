@@ -7,7 +7,7 @@
 import { roster } from '../../roles/index.js';
 import { keywordJudge, type Script } from '../support/deterministic-model.js';
 import { startRedis } from '../support/services.js';
-import { generatedRoster, measureTurn, type TurnCost } from '../support/turn-budget.js';
+import { generatedRoster, measureProposingTurn, measureTurn, type TurnCost } from '../support/turn-budget.js';
 
 const redis = await startRedis();
 process.env.TEST_REDIS_URL = redis.url;
@@ -31,6 +31,7 @@ const rows: [string, TurnCost][] = [
     'judge and fallback fail → fail closed',
     await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => Boolean(call.schema?.properties?.team_size)) }),
   ],
+  ['bookkeeper proposes an action (a write called)', await measureProposingTurn()],
 ];
 
 console.log('\nPer-turn orchestrator budget (third turn: support → sales, facts learned, a tool called; Redis counted by MONITOR)');

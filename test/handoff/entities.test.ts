@@ -10,7 +10,8 @@ import type { Script } from '../support/deterministic-model.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const LINKED = 'whatsapp:+447700903001';
-const LIST = 'Which company is this about?\n1. Acme Ltd\n2. Acme Iberia SL\nReply with the number or the name.';
+/** The question as a quick reply (issue 23): its companies are the buttons, the numbered lines left out. */
+const LIST = 'Which company is this about?\nReply with the number or the name.';
 
 const assistant: Script = ({ system, toolNames, toolResults }) => {
   const answered = system.match(/Result: (\{.*\})\. Continue from there\./)?.[1];
@@ -47,7 +48,9 @@ beforeEach(async () => {
 async function ask(from: string, body: string, expected: number) {
   await harness.sendWhatsapp({ from, body });
   const messages = await harness.twilio.waitForMessages(expected, 10_000);
-  return messages.at(-1)?.body;
+  const last = messages.at(-1);
+  if (last?.body.startsWith('Which company')) expect(last.choices?.map((choice) => choice.title)).toEqual(['Acme Ltd', 'Acme Iberia SL']);
+  return last?.body;
 }
 const session = async () => JSON.parse((await harness.services.redis.get(stateKeys.session(conversationKeyFor(LINKED)))) ?? '{}') as Record<string, unknown>;
 

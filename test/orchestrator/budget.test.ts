@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, test } from '@jest/globals';
 import { MAX_OFFERED_TOOLS } from '../../src/tools/offer.js';
 import { roster } from '../../roles/index.js';
 import { keywordJudge } from '../support/deterministic-model.js';
-import { generatedRoster, measureTurn as measure, type TurnCost } from '../support/turn-budget.js';
+import { generatedRoster, measureProposingTurn, measureTurn as measure, type TurnCost } from '../support/turn-budget.js';
 
 const LIMITS = { modelCallsBeforeReply: 3, offered: 20, redisTotal: 11, redisBeforeModel: 7 } as const;
 
@@ -65,4 +65,16 @@ describe('the per-turn budget', () => {
     expect(degraded.beforeModel.length).toBeLessThanOrEqual(LIMITS.redisBeforeModel);
     expect(degraded.total.length).toBeLessThanOrEqual(LIMITS.redisTotal);
   });
+
+  test('a turn that proposes an action (issue 23) stays within the same bounds, the action key counted, nothing run', async () => {
+    const proposing = await measureProposingTurn();
+    expect(proposing.asked).toBe(true);
+    expect(proposing.applied).toBe(0);
+    expect(proposing.toolCalls).toEqual(['order_reschedule_delivery']);
+    expect(proposing.modelCallsBeforeReply).toBe(1);
+    expect(proposing.beforeJudge).toEqual(['MGET']);
+    expect(proposing.beforeModel.length).toBeLessThanOrEqual(LIMITS.redisBeforeModel);
+    expect(proposing.total.length).toBeLessThanOrEqual(LIMITS.redisTotal);
+    expect(proposing.offered).toBeLessThanOrEqual(LIMITS.offered);
+  }, 30_000);
 });

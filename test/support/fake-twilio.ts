@@ -62,6 +62,8 @@ export interface RecordedMessage {
   mediaUrls: string[];
   /** Every form field sent, first value per name. */
   params: Record<string, string>;
+  /** A message sent as a quick-reply or list Content: its answers, variables filled in (`body` is its filled body). */
+  choices?: RenderedChoice[];
   headers: IncomingHttpHeaders;
   /** Date.now() when the request arrived. */
   receivedAt: number;
@@ -116,9 +118,26 @@ export interface HeldCreate {
   release(): void;
 }
 
+/** One Content resource the Content API created (quick replies and lists for choices). */
+export interface RecordedContent {
+  sid: string;
+  friendlyName: string;
+  types: Record<string, unknown>;
+}
+
+/** A Content message's answers as the customer's phone shows them: the title and the id a tap sends back. */
+export interface RenderedChoice {
+  title: string;
+  id: string;
+}
+
 export interface FakeTwilio {
   /** http://127.0.0.1:<port>, no trailing slash. */
   baseUrl: string;
+  /** Content resources created (`POST /v1/Content`). */
+  contents: RecordedContent[];
+  /** From now on, Content creates and sends of a created Content answer `status` (Content unavailable to this sender); `undefined` restores it. */
+  failContent(status: number | undefined): void;
   accountSid: string;
   authToken: string;
   messages: RecordedMessage[];
@@ -234,6 +253,8 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const { accountSid, authToken } = options;
   const expectedAuthorization = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
   const messages: RecordedMessage[] = [];
+  const contents: RecordedContent[] = [];
+  let contentFailure: number | undefined;
   const typingIndicators: RecordedTypingIndicator[] = [];
   const requests: RecordedTwilioRequest[] = [];
   let pendingFailures: Array<{ status: number; body: Partial<TwilioErrorBody> | string | undefined }> = [];
@@ -283,7 +304,11 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     const to = params.To;
     const from = params.From;
     const messagingServiceSid = params.MessagingServiceSid;
-    const body = params.Body ?? '';
+    const rendered = renderContent(params.ContentSid, params.ContentVariables);
+    if (rendered && contentFailure !== undefined) {
+      return [contentFailure, twilioErrorBody(contentFailure, { code: 63027, message: 'This sender may not send this content' })];
+    }
+    const body = rendered?.body ?? params.Body ?? '';
     const mediaUrls = form.getAll('MediaUrl');
     const contentSid = params.ContentSid;
     if (to === undefined || to === '') return [400, twilioErrorBody(400, { code: 21604, message: "A 'To' phone number is required." })];
@@ -350,6 +375,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       receivedAt,
       receivedAtHrtime,
       resource,
+      ...(rendered?.choices ? { choices: rendered.choices } : {}),
     });
     notifyMessageWaiters();
     return [201, resource];
@@ -391,6 +417,49 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     }
     typingIndicators.push({ channel, messageId, params, receivedAt, receivedAtHrtime });
     return [200, { success: true }];
+  }
+
+  /** A created Content's body and answers with `variables` filled in (undefined: not one of ours). */
+  function renderContent(sid: string | undefined, variables: string | undefined): { body: string; choices?: RenderedChoice[] } | undefined {
+    const content = contents.find((candidate) => candidate.sid === sid);
+    if (!content) return undefined;
+    let values: Record<string, string> = {};
+    try {
+      values = JSON.parse(variables ?? '{}') as Record<string, string>;
+    } catch {
+      values = {};
+    }
+    const fill = (text: unknown) => String(text ?? '').replace(/\{\{(\d+)\}\}/g, (_, name: string) => values[name] ?? '');
+    const quick = content.types['twilio/quick-reply'] as { body: string; actions: { title: string; id: string }[] } | undefined;
+    if (quick) return { body: fill(quick.body), choices: quick.actions.map((action) => ({ title: fill(action.title), id: fill(action.id) })) };
+    const list = content.types['twilio/list-picker'] as { body: string; items: { item: string; id: string }[] } | undefined;
+    if (list) return { body: fill(list.body), choices: list.items.map((item) => ({ title: fill(item.item), id: fill(item.id) })) };
+    const plain = content.types['twilio/text'] as { body: string } | undefined;
+    return { body: fill(plain?.body) };
+  }
+
+  /** `POST /v1/Content`: validates quick replies (≤ 3 answers of ≤ 20 characters) and lists (≤ 10 of ≤ 24) as Twilio does. */
+  function createContent(raw: string): [number, unknown] {
+    if (contentFailure !== undefined) return [contentFailure, twilioErrorBody(contentFailure)];
+    let request: { friendly_name?: string; types?: Record<string, unknown> };
+    try {
+      request = JSON.parse(raw) as typeof request;
+    } catch {
+      return [400, twilioErrorBody(400, { message: 'Invalid JSON' })];
+    }
+    const types = request.types ?? {};
+    const quick = types['twilio/quick-reply'] as { actions?: { title?: string }[] } | undefined;
+    const list = types['twilio/list-picker'] as { items?: { item?: string }[] } | undefined;
+    if (quick && (!quick.actions?.length || quick.actions.length > 3 || quick.actions.some((action) => (action.title ?? '').length > 20))) {
+      return [400, twilioErrorBody(400, { message: 'quick-reply: 1 to 3 actions with titles of at most 20 characters' })];
+    }
+    if (list && (!list.items?.length || list.items.length > 10 || list.items.some((item) => (item.item ?? '').length > 24))) {
+      return [400, twilioErrorBody(400, { message: 'list-picker: 1 to 10 items of at most 24 characters' })];
+    }
+    if (Object.keys(types).length === 0) return [400, twilioErrorBody(400, { message: 'types is required' })];
+    const sid = newSid('HX');
+    contents.push({ sid, friendlyName: request.friendly_name ?? '', types });
+    return [201, { sid, account_sid: accountSid, friendly_name: request.friendly_name ?? '', language: 'en', types, variables: {} }];
   }
 
   async function route(
@@ -490,7 +559,12 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       let status: number;
       let body: unknown;
       try {
-        [status, body] = await route(request, url.pathname, form, params, receivedAt, receivedAtHrtime);
+        [status, body] =
+          request.method === 'POST' && url.pathname === '/v1/Content'
+            ? request.headers.authorization === expectedAuthorization
+              ? createContent(text)
+              : [401, twilioErrorBody(401)]
+            : await route(request, url.pathname, form, params, receivedAt, receivedAtHrtime);
       } catch (error) {
         status = 500;
         body = twilioErrorBody(500, { detail: error instanceof Error ? error.message : String(error) });
@@ -508,6 +582,10 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
 
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    contents,
+    failContent(status) {
+      contentFailure = status;
+    },
     accountSid,
     authToken,
     messages,
@@ -556,6 +634,8 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     },
     reset() {
       messages.length = 0;
+      // Content resources outlive a reset, as Twilio's do (a service caches their SIDs).
+      contentFailure = undefined;
       typingIndicators.length = 0;
       requests.length = 0;
       mediaRequests.length = 0;

@@ -60,6 +60,10 @@ export interface Harness {
     /** `MediaUrl{i}` / `MediaContentType{i}` (see `twilio.addMedia`). */
     media?: { url: string; contentType: string }[];
     repliedTo?: string;
+    /** A tapped quick-reply button (`ButtonText`/`ButtonPayload`; `body` should be its text). */
+    button?: { text: string; payload: string };
+    /** A chosen list row (`ListId`/`ListTitle`; `body` should be its title). */
+    listRow?: { id: string; title: string };
   }): Promise<request.Response>;
   sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
   close(): Promise<void>;
@@ -150,10 +154,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
-    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo }) =>
-      signedPost(
-        '/webhooks/whatsapp',
-        inboundWhatsappParams({
+    sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo, button, listRow }) =>
+      signedPost('/webhooks/whatsapp', {
+        ...inboundWhatsappParams({
           accountSid: TEST_ACCOUNT_SID,
           from,
           to: TEST_SENDER,
@@ -162,8 +165,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           ...(profileName ? { profileName } : {}),
           ...(media ? { media } : {}),
           ...(repliedTo ? { repliedTo: { messageSid: repliedTo, sender: TEST_SENDER } } : {}),
+          ...(button ? { button } : {}),
         }),
-      ),
+        ...(listRow ? { ListId: listRow.id, ListTitle: listRow.title, MessageType: 'interactive' } : {}),
+      }),
     sendStatus: ({ messageSid, status, errorCode }) =>
       signedPost(
         '/webhooks/whatsapp/status',

@@ -1,9 +1,11 @@
 // Owns a real MCP server for tests: the SDK's McpServer behind its Streamable HTTP transport
 // (one session per client, so `tools/list_changed` reaches the client on its GET stream),
 // served by node:http on 127.0.0.1. It serves the business data of Harbour Lane Software, a
-// fictional SaaS company: reads across categories, and write tools that the service must never
-// offer or call. Its customers are three companies (Acme Ltd, Borealis Bakery, Cirrus Freight):
-// the customer-data reads take the customer or account they read as an argument and declare it
+// fictional SaaS company: reads across categories; write tools that declare no scope and the
+// service must never offer or call; and scoped write tools (reschedule a delivery, cancel an
+// order, create a payment link, an irreversible refund) it offers as confirmed actions, which
+// answer a repeated idempotency key with the first call's result (`applied` lists real effects).
+// Its customers are three companies (Acme Ltd, Borealis Bakery, Cirrus Freight): the customer-data reads take the customer or account they read as an argument and declare it
 // in `_meta.scopeArguments`, so the service binds it to the verified caller; one customer-data
 // read declares nothing and must be refused. The server itself does not check who asks — the
 // tests prove the service never lets a caller name someone else. Every `tools/call` that arrives
@@ -36,10 +38,34 @@ export interface RecordedToolCall {
   meta: Record<string, unknown> | undefined;
 }
 
+/** One order of the business's customers (what the write tools change). */
+export interface Order {
+  number: string;
+  customer: string;
+  deliveryDate: string;
+  status: 'open' | 'cancelled';
+}
+
+/** A write that took effect: the tool, its arguments and the idempotency key it came with. */
+export interface AppliedWrite {
+  tool: string;
+  arguments: Record<string, unknown>;
+  idempotencyKey: string | undefined;
+}
+
 export interface McpTestServer {
   url: string;
   /** Every `tools/call` request received, in order, whether or not the tool exists. */
   calls: RecordedToolCall[];
+  /** Writes that changed something (a repeated idempotency key answers without a second effect). */
+  applied: AppliedWrite[];
+  /** The orders as the writes left them. */
+  orders(): Order[];
+  /** Payment links created and refunds made, as the writes left them. */
+  paymentLinks(): { number: string; url: string }[];
+  refunds(): { number: string; amount: string }[];
+  /** The next write of `tool` takes effect, then holds its answer until `release()` (a run whose outcome is lost). */
+  holdNextWrite(tool: string): { reached: Promise<void>; release(): void };
   /** Replaces a tool's annotations and tells every connected client its tool list changed. */
   changeAnnotations(name: string, annotations: ToolAnnotations): Promise<void>;
   close(): Promise<void>;
@@ -51,6 +77,7 @@ interface FixtureTool {
   inputSchema: z.ZodObject;
   annotations: ToolAnnotations | undefined;
   meta: Record<string, unknown> | undefined;
+  title?: string | undefined;
   run(args: unknown): CallToolResult;
 }
 
@@ -60,10 +87,12 @@ function fixtureTool<Shape extends z.ZodRawShape>(definition: {
   input: Shape;
   annotations?: ToolAnnotations;
   meta?: Record<string, unknown>;
+  title?: string;
   run(args: z.infer<z.ZodObject<Shape>>): CallToolResult;
 }): FixtureTool {
   const inputSchema = z.object(definition.input);
   return {
+    title: definition.title,
     name: definition.name,
     description: definition.description,
     inputSchema,
@@ -144,7 +173,113 @@ export const NOT_ACME_MARKERS = ['4815.16', '2342.00', '2019-12-01', '2019-09-30
 
 const customerScope = { scopeArguments: { customerId: 'customer' } };
 
-function businessTools(extraReadTools: number): FixtureTool[] {
+/** What the write tools change: per server, so each test file starts from the same data. */
+interface BusinessState {
+  orders: Map<string, Order>;
+  paymentLinks: { number: string; url: string }[];
+  refunds: { number: string; amount: string }[];
+}
+
+function initialState(): BusinessState {
+  return {
+    orders: new Map([
+      ['5001', { number: '5001', customer: 'Acme Ltd', deliveryDate: '2026-12-10', status: 'open' }],
+      ['5002', { number: '5002', customer: 'Acme Ltd', deliveryDate: '2026-12-12', status: 'open' }],
+      ['6001', { number: '6001', customer: 'Borealis Bakery', deliveryDate: '2026-12-11', status: 'open' }],
+      ['7001', { number: '7001', customer: 'Cirrus Freight', deliveryDate: '2026-12-14', status: 'open' }],
+    ]),
+    paymentLinks: [],
+    refunds: [],
+  };
+}
+
+const reversibleWrite = (title: string): ToolAnnotations => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, title });
+
+/**
+ * Writes the service may offer as confirmed actions: each declares the customer it acts for in
+ * `_meta.scopeArguments` (bound by the service to the verified caller) and acts only on that
+ * customer's own records. Three are reversible, the refund irreversible.
+ */
+function actionTools(state: BusinessState): FixtureTool[] {
+  const ownOrder = (number: string, customerId: string) => {
+    const order = state.orders.get(number);
+    return order && order.customer === customerName(customerId) ? order : undefined;
+  };
+  return [
+    fixtureTool({
+      name: 'order_reschedule_delivery',
+      title: 'Reschedule a delivery',
+      description: "Moves the delivery of one of the customer's open orders to another date.",
+      input: {
+        orderNumber: z.string().regex(/^\d+$/).describe('Order number, e.g. 5001'),
+        date: z
+          .string()
+          .regex(/^\d{4}-\d{2}-\d{2}$/)
+          .meta({ title: 'New delivery date' })
+          .describe('YYYY-MM-DD'),
+        customerId: z.string().min(1),
+      },
+      annotations: reversibleWrite('Reschedule a delivery'),
+      meta: { category: 'account', ...customerScope },
+      run: ({ orderNumber, date, customerId }) => {
+        const order = ownOrder(orderNumber, customerId);
+        if (!order) return failure(`Order ${orderNumber} was not found.`);
+        if (order.status !== 'open') return failure(`Order ${orderNumber} is ${order.status}; its delivery can't be moved.`);
+        order.deliveryDate = date;
+        return text(`The delivery of order ${orderNumber} is now on ${date}.`);
+      },
+    }),
+    fixtureTool({
+      name: 'order_cancel',
+      title: 'Cancel an order',
+      description: "Cancels one of the customer's open orders.",
+      input: { orderNumber: z.string().regex(/^\d+$/), customerId: z.string().min(1) },
+      annotations: reversibleWrite('Cancel an order'),
+      meta: { category: 'account', ...customerScope },
+      run: ({ orderNumber, customerId }) => {
+        const order = ownOrder(orderNumber, customerId);
+        if (!order) return failure(`Order ${orderNumber} was not found.`);
+        order.status = 'cancelled';
+        return text(`Order ${orderNumber} is cancelled.`);
+      },
+    }),
+    fixtureTool({
+      name: 'invoice_create_payment_link',
+      title: 'Create a payment link',
+      description: 'Creates a link the customer can pay one of their open invoices with.',
+      input: { number: z.string().regex(/^\d+$/).meta({ title: 'Invoice' }), customerId: z.string().min(1) },
+      annotations: reversibleWrite('Create a payment link'),
+      meta: customerScope,
+      run: ({ number, customerId }) => {
+        const invoice = invoices.find((candidate) => candidate.number === number && candidate.customer === customerName(customerId));
+        if (!invoice) return failure(`Invoice ${number} was not found.`);
+        if (invoice.status === 'paid') return failure(`Invoice ${number} is already paid.`);
+        const url = `https://pay.example.test/${number}/${state.paymentLinks.length + 1}`;
+        state.paymentLinks.push({ number, url });
+        return text(`Payment link for invoice ${number}: ${url}`);
+      },
+    }),
+    fixtureTool({
+      name: 'refund_create',
+      title: 'Refund an invoice',
+      description: "Refunds part or all of one of the customer's paid invoices.",
+      input: { number: z.string().regex(/^\d+$/).meta({ title: 'Invoice' }), amount: z.string().regex(/^\d+(\.\d{2})?$/), customerId: z.string().min(1) },
+      annotations: { readOnlyHint: false, destructiveHint: true, title: 'Refund an invoice' },
+      meta: { category: 'invoice', ...customerScope },
+      run: ({ number, amount, customerId }) => {
+        const invoice = invoices.find((candidate) => candidate.number === number && candidate.customer === customerName(customerId));
+        if (!invoice) return failure(`Invoice ${number} was not found.`);
+        state.refunds.push({ number, amount });
+        return text(`Refunded ${amount} EUR on invoice ${number}.`);
+      },
+    }),
+  ];
+}
+
+/** Names of the write tools above: a call carrying an idempotency key already seen answers as the first did. */
+const ACTION_TOOL_NAMES = new Set(['order_reschedule_delivery', 'order_cancel', 'invoice_create_payment_link', 'refund_create']);
+
+function businessTools(extraReadTools: number, state: BusinessState): FixtureTool[] {
   const tools: FixtureTool[] = [
     fixtureTool({
       name: 'invoice_get',
@@ -236,6 +371,7 @@ function businessTools(extraReadTools: number): FixtureTool[] {
       run: ({ accountId, plan }) => text(`Account ${accountId} is now on ${plan}.`),
     }),
   ];
+  tools.push(...actionTools(state));
   for (let index = 1; index <= extraReadTools; index += 1) {
     const sku = String(index).padStart(4, '0');
     tools.push(
@@ -301,7 +437,27 @@ async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
 }
 
 export async function startMcpServer(options: { extraReadTools?: number } = {}): Promise<McpTestServer> {
-  const tools = businessTools(options.extraReadTools ?? 0);
+  const state = initialState();
+  const tools = businessTools(options.extraReadTools ?? 0, state);
+  const applied: AppliedWrite[] = [];
+  const answered = new Map<string, CallToolResult>();
+  const holds = new Map<string, { reached: () => void; released: Promise<void> }>();
+  /** A write: once per idempotency key (a repeated key gets the first answer, no second effect). */
+  const runWrite = async (tool: FixtureTool, args: unknown, meta: Record<string, unknown> | undefined): Promise<CallToolResult> => {
+    const key = typeof meta?.['wa-assistant/idempotency-key'] === 'string' ? meta['wa-assistant/idempotency-key'] : undefined;
+    const seen = key === undefined ? undefined : answered.get(`${tool.name}|${key}`);
+    if (seen) return seen;
+    const result = tool.run(args);
+    if (!result.isError) applied.push({ tool: tool.name, arguments: { ...(args as Record<string, unknown>) }, idempotencyKey: key });
+    if (key !== undefined) answered.set(`${tool.name}|${key}`, result);
+    const hold = holds.get(tool.name);
+    if (hold) {
+      holds.delete(tool.name);
+      hold.reached();
+      await hold.released;
+    }
+    return result;
+  };
   const inputJsonSchemas = new Map(tools.map((tool) => [tool.name, z.toJSONSchema(tool.inputSchema, { io: 'input' })]));
   const calls: RecordedToolCall[] = [];
   const sessions = new Map<string, Session>();
@@ -312,6 +468,7 @@ export async function startMcpServer(options: { extraReadTools?: number } = {}):
         name: tool.name,
         description: tool.description,
         inputSchema: inputJsonSchemas.get(tool.name),
+        ...(tool.title ? { title: tool.title } : {}),
         ...(tool.annotations ? { annotations: tool.annotations } : {}),
         ...(tool.meta ? { _meta: tool.meta } : {}),
       }),
@@ -328,7 +485,7 @@ export async function startMcpServer(options: { extraReadTools?: number } = {}):
           ...(tool.annotations ? { annotations: tool.annotations } : {}),
           ...(tool.meta ? { _meta: tool.meta } : {}),
         },
-        (args: unknown) => tool.run(args),
+        (args: unknown, extra: { _meta?: Record<string, unknown> }) => (ACTION_TOOL_NAMES.has(tool.name) ? runWrite(tool, args, extra._meta) : tool.run(args)),
       );
     }
     // Replaces McpServer's one-page listing with a paged one, so clients must follow nextCursor.
@@ -393,6 +550,18 @@ export async function startMcpServer(options: { extraReadTools?: number } = {}):
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     calls,
+    applied,
+    orders: () => [...state.orders.values()].map((order) => ({ ...order })),
+    paymentLinks: () => [...state.paymentLinks],
+    refunds: () => [...state.refunds],
+    holdNextWrite(name) {
+      let reached = () => undefined as void;
+      let release = () => undefined as void;
+      const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      holds.set(name, { reached, released });
+      return { reached: reachedPromise, release };
+    },
     async changeAnnotations(name, annotations) {
       const tool = tools.find((candidate) => candidate.name === name);
       if (!tool) throw new Error(`test MCP server has no tool ${name}`);

@@ -40,8 +40,13 @@ export async function watchOrchestratorCommands(url: string) {
       marks.get(rest[0])?.();
       return;
     }
-    // The model providers' circuit breakers count too: a healthy turn must not touch them.
-    if (rest.some((arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:') || arg.startsWith('asst:{model-breaker:'))) {
+    // Orchestrator state, a turn's pending action (src/actions/) when it proposes one, and the model
+    // providers' circuit breakers (a healthy turn must not touch them).
+    if (
+      rest.some(
+        (arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:') || arg.startsWith('asst:action:') || arg.startsWith('asst:{model-breaker:'),
+      )
+    ) {
       commands.push({ name: name.toUpperCase(), args: rest });
     }
   });

@@ -7,10 +7,16 @@
  */
 import type { RoleDefinition } from '../../src/contracts/index.js';
 import { defineRole } from '../../src/orchestrator/define-role.js';
+import { Redis } from 'ioredis';
+import { createActions } from '../../src/actions/actions.js';
+import { createActionStore } from '../../src/actions/action-store.js';
+import { createCliChannel } from '../../channels/cli/index.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { roster } from '../../roles/index.js';
 import { connectBusinessMcp } from './business-mcp.js';
-import { keywordJudge, type Script } from './deterministic-model.js';
+import { keywordJudge, schemaDefault, type Script } from './deterministic-model.js';
 import { createOrchestratorFixture, watchOrchestratorCommands, type RedisCommand } from './orchestrator-fixture.js';
 
 type Watcher = Awaited<ReturnType<typeof watchOrchestratorCommands>>;
@@ -125,4 +131,78 @@ export function generatedRoster(count: number): RoleDefinition[] {
     }),
   );
   return [...roster, ...extra];
+}
+
+/**
+ * A steady bookkeeper turn whose model calls a write (issue 23): the action is proposed (stored,
+ * recorded, the confirmation asked) instead of run. Counts the action's keys with the
+ * orchestrator's; the outbox record it appends is not orchestrator state (as a reply's is not).
+ */
+export async function measureProposingTurn(): Promise<TurnCost & { asked: boolean; applied: number }> {
+  const mcp = await connectBusinessMcp();
+  const watcher: Watcher = await watchOrchestratorCommands(process.env.TEST_REDIS_URL!);
+  const actionRedis = new Redis(process.env.TEST_REDIS_URL!);
+  const actions = createActions({
+    store: createActionStore(actionRedis, { append: async () => undefined }),
+    source: mcp.source,
+    confirmTtlSeconds: 600,
+    irreversibleOptIn: new Set(),
+    logger: createLogger({ level: 'error', sink: () => undefined }),
+    metrics: createMetrics(),
+  });
+  const marks: Record<string, string> = {};
+  let measuring = false;
+  const cli = createCliChannel({ write: () => undefined });
+  const fixture = await createOrchestratorFixture({
+    roles: roster,
+    channel: { ...cli, identify: async () => ({ name: 'Ana Pérez', customerId: 'CUST-ACME', entities: [{ id: 'HL-2001', name: 'Acme Ltd' }] }) },
+    mcpTools: () => [...mcp.source.tools(), ...actions.tools()],
+    judge: async (call) => {
+      if (measuring && !marks.judge) marks.judge = await watcher.mark(fixture.redis, 'judge');
+      const json = schemaDefault(call.schema) as Record<string, unknown>;
+      if ('route' in json) json.route = 'bookkeeper';
+      if ('inScope' in json) json.inScope = true;
+      return { text: JSON.stringify(json) };
+    },
+    script: async (call) => {
+      if (measuring && !marks.model) marks.model = await watcher.mark(fixture.redis, 'model');
+      if (measuring && call.toolResults.length === 0)
+        return { toolCalls: [{ name: 'order_reschedule_delivery', input: { orderNumber: '5001', date: '2026-12-04' } }] };
+      return { text: `Answer to: ${call.userText}` };
+    },
+  });
+  try {
+    const id = `cli:budget-${Math.random().toString(36).slice(2)}`;
+    await fixture.turn(id, 'Which invoices are open?');
+    await fixture.turn(id, 'And the overdue one?');
+    const callsBefore = fixture.models.calls.length;
+    measuring = true;
+    const start = await watcher.mark(fixture.redis, 'start');
+    const result = await fixture.turn(id, 'Please move the delivery of order 5001 to 4 December');
+    const end = await watcher.mark(fixture.redis, 'end');
+    const calls = fixture.models.calls.slice(callsBefore);
+    const judgeCall = calls.find((call) => call.structured);
+    const replyCall = calls.find((call) => !call.structured);
+    const firstReply = calls.findIndex((call) => !call.structured);
+    return {
+      modelCallsBeforeReply: firstReply === -1 ? calls.length : firstReply,
+      reportedModelCalls: result.modelCalls,
+      roleId: result.roleId,
+      facts: {},
+      toolCalls: result.toolCalls.map((call) => call.toolName),
+      offered: result.offeredTools.length,
+      beforeJudge: names(between(watcher.commands, start, marks.judge ?? end)),
+      beforeModel: names(between(watcher.commands, start, marks.model!)),
+      total: names(between(watcher.commands, start, end)),
+      judgePromptChars: (judgeCall?.system.length ?? 0) + (judgeCall?.userText.length ?? 0),
+      replySystemChars: replyCall?.system.length ?? 0,
+      asked: result.text.startsWith('Please confirm: Reschedule a delivery') && result.choices?.length === 2,
+      applied: mcp.server.applied.length,
+    };
+  } finally {
+    await fixture.close();
+    await watcher.close();
+    await actionRedis.quit();
+    await mcp.close();
+  }
 }

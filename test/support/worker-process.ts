@@ -15,11 +15,16 @@ const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
 const handoffScript = process.env.TEST_SCRIPT === 'handoff';
 /** `poison`: a message containing POISON aborts the process while its turn runs (a fault hook, as a fatal bug or an out-of-memory would). */
 const poisonScript = process.env.TEST_SCRIPT === 'poison';
+/** `action`: the model calls the reschedule write when asked to (for the confirmed-action kill test). */
+const actionScript = process.env.TEST_SCRIPT === 'action';
 const models = createDeterministicModels((call) => {
   process.stdout.write(`model-called ${call.userText}\n`);
   if (poisonScript && call.userText.includes('POISON')) process.abort();
   if (handoffScript && /demo/i.test(call.userText) && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'book_sales_call', input: { reason: 'Demo for a team of 12' } }] };
+  }
+  if (actionScript && call.userText.includes('do:reschedule') && call.toolResults.length === 0) {
+    return { toolCalls: [{ name: 'order_reschedule_delivery', input: { orderNumber: '5001', date: '2026-12-06' } }] };
   }
   return { text: `Slow answer to: ${call.userText}`, delayMs };
 });

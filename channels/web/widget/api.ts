@@ -89,6 +89,8 @@ export interface OutgoingMessage {
   page?: { url: string; title: string };
   /** Ids of files uploaded to this conversation (`uploadUrl`). */
   attachments?: string[];
+  /** The id of the choice the visitor tapped (`text` is its label). */
+  choice?: string;
 }
 
 export type ApiResult<Value> = { ok: true; value: Value } | ApiFailure;

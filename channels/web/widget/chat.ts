@@ -10,6 +10,7 @@ import type { ApiResult, Session, WidgetApi } from './api.js';
 import type { AttachmentStrings } from './attachment-strings.js';
 import { uploadFile } from './attachment-upload.js';
 import { showSentAttachments, type Attachments, type Upload } from './attachments.js';
+import { createChoiceGroup, type ChoiceGroup } from './choices.js';
 import { createEventStream, type StreamEvent } from './event-stream.js';
 import { createOutbox } from './outbox.js';
 import type { Panel } from './panel.js';
@@ -162,6 +163,8 @@ export function createChat(options: ChatOptions): Chat {
     return (await renew()) ? call(session.token) : first;
   };
 
+  /** The buttons of the latest question, while they may still be used. */
+  let openChoices: ChoiceGroup | undefined;
   const outbox = createOutbox({
     strings,
     addBubble(text, attachments) {
@@ -204,7 +207,20 @@ export function createChat(options: ChatOptions): Chat {
         return;
       }
       setTyping(false);
-      if (list.completeAssistant(event.id, event.text, event.sender, event.at, event.failed ? event.replyTo : undefined)) options.onReply(event.text);
+      // A newer message makes any earlier question's buttons stale.
+      openChoices?.disable();
+      openChoices = undefined;
+      if (list.completeAssistant(event.id, event.text, event.sender, event.at, event.failed ? event.replyTo : undefined)) {
+        if (event.choices) {
+          const group = createChoiceGroup(event.choices, strings.choicesLabel, (choice) => {
+            connect();
+            outbox.enqueue(choice.label, [], choice.id);
+          });
+          list.attachUnder(event.id, group.element);
+          openChoices = group;
+        }
+        options.onReply(event.text);
+      }
       // A reply to a message this tab has never seen: another tab sent it; catch up.
       if (event.replyTo && !list.has(event.replyTo) && !outbox.owns(event.replyTo)) void resync();
     },
@@ -283,6 +299,9 @@ export function createChat(options: ChatOptions): Chat {
       void authorized((token) => api.reportTyping(token, typing));
     },
     send(text) {
+      // A typed message answers (or passes over) any open question: its buttons go stale.
+      openChoices?.disable();
+      openChoices = undefined;
       const trimmed = text.trim();
       const { tray } = options.attachments;
       const uploading = tray.uploading();

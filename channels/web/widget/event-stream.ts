@@ -6,6 +6,7 @@
  * the connection goes down and comes back, so the chat can say it is reconnecting.
  */
 import { instant, parseSender, type Sender } from './api.js';
+import type { WidgetChoice } from './choices.js';
 
 export type StreamEvent =
   | { type: 'typing' }
@@ -20,6 +21,8 @@ export type StreamEvent =
       at: number | undefined;
       /** The service gave up on the visitor's message `replyTo`: this is its apology. */
       failed: boolean;
+      /** A question's answers to show as buttons. */
+      choices: WidgetChoice[] | undefined;
     }
   | { type: 'handoff'; team: string; status: string | undefined }
   | { type: 'state'; holder: Sender };
@@ -46,6 +49,16 @@ export interface EventStream {
 type Json = Record<string, unknown>;
 const asText = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
+function parseChoices(value: unknown): WidgetChoice[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const choices = value.flatMap((item: unknown) => {
+    if (typeof item !== 'object' || item === null) return [];
+    const { id, label } = item as Json;
+    return typeof id === 'string' && typeof label === 'string' ? [{ id, label }] : [];
+  });
+  return choices.length > 0 ? choices : undefined;
+}
+
 // One parser per event name; adding an event adds an entry.
 const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefined> = {
   typing: () => ({ type: 'typing' }),
@@ -59,7 +72,17 @@ const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefin
     const text = asText(data.text);
     const role = data.role === 'visitor' ? 'visitor' : data.role === 'assistant' || data.role === undefined ? 'assistant' : undefined;
     return id && text !== undefined && role
-      ? { type: 'message', id, role, text, replyTo: asText(data.replyTo), sender: parseSender(data.sender), at: instant(data.at), failed: data.failed === true }
+      ? {
+          type: 'message',
+          id,
+          role,
+          text,
+          replyTo: asText(data.replyTo),
+          sender: parseSender(data.sender),
+          at: instant(data.at),
+          failed: data.failed === true,
+          choices: parseChoices(data.choices),
+        }
       : undefined;
   },
   handoff: (data) => ({ type: 'handoff', team: asText(data.team) ?? '', status: asText(data.status) }),

@@ -47,6 +47,8 @@ export interface MessageList {
   /** A turn is starting (again): a reply still streaming restarts from its next piece. */
   restartStreaming(): void;
   has(id: string): boolean;
+  /** Puts `node` (a question's answers) under the assistant message `id`. */
+  attachUnder(id: string, node: HTMLElement): void;
   setTyping(visible: boolean): void;
   addStatus(text: string): void;
   addNotice(text: string): void;
@@ -336,6 +338,11 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       for (const entry of assistants.values()) if (!entry.complete) entry.restart = true;
     },
     has: (id) => assistants.has(id) || visitors.has(id),
+    attachUnder(id, node) {
+      const pinned = isPinned();
+      assistants.get(id)?.element.append(node);
+      if (pinned) scrollToEnd();
+    },
     setTyping(visible) {
       if (visible === typing.isConnected) return;
       if (!visible) {

@@ -15,7 +15,7 @@ import type { WidgetStrings } from './strings.js';
 export interface OutboxOptions {
   strings: WidgetStrings;
   addBubble(text: string, attachments: readonly SentAttachment[]): OutgoingBubble;
-  send(message: { clientMessageId: string; text: string; attachments?: string[] }): Promise<ApiResult<AcceptedMessage>>;
+  send(message: { clientMessageId: string; text: string; attachments?: string[]; choice?: string }): Promise<ApiResult<AcceptedMessage>>;
   /** The server refused the text as too long; the bubble is already gone. */
   onTooLong(text: string, maxChars: number | undefined): void;
   /** Sending is paused for `seconds`; undefined when it resumes. */
@@ -25,7 +25,7 @@ export interface OutboxOptions {
 }
 
 export interface Outbox {
-  enqueue(text: string, attachments?: readonly SentAttachment[]): void;
+  enqueue(text: string, attachments?: readonly SentAttachment[], choice?: string): void;
   /** True when `messageId` is one of ours. */
   owns(messageId: string): boolean;
   /** The text of our message `messageId`, while the outbox holds it. */
@@ -42,6 +42,8 @@ interface Outgoing {
   text: string;
   /** Uploaded file ids the message names. */
   attachments: string[];
+  /** A tapped choice's id. */
+  choice?: string;
   bubble: OutgoingBubble;
   state: 'queued' | 'sending' | 'sent' | 'failed';
   messageId?: string;
@@ -162,7 +164,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
     sending = true;
     entry.state = 'sending';
     const attachments = entry.attachments.length > 0 ? { attachments: entry.attachments } : {};
-    const result = await options.send({ clientMessageId: entry.clientMessageId, text: entry.text, ...attachments });
+    const result = await options.send({
+      clientMessageId: entry.clientMessageId,
+      text: entry.text,
+      ...attachments,
+      ...(entry.choice ? { choice: entry.choice } : {}),
+    });
     sending = false;
     // A new chat may have cleared the outbox while this was in flight.
     if (entries.includes(entry)) settle(entry, result);
@@ -170,10 +177,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
 
   return {
-    enqueue(text, attachments = []) {
+    enqueue(text, attachments = [], choice) {
       const bubble = options.addBubble(text, attachments);
       bubble.setState('pending');
-      entries.push({ clientMessageId: newClientMessageId(), text, attachments: attachments.map((attachment) => attachment.id), bubble, state: 'queued' });
+      entries.push({
+        clientMessageId: newClientMessageId(),
+        text,
+        attachments: attachments.map((attachment) => attachment.id),
+        ...(choice ? { choice } : {}),
+        bubble,
+        state: 'queued',
+      });
       void pump();
     },
     owns: (messageId) => entries.some((entry) => entry.messageId === messageId || entry.clientMessageId === messageId),

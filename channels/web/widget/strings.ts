@@ -15,6 +15,8 @@ export interface WidgetStrings {
   inputLabel: string;
   placeholder: string;
   conversationLabel: string;
+  /** The label of a question's answer buttons. */
+  choicesLabel: string;
   /** The visitor's own name over their messages. */
   you: string;
   /** The header's subtitle while the assistant holds the conversation. */
@@ -36,7 +38,7 @@ export interface WidgetStrings {
   failed: string;
   unavailable: string;
   characterCount(used: number, maxChars: number): string;
-  /** Issue 29: the launcher before a session, message states in words, a slow turn, a failed one, "New chat" confirmed. */
+  /** The launcher before a session, message states in words, a slow turn, a failed one, "New chat" confirmed. */
   connecting: string;
   sending: string;
   sent: string;
@@ -56,6 +58,7 @@ export const ENGLISH = {
   inputLabel: 'Your message',
   placeholder: 'Type your message…',
   conversationLabel: 'Conversation',
+  choicesLabel: 'Answers',
   you: 'You',
   talkingToAssistant: "You're chatting with our assistant",
   talkingToTeammate: "You're chatting with {name} from {team}",

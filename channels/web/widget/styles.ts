@@ -4,6 +4,7 @@
  * <style> element carrying the embedding script's nonce. No style attribute is ever written.
  */
 import { ATTACHMENT_CSS } from './attachments.js';
+import { CHOICES_CSS } from './choices.js';
 import type { Palette, Theme } from './theme.js';
 
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
@@ -150,6 +151,7 @@ button { font: inherit; margin: 0; }
 .counter { margin-inline-start: auto; color: var(--muted); }
 .counter.over { color: var(--danger); font-weight: 600; }
 ${ATTACHMENT_CSS}
+${CHOICES_CSS}
 @media (max-width: 479.98px) { .panel, .left .panel { top: 0; right: 0; bottom: 0; left: 0; width: 100%; height: 100%; max-height: none; border-radius: 0; } .launcher { right: 16px; bottom: 16px; } .left .launcher { left: 16px; } .header { padding-top: calc(14px + env(safe-area-inset-top, 0px)); } .message, .outgoing, .incoming { max-width: 90%; } .icon-button { width: 44px; height: 44px; } .input { font-size: 16px; } .composer { padding-bottom: calc(12px + env(safe-area-inset-bottom, 0px)); }
 }
 @media print { .root { display: none; }

@@ -1,0 +1,50 @@
+/**
+ * A question's answers as buttons under the assistant's message (an action's Confirm / Cancel,
+ * the visitor's companies). They are real buttons in a labelled group (Tab reaches them, Enter
+ * or Space presses them) inside the log's live region, so a screen reader reads them with the
+ * message. A tap sends the button's label as the visitor's message with the choice's id; once
+ * one is used, or a newer message makes the question stale, every button of the group is
+ * disabled (the one used stays marked pressed).
+ */
+import { element } from './dom.js';
+
+export interface WidgetChoice {
+  id: string;
+  label: string;
+}
+
+export interface ChoiceGroup {
+  readonly element: HTMLElement;
+  /** No answer can be chosen any more (used, or the question is stale). */
+  disable(): void;
+}
+
+export const CHOICES_CSS = `
+.choices { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0 2px; }
+.choices button {
+  border: 1px solid var(--accent); background: transparent; color: var(--accent); border-radius: 16px;
+  padding: 5px 12px; cursor: pointer; font-size: 14px;
+}
+.choices button:hover:not(:disabled) { background: var(--accent); color: var(--on-accent); }
+.choices button:focus-visible { outline: 2px solid var(--ring); outline-offset: 2px; }
+.choices button:disabled { cursor: default; opacity: 0.5; }
+.choices button[aria-pressed="true"] { background: var(--accent); color: var(--on-accent); opacity: 1; }
+`;
+
+export function createChoiceGroup(choices: readonly WidgetChoice[], label: string, onChoose: (choice: WidgetChoice) => void): ChoiceGroup {
+  const buttons = choices.map((choice) => {
+    const button = element('button', { text: choice.label, attributes: { type: 'button', 'data-choice': choice.id, 'aria-pressed': 'false' } });
+    button.addEventListener('click', () => {
+      if (button.disabled) return;
+      button.setAttribute('aria-pressed', 'true');
+      disable();
+      onChoose(choice);
+    });
+    return button;
+  });
+  const group = element('div', { className: 'choices', attributes: { role: 'group', 'aria-label': label } }, buttons);
+  const disable = (): void => {
+    for (const button of buttons) button.disabled = true;
+  };
+  return { element: group, disable };
+}

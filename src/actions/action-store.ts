@@ -1,0 +1,114 @@
+/**
+ * A confirmed action's state in Redis: one hash per action under the conversation's hash tag
+ * (`state` and the whole `record`), moved only by compare-and-set on `state`, so each step of
+ * `proposed → confirmed → running → done | failed` (or `cancelled` / `expired`) happens once
+ * whoever races for it. Every step it takes is also appended to the transcript outbox (an
+ * `action` record, idempotent by `_id`), which puts the action in MongoDB off the hot path.
+ *
+ * Must never let a step happen from a state it does not follow, and never keep an action past
+ * its retention: the key expires `ACTION_RETENTION_SECONDS` after it was proposed.
+ */
+import { z } from 'zod';
+import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import type { TranscriptOutbox } from '../store/outbox.js';
+
+export const ACTION_STATES = ['proposed', 'confirmed', 'running', 'done', 'failed', 'cancelled', 'expired'] as const;
+export type ActionState = (typeof ACTION_STATES)[number];
+
+/** How long an action's state stays in Redis after it was proposed (the record stays in MongoDB). */
+const ACTION_RETENTION_SECONDS = 24 * 60 * 60;
+
+const Iso = z.iso.datetime();
+
+export const ActionRecordSchema = z.object({
+  _id: z.string(),
+  conversationId: z.string(),
+  channel: z.string(),
+  tool: z.string(),
+  title: z.string(),
+  effect: z.enum(['reversible', 'irreversible']),
+  /** The frozen arguments the tool runs with: scoped ones from the verified caller. */
+  args: z.record(z.string(), z.unknown()),
+  /** What the customer was shown (rendered by the service, never by the model). */
+  summary: z.string(),
+  state: z.enum(ACTION_STATES),
+  proposedBy: z.object({ address: z.string(), customerId: z.string().optional(), entityId: z.string().optional(), roleId: z.string(), runId: z.string() }),
+  confirmedBy: z.object({ address: z.string(), via: z.enum(['customer', 'teammate']), name: z.string().optional() }).optional(),
+  /** Who may confirm it: the customer (default), or a teammate (an irreversible write not opted in). */
+  confirmer: z.enum(['customer', 'teammate']).optional(),
+  /** Why it ended without running (`declined`, `superseded`, `forged-choice`…). */
+  reason: z.string().optional(),
+  result: z.unknown().optional(),
+  error: z.string().optional(),
+  /** Calls made to the MCP server (more than one only when an outcome was lost and resolved). */
+  calls: z.number().int().nonnegative(),
+  createdAt: Iso,
+  expiresAt: Iso,
+  updatedAt: Iso,
+});
+export type ActionRecord = z.infer<typeof ActionRecordSchema>;
+
+export const actionKey = (conversationKey: string, actionId: string) => `${KEY_PREFIX}:action:{${conversationKey}}:${actionId}`;
+
+// KEYS[1] the action; ARGV: the states it may move from (space separated), the new state, the new record.
+const transitionScript = luaScript(`
+local current = redis.call('HGET', KEYS[1], 'state')
+if not current then return false end
+for state in string.gmatch(ARGV[1], '%S+') do
+  if state == current then
+    redis.call('HSET', KEYS[1], 'state', ARGV[2], 'record', ARGV[3])
+    return 'ok'
+  end
+end
+return current
+`);
+
+// KEYS[1] the action; ARGV: the record, its TTL. Only when it does not exist yet.
+const createScript = luaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'proposed', 'record', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
+
+export interface ActionStore {
+  create(conversationKey: string, record: ActionRecord): Promise<void>;
+  get(conversationKey: string, actionId: string): Promise<ActionRecord | undefined>;
+  /**
+   * Moves the action from one of `from` to `record.state`, storing `record`; returns the record
+   * stored now, or `{ state }` of what it is instead (undefined: gone).
+   */
+  transition(
+    conversationKey: string,
+    from: readonly ActionState[],
+    record: ActionRecord,
+  ): Promise<{ moved: true } | { moved: false; state: string | undefined }>;
+}
+
+export function createActionStore(redis: RedisClient, outbox: Pick<TranscriptOutbox, 'append'>): ActionStore {
+  const recordIt = (record: ActionRecord) => outbox.append([{ kind: 'action', action: record }]);
+  return {
+    async create(conversationKey, record) {
+      const created = await createScript(redis, [actionKey(conversationKey, record._id)], [JSON.stringify(record), ACTION_RETENTION_SECONDS]);
+      if (Number(created) === 1) await recordIt(record);
+    },
+    async get(conversationKey, actionId) {
+      const raw = await redis.hget(actionKey(conversationKey, actionId), 'record');
+      if (raw === null) return undefined;
+      try {
+        const parsed = ActionRecordSchema.safeParse(JSON.parse(raw));
+        return parsed.success ? parsed.data : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async transition(conversationKey, from, record) {
+      const outcome = await transitionScript(redis, [actionKey(conversationKey, record._id)], [from.join(' '), record.state, JSON.stringify(record)]);
+      if (outcome === 'ok') {
+        await recordIt(record);
+        return { moved: true };
+      }
+      return { moved: false, state: typeof outcome === 'string' ? outcome : undefined };
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * How a question's choices read as text: the numbered lines every channel sends (a channel that
+ * shows buttons may leave them out), so a typed "1" or the option's name answers as a tap does.
+ */
+import type { Choice } from './tool.js';
+
+export function choiceLines(choices: readonly Choice[]): string {
+  return choices.map((choice, index) => `${index + 1}. ${choice.label}`).join('\n');
+}
+
+/** `text` without the trailing numbered lines `choiceLines` wrote for `choices` (for a channel showing them as buttons). */
+export function withoutChoiceLines(text: string, choices: readonly Choice[]): string {
+  const lines = choiceLines(choices);
+  const at = text.lastIndexOf(lines);
+  if (at < 0) return text;
+  const before = text.slice(0, at).trimEnd();
+  const after = text.slice(at + lines.length).trimStart();
+  return before && after ? `${before}\n${after}` : before || after;
+}

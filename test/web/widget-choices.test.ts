@@ -1,0 +1,157 @@
+/**
+ * Choices in the widget, in Chromium: a verified visitor asks for a change, the assistant's
+ * confirmation comes with Confirm / Cancel buttons under it (a labelled group, reachable by
+ * keyboard), pressing one sends it as the visitor's answer, and the buttons are disabled from
+ * then on. Confirm runs the write once on the real MCP test server; Cancel runs nothing. Another
+ * visitor posting the same choice id gets nowhere.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { writeWidgetBundle } from '../../scripts/build-widget.js';
+import { launchBrowser, type LaunchedBrowser } from '../support/browser.js';
+import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
+import { schemaDefault, type Script } from '../support/deterministic-model.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
+import { findFreePort } from '../support/services.js';
+import { bubbleText, openWidget } from '../support/widget-page.js';
+
+const SECRET = 'shop-identity-secret-0123456789abcdef';
+
+const model: Script = ({ userText, system, toolResults }) => {
+  const outcome = /Result: (.*)\. Continue from there\./s.exec(system)?.[1];
+  if (outcome) return { text: `Outcome: ${outcome}` };
+  if (userText.includes('do:reschedule') && toolResults.length === 0) {
+    return { toolCalls: [{ name: 'order_reschedule_delivery', input: { orderNumber: '5001', date: '2026-12-05' } }] };
+  }
+  if (userText.includes('do:cancel') && toolResults.length === 0) return { toolCalls: [{ name: 'order_cancel', input: { orderNumber: '5002' } }] };
+  return { text: `Fresh answer to: ${userText.slice(-40)}` };
+};
+
+const bookkeeperJudge: Script = (call) => {
+  const json = schemaDefault(call.schema) as Record<string, unknown>;
+  if ('route' in json) json.route = 'bookkeeper';
+  if ('inScope' in json) json.inScope = true;
+  return { text: JSON.stringify(json) };
+};
+
+let mcp: McpTestServer;
+let harness: Harness;
+let chromium: LaunchedBrowser;
+let server: Server;
+let origin: string;
+
+beforeAll(async () => {
+  await writeWidgetBundle();
+  const port = await findFreePort();
+  origin = `http://127.0.0.1:${port}`;
+  mcp = await startMcpServer();
+  harness = await startHarness({
+    script: model,
+    env: {
+      MCP_SERVER_URL: mcp.url,
+      MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES,
+      WEB_SITES: JSON.stringify([{ key: 'test-site', name: 'Harbour Lane', origins: [origin], identitySecret: SECRET, language: 'en' }]),
+    },
+  });
+  harness.models.setJudge(bookkeeperJudge);
+  await harness.services.contacts.upsert({
+    address: 'user:u-ana',
+    name: 'Ana Pérez',
+    externalId: 'u-ana',
+    customerId: 'CUST-ACME',
+    entities: [{ id: 'HL-2001', name: 'Acme Ltd' }],
+  });
+  // The site signs its user with the issue time (docs/widget.md, "Verified website visitors").
+  const ts = String(Math.floor(Date.now() / 1000));
+  const hash = createHmac('sha256', SECRET).update(['u-ana', '', '', ts].join('\n')).digest('hex');
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Orders</title></head><body><main><h1>Your orders</h1></main>
+<script src="${origin}/widget.js" data-site-key="test-site" data-user-id="u-ana" data-user-ts="${ts}" data-user-hash="${hash}" async></script></body></html>`;
+  const app = harness.services.app;
+  server = createServer((request, response) => {
+    if (request.url === '/host') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    else app(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  chromium = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await chromium?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await harness?.close();
+  await mcp?.close();
+});
+
+test('a confirmation shows Confirm and Cancel buttons; pressing Confirm (by keyboard) runs it once and disables them', async () => {
+  const watched = await chromium.newPage();
+  try {
+    const { page } = watched;
+    await page.goto(`${origin}/host`);
+    const parts = await openWidget(page);
+    await parts.input.fill('do:reschedule my delivery please');
+    await parts.send.click();
+    const answers = page.getByRole('group', { name: 'Answers' });
+    await answers.waitFor({ state: 'visible', timeout: 10_000 });
+    const question = await bubbleText(parts.assistantBubbles.last());
+    expect(question).toContain('Please confirm: Reschedule a delivery');
+    expect(question).toContain('New delivery date: 2026-12-05');
+    const confirm = answers.getByRole('button', { name: 'Confirm' });
+    const cancel = answers.getByRole('button', { name: 'Cancel' });
+    expect(mcp.applied).toEqual([]);
+    await confirm.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => (await parts.assistantBubbles.count()) >= 2 && (await bubbleText(parts.assistantBubbles.last())).includes('Outcome:'));
+    expect(await bubbleText(parts.assistantBubbles.last())).toContain('The delivery of order 5001 is now on 2026-12-05.');
+    expect(await confirm.isDisabled()).toBe(true);
+    expect(await cancel.isDisabled()).toBe(true);
+    expect(await confirm.getAttribute('aria-pressed')).toBe('true');
+    // The visitor's answer shows as their message, with the button's label.
+    expect(await bubbleText(parts.visitorBubbles.last())).toBe('Confirm');
+    expect(mcp.applied.map((write) => write.tool)).toEqual(['order_reschedule_delivery']);
+    expect(mcp.orders().find((order) => order.number === '5001')?.deliveryDate).toBe('2026-12-05');
+
+    // A second confirmation, answered by Cancel: nothing runs.
+    await parts.input.fill('do:cancel order 5002');
+    await parts.send.click();
+    const second = page.getByRole('group', { name: 'Answers' }).last();
+    await eventually(async () => !(await second.getByRole('button', { name: 'Cancel' }).isDisabled()));
+    await second.getByRole('button', { name: 'Cancel' }).click();
+    await eventually(async () => (await bubbleText(parts.assistantBubbles.last())).includes('cancelled'));
+    expect(mcp.applied.map((write) => write.tool)).toEqual(['order_reschedule_delivery']);
+    expect(watched.record.pageErrors).toEqual([]);
+  } finally {
+    await watched.close();
+  }
+}, 60_000);
+
+test("another visitor posting the choice id of Ana's confirmation gets nowhere", async () => {
+  const watched = await chromium.newPage();
+  try {
+    const { page } = watched;
+    await page.goto(`${origin}/host`);
+    const parts = await openWidget(page);
+    await parts.input.fill('do:cancel order 5002');
+    await parts.send.click();
+    await page.getByRole('group', { name: 'Answers' }).waitFor({ state: 'visible', timeout: 10_000 });
+    const choiceId = await page.getByRole('group', { name: 'Answers' }).getByRole('button', { name: 'Confirm' }).getAttribute('data-choice');
+    expect(choiceId).toMatch(/^act:/);
+    // An anonymous visitor of the same site sends the same payload.
+    const started = await harness.http.post('/api/widget/session').set('Origin', origin).send({ siteKey: 'test-site' });
+    const token = (started.body as { token: string }).token;
+    const before = harness.models.replyCalls().length;
+    const posted = await harness.http
+      .post('/api/widget/messages')
+      .set('Origin', origin)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ clientMessageId: 'stranger-tap-1', text: 'Confirm', choice: choiceId });
+    expect(posted.status).toBe(202);
+    await eventually(() => harness.models.replyCalls().length > before);
+    expect(mcp.applied.filter((write) => write.tool === 'order_cancel')).toEqual([]);
+    expect(mcp.orders().find((order) => order.number === '5002')?.status).toBe('open');
+  } finally {
+    await watched.close();
+  }
+}, 60_000);
