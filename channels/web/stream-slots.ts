@@ -4,15 +4,21 @@
  * died stops counting after a few missed heartbeats instead of holding its slot for ever.
  */
 import { randomUUID } from 'node:crypto';
-import { KEY_PREFIX, type RedisClient } from '../../src/redis.js';
+import { KEY_PREFIX, luaScript, type RedisClient } from '../../src/redis.js';
 
 // KEYS: slots. ARGV: now (ms), stale before (ms), member, cap, ttl (s). Returns 1 when a slot was taken.
-const takeScript = `
+// Sent once (EVALSHA after), not with every stream's open.
+const takeScript = luaScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
-return 1`;
+return 1`);
+// KEYS: slots. ARGV: now (ms), member, ttl (s). A script, not a MULTI: no ioredis pipeline object per heartbeat.
+const refreshScript = luaScript(`
+redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1`);
 
 export interface StreamSlot {
   /** Marks the stream alive; call it on every heartbeat. */
@@ -29,11 +35,11 @@ export function createStreamSlots(redis: RedisClient, options: { perVisitor: num
       const key = `${KEY_PREFIX}:streams:{${visitorKey}}`;
       const member = randomUUID();
       const now = Date.now();
-      const taken = await redis.eval(takeScript, 1, key, now, now - staleAfterMs, member, options.perVisitor, ttlSeconds);
+      const taken = await takeScript(redis, [key], [now, now - staleAfterMs, member, options.perVisitor, ttlSeconds]);
       if (taken !== 1) return undefined;
       return {
         async refresh() {
-          await redis.multi().zadd(key, 'XX', Date.now(), member).expire(key, ttlSeconds).exec();
+          await refreshScript(redis, [key], [Date.now(), member, ttlSeconds]);
         },
         async release() {
           await redis.zrem(key, member);

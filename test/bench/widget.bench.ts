@@ -18,7 +18,9 @@ import { TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, testEnv } from '../support/harness.j
 import { findFreePort, startMongo, startRedis } from '../support/services.js';
 import { collectSse } from '../support/sse.js';
 
-const CONNECTIONS = Number(process.env.BENCH_SSE_CONNECTIONS ?? 2000);
+// Issue 29: one web process holds 5,000 event streams at ≤ 20 KiB each.
+const CONNECTIONS = Number(process.env.BENCH_SSE_CONNECTIONS ?? 5000);
+const BATCH = Math.max(1, Number(process.env.BENCH_SSE_BATCH ?? 250));
 const TURNS = Number(process.env.BENCH_WIDGET_TURNS ?? 60);
 const ORIGIN = 'https://shop.example.test';
 
@@ -53,7 +55,9 @@ async function session(base: string): Promise<string> {
 
 // 1. Open SSE connections held by one web process.
 const port = await findFreePort();
-const web = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], {
+// The heap flag production runs with (Procfile, scripts/start.sh, the image: docs/observability.md, "Memory"); BENCH_NODE_FLAGS adds more.
+const webFlags = ['--max-old-space-size=1024', ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+const web = spawn(process.execPath, [...webFlags, '--import', 'tsx', 'src/main.ts', 'web'], {
   env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -73,24 +77,24 @@ await new Promise((resolve) => setTimeout(resolve, 500));
 const before = await rssMiB(web.pid!);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 const open: http.ClientRequest[] = [];
-await Promise.all(
-  Array.from(
-    { length: CONNECTIONS },
-    (_, index) =>
-      new Promise<void>((resolve, reject) => {
-        const request = http.get(
-          `${webBase}/api/widget/events?token=${encodeURIComponent(tokens[index % tokens.length]!)}`,
-          { agent, headers: { origin: ORIGIN } },
-          (response) => {
-            response.once('data', () => resolve());
-            response.on('error', () => undefined);
-          },
-        );
-        request.on('error', reject);
-        open.push(request);
-      }),
-  ),
-);
+const openStream = (index: number) =>
+  new Promise<void>((resolve, reject) => {
+    const request = http.get(
+      `${webBase}/api/widget/events?token=${encodeURIComponent(tokens[index % tokens.length]!)}`,
+      { agent, headers: { origin: ORIGIN } },
+      (response) => {
+        response.once('data', () => resolve());
+        response.on('error', () => undefined);
+      },
+    );
+    request.on('error', reject);
+    open.push(request);
+  });
+// Opened BENCH_SSE_BATCH at a time (each batch once the last is open), as visitors arrive over
+// time; BENCH_SSE_BATCH=<CONNECTIONS> opens them all at once.
+for (let first = 0; first < CONNECTIONS; first += BATCH) {
+  await Promise.all(Array.from({ length: Math.min(BATCH, CONNECTIONS - first) }, (_, offset) => openStream(first + offset)));
+}
 await new Promise((resolve) => setTimeout(resolve, 1000));
 const after = await rssMiB(web.pid!);
 for (const request of open) request.destroy();
@@ -146,9 +150,9 @@ for (let turn = 0; turn < TURNS; turn += 1) {
 const row = (name: string, value: string) => console.log(`${name.padEnd(56)} ${value}`);
 const ms = (values: number[]) => `${percentile(values, 50).toFixed(1)} / ${percentile(values, 99).toFixed(1)}`;
 console.log('\nWidget benchmark (loopback; Redis stream + pub/sub; SSE over HTTP/1.1)');
-row(`open SSE connections held by one web process`, `${open.length}`);
+row(`open SSE connections held by one web process (node ${process.version}, ${webFlags.join(' ')})`, `${open.length}`);
 row('  web process RSS before / after (MiB)', `${before.toFixed(1)} / ${after.toFixed(1)}`);
-row('  memory per open connection (KiB)', (((after - before) * 1024) / open.length).toFixed(1));
+row(`  memory per open connection (KiB, opened ${Math.min(BATCH, CONNECTIONS)} at a time)`, (((after - before) * 1024) / open.length).toFixed(1));
 row(`worker → browser, first token p50 / p99 (ms, ${TURNS} turns; includes 40 ms delta coalescing)`, ms(firstToken));
 row('worker → browser, complete message p50 / p99 (ms)', ms(complete));
 
