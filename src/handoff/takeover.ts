@@ -21,7 +21,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Actor, HandoffRecord, HandoffStatus, HandoffStore } from './handoff-store.js';
 import type { Teams } from './teams.js';
-import { MEDIA_FAILURES, MEDIA_KINDS } from '../media/content-check.js';
+import { MediaReferenceSchema } from '../media/content-check.js';
 import { takeoverKeys, WATCHED_TTL_SECONDS, type TakeoverState, type TakeoverStateStore } from './takeover-state.js';
 
 export type { Actor, HandoffStatus, TakeoverState };
@@ -45,20 +45,7 @@ export const ConversationEventSchema = z.discriminatedUnion('type', [
       /** It went out as an approved template (outside WhatsApp's 24-hour window). */
       template: z.boolean().optional(),
       /** A customer's photos, voice notes and documents (store ids; the page signs its own links to them). */
-      media: z
-        .array(
-          z.object({
-            id: z.string().optional(),
-            contentType: z.string(),
-            kind: z.enum(MEDIA_KINDS).optional(),
-            size: z.number().optional(),
-            filename: z.string().optional(),
-            transcription: z.string().optional(),
-            error: z.enum(MEDIA_FAILURES).optional(),
-          }),
-        )
-        .max(10)
-        .optional(),
+      media: z.array(MediaReferenceSchema).max(10).optional(),
     }),
   }),
   z.object({

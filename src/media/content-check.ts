@@ -5,6 +5,7 @@
  * `unsupported-type`. Used by the media store for every stored file (WhatsApp fetches and
  * widget uploads alike).
  */
+import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 
 /** How the turn uses a media: images and PDFs reach the model as parts, audio is transcribed. */
@@ -25,6 +26,21 @@ export const MEDIA_FAILURES = [
   'over-turn-limit',
 ] as const;
 export type MediaFailure = (typeof MEDIA_FAILURES)[number];
+
+/**
+ * One stored media reference as records and events carry it (a store id, its kinds, a voice
+ * note's transcription, why a file was not used): a plain object, so a field it does not know is
+ * dropped (`MediaReference` in `inbound-media.ts` has no room for extras).
+ */
+export const MediaReferenceSchema = z.object({
+  id: z.string().optional(),
+  contentType: z.string(),
+  kind: z.enum(MEDIA_KINDS).optional(),
+  size: z.number().optional(),
+  filename: z.string().optional(),
+  transcription: z.string().optional(),
+  error: z.enum(MEDIA_FAILURES).optional(),
+});
 
 /** A media refused or lost for a reason the same request would meet again: never retried. */
 export class MediaRejectedError extends AppError {

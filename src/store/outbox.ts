@@ -19,7 +19,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { MEDIA_FAILURES, MEDIA_KINDS } from '../media/content-check.js';
+import { MediaReferenceSchema } from '../media/content-check.js';
 import { luaScript, type RedisClient } from '../redis.js';
 import { AppError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
@@ -47,20 +47,7 @@ export const OutboxMessageSchema = z.looseObject({
   status: MessageStatusSchema,
   errorMessage: z.string().optional(),
   /** An inbound message's media references (store ids, kinds, a transcription, why one was not used). */
-  media: z
-    .array(
-      // A plain object (a field it does not know is dropped): `MediaReference` (src/media) is typed without extra fields.
-      z.object({
-        id: z.string().optional(),
-        contentType: z.string(),
-        kind: z.enum(MEDIA_KINDS).optional(),
-        size: z.number().optional(),
-        filename: z.string().optional(),
-        transcription: z.string().optional(),
-        error: z.enum(MEDIA_FAILURES).optional(),
-      }),
-    )
-    .optional(),
+  media: z.array(MediaReferenceSchema).optional(),
   createdAt: Iso,
   updatedAt: Iso,
 });
