@@ -68,7 +68,7 @@ import { checkRedisEviction, checkRedisPersistence } from './store/redis-persist
 import { createTranscriptWriter } from './store/transcript-writer.js';
 import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
-import { createGiveUpHandler, createInboundHandler } from './turn/handle-inbound.js';
+import { createGiveUpHandler, createHoldingNoticeHandler, createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
 
 /** An action as the transcript page shows it. */
@@ -409,9 +409,17 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         link: (conversationId, mediaId) => transcriptLinks.mediaUrl(conversationId, mediaId, config.takeover.mediaLinkMs),
       },
     }),
-    holdingNoticeMs: config.model.holdingNoticeMs,
   });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
+  // A model outage's holding message, sent by the worker while the failed message waits for its retry.
+  const holding = createHoldingNoticeHandler({
+    channels,
+    transcripts,
+    logger,
+    metrics,
+    holdingNoticeMs: config.model.holdingNoticeMs,
+    heldByTeammate: async (conversationKey) => (await takeover.service.current(conversationKey)) !== undefined,
+  });
   const retention = createRetention({
     connection: bullConnection,
     prefix: queuePrefix,
@@ -500,6 +508,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         queue,
         handle,
         giveUp,
+        holding,
         logger,
         metrics,
         concurrency: config.worker.concurrency,
