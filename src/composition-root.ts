@@ -40,7 +40,7 @@ import { createQueueDashboard } from './admin/queue-dashboard.js';
 import { createContactIndex } from './contacts/contact-index.js';
 import { createContactStore, type ContactStore } from './contacts/contact-store.js';
 import { createHandoffService, type HandoffOutcome } from './handoff/handoff-service.js';
-import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
+import { createHandoffStore, type Actor, type HandoffStore } from './handoff/handoff-store.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createNoticeDelivery } from './handoff/notice-delivery.js';
 import { createNoticeQueue } from './handoff/notice-queue.js';
@@ -91,8 +91,25 @@ function pageActionOf(record: ActionRecord): PageAction {
   };
 }
 
+const RESULT_CHARS = 300;
+
+/** What the customer is told of the team's decision on a change they asked for (undefined: nothing to tell). */
+function decisionText(record: ActionRecord): string | undefined {
+  if (record.confirmer !== 'teammate' || record.confirmedBy?.via === 'customer') return undefined;
+  if (record.state === 'done') {
+    const result = typeof record.result === 'string' ? record.result.replace(/\s+/g, ' ').trim().slice(0, RESULT_CHARS) : '';
+    return `Our team approved your request and it's done: ${record.title}.${result ? ` ${result}` : ''}`;
+  }
+  if (record.state === 'failed')
+    return `Our team approved your request (${record.title}), but it didn't go through: ${record.error ?? 'the system refused it'}`;
+  if (record.state === 'cancelled' && record.reason?.startsWith('declined by ')) {
+    return `Our team reviewed your request (${record.title}) and won't go ahead with it. Reply here if you have any questions.`;
+  }
+  return undefined;
+}
+
 /** The transcript page's view of a conversation's actions: Redis holds the live state (a day), MongoDB the older records. */
-function pageActions(actions: Actions, store: ActionStore, records: ReturnType<typeof createActionRecords>): PageActions {
+function pageActions(actions: Actions, store: ActionStore, records: ReturnType<typeof createActionRecords>, tell: TellDecision): PageActions {
   return {
     async list(conversationId) {
       const [live, recorded] = await Promise.all([store.ofConversation(conversationId), records.ofConversation(conversationId)]);
@@ -102,10 +119,15 @@ function pageActions(actions: Actions, store: ActionStore, records: ReturnType<t
     },
     async decide(conversationId, actionId, decision) {
       const decided = await actions.decide(conversationId, actionId, decision);
-      return decided.outcome === 'decided' ? { outcome: 'decided', action: pageActionOf(decided.action) } : decided;
+      if (decided.outcome !== 'decided') return decided;
+      await tell(decided.action, { id: decision.by, name: decision.name, via: 'page' });
+      return { outcome: 'decided', action: pageActionOf(decided.action) };
     },
   };
 }
+
+/** Tells the customer the team's decision on their change, once (the entry's id is the action's). */
+type TellDecision = (record: ActionRecord, by: Actor) => Promise<void>;
 
 /** Which tool each role's `{handoff}` capability means, on every channel that has hand-offs. */
 const HANDOFF_BINDINGS = {
@@ -339,6 +361,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     return joined.all;
   };
   const actionRecords = createActionRecords(mongo);
+  // The customer hears what the team decided, in the service's words, through their conversation's hand-off.
+  const tellDecision: TellDecision = async (record, by) => {
+    const text = decisionText(record);
+    if (!text) return;
+    await takeover.service.tellDecision({ conversationId: record.conversationId, by, text, key: `action:${record._id}:decided` });
+  };
   const actionAdmin = {
     list: actionRecords.list,
     // A teammate's decision on a change handed to the team: found by `_id` in MongoDB, run from Redis.
@@ -346,7 +374,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       ? {
           decide: async (actionId: string, decision: { run: boolean; by: string }) => {
             const conversationKey = await actionRecords.conversationOf(actionId);
-            return conversationKey ? actions.decide(conversationKey, actionId, decision) : { outcome: 'unknown' as const };
+            if (!conversationKey) return { outcome: 'unknown' as const };
+            const decided = await actions.decide(conversationKey, actionId, decision);
+            if (decided.outcome === 'decided') await tellDecision(decided.action, { id: decision.by, name: decision.by.replace(/^admin:/, ''), via: 'admin' });
+            return decided;
           },
         }
       : {}),
@@ -472,7 +503,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         transcripts,
         logger,
         live: { takeover: takeover.service, teams, maxReplyChars: MAX_TEAMMATE_TEXT, shutdown: draining.signal },
-        ...(actions ? { actions: pageActions(actions, actionStore, actionRecords) } : {}),
+        ...(actions ? { actions: pageActions(actions, actionStore, actionRecords, tellDecision) } : {}),
       }),
       createTranscriptMediaRouter({ links: transcriptLinks, media, logger }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),

@@ -203,10 +203,11 @@ export type InboundMedia = z.infer<typeof InboundMediaSchema>;
 /**
  * A takeover entry in the customer's conversation inbox (so the conversation lock covers it
  * as it covers the assistant's turns): a teammate's reply (`text` is what they wrote, `from`
- * the customer it goes to), or what taking, handing back or closing tells the customer and team.
+ * the customer it goes to), what taking, handing back or closing tells the customer and team, or
+ * (`decided`) the service telling the customer what the team decided about a change they asked for.
  */
 const TeammateEntrySchema = z.object({
-  action: z.enum(['reply', 'taken', 'handed_back', 'closed']),
+  action: z.enum(['reply', 'taken', 'handed_back', 'closed', 'decided']),
   handoffId: z.string().min(1),
   /** Who acted (for `reply` and `taken`, the holder). */
   actor: z.object({

@@ -252,6 +252,18 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
     });
   };
 
+  /** What the team decided about a change the customer asked for: told in the service's words, and in history for the assistant. */
+  const onDecided = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
+    const handoff = await options.store.get(entry.handoffId);
+    const { conversationId, recent } = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
+    const { part, outcome } = await tellCustomer(channel, message, entry, handoff, conversationId, message.text, logger);
+    if (outcome === 'sent' || outcome === 'template') {
+      await transcripts.saveRecent(conversationId, withMessages(recent, [{ id: part._id, direction: 'outbound', text: message.text }]));
+      await options.service.publish(conversationId, { type: 'message', message: { id: part._id, author: 'system', text: message.text, at: now() } });
+    }
+    logger.info('action-decision-told', { handoffId: entry.handoffId, by: entry.actor.id, customer: outcome });
+  };
+
   const onTaken = async (channel: ChannelDefinition, message: InboundMessage, entry: TeammateEntry, logger: Logger) => {
     const handoff = await options.store.get(entry.handoffId);
     if (handoff) await tellTeamTaken(handoff, entry, message.messageId, logger);
@@ -403,6 +415,7 @@ export function createTakeoverHook(options: TakeoverHookOptions): TakeoverHook {
         if (!entry) throw new Error('a takeover entry was batched with customer messages');
         if (entry.action === 'reply') await onReply(channel, message, entry, logger);
         else if (entry.action === 'taken') await onTaken(channel, message, entry, logger);
+        else if (entry.action === 'decided') await onDecided(channel, message, entry, logger);
         else await onEnded(channel, message, entry, logger);
       }
       return true;

@@ -112,6 +112,13 @@ export interface TakeoverService {
   handBack(input: { handoffId: string; by: Actor; reason: EndReason; holderOnly?: boolean }): Promise<HandBackResult>;
   /** Closes the hand-off (open or taken); a taken conversation goes back to the assistant as on hand-back. */
   close(input: { handoffId: string; by: Actor; reason: EndReason }): Promise<CloseResult>;
+  /**
+   * Tells the customer, in the service's words, what the team decided about a change they asked
+   * for (a confirmed action only a teammate may run): queued in their conversation like a
+   * teammate's message, once per `key`, whoever holds the conversation. False: the conversation
+   * has no hand-off to say it through (nothing was queued).
+   */
+  tellDecision(input: { conversationId: string; handoffId?: string; by: Actor; text: string; key: string }): Promise<boolean>;
   /** Calls `listener` with each new message and takeover change of the conversation; resolves to an unsubscribe. */
   subscribe(conversationId: string, listener: (event: ConversationEvent) => void): Promise<() => Promise<void>>;
   /** Tells subscribers (the live page) about an event; best effort. */
@@ -262,6 +269,18 @@ export function createTakeoverService(options: TakeoverServiceOptions): Takeover
       // Only a taken conversation has anything to tell: the customer gets the assistant back.
       if (wasTaken) await enqueue(handoff, { action: 'closed', actor: by, reason }, `takeover:${handoffId}:ended`);
       return { outcome: 'closed', wasTaken, handoff };
+    },
+
+    async tellDecision({ conversationId, handoffId, by, text, key }) {
+      const named = handoffId ? await store.get(handoffId) : undefined;
+      const handoff = named?.conversationId === conversationId ? named : (await store.activeFor(conversationId))[0];
+      if (!handoff) {
+        logger.warn('action-decision-untold', { conversationKey: conversationId, key });
+        return false;
+      }
+      await enqueue(handoff, { action: 'decided', actor: by }, key, text);
+      logger.info('action-decision-queued', { handoffId: handoff._id, conversationKey: conversationId, by: by.id, key });
+      return true;
     },
 
     async subscribe(conversationId, listener) {

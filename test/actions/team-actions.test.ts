@@ -4,7 +4,7 @@
  * Twilio API and a real browser: the service hands the conversation to the team itself, the
  * notice carries the change, the transcript page shows it where it happened, and a teammate runs
  * it from the page with one click — once, however often they or a colleague click — or declines
- * it. Every refusal (another conversation's change, one the customer must confirm, an unknown
+ * it; either way the customer is told once, in the service's words. Every refusal (another conversation's change, one the customer must confirm, an unknown
  * id, a second decision) is a 4xx with a log line, and the tool runs 0 or 1 times.
  */
 import { createServer, type Server } from 'node:http';
@@ -20,6 +20,7 @@ import { schemaDefault, type Script, type ScriptedReply } from '../support/deter
 import { eventually, PUBLIC_BASE_URL, startHarness, type Harness } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 import { findFreePort } from '../support/services.js';
+import { turnsSettled } from '../support/settled.js';
 
 const ANA = 'whatsapp:+447700907001';
 const BEA = 'whatsapp:+447700907002';
@@ -203,6 +204,12 @@ describe('a change only a teammate may run', () => {
     expect(done.calls).toBe(1);
     expect(watched.record.pageErrors).toEqual([]);
 
+    // The customer is told, once, in the service's words with the business system's answer.
+    const told = 'Our team approved your request and it\'s done: Refund an invoice. Refunded 10.00 EUR on invoice 1043.';
+    await eventually(() => harness.twilio.messages.some((message) => message.to === ANA && message.body === told) || undefined);
+    await turnsSettled(harness.services);
+    expect(harness.twilio.messages.filter((message) => message.to === ANA && message.body === told)).toHaveLength(1);
+
     // Reloaded, the page says who ran it and offers nothing more.
     await page.reload();
     expect(await change.locator('.action-state').innerText()).toBe(`Done · confirmed by ${done.confirmedBy?.name ?? ''}`);
@@ -226,6 +233,10 @@ describe('a change only a teammate may run', () => {
     await recorded(proposed._id, 'cancelled');
     expect(mcp.refunds()).toHaveLength(1);
     expect(harness.logs.some((line) => line.event === 'transcript-action-refused' && line.outcome === 'already_decided')).toBe(true);
+    const told = "Our team reviewed your request (Refund an invoice) and won't go ahead with it. Reply here if you have any questions.";
+    await eventually(() => harness.twilio.messages.some((message) => message.to === BEA && message.body === told) || undefined);
+    await turnsSettled(harness.services);
+    expect(harness.twilio.messages.filter((message) => message.to === BEA && message.body === told)).toHaveLength(1);
   });
 
   test('refuses a change of another conversation, one the customer must confirm, an unknown or malformed id, and a stranger', async () => {
