@@ -205,7 +205,7 @@ describe('a change only a teammate may run', () => {
     expect(watched.record.pageErrors).toEqual([]);
 
     // The customer is told, once, in the service's words with the business system's answer.
-    const told = 'Our team approved your request and it\'s done: Refund an invoice. Refunded 10.00 EUR on invoice 1043.';
+    const told = "Our team approved your request and it's done: Refund an invoice. Refunded 10.00 EUR on invoice 1043.";
     await eventually(() => harness.twilio.messages.some((message) => message.to === ANA && message.body === told) || undefined);
     await turnsSettled(harness.services);
     expect(harness.twilio.messages.filter((message) => message.to === ANA && message.body === told)).toHaveLength(1);
