@@ -361,7 +361,7 @@ describe("a write's own enum values as choices", () => {
 
   test("another question's tap is refused and counted; nothing is proposed or run", async () => {
     const writes = slotWrites().length;
-    await say(ANA, 'do:slot again');
+    expect(await say(ANA, 'do:slot again')).toContain('please choose: Delivery slot');
     const refusals = counter('action_refusals_total', { reason: 'foreign-choice', channel: 'whatsapp' });
     const reply = await say(ANA, 'morning', 'arg:00000000-0000-4000-8000-000000000000:0');
     expect(reply).toContain("isn't valid");
@@ -374,7 +374,7 @@ describe("a write's own enum values as choices", () => {
 
   test('any other message ends the question and is answered as a new turn', async () => {
     const writes = slotWrites().length;
-    await say(ANA, 'do:slot once more');
+    expect(await say(ANA, 'do:slot once more')).toContain('please choose: Delivery slot');
     const reply = await say(ANA, 'actually, when is my next invoice due?');
     expect(reply).toContain('Fresh answer to: actually, when is my next invoice due?');
     const documents = await harness.services.mongo.collection(ACTIONS_COLLECTION).find({ tool: 'order_set_delivery_slot', state: 'proposed' }).toArray();
@@ -431,6 +431,12 @@ describe("the customer's language", () => {
 
   test('an unknown language falls back to English', async () => {
     const question = await say(ANA, 'do:link-xx');
+    // The write is offered with the language property (its scoped argument hidden).
+    const offered = harness.models
+      .replyCalls()
+      .findLast((call) => call.toolNames.includes('invoice_create_payment_link'))
+      ?.options.tools?.find((tool) => tool.name === 'invoice_create_payment_link') as { inputSchema?: { properties?: object } } | undefined;
+    expect(Object.keys(offered?.inputSchema?.properties ?? {})).toEqual(['number', 'language']);
     expect(question).toContain('Please confirm: Create a payment link');
     expect(question).toContain('• For: Acme Ltd');
     const proposed = await latestAction(ANA, 'invoice_create_payment_link');
