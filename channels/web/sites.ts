@@ -9,7 +9,7 @@ import { ConfigError } from '../../src/errors/index.js';
 import { formatIssues } from '../../src/errors/issues.js';
 
 /** The languages the widget has words for (and the service's own words in a confirmation). */
-export const WIDGET_LANGUAGES = ['en', 'es', 'fr', 'de', 'pt', 'ar'] as const;
+const WIDGET_LANGUAGES = ['en', 'es', 'fr', 'de', 'pt', 'ar'] as const;
 
 /** The visitor's language: the site's when it sets one, else the widget's own when it is one of ours. */
 export function visitorLanguage(site: Pick<Site, 'language'>, widget: string | undefined): string | undefined {
