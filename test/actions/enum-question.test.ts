@@ -2,11 +2,18 @@
  * Which of a write's arguments the customer is asked for, and how their answer is read: an enum
  * (labelled by `enumNames` or `oneOf` titles when the schema has them) left out while required or
  * written outside its values; a tap only on this question's own options; a typed number, value or
- * label naming exactly one option. Pure functions: no services.
+ * label naming exactly one option; and, through `createActions` with an in-memory store, the
+ * question's round trip (another caller or a late answer fills nothing). No services.
  */
 import { describe, expect, test } from '@jest/globals';
+import type { ActionRecord, ActionStore } from '../../src/actions/action-store.js';
+import { createActions } from '../../src/actions/actions.js';
 import { enumChoices, enumOptions, tappedOption, typedOption, unsettledEnum } from '../../src/actions/enum-question.js';
 import { actionLanguage } from '../../src/actions/words.js';
+import { ToolInterrupt, type Caller, type ToolCallContext } from '../../src/contracts/tool.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import type { McpWriteTool } from '../../src/tools/mcp-tool-source.js';
 
 const schema = {
   type: 'object',
@@ -96,4 +103,116 @@ test('a language code is one of the catalogue, else English', () => {
   expect(actionLanguage('xx', 'FR')).toBe('fr');
   expect(actionLanguage('it')).toBe('en');
   expect(actionLanguage(undefined, 42)).toBe('en');
+});
+
+describe('the question in createActions (an in-memory store, a fake MCP source)', () => {
+  const write: McpWriteTool = {
+    name: 'order_set_delivery_slot',
+    title: 'Set a delivery slot',
+    description: 'Sets the time of day an order is delivered.',
+    category: 'account',
+    effect: 'reversible',
+    access: { kind: 'caller', arguments: { customerId: 'customer' } },
+    inputSchema: {
+      jsonSchema: {
+        type: 'object',
+        properties: { orderNumber: { type: 'string' }, slot: { type: 'string', enum: ['morning', 'afternoon', 'evening'], title: 'Delivery slot' } },
+        required: ['orderNumber', 'slot'],
+      },
+    },
+    declared: new Set(['orderNumber', 'slot']),
+  };
+  const ana: Caller = {
+    kind: 'contact',
+    name: 'Ana Pérez',
+    customerId: 'CUST-ACME',
+    entities: [{ id: 'HL-2001', name: 'Acme Ltd' }],
+    entity: { id: 'HL-2001', name: 'Acme Ltd' },
+  };
+
+  function setup(clock = { now: Date.parse('2026-12-01T10:00:00Z') }) {
+    const records = new Map<string, ActionRecord>();
+    const store: ActionStore = {
+      async create(_conversation, record) {
+        records.set(record._id, record);
+      },
+      async get(_conversation, id) {
+        return records.get(id);
+      },
+      async transition(_conversation, from, record) {
+        const current = records.get(record._id);
+        if (!current || !from.includes(current.state)) return { moved: false, state: current?.state };
+        records.set(record._id, record);
+        return { moved: true };
+      },
+    };
+    const written: Record<string, unknown>[] = [];
+    const metrics = createMetrics();
+    const actions = createActions({
+      store,
+      source: {
+        writeTools: () => [write],
+        callWrite: async (_name, args) => {
+          written.push({ ...args });
+          return 'ok';
+        },
+      },
+      confirmTtlSeconds: 600,
+      irreversibleOptIn: new Set(),
+      logger: createLogger({ level: 'error', sink: () => undefined }),
+      metrics,
+      now: () => clock.now,
+    });
+    const tool = actions.tools()[0]!;
+    const context = (overrides: Partial<ToolCallContext> = {}): ToolCallContext => ({
+      conversationId: 'whatsapp:+447700906001',
+      runId: 'run-1',
+      roleId: 'bookkeeper',
+      channelId: 'whatsapp',
+      customer: { address: 'whatsapp:+447700906001' },
+      caller: ana,
+      latestMessage: '',
+      facts: {},
+      session: {},
+      metadata: {},
+      signal: new AbortController().signal,
+      ...overrides,
+    });
+    return { tool, context, records, written, metrics, clock };
+  }
+
+  test('asks in the language the model named, stores the partly frozen call, and a typed answer leads to the confirmation', async () => {
+    const { tool, context, records, written } = setup();
+    const asked = await tool.execute({ orderNumber: '5001', language: 'ar' }, context());
+    expect(asked).toBeInstanceOf(ToolInterrupt);
+    const question = asked as ToolInterrupt;
+    expect(question.question).toContain('بخصوص «Set a delivery slot»، يرجى اختيار: Delivery slot');
+    expect(question.data).toMatchObject({ choice: { argument: 'slot', args: { orderNumber: '5001', customerId: 'CUST-ACME' }, language: 'ar' } });
+    expect(records.size).toBe(0);
+    const answered = await tool.resume!('٣', question.data, context());
+    expect(answered).toHaveProperty('askAgain');
+    const confirmation = (answered as { askAgain: ToolInterrupt }).askAgain;
+    expect(confirmation.question).toContain('يرجى التأكيد: Set a delivery slot');
+    expect(confirmation.choices?.map((choice) => choice.label)).toEqual(['تأكيد', 'إلغاء']);
+    expect([...records.values()].map((record) => record.args)).toEqual([{ orderNumber: '5001', slot: 'evening', customerId: 'CUST-ACME' }]);
+    const outcome = await tool.resume!('نعم', confirmation.data, context());
+    expect(outcome).toMatchObject({ output: { status: 'done' } });
+    expect(written).toEqual([{ orderNumber: '5001', slot: 'evening', customerId: 'CUST-ACME' }]);
+  });
+
+  test('another caller, or a late answer, fills nothing', async () => {
+    const { tool, context, records, metrics, clock } = setup();
+    const question = (await tool.execute({ orderNumber: '5001' }, context())) as ToolInterrupt;
+    const stranger: Caller = { kind: 'contact', name: 'Luis', customerId: 'CUST-BOREALIS', entities: [] };
+    expect(await tool.resume!('morning', question.data, context({ caller: stranger }))).toEqual({
+      reply: "That confirmation isn't valid for this request, so nothing was changed.",
+    });
+    expect(metrics.value('action_refusals_total', { reason: 'not-proposer', channel: 'whatsapp' })).toBe(1);
+    clock.now += 601_000;
+    expect(await tool.resume!('morning', question.data, context())).toEqual({
+      reply: 'That confirmation has expired, so nothing was changed. Tell me if you would still like to do it.',
+    });
+    expect(await tool.resume!('what else?', question.data, context())).toEqual({ fresh: true });
+    expect(records.size).toBe(0);
+  });
 });
