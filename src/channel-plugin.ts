@@ -58,8 +58,8 @@ export interface ChannelContext {
   contacts: ContactReader & {
     findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<LinkedCustomer | undefined>;
   };
-  /** The hand-off and entity tools the channel offers, built with how its address reaches the customer. */
-  tools(options: Pick<HandoffToolOptions, 'reach' | 'onHandoff'>): AssistantTool[];
+  /** The hand-off and entity tools the channel (`channelId`) offers, built with how its address reaches the customer. */
+  tools(options: Pick<HandoffToolOptions, 'reach' | 'onHandoff'> & { channelId: string }): AssistantTool[];
   /** Per-role capability bindings (`{handoff}` → a tool), the same on every channel with hand-offs. */
   roleCapabilityTools: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Aborted when the process starts draining. */

@@ -14,7 +14,7 @@ import { whatsappMediaSource } from '../channels/whatsapp/media-source.js';
 import { WHATSAPP_CHANNEL_ID } from '../channels/whatsapp/webhook.js';
 import { teamNoticeSenders, type ChannelContext, type ChannelPlugin } from './channel-plugin.js';
 import { configuredSecrets, type Config } from './config.js';
-import { ConfigError } from './errors/index.js';
+import { ConfigError, errorText } from './errors/index.js';
 import { createApp } from './http/app.js';
 import { createLogger, redactSecrets, type Logger } from './logger.js';
 import { createMediaIntake } from './media/inbound-media.js';
@@ -39,7 +39,7 @@ import { createAdminRouter } from './admin/admin-router.js';
 import { createQueueDashboard } from './admin/queue-dashboard.js';
 import { createContactIndex } from './contacts/contact-index.js';
 import { createContactStore, type ContactStore } from './contacts/contact-store.js';
-import { createHandoffService } from './handoff/handoff-service.js';
+import { createHandoffService, type HandoffOutcome } from './handoff/handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff/handoff-store.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createNoticeDelivery } from './handoff/notice-delivery.js';
@@ -53,8 +53,9 @@ import { createTranscriptLinks, type TranscriptLinks } from './transcripts/trans
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
-import { createActions } from './actions/actions.js';
-import { createActionStore } from './actions/action-store.js';
+import { createActions, type Actions } from './actions/actions.js';
+import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
+import type { PageAction, PageActions } from './transcripts/page-actions.js';
 import { createActionRecords } from './actions/action-records.js';
 import type { AssistantTool } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
@@ -67,8 +68,44 @@ import { checkRedisEviction, checkRedisPersistence } from './store/redis-persist
 import { createTranscriptWriter } from './store/transcript-writer.js';
 import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
-import { createGiveUpHandler, createInboundHandler } from './turn/handle-inbound.js';
+import { createGiveUpHandler, createHoldingNoticeHandler, createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
+
+/** An action as the transcript page shows it. */
+function pageActionOf(record: ActionRecord): PageAction {
+  return {
+    id: record._id,
+    title: record.title,
+    summary: record.summary,
+    state: record.state,
+    confirmer: record.confirmer ?? 'customer',
+    createdAt: new Date(record.createdAt),
+    expiresAt: new Date(record.expiresAt),
+    confirmedBy: record.confirmedBy
+      ? record.confirmedBy.via === 'teammate'
+        ? (record.confirmedBy.name ?? record.confirmedBy.address)
+        : 'the customer'
+      : undefined,
+    reason: record.reason,
+    error: record.error,
+  };
+}
+
+/** The transcript page's view of a conversation's actions: Redis holds the live state (a day), MongoDB the older records. */
+function pageActions(actions: Actions, store: ActionStore, records: ReturnType<typeof createActionRecords>): PageActions {
+  return {
+    async list(conversationId) {
+      const [live, recorded] = await Promise.all([store.ofConversation(conversationId), records.ofConversation(conversationId)]);
+      const byId = new Map(recorded.map((record) => [record._id, record]));
+      for (const record of live) byId.set(record._id, record);
+      return [...byId.values()].sort((left, right) => left.createdAt.localeCompare(right.createdAt)).map(pageActionOf);
+    },
+    async decide(conversationId, actionId, decision) {
+      const decided = await actions.decide(conversationId, actionId, decision);
+      return decided.outcome === 'decided' ? { outcome: 'decided', action: pageActionOf(decided.action) } : decided;
+    },
+  };
+}
 
 /** Which tool each role's `{handoff}` capability means, on every channel that has hand-offs. */
 const HANDOFF_BINDINGS = {
@@ -203,6 +240,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     [WHATSAPP_CHANNEL_ID]: config.worker.channelCoalesceMs.whatsapp,
     [WEB_CHANNEL_ID]: config.worker.channelCoalesceMs.web,
   };
+  // Confirmed actions' state in Redis; a hand-off carries the conversation's changes only a teammate may run.
+  const actionStore = createActionStore(redis, outbox);
+  const pendingTeamActions = async (conversationId: string) =>
+    (await actionStore.ofConversation(conversationId))
+      .filter((action) => action.confirmer === 'teammate' && action.state === 'proposed')
+      .map((action) => ({ id: action._id, title: action.title, summary: action.summary }));
+  const handoffToolsByChannel = new Map<string, readonly AssistantTool[]>();
   const context: ChannelContext = {
     publicBaseUrl: config.publicBaseUrl,
     logger,
@@ -219,10 +263,17 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       if (standsMs > 0) await inbox.reportTyping(conversationKey, typing ? standsMs : 0);
     },
     contacts,
-    tools: (channel) => [
-      ...createHandoffTools({ service: handoffs, recentMessages: (id) => recentMessages(transcripts, id), privateFacts, ...channel }),
-      selectEntity,
-    ],
+    tools: ({ channelId, ...channel }) => {
+      const handoffTools = createHandoffTools({
+        service: handoffs,
+        recentMessages: (id) => recentMessages(transcripts, id),
+        privateFacts,
+        pendingActions: pendingTeamActions,
+        ...channel,
+      });
+      handoffToolsByChannel.set(channelId, handoffTools);
+      return [...handoffTools, selectEntity];
+    },
     roleCapabilityTools: HANDOFF_BINDINGS,
     shutdown: draining.signal,
     teammates: takeover.teammates,
@@ -261,10 +312,21 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const actions =
     mcp && config.actions.enabled
       ? createActions({
-          store: createActionStore(redis, outbox),
+          store: actionStore,
           source: mcp,
           confirmTtlSeconds: config.actions.confirmTtlSeconds,
           irreversibleOptIn: new Set(config.actions.irreversibleTools),
+          // The channel's own hand-off tool, so the team is reached as the customer would be (and the web asks for a contact first).
+          handToTeam: async (record, call) => {
+            const handoff = handoffToolsByChannel.get(call.channelId)?.find((tool) => tool.name === HANDOFF_TOOL_NAMES[config.actions.handoffTeam]);
+            if (!handoff) return { handedOff: false, reason: 'No team can take this over here: tell the customer to contact the business.' };
+            try {
+              const outcome = (await handoff.execute({ reason: `Approve a change: ${record.title}`.slice(0, 300) }, call)) as HandoffOutcome;
+              return outcome.status === 'unavailable' ? { handedOff: false, reason: outcome.nextSteps } : { handedOff: true, nextSteps: outcome.nextSteps };
+            } catch (error) {
+              return { handedOff: false, reason: `To hand it to the team with ${handoff.name}: ${errorText(error)}` };
+            }
+          },
           logger,
           metrics,
         })
@@ -347,9 +409,17 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         link: (conversationId, mediaId) => transcriptLinks.mediaUrl(conversationId, mediaId, config.takeover.mediaLinkMs),
       },
     }),
-    holdingNoticeMs: config.model.holdingNoticeMs,
   });
   const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
+  // A model outage's holding message, sent by the worker while the failed message waits for its retry.
+  const holding = createHoldingNoticeHandler({
+    channels,
+    transcripts,
+    logger,
+    metrics,
+    holdingNoticeMs: config.model.holdingNoticeMs,
+    heldByTeammate: async (conversationKey) => (await takeover.service.current(conversationKey)) !== undefined,
+  });
   const retention = createRetention({
     connection: bullConnection,
     prefix: queuePrefix,
@@ -402,6 +472,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         transcripts,
         logger,
         live: { takeover: takeover.service, teams, maxReplyChars: MAX_TEAMMATE_TEXT, shutdown: draining.signal },
+        ...(actions ? { actions: pageActions(actions, actionStore, actionRecords) } : {}),
       }),
       createTranscriptMediaRouter({ links: transcriptLinks, media, logger }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),
@@ -437,6 +508,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         queue,
         handle,
         giveUp,
+        holding,
         logger,
         metrics,
         concurrency: config.worker.concurrency,

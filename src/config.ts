@@ -143,6 +143,7 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^([a-z0-9_.-]+(,[a-z0-9_.-]+)*)?$/i, 'expected comma-separated tool names, e.g. refund_create')
     .default(''),
+  ACTION_HANDOFF_TEAM: z.enum(['support', 'sales'], { error: 'expected support or sales' }).default('support'),
   WEB_SITES: z.string().optional(),
   WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
@@ -390,7 +391,7 @@ export interface Config {
       }
     | undefined;
   /** Confirmed actions: on or off, how long a confirmation waits, irreversible writes customers may confirm. */
-  actions: { enabled: boolean; confirmTtlSeconds: number; irreversibleTools: string[] };
+  actions: { enabled: boolean; confirmTtlSeconds: number; irreversibleTools: string[]; handoffTeam: 'support' | 'sales' };
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   /** Human takeover: the idle hand-back and the assistant's late-reply template. */
@@ -560,6 +561,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       enabled: env.ACTIONS_ENABLED === 'true',
       confirmTtlSeconds: env.ACTION_CONFIRM_TTL_SECONDS,
       irreversibleTools: env.ACTION_TOOLS_IRREVERSIBLE.split(',').filter(Boolean),
+      handoffTeam: env.ACTION_HANDOFF_TEAM,
     },
     worker: {
       concurrency: env.WORKER_CONCURRENCY,

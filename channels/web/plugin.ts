@@ -5,7 +5,7 @@
  */
 import type { ChannelContext, ChannelPlugin } from '../../src/channel-plugin.js';
 import { createEventLog } from './event-log.js';
-import { createWebChannel } from './index.js';
+import { createWebChannel, WEB_CHANNEL_ID } from './index.js';
 import { createWebRouter, type WebRoutesOptions } from './routes.js';
 import { createSiteRegistry } from './sites.js';
 import { createVisitorTokens } from './visitor-token.js';
@@ -32,6 +32,7 @@ export function createWebPlugin(settings: WebPluginSettings, context: ChannelCon
     events,
     logger,
     tools: context.tools({
+      channelId: WEB_CHANNEL_ID,
       // The widget shows the hand-off's status in the conversation.
       onHandoff: async (call, outcome) => {
         if (outcome.status === 'unavailable') return;

@@ -10,7 +10,7 @@ import type { ChannelDefinition, GroundingSource, InboundMessage, SentStatus } f
 import { describeCaller } from '../../src/tools/caller.js';
 import type { ContactReader } from '../../src/tools/select-entity.js';
 import type { AssistantTool } from '../../src/contracts/tool.js';
-import { withoutChoiceLines } from '../../src/contracts/choices.js';
+import { withoutChoiceLines, withoutListedChoices } from '../../src/contracts/choices.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { RedisClient } from '../../src/redis.js';
 import { createChoiceContent } from './choices.js';
@@ -129,7 +129,12 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
       },
       freeformWindowMs: WINDOW_MS,
       sendTemplate: (inbound, template) => create(inbound, { contentSid: template.contentSid, contentVariables: JSON.stringify(template.variables) }),
-      findSent: (inbound, text, claimedAt) => findSent({ to: inbound.from.address, since: claimedAt, matches: (body) => body === bodyOf(inbound, text) }),
+      // As it went out: the text, or a question's Content (its body is the text without the numbered choices).
+      findSent: (inbound, text, claimedAt) => {
+        const sent = bodyOf(inbound, text);
+        const asContent = withoutListedChoices(text);
+        return findSent({ to: inbound.from.address, since: claimedAt, matches: (body) => body === sent || body === asContent });
+      },
     },
   };
 

@@ -8,7 +8,7 @@ import { createWhatsappChannel } from './index.js';
 import { createWhatsappNoticeSender, createWhatsappTeamTextSender } from './notice-sender.js';
 import { whatsappReach } from './reach.js';
 import { createWhatsappNoticeLookup } from './sent-lookup.js';
-import { createWhatsappWebhookRouter } from './webhook.js';
+import { createWhatsappWebhookRouter, WHATSAPP_CHANNEL_ID } from './webhook.js';
 
 export interface WhatsappPluginSettings {
   accountSid: string;
@@ -29,7 +29,7 @@ export function createWhatsappPlugin(settings: WhatsappPluginSettings | undefine
       ...twilio,
       statusCallbackUrl: `${context.publicBaseUrl}/webhooks/whatsapp/status`,
       logger,
-      tools: context.tools({ reach: whatsappReach }),
+      tools: context.tools({ channelId: WHATSAPP_CHANNEL_ID, reach: whatsappReach }),
       roleCapabilityTools: context.roleCapabilityTools,
       contacts: context.contacts,
       lateReplyContentSid: context.lateReplyContentSid,

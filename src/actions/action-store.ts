@@ -5,8 +5,11 @@
  * whoever races for it. Every step it takes is also appended to the transcript outbox (an
  * `action` record, idempotent by `_id`), which puts the action in MongoDB off the hot path.
  *
+ * A per-conversation index (a sorted set, same hash tag) lists the conversation's actions for
+ * the transcript page.
+ *
  * Must never let a step happen from a state it does not follow, and never keep an action past
- * its retention: the key expires `ACTION_RETENTION_SECONDS` after it was proposed.
+ * its retention: the keys expire `ACTION_RETENTION_SECONDS` after it was proposed.
  */
 import { z } from 'zod';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
@@ -49,6 +52,10 @@ export const ActionRecordSchema = z.object({
 export type ActionRecord = z.infer<typeof ActionRecordSchema>;
 
 export const actionKey = (conversationKey: string, actionId: string) => `${KEY_PREFIX}:action:{${conversationKey}}:${actionId}`;
+/** The conversation's actions by when they were proposed (what the transcript page lists); same retention. */
+const actionIndexKey = (conversationKey: string) => `${KEY_PREFIX}:actions:{${conversationKey}}`;
+/** The most a conversation's index keeps (the oldest are dropped; their records stay in MongoDB). */
+const INDEX_LIMIT = 50;
 
 // KEYS[1] the action; ARGV: the states it may move from (space separated), the new state, the new record.
 const transitionScript = luaScript(`
@@ -63,17 +70,23 @@ end
 return current
 `);
 
-// KEYS[1] the action; ARGV: the record, its TTL. Only when it does not exist yet.
+// KEYS[1] the action, KEYS[2] the conversation's index; ARGV: the record, its TTL, when it was
+// proposed (ms), its id, the index's limit. Only when it does not exist yet.
 const createScript = luaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'proposed', 'record', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
+redis.call('EXPIRE', KEYS[2], ARGV[2])
 return 1
 `);
 
 export interface ActionStore {
   create(conversationKey: string, record: ActionRecord): Promise<void>;
   get(conversationKey: string, actionId: string): Promise<ActionRecord | undefined>;
+  /** The conversation's actions still held in Redis, oldest first (the transcript page; never a turn's path). */
+  ofConversation(conversationKey: string): Promise<ActionRecord[]>;
   /**
    * Moves the action from one of `from` to `record.state`, storing `record`; returns the record
    * stored now, or `{ state }` of what it is instead (undefined: gone).
@@ -87,20 +100,34 @@ export interface ActionStore {
 
 export function createActionStore(redis: RedisClient, outbox: Pick<TranscriptOutbox, 'append'>): ActionStore {
   const recordIt = (record: ActionRecord) => outbox.append([{ kind: 'action', action: record }]);
+  const parse = (raw: string | null): ActionRecord | undefined => {
+    if (raw === null) return undefined;
+    try {
+      const parsed = ActionRecordSchema.safeParse(JSON.parse(raw));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   return {
     async create(conversationKey, record) {
-      const created = await createScript(redis, [actionKey(conversationKey, record._id)], [JSON.stringify(record), ACTION_RETENTION_SECONDS]);
+      const created = await createScript(
+        redis,
+        [actionKey(conversationKey, record._id), actionIndexKey(conversationKey)],
+        [JSON.stringify(record), ACTION_RETENTION_SECONDS, Date.parse(record.createdAt), record._id, INDEX_LIMIT],
+      );
       if (Number(created) === 1) await recordIt(record);
     },
     async get(conversationKey, actionId) {
-      const raw = await redis.hget(actionKey(conversationKey, actionId), 'record');
-      if (raw === null) return undefined;
-      try {
-        const parsed = ActionRecordSchema.safeParse(JSON.parse(raw));
-        return parsed.success ? parsed.data : undefined;
-      } catch {
-        return undefined;
-      }
+      return parse(await redis.hget(actionKey(conversationKey, actionId), 'record'));
+    },
+    async ofConversation(conversationKey) {
+      const ids = await redis.zrange(actionIndexKey(conversationKey), '0', '-1');
+      if (ids.length === 0) return [];
+      const pipeline = redis.pipeline();
+      for (const id of ids) pipeline.hget(actionKey(conversationKey, id), 'record');
+      const results = (await pipeline.exec()) ?? [];
+      return results.map(([, raw]) => parse(typeof raw === 'string' ? raw : null)).filter((record): record is ActionRecord => record !== undefined);
     },
     async transition(conversationKey, from, record) {
       const outcome = await transitionScript(redis, [actionKey(conversationKey, record._id)], [from.join(' '), record.state, JSON.stringify(record)]);

@@ -48,6 +48,8 @@ const PendingSchema = z.union([ConfirmationPendingSchema, ChoicePendingSchema]);
 type ChoicePending = z.infer<typeof ChoicePendingSchema>['choice'];
 /** How long a change handed to the team waits for a teammate to run or decline it. */
 const TEAM_CONFIRM_SECONDS = 24 * 60 * 60;
+/** How long a teammate's run is taken to be in progress (twice the MCP call's timeout) before a lost outcome is resolved. */
+const TEAM_RUN_LEASE_MS = 30_000;
 const InputSchema = z.record(z.string(), z.unknown());
 
 /**
@@ -110,6 +112,11 @@ export interface ActionsOptions {
   confirmTtlSeconds: number;
   /** Irreversible writes the business lets customers confirm themselves (ACTION_TOOLS_IRREVERSIBLE). */
   irreversibleOptIn: ReadonlySet<string>;
+  /**
+   * Hands the conversation to the team for a change only a teammate may run (the channel's
+   * hand-off, carrying the change); what the assistant should say next, or why it could not.
+   */
+  handToTeam?: (record: ActionRecord, context: ToolCallContext) => Promise<{ handedOff: true; nextSteps: string } | { handedOff: false; reason: string }>;
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
@@ -122,7 +129,7 @@ export interface Actions {
   decide(
     conversationKey: string,
     actionId: string,
-    decision: { run: boolean; by: string },
+    decision: { run: boolean; by: string; name?: string },
   ): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: ActionRecord }>;
 }
 
@@ -320,10 +327,16 @@ export function createActions(options: ActionsOptions): Actions {
       count(write.name, forTeam ? 'handed_off' : 'proposed');
       if (forTeam) {
         logger.info('action-handed-off', { actionId: _id, tool: write.name, channelId: context.channelId });
+        // The service hands it over itself (the notice and the transcript page carry the change); the model only tells the customer.
+        const handed = options.handToTeam
+          ? await options.handToTeam(record, context)
+          : { handedOff: false as const, reason: 'Hand the conversation to the team.' };
         return {
           status: 'waiting for our team',
           change: summary.replace(/^Please confirm: /, ''),
-          note: 'Nothing has happened yet: a person on our team must approve this change. Tell the customer so, and hand the conversation to the team.',
+          note: handed.handedOff
+            ? `Nothing has happened yet: a person on our team must approve this change, and the conversation is with them now. Tell the customer so. ${handed.nextSteps}`
+            : `Nothing has happened yet: a person on our team must approve this change. Tell the customer so. ${handed.reason}`,
         };
       }
       logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
@@ -382,18 +395,22 @@ export function createActions(options: ActionsOptions): Actions {
   const decide = async (
     conversationKey: string,
     actionId: string,
-    decision: { run: boolean; by: string },
+    decision: { run: boolean; by: string; name?: string },
   ): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: ActionRecord }> => {
+    const name = decision.name ?? decision.by;
     const record = await store.get(conversationKey, actionId);
     if (!record) return { outcome: 'unknown' };
     if (record.confirmer !== 'teammate') return { outcome: 'not-for-team' };
     let current: ActionRecord | undefined = record;
     if (current.state === 'proposed' && now() > Date.parse(current.expiresAt))
       current = await move(current, ['proposed'], 'expired', { reason: 'no decision in time' });
-    else if (current.state === 'proposed' && !decision.run) current = await move(current, ['proposed'], 'cancelled', { reason: `declined by ${decision.by}` });
+    else if (current.state === 'proposed' && !decision.run) current = await move(current, ['proposed'], 'cancelled', { reason: `declined by ${name}` });
     else if (current.state === 'proposed') {
-      current = await move(current, ['proposed'], 'confirmed', { confirmedBy: { address: decision.by, via: 'teammate', name: decision.by } });
+      current = await move(current, ['proposed'], 'confirmed', { confirmedBy: { address: decision.by, via: 'teammate', name } });
     }
+    // Running for another click right now (no conversation lock serialises teammates): reported, never called again
+    // until its outcome is surely lost (well past the MCP call's timeout).
+    if (current?.state === 'running' && now() - Date.parse(current.updatedAt) < TEAM_RUN_LEASE_MS) return { outcome: 'decided', action: current };
     if (current && (current.state === 'confirmed' || current.state === 'running')) {
       const caller: Caller = {
         kind: 'contact',

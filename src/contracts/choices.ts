@@ -17,3 +17,20 @@ export function withoutChoiceLines(text: string, choices: readonly Choice[]): st
   const after = text.slice(at + lines.length).trimStart();
   return before && after ? `${before}\n${after}` : before || after;
 }
+
+/**
+ * `text` as a channel that showed its choices as buttons sent it (its last block of numbered
+ * lines "1. …", "2. …" left out), or undefined when it lists none: how a stored reply is found
+ * again among what the channel sent.
+ */
+export function withoutListedChoices(text: string): string | undefined {
+  const blocks = [...text.matchAll(/^1\. .*(?:\n\d+\. .*)*/gm)];
+  const block = blocks.at(-1)?.[0];
+  if (block === undefined) return undefined;
+  const labels = block.split('\n').map((line, index) => (line.startsWith(`${index + 1}. `) ? line.slice(`${index + 1}. `.length) : undefined));
+  if (labels.some((label) => label === undefined)) return undefined;
+  return withoutChoiceLines(
+    text,
+    labels.map((label) => ({ id: '', label: label ?? '' })),
+  );
+}

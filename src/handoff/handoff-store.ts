@@ -63,9 +63,18 @@ export interface HandoffRecord {
   facts: Facts;
   /** The conversation's last messages when the hand-off was opened (what the notice shows). */
   lastMessages: { direction: 'inbound' | 'outbound'; text: string }[];
+  /** Changes waiting for a teammate to run or decline them (confirmed actions only a person may run). */
+  actions?: HandoffAction[];
   destinations: Destination[];
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A change the hand-off carries: the action's id and what the service summarised of it. */
+export interface HandoffAction {
+  id: string;
+  title: string;
+  summary: string;
 }
 
 export interface NoticeRecord {
@@ -138,6 +147,7 @@ const handoffSchema = new Schema<HandoffRecord>(
     contact: { email: String, phone: String, whatsapp: String },
     facts: { type: Schema.Types.Mixed, default: {} },
     lastMessages: [{ _id: false, direction: String, text: String }],
+    actions: { type: [{ _id: false, id: String, title: String, summary: String }], default: undefined },
     destinations: [{ _id: false, id: String, kind: String, target: String }],
   },
   { timestamps: true, versionKey: false, minimize: false },
@@ -193,7 +203,7 @@ export const noticeId = (handoffId: string, destinationId: string) => `${handoff
 /** What opening a hand-off takes: the record's fields a request decides. */
 export type HandoffRequest = Pick<
   HandoffRecord,
-  'team' | 'reason' | 'channel' | 'conversationId' | 'roleId' | 'customer' | 'contact' | 'facts' | 'lastMessages' | 'destinations'
+  'team' | 'reason' | 'channel' | 'conversationId' | 'roleId' | 'customer' | 'contact' | 'facts' | 'lastMessages' | 'destinations' | 'actions'
 >;
 
 export interface HandoffStore {

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { Facts } from '../contracts/index.js';
 import type { AssistantTool, ToolCallContext } from '../contracts/tool.js';
-import type { HandoffRecord } from './handoff-store.js';
+import type { HandoffAction, HandoffRecord } from './handoff-store.js';
 import type { HandoffOutcome, HandoffService } from './handoff-service.js';
 import type { TeamId } from './teams.js';
 
@@ -40,6 +40,8 @@ export interface HandoffToolOptions {
   reach?: CustomerReach;
   /** Facts the routed role keeps to itself (`RoleDefinition.privateFacts`): left out of what the team sees. */
   privateFacts(roleId: string): readonly string[];
+  /** Changes of the conversation waiting for a teammate (confirmed actions only a person may run): the hand-off carries them. */
+  pendingActions?: (conversationId: string) => Promise<readonly HandoffAction[]>;
   /** Runs after a hand-off is recorded (the web shows a status line). */
   onHandoff?: (context: ToolCallContext, outcome: HandoffOutcome) => Promise<void>;
 }
@@ -61,6 +63,7 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
       if (!options.reach && !input.email && !input.phone) {
         throw new Error('Ask the customer for an email address or a phone number first, then call this again with it.');
       }
+      const actions = (await options.pendingActions?.(context.conversationId)) ?? [];
       const outcome = await options.service.request({
         team,
         reason: input.reason,
@@ -78,6 +81,7 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
           ...(await options.recentMessages(context.conversationId)).slice(-5).map(({ direction, text }) => ({ direction, text })),
           { direction: 'inbound', text: context.latestMessage },
         ],
+        ...(actions.length ? { actions: [...actions] } : {}),
         ...(options.reach ? { reachedHere: options.reach.phrase } : {}),
       });
       await options.onHandoff?.(context, outcome);

@@ -27,6 +27,9 @@ const NAME_CHARS = 80;
 const REASON_CHARS = 200;
 const MESSAGE_CHARS = 160;
 const FACT_CHARS = 120;
+const CHANGE_CHARS = 300;
+/** The most changes a notice lists (the transcript page shows them all). */
+const NOTICE_CHANGES = 3;
 
 /** Cuts at `chars` UTF-16 units without splitting a surrogate pair. */
 function clip(text: string, chars: number): string {
@@ -89,6 +92,14 @@ function parts(handoff: HandoffRecord, escapeText: (text: string) => string, esc
     established: facts.length
       ? facts.map(([key, value]) => `${escapeText(untrusted(key.replace(/_/g, ' '), 40))}: ${escapeText(untrusted(String(value), FACT_CHARS))}`).join(' · ')
       : 'nothing beyond the request',
+    // The service wrote each summary, but from arguments the model chose: untrusted like the rest.
+    changes: (handoff.actions ?? [])
+      .slice(0, NOTICE_CHANGES)
+      .map((action) =>
+        escapeText(
+          untrusted([action.title, ...action.summary.split('\n').filter((line) => line.startsWith('• '))].join(' ').replace(/• /g, '· '), CHANGE_CHARS),
+        ),
+      ),
     lastMessages: (handoff.lastMessages ?? [])
       .slice(-6)
       .map((message) => `${message.direction === 'inbound' ? 'Customer' : 'Assistant'}: ${escapeText(untrusted(message.text, MESSAGE_CHARS))}`),
@@ -105,6 +116,7 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
       `Who: ${lines.who}`,
       `Wants: ${lines.wants}`,
       `Established: ${lines.established}`,
+      ...(lines.changes.length ? ['Waiting for your approval (run or decline it on the transcript page):', ...lines.changes.map((line) => `  ${line}`)] : []),
       'Last messages:',
       ...lines.lastMessages.map((line) => `  ${line}`),
       `Reach them: ${escapeText(reach)}`,
@@ -123,6 +135,17 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
       ],
     },
     { type: 'section', text: { type: 'mrkdwn', text: `*Established*\n${slack.established}` } },
+    ...(slack.changes.length
+      ? [
+          {
+            type: 'section',
+            text: {
+              type: 'mrkdwn',
+              text: `*Waiting for your approval* (run or decline it on the transcript page)\n${slack.changes.map((line) => `• ${line}`).join('\n')}`,
+            },
+          },
+        ]
+      : []),
     { type: 'section', text: { type: 'mrkdwn', text: `*Last messages*\n${slack.lastMessages.map((line) => `> ${line}`).join('\n') || '_none_'}` } },
     {
       type: 'actions',

@@ -11,6 +11,8 @@ export const TURN_QUEUE_NAME = 'turns';
 export const TurnJobSchema = z.object({
   conversationKey: z.string().min(1),
   messageId: z.string().min(1),
+  /** A holding job's: the failed attempt whose wait it tells the customer about (see turn-worker.ts). */
+  attempt: z.number().int().positive().optional(),
 });
 export type TurnJob = z.infer<typeof TurnJobSchema>;
 

@@ -25,10 +25,12 @@
  * no other job touches it before then, so sibling jobs can't use up its attempts. An outage
  * (classifyFailure: infrastructure) is retried until the message's own budget is spent; a
  * deterministic failure is given up on at once; an unknown one after a few attempts. Giving up
- * is never silent (see `giveUp`). A job that finds the lock taken completes: the holder frees
- * the lock only in the step that acknowledges the inbox's last message (or re-checks the inbox
- * after releasing otherwise), and a dead holder's own job is re-run by the queue's
- * stall check. A stopping worker finishes the turn it holds and starts no new one: its job goes
+ * is never silent (see `giveUp`). While a failed head waits, the customer may be told so
+ * (`holding`: a model outage's holding message): decided where its next attempt is scheduled,
+ * sent then if it is due, or by a delayed "holding" job at its time when the next attempt would
+ * start later. A job that finds the lock taken completes: the holder frees the lock only in the
+ * step that acknowledges the inbox's last message (or re-checks the inbox after releasing
+ * otherwise), and a dead holder's own job is re-run by the queue's stall check. A stopping worker finishes the turn it holds and starts no new one: its job goes
  * back to the queue for the next worker.
  *
  * Messages appended behind a held lock or a queued job add no job of their own, so a job that
@@ -122,6 +124,20 @@ export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastru
  */
 export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReason; error: unknown; attempts: number }, assertHeld: () => void) => Promise<void>;
 
+/**
+ * What the customer hears while a failed batch waits for its next attempt (a model outage's
+ * holding message). The worker decides when, where the attempt is scheduled: when the next
+ * attempt would start at or after `dueAt`, `send` runs at `dueAt` (at once if that has passed),
+ * under the conversation's lock and only while the batch still waits on that same failure (not
+ * given up on, no attempt since); when the next attempt starts first, its own outcome decides.
+ */
+export interface HoldingNotice {
+  /** When the customer should hear about this failure (ms); undefined: never (not an outage, a teammate's entry). No I/O. */
+  dueAt(batch: InboundBatch, error: unknown): number | undefined;
+  /** Tells the customer, once per batch (`assertHeld` before anything leaves). Never throws. */
+  send(batch: InboundBatch, assertHeld: () => void): Promise<void>;
+}
+
 export interface TurnWorkerOptions {
   connection: ConnectionOptions;
   redis: RedisClient;
@@ -130,6 +146,8 @@ export interface TurnWorkerOptions {
   queue: TurnQueue;
   handle: InboundHandler;
   giveUp: GiveUpHandler;
+  /** What a customer hears while a failed batch waits for its next attempt; nothing when absent. */
+  holding?: HoldingNotice;
   logger: Logger;
   metrics: Metrics;
   concurrency: number;
@@ -173,11 +191,14 @@ type DrainOutcome =
 
 /** The name of the delayed job that tries a failed head again when it is due. */
 const REDRIVE_JOB = 'redrive';
+/** The name of the delayed job that sends a waiting head's holding message when it is due. */
+const HOLDING_JOB = 'holding';
 
 const GIVE_UP_REASONS = new Set<string>(['budget', 'poison', 'deterministic', 'unknown']);
 const giveUpReason = (stored: string): GiveUpReason => (GIVE_UP_REASONS.has(stored) ? (stored as GiveUpReason) : 'unknown');
 
 const redriveJobId = (conversationKey: string, messageId: string, attempt: number) => `redrive|${conversationKey}|${messageId}|${attempt}`.replace(/:/g, '_');
+const holdingJobId = (conversationKey: string, messageId: string, attempt: number) => `holding|${conversationKey}|${messageId}|${attempt}`.replace(/:/g, '_');
 
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { redis, inbox, handle, giveUp, logger, metrics, shutdown } = options;
@@ -318,7 +339,40 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       budgetLeftMs: options.retryBudgetMs - (now - state.firstFailureAt),
       error,
     });
+    await holdWhileWaiting(conversationKey, batch, error, state, assertHeld);
     return waiting;
+  };
+
+  /**
+   * The holding message of a batch whose next attempt was just scheduled (see `HoldingNotice`):
+   * due before that attempt starts, it is sent now if due already, else by a delayed job at its
+   * time (which sends it only if the batch still waits on this failure). Due after it: the next
+   * attempt goes first, and decides again if it fails. A job that can't be added is logged: the
+   * next failing attempt past the due time sends it.
+   */
+  const holdWhileWaiting = async (
+    conversationKey: string,
+    batch: InboxBatch,
+    error: unknown,
+    state: { attempts: number; nextAttemptAt: number },
+    assertHeld: () => void,
+  ): Promise<void> => {
+    const { holding } = options;
+    const turn = batchOf(batch);
+    const dueAt = holding?.dueAt(turn, error);
+    if (!holding || dueAt === undefined || state.nextAttemptAt < dueAt) return;
+    const delay = dueAt - Date.now();
+    if (delay <= 0) return holding.send(turn, assertHeld);
+    const { messageId } = batch.entries[0].message;
+    try {
+      await options.queue.add(
+        HOLDING_JOB,
+        { conversationKey, messageId, attempt: state.attempts },
+        { jobId: holdingJobId(conversationKey, messageId, state.attempts), delay },
+      );
+    } catch (addError) {
+      logger.warn('holding-notice-unscheduled', { conversationKey, messageId, error: addError });
+    }
   };
 
   /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
@@ -329,8 +383,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return error;
   };
 
-  /** Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its lock (for job `jobId`). */
-  const drain = async (conversationKey: string, jobId?: string): Promise<DrainOutcome> => {
+  /**
+   * Answers the conversation's inbox from the head, a batch per turn, until it is empty, under its
+   * lock (for job `jobId`). `holding` (a holding job's): the head and failed attempt whose holding
+   * message is due, sent if the head still waits on that attempt's failure.
+   */
+  const drain = async (conversationKey: string, jobId?: string, holding?: { messageId: string; attempt: number }): Promise<DrainOutcome> => {
     const abort = new AbortController();
     // What the conversation's notices say while this holds it: kept from each read of the head on
     // (a notice about a message that read found says no more than the read did), for its turn's gate.
@@ -410,6 +468,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             assertHeld,
           );
         } else if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
+          // Still waiting on the failure that scheduled this holding job (no attempt since: the
+          // same count, and none can run while this holds the lock): the customer hears from us now.
+          if (holding?.messageId === head.messageId && holding.attempt === batch.retry.attempts) await options.holding?.send(batchOf(batch), assertHeld);
           return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
         } else {
           const coalescing = !batch.frozen && coalesceFor(head.channel) > 0;
@@ -567,7 +628,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       logger.error('job-malformed', { jobId: job.id });
       return;
     }
-    const { conversationKey } = parsed.data;
+    const { conversationKey, messageId, attempt } = parsed.data;
+    const holding = job.name === HOLDING_JOB && attempt !== undefined ? { messageId, attempt } : undefined;
     // Queue wait of the job's first pickup (later pickups are re-drives and busy re-polls).
     if (job.attemptsStarted <= 1)
       metrics.observe('queue_wait_seconds', { queue: 'turns' }, Math.max(0, Date.now() - job.timestamp - (job.opts.delay ?? 0)) / 1000);
@@ -575,7 +637,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     // answered by it. A stopping worker hands its job back for the next worker.
     for (;;) {
       if (shutdown.aborted) return comeBackAt(job, token, Date.now() + busyDelayMs);
-      const outcome = await drain(conversationKey, job.id);
+      const outcome = await drain(conversationKey, job.id, holding);
       if (outcome.kind === 'busy') {
         // The holder re-checks the inbox after releasing, so it answers this job's message too;
         // a holder that dies leaves its own job active, and the stall check runs it again.
@@ -586,7 +648,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (job.stalledCounter > 0) return comeBackAt(job, token, Date.now() + (await lockExpiresInMs(redis, conversationKey)) + 50);
         // A re-drive job is the one job a failed head waits for: a holder that found the head not
         // yet due left it to this job and completed, so this job never completes on a busy lock.
-        if (job.name === REDRIVE_JOB) {
+        // Nor does a holding job: no other job sends its message while the head waits.
+        if (job.name === REDRIVE_JOB || holding) {
           logger.debug('turn-lock-busy-redrive', { conversationKey, jobId: job.id });
           return comeBackAt(job, token, Date.now() + Math.min(busyDelayMs, (await lockExpiresInMs(redis, conversationKey)) + 50));
         }

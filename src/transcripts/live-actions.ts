@@ -1,12 +1,14 @@
 /**
  * `POST /transcripts/:conversationId/actions`: what a teammate does from the live page — take
- * over, reply, hand back to the assistant, close. A request carries the signed link's parts
+ * over, reply, hand back to the assistant, close, and run or decline a change only a teammate may
+ * run (a confirmed action handed to the team). A request carries the signed link's parts
  * (the link's expiry applies) and the page's CSRF token (bound to that link, checked in
  * constant time), names the hand-off it acts on (which must be this conversation's) and who is
  * acting (one of the team's configured members). Every refusal is a 4xx with a reason and a
  * log line; every action is logged with who did it, and the takeover service records it.
  * This handler never changes a hand-off itself.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { formatIssues } from '../errors/issues.js';
@@ -14,9 +16,15 @@ import type { Logger } from '../logger.js';
 import { pageActor, pageHandoff, type LiveActor, type LiveOutcome, type LiveTakeover, type LiveTeam } from './live-takeover.js';
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, setPrivateHeaders } from './transcript-http.js';
+import { actionStateText, type PageAction, type PageActions, type PageDecision } from './page-actions.js';
 
-const LIVE_ACTIONS = ['take_over', 'reply', 'hand_back', 'close'] as const;
+const LIVE_ACTIONS = ['take_over', 'reply', 'hand_back', 'close', 'run_action', 'decline_action'] as const;
 type LiveAction = (typeof LIVE_ACTIONS)[number];
+const ActionIdSchema = z.uuid();
+/** How long a decision waits for a run another click started (the MCP call's timeout and a margin). */
+const SETTLE_MS = 20_000;
+const SETTLE_POLL_MS = 200;
+const inProgress = (action: PageAction) => action.state === 'confirmed' || action.state === 'running';
 
 const ActionRequestSchema = z.object({
   expires: z.string().max(32),
@@ -26,6 +34,8 @@ const ActionRequestSchema = z.object({
   action: z.string().max(40),
   by: z.string().max(200),
   text: z.string().optional(),
+  /** The change `run_action` / `decline_action` decides. */
+  actionId: z.string().max(64).optional(),
 });
 
 export interface LiveActionsOptions {
@@ -34,7 +44,10 @@ export interface LiveActionsOptions {
   teams: Readonly<Record<string, LiveTeam | undefined>>;
   /** The longest reply a teammate may send (413 beyond). */
   maxReplyChars: number;
+  /** Confirmed actions: without them, run_action and decline_action are unknown. */
+  actions?: PageActions;
   logger: Logger;
+  now?: () => number;
 }
 
 /** What each outcome of the takeover service means for the page: success, or a status and what to tell the teammate. */
@@ -67,7 +80,8 @@ function answerOf(result: LiveOutcome): { status: number; error?: string } {
 export function createLiveActionsHandler(options: LiveActionsOptions) {
   const { links, takeover, teams, logger } = options;
 
-  const run = (action: LiveAction, handoffId: string, by: LiveActor, text: string): Promise<LiveOutcome> => {
+  const now = options.now ?? Date.now;
+  const run = (action: Exclude<LiveAction, 'run_action' | 'decline_action'>, handoffId: string, by: LiveActor, text: string): Promise<LiveOutcome> => {
     switch (action) {
       case 'take_over':
         return takeover.takeOver({ handoffId, by });
@@ -79,6 +93,58 @@ export function createLiveActionsHandler(options: LiveActionsOptions) {
       case 'close':
         return takeover.close({ handoffId, by, reason: 'page' });
     }
+  };
+
+  /** A teammate's decision on a change handed to the team: what it is now, or why it could not be decided. */
+  const decideAction = async (
+    runIt: boolean,
+    actionId: string | undefined,
+    by: LiveActor,
+    where: { conversationId: string; handoffId: string },
+    refuse: (status: number, error: string, reason: string, fields?: Record<string, unknown>) => void,
+    response: Response,
+  ): Promise<void> => {
+    const id = ActionIdSchema.safeParse(actionId);
+    if (!options.actions) {
+      refuse(400, `unknown action: expected one of take_over, reply, hand_back, close`, 'unknown_action');
+      return;
+    }
+    if (!id.success) {
+      refuse(400, 'actionId: expected the id of a change', 'invalid_action_id');
+      return;
+    }
+    let decided: PageDecision;
+    try {
+      decided = await options.actions.decide(where.conversationId, id.data, { run: runIt, by: by.id, name: by.name });
+      // Another click is running it right now: wait for its outcome (asking again never runs it twice).
+      for (let waited = 0; decided.outcome === 'decided' && inProgress(decided.action) && waited < SETTLE_MS; waited += SETTLE_POLL_MS) {
+        await delay(SETTLE_POLL_MS);
+        decided = await options.actions.decide(where.conversationId, id.data, { run: runIt, by: by.id, name: by.name });
+      }
+    } catch (error) {
+      // The business system did not answer: the change stays running and a second click resolves it (same idempotency key).
+      logger.warn('transcript-action-unresolved', { ...where, actionId: id.data, by: by.name, error });
+      response.status(503).json({ error: 'The business system did not answer. Try again: it will not run twice.' });
+      return;
+    }
+    // The link opens one conversation: another's change is as unknown as a missing one.
+    if (decided.outcome !== 'decided') {
+      if (decided.outcome === 'unknown') refuse(404, 'This change no longer exists', 'unknown_change', { actionId: id.data });
+      else refuse(409, 'Only the customer can confirm this change', 'not_for_team', { actionId: id.data });
+      return;
+    }
+    const { action } = decided;
+    const view = { id: action.id, state: action.state, stateText: actionStateText(action, now()) };
+    const asked = runIt ? ['done', 'failed'] : ['cancelled'];
+    const fields = { ...where, actionId: action.id, run: runIt, by: by.name, byId: by.id, state: action.state };
+    if (!asked.includes(action.state) || (!runIt && !decidedBy(action, by))) {
+      // Decided before (by someone else, or the other way), or expired: the page shows what it is.
+      logger.info('transcript-action-refused', { ...fields, outcome: 'already_decided' });
+      response.status(409).json({ error: `This change was already decided: ${view.stateText}`, action: view });
+      return;
+    }
+    logger.info('transcript-action', { ...fields, action: runIt ? 'run_action' : 'decline_action' });
+    response.status(200).json({ ok: true, action: view });
   };
 
   return async (request: Request<{ conversationId: string }>, response: Response): Promise<void> => {
@@ -141,6 +207,10 @@ export function createLiveActionsHandler(options: LiveActionsOptions) {
       return;
     }
 
+    if (action === 'run_action' || action === 'decline_action') {
+      await decideAction(action === 'run_action', body.actionId, by, { conversationId, handoffId: handoff._id }, refuse, response);
+      return;
+    }
     const result = await run(action, handoff._id, by, text);
     const answer = answerOf(result);
     const current = pageHandoff(await takeover.handoffsOf(conversationId), teams) ?? null;
@@ -153,3 +223,6 @@ export function createLiveActionsHandler(options: LiveActionsOptions) {
     response.status(200).json({ ok: true, outcome: result.outcome, handoff: current });
   };
 }
+
+/** A decline is this teammate's when the stored reason names them (a second decline by them is still theirs to see). */
+const decidedBy = (action: PageAction, by: LiveActor): boolean => action.reason === `declined by ${by.name}`;

@@ -3,7 +3,7 @@
  * messages and hand-off changes in (Server-Sent Events on the link's own token), remembers which
  * teammate is acting (asked once, kept in this browser), shows a customer's photos, voice notes and
  * documents as the page does (by the page's own signed links, which the stream gives), and posts "Take over", replies, "Hand
- * back" and "Close" with the link's token and the page's CSRF token. It only ever creates text
+ * back", "Close" and a change's "Run it" / "Decline" with the link's token and the page's CSRF token. It only ever creates text
  * nodes from what the server sends, and requests nothing but its own origin.
  */
 
@@ -154,7 +154,7 @@ export const LIVE_PAGE_SCRIPT = `
     update();
   });
 
-  function act(action, text) {
+  function act(action, text, actionId) {
     var name = who.value.trim();
     if (!name) {
       say('Choose your name first: every action is recorded with who did it.');
@@ -166,6 +166,7 @@ export const LIVE_PAGE_SCRIPT = `
     update();
     var body = { expires: config.expires, sig: config.sig, csrf: config.csrf, handoffId: handoff ? handoff.id : '', action: action, by: name };
     if (text !== undefined) body.text = text;
+    if (actionId !== undefined) body.actionId = actionId;
     return fetch(base + '/actions', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -175,6 +176,7 @@ export const LIVE_PAGE_SCRIPT = `
       .then(function (response) {
         return response.json().catch(function () { return {}; }).then(function (result) {
           if (result.handoff !== undefined) handoff = result.handoff;
+          if (result.action) showChange(result.action);
           if (!response.ok) say(result.error || 'That did not work (' + response.status + ').');
           return response.ok;
         });
@@ -189,6 +191,28 @@ export const LIVE_PAGE_SCRIPT = `
         return ok;
       });
   }
+
+  // A change only a teammate may run: its state after a decision, and no more buttons once decided.
+  function showChange(change) {
+    var item = log.querySelector('li[data-action-id="' + CSS.escape(change.id) + '"]');
+    if (!item) return;
+    item.querySelector('.action-state').textContent = change.stateText;
+    if (change.state !== 'proposed') {
+      var controls = item.querySelector('.actions');
+      if (controls) controls.remove();
+    }
+  }
+  log.addEventListener('click', function (event) {
+    var target = event.target.closest && event.target.closest('button[data-run], button[data-decline]');
+    if (!target || busy) return;
+    var run = target.hasAttribute('data-run');
+    var id = target.getAttribute(run ? 'data-run' : 'data-decline');
+    var group = target.parentNode.querySelectorAll('button');
+    for (var index = 0; index < group.length; index += 1) group[index].disabled = true;
+    act(run ? 'run_action' : 'decline_action', undefined, id).then(function () {
+      for (var again = 0; again < group.length; again += 1) group[again].disabled = false;
+    });
+  });
 
   buttons.take.addEventListener('click', function () { act('take_over'); });
   buttons.handBack.addEventListener('click', function () { act('hand_back'); });

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
 import { LIVE_PAGE_SCRIPT } from './live-page-script.js';
+import { actionStateText, awaitsTeam, changeText, type PageAction } from './page-actions.js';
 import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia } from './transcript-media.js';
 
 /** One message as the page shows it. */
@@ -49,6 +50,8 @@ export interface TranscriptPageInput {
   live?: LivePageSettings | undefined;
   /** A message's media address, signed like the page's link (see transcript-media.ts). */
   mediaUrl?: (mediaId: string) => string;
+  /** The changes the assistant proposed in this conversation (confirmed actions), shown where they happened. */
+  actions?: readonly PageAction[];
 }
 
 const STYLE = `
@@ -102,6 +105,10 @@ button:disabled { opacity: 0.45; cursor: not-allowed; }
 .notice { grid-column: 1 / -1; margin: 0; font-size: 0.875rem; color: var(--warn-ink); }
 .notice:empty { display: none; }
 .live { color: var(--muted); font-size: 0.8125rem; margin: 0; }
+.action article { border-style: solid; border-color: var(--accent); color: var(--ink); max-width: 100%; }
+.action .text { font-size: 0.9375rem; }
+.action-state { margin: 0.375rem 0 0; font-size: 0.8125rem; font-weight: 600; }
+.action .actions { margin-top: 0.5rem; }
 ${MEDIA_STYLE}
 `.trim();
 
@@ -173,18 +180,46 @@ function statusNote(message: PageMessage): string {
   return `<p class="status">${escapeHtml(detail ? `${note} · ${detail}` : note)}</p>`;
 }
 
-function renderMessages(messages: TranscriptPageInput['messages'], mediaUrl: TranscriptPageInput['mediaUrl']): string {
-  if (messages.length === 0) return '<p class="empty">No messages yet.</p>';
+function renderAction(action: PageAction, live: boolean, now: number): string {
+  const createdAt = new Date(action.createdAt);
+  const controls =
+    live && awaitsTeam(action, now)
+      ? `<div class="actions"><button type="button" class="primary" data-run="${escapeHtml(action.id)}">Run it</button>` +
+        `<button type="button" data-decline="${escapeHtml(action.id)}">Decline</button></div>`
+      : '';
+  return (
+    `<li class="system action" data-action-id="${escapeHtml(action.id)}"><article>` +
+    `<p class="meta"><span class="author">Change proposed</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
+    `<p class="text">${escapeHtml(changeText(action))}</p>` +
+    `<p class="action-state" role="status">${escapeHtml(actionStateText(action, now))}</p>${controls}` +
+    '</article></li>'
+  );
+}
+
+type Entry = { at: Date; message: PageMessage; action?: never } | { at: Date; action: PageAction; message?: never };
+
+function renderMessages(input: Pick<TranscriptPageInput, 'messages' | 'mediaUrl' | 'actions' | 'live' | 'generatedAt'>): string {
+  const { messages, mediaUrl } = input;
+  const entries: Entry[] = [
+    ...messages.map((message) => ({ at: new Date(message.createdAt), message })),
+    ...(input.actions ?? []).map((action) => ({ at: new Date(action.createdAt), action })),
+  ].sort((left, right) => left.at.getTime() - right.at.getTime());
+  if (entries.length === 0) return '<p class="empty">No messages yet.</p>';
   const parts: string[] = [];
   let day = '';
-  for (const message of messages) {
-    const createdAt = new Date(message.createdAt);
+  for (const entry of entries) {
+    const createdAt = entry.at;
     const messageDay = dayFormat.format(createdAt);
     if (messageDay !== day) {
       if (day) parts.push('</ol>');
       parts.push(`<h2>${escapeHtml(messageDay)}</h2>`, '<ol>');
       day = messageDay;
     }
+    if (entry.action) {
+      parts.push(renderAction(entry.action, Boolean(input.live?.handoff), input.generatedAt.getTime()));
+      continue;
+    }
+    const { message } = entry;
     parts.push(
       `<li class="${authorClass[message.author]}" data-id="${escapeHtml(message.id)}"><article>` +
         `<p class="meta"><span class="author">${escapeHtml(authorLabel(message))}</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
@@ -244,7 +279,7 @@ function liveConfig(conversationId: string, live: LivePageSettings): string {
 }
 
 export function renderTranscriptPage(input: TranscriptPageInput): string {
-  const { conversation, messages, generatedAt, live, mediaUrl } = input;
+  const { conversation, messages, generatedAt, live } = input;
   const customer = conversation.displayName ? `${conversation.displayName} (${conversation.address})` : conversation.address;
   return `<!doctype html>
 <html lang="en">
@@ -268,7 +303,7 @@ export function renderTranscriptPage(input: TranscriptPageInput): string {
 </header>
 ${live ? renderControls(live) : ''}
 <div id="log">
-${renderMessages(messages, mediaUrl)}
+${renderMessages(input)}
 </div>
 ${live ? renderReplyBox(live) : ''}
 <footer>Times in UTC · generated ${escapeHtml(stampFormat.format(generatedAt))} UTC</footer>

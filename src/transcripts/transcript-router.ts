@@ -16,6 +16,7 @@ import { createLiveEventsHandler } from './live-events.js';
 import { pageHandoff, pageMessage, type LiveTakeover, type LiveTeam } from './live-takeover.js';
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
+import type { PageActions } from './page-actions.js';
 import { mediaPath } from './transcript-media.js';
 import { livePageCsp, renderTranscriptPage } from './transcript-page.js';
 
@@ -37,13 +38,15 @@ export interface TranscriptRouterOptions {
   logger: Logger;
   /** Without it the link opens the plain, read-only transcript. */
   live?: LivePageOptions;
+  /** The conversation's confirmed actions (shown inline; the live page runs or declines a team's). */
+  actions?: PageActions;
 }
 
 // Actions are a few short fields and a reply: anything bigger is refused before it is parsed.
 const ACTION_BODY_LIMIT = '16kb';
 
 export function createTranscriptRouter(options: TranscriptRouterOptions): Router {
-  const { links, transcripts, logger, live } = options;
+  const { links, transcripts, logger, live, actions } = options;
   const router = express.Router();
 
   router.get('/transcripts/:conversationId', async (request, response) => {
@@ -57,10 +60,11 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
       return;
     }
 
-    const [conversation, messages, handoffs] = await Promise.all([
+    const [conversation, messages, handoffs, changes] = await Promise.all([
       transcripts.conversations.findById(conversationId).lean().exec(),
       transcripts.conversationMessages(conversationId),
       live ? live.takeover.handoffsOf(conversationId) : Promise.resolve([]),
+      actions ? actions.list(conversationId) : Promise.resolve([]),
     ]);
     if (!conversation) {
       logger.warn('transcript-missing', { conversationId });
@@ -78,6 +82,7 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
         renderTranscriptPage({
           conversation: { id: conversation._id, channel: conversation.channel, address: conversation.address, displayName: conversation.displayName },
           messages: messages.map(pageMessage),
+          actions: changes,
           generatedAt: new Date(),
           live: live && {
             nonce,
@@ -97,7 +102,7 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
     router.post(
       '/transcripts/:conversationId/actions',
       express.json({ limit: ACTION_BODY_LIMIT, strict: true }),
-      createLiveActionsHandler({ links, logger, ...live }),
+      createLiveActionsHandler({ links, logger, ...live, ...(actions ? { actions } : {}) }),
     );
   }
 

@@ -21,8 +21,8 @@ import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from 
 import type { Choice } from '../contracts/tool.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
-import type { GiveUpHandler, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
-import { createHoldingNotice } from './holding-notice.js';
+import type { GiveUpHandler, HoldingNotice, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
+import { createHoldingNotice, type HoldingNoticeOptions } from './holding-notice.js';
 import {
   APOLOGY_PART,
   inboundMessageId,
@@ -47,8 +47,6 @@ export interface InboundHandlerOptions {
   onTurn?: (result: TurnResult) => void;
   /** Human takeover: handles teammate entries and a held conversation's messages (true: no turn). */
   takeover?: TakeoverHook;
-  /** A model outage's holding message after this long a wait (MODEL_HOLDING_NOTICE_MS); none when absent. */
-  holdingNoticeMs?: number;
 }
 
 const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
@@ -222,9 +220,6 @@ function gatedStream(gate: TurnGate | undefined, send: ((delta: string) => void)
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
-  // One holding message per outage, from the failing turn (see holding-notice.ts).
-  const holdingNotice =
-    options.holdingNoticeMs === undefined ? undefined : createHoldingNotice({ transcripts, metrics, holdingNoticeMs: options.holdingNoticeMs, deliver });
 
   /**
    * Runs post-turn and metering for the reply these parts hold, if no attempt has yet (`taken`:
@@ -399,7 +394,8 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // message arriving before anything of the turn left; text streams once the gate commits.
       if (gate?.restart.aborted) throw gate.restart.reason;
       const stream = gatedStream(gate, channel.transport.streamDelta ? (delta: string) => channel.transport.streamDelta?.(message, delta) : undefined);
-      const running = options.orchestrator.runTurn(channel, {
+      // A model outage fails the turn for the queue's retry (the worker decides on the holding message).
+      result = await options.orchestrator.runTurn(channel, {
         conversationId,
         firstTurn: created,
         runId: randomUUID(),
@@ -411,11 +407,6 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         logger,
         ...(stream ? { onTextDelta: stream.delta } : {}),
         ...(gate ? { beforeAction: () => gate.commit() } : {}),
-      });
-      // A model outage fails the turn for the queue's retry; a long wait gets the holding message first.
-      result = await running.catch(async (error: unknown) => {
-        if (!signal.aborted && !gate?.restart.aborted) await holdingNotice?.({ channel, conversationId, message, earlier }, error, logger, assertHeld);
-        throw error;
       });
       await stream?.released();
       await channel.transport.flushDeltas?.(message);
@@ -486,6 +477,14 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     if (finished.status === 'rejected') throw finished.reason;
     if (flushed.status === 'rejected') throw flushed.reason;
   };
+}
+
+/**
+ * A model outage's holding message (see holding-notice.ts), sent by the turn worker through the
+ * send ledger while a failed batch waits for its next attempt.
+ */
+export function createHoldingNoticeHandler(options: Omit<HoldingNoticeOptions, 'deliver'>): HoldingNotice {
+  return createHoldingNotice({ ...options, deliver: createLedgerSender(options.transcripts, options.metrics) });
 }
 
 /**

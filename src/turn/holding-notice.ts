@@ -1,16 +1,20 @@
 /**
- * The holding message of a model outage: when a turn fails because no model answered
- * (every entry of a tier failed or was skipped — a retryable model failure) and the customer has
- * waited `holdingNoticeMs` since the batch's first message, they get one short message saying we
- * will answer here; the queue keeps retrying the message, and the real answer follows once a
- * model is back. It goes through the send ledger as a part of its own (HOLDING_PART) of the
- * batch's reply, stored once: every retry of the batch finds it there and sends nothing again.
+ * The holding message of a model outage: when a turn fails because no model answered (every
+ * entry of a tier failed or was skipped — a retryable model failure), its message is retried, and
+ * a customer who waits `holdingNoticeMs` since the batch's first message gets one short message
+ * saying we will answer here; the real answer follows once a model is back. The turn worker
+ * decides when (`HoldingNotice`, where the next attempt is scheduled): at the threshold when the
+ * next attempt would start after it, so the customer hears from us on time rather than a retry
+ * later. It goes through the send ledger as a part of its own (HOLDING_PART) of the batch's
+ * reply, stored once: whoever finds it there sends nothing again. Not while a teammate holds the
+ * conversation (they answer), and never once the real answer is stored.
  */
-import { errorText, ModelCallError } from '../errors/index.js';
+import { ModelCallError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage } from '../contracts/index.js';
-import { HOLDING_PART, type MessageRecord, type TranscriptStore } from '../store/transcript-store.js';
+import type { HoldingNotice, InboundBatch } from '../queue/turn-worker.js';
+import { HOLDING_PART, outboundMessageId, type MessageRecord, type MessageStatus, type TranscriptStore } from '../store/transcript-store.js';
 
 export const HOLDING_NOTICE_TEXT = "We're having a technical problem — we'll answer here shortly.";
 
@@ -24,47 +28,70 @@ type PartSender = (
 ) => Promise<unknown>;
 
 export interface HoldingNoticeOptions {
+  channels: ReadonlyMap<string, ChannelDefinition>;
   transcripts: TranscriptStore;
   metrics: Metrics;
+  logger: Logger;
   /** How long the customer waits on an outage before the holding message. */
   holdingNoticeMs: number;
+  /** Whether a teammate holds the conversation now (then nobody tells the customer we will answer). */
+  heldByTeammate?: (conversationKey: string) => Promise<boolean>;
   deliver: PartSender;
   now?: () => number;
 }
 
+/** Ledger states of a part not (known to be) sent yet. */
+const unsent = (status: MessageStatus) => status === 'pending' || status === 'sending' || status === 'uncertain';
+
 /** Whether a failed turn is a model outage: no entry of a tier answered, and a retry may. */
 const isModelOutage = (error: unknown) => error instanceof ModelCallError && error.retryable;
 
-/**
- * Called with the error a turn failed with (before it is rethrown for the queue's retry): sends
- * the holding message when due. Never throws: the turn's own failure is what the queue must see.
- */
-export function createHoldingNotice(options: HoldingNoticeOptions) {
+/** When the batch's customer started waiting: its first message. */
+const waitingSince = ({ message, earlier }: InboundBatch) => Math.min(message.receivedAt, ...earlier.map((received) => received.receivedAt));
+
+export function createHoldingNotice(options: HoldingNoticeOptions): HoldingNotice {
+  const { transcripts, metrics } = options;
   const now = options.now ?? Date.now;
-  return async (
-    turn: { channel: ChannelDefinition; conversationId: string; message: InboundMessage; earlier: readonly InboundMessage[] },
-    error: unknown,
-    logger: Logger,
-    assertHeld: () => void,
-  ): Promise<void> => {
-    if (!isModelOutage(error)) return;
-    const { channel, message } = turn;
-    const waitedMs = now() - Math.min(message.receivedAt, ...turn.earlier.map((earlier) => earlier.receivedAt));
-    if (waitedMs < options.holdingNoticeMs) return;
-    try {
-      const notice = await options.transcripts.saveApology({
-        conversationId: turn.conversationId,
-        channel: channel.id,
-        replyTo: message.messageId,
-        text: HOLDING_NOTICE_TEXT,
-        part: HOLDING_PART,
-      });
-      if (notice.status !== 'pending' && notice.status !== 'sending' && notice.status !== 'uncertain') return;
-      await options.deliver(channel, message, [notice], logger, assertHeld);
-      options.metrics.increment('holding_notices_total', { channel: channel.id });
-      logger.warn('holding-notice-sent', { waitedMs, error: errorText(error) });
-    } catch (noticeError) {
-      logger.error('holding-notice-failed', { error: noticeError });
-    }
+  return {
+    dueAt(batch, error) {
+      if (!isModelOutage(error) || batch.message.teammate) return undefined;
+      return waitingSince(batch) + options.holdingNoticeMs;
+    },
+
+    async send(batch, assertHeld) {
+      const { message } = batch;
+      const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
+      const channel = options.channels.get(message.channel);
+      if (!channel) return;
+      try {
+        // The lock's fence before anything is written: a holder that may have lost it leaves this to the next.
+        assertHeld();
+        // Sent already (this outage's earlier wait): nothing more to read.
+        const stored = await transcripts.message(outboundMessageId(channel.id, message.messageId, HOLDING_PART));
+        if (stored && !unsent(stored.status)) return;
+        if (await options.heldByTeammate?.(message.conversationKey)) {
+          logger.info('holding-notice-skipped', { reason: 'taken-over' });
+          return;
+        }
+        // An earlier attempt stored the real answer: that goes out, not a holding message.
+        if ((await transcripts.replyParts(channel.id, message.messageId)).length > 0) return;
+        const notice =
+          stored ??
+          (await transcripts.saveApology({
+            // A conversation's id is its key (`openConversation`).
+            conversationId: message.conversationKey,
+            channel: channel.id,
+            replyTo: message.messageId,
+            text: HOLDING_NOTICE_TEXT,
+            part: HOLDING_PART,
+          }));
+        if (!unsent(notice.status)) return;
+        await options.deliver(channel, message, [notice], logger, assertHeld);
+        metrics.increment('holding_notices_total', { channel: channel.id });
+        logger.warn('holding-notice-sent', { waitedMs: now() - waitingSince(batch) });
+      } catch (noticeError) {
+        logger.error('holding-notice-failed', { error: noticeError });
+      }
+    },
   };
 }

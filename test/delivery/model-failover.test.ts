@@ -147,7 +147,7 @@ describe('every provider down for a while, then back', () => {
     rig.compatible.respondWith({ status: 500 });
     const customers = ['whatsapp:+447700902201', 'whatsapp:+447700902202', 'whatsapp:+447700902203'];
     await Promise.all(customers.map((from) => rig.harness.sendWhatsapp({ from, body: 'is my order on its way?' })));
-    // Past MODEL_HOLDING_NOTICE_MS, each gets the holding message (on its next retry)…
+    // At MODEL_HOLDING_NOTICE_MS (or the first failure past it), each gets the holding message…
     await eventually(() => customers.every((customer) => bodiesTo(rig.harness, customer).includes(HOLDING_NOTICE_TEXT)) || undefined, 30_000);
     // …and the outage goes on for a few more retries, none of which sends it again.
     const retries = rig.harness.logs.filter((line) => line.event === 'inbound-retrying').length;
