@@ -139,6 +139,9 @@ describe('the question in createActions (an in-memory store, a fake MCP source)'
       async get(_conversation, id) {
         return records.get(id);
       },
+      async ofConversation() {
+        return [...records.values()];
+      },
       async transition(_conversation, from, record) {
         const current = records.get(record._id);
         if (!current || !from.includes(current.state)) return { moved: false, state: current?.state };
