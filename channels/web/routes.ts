@@ -22,7 +22,7 @@ import { scopedMessageId } from './message-ids.js';
 import { sendWidgetScript } from './widget-script.js';
 import { WIDGET_CATALOGUES } from './widget-catalogues.js';
 import { checkRate } from './rate-limit.js';
-import { DEMO_SITE_KEY, type Site, type SiteRegistry } from './sites.js';
+import { DEMO_SITE_KEY, visitorLanguage, type Site, type SiteRegistry } from './sites.js';
 import { createStreamSlots } from './stream-slots.js';
 import { identityMetadata, verifyVisitorIdentity, type VerifiedUser } from './visitor-identity.js';
 import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-token.js';
@@ -73,6 +73,8 @@ const MessageRequestSchema = z
     attachments: z.array(id).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).optional(),
     /** A tapped choice's id (`text` is its label); whatever asked checks it against its own question. */
     choice: z.string().min(1).max(200).optional(),
+    /** The language the widget speaks (one it has words for); any other value is ignored. */
+    language: z.string().max(35).optional(),
   })
   .refine((message) => message.text !== '' || (message.attachments?.length ?? 0) > 0, { path: ['text'], message: 'text is empty' });
 
@@ -343,7 +345,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       refuse(response, 400, formatIssues(parsed.error.issues), 'malformed');
       return;
     }
-    const { text, clientMessageId, page, attachments, choice } = parsed.data;
+    const { text, clientMessageId, page, attachments, choice, language } = parsed.data;
     if (text.length > options.limits.maxMessageChars) {
       refuse(response, 413, `message is longer than ${options.limits.maxMessageChars} characters`, 'too_long', { maxChars: options.limits.maxMessageChars });
       return;
@@ -392,6 +394,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
           ],
     );
     const receivedAt = Date.now();
+    const spoken = visitorLanguage(site, language);
     const detailsNoted = events
       .noteDetails(conversationKey, clientMessageId, { at: receivedAt, ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}) })
       .catch((error: unknown) => logger.warn('widget-details-failed', { error }));
@@ -411,6 +414,8 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
         ...(page?.url ? { pageUrl: page.url } : {}),
         ...(page?.title ? { pageTitle: page.title } : {}),
         ...(choice ? { choice } : {}),
+        // The visitor's language (the site's when it sets one): the service's own words follow it.
+        ...(spoken ? { language: spoken } : {}),
         ...(site.identitySecret ? identityMetadata(claims.user) : {}),
       },
     });

@@ -8,6 +8,15 @@ import { z } from 'zod';
 import { ConfigError } from '../../src/errors/index.js';
 import { formatIssues } from '../../src/errors/issues.js';
 
+/** The languages the widget has words for (and the service's own words in a confirmation). */
+const WIDGET_LANGUAGES = ['en', 'es', 'fr', 'de', 'pt', 'ar'] as const;
+
+/** The visitor's language: the site's when it sets one, else the widget's own when it is one of ours. */
+export function visitorLanguage(site: Pick<Site, 'language'>, widget: string | undefined): string | undefined {
+  if (site.language) return site.language;
+  return (WIDGET_LANGUAGES as readonly string[]).includes(widget ?? '') ? widget : undefined;
+}
+
 const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, 'expected an origin such as https://shop.example.com (scheme and host, no path)');
 
 const SiteSchema = z.object({
@@ -20,7 +29,7 @@ const SiteSchema = z.object({
     .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour like #0b7285')
     .default('#0b7285'),
   // Unset: the visitor's browser language decides.
-  language: z.enum(['en', 'es', 'fr', 'de', 'pt', 'ar']).optional(),
+  language: z.enum(WIDGET_LANGUAGES).optional(),
   /** HMAC key the site's backend signs `data-user-id` (and email/name) with; see visitor-identity.ts. */
   identitySecret: z.string().min(32, 'expected at least 32 characters').optional(),
 });

@@ -23,23 +23,73 @@ import { McpToolCallError, type McpToolSource, type McpWriteTool } from '../tool
 import { bindArguments, ToolScopeError } from '../tools/scope.js';
 import { ToolInterrupt, type AssistantTool, type Caller, type ResumeOutcome, type ToolCallContext } from '../contracts/tool.js';
 import type { ActionRecord, ActionState, ActionStore } from './action-store.js';
+import { enumChoices, enumQuestionText, tappedOption, typedOption, unsettledEnum } from './enum-question.js';
 import { confirmationChoices, confirmationText, renderSummary } from './summary.js';
-
-const ACTION_EXPIRED_REPLY = 'That confirmation has expired, so nothing was changed. Tell me if you would still like to do it.';
-const ACTION_REFUSED_REPLY = "That confirmation isn't valid for this request, so nothing was changed.";
+import { ACTION_LANGUAGES, actionLanguage, CANCEL_WORDS, CONFIRM_WORDS, normaliseAnswer, wordsFor, type ActionLanguage } from './words.js';
 
 /** Why a confirmation got nowhere (`action_refusals_total{reason}`). */
 type RefusalReason = 'foreign-choice' | 'not-proposer' | 'missing';
 
-const PendingSchema = z.object({ actionId: z.string().min(1) });
+const ConfirmationPendingSchema = z.object({ actionId: z.string().min(1), language: z.enum(ACTION_LANGUAGES).optional() });
+/** A question for one of the write's enum arguments, asked before anything is proposed: the partly frozen call it completes. */
+const ChoicePendingSchema = z.object({
+  choice: z.object({
+    id: z.string().min(1),
+    argument: z.string().min(1),
+    options: z.array(z.object({ value: z.string(), label: z.string() })).min(1),
+    /** The arguments so far (scoped ones bound to the verified caller who was asked). */
+    args: z.record(z.string(), z.unknown()),
+    language: z.enum(ACTION_LANGUAGES),
+    askedBy: z.object({ address: z.string(), customerId: z.string().optional(), entityId: z.string().optional() }),
+    expiresAt: z.iso.datetime(),
+  }),
+});
+const PendingSchema = z.union([ConfirmationPendingSchema, ChoicePendingSchema]);
+type ChoicePending = z.infer<typeof ChoicePendingSchema>['choice'];
 /** How long a change handed to the team waits for a teammate to run or decline it. */
 const TEAM_CONFIRM_SECONDS = 24 * 60 * 60;
 /** How long a teammate's run is taken to be in progress (twice the MCP call's timeout) before a lost outcome is resolved. */
 const TEAM_RUN_LEASE_MS = 30_000;
 const InputSchema = z.record(z.string(), z.unknown());
 
-const CONFIRM_WORDS = new Set(['1', 'yes', 'y', 'confirm', 'confirmed', 'ok', 'okay', 'sure', 'yes please', 'si', 'sí', 'go ahead', 'do it']);
-const CANCEL_WORDS = new Set(['2', 'no', 'n', 'cancel', 'stop', 'no thanks', 'nope', "don't"]);
+/**
+ * The property each write's schema gains as the model sees it: the language the customer writes
+ * in (ISO 639-1), which the service's own words are rendered in. Taken off before the arguments
+ * are frozen, never sent to the MCP server; a write declaring an argument of that name keeps its own.
+ */
+const LANGUAGE_PROPERTY = 'language';
+const LANGUAGE_SCHEMA = {
+  type: 'string',
+  description: 'ISO 639-1 code of the language the customer writes in (e.g. "es"); the confirmation is shown in it.',
+};
+
+/** The language property a write's schema gains, unless it has an argument of that name (then its words follow the channel's locale). */
+const languagePropertyOf = (write: McpWriteTool): string | undefined => {
+  const properties = write.inputSchema.jsonSchema.properties;
+  return typeof properties === 'object' && properties !== null && Object.hasOwn(properties, LANGUAGE_PROPERTY) ? undefined : LANGUAGE_PROPERTY;
+};
+
+/** The write's schema as offered to the model: the language property added (one object per write listing). */
+const offeredSchemas = new WeakMap<McpWriteTool, { jsonSchema: Record<string, unknown> }>();
+function offeredSchema(write: McpWriteTool): { jsonSchema: Record<string, unknown> } {
+  let offered = offeredSchemas.get(write);
+  if (!offered) {
+    const properties = write.inputSchema.jsonSchema.properties;
+    offered = languagePropertyOf(write)
+      ? { jsonSchema: { ...write.inputSchema.jsonSchema, properties: { ...(properties as object | undefined), [LANGUAGE_PROPERTY]: LANGUAGE_SCHEMA } } }
+      : write.inputSchema;
+    offeredSchemas.set(write, offered);
+  }
+  return offered;
+}
+
+/** The model's arguments without the language property, and the language the service's words are in (the model's code, else the channel's locale, else English). */
+function splitLanguage(write: McpWriteTool, raw: unknown, context: ToolCallContext): { input: Record<string, unknown>; language: ActionLanguage } {
+  const input = InputSchema.parse(raw ?? {});
+  if (!languagePropertyOf(write)) return { input, language: actionLanguage(context.metadata.language) };
+  const { [LANGUAGE_PROPERTY]: written, ...rest } = input;
+  return { input: rest, language: actionLanguage(written, context.metadata.language) };
+}
 
 type Answer = 'confirm' | 'cancel' | 'other' | 'foreign-choice';
 
@@ -49,11 +99,7 @@ function readAnswer(text: string, choice: string | undefined, actionId: string):
     if (!tapped || tapped[1] !== actionId) return 'foreign-choice';
     return tapped[2] === 'confirm' ? 'confirm' : 'cancel';
   }
-  const words = text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const words = normaliseAnswer(text);
   if (CONFIRM_WORDS.has(words)) return 'confirm';
   if (CANCEL_WORDS.has(words)) return 'cancel';
   return 'other';
@@ -117,12 +163,12 @@ export function createActions(options: ActionsOptions): Actions {
   const move = async (record: ActionRecord, from: readonly ActionState[], state: ActionState, patch: Partial<ActionRecord> = {}) =>
     (await tryMove(record, from, state, patch)) ?? (await store.get(record.conversationId, record._id));
 
-  const outcomeOf = (record: ActionRecord): ResumeOutcome => {
+  const outcomeOf = (record: ActionRecord, language: ActionLanguage = 'en'): ResumeOutcome => {
     if (record.state === 'done') return { output: { status: 'done', action: record.title, result: record.result } };
     if (record.state === 'failed') {
       return { output: { status: 'failed', action: record.title, error: record.error, note: 'It did not happen: tell the customer plainly why.' } };
     }
-    if (record.state === 'expired') return { reply: ACTION_EXPIRED_REPLY };
+    if (record.state === 'expired') return { reply: wordsFor(language).expired };
     return { output: { status: 'cancelled', action: record.title, note: 'Nothing was changed.' } };
   };
 
@@ -149,6 +195,82 @@ export function createActions(options: ActionsOptions): Actions {
     }
   };
 
+  /**
+   * Asks the customer for an enum argument the model left out or got wrong: nothing is proposed
+   * yet; the partly frozen call waits in the pending question's data.
+   */
+  const askChoice = (write: McpWriteTool, args: Record<string, unknown>, context: ToolCallContext, language: ActionLanguage) => {
+    const unsettled = unsettledEnum(write.inputSchema.jsonSchema, args, Object.keys(write.access.arguments));
+    if (!unsettled || context.caller.kind !== 'contact') return undefined;
+    const id = randomUUID();
+    const rest = Object.fromEntries(Object.entries(args).filter(([name]) => name !== unsettled.name));
+    const choices = enumChoices(id, unsettled.options);
+    const choice: ChoicePending = {
+      id,
+      argument: unsettled.name,
+      options: unsettled.options,
+      args: rest,
+      language,
+      askedBy: {
+        address: context.customer.address,
+        ...(context.caller.customerId ? { customerId: context.caller.customerId } : {}),
+        ...(context.caller.entity ? { entityId: context.caller.entity.id } : {}),
+      },
+      expiresAt: new Date(now() + options.confirmTtlSeconds * 1000).toISOString(),
+    };
+    metrics.increment('action_choices_total', { tool: write.name, outcome: 'asked' });
+    logger.info('action-choice-asked', { questionId: id, tool: write.name, argument: unsettled.name, channelId: context.channelId });
+    return new ToolInterrupt(enumQuestionText({ action: write.title, argument: unsettled.title, choices, language }), { choice }, choices);
+  };
+
+  /**
+   * The customer's answer to an enum question: a tap on one of its options or a typed number or
+   * name fills the argument and the call goes on as the model's would have (the confirmation
+   * follows); a tap on anything else is refused; any other message drops the question (a new turn).
+   */
+  const resumeChoice = async (write: McpWriteTool, pending: ChoicePending, answerText: string, context: ToolCallContext): Promise<ResumeOutcome> => {
+    const words = wordsFor(pending.language);
+    const asked = { _id: pending.id, tool: write.name };
+    const tap = context.metadata.choice;
+    const option = tap !== undefined ? tappedOption(tap, pending.id, pending.options) : typedOption(answerText, pending.options);
+    if (option === 'foreign') {
+      refuse('foreign-choice', asked, context, tap?.slice(0, 100));
+      return { reply: words.refused };
+    }
+    const caller = context.caller;
+    const same =
+      caller.kind === 'contact' &&
+      context.customer.address === pending.askedBy.address &&
+      caller.customerId === pending.askedBy.customerId &&
+      caller.entity?.id === pending.askedBy.entityId;
+    if (!same) {
+      refuse('not-proposer', asked, context);
+      return { reply: words.refused };
+    }
+    if (!option) {
+      metrics.increment('action_choices_total', { tool: write.name, outcome: 'dropped' });
+      return { fresh: true };
+    }
+    if (now() > Date.parse(pending.expiresAt)) {
+      metrics.increment('action_choices_total', { tool: write.name, outcome: 'expired' });
+      return { reply: words.expired };
+    }
+    metrics.increment('action_choices_total', { tool: write.name, outcome: 'answered' });
+    // Scoped arguments are bound again from the verified caller (the same one, checked above).
+    const scoped = Object.keys(write.access.arguments);
+    const filled = Object.fromEntries(Object.entries(pending.args).filter(([name]) => !scoped.includes(name)));
+    filled[pending.argument] = option.value;
+    if (languagePropertyOf(write)) filled[LANGUAGE_PROPERTY] = pending.language;
+    try {
+      const next = await toTool(write).execute(filled, context);
+      return next instanceof ToolInterrupt ? { askAgain: next } : { output: next };
+    } catch (error) {
+      if (!(error instanceof ToolScopeError)) throw error;
+      refuse('not-proposer', asked, context, error.reason);
+      return { reply: words.refused };
+    }
+  };
+
   const toTool = (write: McpWriteTool): AssistantTool => ({
     name: write.name,
     description: `${write.description} Calling it does not do it yet: the customer is shown exactly what will happen and asked to confirm.`,
@@ -156,14 +278,16 @@ export function createActions(options: ActionsOptions): Actions {
     category: write.category,
     effect: write.effect,
     access: write.access,
-    inputSchema: write.inputSchema,
+    inputSchema: offeredSchema(write),
 
     async execute(raw, context) {
-      const input = InputSchema.parse(raw ?? {});
+      const { input, language } = splitLanguage(write, raw, context);
       const caller: Caller = context.caller;
       if (caller.kind !== 'contact') throw new ToolScopeError(write.name, 'no-identity', `${write.name} needs a verified customer; it was not proposed.`);
       // The frozen arguments: scoped ones from the verified caller (a foreign value is refused, counted by the caller of execute).
       const args = bindArguments(write.name, write.access, write.declared, input, caller);
+      const question = askChoice(write, args, context, language);
+      if (question) return question;
       // An irreversible write the business has not opted in: proposed to the team, never to the customer.
       const forTeam = write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name);
       const _id = randomUUID();
@@ -173,6 +297,7 @@ export function createActions(options: ActionsOptions): Actions {
         scoped: Object.keys(write.access.arguments),
         jsonSchema: write.inputSchema.jsonSchema,
         caller,
+        language: forTeam ? 'en' : language,
       });
       const createdAt = iso();
       const record: ActionRecord = {
@@ -215,37 +340,41 @@ export function createActions(options: ActionsOptions): Actions {
         };
       }
       logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
-      const choices = confirmationChoices(_id);
-      return new ToolInterrupt(confirmationText(summary, choices), { actionId: _id }, choices);
+      const choices = confirmationChoices(_id, language);
+      return new ToolInterrupt(confirmationText(summary, choices, language), { actionId: _id, language }, choices);
     },
 
     async resume(answerText, data, context) {
-      const { actionId } = PendingSchema.parse(data);
+      const pending = PendingSchema.parse(data);
+      if ('choice' in pending) return resumeChoice(write, pending.choice, answerText, context);
+      const { actionId } = pending;
+      const language = pending.language ?? 'en';
+      const words = wordsFor(language);
       const record = await store.get(context.conversationId, actionId);
       const answer = readAnswer(answerText, context.metadata.choice, actionId);
       if (!record) {
         refuse('missing', undefined, context);
-        return answer === 'other' ? { fresh: true } : { reply: ACTION_EXPIRED_REPLY };
+        return answer === 'other' ? { fresh: true } : { reply: words.expired };
       }
       if (answer === 'foreign-choice') {
         refuse('foreign-choice', record, context, context.metadata.choice?.slice(0, 100));
         await move(record, ['proposed'], 'cancelled', { reason: 'foreign-choice' });
-        return { reply: ACTION_REFUSED_REPLY };
+        return { reply: words.refused };
       }
       if (record.confirmer === 'teammate' || !sameCaller(record, context)) {
         refuse('not-proposer', record, context);
         await move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
-        return { reply: ACTION_REFUSED_REPLY };
+        return { reply: words.refused };
       }
       if (record.state === 'proposed' && now() > Date.parse(record.expiresAt)) {
         const expired = await move(record, ['proposed'], 'expired', { reason: 'no answer in time' });
         if (answer === 'other') return { fresh: true };
-        return expired ? outcomeOf(expired) : { reply: ACTION_EXPIRED_REPLY };
+        return expired ? outcomeOf(expired, language) : { reply: words.expired };
       }
       if (record.state === 'proposed' && answer !== 'confirm') {
         const ended = await move(record, ['proposed'], 'cancelled', { reason: answer === 'cancel' ? 'declined' : 'superseded' });
         if (answer === 'other') return { fresh: true };
-        return ended ? outcomeOf(ended) : { reply: ACTION_EXPIRED_REPLY };
+        return ended ? outcomeOf(ended, language) : { reply: words.expired };
       }
       let current: ActionRecord | undefined = record;
       if (current.state === 'proposed') {
@@ -255,7 +384,7 @@ export function createActions(options: ActionsOptions): Actions {
         const tool = source.writeTools().find((candidate) => candidate.name === current?.tool);
         current = await run(current, tool, context);
       }
-      return current ? outcomeOf(current) : { reply: ACTION_EXPIRED_REPLY };
+      return current ? outcomeOf(current, language) : { reply: words.expired };
     },
   });
 

@@ -4,6 +4,7 @@
  */
 import { choiceLines } from '../contracts/choices.js';
 import type { Caller, Choice } from '../contracts/tool.js';
+import { wordsFor, type ActionLanguage } from './words.js';
 
 const VALUE_CHARS = 120;
 
@@ -22,16 +23,23 @@ function valueText(value: unknown): string {
   return flat.length > VALUE_CHARS ? `${flat.slice(0, VALUE_CHARS - 1)}…` : flat;
 }
 
-const PropertiesSchema = (schema: Record<string, unknown>): Record<string, { title?: unknown; description?: unknown }> => {
+const PropertiesSchema = (schema: Record<string, unknown>): Record<string, unknown> => {
   const properties = schema.properties;
-  return typeof properties === 'object' && properties !== null ? (properties as Record<string, { title?: unknown }>) : {};
+  return typeof properties === 'object' && properties !== null ? (properties as Record<string, unknown>) : {};
 };
 
+/** How an argument is named to the customer: its JSON-schema `title`, else its name made readable ("orderNumber" → "Order number"). */
+export function argumentTitle(name: string, schema: unknown): string {
+  const title = typeof schema === 'object' && schema !== null && 'title' in schema ? schema.title : undefined;
+  return typeof title === 'string' && title.trim() ? title.trim() : humanize(name);
+}
+
 /** The confirm/cancel answers of an action: their ids name the action, so a tap on another one is told apart. */
-export function confirmationChoices(actionId: string): Choice[] {
+export function confirmationChoices(actionId: string, language: ActionLanguage = 'en'): Choice[] {
+  const words = wordsFor(language);
   return [
-    { id: `act:${actionId}:confirm`, label: 'Confirm' },
-    { id: `act:${actionId}:cancel`, label: 'Cancel' },
+    { id: `act:${actionId}:confirm`, label: words.confirm },
+    { id: `act:${actionId}:cancel`, label: words.cancel },
   ];
 }
 
@@ -42,19 +50,20 @@ export function renderSummary(input: {
   scoped: readonly string[];
   jsonSchema: Record<string, unknown>;
   caller: Caller;
+  language?: ActionLanguage;
 }): string {
+  const words = wordsFor(input.language ?? 'en');
   const properties = PropertiesSchema(input.jsonSchema);
-  const lines = [`Please confirm: ${input.title}`];
+  const lines = [`${words.pleaseConfirm} ${input.title}`];
   const ordered = [...Object.keys(properties), ...Object.keys(input.args)].filter((name, index, all) => all.indexOf(name) === index);
   for (const name of ordered) {
     if (input.scoped.includes(name) || !Object.hasOwn(input.args, name) || input.args[name] === undefined) continue;
-    const title = properties[name]?.title;
-    lines.push(`• ${typeof title === 'string' && title.trim() ? title.trim() : humanize(name)}: ${valueText(input.args[name])}`);
+    lines.push(`• ${argumentTitle(name, properties[name])}: ${valueText(input.args[name])}`);
   }
-  if (input.caller.kind === 'contact') lines.push(`• For: ${input.caller.entity?.name ?? input.caller.name}`);
+  if (input.caller.kind === 'contact') lines.push(`• ${words.for} ${input.caller.entity?.name ?? input.caller.name}`);
   return lines.join('\n');
 }
 
-export function confirmationText(summary: string, choices: readonly Choice[]): string {
-  return `${summary}\n\n${choiceLines(choices)}\nReply 1 or "yes" to confirm, 2 or "no" to cancel.`;
+export function confirmationText(summary: string, choices: readonly Choice[], language: ActionLanguage = 'en'): string {
+  return `${summary}\n\n${choiceLines(choices)}\n${wordsFor(language).replyHint}`;
 }

@@ -4,7 +4,9 @@
  * proposed, shown with the service's own summary, and runs once when the customer confirms —
  * by a typed "yes" or a tapped button — its effect visible on the MCP server and its record in
  * MongoDB. Cancel, expiry, another message, another number, a forged or stale button, a double
- * tap and an adversarial model each run it 0 or 1 times as they should, never twice.
+ * tap and an adversarial model each run it 0 or 1 times as they should, never twice. A write
+ * whose enum argument the model left out (or got wrong) first asks the customer which value, with
+ * the enum's values as choices; the service's words follow the customer's language.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
@@ -34,6 +36,12 @@ const PLAYS: Record<string, ToolCalls> = {
   'self-confirm': [{ name: 'confirm_action', input: { answer: 'yes' } }],
   refund: [{ name: 'refund_create', input: { number: '1043', amount: '10.00' } }],
   select: [{ name: 'select_entity', input: {} }],
+  slot: [{ name: 'order_set_delivery_slot', input: { orderNumber: '5001' } }],
+  'slot-bad': [{ name: 'order_set_delivery_slot', input: { orderNumber: '5002', slot: 'midnight' } }],
+  'slot-es': [{ name: 'order_set_delivery_slot', input: { orderNumber: '5002', language: 'es' } }],
+  'link-es': [{ name: 'invoice_create_payment_link', input: { number: '1042', language: 'es' } }],
+  'link-de': [{ name: 'invoice_create_payment_link', input: { number: '1042', language: 'de' } }],
+  'link-xx': [{ name: 'invoice_create_payment_link', input: { number: '1042', language: 'xx' } }],
 };
 
 let adversaryRepeats = false;
@@ -286,6 +294,155 @@ describe('select_entity', () => {
     const reply = (await harness.twilio.waitForMessages(before + 1, 10_000)).at(-1)?.body ?? '';
     expect(reply).toContain('Outcome:');
     expect(reply).toContain('HL-2002');
+  });
+});
+
+describe("a write's own enum values as choices", () => {
+  const slotWrites = () => mcp.applied.filter((write) => write.tool === 'order_set_delivery_slot');
+
+  test('a missing enum argument is asked as a quick reply of its values; a tap fills it, then Confirm runs it once with that value', async () => {
+    const question = await say(ANA, 'do:slot deliver order 5001 at a better time');
+    expect(question).toContain('For "Set a delivery slot", please choose: Delivery slot');
+    expect(question).not.toContain('Please confirm');
+    const asked = harness.twilio.messages.at(-1);
+    expect(asked?.choices?.map((choice) => choice.title)).toEqual(['morning', 'afternoon', 'evening']);
+    const questionId = /^arg:(.+):0$/.exec(asked?.choices?.[0]?.id ?? '')?.[1];
+    expect(questionId).toBeDefined();
+    expect(asked?.choices?.map((choice) => choice.id)).toEqual([0, 1, 2].map((index) => `arg:${questionId}:${index}`));
+    const quickReply = harness.twilio.contents.find((content) => content.sid === asked?.contentSid);
+    expect(Object.keys(quickReply?.types ?? {})).toEqual(['twilio/quick-reply', 'twilio/text']);
+    // Nothing proposed yet.
+    const documents = await harness.services.mongo.collection(ACTIONS_COLLECTION).find({ tool: 'order_set_delivery_slot' }).toArray();
+    expect(documents).toEqual([]);
+
+    const confirmation = await say(ANA, 'evening', asked?.choices?.[2]?.id);
+    expect(confirmation).toContain('Please confirm: Set a delivery slot');
+    expect(confirmation).toContain('• Order number: 5001');
+    expect(confirmation).toContain('• Delivery slot: evening');
+    expect(confirmation).toContain('• For: Acme Ltd');
+    const proposed = await latestAction(ANA, 'order_set_delivery_slot');
+    expect(proposed.args).toEqual({ orderNumber: '5001', slot: 'evening', customerId: 'CUST-ACME' });
+    const sent = harness.twilio.messages.at(-1);
+    expect(sent?.choices).toEqual([
+      { title: 'Confirm', id: `act:${proposed._id}:confirm` },
+      { title: 'Cancel', id: `act:${proposed._id}:cancel` },
+    ]);
+    expect(slotWrites()).toEqual([]);
+
+    const outcome = await say(ANA, 'Confirm', sent?.choices?.[0]?.id);
+    expect(outcome).toContain('Order 5001 is now delivered in the evening.');
+    expect(slotWrites()).toEqual([
+      { tool: 'order_set_delivery_slot', arguments: { orderNumber: '5001', slot: 'evening', customerId: 'CUST-ACME' }, idempotencyKey: proposed._id },
+    ]);
+    expect(mcp.orders().find((order) => order.number === '5001')?.deliverySlot).toBe('evening');
+  });
+
+  test('a value outside the enum is asked too; without Content the options go as numbered text and a typed option name fills it', async () => {
+    harness.twilio.failContent(400);
+    try {
+      const question = await say(ANA, 'do:slot-bad deliver order 5002 at midnight');
+      const sent = harness.twilio.messages.at(-1);
+      expect(sent?.contentSid).toBeUndefined();
+      expect(question).toContain('please choose: Delivery slot');
+      expect(question).toContain('1. morning\n2. afternoon\n3. evening');
+      expect(question).toContain('Reply with the number or the option.');
+      const confirmation = await say(ANA, 'Afternoon');
+      expect(confirmation).toContain('• Delivery slot: afternoon');
+      expect(confirmation).toContain('1. Confirm\n2. Cancel');
+      const proposed = await latestAction(ANA, 'order_set_delivery_slot');
+      await say(ANA, 'yes');
+      await recorded(proposed._id, 'done');
+    } finally {
+      harness.twilio.failContent(undefined);
+    }
+    expect(mcp.orders().find((order) => order.number === '5002')?.deliverySlot).toBe('afternoon');
+    expect(slotWrites().at(-1)?.arguments).toEqual({ orderNumber: '5002', slot: 'afternoon', customerId: 'CUST-ACME' });
+  });
+
+  test("another question's tap is refused and counted; nothing is proposed or run", async () => {
+    const writes = slotWrites().length;
+    expect(await say(ANA, 'do:slot again')).toContain('please choose: Delivery slot');
+    const refusals = counter('action_refusals_total', { reason: 'foreign-choice', channel: 'whatsapp' });
+    const reply = await say(ANA, 'morning', 'arg:00000000-0000-4000-8000-000000000000:0');
+    expect(reply).toContain("isn't valid");
+    expect(counter('action_refusals_total', { reason: 'foreign-choice', channel: 'whatsapp' })).toBe(refusals + 1);
+    // The question is over: a "1" now is a new turn, not an answer.
+    const next = await say(ANA, '1');
+    expect(next).toContain('Fresh answer to: 1');
+    expect(slotWrites().length).toBe(writes);
+  });
+
+  test('any other message ends the question and is answered as a new turn', async () => {
+    const writes = slotWrites().length;
+    expect(await say(ANA, 'do:slot once more')).toContain('please choose: Delivery slot');
+    const reply = await say(ANA, 'actually, when is my next invoice due?');
+    expect(reply).toContain('Fresh answer to: actually, when is my next invoice due?');
+    const documents = await harness.services.mongo.collection(ACTIONS_COLLECTION).find({ tool: 'order_set_delivery_slot', state: 'proposed' }).toArray();
+    expect(documents).toEqual([]);
+    expect(slotWrites().length).toBe(writes);
+  });
+});
+
+describe("the customer's language", () => {
+  test('a Spanish confirmation is rendered and answered in Spanish; the language never reaches the MCP server', async () => {
+    const question = await say(ANA, 'do:link-es ¿me manda el enlace de pago de la factura 1042?');
+    expect(question).toContain('Por favor, confirme: Create a payment link');
+    expect(question).toContain('• Invoice: 1042');
+    expect(question).toContain('• Para: Acme Ltd');
+    expect(question).not.toContain('Please confirm');
+    const proposed = await latestAction(ANA, 'invoice_create_payment_link');
+    expect(proposed.args).toEqual({ number: '1042', customerId: 'CUST-ACME' });
+    expect(proposed.summary).toContain('Por favor, confirme:');
+    expect(harness.twilio.messages.at(-1)?.choices).toEqual([
+      { title: 'Confirmar', id: `act:${proposed._id}:confirm` },
+      { title: 'Cancelar', id: `act:${proposed._id}:cancel` },
+    ]);
+    await say(ANA, 'Sí');
+    await recorded(proposed._id, 'done');
+    const call = mcp.calls.filter((candidate) => candidate.name === 'invoice_create_payment_link').at(-1);
+    expect(call?.arguments).toEqual({ number: '1042', customerId: 'CUST-ACME' });
+  });
+
+  test('the text fallback, the choice question and a typed "no" in Spanish; "ja" confirms in German', async () => {
+    harness.twilio.failContent(400);
+    try {
+      const question = await say(ANA, 'do:slot-es ¿puede entregar el pedido 5002 en otro horario?');
+      expect(question).toContain('Para «Set a delivery slot», elija: Delivery slot');
+      expect(question).toContain('Responda con el número o la opción.');
+      const confirmation = await say(ANA, '3');
+      expect(confirmation).toContain('• Delivery slot: evening');
+      expect(confirmation).toContain('1. Confirmar\n2. Cancelar');
+      expect(confirmation).toContain('Responda 1 o «sí» para confirmar, 2 o «no» para cancelar.');
+      const proposed = await latestAction(ANA, 'order_set_delivery_slot');
+      await say(ANA, 'no');
+      await recorded(proposed._id, 'cancelled');
+
+      const german = await say(ANA, 'do:link-de');
+      expect(german).toContain('Bitte bestätigen: Create a payment link');
+      expect(german).toContain('1. Bestätigen\n2. Abbrechen');
+      const link = await latestAction(ANA, 'invoice_create_payment_link');
+      await say(ANA, 'Ja');
+      await recorded(link._id, 'done');
+    } finally {
+      harness.twilio.failContent(undefined);
+    }
+    expect(mcp.orders().find((order) => order.number === '5002')?.deliverySlot).toBe('afternoon');
+  });
+
+  test('an unknown language falls back to English', async () => {
+    const question = await say(ANA, 'do:link-xx');
+    // The write is offered with the language property (its scoped argument hidden).
+    const offered = harness.models
+      .replyCalls()
+      .findLast((call) => call.toolNames.includes('invoice_create_payment_link'))
+      ?.options.tools?.find((tool) => tool.name === 'invoice_create_payment_link') as { inputSchema?: { properties?: object } } | undefined;
+    expect(Object.keys(offered?.inputSchema?.properties ?? {})).toEqual(['number', 'language']);
+    expect(question).toContain('Please confirm: Create a payment link');
+    expect(question).toContain('• For: Acme Ltd');
+    const proposed = await latestAction(ANA, 'invoice_create_payment_link');
+    expect(harness.twilio.messages.at(-1)?.choices?.map((choice) => choice.title)).toEqual(['Confirm', 'Cancel']);
+    await say(ANA, 'no');
+    await recorded(proposed._id, 'cancelled');
   });
 });
 

@@ -1,13 +1,14 @@
 /**
  * `npm run bench:budget`: what one turn costs the orchestrator on real Redis — model calls
  * before the reply, tools offered, Redis commands on orchestrator state (before the judge,
- * before the model, in all) and prompt sizes — in steady state, on the degraded paths, and
- * with 30 roles and 2,000 MCP tools.
+ * before the model, in all), MCP calls and prompt sizes — in steady state, on the degraded
+ * paths, with 30 roles and 2,000 MCP tools, for a turn that proposes an action and for the leg
+ * where the customer's Confirm tap runs it.
  */
 import { roster } from '../../roles/index.js';
 import { keywordJudge, type Script } from '../support/deterministic-model.js';
 import { startRedis } from '../support/services.js';
-import { generatedRoster, measureProposingTurn, measureTurn, type TurnCost } from '../support/turn-budget.js';
+import { generatedRoster, measureConfirmationLeg, measureProposingTurn, measureTurn, type TurnCost } from '../support/turn-budget.js';
 
 const redis = await startRedis();
 process.env.TEST_REDIS_URL = redis.url;
@@ -32,20 +33,29 @@ const rows: [string, TurnCost][] = [
     await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => Boolean(call.schema?.properties?.team_size)) }),
   ],
   ['bookkeeper proposes an action (a write called)', await measureProposingTurn()],
+  ['customer taps Confirm: the action runs', await measureConfirmationLeg()],
 ];
 
-console.log('\nPer-turn orchestrator budget (third turn: support → sales, facts learned, a tool called; Redis counted by MONITOR)');
-console.log(['path'.padEnd(46), 'model calls', 'offered', 'redis<judge', 'redis<model', 'redis total', 'judge prompt', 'reply system'].join(' | '));
+console.log(
+  '\nPer-turn orchestrator budget (the measured leg of each conversation; Redis commands on orchestrator state and actions, counted by MONITOR; MCP calls at the test server)',
+);
+console.log(
+  ['path'.padEnd(46), 'model calls', 'before reply', 'offered', 'mcp calls', 'redis<judge', 'redis<model', 'redis total', 'judge prompt', 'reply system'].join(
+    ' | ',
+  ),
+);
 for (const [name, cost] of rows) {
   console.log(
     [
       name.padEnd(46),
-      String(cost.modelCallsBeforeReply).padStart(11),
+      String(cost.modelCalls).padStart(11),
+      String(cost.modelCallsBeforeReply).padStart(12),
       String(cost.offered).padStart(7),
-      String(cost.beforeJudge.length).padStart(11),
+      String(cost.mcpCalls).padStart(9),
+      (cost.judged ? String(cost.beforeJudge.length) : '—').padStart(11),
       String(cost.beforeModel.length).padStart(11),
       String(cost.total.length).padStart(11),
-      `${cost.judgePromptChars} ch`.padStart(12),
+      (cost.judged ? `${cost.judgePromptChars} ch` : '—').padStart(12),
       `${cost.replySystemChars} ch`.padStart(12),
     ].join(' | '),
   );

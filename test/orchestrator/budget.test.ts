@@ -4,13 +4,14 @@
  * stub, Redis commands on Redis's own MONITOR stream. The documented limits: ≤ 3 model calls
  * before the reply (1 in steady state), ≤ 20 offered tools, ≤ 11 Redis commands on
  * orchestrator state (≤ 7 before the model, 1 read before the judge) — and the same numbers
- * with 30 roles and 2,000 MCP tools as with the real roster.
+ * with 30 roles and 2,000 MCP tools as with the real roster; a turn proposing an action and the
+ * leg where the customer's Confirm tap runs it stay within the same bounds.
  */
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { MAX_OFFERED_TOOLS } from '../../src/tools/offer.js';
 import { roster } from '../../roles/index.js';
 import { keywordJudge } from '../support/deterministic-model.js';
-import { generatedRoster, measureProposingTurn, measureTurn as measure, type TurnCost } from '../support/turn-budget.js';
+import { generatedRoster, measureConfirmationLeg, measureProposingTurn, measureTurn as measure, type TurnCost } from '../support/turn-budget.js';
 
 const LIMITS = { modelCallsBeforeReply: 3, offered: 20, redisTotal: 11, redisBeforeModel: 7 } as const;
 
@@ -66,7 +67,7 @@ describe('the per-turn budget', () => {
     expect(degraded.total.length).toBeLessThanOrEqual(LIMITS.redisTotal);
   });
 
-  test('a turn that proposes an action (issue 23) stays within the same bounds, the action key counted, nothing run', async () => {
+  test('a turn that proposes an action stays within the same bounds, the action key counted, nothing run', async () => {
     const proposing = await measureProposingTurn();
     expect(proposing.asked).toBe(true);
     expect(proposing.applied).toBe(0);
@@ -76,5 +77,21 @@ describe('the per-turn budget', () => {
     expect(proposing.beforeModel.length).toBeLessThanOrEqual(LIMITS.redisBeforeModel);
     expect(proposing.total.length).toBeLessThanOrEqual(LIMITS.redisTotal);
     expect(proposing.offered).toBeLessThanOrEqual(LIMITS.offered);
+  }, 30_000);
+
+  test("the leg where the customer's Confirm tap runs the action: no judge, one model call (the outcome), one MCP call, within the Redis bound", async () => {
+    const confirming = await measureConfirmationLeg();
+    expect(confirming.applied).toBe(1);
+    expect(confirming.mcpCalls).toBe(1);
+    expect(confirming.result.text).toContain('The delivery of order 5001 is now on 2026-12-04.');
+    // A continuation: nothing judged, the outcome sentence is the only model call.
+    expect(confirming.modelCalls).toBe(1);
+    expect(confirming.modelCalls).toBeLessThanOrEqual(LIMITS.modelCallsBeforeReply);
+    expect(confirming.modelCallsBeforeReply).toBe(0);
+    expect(confirming.reportedModelCalls).toBe(confirming.modelCallsBeforeReply);
+    // The turn-start MGET, then the action's read and its three compare-and-set steps (confirmed, running, done), the decision stored, the question cleared.
+    expect(confirming.total[0]).toBe('MGET');
+    expect(confirming.total.length).toBeLessThanOrEqual(LIMITS.redisTotal);
+    expect(confirming.offered).toBeLessThanOrEqual(LIMITS.offered);
   }, 30_000);
 });

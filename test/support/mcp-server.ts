@@ -3,7 +3,8 @@
 // served by node:http on 127.0.0.1. It serves the business data of Harbour Lane Software, a
 // fictional SaaS company: reads across categories; write tools that declare no scope and the
 // service must never offer or call; and scoped write tools (reschedule a delivery, cancel an
-// order, create a payment link, an irreversible refund) it offers as confirmed actions, which
+// order, set a delivery slot — an argument whose schema is an enum —, create a payment link, an
+// irreversible refund) it offers as confirmed actions, which
 // answer a repeated idempotency key with the first call's result (`applied` lists real effects).
 // Its customers are three companies (Acme Ltd, Borealis Bakery, Cirrus Freight): the customer-data reads take the customer or account they read as an argument and declare it
 // in `_meta.scopeArguments`, so the service binds it to the verified caller; one customer-data
@@ -43,6 +44,8 @@ export interface Order {
   number: string;
   customer: string;
   deliveryDate: string;
+  /** Set by `order_set_delivery_slot` (one of its enum's values). */
+  deliverySlot?: string;
   status: 'open' | 'cancelled';
 }
 
@@ -198,7 +201,7 @@ const reversibleWrite = (title: string): ToolAnnotations => ({ readOnlyHint: fal
 /**
  * Writes the service may offer as confirmed actions: each declares the customer it acts for in
  * `_meta.scopeArguments` (bound by the service to the verified caller) and acts only on that
- * customer's own records. Three are reversible, the refund irreversible.
+ * customer's own records. Four are reversible, the refund irreversible.
  */
 function actionTools(state: BusinessState): FixtureTool[] {
   const ownOrder = (number: string, customerId: string) => {
@@ -227,6 +230,24 @@ function actionTools(state: BusinessState): FixtureTool[] {
         if (order.status !== 'open') return failure(`Order ${orderNumber} is ${order.status}; its delivery can't be moved.`);
         order.deliveryDate = date;
         return text(`The delivery of order ${orderNumber} is now on ${date}.`);
+      },
+    }),
+    fixtureTool({
+      name: 'order_set_delivery_slot',
+      title: 'Set a delivery slot',
+      description: "Sets the time of day one of the customer's open orders is delivered.",
+      input: {
+        orderNumber: z.string().regex(/^\d+$/),
+        slot: z.enum(['morning', 'afternoon', 'evening']).meta({ title: 'Delivery slot' }),
+        customerId: z.string().min(1),
+      },
+      annotations: reversibleWrite('Set a delivery slot'),
+      meta: { category: 'account', ...customerScope },
+      run: ({ orderNumber, slot, customerId }) => {
+        const order = ownOrder(orderNumber, customerId);
+        if (!order) return failure(`Order ${orderNumber} was not found.`);
+        order.deliverySlot = slot;
+        return text(`Order ${orderNumber} is now delivered in the ${slot}.`);
       },
     }),
     fixtureTool({
@@ -277,7 +298,7 @@ function actionTools(state: BusinessState): FixtureTool[] {
 }
 
 /** Names of the write tools above: a call carrying an idempotency key already seen answers as the first did. */
-const ACTION_TOOL_NAMES = new Set(['order_reschedule_delivery', 'order_cancel', 'invoice_create_payment_link', 'refund_create']);
+const ACTION_TOOL_NAMES = new Set(['order_reschedule_delivery', 'order_set_delivery_slot', 'order_cancel', 'invoice_create_payment_link', 'refund_create']);
 
 function businessTools(extraReadTools: number, state: BusinessState): FixtureTool[] {
   const tools: FixtureTool[] = [

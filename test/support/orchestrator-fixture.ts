@@ -81,7 +81,14 @@ export interface OrchestratorFixture {
   turn(
     conversationId: string,
     text: string,
-    options?: { firstTurn?: boolean; deliver?: boolean; /** Streams the reply (the web channel's path). */ onTextDelta?: (delta: string) => void },
+    options?: {
+      firstTurn?: boolean;
+      deliver?: boolean;
+      /** Streams the reply (the web channel's path). */
+      onTextDelta?: (delta: string) => void;
+      /** What the channel reports with the message (e.g. a tapped choice's id as `choice`). */
+      metadata?: Record<string, string>;
+    },
   ): Promise<TurnResult>;
   close(): Promise<void>;
 }
@@ -144,7 +151,7 @@ export async function createOrchestratorFixture(
           from: { address: conversationId },
           text,
           receivedAt: Date.now(),
-          metadata: {},
+          metadata: turnOptions.metadata ?? {},
         },
         history: [...history],
         signal: new AbortController().signal,

@@ -3,11 +3,14 @@
  * confirmation comes with Confirm / Cancel buttons under it (a labelled group, reachable by
  * keyboard), pressing one sends it as the visitor's answer, and the buttons are disabled from
  * then on. Confirm runs the write once on the real MCP test server; Cancel runs nothing. Another
- * visitor posting the same choice id gets nowhere.
+ * visitor posting the same choice id gets nowhere. A write's enum argument left out is asked with
+ * its values as buttons first; the service's words follow the widget's language.
  */
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { ActionRecordSchema } from '../../src/actions/action-store.js';
+import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
 import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { launchBrowser, type LaunchedBrowser } from '../support/browser.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
@@ -26,6 +29,8 @@ const model: Script = ({ userText, system, toolResults }) => {
     return { toolCalls: [{ name: 'order_reschedule_delivery', input: { orderNumber: '5001', date: '2026-12-05' } }] };
   }
   if (userText.includes('do:cancel') && toolResults.length === 0) return { toolCalls: [{ name: 'order_cancel', input: { orderNumber: '5002' } }] };
+  if (userText.includes('do:slot') && toolResults.length === 0) return { toolCalls: [{ name: 'order_set_delivery_slot', input: { orderNumber: '5001' } }] };
+  if (userText.includes('do:link') && toolResults.length === 0) return { toolCalls: [{ name: 'invoice_create_payment_link', input: { number: '1042' } }] };
   return { text: `Fresh answer to: ${userText.slice(-40)}` };
 };
 
@@ -52,7 +57,11 @@ beforeAll(async () => {
     env: {
       MCP_SERVER_URL: mcp.url,
       MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES,
-      WEB_SITES: JSON.stringify([{ key: 'test-site', name: 'Harbour Lane', origins: [origin], identitySecret: SECRET, language: 'en' }]),
+      WEB_SITES: JSON.stringify([
+        { key: 'test-site', name: 'Harbour Lane', origins: [origin], identitySecret: SECRET, language: 'en' },
+        // No language of its own: the widget's (the visitor's browser's) decides.
+        { key: 'browser-language-site', name: 'Harbour Lane', origins: [origin], identitySecret: SECRET },
+      ]),
     },
   });
   harness.models.setJudge(bookkeeperJudge);
@@ -155,3 +164,61 @@ test("another visitor posting the choice id of Ana's confirmation gets nowhere",
     await watched.close();
   }
 }, 60_000);
+
+test('a missing enum argument is asked with its values as buttons; pressing one leads to the confirmation, and Confirm runs it with that value', async () => {
+  const watched = await chromium.newPage();
+  try {
+    const { page } = watched;
+    // The widget says which language it speaks with each message.
+    const sent: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/widget/messages')) sent.push(request.postDataJSON());
+    });
+    await page.goto(`${origin}/host`);
+    const parts = await openWidget(page);
+    await parts.input.fill('do:slot for order 5001');
+    await parts.send.click();
+    const answers = page.getByRole('group', { name: 'Answers' }).last();
+    await answers.getByRole('button', { name: 'evening' }).waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await bubbleText(parts.assistantBubbles.last())).toContain('please choose: Delivery slot');
+    expect(await answers.getByRole('button').allTextContents()).toEqual(['morning', 'afternoon', 'evening']);
+    await answers.getByRole('button', { name: 'evening' }).click();
+    const confirmation = page.getByRole('group', { name: 'Answers' }).last();
+    await eventually(async () => (await bubbleText(parts.assistantBubbles.last())).includes('Please confirm: Set a delivery slot'));
+    expect(await bubbleText(parts.assistantBubbles.last())).toContain('Delivery slot: evening');
+    await eventually(async () => !(await confirmation.getByRole('button', { name: 'Confirm' }).isDisabled()));
+    await confirmation.getByRole('button', { name: 'Confirm' }).click();
+    await eventually(async () => (await bubbleText(parts.assistantBubbles.last())).includes('Outcome:'));
+    expect(mcp.applied.filter((write) => write.tool === 'order_set_delivery_slot').map((write) => write.arguments)).toEqual([
+      { orderNumber: '5001', slot: 'evening', customerId: 'CUST-ACME' },
+    ]);
+    expect(sent[0]).toMatchObject({ text: 'do:slot for order 5001', language: 'en' });
+    expect(sent[1]).toMatchObject({ text: 'evening', choice: expect.stringMatching(/^arg:/), language: 'en' });
+    expect(watched.record.pageErrors).toEqual([]);
+  } finally {
+    await watched.close();
+  }
+}, 60_000);
+
+test("the widget's language (the site sets none) is the confirmation's when the model names none", async () => {
+  const ts = String(Math.floor(Date.now() / 1000));
+  const hash = createHmac('sha256', SECRET).update(['u-ana', '', '', ts].join('\n')).digest('hex');
+  const started = await harness.http
+    .post('/api/widget/session')
+    .set('Origin', origin)
+    .send({ siteKey: 'browser-language-site', user: { id: 'u-ana', ts, hash } });
+  expect(started.status).toBe(200);
+  const token = (started.body as { token: string }).token;
+  const posted = await harness.http
+    .post('/api/widget/messages')
+    .set('Origin', origin)
+    .set('Authorization', `Bearer ${token}`)
+    .send({ clientMessageId: 'french-link-1', text: 'do:link facture 1042', language: 'fr' });
+  expect(posted.status).toBe(202);
+  const proposed = await eventually(async () => {
+    const documents = await harness.services.mongo.collection(ACTIONS_COLLECTION).find({ tool: 'invoice_create_payment_link' }).toArray();
+    return documents.map((document) => ActionRecordSchema.parse(document)).at(0);
+  });
+  expect(proposed.summary).toContain('Veuillez confirmer : Create a payment link');
+  expect(proposed.summary).toContain('• Pour : Acme Ltd');
+});

@@ -91,6 +91,8 @@ export interface OutgoingMessage {
   attachments?: string[];
   /** The id of the choice the visitor tapped (`text` is its label). */
   choice?: string;
+  /** The language the widget speaks (the service writes its own words, e.g. a confirmation, in it). */
+  language?: string;
 }
 
 export type ApiResult<Value> = { ok: true; value: Value } | ApiFailure;

@@ -27,6 +27,8 @@ export interface ChatOptions {
   attachments: { tray: Attachments; strings: AttachmentStrings };
   /** A reply or hand-off arrived (the widget counts it as unread while closed, and previews `text`). */
   onReply(text: string): void;
+  /** The language the widget speaks, sent with each message. */
+  language: string;
 }
 
 export interface Chat {
@@ -174,7 +176,8 @@ export function createChat(options: ChatOptions): Chat {
     },
     send: (message) => {
       const page = currentPage();
-      return authorized((token) => api.sendMessage(token, page ? { ...message, page } : message));
+      const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
+      return authorized((token) => api.sendMessage(token, sent));
     },
     onTooLong(text, maxChars) {
       panel.restoreInput(text);

@@ -207,6 +207,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
         strings,
         panel,
         attachments: { tray: attachments, strings: attachmentStrings },
+        language,
         onReply(preview) {
           if (isOpen) return;
           setUnread(unread + 1);
