@@ -54,6 +54,7 @@ import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
 import { createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createActions, type Actions } from './actions/actions.js';
+import { teamDecisionText } from './actions/words.js';
 import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
 import type { PageAction, PageActions } from './transcripts/page-actions.js';
 import { createActionRecords } from './actions/action-records.js';
@@ -89,23 +90,6 @@ function pageActionOf(record: ActionRecord): PageAction {
     reason: record.reason,
     error: record.error,
   };
-}
-
-const RESULT_CHARS = 300;
-
-/** What the customer is told of the team's decision on a change they asked for (undefined: nothing to tell). */
-function decisionText(record: ActionRecord): string | undefined {
-  if (record.confirmer !== 'teammate' || record.confirmedBy?.via === 'customer') return undefined;
-  if (record.state === 'done') {
-    const result = typeof record.result === 'string' ? record.result.replace(/\s+/g, ' ').trim().slice(0, RESULT_CHARS) : '';
-    return `Our team approved your request and it's done: ${record.title}.${result ? ` ${result}` : ''}`;
-  }
-  if (record.state === 'failed')
-    return `Our team approved your request (${record.title}), but it didn't go through: ${record.error ?? 'the system refused it'}`;
-  if (record.state === 'cancelled' && record.reason?.startsWith('declined by ')) {
-    return `Our team reviewed your request (${record.title}) and won't go ahead with it. Reply here if you have any questions.`;
-  }
-  return undefined;
 }
 
 /** The transcript page's view of a conversation's actions: Redis holds the live state (a day), MongoDB the older records. */
@@ -363,7 +347,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const actionRecords = createActionRecords(mongo);
   // The customer hears what the team decided, in the service's words, through their conversation's hand-off.
   const tellDecision: TellDecision = async (record, by) => {
-    const text = decisionText(record);
+    const text = teamDecisionText(record);
     if (!text) return;
     await takeover.service.tellDecision({ conversationId: record.conversationId, by, text, key: `action:${record._id}:decided` });
   };

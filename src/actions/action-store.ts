@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
+import { ACTION_LANGUAGES } from './words.js';
 
 export const ACTION_STATES = ['proposed', 'confirmed', 'running', 'done', 'failed', 'cancelled', 'expired'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
@@ -39,6 +40,8 @@ export const ActionRecordSchema = z.object({
   confirmedBy: z.object({ address: z.string(), via: z.enum(['customer', 'teammate']), name: z.string().optional() }).optional(),
   /** Who may confirm it: the customer (default), or a teammate (an irreversible write not opted in). */
   confirmer: z.enum(['customer', 'teammate']).optional(),
+  /** The customer's language (the service's words to them), when not English. */
+  language: z.enum(ACTION_LANGUAGES).optional(),
   /** Why it ended without running (`declined`, `superseded`, `forged-choice`…). */
   reason: z.string().optional(),
   result: z.unknown().optional(),

@@ -319,6 +319,7 @@ export function createActions(options: ActionsOptions): Actions {
         },
         calls: 0,
         ...(forTeam ? { confirmer: 'teammate' as const } : {}),
+        ...(language !== 'en' ? { language } : {}),
         createdAt,
         expiresAt: new Date(now() + (forTeam ? TEAM_CONFIRM_SECONDS : options.confirmTtlSeconds) * 1000).toISOString(),
         updatedAt: createdAt,

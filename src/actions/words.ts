@@ -21,6 +21,10 @@ interface ActionWords {
   chooseHint: string;
   expired: string;
   refused: string;
+  /** What the customer is told of the team's decision on a change: `{action}` its title, `{result}` the business system's answer, `{error}` why it failed. */
+  teamDone: string;
+  teamFailed: string;
+  teamDeclined: string;
 }
 
 const WORDS: Record<ActionLanguage, ActionWords> = {
@@ -34,6 +38,9 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
     chooseHint: 'Reply with the number or the option.',
     expired: 'That confirmation has expired, so nothing was changed. Tell me if you would still like to do it.',
     refused: "That confirmation isn't valid for this request, so nothing was changed.",
+    teamDone: "Our team approved your request and it's done: {action}.{result}",
+    teamFailed: "Our team approved your request ({action}), but it didn't go through: {error}",
+    teamDeclined: "Our team reviewed your request ({action}) and won't go ahead with it. Reply here if you have any questions.",
   },
   es: {
     pleaseConfirm: 'Por favor, confirme:',
@@ -45,6 +52,9 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
     chooseHint: 'Responda con el número o la opción.',
     expired: 'Esa confirmación ha caducado, así que no se ha cambiado nada. Dígame si aún quiere hacerlo.',
     refused: 'Esa confirmación no es válida para esta solicitud, así que no se ha cambiado nada.',
+    teamDone: 'Nuestro equipo aprobó su solicitud y ya está hecha: {action}.{result}',
+    teamFailed: 'Nuestro equipo aprobó su solicitud ({action}), pero no se pudo completar: {error}',
+    teamDeclined: 'Nuestro equipo revisó su solicitud ({action}) y no la llevará a cabo. Responda aquí si tiene alguna pregunta.',
   },
   fr: {
     pleaseConfirm: 'Veuillez confirmer :',
@@ -56,6 +66,9 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
     chooseHint: "Répondez avec le numéro ou l'option.",
     expired: "Cette confirmation a expiré, rien n'a donc été modifié. Dites-moi si vous souhaitez toujours le faire.",
     refused: "Cette confirmation n'est pas valable pour cette demande, rien n'a donc été modifié.",
+    teamDone: "Notre équipe a approuvé votre demande et c'est fait : {action}.{result}",
+    teamFailed: "Notre équipe a approuvé votre demande ({action}), mais elle n'a pas abouti : {error}",
+    teamDeclined: "Notre équipe a examiné votre demande ({action}) et n'y donnera pas suite. Répondez ici si vous avez des questions.",
   },
   de: {
     pleaseConfirm: 'Bitte bestätigen:',
@@ -67,6 +80,9 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
     chooseHint: 'Antworten Sie mit der Nummer oder der Option.',
     expired: 'Diese Bestätigung ist abgelaufen, daher wurde nichts geändert. Sagen Sie mir, wenn Sie es trotzdem tun möchten.',
     refused: 'Diese Bestätigung gilt nicht für diese Anfrage, daher wurde nichts geändert.',
+    teamDone: 'Unser Team hat Ihre Anfrage genehmigt und sie ist erledigt: {action}.{result}',
+    teamFailed: 'Unser Team hat Ihre Anfrage genehmigt ({action}), aber sie konnte nicht ausgeführt werden: {error}',
+    teamDeclined: 'Unser Team hat Ihre Anfrage geprüft ({action}) und wird sie nicht ausführen. Antworten Sie hier, wenn Sie Fragen haben.',
   },
   pt: {
     pleaseConfirm: 'Por favor, confirme:',
@@ -78,6 +94,9 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
     chooseHint: 'Responda com o número ou a opção.',
     expired: 'Essa confirmação expirou, por isso nada foi alterado. Diga-me se ainda quiser fazê-lo.',
     refused: 'Essa confirmação não é válida para este pedido, por isso nada foi alterado.',
+    teamDone: 'A nossa equipa aprovou o seu pedido e está feito: {action}.{result}',
+    teamFailed: 'A nossa equipa aprovou o seu pedido ({action}), mas não foi possível concluí-lo: {error}',
+    teamDeclined: 'A nossa equipa analisou o seu pedido ({action}) e não vai avançar com ele. Responda aqui se tiver alguma dúvida.',
   },
   ar: {
     pleaseConfirm: 'يرجى التأكيد:',
@@ -89,6 +108,9 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
     chooseHint: 'أرسل الرقم أو الخيار.',
     expired: 'انتهت صلاحية هذا التأكيد، لذلك لم يتغير شيء. أخبرني إن كنت لا تزال تريد ذلك.',
     refused: 'هذا التأكيد غير صالح لهذا الطلب، لذلك لم يتغير شيء.',
+    teamDone: 'وافق فريقنا على طلبك وتم تنفيذه: {action}.{result}',
+    teamFailed: 'وافق فريقنا على طلبك ({action})، لكنه لم يكتمل: {error}',
+    teamDeclined: 'راجع فريقنا طلبك ({action}) ولن يمضي فيه. أرسل ردك هنا إن كانت لديك أي أسئلة.',
   },
 };
 
@@ -160,4 +182,33 @@ export function normaliseAnswer(text: string): string {
     .replace(/[^\p{L}\p{M}\p{N}' ]+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
+}
+
+const RESULT_CHARS = 300;
+
+/**
+ * What the customer is told of the team's decision on a change only a teammate may run, in the
+ * customer's language (undefined: nothing to tell — not the team's, or not decided by it).
+ */
+export function teamDecisionText(record: {
+  confirmer?: 'customer' | 'teammate' | undefined;
+  confirmedBy?: { via: 'customer' | 'teammate' } | undefined;
+  state: string;
+  title: string;
+  result?: unknown;
+  error?: string | undefined;
+  reason?: string | undefined;
+  language?: ActionLanguage | undefined;
+}): string | undefined {
+  if (record.confirmer !== 'teammate' || record.confirmedBy?.via === 'customer') return undefined;
+  const words = WORDS[record.language ?? 'en'];
+  // By function, so a `$` in the business system's answer is text, never a replacement pattern.
+  const fill = (template: string, values: Record<string, string>) => template.replace(/\{(\w+)\}/g, (marker, name: string) => values[name] ?? marker);
+  if (record.state === 'done') {
+    const result = typeof record.result === 'string' ? record.result.replace(/\s+/g, ' ').trim().slice(0, RESULT_CHARS) : '';
+    return fill(words.teamDone, { action: record.title, result: result ? ` ${result}` : '' });
+  }
+  if (record.state === 'failed') return fill(words.teamFailed, { action: record.title, error: record.error ?? '—' });
+  if (record.state === 'cancelled' && record.reason?.startsWith('declined by ')) return fill(words.teamDeclined, { action: record.title });
+  return undefined;
 }

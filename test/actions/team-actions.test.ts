@@ -30,6 +30,7 @@ const DEV = { name: 'Dev', whatsapp: 'whatsapp:+447700907102' };
 type ToolCalls = Extract<ScriptedReply, { toolCalls: unknown }>['toolCalls'];
 const PLAYS: Record<string, ToolCalls> = {
   refund: [{ name: 'refund_create', input: { number: '1043', amount: '10.00' } }],
+  'refund-es': [{ name: 'refund_create', input: { number: '1043', amount: '10.00', language: 'es' } }],
   cancel: [{ name: 'order_cancel', input: { orderNumber: '5002' } }],
 };
 
@@ -217,8 +218,9 @@ describe('a change only a teammate may run', () => {
     expect(harness.logs.some((line) => line.event === 'transcript-action' && line.action === 'run_action')).toBe(true);
   });
 
-  test('declined from the page it never runs, and a late "run" is refused as already decided', async () => {
-    await say(BEA, 'do:refund refund invoice 1043 please');
+  test('declined from the page it never runs, a late "run" is refused as already decided, and the customer is told in their language', async () => {
+    // Asked in Spanish (the model names the customer's language): the team's decision is told in Spanish.
+    await say(BEA, 'do:refund-es devuélvanme la factura 1043, por favor');
     const proposed = await latestAction(BEA, 'refund_create');
     await noticeTo(CLEO.whatsapp, proposed.summary.split('\n')[0]?.replace('Please confirm: ', '') ?? 'Refund');
     const { post, html } = await pageOf(BEA);
@@ -233,7 +235,7 @@ describe('a change only a teammate may run', () => {
     await recorded(proposed._id, 'cancelled');
     expect(mcp.refunds()).toHaveLength(1);
     expect(harness.logs.some((line) => line.event === 'transcript-action-refused' && line.outcome === 'already_decided')).toBe(true);
-    const told = "Our team reviewed your request (Refund an invoice) and won't go ahead with it. Reply here if you have any questions.";
+    const told = 'Nuestro equipo revisó su solicitud (Refund an invoice) y no la llevará a cabo. Responda aquí si tiene alguna pregunta.';
     await eventually(() => harness.twilio.messages.some((message) => message.to === BEA && message.body === told) || undefined);
     await turnsSettled(harness.services);
     expect(harness.twilio.messages.filter((message) => message.to === BEA && message.body === told)).toHaveLength(1);
