@@ -16,7 +16,7 @@ import { ackTimer } from '../../src/http/ack-timer.js';
 import type { ChannelContext } from '../../src/channel-plugin.js';
 import { recentMessages } from '../../src/store/recent-messages.js';
 import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
-import { createMediaHandler, historyIdOf, historyMessage, staleDetails } from './history.js';
+import { createMediaHandler, historyIdOf, historyMessage, staleDetails, withQuestions } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { scopedMessageId } from './message-ids.js';
 import { sendWidgetScript } from './widget-script.js';
@@ -310,7 +310,10 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       lastEventId,
       // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).
       state: { holder },
-      messages: recent.map((message) => historyMessage(message, senders.get(message.id), details.get(historyIdOf(message)), tokens)),
+      messages: withQuestions(
+        recent.map((message) => historyMessage(message, senders.get(message.id), details.get(historyIdOf(message)), tokens)),
+        details,
+      ),
     });
   });
 
@@ -393,7 +396,11 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     );
     const receivedAt = Date.now();
     const detailsNoted = events
-      .noteDetails(conversationKey, clientMessageId, { at: receivedAt, ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}) })
+      .noteDetails(conversationKey, clientMessageId, {
+        at: receivedAt,
+        ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}),
+        ...(choice ? { choice } : {}),
+      })
       .catch((error: unknown) => logger.warn('widget-details-failed', { error }));
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,

@@ -203,7 +203,7 @@ export function createActions(options: ActionsOptions): Actions {
       }
       logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
       const choices = confirmationChoices(_id);
-      return new ToolInterrupt(confirmationText(summary, choices), { actionId: _id }, choices);
+      return new ToolInterrupt(confirmationText(summary, choices), { actionId: _id }, choices, Date.parse(record.expiresAt));
     },
 
     async resume(answerText, data, context) {
