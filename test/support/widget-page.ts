@@ -90,12 +90,13 @@ export interface WidgetHost {
 
 /**
  * A site hosting the widget on `port`: each of `pages` (by path, e.g. `/host`) served as HTML,
- * everything else answered by the service's `app` (so `<origin>/widget.js` is the widget).
+ * no favicon, everything else answered by the service's `app` (so `<origin>/widget.js` is the widget).
  */
 export async function startWidgetHost(port: number, app: RequestListener, pages: Record<string, string>): Promise<WidgetHost> {
   const server = createServer((request, response) => {
     const page = request.url === undefined ? undefined : pages[request.url];
     if (page !== undefined) response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    else if (request.url === '/favicon.ico') response.writeHead(204).end();
     else app(request, response);
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
