@@ -127,10 +127,10 @@ export const cpuProfileDirectory = process.env.BENCH_CPU_PROFILE || undefined;
 
 /** Runs the service processes from TypeScript under tsx (BENCH_FROM_SOURCE=1) rather than compiled. */
 export const fromSource = process.env.BENCH_FROM_SOURCE === '1';
-let built: Promise<string> | undefined;
+let built: Promise<void> | undefined;
 
-/** Compiles service-process.ts and everything it imports (once per run); the path of its JS. */
-function builtServiceProcess(): Promise<string> {
+/** Compiles service-process.ts, src/main.ts and everything they import (once per run) into dist/bench. */
+function buildBench(): Promise<void> {
   built ??= new Promise((resolve, reject) => {
     const tsc = fileURLToPath(new URL('../../node_modules/.bin/tsc', import.meta.url));
     const config = fileURLToPath(new URL('tsconfig.json', import.meta.url));
@@ -140,11 +140,24 @@ function builtServiceProcess(): Promise<string> {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
     child.once('exit', (code) => {
-      if (code === 0) resolve(fileURLToPath(new URL('../../dist/bench/test/bench/service-process.js', import.meta.url)));
+      if (code === 0) resolve();
       else reject(new Error(`compiling the service processes failed (tsc exit ${code}):\n${output.slice(-3000)}`));
     });
   });
   return built;
+}
+
+/** The path of the compiled service-process.js. */
+async function builtServiceProcess(): Promise<string> {
+  await buildBench();
+  return fileURLToPath(new URL('../../dist/bench/test/bench/service-process.js', import.meta.url));
+}
+
+/** How to run the service's own entry (`main.js web|worker|all`) as production does: compiled, or from source under tsx (BENCH_FROM_SOURCE=1). */
+export async function mainEntry(): Promise<string[]> {
+  if (fromSource) return ['--import', 'tsx', 'src/main.ts'];
+  await buildBench();
+  return [fileURLToPath(new URL('../../dist/bench/src/main.js', import.meta.url))];
 }
 
 export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<string, string>, options: { profile?: boolean } = {}): Promise<ServiceChild> {
