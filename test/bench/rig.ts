@@ -153,6 +153,14 @@ async function builtServiceProcess(): Promise<string> {
   return fileURLToPath(new URL('../../dist/bench/test/bench/service-process.js', import.meta.url));
 }
 
+/** The node flags production gives a process of `role`: its line in the Procfile (`web: node <flags> dist/src/main.js web`). */
+export async function productionNodeFlags(role: 'web' | 'worker'): Promise<string[]> {
+  const procfile = await readFile(fileURLToPath(new URL('../../Procfile', import.meta.url)), 'utf8');
+  const line = new RegExp(`^${role}:\\s*node\\s+(.*?)\\s*dist/src/main\\.js\\s+${role}\\s*$`, 'm').exec(procfile);
+  if (!line) throw new Error(`the Procfile has no \`${role}: node … dist/src/main.js ${role}\` line`);
+  return line[1]!.split(/\s+/).filter(Boolean);
+}
+
 /** How to run the service's own entry (`main.js web|worker|all`) as production does: compiled, or from source under tsx (BENCH_FROM_SOURCE=1). */
 export async function mainEntry(): Promise<string[]> {
   if (fromSource) return ['--import', 'tsx', 'src/main.ts'];
@@ -165,8 +173,8 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
   const args = [
     // A stats request collects garbage first, so heapUsed is what stays alive (a leak), not what waits for a GC.
     '--expose-gc',
-    // As production runs them (Procfile, scripts/start.sh, npm start, the Docker image): docs/observability.md, "Memory".
-    '--max-old-space-size=1024',
+    // As production runs them (the Procfile's flags for the role; docs/observability.md and docs/deployment.md, "Memory").
+    ...(await productionNodeFlags(role)),
     ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
     ...(fromSource ? ['--import', 'tsx', 'test/bench/service-process.ts'] : ['--enable-source-maps', await builtServiceProcess()]),

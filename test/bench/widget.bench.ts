@@ -1,7 +1,8 @@
 /**
  * Widget figures for `npm run bench`: how many open SSE connections one web process holds and
- * what each costs in memory (a real `main.ts web` child process, RSS from /proc), and how long
- * a token takes from the worker to the browser (first delta and complete message, p50/p99).
+ * what each costs in memory (a real `main.js web` child process, compiled and flagged as the
+ * Procfile runs it, RSS from /proc) and in its CPU, and how long a token takes from the worker to
+ * the browser (first delta and complete message, p50/p99).
  * Loopback only; bounded in count and time.
  */
 import { spawn } from 'node:child_process';
@@ -17,7 +18,7 @@ import { createDeterministicModels } from '../support/deterministic-model.js';
 import { startFakeTwilio } from '../support/fake-twilio.js';
 import { TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, testEnv } from '../support/harness.js';
 import { findFreePort, startMongo, startRedis } from '../support/services.js';
-import { cpuSeconds, mainEntry } from './rig.js';
+import { cpuSeconds, mainEntry, productionNodeFlags } from './rig.js';
 import { collectSse } from '../support/sse.js';
 
 // Issue 29: one web process holds 5,000 event streams at ≤ 20 KiB each.
@@ -61,9 +62,7 @@ async function session(base: string): Promise<string> {
 // the web process's CPU to open the streams, and per widget message posted while they are open
 // (each message wakes its conversation's streams: BENCH_SSE_MESSAGES, 2,000 by default).
 const MESSAGES = Number(process.env.BENCH_SSE_MESSAGES ?? 2000);
-const procfileWeb = (await readFile('Procfile', 'utf8')).match(/^web:\s*node\s+(.*?)\s*dist\/src\/main\.js\s+web\s*$/m);
-if (!procfileWeb) throw new Error('the Procfile has no `web: node … dist/src/main.js web` line');
-const productionFlags = [...procfileWeb[1]!.split(/\s+/).filter(Boolean), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+const productionFlags = [...(await productionNodeFlags('web')), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
 const SEMI_SPACE = /^--max-semi-space-size=/;
 const runs = [productionFlags, ...(productionFlags.some((flag) => SEMI_SPACE.test(flag)) ? [productionFlags.filter((flag) => !SEMI_SPACE.test(flag))] : [])];
 
