@@ -129,6 +129,10 @@ fi
 
 npm run build --silent
 # --max-old-space-size: see docs/observability.md, "Memory" (caps how far V8 lets the heap grow between collections).
-node_modules/.bin/node --enable-source-maps --max-old-space-size=1024 dist/src/main.js "${1:-all}" &
+# --max-semi-space-size=16 for the web process alone (docs/deployment.md, "Memory"): `all` runs turns too.
+role="${1:-all}"
+young=()
+[[ "$role" == web ]] && young=(--max-semi-space-size=16)
+node_modules/.bin/node --enable-source-maps --max-old-space-size=1024 "${young[@]}" dist/src/main.js "$role" &
 service=$!
 wait "$service"

@@ -22,6 +22,8 @@ export const WidgetSenderSchema = z.discriminatedUnion('kind', [
 ]);
 export type WidgetSender = z.infer<typeof WidgetSenderSchema>;
 
+const ChoicesSchema = z.array(z.object({ id: z.string().min(1).max(200), label: z.string().min(1).max(80) })).max(10);
+
 /** Each event type's data. A message without `sender` is the assistant's (events written before senders existed). */
 const WidgetEventSchemas = {
   typing: z.object({}),
@@ -33,10 +35,9 @@ const WidgetEventSchemas = {
     replyTo: z.string().optional(),
     sender: WidgetSenderSchema.optional(),
     /** Answers the visitor may tap (a question's choices: an action's confirm/cancel, companies). */
-    choices: z
-      .array(z.object({ id: z.string().min(1).max(200), label: z.string().min(1).max(80) }))
-      .max(10)
-      .optional(),
+    choices: ChoicesSchema.optional(),
+    /** When the question stops taking those answers (ms since the epoch): its buttons are disabled then. */
+    choicesExpireAt: z.number().int().positive().optional(),
     /** When it was written, ms since the epoch. */
     at: z.number().int().positive().optional(),
     /** the apology for a message the service gave up on (the widget offers "Try again"). */
@@ -62,12 +63,16 @@ const holderKey = (conversationKey: string) => `${KEY_PREFIX}:events-holder:{${c
 const sendersKey = (conversationKey: string) => `${KEY_PREFIX}:events-senders:{${conversationKey}}`;
 const SENDERS_TTL_SECONDS = 30 * 24 * 60 * 60;
 // what the recent history does not keep, by the message id the widget knows: when it was
-// written, and for a visitor's message its own text and attachments (the history holds "(1 photo) …").
+// written, for a visitor's message its own text and attachments (the history holds "(1 photo) …")
+// and the choice it tapped, for a question the answers it offered and until when.
 const detailsKey = (conversationKey: string) => `${KEY_PREFIX}:events-details:{${conversationKey}}`;
 const MessageDetailsSchema = z.object({
   at: z.number().int().positive(),
   text: z.string().optional(),
   attachments: z.array(z.object({ id: z.string(), kind: z.enum(['image', 'document']), name: z.string().optional() })).optional(),
+  choice: z.string().optional(),
+  choices: ChoicesSchema.optional(),
+  choicesExpireAt: z.number().int().positive().optional(),
 });
 export type MessageDetails = z.infer<typeof MessageDetailsSchema>;
 const isEventType = (value: string | undefined): value is WidgetEventType => value !== undefined && Object.hasOwn(WidgetEventSchemas, value);
@@ -143,9 +148,9 @@ export function createEventLog(redis: RedisClient, onError: (error: unknown) => 
           .expire(sendersKey(conversationKey), SENDERS_TTL_SECONDS);
       }
       if (type === 'message' && message.success && message.data.at !== undefined) {
-        transaction
-          .hsetnx(detailsKey(conversationKey), message.data.id, JSON.stringify({ at: message.data.at }))
-          .expire(detailsKey(conversationKey), SENDERS_TTL_SECONDS);
+        const { at, choices, choicesExpireAt } = message.data;
+        const details: MessageDetails = { at, ...(choices?.length ? { choices } : {}), ...(choicesExpireAt !== undefined ? { choicesExpireAt } : {}) };
+        transaction.hsetnx(detailsKey(conversationKey), message.data.id, JSON.stringify(details)).expire(detailsKey(conversationKey), SENDERS_TTL_SECONDS);
       }
       const results = await transaction.publish(NOTIFY_CHANNEL, conversationKey).exec();
       return String(results?.[0]?.[1] ?? '');

@@ -47,6 +47,33 @@ export function historyMessage(message: RecentMessage, sender: WidgetSender | un
   return { id: message.id, role: 'assistant', text: message.text.startsWith(signature) ? message.text.slice(signature.length) : message.text, sender, ...at };
 }
 
+type Shown = ReturnType<typeof historyMessage>;
+
+/**
+ * The history with each question's answers, as the widget draws them under the message: the
+ * conversation's open question (the newest message with answers, nothing from the visitor
+ * after it, not yet expired) with `choicesOpen`, the rest disabled; an answered one names the
+ * choice the visitor tapped (`chosen`). A visitor's message still waiting for its turn (only its
+ * details are kept yet) answers it too.
+ */
+export function withQuestions(messages: readonly Shown[], details: ReadonlyMap<string, MessageDetails>, now = Date.now()) {
+  const lastQuestion = messages.findLastIndex((message) => message.role === 'assistant' && details.get(message.id)?.choices?.length);
+  return messages.map((message, index) => {
+    const question = message.role === 'assistant' ? details.get(message.id) : undefined;
+    if (!question?.choices?.length) return message;
+    const answer = messages.slice(index + 1).find((next) => next.role === 'visitor');
+    const chosen = answer && details.get(answer.id)?.choice;
+    const waiting = [...details].some(([id, entry]) => !id.startsWith('out:') && entry.at > question.at);
+    const open = index === lastQuestion && !answer && !waiting && (question.choicesExpireAt ?? Infinity) > now;
+    return {
+      ...message,
+      choices: question.choices,
+      ...(open ? { choicesOpen: true, ...(question.choicesExpireAt !== undefined ? { choicesExpireAt: question.choicesExpireAt } : {}) } : {}),
+      ...(chosen && question.choices.some((choice) => choice.id === chosen) ? { chosen } : {}),
+    };
+  });
+}
+
 /** The id the history shows for a recent message (the visitor's own id for theirs). */
 export function historyIdOf(message: RecentMessage): string {
   return message.direction === 'inbound' ? clientMessageIdOf(message.id) : message.id;

@@ -143,6 +143,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
             sender: senderOf(inbound),
             // A question's answers: buttons under the message (its text lists them too).
             ...(options?.choices?.length ? { choices: options.choices.map((choice) => ({ id: choice.id, label: choice.label })) } : {}),
+            ...(options?.choices?.length && options.choicesExpireAt !== undefined ? { choicesExpireAt: options.choicesExpireAt } : {}),
             at: Date.now(),
             ...(part === APOLOGY_PART ? { failed: true as const } : {}),
           });

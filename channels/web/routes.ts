@@ -15,15 +15,15 @@ import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
 import type { ChannelContext } from '../../src/channel-plugin.js';
 import { recentMessages } from '../../src/store/recent-messages.js';
-import { isStreamId, type EventLog, type WidgetEvent } from './event-log.js';
-import { createMediaHandler, historyIdOf, historyMessage, staleDetails } from './history.js';
+import { isStreamId, type EventLog } from './event-log.js';
+import { createMediaHandler, historyIdOf, historyMessage, staleDetails, withQuestions } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { scopedMessageId } from './message-ids.js';
 import { sendWidgetScript } from './widget-script.js';
 import { WIDGET_CATALOGUES } from './widget-catalogues.js';
 import { checkRate } from './rate-limit.js';
 import { DEMO_SITE_KEY, visitorLanguage, type Site, type SiteRegistry } from './sites.js';
-import { createStreamSlots } from './stream-slots.js';
+import { createStreamSlots, type StreamSlot } from './stream-slots.js';
 import { identityMetadata, verifyVisitorIdentity, type VerifiedUser } from './visitor-identity.js';
 import { newVisitorId, type VisitorClaims, type VisitorTokens } from './visitor-token.js';
 import { demoPage } from './demo-page.js';
@@ -99,12 +99,55 @@ function publicSite(site: Site, maxMessageChars: number, maxUploadBytes: number)
   return { name: site.name, greeting: site.greeting, accentColor: site.accentColor, language: site.language, maxMessageChars, maxUploadBytes };
 }
 
+/**
+ * What Express keeps on a request for its routing (each router's `next` with the state it saved,
+ * the parsed URL, params), let go once an event stream is open: nothing reads it again, and it
+ * would otherwise stay for the stream's whole life (~2 KiB a stream).
+ */
+function releaseRouting(request: Request, response: Response): void {
+  const routing = request as unknown as Record<string, unknown>;
+  for (const key of ['next', '_parsedUrl', 'params', 'route']) routing[key] = undefined;
+  (response as unknown as Record<string, unknown>).locals = undefined;
+}
+
+/**
+ * The process's open event streams: one timer beats them all (a comment line, and the stream's
+ * slot marked alive) instead of a timer and closure per stream, and shutdown ends them all.
+ */
+function createOpenStreams(heartbeatMs: number, onSlotError: (error: unknown) => void) {
+  const open = new Map<Response, StreamSlot>();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const beat = () => {
+    for (const [response, slot] of open) {
+      response.write(': heartbeat\n\n');
+      slot.refresh().catch(onSlotError);
+    }
+  };
+  return {
+    add(response: Response, slot: StreamSlot): void {
+      open.set(response, slot);
+      timer ??= setInterval(beat, heartbeatMs);
+    },
+    delete(response: Response): void {
+      open.delete(response);
+      if (open.size > 0) return;
+      clearInterval(timer);
+      timer = undefined;
+    },
+    endAll(): void {
+      for (const response of open.keys()) response.end();
+    },
+  };
+}
+
 export function createWebRouter(settings: WebRoutesOptions): Router {
   const { sites, tokens, events, services } = settings;
   const { logger, metrics } = services;
   const options = { ...settings, ...services };
   const router = express.Router();
   const streamSlots = createStreamSlots(options.redis, { perVisitor: options.limits.streamsPerVisitor, heartbeatMs: HEARTBEAT_MS });
+  const openStreams = createOpenStreams(HEARTBEAT_MS, (error) => logger.warn('widget-stream-slot-failed', { error }));
+  options.shutdown.addEventListener('abort', () => openStreams.endAll(), { once: true });
   const json = express.json({ limit: '16kb', strict: true });
 
   const refuse = (response: Response, status: number, error: string, reason: string, fields: Record<string, unknown> = {}) => {
@@ -312,7 +355,10 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
       lastEventId,
       // Who the visitor is talking to now (the assistant, or the teammate who took the conversation over).
       state: { holder },
-      messages: recent.map((message) => historyMessage(message, senders.get(message.id), details.get(historyIdOf(message)), tokens)),
+      messages: withQuestions(
+        recent.map((message) => historyMessage(message, senders.get(message.id), details.get(historyIdOf(message)), tokens)),
+        details,
+      ),
     });
   });
 
@@ -396,7 +442,11 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     const receivedAt = Date.now();
     const spoken = visitorLanguage(site, language);
     const detailsNoted = events
-      .noteDetails(conversationKey, clientMessageId, { at: receivedAt, ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}) })
+      .noteDetails(conversationKey, clientMessageId, {
+        at: receivedAt,
+        ...(attachmentsNoted.length > 0 ? { text, attachments: attachmentsNoted } : {}),
+        ...(choice ? { choice } : {}),
+      })
       .catch((error: unknown) => logger.warn('widget-details-failed', { error }));
     const outcome = await options.intake.accept({
       channel: WEB_CHANNEL_ID,
@@ -474,9 +524,9 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     response.flushHeaders();
     response.write('retry: 2000\n\n');
     metrics.increment('widget_streams_opened_total');
+    releaseRouting(request, response);
 
     let draining = Promise.resolve();
-    const write = (event: WidgetEvent) => response.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
     const pull = () => {
       draining = draining.then(async () => {
         try {
@@ -484,7 +534,7 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
             const batch = await events.after(conversationKey, cursor);
             const last = batch.at(-1);
             if (!last) return;
-            for (const event of batch) write(event);
+            for (const event of batch) response.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
             cursor = last.id;
           }
         } catch (error) {
@@ -494,17 +544,12 @@ export function createWebRouter(settings: WebRoutesOptions): Router {
     };
     const unsubscribe = events.listen(conversationKey, pull);
     pull();
-    const heartbeat = setInterval(() => {
-      response.write(': heartbeat\n\n');
-      slot.refresh().catch((error: unknown) => logger.warn('widget-stream-slot-failed', { error }));
-    }, HEARTBEAT_MS);
-    const end = () => response.end();
-    options.shutdown.addEventListener('abort', end, { once: true });
+    if (options.shutdown.aborted) response.end();
+    else openStreams.add(response, slot);
     request.on('close', () => {
-      clearInterval(heartbeat);
+      openStreams.delete(response);
       unsubscribe();
       slot.release().catch((error: unknown) => logger.warn('widget-stream-slot-failed', { error }));
-      options.shutdown.removeEventListener('abort', end);
     });
   });
 

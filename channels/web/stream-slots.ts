@@ -26,6 +26,24 @@ export interface StreamSlot {
   release(): Promise<void>;
 }
 
+// One small object per open stream, its methods on the prototype: no closures per stream.
+class Slot implements StreamSlot {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly key: string,
+    private readonly member: string,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  async refresh(): Promise<void> {
+    await refreshScript(this.redis, [this.key], [Date.now(), this.member, this.ttlSeconds]);
+  }
+
+  async release(): Promise<void> {
+    await this.redis.zrem(this.key, this.member);
+  }
+}
+
 export function createStreamSlots(redis: RedisClient, options: { perVisitor: number; heartbeatMs: number }) {
   const staleAfterMs = options.heartbeatMs * 3;
   const ttlSeconds = Math.ceil(staleAfterMs / 1000) + 1;
@@ -36,15 +54,7 @@ export function createStreamSlots(redis: RedisClient, options: { perVisitor: num
       const member = randomUUID();
       const now = Date.now();
       const taken = await takeScript(redis, [key], [now, now - staleAfterMs, member, options.perVisitor, ttlSeconds]);
-      if (taken !== 1) return undefined;
-      return {
-        async refresh() {
-          await refreshScript(redis, [key], [Date.now(), member, ttlSeconds]);
-        },
-        async release() {
-          await redis.zrem(key, member);
-        },
-      };
+      return taken === 1 ? new Slot(redis, key, member, ttlSeconds) : undefined;
     },
   };
 }

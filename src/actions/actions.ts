@@ -342,7 +342,7 @@ export function createActions(options: ActionsOptions): Actions {
       }
       logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
       const choices = confirmationChoices(_id, language);
-      return new ToolInterrupt(confirmationText(summary, choices, language), { actionId: _id, language }, choices);
+      return new ToolInterrupt(confirmationText(summary, choices, language), { actionId: _id, language }, choices, Date.parse(record.expiresAt));
     },
 
     async resume(answerText, data, context) {

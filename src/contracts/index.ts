@@ -144,6 +144,8 @@ export type SentStatus = 'queued' | 'sent' | 'delivered' | 'read';
  */
 export interface SendOptions {
   choices?: readonly Choice[];
+  /** When the question stops taking these answers (ms since the epoch): a channel may disable its buttons then. */
+  choicesExpireAt?: number;
 }
 
 export interface ChannelTransport {
@@ -277,6 +279,8 @@ export interface TurnResult {
   usage?: readonly ModelCallUsage[];
   /** The reply is a question with these answers to tap (sent with its last part). */
   choices?: readonly Choice[];
+  /** When that question stops taking answers (ms since the epoch). */
+  choicesExpireAt?: number;
 }
 
 /** Carried from a leg to its post-turn step. */

@@ -64,6 +64,8 @@ export class ToolInterrupt {
     readonly data: unknown,
     /** Answers the customer may tap instead of typing (the question's text lists them too). */
     readonly choices?: readonly Choice[],
+    /** When the question stops taking an answer (ms since the epoch), if sooner than the pending question's own expiry. */
+    readonly expiresAt?: number,
   ) {}
 }
 

@@ -13,6 +13,7 @@ import { defaultRole } from './judge.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
 import type { DecisionStore } from './state/decision-store.js';
+import { questionExpiresAt } from './state/keys.js';
 import { toolContextFor } from './tool-context.js';
 
 export const CONTINUATION_EXPIRED_REPLY = 'Sorry, that question has expired. Could you tell me again what you would like to do?';
@@ -97,7 +98,7 @@ export async function resumeContinuation(
         roleId: role.id,
         text: outcome.askAgain.question,
         failed: false,
-        ...(outcome.askAgain.choices?.length ? { choices: outcome.askAgain.choices } : {}),
+        ...(outcome.askAgain.choices?.length ? { choices: outcome.askAgain.choices, choicesExpireAt: questionExpiresAt(outcome.askAgain.expiresAt) } : {}),
         offeredTools: decision.offeredTools,
         toolCalls: [],
         modelCalls: 0,

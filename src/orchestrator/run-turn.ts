@@ -29,6 +29,7 @@ import { resumeContinuation } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
+import { questionExpiresAt } from './state/keys.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 import { describedHistory, holdsFiles } from './vision.js';
@@ -168,7 +169,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         text,
         failed: !result.text,
         toolCalls: result.toolCalls,
-        ...(result.interrupt?.choices ? { choices: result.interrupt.choices } : {}),
+        ...(result.interrupt?.choices ? { choices: result.interrupt.choices, choicesExpireAt: questionExpiresAt(result.interrupt.expiresAt) } : {}),
         postTurn: {
           conversationId: input.conversationId,
           roleId: role.id,

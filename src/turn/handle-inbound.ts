@@ -18,7 +18,6 @@ import { withMediaContent, type MediaIntake, type MediaTurn, type PreparedMedia 
 import type { Metrics } from '../metrics.js';
 import type { TakeoverHook } from '../handoff/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../contracts/index.js';
-import type { Choice } from '../contracts/tool.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { GiveUpHandler, HoldingNotice, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
@@ -172,14 +171,14 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     logger: Logger,
     assertHeld?: () => void,
     records?: TurnRecords,
-    /** Answers to tap, with the last part (actions: a reply resumed from the ledger goes as text alone). */
-    choices?: readonly Choice[],
+    /** Answers to tap, with the last part (actions: a reply resumed from the ledger goes as text alone), and until when. */
+    question?: Pick<SendOptions, 'choices' | 'choicesExpireAt'>,
   ): Promise<boolean> => {
     let turnTaken = false;
     for (const [index, part] of parts.entries()) {
       const last = index === parts.length - 1;
       const takeTurn = last && parts[0]?.turn !== undefined;
-      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn, last && choices?.length ? { choices } : undefined);
+      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn, last && question?.choices?.length ? question : undefined);
       turnTaken = result.turnTaken;
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });
@@ -437,7 +436,17 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // Both settle before the turn ends either way: a send still in flight when the turn fails
       // would race its own retry.
       const [sent, saved] = await Promise.allSettled([
-        deliver(channel, message, parts, logger, assertHeld, records, result?.choices),
+        deliver(
+          channel,
+          message,
+          parts,
+          logger,
+          assertHeld,
+          records,
+          result?.choices
+            ? { choices: result.choices, ...(result.choicesExpireAt !== undefined ? { choicesExpireAt: result.choicesExpireAt } : {}) }
+            : undefined,
+        ),
         transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt),
       ]);
       if (sent.status === 'rejected') throw sent.reason;

@@ -127,10 +127,10 @@ export const cpuProfileDirectory = process.env.BENCH_CPU_PROFILE || undefined;
 
 /** Runs the service processes from TypeScript under tsx (BENCH_FROM_SOURCE=1) rather than compiled. */
 export const fromSource = process.env.BENCH_FROM_SOURCE === '1';
-let built: Promise<string> | undefined;
+let built: Promise<void> | undefined;
 
-/** Compiles service-process.ts and everything it imports (once per run); the path of its JS. */
-function builtServiceProcess(): Promise<string> {
+/** Compiles service-process.ts, src/main.ts and everything they import (once per run) into dist/bench. */
+function buildBench(): Promise<void> {
   built ??= new Promise((resolve, reject) => {
     const tsc = fileURLToPath(new URL('../../node_modules/.bin/tsc', import.meta.url));
     const config = fileURLToPath(new URL('tsconfig.json', import.meta.url));
@@ -140,11 +140,32 @@ function builtServiceProcess(): Promise<string> {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
     child.once('exit', (code) => {
-      if (code === 0) resolve(fileURLToPath(new URL('../../dist/bench/test/bench/service-process.js', import.meta.url)));
+      if (code === 0) resolve();
       else reject(new Error(`compiling the service processes failed (tsc exit ${code}):\n${output.slice(-3000)}`));
     });
   });
   return built;
+}
+
+/** The path of the compiled service-process.js. */
+async function builtServiceProcess(): Promise<string> {
+  await buildBench();
+  return fileURLToPath(new URL('../../dist/bench/test/bench/service-process.js', import.meta.url));
+}
+
+/** The node flags production gives a process of `role`: its line in the Procfile (`web: node <flags> dist/src/main.js web`). */
+export async function productionNodeFlags(role: 'web' | 'worker'): Promise<string[]> {
+  const procfile = await readFile(fileURLToPath(new URL('../../Procfile', import.meta.url)), 'utf8');
+  const line = new RegExp(`^${role}:\\s*node\\s+(.*?)\\s*dist/src/main\\.js\\s+${role}\\s*$`, 'm').exec(procfile);
+  if (!line) throw new Error(`the Procfile has no \`${role}: node … dist/src/main.js ${role}\` line`);
+  return line[1]!.split(/\s+/).filter(Boolean);
+}
+
+/** How to run the service's own entry (`main.js web|worker|all`) as production does: compiled, or from source under tsx (BENCH_FROM_SOURCE=1). */
+export async function mainEntry(): Promise<string[]> {
+  if (fromSource) return ['--import', 'tsx', 'src/main.ts'];
+  await buildBench();
+  return [fileURLToPath(new URL('../../dist/bench/src/main.js', import.meta.url))];
 }
 
 export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<string, string>, options: { profile?: boolean } = {}): Promise<ServiceChild> {
@@ -152,8 +173,8 @@ export async function spawnServiceProcess(role: 'web' | 'worker', env: Record<st
   const args = [
     // A stats request collects garbage first, so heapUsed is what stays alive (a leak), not what waits for a GC.
     '--expose-gc',
-    // As production runs them (Procfile, scripts/start.sh, npm start, the Docker image): docs/observability.md, "Memory".
-    '--max-old-space-size=1024',
+    // As production runs them (the Procfile's flags for the role; docs/observability.md and docs/deployment.md, "Memory").
+    ...(await productionNodeFlags(role)),
     ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDirectory}`, `--cpu-prof-name=${role}.${Date.now()}.cpuprofile`] : []),
     ...(fromSource ? ['--import', 'tsx', 'test/bench/service-process.ts'] : ['--enable-source-maps', await builtServiceProcess()]),

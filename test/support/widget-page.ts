@@ -3,6 +3,7 @@
  * the text of a bubble without its screen-reader prefix, and a recorder of every text the
  * newest reply shows while it streams. Shared by the widget's browser test files.
  */
+import { createServer, type RequestListener } from 'node:http';
 import type { Locator, Page } from 'playwright-core';
 import { eventually } from './harness.js';
 
@@ -80,3 +81,36 @@ export const RECORD_ASSISTANT_TEXT = `(() => {
     if (seen[seen.length - 1] !== text) seen.push(text);
   }).observe(root, { subtree: true, childList: true, characterData: true });
 })()`;
+
+export interface WidgetHost {
+  /** `http://127.0.0.1:<port>`: the host pages and the service share it. */
+  origin: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A site hosting the widget on `port`: each of `pages` (by path, e.g. `/host`) served as HTML,
+ * no favicon, everything else answered by the service's `app` (so `<origin>/widget.js` is the widget).
+ */
+export async function startWidgetHost(port: number, app: RequestListener, pages: Record<string, string>): Promise<WidgetHost> {
+  const server = createServer((request, response) => {
+    const page = request.url === undefined ? undefined : pages[request.url];
+    if (page !== undefined) response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    else if (request.url === '/favicon.ico') response.writeHead(204).end();
+    else app(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A host page with the widget's script tag (`attributes` added to it, e.g. `data-site-key="test-site"`). */
+export function hostPage(origin: string, attributes: string, title = 'Shop'): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><main><h1>${title}</h1></main>
+<script src="${origin}/widget.js" ${attributes} async></script></body></html>`;
+}

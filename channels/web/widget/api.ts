@@ -4,6 +4,7 @@
  * zod, which would triple the bundle). Expected failures come back as results, never throws:
  * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
  */
+import { parseChoices, type WidgetChoice } from './choices.js';
 import { readSignedInUser } from './signed-in-user.js';
 import { catalogueFrom, ENGLISH, type Catalogue } from './strings.js';
 
@@ -41,6 +42,12 @@ export interface HistoryMessage {
   attachments: HistoryAttachment[];
   /** On the reply that says the service gave up: the visitor's message it answers (to try again). */
   retryOf: string | undefined;
+  /** A question's answers; tappable only while `choicesOpen` (the conversation's open question, until `choicesExpireAt`). */
+  choices: WidgetChoice[] | undefined;
+  choicesOpen: boolean;
+  choicesExpireAt: number | undefined;
+  /** The answer the visitor tapped. */
+  chosen: string | undefined;
 }
 
 export interface HistoryAttachment {
@@ -172,6 +179,10 @@ function parseHistory(body: Json, baseUrl: string): History | undefined {
       at: instant(entry.at),
       attachments,
       retryOf: entry.failed === true ? text(entry.replyTo) : undefined,
+      choices: parseChoices(entry.choices),
+      choicesOpen: entry.choicesOpen === true,
+      choicesExpireAt: instant(entry.choicesExpireAt),
+      chosen: text(entry.chosen),
     });
   }
   return { messages, holder: parseSender(isRecord(body.state) ? body.state.holder : undefined), lastEventId: text(body.lastEventId) };

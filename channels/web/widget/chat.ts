@@ -10,7 +10,7 @@ import type { ApiResult, Session, WidgetApi } from './api.js';
 import type { AttachmentStrings } from './attachment-strings.js';
 import { uploadFile } from './attachment-upload.js';
 import { showSentAttachments, type Attachments, type Upload } from './attachments.js';
-import { createChoiceGroup, type ChoiceGroup } from './choices.js';
+import { createChoiceGroup, type ChoiceGroup, type WidgetChoice } from './choices.js';
 import { createEventStream, type StreamEvent } from './event-stream.js';
 import { createOutbox } from './outbox.js';
 import type { Panel } from './panel.js';
@@ -106,7 +106,13 @@ export function createChat(options: ChatOptions): Chat {
         const result = await authorized((token) => api.history(token));
         if (!result.ok) return undefined;
         const { messages, lastEventId, holder } = result.value;
-        list.replace(messages, outbox.unconfirmed(new Set(messages.map((message) => message.id))));
+        const waiting = outbox.unconfirmed(new Set(messages.map((message) => message.id)));
+        list.replace(messages, waiting);
+        // The questions' buttons again: the open one tappable (unless a message waiting to be sent answers it), the rest disabled.
+        openChoices = undefined;
+        for (const message of messages) {
+          if (message.choices) showChoices(message.id, message.choices, message.choicesOpen && waiting.length === 0, message.choicesExpireAt, message.chosen);
+        }
         panel.setHolder(holder);
         historyLoaded = true;
         position = lastEventId;
@@ -167,6 +173,17 @@ export function createChat(options: ChatOptions): Chat {
 
   /** The buttons of the latest question, while they may still be used. */
   let openChoices: ChoiceGroup | undefined;
+  /** Draws a question's buttons under its message: a tap answers it, as if typed; disabled when not `open`, and once `expireAt` passes. */
+  const showChoices = (id: string, choices: WidgetChoice[], open: boolean, expireAt: number | undefined, chosen?: string): void => {
+    const group = createChoiceGroup(choices, strings.choicesLabel, (choice) => {
+      connect();
+      outbox.enqueue(choice.label, [], choice.id);
+    });
+    list.attachUnder(id, group.element);
+    if (!open) return group.disable(chosen);
+    openChoices = group;
+    if (expireAt !== undefined) setTimeout(group.disable, expireAt - Date.now());
+  };
   const outbox = createOutbox({
     strings,
     addBubble(text, attachments) {
@@ -214,14 +231,7 @@ export function createChat(options: ChatOptions): Chat {
       openChoices?.disable();
       openChoices = undefined;
       if (list.completeAssistant(event.id, event.text, event.sender, event.at, event.failed ? event.replyTo : undefined)) {
-        if (event.choices) {
-          const group = createChoiceGroup(event.choices, strings.choicesLabel, (choice) => {
-            connect();
-            outbox.enqueue(choice.label, [], choice.id);
-          });
-          list.attachUnder(event.id, group.element);
-          openChoices = group;
-        }
+        if (event.choices) showChoices(event.id, event.choices, true, event.choicesExpireAt);
         options.onReply(event.text);
       }
       // A reply to a message this tab has never seen: another tab sent it; catch up.

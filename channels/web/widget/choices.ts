@@ -15,8 +15,17 @@ export interface WidgetChoice {
 
 export interface ChoiceGroup {
   readonly element: HTMLElement;
-  /** No answer can be chosen any more (used, or the question is stale). */
-  disable(): void;
+  /** No answer can be chosen any more (used, answered, stale or expired); `chosen`: the one used, marked pressed. */
+  disable(chosen?: string): void;
+}
+
+/** A question's answers as the service sends them (with a live message or in the history). */
+export function parseChoices(value: unknown): WidgetChoice[] | undefined {
+  const choices = (Array.isArray(value) ? value : []).flatMap((item: unknown) => {
+    const { id, label } = (item ?? {}) as Record<string, unknown>;
+    return typeof id === 'string' && typeof label === 'string' ? [{ id, label }] : [];
+  });
+  return choices.length > 0 ? choices : undefined;
 }
 
 export const CHOICES_CSS = `
@@ -36,15 +45,17 @@ export function createChoiceGroup(choices: readonly WidgetChoice[], label: strin
     const button = element('button', { text: choice.label, attributes: { type: 'button', 'data-choice': choice.id, 'aria-pressed': 'false' } });
     button.addEventListener('click', () => {
       if (button.disabled) return;
-      button.setAttribute('aria-pressed', 'true');
-      disable();
+      disable(choice.id);
       onChoose(choice);
     });
     return button;
   });
   const group = element('div', { className: 'choices', attributes: { role: 'group', 'aria-label': label } }, buttons);
-  const disable = (): void => {
-    for (const button of buttons) button.disabled = true;
+  const disable = (chosen?: string): void => {
+    for (const button of buttons) {
+      button.disabled = true;
+      if (button.dataset.choice === chosen) button.setAttribute('aria-pressed', 'true');
+    }
   };
   return { element: group, disable };
 }

@@ -6,7 +6,7 @@
  * the connection goes down and comes back, so the chat can say it is reconnecting.
  */
 import { instant, parseSender, type Sender } from './api.js';
-import type { WidgetChoice } from './choices.js';
+import { parseChoices, type WidgetChoice } from './choices.js';
 
 export type StreamEvent =
   | { type: 'typing' }
@@ -21,8 +21,9 @@ export type StreamEvent =
       at: number | undefined;
       /** The service gave up on the visitor's message `replyTo`: this is its apology. */
       failed: boolean;
-      /** A question's answers to show as buttons. */
+      /** A question's answers to show as buttons, and when they expire (ms since the epoch). */
       choices: WidgetChoice[] | undefined;
+      choicesExpireAt: number | undefined;
     }
   | { type: 'handoff'; team: string; status: string | undefined }
   | { type: 'state'; holder: Sender };
@@ -49,16 +50,6 @@ export interface EventStream {
 type Json = Record<string, unknown>;
 const asText = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-function parseChoices(value: unknown): WidgetChoice[] | undefined {
-  if (!Array.isArray(value)) return undefined;
-  const choices = value.flatMap((item: unknown) => {
-    if (typeof item !== 'object' || item === null) return [];
-    const { id, label } = item as Json;
-    return typeof id === 'string' && typeof label === 'string' ? [{ id, label }] : [];
-  });
-  return choices.length > 0 ? choices : undefined;
-}
-
 // One parser per event name; adding an event adds an entry.
 const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefined> = {
   typing: () => ({ type: 'typing' }),
@@ -82,6 +73,7 @@ const parsers: Record<StreamEvent['type'], (data: Json) => StreamEvent | undefin
           at: instant(data.at),
           failed: data.failed === true,
           choices: parseChoices(data.choices),
+          choicesExpireAt: instant(data.choicesExpireAt),
         }
       : undefined;
   },

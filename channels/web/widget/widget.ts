@@ -3,14 +3,16 @@
  * and ours cannot leak out) and the launcher at once (never waiting for the service),
  * then, once a session is started, the panel and the chat. Owns opening and closing, focus, the
  * unread count (kept across reloads, shown on the launcher and in the page title while the panel
- * is closed), the embed options of the script tag (`data-position="left"`, `data-theme="dark"` or
- * `"auto"`, `data-api="Name"` for `window.Name.open()/close()/onUnread(callback)`), and (on small
+ * is closed, and the opt-in chime), the embed options of the script tag (`data-position="left"`,
+ * `data-theme="dark"` or `"auto"`, `data-sound="on"`, `data-api="Name"` for
+ * `window.Name.open()/close()/onUnread(callback)/sound(on)`), and (on small
  * screens, where the panel fills the viewport) keeping the page behind it from scrolling.
  */
 import type { Session, SiteSettings, WidgetApi } from './api.js';
 import { attachmentStringsFrom } from './attachment-strings.js';
 import { createAttachments } from './attachments.js';
 import { createChat } from './chat.js';
+import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher } from './launcher.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
@@ -46,6 +48,8 @@ interface ChatApi {
   open(): void;
   close(): void;
   onUnread(callback: (count: number) => void): void;
+  /** Turns the chime for replies on or off (`data-sound="on"` starts it on). */
+  sound(on: boolean): void;
 }
 
 const HOST_TAG = 'assistant-chat-widget';
@@ -69,6 +73,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
 
   let isOpen = false;
   let wantOpen = false;
+  let sound = dataset.sound === 'on';
   let unread = 0;
   const unreadListeners: ((count: number) => void)[] = [];
   const unreadKey = `chat-widget-unread:${dataset.siteKey ?? ''}`;
@@ -102,6 +107,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let started: { open(): void; close(): void } | undefined;
 
   const open = (): void => {
+    if (sound) chime(true);
     if (!started) {
       wantOpen = true;
       note.hidden = false;
@@ -150,6 +156,9 @@ export function mountWidget(options: MountOptions): MountedWidget {
       onUnread(callback) {
         unreadListeners.push(callback);
         callback(unread);
+      },
+      sound(on) {
+        sound = on;
       },
     };
     Object.defineProperty(window, apiName, { value: Object.freeze(chatApi), configurable: true });
@@ -209,6 +218,8 @@ export function mountWidget(options: MountOptions): MountedWidget {
         attachments: { tray: attachments, strings: attachmentStrings },
         language,
         onReply(preview) {
+          // Heard only when it would not be seen: the panel closed, or the tab in the background.
+          if (sound && (!isOpen || document.hidden)) chime();
           if (isOpen) return;
           setUnread(unread + 1);
           launcher.setPreview(preview);

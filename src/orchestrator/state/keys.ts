@@ -17,3 +17,8 @@ export const stateKeys = {
 export const STATE_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** A stored decision (and a pending question) lives as long as a customer may take to answer. */
 export const DECISION_TTL_SECONDS = 60 * 60;
+
+/** When a question asked now stops taking answers: its pending entry's expiry, or the tool's own if sooner. */
+export function questionExpiresAt(toolExpiresAt: number | undefined, now = Date.now()): number {
+  return Math.min(toolExpiresAt ?? Infinity, now + DECISION_TTL_SECONDS * 1000);
+}
