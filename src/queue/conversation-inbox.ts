@@ -131,12 +131,13 @@ return 1`);
 // running turn's lock token ('' for none). Freezes the head's batch and marks its turn running.
 const freezeScript = luaScript(`
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
+local fields = {'size', ARGV[3]}
+if ARGV[5] ~= '' then fields[#fields + 1] = 'running'; fields[#fields + 1] = ARGV[5] end
 if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[2], 'messageId', ARGV[2])
+  fields[#fields + 1] = 'messageId'; fields[#fields + 1] = ARGV[2]
 end
-redis.call('HSET', KEYS[2], 'size', ARGV[3])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[2], 'running', ARGV[5]) end
+redis.call('HSET', KEYS[2], unpack(fields))
 redis.call('EXPIRE', KEYS[2], ARGV[4])
 return 1`);
 
