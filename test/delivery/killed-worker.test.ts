@@ -77,19 +77,32 @@ describe('a worker killed mid-turn while another worker runs', () => {
   }, 90_000);
 });
 
+/** `promise`, or a failure naming the step that did not happen in `ms` (a hang says where it is). */
+async function within<T>(promise: Promise<T>, ms: number, step: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${step}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe.each([
   ['had accepted it', true, 'found'],
   ['had not accepted it', false, 'resent'],
 ])('a worker killed right after claiming the send (Twilio %s)', (label, accepted, outcome) => {
   test('the customer is answered exactly once, and the conversation goes on', async () => {
     harness = await startHarness({ worker: false, env: { MESSAGE_RETRY_BACKOFF_MS: '250' }, script: ({ userText }) => ({ text: `Answer to: ${userText}` }) });
-    const worker = await startWorkerProcess(harness.env, harness.queuePrefix);
+    const worker = await within(startWorkerProcess(harness.env, harness.queuePrefix), 30_000, 'the worker process started');
     child = worker.process;
     const customer = accepted ? 'whatsapp:+447700906301' : 'whatsapp:+447700903002';
     const messageSid = newMessageSid();
     const held = harness.twilio.holdNext({ accepted });
     expect((await harness.sendWhatsapp({ from: customer, body: 'where is my order?', messageSid })).status).toBe(200);
-    const request = await held;
+    const request = await within(held, 20_000, "the reply's send reached Twilio");
     expect(request.params.Body).toBe('Slow answer to: where is my order?');
     const partId = outboundMessageId('whatsapp', messageSid, 0);
     // The send ledger is in Redis: the claim is there before anything reaches MongoDB.
@@ -97,11 +110,11 @@ describe.each([
 
     const exited = new Promise((resolve) => child!.once('exit', resolve));
     child.kill('SIGKILL');
-    await exited;
+    await within(exited, 10_000, 'the killed worker exited');
     const killedAt = Date.now();
     request.release();
 
-    await harness.services.startWorker().waitUntilReady();
+    await within(harness.services.startWorker().waitUntilReady(), 20_000, 'the second worker was ready');
     const part = await eventually(async () => {
       const stored = await harness!.services.transcripts.message(partId);
       return stored?.status === 'queued' ? stored : undefined;
@@ -133,7 +146,7 @@ describe.each([
       resolution: outcome,
       recoverMs: resolvedAt - killedAt,
     });
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("a worker killed mid-send of a burst's reply", () => {

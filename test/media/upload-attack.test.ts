@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, startServiceProcess, testEnv, type ServiceProcess } from '../support/harness.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
-import { findFreePort } from '../support/services.js';
+import { findFreePort, startMongo, type MongoHandle } from '../support/services.js';
 import { recordFigures } from '../delivery/burst.js';
 
 /** The worker's memory bound with the default media settings (README "Memory"). */
@@ -22,6 +22,8 @@ const VISITORS = 3;
 const MESSAGES_PER_VISITOR = 4;
 
 let stub: OpenAIStub;
+/** Its own FerretDB: the attack's 16 MiB files keep a server busy scanning chunks after the test, which must not slow the suites that follow. */
+let ferret: MongoHandle | undefined;
 let web: ServiceProcess | undefined;
 let worker: ServiceProcess | undefined;
 let base: string;
@@ -35,12 +37,14 @@ function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
 
 beforeAll(async () => {
   stub = await startOpenAIStub();
+  ferret = await startMongo();
   const port = await findFreePort();
   base = `http://127.0.0.1:${port}`;
   const env = testEnv('http://127.0.0.1:9', {
     PORT: String(port),
     OPENAI_BASE_URL: stub.baseUrl,
     ...ownRedisDatabase(9),
+    MONGODB_URI: `${ferret.uri.replace(/\/$/, '')}/upload_attack`,
     // Production's heap flag (npm start) and defaults: media caps, quiet period, concurrency, lock TTL.
     NODE_OPTIONS: '--max-old-space-size=1024',
     MEDIA_MAX_BYTES: '',
@@ -58,6 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([web?.kill(), worker?.kill()]);
   await stub.close();
+  await ferret?.stop();
 });
 
 async function session(): Promise<Record<string, string>> {
