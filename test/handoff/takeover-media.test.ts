@@ -193,6 +193,8 @@ describe('a teammate holding two conversations', () => {
     // Replying to a relayed message of the second customer picks that conversation.
     await harness.sendWhatsapp({ from: second, body: 'Is anyone there?' });
     const relay = await eventually(() => to(ANA).find((message) => message.body.startsWith('Customer: Is anyone there?')));
+    // The relay's SID is remembered once Twilio answered the send: a reply to it is routed from then on.
+    await eventually(() => harness.services.handoffs.resolveRef({ sid: relay.sid }));
     await harness.sendWhatsapp({ from: ANA, body: 'Yes, one moment', repliedTo: relay.sid });
     await eventually(() => bodiesTo(second).includes('Ana (Support team): Yes, one moment') || undefined);
     // The code picks the first.
