@@ -14,7 +14,7 @@ import { roster } from '../../roles/index.js';
 import { actionKey, ActionRecordSchema, type ActionRecord } from '../../src/actions/action-store.js';
 import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
-import { schemaDefault, type Script, type ScriptedReply } from '../support/deterministic-model.js';
+import { judgeRoutingTo, type Script, type ScriptedReply } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 
@@ -62,12 +62,7 @@ const model: Script = ({ userText, system, toolResults }) => {
 };
 
 /** Every turn goes to the bookkeeper (its scope admits reversible writes). */
-const bookkeeperJudge: Script = (call) => {
-  const json = schemaDefault(call.schema) as Record<string, unknown>;
-  if ('route' in json) json.route = 'bookkeeper';
-  if ('inScope' in json) json.inScope = true;
-  return { text: JSON.stringify(json) };
-};
+const bookkeeperJudge = judgeRoutingTo('bookkeeper');
 
 let mcp: McpTestServer;
 let harness: Harness;

@@ -16,7 +16,7 @@ import { actionKey, ActionRecordSchema, type ActionRecord } from '../../src/acti
 import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
 import { DESKTOP, launchBrowser, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
-import { schemaDefault, type Script, type ScriptedReply } from '../support/deterministic-model.js';
+import { judgeRoutingTo, type Script, type ScriptedReply } from '../support/deterministic-model.js';
 import { eventually, PUBLIC_BASE_URL, startHarness, type Harness } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 import { findFreePort } from '../support/services.js';
@@ -41,12 +41,8 @@ const model: Script = ({ userText, toolResults }) => {
   return { text: `Fresh answer to: ${userText.slice(-60)}` };
 };
 
-const bookkeeperJudge: Script = (call) => {
-  const json = schemaDefault(call.schema) as Record<string, unknown>;
-  if ('route' in json) json.route = 'bookkeeper';
-  if ('inScope' in json) json.inScope = true;
-  return { text: JSON.stringify(json) };
-};
+/** Every turn goes to the bookkeeper (its scope admits reversible writes). */
+const bookkeeperJudge = judgeRoutingTo('bookkeeper');
 
 let mcp: McpTestServer;
 let harness: Harness;

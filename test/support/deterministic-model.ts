@@ -71,6 +71,16 @@ export function schemaDefault(schema: JsonSchema | undefined): unknown {
   }
 }
 
+/** A judge that routes every turn to `roleId`, in scope (a suite about one role's tools). */
+export function judgeRoutingTo(roleId: string): Script {
+  return (call) => {
+    const json = schemaDefault(call.schema) as Record<string, unknown>;
+    if ('route' in json) json.route = roleId;
+    if ('inScope' in json) json.inScope = true;
+    return { text: JSON.stringify(json) };
+  };
+}
+
 /** Words that send a turn to a role, as a real judge would: test-only routing by keyword. */
 const ROUTES: { pattern: RegExp; route: string }[] = [
   { pattern: /invoice|factura|payment|paid|refund|receipt|balance/i, route: 'bookkeeper' },

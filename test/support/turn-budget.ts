@@ -18,7 +18,7 @@ import { createMetrics } from '../../src/metrics.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { roster } from '../../roles/index.js';
 import { connectBusinessMcp } from './business-mcp.js';
-import { keywordJudge, schemaDefault, type Script, type ScriptedCall } from './deterministic-model.js';
+import { judgeRoutingTo, keywordJudge, type Script, type ScriptedCall } from './deterministic-model.js';
 import { createOrchestratorFixture, watchOrchestratorCommands, type RedisCommand } from './orchestrator-fixture.js';
 
 type Watcher = Awaited<ReturnType<typeof watchOrchestratorCommands>>;
@@ -202,12 +202,7 @@ export function generatedRoster(count: number): RoleDefinition[] {
 }
 
 /** Every turn goes to the bookkeeper (its scope admits reversible writes). */
-const bookkeeperJudge: Script = (call) => {
-  const json = schemaDefault(call.schema) as Record<string, unknown>;
-  if ('route' in json) json.route = 'bookkeeper';
-  if ('inScope' in json) json.inScope = true;
-  return { text: JSON.stringify(json) };
-};
+const bookkeeperJudge = judgeRoutingTo('bookkeeper');
 
 const RESCHEDULE_MESSAGE = 'Please move the delivery of order 5001 to 4 December';
 

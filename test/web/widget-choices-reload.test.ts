@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { launchBrowser, type LaunchedBrowser } from '../support/browser.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
-import { schemaDefault, type Script } from '../support/deterministic-model.js';
+import { judgeRoutingTo, type Script } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 import { findFreePort } from '../support/services.js';
@@ -27,12 +27,8 @@ const model: Script = ({ userText, system, toolResults }) => {
   return { text: `Fresh answer to: ${userText.slice(-40)}` };
 };
 
-const bookkeeperJudge: Script = (call) => {
-  const json = schemaDefault(call.schema) as Record<string, unknown>;
-  if ('route' in json) json.route = 'bookkeeper';
-  if ('inScope' in json) json.inScope = true;
-  return { text: JSON.stringify(json) };
-};
+/** Every turn goes to the bookkeeper (its scope admits reversible writes). */
+const bookkeeperJudge = judgeRoutingTo('bookkeeper');
 
 let mcp: McpTestServer;
 let harness: Harness;
