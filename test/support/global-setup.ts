@@ -42,11 +42,11 @@ async function loadServices(): Promise<typeof import('./services.js')> {
 }
 
 export default async function globalSetup(): Promise<void> {
-  const { startMongo, startRedis, startRedisCluster } = await loadServices();
+  const { startMongo, startRedis, startRedisCluster, TEST_REDIS_DATABASES } = await loadServices();
   const scope = globalThis as GlobalWithHandles;
   const handles: TestServiceHandles = {};
   scope[handlesKey] = handles;
-  const [redis, mongo] = await Promise.allSettled([startRedis(), startMongo()]);
+  const [redis, mongo] = await Promise.allSettled([startRedis(['--databases', String(TEST_REDIS_DATABASES)]), startMongo()]);
   if (redis.status === 'fulfilled') handles.redis = redis.value;
   if (mongo.status === 'fulfilled') handles.mongo = mongo.value;
   if (redis.status === 'rejected' || mongo.status === 'rejected') {

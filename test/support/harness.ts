@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createServices, type ServiceOverrides, type Services } from '../../src/composition-root.js';
@@ -14,6 +15,7 @@ import type { ModelProvider } from '../../src/model/provider.js';
 import type { TurnJob } from '../../src/queue/turn-queue.js';
 import { createDeterministicModels, type DeterministicModels, type Script } from './deterministic-model.js';
 import { startFakeTwilio } from './fake-twilio.js';
+import { TEST_REDIS_DATABASES } from './services.js';
 import { inboundWhatsappParams, signTwilioRequest, statusCallbackParams, type OutboundMessageStatus } from './twilio-signature.js';
 
 export const TEST_ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
@@ -87,6 +89,30 @@ export function ownRedisDatabase(db: number): Record<string, string> {
   return { REDIS_URL: url.toString() };
 }
 
+/** Databases 1–15 are `ownRedisDatabase`'s; the rest of global-setup's are handed out here. */
+const FIRST_HARNESS_DATABASE = 16;
+
+/**
+ * REDIS_URL for one harness: a Redis database no other harness of this run uses. The service's
+ * keys are per conversation, not per test, so two suites that happen to write as the same
+ * customer (at the same time, or one after the other) would otherwise share a conversation's
+ * lock, history and pending state. Allocated by INCR on database 0, unique across test workers;
+ * a cluster has one database, so there every harness keeps the shared one.
+ */
+async function harnessDatabase(): Promise<Record<string, string>> {
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (!redisUrl || process.env.TEST_REDIS_CLUSTER_NODES) return {};
+  const allocator = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  try {
+    const count = await allocator.incr('test:harness-databases');
+    const url = new URL(redisUrl);
+    url.pathname = `/${FIRST_HARNESS_DATABASE + ((count - 1) % (TEST_REDIS_DATABASES - FIRST_HARNESS_DATABASE))}`;
+    return { REDIS_URL: url.toString() };
+  } finally {
+    allocator.disconnect();
+  }
+}
+
 export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   const redisUrl = process.env.TEST_REDIS_URL;
   const mongoUri = process.env.TEST_MONGODB_URI;
@@ -119,7 +145,7 @@ export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const twilio = options.twilio ?? (await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN }));
-  const env = testEnv(twilio.baseUrl, options.env);
+  const env = testEnv(twilio.baseUrl, { ...(options.env?.REDIS_URL === undefined ? await harnessDatabase() : {}), ...options.env });
   const config = loadConfig(env);
   const logs: LogLine[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });

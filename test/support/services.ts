@@ -44,6 +44,9 @@ export async function findFreePort(): Promise<number> {
 }
 
 /** Starts `redis-server` without persistence on a free loopback port and waits for PING; `extraArgs` go last (e.g. a `--maxmemory-policy`). */
+/** How many databases the run's shared redis-server has (global-setup): one per harness, see harness.ts. */
+export const TEST_REDIS_DATABASES = 10_000;
+
 export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisHandle> {
   const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
   let lastError: unknown;
