@@ -2,6 +2,7 @@
  * What the customer is asked to confirm, rendered by the service from the tool's title and the
  * frozen arguments — never the model's wording — with the answers they may tap or type.
  */
+import { SUMMARY_DETAIL_MARK } from '../contracts/action-summary.js';
 import { choiceLines } from '../contracts/choices.js';
 import type { Caller, Choice } from '../contracts/tool.js';
 import { wordsFor, type ActionLanguage } from './words.js';
@@ -58,9 +59,9 @@ export function renderSummary(input: {
   const ordered = [...Object.keys(properties), ...Object.keys(input.args)].filter((name, index, all) => all.indexOf(name) === index);
   for (const name of ordered) {
     if (input.scoped.includes(name) || !Object.hasOwn(input.args, name) || input.args[name] === undefined) continue;
-    lines.push(`• ${argumentTitle(name, properties[name])}: ${valueText(input.args[name])}`);
+    lines.push(`${SUMMARY_DETAIL_MARK}${argumentTitle(name, properties[name])}: ${valueText(input.args[name])}`);
   }
-  if (input.caller.kind === 'contact') lines.push(`• ${words.for} ${input.caller.entity?.name ?? input.caller.name}`);
+  if (input.caller.kind === 'contact') lines.push(`${SUMMARY_DETAIL_MARK}${words.for} ${input.caller.entity?.name ?? input.caller.name}`);
   return lines.join('\n');
 }
 

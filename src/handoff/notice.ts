@@ -11,6 +11,7 @@
  * replaced by look-alikes where they could open or close formatting. It must never put
  * untrusted text into a destination unescaped.
  */
+import { changeLines, SUMMARY_DETAIL_MARK } from '../contracts/action-summary.js';
 import type { HandoffRecord } from './handoff-store.js';
 import type { Team } from './teams.js';
 
@@ -95,11 +96,7 @@ function parts(handoff: HandoffRecord, escapeText: (text: string) => string, esc
     // The service wrote each summary, but from arguments the model chose: untrusted like the rest.
     changes: (handoff.actions ?? [])
       .slice(0, NOTICE_CHANGES)
-      .map((action) =>
-        escapeText(
-          untrusted([action.title, ...action.summary.split('\n').filter((line) => line.startsWith('• '))].join(' ').replace(/• /g, '· '), CHANGE_CHARS),
-        ),
-      ),
+      .map((action) => escapeText(untrusted(changeLines(action).join(' ').replaceAll(SUMMARY_DETAIL_MARK, '· '), CHANGE_CHARS))),
     lastMessages: (handoff.lastMessages ?? [])
       .slice(-6)
       .map((message) => `${message.direction === 'inbound' ? 'Customer' : 'Assistant'}: ${escapeText(untrusted(message.text, MESSAGE_CHARS))}`),

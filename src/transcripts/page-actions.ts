@@ -6,6 +6,7 @@
  * once, whoever clicks first. This module is the port (the composition root maps the service's
  * records onto it) and the words the page uses for each state.
  */
+import { changeLines } from '../contracts/action-summary.js';
 
 /** One action as the page needs it. */
 export interface PageAction {
@@ -59,6 +60,5 @@ export function actionStateText(action: PageAction, now: number): string {
   }
 }
 
-/** The change in a teammate's words: its title, then the summary's detail lines (without the customer-facing lead). */
-export const changeText = (action: Pick<PageAction, 'title' | 'summary'>): string =>
-  [action.title, ...action.summary.split('\n').filter((line) => line.startsWith('• '))].join('\n');
+/** The change in a teammate's words, one line each: its title, then the summary's details. */
+export const changeText = (action: Pick<PageAction, 'title' | 'summary'>): string => changeLines(action).join('\n');
