@@ -1,9 +1,10 @@
 /**
  * Choices on WhatsApp: a question with up to 3 short answers goes as a quick-reply message, up
  * to 10 as a list message, through Twilio's Content API. The service creates the session content
- * it needs once per shape (kind and labels; the question and the answers' ids are variables) and
- * caches its SID in this process and in Redis for the others; within the 24-hour window it needs
- * no approval. The customer's tap comes back on the webhook as `ButtonPayload` / `ListId`.
+ * it needs once per shape (kind and labels, and a list's language, whose button word it shows;
+ * the question and the answers' ids are variables) and caches its SID in this process and in
+ * Redis for the others; within the 24-hour window it needs no approval. The customer's tap comes
+ * back on the webhook as `ButtonPayload` / `ListId`.
  * Whatever can't go as Content (too many or too long answers, Content refused or unreachable)
  * goes as the numbered text every question carries, and a typed answer works the same.
  */
@@ -14,6 +15,8 @@ import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import { KEY_PREFIX, type RedisClient } from '../../src/redis.js';
 import type { Choice } from '../../src/contracts/tool.js';
+import { languageOf, type Language } from '../../src/words/language.js';
+import { serviceWords } from '../../src/words/service-words.js';
 
 const QUICK_REPLY_MAX = 3;
 const QUICK_REPLY_TITLE_CHARS = 20;
@@ -23,16 +26,24 @@ const BODY_CHARS = 1024;
 /** Where every process finds the Content SIDs made so far for one Twilio account (one hash: shape digest → SID). */
 const contentCacheKey = (account: string) => `${KEY_PREFIX}:whatsapp:choice-content:${createHash('sha256').update(account).digest('hex').slice(0, 16)}`;
 
+/**
+ * What one Content resource is made for. A list names its language (its button says "Choose" in
+ * it) unless English: an English list's digest stays what it was before lists had a language.
+ * A quick reply has no words of its own, so one resource serves every language.
+ */
 interface Shape {
   kind: 'quick-reply' | 'list';
   labels: string[];
+  language?: Exclude<Language, 'en'>;
 }
 
-function shapeOf(choices: readonly Choice[], body: string): Shape | undefined {
+function shapeOf(choices: readonly Choice[], body: string, language: Language): Shape | undefined {
   if (choices.length === 0 || body.length > BODY_CHARS) return undefined;
   const labels = choices.map((choice) => choice.label);
   if (choices.length <= QUICK_REPLY_MAX && labels.every((label) => label.length <= QUICK_REPLY_TITLE_CHARS)) return { kind: 'quick-reply', labels };
-  if (choices.length <= LIST_MAX && labels.every((label) => label.length <= LIST_ITEM_CHARS)) return { kind: 'list', labels };
+  if (choices.length <= LIST_MAX && labels.every((label) => label.length <= LIST_ITEM_CHARS)) {
+    return { kind: 'list', labels, ...(language !== 'en' ? { language } : {}) };
+  }
   return undefined;
 }
 
@@ -43,13 +54,19 @@ function contentRequest(shape: Shape, name: string): Record<string, unknown> {
   const types =
     shape.kind === 'quick-reply'
       ? { 'twilio/quick-reply': { body: '{{1}}', actions: shape.labels.map((title, index) => ({ type: 'QUICK_REPLY', title, id: `{{${index + 2}}}` })) } }
-      : { 'twilio/list-picker': { body: '{{1}}', button: 'Choose', items: shape.labels.map((item, index) => ({ item, id: `{{${index + 2}}}` })) } };
-  return { friendly_name: name, language: 'en', variables, types: { ...types, 'twilio/text': { body: '{{1}}' } } };
+      : {
+          'twilio/list-picker': {
+            body: '{{1}}',
+            button: serviceWords(shape.language ?? 'en').listButton,
+            items: shape.labels.map((item, index) => ({ item, id: `{{${index + 2}}}` })),
+          },
+        };
+  return { friendly_name: name, language: shape.language ?? 'en', variables, types: { ...types, 'twilio/text': { body: '{{1}}' } } };
 }
 
 interface ChoiceContent {
-  /** The Content SID and variables to send `body` with `choices` as, or undefined (send the text). */
-  contentFor(choices: readonly Choice[], body: string): Promise<{ contentSid: string; contentVariables: string } | undefined>;
+  /** The Content SID and variables to send `body` with `choices` as (`language`: the question's ISO 639-1 code), or undefined (send the text). */
+  contentFor(choices: readonly Choice[], body: string, language?: string): Promise<{ contentSid: string; contentVariables: string } | undefined>;
 }
 
 export function createChoiceContent(options: {
@@ -87,8 +104,8 @@ export function createChoiceContent(options: {
   };
 
   return {
-    async contentFor(choices, body) {
-      const shape = shapeOf(choices, body);
+    async contentFor(choices, body, language) {
+      const shape = shapeOf(choices, body, languageOf(language));
       if (!shape) {
         metrics.increment('choices_sent_total', { channel: 'whatsapp', as: 'text' });
         return undefined;

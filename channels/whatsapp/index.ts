@@ -114,7 +114,7 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
         }
         // A question with answers to tap (actions, select_entity): as Content where it can go, else the numbered text.
         if (options?.choices?.length && !inbound.teammate && choiceContent) {
-          const content = await choiceContent.contentFor(options.choices, withoutChoiceLines(text, options.choices));
+          const content = await choiceContent.contentFor(options.choices, withoutChoiceLines(text, options.choices), options.choicesLanguage);
           if (content) {
             try {
               return await create(inbound, content);

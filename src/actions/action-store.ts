@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
-import { ACTION_LANGUAGES } from './words.js';
+import { LANGUAGES } from '../words/language.js';
 
 export const ACTION_STATES = ['proposed', 'confirmed', 'running', 'done', 'failed', 'cancelled', 'expired'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
@@ -41,7 +41,7 @@ export const ActionRecordSchema = z.object({
   /** Who may confirm it: the customer (default), or a teammate (an irreversible write not opted in). */
   confirmer: z.enum(['customer', 'teammate']).optional(),
   /** The customer's language (the service's words to them), when not English. */
-  language: z.enum(ACTION_LANGUAGES).optional(),
+  language: z.enum(LANGUAGES).optional(),
   /** Why it ended without running (`declined`, `superseded`, `forged-choice`…). */
   reason: z.string().optional(),
   result: z.unknown().optional(),

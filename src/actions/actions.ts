@@ -25,12 +25,13 @@ import { ToolInterrupt, type AssistantTool, type Caller, type ResumeOutcome, typ
 import type { ActionRecord, ActionState, ActionStore } from './action-store.js';
 import { enumChoices, enumQuestionText, tappedOption, typedOption, unsettledEnum } from './enum-question.js';
 import { confirmationChoices, confirmationText, renderSummary } from './summary.js';
-import { ACTION_LANGUAGES, actionLanguage, CANCEL_WORDS, CONFIRM_WORDS, normaliseAnswer, wordsFor, type ActionLanguage } from './words.js';
+import { languageOf, LANGUAGES, type Language } from '../words/language.js';
+import { CANCEL_WORDS, CONFIRM_WORDS, normaliseAnswer, wordsFor } from './words.js';
 
 /** Why a confirmation got nowhere (`action_refusals_total{reason}`). */
 type RefusalReason = 'foreign-choice' | 'not-proposer' | 'missing';
 
-const ConfirmationPendingSchema = z.object({ actionId: z.string().min(1), language: z.enum(ACTION_LANGUAGES).optional() });
+const ConfirmationPendingSchema = z.object({ actionId: z.string().min(1), language: z.enum(LANGUAGES).optional() });
 /** A question for one of the write's enum arguments, asked before anything is proposed: the partly frozen call it completes. */
 const ChoicePendingSchema = z.object({
   choice: z.object({
@@ -39,7 +40,7 @@ const ChoicePendingSchema = z.object({
     options: z.array(z.object({ value: z.string(), label: z.string() })).min(1),
     /** The arguments so far (scoped ones bound to the verified caller who was asked). */
     args: z.record(z.string(), z.unknown()),
-    language: z.enum(ACTION_LANGUAGES),
+    language: z.enum(LANGUAGES),
     askedBy: z.object({ address: z.string(), customerId: z.string().optional(), entityId: z.string().optional() }),
     expiresAt: z.iso.datetime(),
   }),
@@ -84,11 +85,11 @@ function offeredSchema(write: McpWriteTool): { jsonSchema: Record<string, unknow
 }
 
 /** The model's arguments without the language property, and the language the service's words are in (the model's code, else the channel's locale, else English). */
-function splitLanguage(write: McpWriteTool, raw: unknown, context: ToolCallContext): { input: Record<string, unknown>; language: ActionLanguage } {
+function splitLanguage(write: McpWriteTool, raw: unknown, context: ToolCallContext): { input: Record<string, unknown>; language: Language } {
   const input = InputSchema.parse(raw ?? {});
-  if (!languagePropertyOf(write)) return { input, language: actionLanguage(context.metadata.language) };
+  if (!languagePropertyOf(write)) return { input, language: languageOf(context.metadata.language) };
   const { [LANGUAGE_PROPERTY]: written, ...rest } = input;
-  return { input: rest, language: actionLanguage(written, context.metadata.language) };
+  return { input: rest, language: languageOf(written, context.metadata.language) };
 }
 
 type Answer = 'confirm' | 'cancel' | 'other' | 'foreign-choice';
@@ -163,7 +164,7 @@ export function createActions(options: ActionsOptions): Actions {
   const move = async (record: ActionRecord, from: readonly ActionState[], state: ActionState, patch: Partial<ActionRecord> = {}) =>
     (await tryMove(record, from, state, patch)) ?? (await store.get(record.conversationId, record._id));
 
-  const outcomeOf = (record: ActionRecord, language: ActionLanguage = 'en'): ResumeOutcome => {
+  const outcomeOf = (record: ActionRecord, language: Language = 'en'): ResumeOutcome => {
     if (record.state === 'done') return { output: { status: 'done', action: record.title, result: record.result } };
     if (record.state === 'failed') {
       return { output: { status: 'failed', action: record.title, error: record.error, note: 'It did not happen: tell the customer plainly why.' } };
@@ -199,7 +200,7 @@ export function createActions(options: ActionsOptions): Actions {
    * Asks the customer for an enum argument the model left out or got wrong: nothing is proposed
    * yet; the partly frozen call waits in the pending question's data.
    */
-  const askChoice = (write: McpWriteTool, args: Record<string, unknown>, context: ToolCallContext, language: ActionLanguage) => {
+  const askChoice = (write: McpWriteTool, args: Record<string, unknown>, context: ToolCallContext, language: Language) => {
     const unsettled = unsettledEnum(write.inputSchema.jsonSchema, args, Object.keys(write.access.arguments));
     if (!unsettled || context.caller.kind !== 'contact') return undefined;
     const id = randomUUID();
@@ -220,7 +221,7 @@ export function createActions(options: ActionsOptions): Actions {
     };
     metrics.increment('action_choices_total', { tool: write.name, outcome: 'asked' });
     logger.info('action-choice-asked', { questionId: id, tool: write.name, argument: unsettled.name, channelId: context.channelId });
-    return new ToolInterrupt(enumQuestionText({ action: write.title, argument: unsettled.title, choices, language }), { choice }, choices);
+    return new ToolInterrupt(enumQuestionText({ action: write.title, argument: unsettled.title, choices, language }), { choice }, choices, undefined, language);
   };
 
   /**
@@ -342,7 +343,7 @@ export function createActions(options: ActionsOptions): Actions {
       }
       logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
       const choices = confirmationChoices(_id, language);
-      return new ToolInterrupt(confirmationText(summary, choices, language), { actionId: _id, language }, choices, Date.parse(record.expiresAt));
+      return new ToolInterrupt(confirmationText(summary, choices, language), { actionId: _id, language }, choices, Date.parse(record.expiresAt), language);
     },
 
     async resume(answerText, data, context) {

@@ -12,7 +12,7 @@
 import { choiceLines } from '../contracts/choices.js';
 import type { Choice } from '../contracts/tool.js';
 import { argumentTitle } from './summary.js';
-import type { ActionLanguage } from './words.js';
+import type { Language } from '../words/language.js';
 import { wordsFor } from './words.js';
 
 /** Most options a question offers (a WhatsApp list's rows); a longer enum is left to the model and the server. */
@@ -88,7 +88,7 @@ export function enumChoices(questionId: string, options: readonly EnumOption[]):
   }));
 }
 
-export function enumQuestionText(input: { action: string; argument: string; choices: readonly Choice[]; language: ActionLanguage }): string {
+export function enumQuestionText(input: { action: string; argument: string; choices: readonly Choice[]; language: Language }): string {
   const words = wordsFor(input.language);
   const head = words.choose.replace('{action}', input.action).replace('{argument}', input.argument);
   return `${head}\n\n${choiceLines(input.choices)}\n${words.chooseHint}`;

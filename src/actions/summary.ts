@@ -5,7 +5,8 @@
 import { SUMMARY_DETAIL_MARK } from '../contracts/action-summary.js';
 import { choiceLines } from '../contracts/choices.js';
 import type { Caller, Choice } from '../contracts/tool.js';
-import { wordsFor, type ActionLanguage } from './words.js';
+import type { Language } from '../words/language.js';
+import { wordsFor } from './words.js';
 
 const VALUE_CHARS = 120;
 
@@ -36,7 +37,7 @@ export function argumentTitle(name: string, schema: unknown): string {
 }
 
 /** The confirm/cancel answers of an action: their ids name the action, so a tap on another one is told apart. */
-export function confirmationChoices(actionId: string, language: ActionLanguage = 'en'): Choice[] {
+export function confirmationChoices(actionId: string, language: Language = 'en'): Choice[] {
   const words = wordsFor(language);
   return [
     { id: `act:${actionId}:confirm`, label: words.confirm },
@@ -51,7 +52,7 @@ export function renderSummary(input: {
   scoped: readonly string[];
   jsonSchema: Record<string, unknown>;
   caller: Caller;
-  language?: ActionLanguage;
+  language?: Language;
 }): string {
   const words = wordsFor(input.language ?? 'en');
   const properties = PropertiesSchema(input.jsonSchema);
@@ -65,6 +66,6 @@ export function renderSummary(input: {
   return lines.join('\n');
 }
 
-export function confirmationText(summary: string, choices: readonly Choice[], language: ActionLanguage = 'en'): string {
+export function confirmationText(summary: string, choices: readonly Choice[], language: Language = 'en'): string {
   return `${summary}\n\n${choiceLines(choices)}\n${wordsFor(language).replyHint}`;
 }

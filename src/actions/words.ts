@@ -1,14 +1,12 @@
 /**
  * The words the service itself writes around a confirmed action — the summary's frame, the
  * buttons, the typed-answer hint, the choice question and the fixed replies — in the languages
- * the widget speaks (en, es, fr, de, pt, ar). The language comes from a code the service checks
- * against this catalogue (never from the model's wording); an unknown code is English.
+ * of src/words/language.ts (the language comes from a code the service checks against that list,
+ * never from the model's wording; an unknown code is English).
  *
  * Must never render a word the catalogue lacks: every language has every key (the type says so).
  */
-
-export const ACTION_LANGUAGES = ['en', 'es', 'fr', 'de', 'pt', 'ar'] as const;
-export type ActionLanguage = (typeof ACTION_LANGUAGES)[number];
+import type { Language } from '../words/language.js';
 
 interface ActionWords {
   pleaseConfirm: string;
@@ -27,7 +25,7 @@ interface ActionWords {
   teamDeclined: string;
 }
 
-const WORDS: Record<ActionLanguage, ActionWords> = {
+const WORDS: Record<Language, ActionWords> = {
   en: {
     pleaseConfirm: 'Please confirm:',
     for: 'For:',
@@ -114,17 +112,7 @@ const WORDS: Record<ActionLanguage, ActionWords> = {
   },
 };
 
-/** The catalogue's language for an ISO 639-1 code (`es`, `es-MX`, `ES`); English for anything else. */
-export function actionLanguage(...codes: readonly unknown[]): ActionLanguage {
-  for (const code of codes) {
-    if (typeof code !== 'string') continue;
-    const primary = code.trim().toLowerCase().split(/[-_]/)[0];
-    if ((ACTION_LANGUAGES as readonly string[]).includes(primary ?? '')) return primary as ActionLanguage;
-  }
-  return 'en';
-}
-
-export const wordsFor = (language: ActionLanguage): ActionWords => WORDS[language];
+export const wordsFor = (language: Language): ActionWords => WORDS[language];
 
 /** The typed answers that confirm or cancel, in every catalogue language (whatever language asked). */
 export const CONFIRM_WORDS: ReadonlySet<string> = new Set([
@@ -198,7 +186,7 @@ export function teamDecisionText(record: {
   result?: unknown;
   error?: string | undefined;
   reason?: string | undefined;
-  language?: ActionLanguage | undefined;
+  language?: Language | undefined;
 }): string | undefined {
   if (record.confirmer !== 'teammate' || record.confirmedBy?.via === 'customer') return undefined;
   const words = WORDS[record.language ?? 'en'];

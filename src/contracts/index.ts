@@ -146,6 +146,8 @@ export interface SendOptions {
   choices?: readonly Choice[];
   /** When the question stops taking these answers (ms since the epoch): a channel may disable its buttons then. */
   choicesExpireAt?: number;
+  /** The question's language (ISO 639-1), for the channel's own words around the choices (a WhatsApp list's button). */
+  choicesLanguage?: string;
 }
 
 export interface ChannelTransport {
@@ -281,6 +283,8 @@ export interface TurnResult {
   choices?: readonly Choice[];
   /** When that question stops taking answers (ms since the epoch). */
   choicesExpireAt?: number;
+  /** The language that question is written in (ISO 639-1), when its tool said. */
+  choicesLanguage?: string;
 }
 
 /** Carried from a leg to its post-turn step. */

@@ -66,6 +66,11 @@ export class ToolInterrupt {
     readonly choices?: readonly Choice[],
     /** When the question stops taking an answer (ms since the epoch), if sooner than the pending question's own expiry. */
     readonly expiresAt?: number,
+    /**
+     * The language the question is written in (ISO 639-1): the service's own words around it
+     * follow it (a WhatsApp list's button, the reply to an answer that comes after it expired).
+     */
+    readonly language?: string,
   ) {}
 }
 

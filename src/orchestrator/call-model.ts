@@ -70,7 +70,7 @@ export interface CallModelResult {
   text: string;
   toolCalls: ToolCallRecord[];
   /** A channel tool asked the customer something: the leg ends with its question. */
-  interrupt?: { toolName: string; question: string; data: unknown; choices?: readonly Choice[]; expiresAt?: number };
+  interrupt?: { toolName: string; question: string; data: unknown; choices?: readonly Choice[]; expiresAt?: number; language?: string };
   /** Session facts tools set during the leg. */
   session?: SessionFacts;
   /** Tokens over all the leg's steps. */
@@ -133,6 +133,7 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
               data: output.data,
               ...(output.choices?.length ? { choices: output.choices } : {}),
               ...(output.expiresAt !== undefined ? { expiresAt: output.expiresAt } : {}),
+              ...(output.language !== undefined ? { language: output.language } : {}),
             };
             recorder.calls.push({ toolName: assistantTool.name, input, output: { asked: output.question }, isError: false });
             return fenceToolOutput({ status: 'asked the customer; waiting for their answer' });

@@ -2,21 +2,22 @@
  * Step 6, the customer's answer to a question a channel tool asked: a continuation leg. It
  * judges nothing — it reuses the decision stored for the run that asked (this process's copy,
  * else one GET) and stores it again under its own run id — and is refused, never re-judged,
- * when that decision has expired. The tool's `resume` turns the answer into a result (or asks
- * again), then the model continues with the same role, tier, facts and tools.
+ * when that decision has expired (a fixed reply, in the question's language). The tool's
+ * `resume` turns the answer into a result (or asks again), then the model continues with the
+ * same role, tier, facts and tools.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { AssistantTool, Caller, SessionFacts } from '../contracts/tool.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
+import { languageOf } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
 import { defaultRole } from './judge.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
 import type { DecisionStore } from './state/decision-store.js';
 import { questionExpiresAt } from './state/keys.js';
 import { toolContextFor } from './tool-context.js';
-
-export const CONTINUATION_EXPIRED_REPLY = 'Sorry, that question has expired. Could you tell me again what you would like to do?';
 
 export type ContinuationOutcome =
   { kind: 'refused' | 'asked'; result: TurnResult } | { kind: 'resume'; leg: PreparedLeg; note: string } | { kind: 'fresh'; session: SessionFacts };
@@ -55,7 +56,8 @@ export async function resumeContinuation(
       result: {
         runId: input.runId,
         roleId: stored?.roleId ?? defaultRole(dependencies.roles.values()).id,
-        text: CONTINUATION_EXPIRED_REPLY,
+        // The service's words, never the model's: in the question's language, else the channel's.
+        text: serviceWords(languageOf(pending.language, input.inbound.metadata.language)).questionExpired,
         failed: true,
         offeredTools: [],
         toolCalls: [],
@@ -83,12 +85,14 @@ export async function resumeContinuation(
   // that drops the question (a new turn) or gets a fixed reply stores nothing.
   await decisions.put(conversationId, decision);
   if ('askAgain' in outcome) {
+    const language = outcome.askAgain.language ?? pending.language;
     await state.setPending(conversationId, {
       runId: input.runId,
       toolName: pending.toolName,
       question: outcome.askAgain.question,
       data: outcome.askAgain.data,
       attempts: pending.attempts + 1,
+      ...(language !== undefined ? { language } : {}),
     });
     metrics.increment('continuations_total', { outcome: 'asked_again' });
     return {
@@ -98,7 +102,13 @@ export async function resumeContinuation(
         roleId: role.id,
         text: outcome.askAgain.question,
         failed: false,
-        ...(outcome.askAgain.choices?.length ? { choices: outcome.askAgain.choices, choicesExpireAt: questionExpiresAt(outcome.askAgain.expiresAt) } : {}),
+        ...(outcome.askAgain.choices?.length
+          ? {
+              choices: outcome.askAgain.choices,
+              choicesExpireAt: questionExpiresAt(outcome.askAgain.expiresAt),
+              ...(language !== undefined ? { choicesLanguage: language } : {}),
+            }
+          : {}),
         offeredTools: decision.offeredTools,
         toolCalls: [],
         modelCalls: 0,

@@ -149,6 +149,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           question: result.interrupt.question,
           data: result.interrupt.data,
           attempts: 0,
+          ...(result.interrupt.language !== undefined ? { language: result.interrupt.language } : {}),
         });
       }
       const text = result.text || EMPTY_REPLY_TEXT;
@@ -169,7 +170,13 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         text,
         failed: !result.text,
         toolCalls: result.toolCalls,
-        ...(result.interrupt?.choices ? { choices: result.interrupt.choices, choicesExpireAt: questionExpiresAt(result.interrupt.expiresAt) } : {}),
+        ...(result.interrupt?.choices
+          ? {
+              choices: result.interrupt.choices,
+              choicesExpireAt: questionExpiresAt(result.interrupt.expiresAt),
+              ...(result.interrupt.language !== undefined ? { choicesLanguage: result.interrupt.language } : {}),
+            }
+          : {}),
         postTurn: {
           conversationId: input.conversationId,
           roleId: role.id,

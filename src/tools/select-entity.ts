@@ -4,11 +4,15 @@
  * it selects without asking; otherwise it asks with a numbered list and the customer's reply
  * (a number or a name) resumes it. An answer that matches nothing is asked again once; after
  * that the conversation carries on without an entity. The choice is a session fact.
+ * The question is in the customer's language: the model's `language` code, else the channel's
+ * `metadata.language`, else English; the question asked again keeps it.
  * It offers only the entities of the caller the service verified (`context.caller`), never
  * a contact looked up from anything the model or the client wrote.
  */
 import { z } from 'zod';
 import { ToolInterrupt, WithSession, type AssistantTool, type Choice } from '../contracts/tool.js';
+import { languageOf, LANGUAGES, type Language } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
 
 export type { ContactReader, LinkedCustomer } from '../contracts/tool.js';
 
@@ -16,11 +20,15 @@ const SELECT_ENTITY_TOOL_NAME = 'select_entity';
 
 const InputSchema = z.object({
   hint: z.string().trim().max(120).optional().describe('The company or account the customer named, if any.'),
+  // Any string: a code outside the catalogue is English, never a failed call.
+  language: z.string().optional().describe('ISO 639-1 code of the language the customer writes in (e.g. "es"); the question is shown in it.'),
 });
 
 const PendingSchema = z.object({
   entities: z.array(z.object({ id: z.string(), name: z.string() })),
   attempts: z.number().int().nonnegative(),
+  /** The language the question was asked in (absent: asked before questions had one, then the channel's). */
+  language: z.enum(LANGUAGES).optional(),
 });
 
 const normalise = (text: string) =>
@@ -41,8 +49,10 @@ function matching(entities: readonly { id: string; name: string }[], answer: str
   return partial.length === 1 ? partial[0] : undefined;
 }
 
-const question = (entities: readonly { name: string }[]) =>
-  ['Which company is this about?', ...entities.map((entity, index) => `${index + 1}. ${entity.name}`), 'Reply with the number or the name.'].join('\n');
+function question(entities: readonly { name: string }[], language: Language): string {
+  const words = serviceWords(language);
+  return [words.whichCompany, ...entities.map((entity, index) => `${index + 1}. ${entity.name}`), words.whichCompanyHint].join('\n');
+}
 
 /** The companies as answers to tap: the id names the entity, the label its name (cut to a list row's 24 characters). */
 const entityChoices = (entities: readonly { id: string; name: string }[]): Choice[] =>
@@ -63,7 +73,7 @@ export function createSelectEntityTool(): AssistantTool {
     effect: 'reversible',
     inputSchema: InputSchema,
     async execute(raw, context) {
-      const { hint } = InputSchema.parse(raw);
+      const { hint, language: written } = InputSchema.parse(raw);
       const entities = context.caller.kind === 'contact' ? context.caller.entities : [];
       if (entities.length === 0) return { selected: null, reason: 'This customer is not linked to any company or account.' };
       const only = entities.length === 1 ? entities[0] : hint ? matching(entities, hint) : undefined;
@@ -71,7 +81,8 @@ export function createSelectEntityTool(): AssistantTool {
         const { output, session } = chosen(only);
         return new WithSession(output, session);
       }
-      return new ToolInterrupt(question(entities), { entities, attempts: 0 }, entityChoices(entities));
+      const language = languageOf(written, context.metadata.language);
+      return new ToolInterrupt(question(entities, language), { entities, attempts: 0, language }, entityChoices(entities), undefined, language);
     },
     async resume(answer, data, context) {
       const pending = PendingSchema.parse(data);
@@ -82,11 +93,14 @@ export function createSelectEntityTool(): AssistantTool {
       const entity = tapped ?? matching(pending.entities, answer);
       if (entity) return chosen(entity);
       if (pending.attempts === 0) {
+        const language = pending.language ?? languageOf(context.metadata.language);
         return {
           askAgain: new ToolInterrupt(
-            `Sorry, I didn't catch which one. Reply with a number from 1 to ${pending.entities.length}, or the company's name.`,
-            { ...pending, attempts: 1 },
+            serviceWords(language).whichCompanyAgain.replace('{count}', String(pending.entities.length)),
+            { ...pending, attempts: 1, language },
             entityChoices(pending.entities),
+            undefined,
+            language,
           ),
         };
       }

@@ -172,7 +172,7 @@ function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
     assertHeld?: () => void,
     records?: TurnRecords,
     /** Answers to tap, with the last part (actions: a reply resumed from the ledger goes as text alone), and until when. */
-    question?: Pick<SendOptions, 'choices' | 'choicesExpireAt'>,
+    question?: Pick<SendOptions, 'choices' | 'choicesExpireAt' | 'choicesLanguage'>,
   ): Promise<boolean> => {
     let turnTaken = false;
     for (const [index, part] of parts.entries()) {
@@ -444,7 +444,11 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
           assertHeld,
           records,
           result?.choices
-            ? { choices: result.choices, ...(result.choicesExpireAt !== undefined ? { choicesExpireAt: result.choicesExpireAt } : {}) }
+            ? {
+                choices: result.choices,
+                ...(result.choicesExpireAt !== undefined ? { choicesExpireAt: result.choicesExpireAt } : {}),
+                ...(result.choicesLanguage !== undefined ? { choicesLanguage: result.choicesLanguage } : {}),
+              }
             : undefined,
         ),
         transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt),

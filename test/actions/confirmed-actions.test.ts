@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { stateKeys } from '../../src/orchestrator/state/keys.js';
 import { roster } from '../../roles/index.js';
 import { actionKey, ActionRecordSchema, type ActionRecord } from '../../src/actions/action-store.js';
 import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
@@ -36,6 +37,7 @@ const PLAYS: Record<string, ToolCalls> = {
   'self-confirm': [{ name: 'confirm_action', input: { answer: 'yes' } }],
   refund: [{ name: 'refund_create', input: { number: '1043', amount: '10.00' } }],
   select: [{ name: 'select_entity', input: {} }],
+  'select-es': [{ name: 'select_entity', input: { language: 'es' } }],
   slot: [{ name: 'order_set_delivery_slot', input: { orderNumber: '5001' } }],
   'slot-bad': [{ name: 'order_set_delivery_slot', input: { orderNumber: '5002', slot: 'midnight' } }],
   'slot-es': [{ name: 'order_set_delivery_slot', input: { orderNumber: '5002', language: 'es' } }],
@@ -284,11 +286,53 @@ describe('select_entity', () => {
     expect(sent?.choices?.map((choice) => choice.title)).toEqual(['Acme Ltd', 'Acme Iberia SL', 'Acme Nordics AB', 'Acme Benelux BV']);
     const list = harness.twilio.contents.find((content) => 'twilio/list-picker' in content.types);
     expect(list?.sid).toBe(sent?.contentSid);
+    expect(sent?.button).toBe('Choose');
     const before = harness.twilio.messages.length;
     await harness.sendWhatsapp({ from: LUIS, body: 'Acme Iberia SL', listRow: { id: 'entity:HL-2002', title: 'Acme Iberia SL' } });
     const reply = (await harness.twilio.waitForMessages(before + 1, 10_000)).at(-1)?.body ?? '';
     expect(reply).toContain('Outcome:');
     expect(reply).toContain('HL-2002');
+  });
+
+  test('in Spanish: a list message whose button is Spanish, asked again in Spanish, then answered by a tap', async () => {
+    const question = await say(LUIS, 'do:select-es ¿de cuál de mis empresas hablamos?');
+    const sent = harness.twilio.messages.at(-1);
+    // The list message's body: the question without its numbered lines (the list shows them).
+    expect(question).toBe('¿De qué empresa se trata?\nResponda con el número o el nombre.');
+    expect(sent?.button).toBe('Elegir');
+    expect(sent?.choices?.map((choice) => choice.title)).toEqual(['Acme Ltd', 'Acme Iberia SL', 'Acme Nordics AB', 'Acme Benelux BV']);
+    // A Content resource of its own (the English list of the same companies says "Choose").
+    expect(harness.twilio.contents.find((content) => content.sid === sent?.contentSid)?.types['twilio/list-picker']).toMatchObject({ button: 'Elegir' });
+
+    const again = await say(LUIS, 'plátano');
+    expect(again).toBe('Perdone, no he entendido cuál. Responda con un número del 1 al 4 o con el nombre de la empresa.');
+    expect(harness.twilio.messages.at(-1)).toMatchObject({ button: 'Elegir', contentSid: sent?.contentSid });
+
+    const before = harness.twilio.messages.length;
+    await harness.sendWhatsapp({ from: LUIS, body: 'Acme Nordics AB', listRow: { id: 'entity:HL-2003', title: 'Acme Nordics AB' } });
+    const reply = (await harness.twilio.waitForMessages(before + 1, 10_000)).at(-1)?.body ?? '';
+    expect(reply).toContain('HL-2003');
+  });
+
+  test('in Spanish as numbered text where Content is refused; an answer after the question expired gets the Spanish reply', async () => {
+    harness.twilio.failContent(400);
+    try {
+      const question = await say(LUIS, 'do:select-es ¿de cuál de mis empresas hablamos?');
+      expect(harness.twilio.messages.at(-1)?.contentSid).toBeUndefined();
+      expect(question).toBe(
+        '¿De qué empresa se trata?\n1. Acme Ltd\n2. Acme Iberia SL\n3. Acme Nordics AB\n4. Acme Benelux BV\nResponda con el número o el nombre.',
+      );
+    } finally {
+      harness.twilio.failContent(undefined);
+    }
+    // The turn that asked can no longer be resumed (its decision expired): the pending question names a run nobody stored.
+    const pendingKey = stateKeys.pending(conversationKeyFor(LUIS));
+    const pending = JSON.parse((await harness.services.redis.get(pendingKey)) ?? '{}') as Record<string, unknown>;
+    expect(pending.language).toBe('es');
+    await harness.services.redis.set(pendingKey, JSON.stringify({ ...pending, runId: 'a-run-whose-decision-expired' }), 'KEEPTTL');
+    const models = harness.models.calls.length;
+    expect(await say(LUIS, '2')).toBe('Lo siento, esa pregunta ha caducado. ¿Podría decirme de nuevo qué le gustaría hacer?');
+    expect(harness.models.calls.length).toBe(models);
   });
 });
 

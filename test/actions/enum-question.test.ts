@@ -9,7 +9,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { ActionRecord, ActionStore } from '../../src/actions/action-store.js';
 import { createActions } from '../../src/actions/actions.js';
 import { enumChoices, enumOptions, tappedOption, typedOption, unsettledEnum } from '../../src/actions/enum-question.js';
-import { actionLanguage } from '../../src/actions/words.js';
+import { languageOf } from '../../src/words/language.js';
 import { ToolInterrupt, type Caller, type ToolCallContext } from '../../src/contracts/tool.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
@@ -98,11 +98,11 @@ describe('answers', () => {
 });
 
 test('a language code is one of the catalogue, else English', () => {
-  expect(actionLanguage('es')).toBe('es');
-  expect(actionLanguage('pt-BR')).toBe('pt');
-  expect(actionLanguage('xx', 'FR')).toBe('fr');
-  expect(actionLanguage('it')).toBe('en');
-  expect(actionLanguage(undefined, 42)).toBe('en');
+  expect(languageOf('es')).toBe('es');
+  expect(languageOf('pt-BR')).toBe('pt');
+  expect(languageOf('xx', 'FR')).toBe('fr');
+  expect(languageOf('it')).toBe('en');
+  expect(languageOf(undefined, 42)).toBe('en');
 });
 
 describe('the question in createActions (an in-memory store, a fake MCP source)', () => {

@@ -7,10 +7,10 @@ import { afterEach, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ChannelDefinition, RoleDefinition } from '../../src/contracts/index.js';
-import { CONTINUATION_EXPIRED_REPLY } from '../../src/orchestrator/resume-continuation.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { stateKeys } from '../../src/orchestrator/state/keys.js';
 import { ToolInterrupt, type AssistantTool } from '../../src/contracts/tool.js';
+import { serviceWords } from '../../src/words/service-words.js';
 import { createCliChannel } from '../../channels/cli/index.js';
 import { createOrchestratorFixture, watchOrchestratorCommands, type OrchestratorFixture } from '../support/orchestrator-fixture.js';
 
@@ -181,9 +181,24 @@ describe('continuations', () => {
 
     const other = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
     const refused = await other.turn(id, '2', { firstTurn: false });
-    expect(refused).toMatchObject({ text: CONTINUATION_EXPIRED_REPLY, modelCalls: 0 });
+    expect(refused).toMatchObject({ text: serviceWords('en').questionExpired, modelCalls: 0 });
     expect(other.models.calls).toHaveLength(0);
     expect(other.logs).toContainEqual(expect.objectContaining({ event: 'continuation-refused' }));
     expect(await other.redis.exists(stateKeys.pending(id))).toBe(0);
+  });
+
+  test("the refusal is in the channel's language when the question did not say its own", async () => {
+    const roles = await supportWithTool();
+    const asking = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
+    const id = conversation();
+    const question = await asking.turn(id, 'help me set my colour');
+    await asking.redis.del(stateKeys.decision(id, question.runId));
+    // Another worker (without this process's copy of the decision) gets the answer.
+    const other = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
+    const refused = await other.turn(id, '2', { firstTurn: false, metadata: { language: 'de-AT' } });
+    expect(refused).toMatchObject({
+      text: 'Entschuldigung, diese Frage ist abgelaufen. Könnten Sie mir noch einmal sagen, was Sie tun möchten?',
+      modelCalls: 0,
+    });
   });
 });

@@ -26,6 +26,7 @@ const STEPS: Record<string, ToolCalls[]> = {
   ],
   'select-iberia': [[{ name: 'select_entity', input: { hint: 'Acme Iberia' } }], [{ name: 'account_get_status', input: {} }]],
   'select-foreign': [[{ name: 'select_entity', input: { hint: 'Borealis Bakery' } }]],
+  select: [[{ name: 'select_entity', input: {} }]],
   account: [[{ name: 'account_get_status', input: {} }]],
 };
 
@@ -116,6 +117,17 @@ describe('a channel whose identify names a contact with two companies', () => {
     const result = await fixture.turn(`cli:foreign-${Date.now()}`, 'invoice trick:select-foreign');
     expect(result.text).toBe('Which company is this about?\n1. Acme Ltd\n2. Acme Iberia SL\nReply with the number or the name.');
     expect(mcp.server.calls).toEqual([]);
+  });
+
+  test("the question follows the channel's language when the model names none, and is asked again in it", async () => {
+    const conversation = `cli:french-${Date.now()}`;
+    const asked = await fixture.turn(conversation, 'invoice trick:select', { metadata: { language: 'fr' } });
+    expect(asked.text).toBe("De quelle entreprise s'agit-il ?\n1. Acme Ltd\n2. Acme Iberia SL\nRépondez avec le numéro ou le nom.");
+    expect(asked.choicesLanguage).toBe('fr');
+    // The answer's own message says nothing of a language: the question's is kept.
+    const again = await fixture.turn(conversation, 'banane', { firstTurn: false });
+    expect(again.text).toBe("Désolé, je n'ai pas compris laquelle. Répondez avec un numéro de 1 à 2, ou le nom de l'entreprise.");
+    expect(again.choicesLanguage).toBe('fr');
   });
 
   test('a read after select_entity in the same leg is bound to the entity just selected, and stays bound next turn', async () => {

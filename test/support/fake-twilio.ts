@@ -64,6 +64,8 @@ export interface RecordedMessage {
   params: Record<string, string>;
   /** A message sent as a quick-reply or list Content: its answers, variables filled in (`body` is its filled body). */
   choices?: RenderedChoice[];
+  /** A message sent as a list Content: the button that opens its list. */
+  button?: string;
   headers: IncomingHttpHeaders;
   /** Date.now() when the request arrived. */
   receivedAt: number;
@@ -376,6 +378,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       receivedAtHrtime,
       resource,
       ...(rendered?.choices ? { choices: rendered.choices } : {}),
+      ...(rendered?.button !== undefined ? { button: rendered.button } : {}),
     });
     notifyMessageWaiters();
     return [201, resource];
@@ -420,7 +423,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   }
 
   /** A created Content's body and answers with `variables` filled in (undefined: not one of ours). */
-  function renderContent(sid: string | undefined, variables: string | undefined): { body: string; choices?: RenderedChoice[] } | undefined {
+  function renderContent(sid: string | undefined, variables: string | undefined): { body: string; choices?: RenderedChoice[]; button?: string } | undefined {
     const content = contents.find((candidate) => candidate.sid === sid);
     if (!content) return undefined;
     let values: Record<string, string> = {};
@@ -432,16 +435,16 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     const fill = (text: unknown) => String(text ?? '').replace(/\{\{(\d+)\}\}/g, (_, name: string) => values[name] ?? '');
     const quick = content.types['twilio/quick-reply'] as { body: string; actions: { title: string; id: string }[] } | undefined;
     if (quick) return { body: fill(quick.body), choices: quick.actions.map((action) => ({ title: fill(action.title), id: fill(action.id) })) };
-    const list = content.types['twilio/list-picker'] as { body: string; items: { item: string; id: string }[] } | undefined;
-    if (list) return { body: fill(list.body), choices: list.items.map((item) => ({ title: fill(item.item), id: fill(item.id) })) };
+    const list = content.types['twilio/list-picker'] as { body: string; button: string; items: { item: string; id: string }[] } | undefined;
+    if (list) return { body: fill(list.body), button: fill(list.button), choices: list.items.map((item) => ({ title: fill(item.item), id: fill(item.id) })) };
     const plain = content.types['twilio/text'] as { body: string } | undefined;
     return { body: fill(plain?.body) };
   }
 
-  /** `POST /v1/Content`: validates quick replies (≤ 3 answers of ≤ 20 characters) and lists (≤ 10 of ≤ 24) as Twilio does. */
+  /** `POST /v1/Content`: validates quick replies (≤ 3 answers of ≤ 20 characters) and lists (≤ 10 of ≤ 24, a button of ≤ 20) as Twilio does. */
   function createContent(raw: string): [number, unknown] {
     if (contentFailure !== undefined) return [contentFailure, twilioErrorBody(contentFailure)];
-    let request: { friendly_name?: string; types?: Record<string, unknown> };
+    let request: { friendly_name?: string; language?: string; types?: Record<string, unknown> };
     try {
       request = JSON.parse(raw) as typeof request;
     } catch {
@@ -449,17 +452,20 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     }
     const types = request.types ?? {};
     const quick = types['twilio/quick-reply'] as { actions?: { title?: string }[] } | undefined;
-    const list = types['twilio/list-picker'] as { items?: { item?: string }[] } | undefined;
+    const list = types['twilio/list-picker'] as { button?: string; items?: { item?: string }[] } | undefined;
     if (quick && (!quick.actions?.length || quick.actions.length > 3 || quick.actions.some((action) => (action.title ?? '').length > 20))) {
       return [400, twilioErrorBody(400, { message: 'quick-reply: 1 to 3 actions with titles of at most 20 characters' })];
     }
     if (list && (!list.items?.length || list.items.length > 10 || list.items.some((item) => (item.item ?? '').length > 24))) {
       return [400, twilioErrorBody(400, { message: 'list-picker: 1 to 10 items of at most 24 characters' })];
     }
+    if (list && (!list.button || list.button.length > 20)) {
+      return [400, twilioErrorBody(400, { message: 'list-picker: a button of 1 to 20 characters' })];
+    }
     if (Object.keys(types).length === 0) return [400, twilioErrorBody(400, { message: 'types is required' })];
     const sid = newSid('HX');
     contents.push({ sid, friendlyName: request.friendly_name ?? '', types });
-    return [201, { sid, account_sid: accountSid, friendly_name: request.friendly_name ?? '', language: 'en', types, variables: {} }];
+    return [201, { sid, account_sid: accountSid, friendly_name: request.friendly_name ?? '', language: request.language ?? 'en', types, variables: {} }];
   }
 
   async function route(

@@ -16,6 +16,8 @@ const PendingInterruptSchema = z.object({
   question: z.string(),
   data: z.unknown(),
   attempts: z.number().int().nonnegative(),
+  /** The question's language (ISO 639-1), when its tool said: the reply to a late answer is in it. */
+  language: z.string().optional(),
 });
 export type PendingInterrupt = z.infer<typeof PendingInterruptSchema>;
 
