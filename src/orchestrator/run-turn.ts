@@ -26,6 +26,8 @@ import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.
 import { runPostTurn } from './post-turn.js';
 import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
 import { resumeContinuation } from './resume-continuation.js';
+import { languageOf } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
 import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
@@ -33,12 +35,6 @@ import { questionExpiresAt } from './state/keys.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 import { describedHistory, holdsFiles } from './vision.js';
-
-/**
- * What the customer gets when the model answered with no text at all (its steps spent on tools).
- * A model that fails is no reply: the turn fails and its message is retried.
- */
-const EMPTY_REPLY_TEXT = "Sorry, I couldn't put an answer together for that. Could you say a little more about what you need?";
 
 export interface OrchestratorOptions {
   roles: readonly RoleDefinition[];
@@ -152,7 +148,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           ...(result.interrupt.language !== undefined ? { language: result.interrupt.language } : {}),
         });
       }
-      const text = result.text || EMPTY_REPLY_TEXT;
+      // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
+      // A model that fails is no reply: the turn fails and its message is retried.
+      const text = result.text || serviceWords(languageOf(input.inbound.metadata.language)).emptyReply;
       logger.info('turn-answered', {
         roleId: role.id,
         tier: decision.tier,

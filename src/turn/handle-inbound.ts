@@ -22,6 +22,8 @@ import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
 import type { GiveUpHandler, HoldingNotice, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
 import { createHoldingNotice, type HoldingNoticeOptions } from './holding-notice.js';
+import { languageOf } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
 import {
   APOLOGY_PART,
   inboundMessageId,
@@ -48,7 +50,6 @@ export interface InboundHandlerOptions {
   takeover?: TakeoverHook;
 }
 
-const RESET_REPLY = 'Done — we are starting a new conversation. How can I help?';
 /** What a guarded turn's model and transcript read in place of a message's attachments. */
 const GUARDED_MEDIA_NOTE = '(The attachment of this message was left out: it could not be processed.)';
 /** A guarded turn's history: the last few messages, each cut short. */
@@ -60,7 +61,8 @@ function boundedHistory(history: readonly RecentMessage[]): RecentMessage[] {
     .slice(-GUARDED_HISTORY_MESSAGES)
     .map((entry) => (entry.text.length > GUARDED_MESSAGE_CHARS ? { ...entry, text: entry.text.slice(0, GUARDED_MESSAGE_CHARS) } : entry));
 }
-export const APOLOGY_TEXT = "Sorry — something went wrong on our side and we couldn't answer your last message. Please send it again.";
+/** The apology for a message given up on, in English (a web visitor's comes in their language). */
+export const APOLOGY_TEXT = serviceWords('en').apology;
 
 /** Ledger states of a part that left (or may have left) for the customer. */
 const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'read']);
@@ -382,7 +384,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
           channel: channel.id,
           replyTo: message.messageId,
           roleId: 'system',
-          parts: [RESET_REPLY],
+          parts: [serviceWords(languageOf(message.metadata.language)).reset],
           claimFirst: true,
         },
         records,
@@ -571,7 +573,12 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     if (!held('apology')) return;
     counted();
     try {
-      const apology = await transcripts.saveApology({ conversationId, channel: channel.id, replyTo: message.messageId, text: APOLOGY_TEXT });
+      const apology = await transcripts.saveApology({
+        conversationId,
+        channel: channel.id,
+        replyTo: message.messageId,
+        text: serviceWords(languageOf(message.metadata.language)).apology,
+      });
       await deliver(channel, message, [apology], logger, assertHeld);
     } catch (apologyError) {
       // Not sent for the fence: the apology stays claimed for the next holder to resolve and send.

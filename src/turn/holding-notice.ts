@@ -14,9 +14,12 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChannelDefinition, InboundMessage } from '../contracts/index.js';
 import type { HoldingNotice, InboundBatch } from '../queue/turn-worker.js';
+import { languageOf } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
 import { HOLDING_PART, outboundMessageId, type MessageRecord, type MessageStatus, type TranscriptStore } from '../store/transcript-store.js';
 
-export const HOLDING_NOTICE_TEXT = "We're having a technical problem — we'll answer here shortly.";
+/** The holding message in English (a web visitor's comes in their language). */
+export const HOLDING_NOTICE_TEXT = serviceWords('en').holding;
 
 /** Sends ledger parts once (the inbound handler's sender). */
 type PartSender = (
@@ -82,7 +85,7 @@ export function createHoldingNotice(options: HoldingNoticeOptions): HoldingNotic
             conversationId: message.conversationKey,
             channel: channel.id,
             replyTo: message.messageId,
-            text: HOLDING_NOTICE_TEXT,
+            text: serviceWords(languageOf(message.metadata.language)).holding,
             part: HOLDING_PART,
           }));
         if (!unsent(notice.status)) return;

@@ -169,3 +169,40 @@ describe('a worker that loses the conversation while it gives up on a message', 
     }
   }, 40_000);
 });
+
+describe('a web visitor whose widget speaks Spanish', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({
+      // The model stays down past the message's budget: the holding message, then the apology.
+      env: { MODEL_HOLDING_NOTICE_MS: '300', MESSAGE_RETRY_BUDGET_MS: '2500', MESSAGE_RETRY_BACKOFF_MS: '200' },
+      script: ({ userText }) => (userText === 'nada' ? { text: '' } : { error: new Error('upstream 503') }),
+    });
+  });
+  afterAll(() => harness.close());
+
+  test("gets the service's own words in Spanish: the holding message, the apology, the answer to an empty reply", async () => {
+    const session = await harness.http.post('/api/widget/session').set('Origin', PUBLIC_BASE_URL).send({ siteKey: 'demo' });
+    const { token, conversationId } = session.body as { token: string; conversationId: string };
+    const post = (clientMessageId: string, text: string) =>
+      harness.http
+        .post('/api/widget/messages')
+        .set('Origin', PUBLIC_BASE_URL)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ clientMessageId, text, language: 'es' });
+    const answers = (count: number) =>
+      eventually(async () => {
+        const messages = await harness.services.transcripts.conversationMessages(conversationId);
+        const sent = messages.filter((message) => message.direction === 'outbound' && message.status === 'delivered').map((message) => message.text);
+        return sent.length >= count ? sent : undefined;
+      }, 20_000);
+
+    expect((await post('spanish-0001', '¿dónde está mi pedido?')).status).toBe(202);
+    expect(await answers(2)).toEqual([
+      'Estamos teniendo un problema técnico; le responderemos aquí en breve.',
+      'Lo sentimos: algo ha fallado por nuestra parte y no hemos podido responder a su último mensaje. Envíelo de nuevo, por favor.',
+    ]);
+    expect((await post('spanish-0002', 'nada')).status).toBe(202);
+    expect((await answers(3))[2]).toBe('Lo siento, no he podido preparar una respuesta. ¿Podría contarme un poco más sobre lo que necesita?');
+  });
+});
