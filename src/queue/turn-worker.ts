@@ -51,6 +51,7 @@ import type { InboxNotice, InboxNotices } from './inbox-notices.js';
 import { holdConversationLock, lockExpiresInMs, lockRenewIntervalMs, lockRequest } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 import { redisKeys } from './keys.js';
+import { createSuspectTurn } from './suspect-turn.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
@@ -227,6 +228,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     if (token === undefined || !markProcess) return true;
     return (await redis.exists(redisKeys.workerAlive(markProcess))) === 0;
   };
+  const suspects = createSuspectTurn(redis, options.queue.qualifiedName, markOfDeadWorker);
   const batchOf = ({ entries, crashes }: InboxBatch): InboundBatch => {
     const messages = entries.map((entry) => entry.message);
     return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1), ...(crashes > 0 ? { guarded: true } : {}) };
@@ -417,6 +419,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     let prefetched: (() => InboxBatch | undefined) | undefined = first.batch;
     /** Set while a turn this drain marked running has not ended: cleared on the way out unless the worker dies. */
     let running = false;
+    /** Set while this drain holds the suspect turn (a batch a worker died in): released on the way out. */
+    let suspect = false;
     try {
       for (;;) {
         if (shutdown.aborted) return { kind: 'stopped' };
@@ -487,6 +491,14 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
               return { kind: 'quiet', at };
             }
           }
+          if (batch.crashes > 0 && !suspect) {
+            // A worker died in this batch: it runs again only as the one suspect turn; until then it waits, unmarked.
+            if (!(await suspects.claim(runningMark(request.token)))) {
+              logger.info('turn-suspect-waiting', { conversationKey, messageId: head.messageId });
+              return { kind: 'quiet', at: Date.now() + busyDelayMs };
+            }
+            suspect = true;
+          }
           // Frozen (every later attempt answers the same messages) and marked running, in one step.
           if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, runningMark(request.token));
           else batch = await inbox.freeze(conversationKey, batch, runningMark(request.token));
@@ -533,6 +545,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         await inbox
           .turnStopped(conversationKey, runningMark(request.token))
           .catch((error: unknown) => logger.warn('turn-mark-uncleared', { conversationKey, error }));
+      if (suspect)
+        await suspects.release(runningMark(request.token)).catch((error: unknown) => logger.warn('suspect-turn-unreleased', { conversationKey, error }));
       await lock.release();
     }
   };

@@ -77,3 +77,42 @@ describe('a message that kills every worker that answers it', () => {
     await eventually(async () => (await h.services.inbox.size(conversationKeyFor(victim))) === 0 || undefined, 10_000);
   }, 150_000);
 });
+
+describe('a customer whose turn was running beside the poison message, twice', () => {
+  test('is answered, not quarantined: a batch a worker died in runs its next attempt only when no other such batch is running', async () => {
+    harness = await startHarness({
+      worker: false,
+      env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' },
+      script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
+    });
+    const h = harness;
+    // The bystander's model call takes 3 s: it is still running when the poison message kills the worker.
+    const start = async () => {
+      const worker = await startWorkerProcess(h.env, h.queuePrefix, 3_000, { TEST_SCRIPT: 'poison' });
+      children.push(worker);
+      return worker;
+    };
+    const victim = 'whatsapp:+447700960011';
+    const bystander = 'whatsapp:+447700960012';
+    const received = (customer: string) => h.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+
+    const first = await start();
+    expect((await h.sendWhatsapp({ from: bystander, body: 'what are your hours' })).status).toBe(200);
+    await eventually(() => first.output().includes('model-called what are your hours') || undefined, 20_000);
+    expect((await h.sendWhatsapp({ from: victim, body: 'POISON please' })).status).toBe(200);
+    await first.exited;
+
+    // Both batches had a worker die in them. The next worker takes them up; the poison kills it again.
+    const second = await start();
+    await eventually(() => poisonCalls(second) === 1 || undefined, 30_000);
+    await second.exited;
+
+    await h.services.startWorker().waitUntilReady();
+    await eventually(() => (received(victim).length > 0 && received(bystander).length > 0) || undefined, 30_000);
+    expect(received(victim)).toEqual([APOLOGY_TEXT]);
+    // Answered by the second worker before the poison ran there, or by the third: never given up on.
+    expect(received(bystander)).toHaveLength(1);
+    expect(received(bystander)[0]).toMatch(/^(Slow answer|Answer) to: what are your hours$/);
+    expect(h.services.metrics.value('inbound_failed_total', { channel: 'whatsapp', reason: 'poison' })).toBe(1);
+  }, 150_000);
+});

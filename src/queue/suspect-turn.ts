@@ -1,0 +1,52 @@
+/**
+ * The suspect turn: of the batches a worker has already died in, one at a time runs its next
+ * attempt, fleet-wide. A worker that dies takes every turn it was running with it, so all of them
+ * count a death; run again side by side, the innocent ones would still be running when the
+ * message that kills workers kills the next one, and a second death quarantines a batch. One at a
+ * time, a second death can only be the batch that was running as the suspect (or a new fault's),
+ * never a bystander's. Other conversations' turns are not held back.
+ *
+ * One key per turns queue (its own hash tag: one-key commands only, so on a cluster too): the
+ * running mark of the turn holding it. A holder whose process is gone (no heartbeat) is replaced
+ * at once; the TTL only bounds a holder that is alive but never releases.
+ */
+import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+
+/** How long a claim stands unless released first (a guarded turn ends far sooner). */
+const SUSPECT_TURN_TTL_MS = 120_000;
+
+const suspectTurnKey = (queue: string) => `${KEY_PREFIX}:suspect-turn:{suspect:${queue.replace(/[{}]/g, '')}}`;
+
+// KEYS: slot. ARGV: mark, TTL (ms), the dead holder's mark it may replace (or ''). 1 if claimed.
+const claimScript = luaScript(`
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] and holder ~= ARGV[3] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`);
+
+// KEYS: slot. ARGV: mark. Frees the slot if this mark holds it.
+const releaseScript = luaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`);
+
+export interface SuspectTurn {
+  /** Claims the slot for the turn that writes `mark`; false while another live turn holds it. */
+  claim(mark: string): Promise<boolean>;
+  release(mark: string): Promise<void>;
+}
+
+export function createSuspectTurn(redis: RedisClient, queue: string, isDead: (mark: string) => Promise<boolean>): SuspectTurn {
+  const key = suspectTurnKey(queue);
+  return {
+    async claim(mark) {
+      if (Number(await claimScript(redis, [key], [mark, String(SUSPECT_TURN_TTL_MS), ''])) === 1) return true;
+      const holder = await redis.get(key);
+      if (holder === null) return Number(await claimScript(redis, [key], [mark, String(SUSPECT_TURN_TTL_MS), ''])) === 1;
+      if (!(await isDead(holder))) return false;
+      return Number(await claimScript(redis, [key], [mark, String(SUSPECT_TURN_TTL_MS), holder])) === 1;
+    },
+    async release(mark) {
+      await releaseScript(redis, [key], [mark]);
+    },
+  };
+}
