@@ -108,32 +108,46 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
 return 3`);
 
-// KEYS: inbox, retry, lock. ARGV: lock token ('' keeps it), 1 when the batch has turn state, then
-// the batch's entries exactly as read. Pops them only if they are still its head; when that
-// empties the inbox, frees the lock (if still that token's) in the same step, so no message can
-// arrive between "empty" and "free". Returns 0 not the head, 1 popped, 2 popped and lock freed.
+// KEYS: inbox, retry, lock, typing. ARGV: lock token ('' keeps it), 1 when the batch has turn state,
+// how many entries to read behind it (0: none), 1 to read the typing report with them, then the
+// batch's entries exactly as read. Pops them only if they are still its head; when that empties
+// the inbox, frees the lock (if still that token's) in the same step, so no message can arrive
+// between "empty" and "free". Returns {0} not the head, {2} popped and lock freed, else {1} popped,
+// then (when asked) the new head's entries, its turn state (none: the batch's was just deleted, so
+// the new head has none) and the typing report: the next read, in the same step.
 const ackScript = luaScript(`
-local count = #ARGV - 2
-local entries = redis.call('LRANGE', KEYS[1], 0, count)
-if #entries < count then return 0 end
+local count = #ARGV - 4
+local ahead = tonumber(ARGV[3])
+local entries = redis.call('LRANGE', KEYS[1], 0, count + math.max(ahead, 1) - 1)
+if #entries < count then return {0} end
 for index = 1, count do
-  if entries[index] ~= ARGV[index + 2] then return 0 end
+  if entries[index] ~= ARGV[index + 4] then return {0} end
 end
 redis.call('LTRIM', KEYS[1], count, -1)
 if ARGV[2] == '1' then redis.call('DEL', KEYS[2]) end
 if #entries == count and ARGV[1] ~= '' and redis.call('GET', KEYS[3]) == ARGV[1] then
   redis.call('DEL', KEYS[3])
-  return 2
+  return {2}
 end
-return 1`);
+if ahead == 0 or #entries == count then return {1, {}} end
+local next = {}
+for index = count + 1, #entries do next[#next + 1] = entries[index] end
+local state = {}
+if ARGV[2] ~= '1' then state = redis.call('HGETALL', KEYS[2]) end
+local typing = false
+if ARGV[4] == '1' then typing = redis.call('GET', KEYS[4]) end
+return {1, next, state, typing}`);
 
 // KEYS: inbox, retry. ARGV: the head entry as read, its message id, batch size, ttl (s), the
-// running turn's lock token ('' for none). Freezes the head's batch and marks its turn running.
+// running turn's lock token ('' for none), 1 when the read found no turn state at all (nothing to
+// check or clear: the state is the head's from here). Freezes the head's batch and marks its turn running.
 const freezeScript = luaScript(`
 if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
 local fields = {'size', ARGV[3]}
 if ARGV[5] ~= '' then fields[#fields + 1] = 'running'; fields[#fields + 1] = ARGV[5] end
-if redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
+if ARGV[6] == '1' then
+  fields[#fields + 1] = 'messageId'; fields[#fields + 1] = ARGV[2]
+elseif redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
   redis.call('DEL', KEYS[2])
   fields[#fields + 1] = 'messageId'; fields[#fields + 1] = ARGV[2]
 end
@@ -223,8 +237,10 @@ export interface InboxBatch {
   restarted: boolean;
   /** How many entries were read behind the batch (a batch with some can't grow by a new arrival). */
   behind: number;
-  /** When the customer last reported typing, while that report stands (ms). */
+  /** When the customer last reported typing, while that report stands (ms); read only for a batch that may coalesce (`maxMessages` > 1). */
   typingAt?: number;
+  /** The read found no turn state at all (neither this head's nor one left by another): freezing it has nothing to check or clear. */
+  stateless: boolean;
 }
 
 export interface RetryPolicy {
@@ -260,7 +276,8 @@ export interface ConversationInbox {
   unmarkQueued(conversationKey: string): Promise<void>;
   /**
    * The head's batch: the batch a turn already started on (frozen), else the oldest unanswered
-   * messages, up to `maxMessages` and up to the first unreadable one; undefined when empty.
+   * messages, up to `maxMessages` and up to the first unreadable one; undefined when empty. The
+   * typing report is read only when `maxMessages` > 1: one turn per message never waits on it.
    */
   batch(conversationKey: string, maxMessages: number): Promise<InboxBatch | undefined>;
   /**
@@ -288,6 +305,17 @@ export interface ConversationInbox {
    * holder's lock token, an inbox left empty frees the lock in the same step: true when it did.
    */
   acknowledge(conversationKey: string, batch: InboxBatch, lockToken?: string): Promise<boolean>;
+  /**
+   * `acknowledge` by the lock's holder, which goes on with the conversation: the same step reads
+   * the new head's batch (as `batch` would return it, throwing as it would) unless it freed the
+   * lock. The batch's turn state is deleted in that step, so the new head's is known to be none.
+   */
+  acknowledgeAndBatch(
+    conversationKey: string,
+    batch: InboxBatch,
+    lockToken: string,
+    maxMessages: number,
+  ): Promise<{ released: boolean; batch?: () => InboxBatch | undefined }>;
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
   size(conversationKey: string): Promise<number>;
@@ -319,7 +347,7 @@ function readEntry(raw: string): InboundMessage | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The head's batch from what LRANGE (up to MAX_BATCH_MESSAGES), HGETALL of its turn state and GET of the typing mark returned. */
+/** The head's batch from what LRANGE (up to MAX_BATCH_MESSAGES), HGETALL of its turn state and GET of the typing mark (if read) returned. */
 function headBatch(conversationKey: string, maxMessages: number, raws: readonly string[], stored: unknown, typing?: unknown): InboxBatch | undefined {
   const entries: InboxEntry[] = [];
   for (const raw of raws) {
@@ -349,6 +377,8 @@ function headBatch(conversationKey: string, maxMessages: number, raws: readonly 
   return {
     entries: [head, ...rest.slice(0, size - 1)],
     frozen: frozenSize !== undefined,
+    // Only a read that returned the state (an empty hash) knows there is none; a failed one does not.
+    stateless: typeof stored === 'object' && stored !== null && Object.keys(stored).length === 0,
     crashes: ours ? (state.data.crashes ?? 0) : 0,
     restarted: ours && state.data.restarted !== undefined,
     behind: raws.length - size,
@@ -360,6 +390,22 @@ function headBatch(conversationKey: string, maxMessages: number, raws: readonly 
 }
 
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
+  /** The acknowledgement (see `ackScript`); `maxMessages` > 0 reads the next batch in the same step (the typing report with it when > 1). */
+  const acknowledgeScript = async (conversationKey: string, batch: InboxBatch, lockToken: string, maxMessages: number): Promise<unknown[]> => {
+    const result = await ackScript(
+      redis,
+      [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey), redisKeys.typing(conversationKey)],
+      // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
+      [
+        lockToken,
+        batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
+        maxMessages > 0 ? MAX_BATCH_MESSAGES : 0,
+        maxMessages > 1 ? 1 : 0,
+        ...batch.entries.map((entry) => entry.raw),
+      ],
+    );
+    return Array.isArray(result) ? result : [result];
+  };
   return {
     async accept(message) {
       const keys = [
@@ -396,12 +442,11 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     },
 
     async batch(conversationKey, maxMessages) {
-      const results = await redis
+      const read = redis
         .pipeline()
         .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
-        .hgetall(redisKeys.retry(conversationKey))
-        .get(redisKeys.typing(conversationKey))
-        .exec();
+        .hgetall(redisKeys.retry(conversationKey));
+      const results = await (maxMessages > 1 ? read.get(redisKeys.typing(conversationKey)) : read).exec();
       const [rangeResult, stateResult, typingResult] = results ?? [];
       if (rangeResult?.[0]) throw rangeResult[0];
       return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1], typingResult?.[1]);
@@ -410,14 +455,13 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     async lockAndBatch(conversationKey, maxMessages, lock) {
       // The queued mark goes once a job tried the lock: a message appended after that finds the
       // lock held (its holder reads on), or adds a job of its own.
-      const results = await redis
+      const read = redis
         .pipeline()
         .set(lock.key, lock.token, 'PX', lock.ttlMs, 'NX')
         .del(redisKeys.queued(conversationKey))
         .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
-        .hgetall(redisKeys.retry(conversationKey))
-        .get(redisKeys.typing(conversationKey))
-        .exec();
+        .hgetall(redisKeys.retry(conversationKey));
+      const results = await (maxMessages > 1 ? read.get(redisKeys.typing(conversationKey)) : read).exec();
       const [setResult, , rangeResult, stateResult, typingResult] = results ?? [];
       if (setResult?.[0]) throw setResult[0];
       return {
@@ -434,25 +478,27 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       const frozen = await freezeScript(
         redis,
         [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey)],
-        [head.raw, head.message.messageId, batch.entries.length, INBOX_TTL_SECONDS, runningToken ?? ''],
+        [head.raw, head.message.messageId, batch.entries.length, INBOX_TTL_SECONDS, runningToken ?? '', batch.stateless ? 1 : 0],
       );
       // Only its lock holder changes an inbox's head: a head that moved is a bug, not a race.
       if (frozen !== 1) throw new Error(`the inbox head of ${conversationKey} changed under its lock`);
-      return { ...batch, frozen: true };
+      return { ...batch, frozen: true, stateless: false };
     },
 
     async acknowledge(conversationKey, batch, lockToken) {
-      const popped = await ackScript(
-        redis,
-        [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey)],
-        // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
-        [
-          lockToken ?? '',
-          batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
-          ...batch.entries.map((entry) => entry.raw),
-        ],
-      );
+      const [popped] = await acknowledgeScript(conversationKey, batch, lockToken ?? '', 0);
       return popped === 2;
+    },
+
+    async acknowledgeAndBatch(conversationKey, batch, lockToken, maxMessages) {
+      const [popped, raws, state, typing] = await acknowledgeScript(conversationKey, batch, lockToken, maxMessages);
+      if (popped === 2) return { released: true };
+      // Not the head any more (only a holder that lost the lock): nothing was read.
+      if (popped !== 1 || !Array.isArray(raws)) return { released: false };
+      const entries = raws.filter((raw): raw is string => typeof raw === 'string');
+      const stored: Record<string, string> = {};
+      if (Array.isArray(state)) for (let index = 0; index + 1 < state.length; index += 2) stored[String(state[index])] = String(state[index + 1]);
+      return { released: false, batch: () => headBatch(conversationKey, maxMessages, entries, stored, typing) };
     },
 
     async markRunning(conversationKey, messageId, runningToken) {

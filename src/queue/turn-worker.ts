@@ -529,14 +529,19 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
         const answered = batch;
-        const released = await lock.releaseWith(async (token) => {
-          const freed = await inbox.acknowledge(conversationKey, answered, token);
-          return { released: freed, value: freed };
+        // The acknowledgement reads the next batch in the same step: what the notices say from
+        // here on is kept for that batch's turn (as before a read of its own).
+        heard.listener = undefined;
+        heard.notices = [];
+        const acknowledged = await lock.releaseWith(async (token) => {
+          const result = await inbox.acknowledgeAndBatch(conversationKey, answered, token, maxBatch);
+          return { released: result.released, value: result };
         });
         // The acknowledgement cleared the batch's turn state, its running mark with it.
         running = false;
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
-        if (released) return { kind: 'drained', released: true };
+        if (acknowledged.released) return { kind: 'drained', released: true };
+        prefetched = acknowledged.batch;
       }
     } finally {
       unwatch?.();

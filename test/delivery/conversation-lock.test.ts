@@ -111,6 +111,59 @@ describe('the acknowledgement that empties the inbox frees the lock in the same 
     await lock.release();
   });
 
+  test('the holder’s acknowledgement reads the next batch in the same step, with no turn state left to it', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    const request = lockRequest(conversationKey, 5000);
+    const first = await inbox.lockAndBatch(conversationKey, 1, request);
+    const lock = holdConversationLock(redis, request, () => undefined);
+    const read = first.batch();
+    if (!read) throw new Error('no batch');
+    expect(read.stateless).toBe(true);
+    // A batch read with no turn state is frozen and marked running without a check of the state.
+    const batch = await inbox.freeze(conversationKey, read, 'process|token');
+    expect(await redis.hgetall(redisKeys.retry(conversationKey))).toEqual({ size: '1', running: 'process|token', messageId: 'm1' });
+    await inbox.accept(message(conversationKey, 'm2'));
+    await inbox.accept(message(conversationKey, 'm3'));
+    // The customer types meanwhile: a batch that may coalesce reads the report with it.
+    await inbox.reportTyping(conversationKey, 5000);
+    const acknowledged = await lock.releaseWith(async (token) => {
+      const result = await inbox.acknowledgeAndBatch(conversationKey, batch, token, 5);
+      return { released: result.released, value: result };
+    });
+    expect(acknowledged.released).toBe(false);
+    expect(lock.held).toBe(true);
+    const next = acknowledged.batch?.();
+    expect(next?.entries.map((entry) => entry.message.messageId)).toEqual(['m2', 'm3']);
+    expect(next).toMatchObject({ frozen: false, stateless: true, crashes: 0, behind: 0 });
+    expect(next?.typingAt).toEqual(expect.any(Number));
+    expect(await redis.exists(redisKeys.retry(conversationKey))).toBe(0);
+    if (!next) throw new Error('no batch');
+    // The last batch: its acknowledgement frees the lock and reads nothing.
+    const frozen = await inbox.freeze(conversationKey, next, 'process|token');
+    const last = await lock.releaseWith(async (token) => {
+      const result = await inbox.acknowledgeAndBatch(conversationKey, frozen, token, 5);
+      return { released: result.released, value: result };
+    });
+    expect(last).toEqual({ released: true });
+    expect(lock.held).toBe(false);
+    expect(await inbox.size(conversationKey)).toBe(0);
+  });
+
+  test('a batch read with another head’s turn state left behind is frozen clean of it', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const inbox = createConversationInbox(redis);
+    await inbox.accept(message(conversationKey, 'm1'));
+    await redis.hset(redisKeys.retry(conversationKey), { messageId: 'gone', crashes: '1', attempts: '3' });
+    const read = await inbox.batch(conversationKey, 1);
+    if (!read) throw new Error('no batch');
+    expect(read).toMatchObject({ stateless: false, crashes: 0 });
+    expect(read.typingAt).toBeUndefined();
+    await inbox.freeze(conversationKey, read, 'process|token');
+    expect(await redis.hgetall(redisKeys.retry(conversationKey))).toEqual({ size: '1', running: 'process|token', messageId: 'm1' });
+  });
+
   test('messages need a job of their own only when no job is queued and nobody holds the conversation', async () => {
     const conversationKey = `lock-test:${randomUUID()}`;
     const inbox = createConversationInbox(redis);
