@@ -539,6 +539,11 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         });
         // The acknowledgement cleared the batch's turn state, its running mark with it.
         running = false;
+        if (suspect) {
+          // The batch a worker died in is answered: the next suspect may run while this drain goes on.
+          suspect = false;
+          await suspects.release(runningMark(request.token)).catch((error: unknown) => logger.warn('suspect-turn-unreleased', { conversationKey, error }));
+        }
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
         if (acknowledged.released) return { kind: 'drained', released: true };
         prefetched = acknowledged.batch;
