@@ -27,22 +27,28 @@ const poisonCalls = (worker: WorkerProcess) =>
     .split('\n')
     .filter((line) => line.startsWith('model-called') && line.includes('POISON')).length;
 
+/** A harness without a worker of its own; `start` spawns a worker process whose model aborts on POISON (other replies take `modelDelayMs`). */
+async function poisonRig(modelDelayMs: number) {
+  const h = await startHarness({
+    worker: false,
+    env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' },
+    script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
+  });
+  harness = h;
+  const start = async () => {
+    const worker = await startWorkerProcess(h.env, h.queuePrefix, modelDelayMs, { TEST_SCRIPT: 'poison' });
+    children.push(worker);
+    return worker;
+  };
+  const received = (customer: string) => h.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+  return { h, start, received };
+}
+
 describe('a message that kills every worker that answers it', () => {
   test('is quarantined after two deaths: one apology, recorded failed as poison, other customers answered', async () => {
-    harness = await startHarness({
-      worker: false,
-      env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' },
-      script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
-    });
-    const h = harness;
-    const start = async () => {
-      const worker = await startWorkerProcess(h.env, h.queuePrefix, 0, { TEST_SCRIPT: 'poison' });
-      children.push(worker);
-      return worker;
-    };
+    const { h, start, received } = await poisonRig(0);
     const victim = 'whatsapp:+447700960001';
     const bystander = 'whatsapp:+447700960002';
-    const received = (customer: string) => h.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
 
     const first = await start();
     expect((await h.sendWhatsapp({ from: bystander, body: 'what are your hours' })).status).toBe(200);
@@ -80,21 +86,10 @@ describe('a message that kills every worker that answers it', () => {
 
 describe('a customer whose turn was running beside the poison message, twice', () => {
   test('is answered, not quarantined: a batch a worker died in runs its next attempt only when no other such batch is running', async () => {
-    harness = await startHarness({
-      worker: false,
-      env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' },
-      script: ({ userText }) => ({ text: `Answer to: ${userText}` }),
-    });
-    const h = harness;
     // The bystander's model call takes 3 s: it is still running when the poison message kills the worker.
-    const start = async () => {
-      const worker = await startWorkerProcess(h.env, h.queuePrefix, 3_000, { TEST_SCRIPT: 'poison' });
-      children.push(worker);
-      return worker;
-    };
+    const { h, start, received } = await poisonRig(3_000);
     const victim = 'whatsapp:+447700960011';
     const bystander = 'whatsapp:+447700960012';
-    const received = (customer: string) => h.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
 
     const first = await start();
     expect((await h.sendWhatsapp({ from: bystander, body: 'what are your hours' })).status).toBe(200);

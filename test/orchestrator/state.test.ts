@@ -145,6 +145,16 @@ describe('continuations', () => {
     return [{ ...supportRole, toolScope: { ...supportRole.toolScope, include: ['pick_colour'] } }] as unknown as RoleDefinition[];
   };
 
+  /** A question asked on one worker whose decision then expired; `other` is another worker (without this process's copy of the decision). */
+  const questionWhoseDecisionExpired = async () => {
+    const roles = await supportWithTool();
+    const asking = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
+    const id = conversation();
+    const question = await asking.turn(id, 'help me set my colour');
+    await asking.redis.del(stateKeys.decision(id, question.runId));
+    return { id, other: await fixtureWith({ roles, channel: channelWithTool(), script: askFirst }) };
+  };
+
   test('the answer resumes the stored decision on another worker without judging again', async () => {
     const roles = await supportWithTool();
     const asking = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
@@ -173,13 +183,7 @@ describe('continuations', () => {
   });
 
   test('an expired decision refuses the continuation instead of judging it afresh', async () => {
-    const roles = await supportWithTool();
-    const asking = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
-    const id = conversation();
-    const question = await asking.turn(id, 'help me set my colour');
-    await asking.redis.del(stateKeys.decision(id, question.runId));
-
-    const other = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
+    const { id, other } = await questionWhoseDecisionExpired();
     const refused = await other.turn(id, '2', { firstTurn: false });
     expect(refused).toMatchObject({ text: serviceWords('en').questionExpired, modelCalls: 0 });
     expect(other.models.calls).toHaveLength(0);
@@ -188,13 +192,7 @@ describe('continuations', () => {
   });
 
   test("the refusal is in the channel's language when the question did not say its own", async () => {
-    const roles = await supportWithTool();
-    const asking = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
-    const id = conversation();
-    const question = await asking.turn(id, 'help me set my colour');
-    await asking.redis.del(stateKeys.decision(id, question.runId));
-    // Another worker (without this process's copy of the decision) gets the answer.
-    const other = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
+    const { id, other } = await questionWhoseDecisionExpired();
     const refused = await other.turn(id, '2', { firstTurn: false, metadata: { language: 'de-AT' } });
     expect(refused).toMatchObject({
       text: 'Entschuldigung, diese Frage ist abgelaufen. Könnten Sie mir noch einmal sagen, was Sie tun möchten?',
