@@ -25,10 +25,32 @@ export interface RedisCommand {
   args: string[];
 }
 
+const QUEUE_STATE_ERROR = 'Command queue state error';
+
+/**
+ * A connection in MONITOR mode, once Redis streams to it. Not ioredis's `monitor()`: ioredis
+ * enters monitoring mode a microtask after MONITOR's OK, so a line that arrives in the same read
+ * as the OK finds an empty command queue, ioredis emits "Command queue state error", `monitor()`
+ * rejects and its connection stays open (the test fails and Jest never exits). That line is some
+ * other client's command from before anything is watched: dropped here.
+ */
+async function openMonitor(url: string): Promise<Redis> {
+  const monitor = new Redis(url, { monitor: true });
+  await new Promise<void>((resolve, reject) => {
+    monitor.on('error', (error: Error) => {
+      if (error.message.startsWith(QUEUE_STATE_ERROR)) return;
+      if (monitor.status === 'monitoring') return;
+      monitor.disconnect();
+      reject(error);
+    });
+    monitor.once('monitoring', () => resolve());
+  });
+  return monitor;
+}
+
 /** Records every command Redis executes on orchestrator keys, as Redis itself reports them. */
 export async function watchOrchestratorCommands(url: string) {
-  const base = new Redis(url);
-  const monitor = await base.monitor();
+  const monitor = await openMonitor(url);
   const commands: RedisCommand[] = [];
   const marks = new Map<string, () => void>();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -65,7 +87,6 @@ export async function watchOrchestratorCommands(url: string) {
     },
     async close() {
       monitor.disconnect();
-      base.disconnect();
     },
   };
 }
