@@ -36,14 +36,17 @@ const QUEUE_STATE_ERROR = 'Command queue state error';
  */
 async function openMonitor(url: string): Promise<Redis> {
   const monitor = new Redis(url, { monitor: true });
+  let watching = false;
   await new Promise<void>((resolve, reject) => {
     monitor.on('error', (error: Error) => {
-      if (error.message.startsWith(QUEUE_STATE_ERROR)) return;
-      if (monitor.status === 'monitoring') return;
+      if (watching || error.message.startsWith(QUEUE_STATE_ERROR)) return;
       monitor.disconnect();
       reject(error);
     });
-    monitor.once('monitoring', () => resolve());
+    monitor.once('monitoring', () => {
+      watching = true;
+      resolve();
+    });
   });
   return monitor;
 }
