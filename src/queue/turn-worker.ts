@@ -587,16 +587,22 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (batch && head && (head.messageId === failedHead || (suspect?.suspectAttempts ?? 0) >= MAX_SUSPECT_ATTEMPTS)) {
           // Only what its turn answered: an unfrozen batch's later messages were never in one.
           const failed: InboxBatch = batch.frozen ? batch : { ...batch, entries: [batch.entries[0]] };
-          await giveUp(batchOf(failed), { reason: 'unknown', error, attempts: suspect?.attempts ?? job.attemptsMade }, () => {
+          // The decision is stored first: nothing but the fresh job below would come back to this
+          // conversation, so a lock lost on the way leaves the give-up for that job's holder to
+          // finish (the apology through the send ledger, once), never the head answered again.
+          await giveUpHeld(conversationKey, failed, { reason: 'unknown', error, attempts: suspect?.attempts ?? job.attemptsMade }, () => {
             if (!lock.held) throw new Error(`lost the lock of ${conversationKey}`);
           });
           gaveUp = head.messageId;
-          if (!lock.held) return;
-          const freed = await lock.releaseWith(async (token) => {
-            const released = await inbox.acknowledge(conversationKey, suspect ? { ...failed, retry: suspect } : failed, token);
-            return { released, value: released };
-          });
-          if (freed) return;
+          if (lock.held) {
+            const freed = await lock.releaseWith(async (token) => {
+              const released = await inbox.acknowledge(conversationKey, suspect ? { ...failed, retry: suspect } : failed, token);
+              return { released, value: released };
+            });
+            if (freed) return;
+          } else {
+            logger.warn('turn-job-rescue-lock-lost', { conversationKey, failedJobId: job.id, messageId: head.messageId });
+          }
         }
       } finally {
         await lock.release();

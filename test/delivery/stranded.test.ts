@@ -6,6 +6,8 @@
  * given up on visibly (one apology), and the messages behind it are answered, once, in order.
  * Nor when the job fails for good outside any turn (its bookkeeping failing: it gives up on
  * nothing, the head counts an unknown failure and a fresh job answers on).
+ * Nor when the rescue that gives up on it loses the conversation's lock on the way (a fresh job
+ * finishes the give-up: one apology, the rest answered).
  * Nor when the job a message was to add fails to be added (its sender was answered 200: the message
  * is in its inbox and noted) while another message appended meanwhile rides on it.
  */
@@ -19,14 +21,18 @@ import { eventually, newMessageSid, startHarness, type Harness } from '../suppor
 import { transcriptsWritten } from '../support/settled.js';
 
 const customer = 'whatsapp:+447700931001';
+const unlucky = 'whatsapp:+447700931004';
 let harness: Harness;
 let poisonCalls = 0;
+/** Each poisoned text, and whose conversation it is. */
+const poisoned: Record<string, string> = { poison: customer, 'poison again': unlucky };
 
-/** A turn on `poison` loses its conversation's lock (the key vanishes) and waits until the worker notices. */
+/** A turn on a poisoned text loses its conversation's lock (the key vanishes) and waits until the worker notices. */
 async function script(call: ScriptedCall) {
-  if (call.userText === 'poison') {
-    poisonCalls += 1;
-    await harness.services.redis.del(redisKeys.lock(conversationKeyFor(customer)));
+  const victim = poisoned[call.userText];
+  if (victim) {
+    if (victim === customer) poisonCalls += 1;
+    await harness.services.redis.del(redisKeys.lock(conversationKeyFor(victim)));
     const signal = call.options.abortSignal;
     if (signal && !signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
   }
@@ -64,6 +70,33 @@ describe('a message whose turn job fails for good', () => {
     // (The reply reaches Twilio before its batch is acknowledged: wait for the acknowledgement.)
     await eventually(async () => (await harness.services.inbox.size(conversationKeyFor(customer))) === 0, 10_000);
     expect(harness.twilio.messages.filter((message) => message.body === 'Answer to: second')).toHaveLength(1);
+  }, 90_000);
+});
+
+describe('a rescue that loses the lock while it gives up', () => {
+  test('leaves a fresh job: the apology goes once, and the messages behind are answered once, in order', async () => {
+    const conversationKey = conversationKeyFor(unlucky);
+    const poison = newMessageSid();
+    const sids = [poison, newMessageSid(), newMessageSid()];
+    // The first create to this customer is the rescue's apology (a poisoned turn never sends).
+    const held = harness.twilio.holdNext({ accepted: true, to: unlucky });
+    for (const [index, body] of ['poison again', 'fourth', 'fifth'].entries()) {
+      expect((await harness.sendWhatsapp({ from: unlucky, body, messageSid: sids[index] })).status).toBe(200);
+    }
+    const apology = await held;
+    // While the apology is with Twilio, the rescue's lock vanishes and its holder notices.
+    const lost = () => harness.logs.filter((line) => line.event === 'conversation-lock-lost' && line.conversationKey === conversationKey).length;
+    const lostBefore = lost();
+    await harness.services.redis.del(redisKeys.lock(conversationKey));
+    await eventually(() => lost() > lostBefore || undefined, 10_000);
+    apology.release();
+    const received = () => harness.twilio.messages.filter((message) => message.to === unlucky).map((message) => message.body);
+    await eventually(() => (received().includes('Answer to: fifth') ? true : undefined), 20_000);
+    expect(received()).toEqual([APOLOGY_TEXT, 'Answer to: fourth', 'Answer to: fifth']);
+    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'turn-job-rescue-lock-lost', conversationKey, messageId: poison }));
+    await transcriptsWritten(harness.services);
+    expect(await harness.services.transcripts.messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({ status: 'failed' });
+    await eventually(async () => (await harness.services.inbox.size(conversationKey)) === 0, 10_000);
   }, 90_000);
 });
 
