@@ -37,6 +37,9 @@ beforeAll(async () => {
     script: (call) => reply(call),
     env: {
       COALESCE_MS: String(QUIET_MS),
+      // A widget typing report stands for the web channel's quiet period: long, so a stall of the
+      // machine between the test's reports never lets the held reply go early.
+      COALESCE_MS_WEB: '10000',
       MESSAGE_RETRY_BACKOFF_MS: '100',
       WEB_SITES: JSON.stringify([{ key: 'test-site', name: 'Harbour Lane', origins: [SHOP] }]),
       HANDOFF_TEAMS: JSON.stringify({ sales: { label: 'Sales team', members: [{ name: 'Ana', whatsapp: ANA }] } }),
@@ -188,7 +191,7 @@ describe('the widget', () => {
     const events = createEventLog(harness.services.redis);
     const replies = async () => (await events.after(conversationId, '0-0')).filter((event) => event.type === 'delta' || event.type === 'message');
     await eventually(() => harness.logs.some((line) => line.event === 'turn-answered' && line.conversationKey === conversationId) || undefined, 15_000);
-    // Held while the typing reports stand (each stands for the quiet period; the widget repeats them).
+    // Held while the typing reports stand (each stands for the web quiet period; the widget repeats them).
     for (let report = 0; report < 4; report += 1) {
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(await replies()).toEqual([]);
