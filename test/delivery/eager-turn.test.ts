@@ -3,7 +3,8 @@
  * it is in its inbox; a message arriving before anything of the turn left starts it over once,
  * with the whole batch, answered by one reply; once a part has gone out, later messages are the
  * next turn; a restart never repeats a tool call, a hand-off notice or a send; the widget's
- * typing report holds a reply and stopping releases it. The quiet period is long (3 s), so a
+ * typing report holds a reply and stopping releases it. The quiet period is long (3 s; 10 s on
+ * the web, so a typing report outlasts any stall between the test's reports), so a
  * slow machine never splits a burst; the model's calls are held by the test, not timed.
  */
 import type { Server } from 'node:http';
