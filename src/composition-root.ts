@@ -58,7 +58,7 @@ import { teamDecisionText } from './actions/words.js';
 import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
 import type { PageAction, PageActions } from './transcripts/page-actions.js';
 import { createActionRecords } from './actions/action-records.js';
-import type { AssistantTool } from './contracts/tool.js';
+import type { AssistantTool, ToolCallContext } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
 import { openMongo } from './store/mongo-connection.js';
@@ -388,6 +388,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     decisions: createDecisionStore(redis),
     mcpTools: actions ? () => withActions(mcp?.tools() ?? [], actions.tools()) : () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
+    ...(actions
+      ? {
+          resumeUnlisted: (_tool: string, data: unknown, answer: string, call: ToolCallContext) => actions.resumeUnlisted(data, answer, call),
+          staleTap: actions.staleTap,
+        }
+      : {}),
   });
   const mediaIntake = createMediaIntake({
     store: media,

@@ -11,6 +11,7 @@
  * Must never let a step happen from a state it does not follow, and never keep an action past
  * its retention: the keys expire `ACTION_RETENTION_SECONDS` after it was proposed.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
@@ -48,6 +49,8 @@ export const ActionRecordSchema = z.object({
   error: z.string().optional(),
   /** Calls made to the MCP server (more than one only when an outcome was lost and resolved). */
   calls: z.number().int().nonnegative(),
+  /** While `running`: until when the attempt that runs it holds it (another caller resolves it only after; released when that attempt ends). */
+  leaseUntil: Iso.optional(),
   createdAt: Iso,
   expiresAt: Iso,
   updatedAt: Iso,
@@ -59,14 +62,49 @@ export const actionKey = (conversationKey: string, actionId: string) => `${KEY_P
 const actionIndexKey = (conversationKey: string) => `${KEY_PREFIX}:actions:{${conversationKey}}`;
 /** The most a conversation's index keeps (the oldest are dropped; their records stay in MongoDB). */
 const INDEX_LIMIT = 50;
+/** The conversation's changes that ran, by fingerprint (tool and frozen arguments): when each was done. */
+const doneKey = (conversationKey: string) => `${KEY_PREFIX}:actions-done:{${conversationKey}}`;
+/**
+ * Every conversation's actions waiting on time: a proposal's expiry, a run's lease. One key for
+ * the deployment (never in a script with a conversation's keys); the sweeper reads it.
+ */
+const dueKey = `${KEY_PREFIX}:actions-due`;
+const dueMember = (conversationKey: string, actionId: string) => `${actionId} ${conversationKey}`;
 
-// KEYS[1] the action; ARGV: the states it may move from (space separated), the new state, the new record.
+/** What a change is, whoever proposed it when: its tool and frozen arguments (object keys sorted). */
+export function actionFingerprint(record: Pick<ActionRecord, 'tool' | 'args'>): string {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(canonical)
+      : typeof value === 'object' && value !== null
+        ? Object.fromEntries(
+            Object.entries(value)
+              .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+              .map(([key, entry]) => [key, canonical(entry)]),
+          )
+        : value;
+  return createHash('sha256')
+    .update(JSON.stringify([record.tool, canonical(record.args)]))
+    .digest('base64url');
+}
+
+// KEYS[1] the action, KEYS[2] the conversation's done changes; ARGV: the states it may move from
+// (space separated), the new state, the new record, its stamp, the stamp it must still have ('':
+// any), the change's fingerprint (noted with its time when it moves to `done`), the TTL (s).
 const transitionScript = luaScript(`
 local current = redis.call('HGET', KEYS[1], 'state')
 if not current then return false end
+if ARGV[5] ~= '' then
+  local stamp = redis.call('HGET', KEYS[1], 'stamp')
+  if stamp and stamp ~= ARGV[5] then return current end
+end
 for state in string.gmatch(ARGV[1], '%S+') do
   if state == current then
-    redis.call('HSET', KEYS[1], 'state', ARGV[2], 'record', ARGV[3])
+    redis.call('HSET', KEYS[1], 'state', ARGV[2], 'record', ARGV[3], 'stamp', ARGV[4])
+    if ARGV[2] == 'done' and ARGV[6] ~= '' then
+      redis.call('HSET', KEYS[2], ARGV[6], ARGV[4])
+      redis.call('EXPIRE', KEYS[2], ARGV[7])
+    end
     return 'ok'
   end
 end
@@ -74,10 +112,10 @@ return current
 `);
 
 // KEYS[1] the action, KEYS[2] the conversation's index; ARGV: the record, its TTL, when it was
-// proposed (ms), its id, the index's limit. Only when it does not exist yet.
+// proposed (ms), its id, the index's limit, its stamp. Only when it does not exist yet.
 const createScript = luaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'proposed', 'record', ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'proposed', 'record', ARGV[1], 'stamp', ARGV[6])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
@@ -91,14 +129,24 @@ export interface ActionStore {
   /** The conversation's actions still held in Redis, oldest first (the transcript page; never a turn's path). */
   ofConversation(conversationKey: string): Promise<ActionRecord[]>;
   /**
-   * Moves the action from one of `from` to `record.state`, storing `record`; returns the record
-   * stored now, or `{ state }` of what it is instead (undefined: gone).
+   * Moves the action from one of `from` to `record.state`, storing `record` (its `updatedAt` is
+   * its new stamp); with `stamp`, only while the stored record still has that `updatedAt` (one
+   * caller at a time takes a run over). Returns whether it moved, or the state it is in instead.
    */
   transition(
     conversationKey: string,
     from: readonly ActionState[],
     record: ActionRecord,
+    stamp?: string,
   ): Promise<{ moved: true } | { moved: false; state: string | undefined }>;
+  /** When the same change (tool and frozen arguments) was last done in this conversation (ISO time), within the retention. */
+  doneBefore(conversationKey: string, record: Pick<ActionRecord, 'tool' | 'args'>): Promise<string | undefined>;
+  /** Notes (or moves) when the sweeper should look at an action next (ms since the epoch). */
+  due(conversationKey: string, actionId: string, at: number): Promise<void>;
+  /** Actions due by `now`, at most `limit`. */
+  dueBy(now: number, limit: number): Promise<{ conversationKey: string; actionId: string }[]>;
+  /** Takes an action off the sweeper's list (it has ended). */
+  undue(conversationKey: string, actionId: string): Promise<void>;
 }
 
 export function createActionStore(redis: RedisClient, outbox: Pick<TranscriptOutbox, 'append'>): ActionStore {
@@ -117,7 +165,7 @@ export function createActionStore(redis: RedisClient, outbox: Pick<TranscriptOut
       const created = await createScript(
         redis,
         [actionKey(conversationKey, record._id), actionIndexKey(conversationKey)],
-        [JSON.stringify(record), ACTION_RETENTION_SECONDS, Date.parse(record.createdAt), record._id, INDEX_LIMIT],
+        [JSON.stringify(record), ACTION_RETENTION_SECONDS, Date.parse(record.createdAt), record._id, INDEX_LIMIT, record.updatedAt],
       );
       if (Number(created) === 1) await recordIt(record);
     },
@@ -132,13 +180,34 @@ export function createActionStore(redis: RedisClient, outbox: Pick<TranscriptOut
       const results = (await pipeline.exec()) ?? [];
       return results.map(([, raw]) => parse(typeof raw === 'string' ? raw : null)).filter((record): record is ActionRecord => record !== undefined);
     },
-    async transition(conversationKey, from, record) {
-      const outcome = await transitionScript(redis, [actionKey(conversationKey, record._id)], [from.join(' '), record.state, JSON.stringify(record)]);
+    async transition(conversationKey, from, record, stamp) {
+      const outcome = await transitionScript(
+        redis,
+        [actionKey(conversationKey, record._id), doneKey(conversationKey)],
+        [from.join(' '), record.state, JSON.stringify(record), record.updatedAt, stamp ?? '', actionFingerprint(record), ACTION_RETENTION_SECONDS],
+      );
       if (outcome === 'ok') {
         await recordIt(record);
         return { moved: true };
       }
       return { moved: false, state: typeof outcome === 'string' ? outcome : undefined };
+    },
+    async doneBefore(conversationKey, record) {
+      const at = await redis.hget(doneKey(conversationKey), actionFingerprint(record));
+      return at && Date.parse(at) > Date.now() - ACTION_RETENTION_SECONDS * 1000 ? at : undefined;
+    },
+    async due(conversationKey, actionId, at) {
+      await redis.zadd(dueKey, at, dueMember(conversationKey, actionId));
+    },
+    async dueBy(now, limit) {
+      const members = await redis.zrangebyscore(dueKey, '-inf', now, 'LIMIT', 0, limit);
+      return members.flatMap((member) => {
+        const space = member.indexOf(' ');
+        return space > 0 ? [{ actionId: member.slice(0, space), conversationKey: member.slice(space + 1) }] : [];
+      });
+    },
+    async undue(conversationKey, actionId) {
+      await redis.zrem(dueKey, dueMember(conversationKey, actionId));
     },
   };
 }

@@ -16,20 +16,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { McpToolCallError, type McpToolSource, type McpWriteTool } from '../tools/mcp-tool-source.js';
+import type { McpWriteTool } from '../tools/mcp-tool-source.js';
 import { bindArguments, ToolScopeError } from '../tools/scope.js';
 import { ToolInterrupt, type AssistantTool, type Caller, type ResumeOutcome, type ToolCallContext } from '../contracts/tool.js';
-import type { ActionRecord, ActionState, ActionStore } from './action-store.js';
+import type { ActionRecord, ActionStore } from './action-store.js';
+import { createActionRunner, leaseEnd, proposerContext, type ActionRunner, type ActionRunnerOptions } from './action-runner.js';
 import { enumChoices, enumQuestionText, tappedOption, typedOption, unsettledEnum } from './enum-question.js';
 import { confirmationChoices, confirmationText, renderSummary } from './summary.js';
 import { languageOf, LANGUAGES, type Language } from '../words/language.js';
-import { CANCEL_WORDS, CONFIRM_WORDS, normaliseAnswer, wordsFor } from './words.js';
-
-/** Why a confirmation got nowhere (`action_refusals_total{reason}`). */
-type RefusalReason = 'foreign-choice' | 'not-proposer' | 'missing';
+import { clockOf, fillWords, wordsFor } from './words.js';
 
 const ConfirmationPendingSchema = z.object({ actionId: z.string().min(1), language: z.enum(LANGUAGES).optional() });
 /** A question for one of the write's enum arguments, asked before anything is proposed: the partly frozen call it completes. */
@@ -49,8 +46,6 @@ const PendingSchema = z.union([ConfirmationPendingSchema, ChoicePendingSchema]);
 type ChoicePending = z.infer<typeof ChoicePendingSchema>['choice'];
 /** How long a change handed to the team waits for a teammate to run or decline it. */
 const TEAM_CONFIRM_SECONDS = 24 * 60 * 60;
-/** How long a teammate's run is taken to be in progress (twice the MCP call's timeout) before a lost outcome is resolved. */
-const TEAM_RUN_LEASE_MS = 30_000;
 const InputSchema = z.record(z.string(), z.unknown());
 
 /**
@@ -92,23 +87,10 @@ function splitLanguage(write: McpWriteTool, raw: unknown, context: ToolCallConte
   return { input: rest, language: languageOf(written, context.metadata.language) };
 }
 
-type Answer = 'confirm' | 'cancel' | 'other' | 'foreign-choice';
-
-function readAnswer(text: string, choice: string | undefined, actionId: string): Answer {
-  if (choice !== undefined) {
-    const tapped = /^act:(.+):(confirm|cancel)$/.exec(choice);
-    if (!tapped || tapped[1] !== actionId) return 'foreign-choice';
-    return tapped[2] === 'confirm' ? 'confirm' : 'cancel';
-  }
-  const words = normaliseAnswer(text);
-  if (CONFIRM_WORDS.has(words)) return 'confirm';
-  if (CANCEL_WORDS.has(words)) return 'cancel';
-  return 'other';
-}
-
 export interface ActionsOptions {
   store: ActionStore;
-  source: Pick<McpToolSource, 'writeTools' | 'callWrite'>;
+  /** The MCP server's writes; `connected` (when known) tells an unreachable server from a write it no longer lists. */
+  source: ActionRunnerOptions['source'];
   /** How long a proposed action waits for its confirmation (ACTION_CONFIRM_TTL_SECONDS). */
   confirmTtlSeconds: number;
   /** Irreversible writes the business lets customers confirm themselves (ACTION_TOOLS_IRREVERSIBLE). */
@@ -132,13 +114,13 @@ export interface Actions {
     actionId: string,
     decision: { run: boolean; by: string; name?: string },
   ): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: ActionRecord }>;
+  /** The words for a confirmation tap that comes when no question is pending (undefined: not an action's tap). */
+  staleTap(choice: string, context: ToolCallContext): Promise<string | undefined>;
+  /** Resumes a pending question of a write that is not listed right now (the business system unreachable). */
+  resumeUnlisted(data: unknown, answerText: string, context: ToolCallContext): Promise<ResumeOutcome | undefined>;
+  /** The steps the sweeper takes on actions nobody came back to. */
+  readonly runner: ActionRunner;
 }
-
-const sameCaller = (record: ActionRecord, context: ToolCallContext): boolean =>
-  context.caller.kind === 'contact' &&
-  context.customer.address === record.proposedBy.address &&
-  context.caller.customerId === record.proposedBy.customerId &&
-  record.conversationId === context.conversationId;
 
 export function createActions(options: ActionsOptions): Actions {
   const { store, source, metrics } = options;
@@ -147,53 +129,16 @@ export function createActions(options: ActionsOptions): Actions {
   const iso = () => new Date(now()).toISOString();
   const count = (tool: string, outcome: string) => metrics.increment('actions_total', { tool, outcome });
 
-  const refuse = (reason: RefusalReason, record: Pick<ActionRecord, '_id' | 'tool'> | undefined, context: ToolCallContext, detail?: string) => {
-    metrics.increment('action_refusals_total', { reason, channel: context.channelId });
-    logger.warn('action-refused', { reason, actionId: record?._id, tool: record?.tool, channelId: context.channelId, ...(detail ? { detail } : {}) });
-  };
-
-  /** Moves `record` to `state` (from one of `from`); the stored record either way. */
-  const tryMove = async (record: ActionRecord, from: readonly ActionState[], state: ActionState, patch: Partial<ActionRecord> = {}) => {
-    const next: ActionRecord = { ...record, ...patch, state, updatedAt: iso() };
-    const moved = await store.transition(record.conversationId, from, next);
-    if (!moved.moved) return undefined;
-    if (['done', 'failed', 'cancelled', 'expired'].includes(state)) count(record.tool, state);
-    logger.info('action-step', { actionId: record._id, tool: record.tool, state, ...(patch.reason ? { reason: patch.reason } : {}) });
-    return next;
-  };
-  const move = async (record: ActionRecord, from: readonly ActionState[], state: ActionState, patch: Partial<ActionRecord> = {}) =>
-    (await tryMove(record, from, state, patch)) ?? (await store.get(record.conversationId, record._id));
-
-  const outcomeOf = (record: ActionRecord, language: Language = 'en'): ResumeOutcome => {
-    if (record.state === 'done') return { output: { status: 'done', action: record.title, result: record.result } };
-    if (record.state === 'failed') {
-      return { output: { status: 'failed', action: record.title, error: record.error, note: 'It did not happen: tell the customer plainly why.' } };
-    }
-    if (record.state === 'expired') return { reply: wordsFor(language).expired };
-    return { output: { status: 'cancelled', action: record.title, note: 'Nothing was changed.' } };
-  };
-
-  /** Runs a confirmed (or lost-outcome `running`) action once; throws when its outcome is unknown (the turn is retried and resolves it). */
-  const run = async (record: ActionRecord, write: McpWriteTool | undefined, context: ToolCallContext): Promise<ActionRecord | undefined> => {
-    const resolving = record.state === 'running';
-    const running = await tryMove(record, [record.state], 'running', { calls: record.calls + 1 });
-    // Another attempt moved it first (it runs it, or has): this one reports what is stored.
-    if (!running) return store.get(record.conversationId, record._id);
-    if (resolving) logger.warn('action-outcome-resolving', { actionId: record._id, tool: record.tool, calls: running.calls });
-    if (!write) {
-      return move(running, ['running'], 'failed', { error: 'This action is no longer available on the business system.' });
-    }
-    try {
-      const result = await source.callWrite(record.tool, record.args, { caller: context.caller, idempotencyKey: record._id, signal: context.signal });
-      return await move(running, ['running'], 'done', { result });
-    } catch (error) {
-      // Refused or answered with an error: it did not happen. A lost answer may have: retried with the same key.
-      if (error instanceof McpToolCallError && (error.reason === 'tool-error' || error.reason === 'not-admitted' || error.reason === 'invalid-input')) {
-        return move(running, ['running'], 'failed', { error: errorText(error).slice(0, 500) });
-      }
-      logger.warn('action-outcome-unknown', { actionId: record._id, tool: record.tool, error });
-      throw error;
-    }
+  const runner = createActionRunner({ store, source, logger, metrics, now });
+  const { refuse, move, run } = runner;
+  /** The run each proposal was made in (one change at a time per model turn), for a few minutes. */
+  const proposedIn = new Map<string, number>();
+  const firstProposalOf = (runId: string): boolean => {
+    const at = now();
+    for (const [id, when] of proposedIn) if (at - when > 10 * 60_000) proposedIn.delete(id);
+    if (proposedIn.has(runId)) return false;
+    proposedIn.set(runId, at);
+    return true;
   };
 
   /**
@@ -263,7 +208,7 @@ export function createActions(options: ActionsOptions): Actions {
     filled[pending.argument] = option.value;
     if (languagePropertyOf(write)) filled[LANGUAGE_PROPERTY] = pending.language;
     try {
-      const next = await toTool(write).execute(filled, context);
+      const next = await propose(write, filled, context);
       return next instanceof ToolInterrupt ? { askAgain: next } : { output: next };
     } catch (error) {
       if (!(error instanceof ToolScopeError)) throw error;
@@ -282,113 +227,99 @@ export function createActions(options: ActionsOptions): Actions {
     inputSchema: offeredSchema(write),
 
     async execute(raw, context) {
-      const { input, language } = splitLanguage(write, raw, context);
-      const caller: Caller = context.caller;
-      if (caller.kind !== 'contact') throw new ToolScopeError(write.name, 'no-identity', `${write.name} needs a verified customer; it was not proposed.`);
-      // The frozen arguments: scoped ones from the verified caller (a foreign value is refused, counted by the caller of execute).
-      const args = bindArguments(write.name, write.access, write.declared, input, caller);
-      const question = askChoice(write, args, context, language);
-      if (question) return question;
-      // An irreversible write the business has not opted in: proposed to the team, never to the customer.
-      const forTeam = write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name);
-      const _id = randomUUID();
-      const summary = renderSummary({
-        title: write.title,
-        args,
-        scoped: Object.keys(write.access.arguments),
-        jsonSchema: write.inputSchema.jsonSchema,
-        caller,
-        language: forTeam ? 'en' : language,
-      });
-      const createdAt = iso();
-      const record: ActionRecord = {
-        _id,
-        conversationId: context.conversationId,
-        channel: context.channelId,
-        tool: write.name,
-        title: write.title,
-        effect: write.effect,
-        args,
-        summary,
-        state: 'proposed',
-        proposedBy: {
-          address: context.customer.address,
-          ...(caller.customerId ? { customerId: caller.customerId } : {}),
-          ...(caller.entity ? { entityId: caller.entity.id } : {}),
-          roleId: context.roleId,
-          runId: context.runId,
-        },
-        calls: 0,
-        ...(forTeam ? { confirmer: 'teammate' as const } : {}),
-        ...(language !== 'en' ? { language } : {}),
-        createdAt,
-        expiresAt: new Date(now() + (forTeam ? TEAM_CONFIRM_SECONDS : options.confirmTtlSeconds) * 1000).toISOString(),
-        updatedAt: createdAt,
-      };
-      await store.create(context.conversationId, record);
-      count(write.name, forTeam ? 'handed_off' : 'proposed');
-      if (forTeam) {
-        logger.info('action-handed-off', { actionId: _id, tool: write.name, channelId: context.channelId });
-        // The service hands it over itself (the notice and the transcript page carry the change); the model only tells the customer.
-        const handed = options.handToTeam
-          ? await options.handToTeam(record, context)
-          : { handedOff: false as const, reason: 'Hand the conversation to the team.' };
+      // One change at a time: a second write in the same model turn would wait where the customer can't see it.
+      if (!firstProposalOf(context.runId)) {
+        logger.info('action-second-refused', { tool: write.name, channelId: context.channelId });
         return {
-          status: 'waiting for our team',
-          change: summary.replace(/^Please confirm: /, ''),
-          note: handed.handedOff
-            ? `Nothing has happened yet: a person on our team must approve this change, and the conversation is with them now. Tell the customer so. ${handed.nextSteps}`
-            : `Nothing has happened yet: a person on our team must approve this change. Tell the customer so. ${handed.reason}`,
+          status: 'not proposed',
+          note: 'Only one change can be proposed at a time, and another is already waiting for the customer. Propose this one after that one is answered.',
         };
       }
-      logger.info('action-proposed', { actionId: _id, tool: write.name, channelId: context.channelId, roleId: context.roleId });
-      const choices = confirmationChoices(_id, language);
-      return new ToolInterrupt(confirmationText(summary, choices, language), { actionId: _id, language }, choices, Date.parse(record.expiresAt), language);
+      return propose(write, raw, context);
     },
 
     async resume(answerText, data, context) {
       const pending = PendingSchema.parse(data);
       if ('choice' in pending) return resumeChoice(write, pending.choice, answerText, context);
-      const { actionId } = pending;
-      const language = pending.language ?? 'en';
-      const words = wordsFor(language);
-      const record = await store.get(context.conversationId, actionId);
-      const answer = readAnswer(answerText, context.metadata.choice, actionId);
-      if (!record) {
-        refuse('missing', undefined, context);
-        return answer === 'other' ? { fresh: true } : { reply: words.expired };
-      }
-      if (answer === 'foreign-choice') {
-        refuse('foreign-choice', record, context, context.metadata.choice?.slice(0, 100));
-        await move(record, ['proposed'], 'cancelled', { reason: 'foreign-choice' });
-        return { reply: words.refused };
-      }
-      if (record.confirmer === 'teammate' || !sameCaller(record, context)) {
-        refuse('not-proposer', record, context);
-        await move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
-        return { reply: words.refused };
-      }
-      if (record.state === 'proposed' && now() > Date.parse(record.expiresAt)) {
-        const expired = await move(record, ['proposed'], 'expired', { reason: 'no answer in time' });
-        if (answer === 'other') return { fresh: true };
-        return expired ? outcomeOf(expired, language) : { reply: words.expired };
-      }
-      if (record.state === 'proposed' && answer !== 'confirm') {
-        const ended = await move(record, ['proposed'], 'cancelled', { reason: answer === 'cancel' ? 'declined' : 'superseded' });
-        if (answer === 'other') return { fresh: true };
-        return ended ? outcomeOf(ended, language) : { reply: words.expired };
-      }
-      let current: ActionRecord | undefined = record;
-      if (current.state === 'proposed') {
-        current = await move(current, ['proposed'], 'confirmed', { confirmedBy: { address: context.customer.address, via: 'customer' } });
-      }
-      if (current && (current.state === 'confirmed' || current.state === 'running')) {
-        const tool = source.writeTools().find((candidate) => candidate.name === current?.tool);
-        current = await run(current, tool, context);
-      }
-      return current ? outcomeOf(current, language) : { reply: words.expired };
+      return runner.resumeConfirmation(pending.actionId, pending.language ?? 'en', answerText, context);
     },
   });
+
+  /** Freezes a write's call and asks for what it still needs: an enum argument, the customer's confirmation, or the team's. */
+  const propose = async (write: McpWriteTool, raw: unknown, context: ToolCallContext): Promise<unknown> => {
+    const { input, language } = splitLanguage(write, raw, context);
+    const caller: Caller = context.caller;
+    if (caller.kind !== 'contact') throw new ToolScopeError(write.name, 'no-identity', `${write.name} needs a verified customer; it was not proposed.`);
+    // The frozen arguments: scoped ones from the verified caller (a foreign value is refused, counted by the caller of execute).
+    const args = bindArguments(write.name, write.access, write.declared, input, caller);
+    const question = askChoice(write, args, context, language);
+    if (question) return question;
+    // An irreversible write the business has not opted in: proposed to the team, never to the customer.
+    const forTeam = write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name);
+    const _id = randomUUID();
+    const summary = renderSummary({
+      title: write.title,
+      args,
+      scoped: Object.keys(write.access.arguments),
+      jsonSchema: write.inputSchema.jsonSchema,
+      caller,
+      language: forTeam ? 'en' : language,
+    });
+    const createdAt = iso();
+    const record: ActionRecord = {
+      _id,
+      conversationId: context.conversationId,
+      channel: context.channelId,
+      tool: write.name,
+      title: write.title,
+      effect: write.effect,
+      args,
+      summary,
+      state: 'proposed',
+      proposedBy: {
+        address: context.customer.address,
+        ...(caller.customerId ? { customerId: caller.customerId } : {}),
+        ...(caller.entity ? { entityId: caller.entity.id } : {}),
+        roleId: context.roleId,
+        runId: context.runId,
+      },
+      calls: 0,
+      ...(forTeam ? { confirmer: 'teammate' as const } : {}),
+      ...(language !== 'en' ? { language } : {}),
+      createdAt,
+      expiresAt: new Date(now() + (forTeam ? TEAM_CONFIRM_SECONDS : options.confirmTtlSeconds) * 1000).toISOString(),
+      updatedAt: createdAt,
+    };
+    // The same change done in the last day is asked about as such, never proposed silently as new.
+    const [doneAt] = await Promise.all([forTeam ? undefined : store.doneBefore(context.conversationId, record), store.create(context.conversationId, record)]);
+    await store.due(context.conversationId, _id, Date.parse(record.expiresAt)).catch((error: unknown) => logger.warn('action-due-unrecorded', { error }));
+    count(write.name, forTeam ? 'handed_off' : 'proposed');
+    if (forTeam) {
+      logger.info('action-handed-off', { actionId: _id, tool: write.name, channelId: context.channelId });
+      // The service hands it over itself (the notice and the transcript page carry the change); the model only tells the customer.
+      const handed = options.handToTeam
+        ? await options.handToTeam(record, context)
+        : { handedOff: false as const, reason: 'Hand the conversation to the team.' };
+      return {
+        status: 'waiting for our team',
+        change: summary.replace(/^Please confirm: /, ''),
+        note: handed.handedOff
+          ? `Nothing has happened yet: a person on our team must approve this change, and the conversation is with them now. Tell the customer so. ${handed.nextSteps}`
+          : `Nothing has happened yet: a person on our team must approve this change. Tell the customer so. ${handed.reason}`,
+      };
+    }
+    logger.info('action-proposed', {
+      actionId: _id,
+      tool: write.name,
+      channelId: context.channelId,
+      roleId: context.roleId,
+      ...(doneAt ? { doneBefore: doneAt } : {}),
+    });
+    const choices = confirmationChoices(_id, language);
+    const text = confirmationText(summary, choices, language);
+    const asked = doneAt ? `${fillWords(wordsFor(language).alreadyDone, { time: clockOf(doneAt) })}\n\n${text}` : text;
+    return new ToolInterrupt(asked, { actionId: _id, language }, choices, Date.parse(record.expiresAt), language);
+  };
 
   /**
    * A teammate runs or declines a change handed to the team, once (the same compare-and-set
@@ -412,25 +343,29 @@ export function createActions(options: ActionsOptions): Actions {
     }
     // Running for another click right now (no conversation lock serialises teammates): reported, never called again
     // until its outcome is surely lost (well past the MCP call's timeout).
-    if (current?.state === 'running' && now() - Date.parse(current.updatedAt) < TEAM_RUN_LEASE_MS) return { outcome: 'decided', action: current };
-    if (current && (current.state === 'confirmed' || current.state === 'running')) {
-      const caller: Caller = {
-        kind: 'contact',
-        name: current.proposedBy.address,
-        ...(current.proposedBy.customerId ? { customerId: current.proposedBy.customerId } : {}),
-        entities: current.proposedBy.entityId ? [{ id: current.proposedBy.entityId, name: current.proposedBy.entityId }] : [],
-        ...(current.proposedBy.entityId ? { entity: { id: current.proposedBy.entityId, name: current.proposedBy.entityId } } : {}),
-      };
-      const tool = source.writeTools().find((candidate) => candidate.name === current?.tool);
-      const context = { caller, signal: new AbortController().signal } as Pick<ToolCallContext, 'caller' | 'signal'> as ToolCallContext;
-      current = await run(current, tool, context);
-    }
+    if (current?.state === 'running' && now() < leaseEnd(current)) return { outcome: 'decided', action: current };
+    if (current && (current.state === 'confirmed' || current.state === 'running')) current = await run(current, proposerContext(current), 'report');
     return current ? { outcome: 'decided', action: current } : { outcome: 'unknown' };
+  };
+
+  /**
+   * A confirmation answered when its write is not listed (the business system unreachable at
+   * the moment): still resolved by the actions machinery, never handed to the model as words.
+   */
+  const resumeUnlisted = async (data: unknown, answerText: string, context: ToolCallContext): Promise<ResumeOutcome | undefined> => {
+    const parsed = PendingSchema.safeParse(data);
+    if (!parsed.success) return undefined;
+    const pending = parsed.data;
+    if ('choice' in pending) return { reply: wordsFor(pending.choice.language).expired };
+    return runner.resumeConfirmation(pending.actionId, pending.language ?? 'en', answerText, context);
   };
 
   let built: { from: readonly McpWriteTool[]; tools: readonly AssistantTool[] } | undefined;
   return {
     decide,
+    runner,
+    resumeUnlisted,
+    staleTap: runner.staleTap,
     tools() {
       const writes = source.writeTools();
       if (built?.from !== writes) built = { from: writes, tools: Object.freeze(writes.map(toTool)) };

@@ -23,6 +23,14 @@ interface ActionWords {
   teamDone: string;
   teamFailed: string;
   teamDeclined: string;
+  /** What the customer is told of their own confirmed change when the model can't say it: `{action}`, `{result}`, `{error}` as above. */
+  done: string;
+  failed: string;
+  cancelled: string;
+  /** Before a confirmation of a change already done in the last 24 hours: `{time}` when (HH:MM UTC). */
+  alreadyDone: string;
+  /** A tap on a confirmation whose change already ran: `{action}`, `{time}`. */
+  tappedDone: string;
 }
 
 const WORDS: Record<Language, ActionWords> = {
@@ -39,6 +47,11 @@ const WORDS: Record<Language, ActionWords> = {
     teamDone: "Our team approved your request and it's done: {action}.{result}",
     teamFailed: "Our team approved your request ({action}), but it didn't go through: {error}",
     teamDeclined: "Our team reviewed your request ({action}) and won't go ahead with it. Reply here if you have any questions.",
+    done: 'Done: {action}.{result}',
+    failed: "It didn't go through: {action}. {error}",
+    cancelled: 'Cancelled: {action}. Nothing was changed.',
+    alreadyDone: 'You already did this today at {time} UTC. Do it again?',
+    tappedDone: 'That change was already made at {time} UTC: {action}. Nothing else was changed.',
   },
   es: {
     pleaseConfirm: 'Por favor, confirme:',
@@ -53,6 +66,11 @@ const WORDS: Record<Language, ActionWords> = {
     teamDone: 'Nuestro equipo aprobó su solicitud y ya está hecha: {action}.{result}',
     teamFailed: 'Nuestro equipo aprobó su solicitud ({action}), pero no se pudo completar: {error}',
     teamDeclined: 'Nuestro equipo revisó su solicitud ({action}) y no la llevará a cabo. Responda aquí si tiene alguna pregunta.',
+    done: 'Hecho: {action}.{result}',
+    failed: 'No se pudo completar: {action}. {error}',
+    cancelled: 'Cancelado: {action}. No se ha cambiado nada.',
+    alreadyDone: 'Ya hizo esto hoy a las {time} UTC. ¿Quiere hacerlo de nuevo?',
+    tappedDone: 'Ese cambio ya se hizo a las {time} UTC: {action}. No se ha cambiado nada más.',
   },
   fr: {
     pleaseConfirm: 'Veuillez confirmer :',
@@ -67,6 +85,11 @@ const WORDS: Record<Language, ActionWords> = {
     teamDone: "Notre équipe a approuvé votre demande et c'est fait : {action}.{result}",
     teamFailed: "Notre équipe a approuvé votre demande ({action}), mais elle n'a pas abouti : {error}",
     teamDeclined: "Notre équipe a examiné votre demande ({action}) et n'y donnera pas suite. Répondez ici si vous avez des questions.",
+    done: "C'est fait : {action}.{result}",
+    failed: "Cela n'a pas abouti : {action}. {error}",
+    cancelled: "Annulé : {action}. Rien n'a été modifié.",
+    alreadyDone: "Vous avez déjà fait cela aujourd'hui à {time} UTC. Le refaire ?",
+    tappedDone: "Ce changement a déjà été fait à {time} UTC : {action}. Rien d'autre n'a été modifié.",
   },
   de: {
     pleaseConfirm: 'Bitte bestätigen:',
@@ -81,6 +104,11 @@ const WORDS: Record<Language, ActionWords> = {
     teamDone: 'Unser Team hat Ihre Anfrage genehmigt und sie ist erledigt: {action}.{result}',
     teamFailed: 'Unser Team hat Ihre Anfrage genehmigt ({action}), aber sie konnte nicht ausgeführt werden: {error}',
     teamDeclined: 'Unser Team hat Ihre Anfrage geprüft ({action}) und wird sie nicht ausführen. Antworten Sie hier, wenn Sie Fragen haben.',
+    done: 'Erledigt: {action}.{result}',
+    failed: 'Das hat nicht geklappt: {action}. {error}',
+    cancelled: 'Abgebrochen: {action}. Es wurde nichts geändert.',
+    alreadyDone: 'Das haben Sie heute bereits um {time} UTC getan. Noch einmal ausführen?',
+    tappedDone: 'Diese Änderung wurde bereits um {time} UTC vorgenommen: {action}. Sonst wurde nichts geändert.',
   },
   pt: {
     pleaseConfirm: 'Por favor, confirme:',
@@ -95,6 +123,11 @@ const WORDS: Record<Language, ActionWords> = {
     teamDone: 'A nossa equipa aprovou o seu pedido e está feito: {action}.{result}',
     teamFailed: 'A nossa equipa aprovou o seu pedido ({action}), mas não foi possível concluí-lo: {error}',
     teamDeclined: 'A nossa equipa analisou o seu pedido ({action}) e não vai avançar com ele. Responda aqui se tiver alguma dúvida.',
+    done: 'Feito: {action}.{result}',
+    failed: 'Não foi possível concluir: {action}. {error}',
+    cancelled: 'Cancelado: {action}. Nada foi alterado.',
+    alreadyDone: 'Já fez isto hoje às {time} UTC. Quer fazê-lo de novo?',
+    tappedDone: 'Essa alteração já foi feita às {time} UTC: {action}. Nada mais foi alterado.',
   },
   ar: {
     pleaseConfirm: 'يرجى التأكيد:',
@@ -109,6 +142,11 @@ const WORDS: Record<Language, ActionWords> = {
     teamDone: 'وافق فريقنا على طلبك وتم تنفيذه: {action}.{result}',
     teamFailed: 'وافق فريقنا على طلبك ({action})، لكنه لم يكتمل: {error}',
     teamDeclined: 'راجع فريقنا طلبك ({action}) ولن يمضي فيه. أرسل ردك هنا إن كانت لديك أي أسئلة.',
+    done: 'تم: {action}.{result}',
+    failed: 'لم يتم ذلك: {action}. {error}',
+    cancelled: 'أُلغي: {action}. لم يتغير شيء.',
+    alreadyDone: 'لقد قمت بهذا اليوم في {time} UTC. هل تريد تنفيذه مرة أخرى؟',
+    tappedDone: 'تم هذا التغيير بالفعل في {time} UTC: {action}. لم يتغير شيء آخر.',
   },
 };
 
@@ -198,5 +236,28 @@ export function teamDecisionText(record: {
   }
   if (record.state === 'failed') return fill(words.teamFailed, { action: record.title, error: record.error ?? '—' });
   if (record.state === 'cancelled' && record.reason?.startsWith('declined by ')) return fill(words.teamDeclined, { action: record.title });
+  return undefined;
+}
+
+/** `template` with its `{name}` markers filled (by function: a `$` in a value is text). */
+export function fillWords(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (marker, name: string) => values[name] ?? marker);
+}
+
+/** HH:MM (UTC) of an ISO time, for the words that say when a change was made. */
+export const clockOf = (iso: string): string => iso.slice(11, 16);
+
+/**
+ * The customer's own confirmed change in the service's words, for when the model can't say it
+ * (or a tap comes after it ended): done, failed or cancelled; undefined for any other state.
+ */
+export function outcomeText(record: { state: string; title: string; result?: unknown; error?: string | undefined }, language: Language): string | undefined {
+  const words = WORDS[language];
+  if (record.state === 'done') {
+    const result = typeof record.result === 'string' ? record.result.replace(/\s+/g, ' ').trim().slice(0, RESULT_CHARS) : '';
+    return fillWords(words.done, { action: record.title, result: result ? ` ${result}` : '' });
+  }
+  if (record.state === 'failed') return fillWords(words.failed, { action: record.title, error: record.error ?? '—' });
+  if (record.state === 'cancelled') return fillWords(words.cancelled, { action: record.title });
   return undefined;
 }

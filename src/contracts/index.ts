@@ -263,6 +263,12 @@ export interface TurnInput {
    * question): the caller may hold the turn meanwhile, or abort it (`signal`) to start it over.
    */
   beforeAction?: () => Promise<void>;
+  /**
+   * The batch's tap on an answer button, decided on its own wherever it sat in the batch (the
+   * last one when there are several): `inbound` then holds only the batch's other messages
+   * (its text empty when the tap was alone, its metadata without `choice`).
+   */
+  tap?: { text: string; choice: string };
 }
 
 export interface TurnResult {

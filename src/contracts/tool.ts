@@ -97,9 +97,22 @@ export class WithSession {
  * How a tool's `resume` answers: a result the model continues from, the question asked again,
  * `fresh` (the answer was no answer: the pending question is dropped and the message is a new
  * turn), or `reply` (a fixed answer the service gives without the model, e.g. an expired
- * confirmation).
+ * confirmation). A resume must be idempotent: a retried batch resumes the same answer again
+ * (the question stays pending, marked answered by that batch, until a later message).
  */
-export type ResumeOutcome = { output: unknown; session?: SessionFacts } | { askAgain: ToolInterrupt } | { fresh: true } | { reply: string };
+export type ResumeOutcome =
+  | {
+      output: unknown;
+      session?: SessionFacts;
+      /**
+       * The service's own words for this result, in the question's language: what the customer
+       * gets when the model can't phrase it (a change that ran is never left untold, or run again).
+       */
+      said?: string;
+    }
+  | { askAgain: ToolInterrupt }
+  | { fresh: true }
+  | { reply: string };
 
 /** What a runtime-bound argument is filled with: the caller's customer id, or the selected entity's id. */
 export type ScopeBinding = 'customer' | 'entity';

@@ -117,7 +117,7 @@ const networkCodes = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 const infrastructureNames =
-  /^(StorageWriteError|Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|TopologyClosed|PoolCleared|WriteConcern|ServerClosed)Error|MongooseServerSelectionError|MaxRetriesPerRequestError|TimeoutError|AbortError)$/;
+  /^(StorageWriteError|ActionOutcomePendingError|Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|TopologyClosed|PoolCleared|WriteConcern|ServerClosed)Error|MongooseServerSelectionError|MaxRetriesPerRequestError|TimeoutError|AbortError)$/;
 const infrastructureMessages =
   /buffering timed out|connection is closed|connection (\d+ )?to .* closed|stream isn't writeable|server selection timed out|ECONNREFUSED|ECONNRESET/i;
 const deterministicNames = new Set(['ZodError', 'ConfigError']);

@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AssistantTool, Caller, SessionFacts } from '../contracts/tool.js';
+import type { AssistantTool, Caller, ResumeOutcome, SessionFacts, ToolCallContext } from '../contracts/tool.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
 import { languageOf } from '../words/language.js';
 import { serviceWords } from '../words/service-words.js';
@@ -20,7 +20,15 @@ import { questionExpiresAt } from './state/keys.js';
 import { toolContextFor } from './tool-context.js';
 
 export type ContinuationOutcome =
-  { kind: 'refused' | 'asked'; result: TurnResult } | { kind: 'resume'; leg: PreparedLeg; note: string } | { kind: 'fresh'; session: SessionFacts };
+  | { kind: 'refused' | 'asked'; result: TurnResult }
+  | { kind: 'resume'; leg: PreparedLeg; note: string; said?: string }
+  | { kind: 'fresh'; session: SessionFacts };
+
+/**
+ * Resumes a pending question whose tool is not offered right now (its server unreachable):
+ * undefined when no one owns that question.
+ */
+export type UnlistedResume = (toolName: string, data: unknown, answer: string, context: ToolCallContext) => Promise<ResumeOutcome | undefined>;
 
 export interface ContinuationDependencies {
   roles: ReadonlyMap<string, RoleDefinition>;
@@ -28,6 +36,7 @@ export interface ContinuationDependencies {
   state: ConversationState;
   logger: Logger;
   metrics: Metrics;
+  resumeUnlisted?: UnlistedResume | undefined;
 }
 
 export async function resumeContinuation(
@@ -47,10 +56,22 @@ export async function resumeContinuation(
   const conversationId = input.conversationId;
   const stored = await decisions.get(conversationId, pending.runId);
   const role = stored ? dependencies.roles.get(stored.roleId) : undefined;
-  if (!stored || !role) {
+  const decision = stored ? { ...stored, runId: input.runId } : undefined;
+  const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
+  const context =
+    decision && role
+      ? toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller: leg.caller })
+      : undefined;
+  // A question is answered by its own tool, never by the model reading the answer as words.
+  const outcome = !context
+    ? undefined
+    : tool?.resume
+      ? await tool.resume(input.inbound.text, pending.data, context)
+      : await dependencies.resumeUnlisted?.(pending.toolName, pending.data, input.inbound.text, context);
+  if (!decision || !role || !outcome) {
     await state.clearPending(conversationId);
     metrics.increment('continuations_total', { outcome: 'refused' });
-    logger.warn('continuation-refused', { parentRunId: pending.runId, reason: 'decision-expired' });
+    logger.warn('continuation-refused', { parentRunId: pending.runId, reason: !decision || !role ? 'decision-expired' : 'tool-unavailable' });
     return {
       kind: 'refused',
       result: {
@@ -65,11 +86,6 @@ export async function resumeContinuation(
       },
     };
   }
-
-  const decision = { ...stored, runId: input.runId };
-  const tool = catalogue.find((candidate) => candidate.name === pending.toolName);
-  const context = toolContextFor(leg.channel, input, { runId: input.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller: leg.caller });
-  const outcome = tool?.resume ? await tool.resume(input.inbound.text, pending.data, context) : { output: { answer: input.inbound.text } };
 
   if ('fresh' in outcome || 'reply' in outcome) {
     await state.clearPending(conversationId);
@@ -116,7 +132,10 @@ export async function resumeContinuation(
     };
   }
 
-  await state.clearPending(conversationId);
+  // Kept, marked answered by this batch: its retry (a model that failed, a worker that died
+  // before the reply) resumes the same answer again and gets the same outcome, never a fresh
+  // turn that could ask for the change again. A later message finds it over.
+  await state.setPending(conversationId, { ...pending, answeredBy: input.inbound.messageId });
   let session = leg.session;
   if (outcome.session) {
     session = { ...session, ...outcome.session };
@@ -129,5 +148,6 @@ export async function resumeContinuation(
     kind: 'resume',
     leg: { decision, role, offered, session, modelCalls: 0 },
     note: `The customer just answered the question asked through ${pending.toolName}. Result: ${JSON.stringify(outcome.output)}. Continue from there.`,
+    ...(outcome.said !== undefined ? { said: outcome.said } : {}),
   };
 }

@@ -15,20 +15,20 @@ import type { ModelProvider } from '../model/provider.js';
 import { callerFor } from '../tools/caller.js';
 import type { LinkedCustomer } from '../tools/select-entity.js';
 import { callerMayUse } from '../tools/scope.js';
-import type { AssistantTool, Caller, SessionFacts } from '../contracts/tool.js';
+import type { AssistantTool, Caller, SessionFacts, ToolCallContext } from '../contracts/tool.js';
 import { callModel, type ModelLimits } from './call-model.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
 import { checkRosterLimits } from './define-role.js';
 import { groundingSections, withCustomerContext } from './grounding.js';
-import type { JudgeDependencies } from './judge.js';
+import { defaultRole, type JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
 import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
-import { resumeContinuation } from './resume-continuation.js';
+import { resumeContinuation, type UnlistedResume } from './resume-continuation.js';
 import { languageOf } from '../words/language.js';
 import { serviceWords } from '../words/service-words.js';
-import type { ConversationState } from './state/conversation-state.js';
+import type { ConversationState, PendingInterrupt } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import type { FactStore } from './state/fact-store.js';
 import { questionExpiresAt } from './state/keys.js';
@@ -52,6 +52,10 @@ export interface OrchestratorOptions {
   judgeBreaker?: { threshold: number; cooldownMs: number; now?: () => number };
   /** Stores a finished turn's model usage (per day, role and channel); failures are logged. */
   usage?: UsageRecorder;
+  /** Resumes a pending question whose tool is not offered right now (a confirmation while its server is unreachable). */
+  resumeUnlisted?: UnlistedResume;
+  /** The service's words for a tap that comes when no question is pending (undefined: the generic refusal). */
+  staleTap?: (choice: string, context: ToolCallContext) => Promise<string | undefined>;
 }
 
 export interface Orchestrator {
@@ -62,6 +66,17 @@ export interface Orchestrator {
   resetConversation(conversationId: string): Promise<void>;
   /** The decision a leg stored, while it has not expired (for the CLI's `/decision`). */
   decision(conversationId: string, runId: string): Promise<StoredDecision | undefined>;
+}
+
+/** The leg's input as the pending question's tool reads it: the batch's tap, when it has one, on its own. */
+function answerInput(input: TurnInput, runId: string): TurnInput {
+  if (!input.tap) return { ...input, runId };
+  return { ...input, runId, inbound: { ...input.inbound, text: input.tap.text, metadata: { ...input.inbound.metadata, choice: input.tap.choice } } };
+}
+
+/** A leg the service answers in its own words, without the model. */
+function serviceResult(runId: string, roleId: string, text: string): TurnResult {
+  return { runId, roleId, text, failed: true, offeredTools: [], toolCalls: [], modelCalls: 0 };
 }
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
@@ -145,6 +160,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           question: result.interrupt.question,
           data: result.interrupt.data,
           attempts: 0,
+          askedIn: input.inbound.messageId,
           ...(result.interrupt.language !== undefined ? { language: result.interrupt.language } : {}),
         });
       }
@@ -198,6 +214,43 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     }
   };
 
+  /**
+   * The question this batch answers: none when a later batch finds it answered (its reply is
+   * out; the DEL ends it) or when this very batch asked it (a retry of the turn that asked).
+   */
+  const openQuestion = async (input: TurnInput, pending: PendingInterrupt | undefined): Promise<PendingInterrupt | undefined> => {
+    if (!pending || pending.askedIn === input.inbound.messageId) return undefined;
+    if (pending.answeredBy === undefined || pending.answeredBy === input.inbound.messageId) return pending;
+    await options.state.clearPending(input.conversationId);
+    return undefined;
+  };
+
+  /**
+   * A resumed question's answer from the model; when the model can't give it, the service's own
+   * words for the result (a change that ran is told, never left to a retry that could ask again).
+   */
+  const answerResumed = async (
+    channel: ChannelDefinition,
+    input: TurnInput,
+    outcome: { leg: PreparedLeg; note: string; said?: string },
+    logger: Logger,
+    contact: LinkedCustomer | undefined,
+    meter: TurnMeter,
+  ): Promise<TurnResult> => {
+    const note =
+      input.tap && input.inbound.text.trim() !== ''
+        ? `${outcome.note} The customer also wrote the other messages since the question: answer them too.`
+        : outcome.note;
+    try {
+      return await answer(channel, input, outcome.leg, input.history, note, logger, contact, meter);
+    } catch (error) {
+      if (input.signal.aborted || outcome.said === undefined) throw error;
+      metrics.increment('continuations_total', { outcome: 'said_by_service' });
+      logger.warn('continuation-said-by-service', { roleId: outcome.leg.role.id, error });
+      return { ...serviceResult(outcome.leg.decision.runId, outcome.leg.role.id, outcome.said), offeredTools: outcome.leg.decision.offeredTools };
+    }
+  };
+
   const legs = {
     /** One turn; `routed` learns the role answering it once the judge (or a resumed question) decided. */
     async run(channel: ChannelDefinition, input: TurnInput, meter: TurnMeter, routed: { roleId?: string }): Promise<TurnResult> {
@@ -219,25 +272,39 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       ]);
       let activeRoleId: string | undefined;
       let session: SessionFacts = {};
+      /** The service's words for the batch's tap, said before the answer to its other messages. */
+      let said: string | undefined;
+      const others = input.inbound.text.trim() !== '';
       if (start) {
         activeRoleId = start.activeRoleId;
         session = start.session;
-        if (start.pending) {
-          // Resuming clears the pending question: never done twice.
-          await input.beforeAction?.();
-          const caller = callerFor(contact, session);
-          const outcome = await resumeContinuation(
-            { roles: byId, decisions: options.decisions, state: options.state, logger, metrics },
-            { channel, input: { ...input, runId }, pending: start.pending, session, caller, catalogue: [...channel.tools, ...mcpToolsFor(caller)] },
-          );
-          if (outcome.kind === 'resume') {
-            routed.roleId = outcome.leg.role.id;
-            return done(await answer(channel, input, outcome.leg, input.history, outcome.note, logger, contact, meter));
-          }
-          // The answer was no answer (e.g. another request while a confirmation waited): a fresh turn.
-          if (outcome.kind !== 'fresh') return done(outcome.result);
-          session = outcome.session;
+      }
+      const pending = await openQuestion(input, start?.pending);
+      if (pending) {
+        // Resuming ends the question (once: a retry of this batch resumes the same answer again).
+        await input.beforeAction?.();
+        const caller = callerFor(contact, session);
+        const outcome = await resumeContinuation(
+          { roles: byId, decisions: options.decisions, state: options.state, logger, metrics, resumeUnlisted: options.resumeUnlisted },
+          { channel, input: answerInput(input, runId), pending, session, caller, catalogue: [...channel.tools, ...mcpToolsFor(caller)] },
+        );
+        if (outcome.kind === 'resume') {
+          routed.roleId = outcome.leg.role.id;
+          return done(await answerResumed(channel, input, outcome, logger, contact, meter));
         }
+        // A tap refused on its own: the batch's other messages still get their answer.
+        if (outcome.kind === 'refused' && input.tap && others) said = outcome.result.text;
+        // The answer was no answer (e.g. another request while a confirmation waited): a fresh turn.
+        else if (outcome.kind !== 'fresh') return done(outcome.result);
+        else session = outcome.session;
+      } else if (input.tap) {
+        // A tap when nothing is pending (an old message's button, a forged one): refused in the service's words.
+        await input.beforeAction?.();
+        const context = toolContextFor(channel, answerInput(input, runId), { runId, roleId: 'none', facts: {}, session, caller: callerFor(contact, session) });
+        said = (await options.staleTap?.(input.tap.choice, context)) ?? serviceWords(languageOf(input.inbound.metadata.language)).questionExpired;
+        metrics.increment('continuations_total', { outcome: 'refused' });
+        logger.warn('continuation-refused', { reason: 'no-question', choice: input.tap.choice.slice(0, 100) });
+        if (!others) return done(serviceResult(runId, activeRoleId ?? defaultRole(roles).id, said));
       }
       const leg = await prepareFreshLeg(
         { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge: { ...judge, onModelCall: meter.observe } },
@@ -255,7 +322,10 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         },
       );
       routed.roleId = leg.role.id;
-      return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
+      if (said === undefined) return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
+      input.onTextDelta?.(`${said}\n\n`);
+      const answered = await answer(channel, input, leg, input.history, undefined, logger, contact, meter);
+      return done({ ...answered, text: `${said}\n\n${answered.text}` });
     },
   };
 

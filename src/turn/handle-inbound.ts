@@ -112,6 +112,24 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
   return [...recent, ...additions.filter((message) => !known.has(message.id))];
 }
 
+/**
+ * What a batch says to its turn: the last tap on an answer button on its own (`tap`), and the
+ * other messages' words as the turn's inbound (the last message's id, no `choice`).
+ */
+function turnWords(batch: readonly InboundMessage[]): { inbound: InboundMessage; tap?: { text: string; choice: string } } {
+  const last = batch.at(-1);
+  if (!last) throw new Error('an empty batch has no turn');
+  const tapAt = batch.findLastIndex((received) => received.metadata.choice !== undefined);
+  const tapped = batch[tapAt];
+  if (!tapped?.metadata.choice) return { inbound: batch.length > 1 ? { ...last, text: batch.map((received) => received.text).join('\n') } : last };
+  const others = batch.filter((_, index) => index !== tapAt);
+  const metadata = Object.fromEntries(Object.entries(last.metadata).filter(([name]) => name !== 'choice'));
+  return {
+    inbound: { ...last, text: others.map((received) => received.text).join('\n'), metadata },
+    tap: { text: tapped.text, choice: tapped.metadata.choice },
+  };
+}
+
 /** Reply parts through the send ledger: claim, send, record — and resolve lost outcomes. */
 function createLedgerSender(transcripts: TranscriptStore, metrics: Metrics) {
   const sendPart = (
@@ -400,8 +418,9 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
         conversationId,
         firstTurn: created,
         runId: randomUUID(),
-        // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole burst.
-        inbound: earlier.length > 0 ? { ...message, text: [...earlier, message].map((received) => received.text).join('\n') } : message,
+        // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole
+        // burst; a tap on an answer button is decided on its own, wherever it sits in it.
+        ...turnWords([...earlier, message]),
         // A guarded turn's model reads a bounded history (the stored one stays whole).
         history: withMediaContent(toModelHistory(guarded ? boundedHistory(history) : history), turnMedia),
         signal: gate ? AbortSignal.any([signal, gate.restart]) : signal,

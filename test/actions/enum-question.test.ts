@@ -148,6 +148,10 @@ describe('the question in createActions (an in-memory store, a fake MCP source)'
         records.set(record._id, record);
         return { moved: true };
       },
+      doneBefore: async () => undefined,
+      due: async () => undefined,
+      dueBy: async () => [],
+      undue: async () => undefined,
     };
     const written: Record<string, unknown>[] = [];
     const metrics = createMetrics();

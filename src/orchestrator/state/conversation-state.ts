@@ -18,6 +18,13 @@ const PendingInterruptSchema = z.object({
   attempts: z.number().int().nonnegative(),
   /** The question's language (ISO 639-1), when its tool said: the reply to a late answer is in it. */
   language: z.string().optional(),
+  /** The message (the last of its batch) whose turn asked it: that batch's retry never answers it. */
+  askedIn: z.string().optional(),
+  /**
+   * The message (the last of its batch) whose turn answered it: that batch's retry answers the
+   * same way again (the answer's outcome is never lost); a later message finds it over.
+   */
+  answeredBy: z.string().optional(),
 });
 export type PendingInterrupt = z.infer<typeof PendingInterruptSchema>;
 
