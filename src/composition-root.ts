@@ -58,6 +58,7 @@ import { teamDecisionText } from './actions/words.js';
 import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
 import type { PageAction, PageActions } from './transcripts/page-actions.js';
 import { createActionRecords } from './actions/action-records.js';
+import { createActionSweeper } from './actions/action-sweeper.js';
 import type { AssistantTool, ToolCallContext } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
@@ -130,6 +131,8 @@ export interface ServiceOverrides {
   modelBreakerScope?: string;
   /** The intake sweeper's pace (default: every 5 s, messages noted over 10 s ago), shorter in tests. */
   intakeSweep?: { intervalMs: number; staleMs: number };
+  /** How often the action sweeper looks for unanswered confirmations and runs nobody came back to (default 10 s). */
+  actionSweepMs?: number;
 }
 
 /** How often a worker looks for messages a dead web process left without a job, and how old their note must be. */
@@ -344,6 +347,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     if (joined?.reads !== reads || joined.writes !== writes) joined = { reads, writes, all: [...reads, ...writes] };
     return joined.all;
   };
+  const actionSweeper = actions
+    ? createActionSweeper({ store: actionStore, runner: actions.runner, logger, ...(overrides.actionSweepMs ? { intervalMs: overrides.actionSweepMs } : {}) })
+    : undefined;
   const actionRecords = createActionRecords(mongo);
   // The customer hears what the team decided, in the service's words, through their conversation's hand-off.
   const tellDecision: TellDecision = async (record, by) => {
@@ -551,6 +557,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       noticeDelivery.start();
       transcriptWriter.start();
       intakeSweeper.start();
+      actionSweeper?.start();
       usage.start();
       takeover.start();
       mongoLink.whenConnected('recent history copy', async (signal) => void (await recentBackfill.run(signal)));
@@ -570,6 +577,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await Promise.all(workers.map((worker) => worker.close()));
       await notices?.close();
       await intakeSweeper.close();
+      await actionSweeper?.close();
       await usage.close();
       contacts.close();
       await mcp?.close().catch(() => undefined);

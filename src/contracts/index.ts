@@ -268,7 +268,12 @@ export interface TurnInput {
    * last one when there are several): `inbound` then holds only the batch's other messages
    * (its text empty when the tap was alone, its metadata without `choice`).
    */
-  tap?: { text: string; choice: string };
+  tap?: {
+    text: string;
+    choice: string;
+    /** The history without the tap's message: what the model reads when the tap was answered by the service's words. */
+    history: readonly ModelMessage[];
+  };
 }
 
 export interface TurnResult {

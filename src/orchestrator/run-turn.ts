@@ -314,7 +314,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           firstTurn: input.firstTurn,
           activeRoleId,
           session,
-          history: input.history,
+          // The model answers the batch's other messages when the service answered its tap.
+          history: said !== undefined && input.tap ? input.tap.history : input.history,
           channelTools: channel.tools,
           mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
@@ -324,7 +325,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       routed.roleId = leg.role.id;
       if (said === undefined) return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
       input.onTextDelta?.(`${said}\n\n`);
-      const answered = await answer(channel, input, leg, input.history, undefined, logger, contact, meter);
+      const answered = await answer(channel, input, leg, input.tap?.history ?? input.history, undefined, logger, contact, meter);
       return done({ ...answered, text: `${said}\n\n${answered.text}` });
     },
   };

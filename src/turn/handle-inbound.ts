@@ -116,7 +116,7 @@ function withMessages(recent: readonly RecentMessage[], additions: readonly Rece
  * What a batch says to its turn: the last tap on an answer button on its own (`tap`), and the
  * other messages' words as the turn's inbound (the last message's id, no `choice`).
  */
-function turnWords(batch: readonly InboundMessage[]): { inbound: InboundMessage; tap?: { text: string; choice: string } } {
+function turnWords(batch: readonly InboundMessage[]): { inbound: InboundMessage; tap?: { text: string; choice: string; messageId: string } } {
   const last = batch.at(-1);
   if (!last) throw new Error('an empty batch has no turn');
   const tapAt = batch.findLastIndex((received) => received.metadata.choice !== undefined);
@@ -126,7 +126,7 @@ function turnWords(batch: readonly InboundMessage[]): { inbound: InboundMessage;
   const metadata = Object.fromEntries(Object.entries(last.metadata).filter(([name]) => name !== 'choice'));
   return {
     inbound: { ...last, text: others.map((received) => received.text).join('\n'), metadata },
-    tap: { text: tapped.text, choice: tapped.metadata.choice },
+    tap: { text: tapped.text, choice: tapped.metadata.choice, messageId: tapped.messageId },
   };
 }
 
@@ -414,15 +414,36 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       if (gate?.restart.aborted) throw gate.restart.reason;
       const stream = gatedStream(gate, channel.transport.streamDelta ? (delta: string) => channel.transport.streamDelta?.(message, delta) : undefined);
       // A model outage fails the turn for the queue's retry (the worker decides on the holding message).
+      const modelHistory = (entries: readonly RecentMessage[], prepared: readonly (PreparedMedia | undefined)[]) =>
+        withMediaContent(toModelHistory(guarded ? boundedHistory(entries) : entries), prepared);
+      const batchNow = [...earlier, message];
+      const { inbound: wordsInbound, tap } = turnWords(batchNow);
+      const tapAt = tap ? batchNow.findIndex((received) => received.messageId === tap.messageId) : -1;
+      const tapId = tap ? inboundMessageId(channel.id, tap.messageId) : undefined;
+      const words = {
+        inbound: wordsInbound,
+        ...(tap
+          ? {
+              tap: {
+                text: tap.text,
+                choice: tap.choice,
+                history: modelHistory(
+                  history.filter((entry) => entry.id !== tapId),
+                  turnMedia.filter((_, index) => index !== tapAt),
+                ),
+              },
+            }
+          : {}),
+      };
       result = await options.orchestrator.runTurn(channel, {
         conversationId,
         firstTurn: created,
         runId: randomUUID(),
         // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole
         // burst; a tap on an answer button is decided on its own, wherever it sits in it.
-        ...turnWords([...earlier, message]),
+        ...words,
         // A guarded turn's model reads a bounded history (the stored one stays whole).
-        history: withMediaContent(toModelHistory(guarded ? boundedHistory(history) : history), turnMedia),
+        history: modelHistory(history, turnMedia),
         signal: gate ? AbortSignal.any([signal, gate.restart]) : signal,
         logger,
         ...(stream ? { onTextDelta: stream.delta } : {}),
