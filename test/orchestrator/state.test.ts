@@ -169,6 +169,10 @@ describe('continuations', () => {
     expect(resuming.models.calls.filter((call) => call.structured)).toHaveLength(0);
     expect(answer.offeredTools).toEqual(question.offeredTools);
     expect(JSON.parse((await resuming.redis.get(stateKeys.session(id)))!)).toEqual({ colour: 'blue' });
+    // Kept, marked answered by this message: a retry of it resumes the same answer; the next message finds it over.
+    expect(JSON.parse((await resuming.redis.get(stateKeys.pending(id)))!)).toMatchObject({ answeredBy: expect.any(String) });
+    const next = await resuming.turn(id, 'thanks', { firstTurn: false });
+    expect(next.text).not.toBe('Done. Blue it is.');
     expect(await resuming.redis.exists(stateKeys.pending(id))).toBe(0);
   });
 

@@ -147,13 +147,17 @@ test("another visitor posting the choice id of Ana's confirmation gets nowhere",
     const started = await harness.http.post('/api/widget/session').set('Origin', origin).send({ siteKey: 'test-site' });
     const token = (started.body as { token: string }).token;
     const before = harness.models.replyCalls().length;
+    const refused = () => harness.services.metrics.value('action_refusals_total', { reason: 'stale', channel: 'web' }) ?? 0;
+    const refusedBefore = refused();
     const posted = await harness.http
       .post('/api/widget/messages')
       .set('Origin', origin)
       .set('Authorization', `Bearer ${token}`)
       .send({ clientMessageId: 'stranger-tap-1', text: 'Confirm', choice: choiceId });
     expect(posted.status).toBe(202);
-    await eventually(() => harness.models.replyCalls().length > before);
+    // Nothing is pending in the stranger's conversation: refused in the service's words, never read by the model.
+    await eventually(() => refused() > refusedBefore);
+    expect(harness.models.replyCalls().length).toBe(before);
     expect(mcp.applied.filter((write) => write.tool === 'order_cancel')).toEqual([]);
     expect(mcp.orders().find((order) => order.number === '5002')?.status).toBe('open');
   } finally {
