@@ -52,7 +52,7 @@ import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
-import { createMcpToolSource } from './tools/mcp-tool-source.js';
+import { assertMcpConnected, createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createActions, type Actions } from './actions/actions.js';
 import { teamDecisionText } from './actions/words.js';
 import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
@@ -469,6 +469,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'redis', check: async () => void (await redis.ping()) },
       // Turns never wait on MongoDB (the transcript outbox does): down or slow, it is `degraded`.
       { name: 'mongodb', check: () => mongoLink.ping(), degradable: true },
+      // Turns go on without the business's tools while the MCP server is down (reconnected in the background): `degraded`.
+      ...(mcp ? [{ name: 'mcp', check: async () => assertMcpConnected(mcp), degradable: true }] : []),
     ],
     routers: [
       createAdminRouter({
