@@ -58,6 +58,7 @@ import { teamDecisionText } from './actions/words.js';
 import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
 import type { PageAction, PageActions } from './transcripts/page-actions.js';
 import { createActionRecords } from './actions/action-records.js';
+import { offeredForTeamApproval } from './actions/team-approval.js';
 import type { AssistantTool } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
@@ -322,6 +323,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
           source: mcp,
           confirmTtlSeconds: config.actions.confirmTtlSeconds,
           irreversibleOptIn: new Set(config.actions.irreversibleTools),
+          teamApproval: new Set(config.actions.teamApprovalTools),
           // The channel's own hand-off tool, so the team is reached as the customer would be (and the web asks for a contact first).
           handToTeam: async (record, call) => {
             const handoff = handoffToolsByChannel.get(call.channelId)?.find((tool) => tool.name === HANDOFF_TOOL_NAMES[config.actions.handoffTeam]);
@@ -338,6 +340,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         })
       : undefined;
 
+  // Writes a teammate must approve reach the roles admitting reversible writes in their category, even irreversible ones.
+  const forTeamApproval = offeredForTeamApproval(new Set(config.actions.teamApprovalTools));
   // Reads and writes as one catalogue, built again only when either listing changed (not per turn).
   let joined: { reads: readonly AssistantTool[]; writes: readonly AssistantTool[]; all: readonly AssistantTool[] } | undefined;
   const withActions = (reads: readonly AssistantTool[], writes: readonly AssistantTool[]) => {
@@ -386,7 +390,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     facts: createFactStore(redis),
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
-    mcpTools: actions ? () => withActions(mcp?.tools() ?? [], actions.tools()) : () => mcp?.tools() ?? [],
+    mcpTools: actions ? () => withActions(mcp?.tools() ?? [], forTeamApproval(actions.tools())) : () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
   });
   const mediaIntake = createMediaIntake({
