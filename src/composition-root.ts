@@ -52,13 +52,14 @@ import { createSelectEntityTool } from './tools/select-entity.js';
 import { createTranscriptLinks, type TranscriptLinks } from './transcripts/transcript-link.js';
 import { createTranscriptRouter } from './transcripts/transcript-router.js';
 import { createTranscriptMediaRouter } from './transcripts/transcript-media.js';
-import { createMcpToolSource } from './tools/mcp-tool-source.js';
+import { assertMcpConnected, createMcpToolSource } from './tools/mcp-tool-source.js';
 import { createActions, type Actions } from './actions/actions.js';
 import { teamDecisionText } from './actions/words.js';
 import { createActionStore, type ActionRecord, type ActionStore } from './actions/action-store.js';
 import type { PageAction, PageActions } from './transcripts/page-actions.js';
 import { createActionRecords } from './actions/action-records.js';
 import { createActionSweeper } from './actions/action-sweeper.js';
+import { offeredForTeamApproval } from './actions/team-approval.js';
 import type { AssistantTool, ToolCallContext } from './contracts/tool.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { createTranscriptStore, type TranscriptStore } from './store/transcript-store.js';
@@ -325,6 +326,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
           source: mcp,
           confirmTtlSeconds: config.actions.confirmTtlSeconds,
           irreversibleOptIn: new Set(config.actions.irreversibleTools),
+          teamApproval: new Set(config.actions.teamApprovalTools),
           // The channel's own hand-off tool, so the team is reached as the customer would be (and the web asks for a contact first).
           handToTeam: async (record, call) => {
             const handoff = handoffToolsByChannel.get(call.channelId)?.find((tool) => tool.name === HANDOFF_TOOL_NAMES[config.actions.handoffTeam]);
@@ -341,6 +343,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         })
       : undefined;
 
+  // Writes a teammate must approve reach the roles admitting reversible writes in their category, even irreversible ones.
+  const forTeamApproval = offeredForTeamApproval(new Set(config.actions.teamApprovalTools));
   // Reads and writes as one catalogue, built again only when either listing changed (not per turn).
   let joined: { reads: readonly AssistantTool[]; writes: readonly AssistantTool[]; all: readonly AssistantTool[] } | undefined;
   const withActions = (reads: readonly AssistantTool[], writes: readonly AssistantTool[]) => {
@@ -392,7 +396,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     facts: createFactStore(redis),
     state: createConversationState(redis),
     decisions: createDecisionStore(redis),
-    mcpTools: actions ? () => withActions(mcp?.tools() ?? [], actions.tools()) : () => mcp?.tools() ?? [],
+    mcpTools: actions ? () => withActions(mcp?.tools() ?? [], forTeamApproval(actions.tools())) : () => mcp?.tools() ?? [],
     usage: (turn) => usage.record({ day: utcDay(new Date()), ...turn }),
     ...(actions
       ? {
@@ -481,6 +485,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       { name: 'redis', check: async () => void (await redis.ping()) },
       // Turns never wait on MongoDB (the transcript outbox does): down or slow, it is `degraded`.
       { name: 'mongodb', check: () => mongoLink.ping(), degradable: true },
+      // Turns go on without the business's tools while the MCP server is down (reconnected in the background): `degraded`.
+      ...(mcp ? [{ name: 'mcp', check: async () => assertMcpConnected(mcp), degradable: true }] : []),
     ],
     routers: [
       createAdminRouter({

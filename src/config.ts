@@ -143,6 +143,11 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^([a-z0-9_.-]+(,[a-z0-9_.-]+)*)?$/i, 'expected comma-separated tool names, e.g. refund_create')
     .default(''),
+  // Writes a teammate must approve (reversible or irreversible): handed to the team, never confirmed by the customer; wins over ACTION_TOOLS_IRREVERSIBLE.
+  ACTION_TOOLS_TEAM_APPROVAL: z
+    .string()
+    .regex(/^([a-z0-9_.-]+(,[a-z0-9_.-]+)*)?$/i, 'expected comma-separated tool names, e.g. order_cancel')
+    .default(''),
   ACTION_HANDOFF_TEAM: z.enum(['support', 'sales'], { error: 'expected support or sales' }).default('support'),
   WEB_SITES: z.string().optional(),
   WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
@@ -390,8 +395,11 @@ export interface Config {
         scopeArguments: Record<string, Record<string, 'customer' | 'entity'>>;
       }
     | undefined;
-  /** Confirmed actions: on or off, how long a confirmation waits, irreversible writes customers may confirm. */
-  actions: { enabled: boolean; confirmTtlSeconds: number; irreversibleTools: string[]; handoffTeam: 'support' | 'sales' };
+  /**
+   * Confirmed actions: on or off, how long a confirmation waits, irreversible writes customers may
+   * confirm, writes a teammate must approve (whatever their effect; wins over `irreversibleTools`).
+   */
+  actions: { enabled: boolean; confirmTtlSeconds: number; irreversibleTools: string[]; teamApprovalTools: string[]; handoffTeam: 'support' | 'sales' };
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
   /** Human takeover: the idle hand-back and the assistant's late-reply template. */
@@ -561,6 +569,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       enabled: env.ACTIONS_ENABLED === 'true',
       confirmTtlSeconds: env.ACTION_CONFIRM_TTL_SECONDS,
       irreversibleTools: env.ACTION_TOOLS_IRREVERSIBLE.split(',').filter(Boolean),
+      teamApprovalTools: env.ACTION_TOOLS_TEAM_APPROVAL.split(',').filter(Boolean),
       handoffTeam: env.ACTION_HANDOFF_TEAM,
     },
     worker: {

@@ -95,6 +95,8 @@ export interface ActionsOptions {
   confirmTtlSeconds: number;
   /** Irreversible writes the business lets customers confirm themselves (ACTION_TOOLS_IRREVERSIBLE). */
   irreversibleOptIn: ReadonlySet<string>;
+  /** Writes a teammate must approve whatever their effect (ACTION_TOOLS_TEAM_APPROVAL): never confirmed by the customer. */
+  teamApproval?: ReadonlySet<string>;
   /**
    * Hands the conversation to the team for a change only a teammate may run (the channel's
    * hand-off, carrying the change); what the assistant should say next, or why it could not.
@@ -255,7 +257,7 @@ export function createActions(options: ActionsOptions): Actions {
     const question = askChoice(write, args, context, language);
     if (question) return question;
     // An irreversible write the business has not opted in: proposed to the team, never to the customer.
-    const forTeam = write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name);
+    const forTeam = (write.effect === 'irreversible' && !options.irreversibleOptIn.has(write.name)) || options.teamApproval?.has(write.name) === true;
     const _id = randomUUID();
     const summary = renderSummary({
       title: write.title,

@@ -12,33 +12,31 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  CallToolResultSchema,
-  ToolListChangedNotificationSchema,
-  type CallToolResult,
-  type Tool,
-  type ToolAnnotations,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AppError, ConfigError, errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { createMcpLink, McpUnavailableError } from './mcp-link.js';
+import { deriveToolCategory, modelFacingSchema } from './mcp-listing.js';
+import { capText, cappedResult, isSchemaFailure, notCalledBecause, resultText } from './mcp-results.js';
 import { bindArguments, callerMeta, ToolScopeError } from './scope.js';
 import type { AssistantTool, Caller, ScopeBinding, ToolAccess, ToolCallContext, ToolEffect } from '../contracts/tool.js';
 
 const DEFAULT_RESULT_CHAR_CAP = 8000;
 const MINIMUM_RESULT_CHAR_CAP = 100;
 const DEFAULT_CALL_TIMEOUT_MS = 15_000;
-const DEFAULT_RETRY_MS = 30_000;
 /** Categories anyone may read (no identity needed) unless the operator says otherwise. */
 const DEFAULT_PUBLIC_CATEGORIES = ['catalog', 'knowledge', 'help', 'pricing'] as const;
 /** Key of a listed tool's `_meta` naming its scoped arguments: `{ "<argument>": "customer" | "entity" }`. */
 const SCOPE_ARGUMENTS_META_KEY = 'scopeArguments';
 // A server that hands out cursors forever must not keep a listing running forever.
 const MAX_LISTING_PAGES = 1000;
+// The catalogues while nothing is listed: one array each, so their identity changes only with a listing.
+const NO_READS: readonly AssistantTool[] = Object.freeze([]);
+const NO_WRITES: readonly McpWriteTool[] = Object.freeze([]);
 
-/** The business's MCP server could not be reached or would not list its tools. */
-export class McpUnavailableError extends AppError {}
+export { McpUnavailableError };
 
 export type McpToolCallFailure = 'not-admitted' | 'invalid-input' | 'tool-error' | 'malformed-result' | 'call-failed';
 
@@ -72,6 +70,8 @@ export interface McpToolSourceOptions {
   resultCharCap?: number;
   /** Per request: connect, each listing page, each call (default 15 s). */
   callTimeoutMs?: number;
+  /** Reconnection backoff: the first wait (default 500 ms), doubled up to `maxMs` (default 15 s). */
+  retry?: { firstMs?: number; maxMs?: number };
 }
 
 /**
@@ -100,10 +100,24 @@ export interface McpToolSource {
   /** Connects, lists every tool and admits the reads; throws McpUnavailableError when it can't. */
   connect(): Promise<void>;
   /**
-   * Connects, or logs `mcp-unavailable` and tries again every `retryMs` (default 30 s) until it
-   * connects or is closed: turns go on without the business's data meanwhile. Never throws.
+   * Connects, or logs `mcp-unavailable` and keeps trying in the background with backoff until it
+   * connects or is closed; does the same when an open connection is lost (the catalogue is
+   * listed again on each reconnection). Turns go on without the business's data meanwhile.
+   * Resolves after the first attempt, whatever its outcome; never throws.
    */
-  start(retryMs?: number): Promise<void>;
+  start(): Promise<void>;
+  /**
+   * True while a session with the server is open and its tools are listed. False before the
+   * first connection, while the server is down (the catalogues are then empty: an empty
+   * `writeTools()` with `connected()` false means "the server is down", not "it has no such
+   * tool") and once closed.
+   */
+  connected(): boolean;
+  /**
+   * Resolves once connected (at once when it is), the catalogues listed; rejects with
+   * McpUnavailableError when the source is closed or `signal` aborts first.
+   */
+  whenConnected(signal?: AbortSignal): Promise<void>;
   /** The admitted reads, as of the latest listing. */
   tools(): readonly AssistantTool[];
   /** Calls an admitted read by name; any other name throws without reaching the server. */
@@ -125,6 +139,11 @@ export interface McpToolSource {
   close(): Promise<void>;
 }
 
+/** Throws McpUnavailableError unless `source` is connected (readiness: the MCP server is down meanwhile). */
+export function assertMcpConnected(source: Pick<McpToolSource, 'connected'>): void {
+  if (!source.connected()) throw new McpUnavailableError('the MCP server is not connected; reconnecting in the background');
+}
+
 type McpToolEffect = Extract<ToolEffect, 'read' | 'reversible' | 'irreversible'>;
 
 /**
@@ -137,58 +156,8 @@ export function deriveToolEffect(annotations: ToolAnnotations | undefined): McpT
   return annotations?.destructiveHint === false ? 'reversible' : 'irreversible';
 }
 
-function deriveToolCategory(tool: Tool, prefixes: Readonly<Record<string, string>>, defaultCategory: string): string {
-  const declared = tool._meta?.category;
-  if (typeof declared === 'string' && declared.trim() !== '') return declared;
-  let best: { prefix: string; category: string } | undefined;
-  for (const [prefix, category] of Object.entries(prefixes)) {
-    if (tool.name.startsWith(prefix) && prefix.length > (best?.prefix.length ?? -1)) best = { prefix, category };
-  }
-  return best?.category ?? defaultCategory;
-}
-
-/** Cuts `text` to at most `cap` characters, the marker saying how long it was included. */
-function capText(text: string, cap: number): string {
-  if (text.length <= cap) return text;
-  const marker = `\n…[truncated: result was ${text.length} characters]`;
-  let kept = text.slice(0, Math.max(0, cap - marker.length));
-  // Don't leave half a surrogate pair at the cut.
-  if (/[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
-  return `${kept}${marker}`;
-}
-
-function resultText(result: CallToolResult): string {
-  return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type} content omitted]`)).join('\n');
-}
-
-/** Structured content when the server sent it and it fits the cap, else the capped text. */
-function cappedResult(result: CallToolResult, cap: number): unknown {
-  if (result.structuredContent !== undefined) {
-    const serialized = JSON.stringify(result.structuredContent);
-    return serialized.length <= cap ? result.structuredContent : capText(serialized, cap);
-  }
-  return capText(resultText(result), cap);
-}
-
 const ToolArgumentsSchema = z.record(z.string(), z.unknown());
 const ScopeArgumentsSchema = z.record(z.string().min(1), z.enum(['customer', 'entity']));
-
-/** The tool's JSON schema without its scoped arguments, and the argument names left for the model. */
-function modelFacingSchema(schema: Tool['inputSchema'], hidden: readonly string[]): { jsonSchema: Record<string, unknown>; declared: Set<string> | undefined } {
-  if (hidden.length === 0) {
-    return { jsonSchema: schema, declared: schema.properties ? new Set(Object.keys(schema.properties)) : undefined };
-  }
-  const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([name]) => !hidden.includes(name)));
-  const required = (schema.required ?? []).filter((name) => !hidden.includes(name));
-  return {
-    jsonSchema: { ...schema, properties, ...(schema.required ? { required } : {}) },
-    declared: new Set(Object.keys(properties)),
-  };
-}
-
-function isSchemaFailure(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'issues' in error && Array.isArray(error.issues);
-}
 
 interface AdmittedTool {
   tool: AssistantTool;
@@ -210,9 +179,9 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
 
   let connection: { client: Client; transport: StreamableHTTPClientTransport } | undefined;
   let admitted = new Map<string, AdmittedTool>();
-  let catalogue: readonly AssistantTool[] = [];
+  let catalogue: readonly AssistantTool[] = NO_READS;
   let writes = new Map<string, McpWriteTool>();
-  let writeCatalogue: readonly McpWriteTool[] = [];
+  let writeCatalogue: readonly McpWriteTool[] = NO_WRITES;
   let listing: Promise<void> | undefined;
   let nextListing: Promise<void> | undefined;
 
@@ -261,14 +230,17 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   }
 
   async function loadCatalogue(): Promise<void> {
-    if (!connection) throw new McpUnavailableError(`MCP tool source for ${origin} is not connected`);
+    const listedOn = connection;
+    if (!listedOn) throw new McpUnavailableError(`MCP tool source for ${origin} is not connected`);
     let listed: Tool[];
     try {
-      listed = await listAllTools(connection.client);
+      listed = await listAllTools(listedOn.client);
     } catch (error) {
       if (error instanceof McpUnavailableError) throw error;
       throw new McpUnavailableError(`MCP server at ${origin} did not list its tools: ${String(error)}`, { cause: error });
     }
+    // A listing that outlived its connection (lost or closed meanwhile) changes nothing.
+    if (connection !== listedOn) throw new McpUnavailableError(`MCP server at ${origin}: the connection was lost during the listing`);
     const reads = new Map<string, AdmittedTool>();
     const writable = new Map<string, McpWriteTool>();
     const refused: string[] = [];
@@ -323,19 +295,21 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     boundArguments: Readonly<Record<string, unknown>>,
     request: { caller: Caller; idempotencyKey: string; signal: AbortSignal },
   ): Promise<unknown> {
-    if (!writes.has(name) || !connection) {
+    const open = connection;
+    if (!writes.has(name) || !open) {
       countCall(name, 'refused');
-      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} is not an admitted write tool; it was not called`);
+      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} ${notCalledBecause(open, 'write')}`);
     }
     let response: unknown;
     try {
-      response = await connection.client.callTool(
+      response = await open.client.callTool(
         { name, arguments: { ...boundArguments }, _meta: { ...callerMeta(request.caller), [IDEMPOTENCY_META_KEY]: request.idempotencyKey } },
         CallToolResultSchema,
         { signal: request.signal, timeout },
       );
     } catch (error) {
       countCall(name, request.signal.aborted ? 'aborted' : 'failed');
+      if (!request.signal.aborted && !isSchemaFailure(error)) suspect(open.client);
       throw new McpToolCallError(name, isSchemaFailure(error) ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${errorText(error)}`, {
         cause: error,
       });
@@ -373,9 +347,10 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   async function call(name: string, input: unknown, context: ToolCallContext): Promise<unknown> {
     // The gate: only names in the latest listing's read set ever reach the server.
     const read = admitted.get(name);
-    if (!read || !connection) {
+    const open = connection;
+    if (!read || !open) {
       countCall(name, 'refused');
-      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} is not an admitted read tool; it was not called`);
+      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} ${notCalledBecause(open, 'read')}`);
     }
     const parsedInput = ToolArgumentsSchema.safeParse(input ?? {});
     if (!parsedInput.success) {
@@ -391,13 +366,14 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     }
     let response: unknown;
     try {
-      response = await connection.client.callTool({ name, arguments: bound, _meta: callerMeta(context.caller) }, CallToolResultSchema, {
+      response = await open.client.callTool({ name, arguments: bound, _meta: callerMeta(context.caller) }, CallToolResultSchema, {
         signal: context.signal,
         timeout,
       });
     } catch (error) {
       const malformed = isSchemaFailure(error);
       countCall(name, malformed ? 'malformed' : context.signal.aborted ? 'aborted' : 'failed');
+      if (!malformed && !context.signal.aborted) suspect(open.client);
       const detail = errorText(error);
       throw new McpToolCallError(name, malformed ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${detail}`, { cause: error });
     }
@@ -414,8 +390,35 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     return cappedResult(result.data, resultCharCap);
   }
 
-  let retry: NodeJS.Timeout | undefined;
   let closed = false;
+  let verifying = false;
+
+  /** Something failed on `client`'s connection: a ping tells a lost session from one failed request. */
+  function suspect(client: Client): void {
+    if (verifying || connection?.client !== client) return;
+    verifying = true;
+    client
+      .ping({ timeout })
+      .then(
+        () => undefined,
+        (error: unknown) => drop(client, error),
+      )
+      .finally(() => {
+        verifying = false;
+      });
+  }
+
+  /** The session is gone (the server down, or restarted without it): empty catalogues, then reconnect. */
+  function drop(client: Client, error: unknown): void {
+    if (connection?.client !== client) return;
+    connection = undefined;
+    admitted = new Map();
+    writes = new Map();
+    catalogue = NO_READS;
+    writeCatalogue = NO_WRITES;
+    link.lost(error);
+    void client.close().catch(() => undefined);
+  }
 
   async function connect(): Promise<void> {
     if (connection) throw new Error('MCP tool source is already connected');
@@ -423,12 +426,17 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     const transport = new StreamableHTTPClientTransport(new URL(options.url), {
       requestInit: { headers: options.headers ?? {} },
     });
-    client.onerror = (error) => logger.warn('mcp-transport-failed', { error });
+    client.onerror = (error) => {
+      if (connection?.client !== client) return;
+      logger.warn('mcp-transport-failed', { error });
+      suspect(client);
+    };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       refresh().catch((error: unknown) => logger.warn('mcp-tools-refresh-failed', { error }));
     });
     try {
       await client.connect(transport, { timeout });
+      if (closed) throw new Error('the MCP tool source was closed');
     } catch (error) {
       await client.close().catch(() => undefined);
       throw new McpUnavailableError(`MCP server at ${origin} is unavailable: ${String(error)}`, { cause: error });
@@ -437,26 +445,26 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     try {
       await refresh();
     } catch (error) {
-      connection = undefined;
+      if (connection?.client === client) connection = undefined;
       await client.close().catch(() => undefined);
       throw error;
     }
+    link.up();
   }
 
-  async function start(retryMs = DEFAULT_RETRY_MS): Promise<void> {
-    try {
-      await connect();
-    } catch (error) {
-      if (closed) return;
-      logger.error('mcp-unavailable', { error, retryInSeconds: retryMs / 1000 });
-      retry = setTimeout(() => void start(retryMs), retryMs);
-      retry.unref();
-    }
-  }
+  const link = createMcpLink({
+    connect,
+    logger,
+    metrics: options.metrics,
+    ...(options.retry?.firstMs === undefined ? {} : { firstRetryMs: options.retry.firstMs }),
+    ...(options.retry?.maxMs === undefined ? {} : { maxRetryMs: options.retry.maxMs }),
+  });
 
   return {
     connect,
-    start,
+    start: () => link.reconnect(),
+    connected: () => link.state() === 'connected',
+    whenConnected: (signal) => link.whenUp(signal),
     tools: () => catalogue,
     call,
     writeTools: () => writeCatalogue,
@@ -464,13 +472,13 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     refresh,
     async close() {
       closed = true;
-      clearTimeout(retry);
+      link.close();
       const closing = connection;
       connection = undefined;
       admitted = new Map();
       writes = new Map();
-      writeCatalogue = [];
-      catalogue = [];
+      writeCatalogue = NO_WRITES;
+      catalogue = NO_READS;
       if (!closing) return;
       // Ends the server-side session; a server without sessions answers 405, which is fine.
       await closing.transport.terminateSession().catch(() => undefined);

@@ -317,21 +317,27 @@ describe('createMcpToolSource without a server', () => {
     expect(source.tools()).toEqual([]);
   });
 
-  it('start() never throws: it logs mcp-unavailable and keeps trying until closed', async () => {
+  it('start() never throws: it logs mcp-unavailable once and keeps trying until closed', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const logs: LogLine[] = [];
+    const metrics = createMetrics();
     const source = createMcpToolSource({
       url: `http://127.0.0.1:${port}/mcp`,
       categoryPrefixes,
       logger: createLogger({ sink: (line) => logs.push(JSON.parse(line) as LogLine) }),
-      metrics: createMetrics(),
+      metrics,
+      retry: { firstMs: 10, maxMs: 20 },
     });
-    await expect(source.start(20)).resolves.toBeUndefined();
-    await eventually(() => logs.filter((line) => line.event === 'mcp-unavailable').length >= 2);
+    await expect(source.start()).resolves.toBeUndefined();
+    await eventually(() => metrics.value('mcp_connect_failures_total') >= 3);
+    expect(logs.filter((line) => line.event === 'mcp-unavailable')).toHaveLength(1);
     await source.close();
+    const failures = metrics.value('mcp_connect_failures_total');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(metrics.value('mcp_connect_failures_total')).toBe(failures);
     expect(source.tools()).toEqual([]);
   });
 });

@@ -457,7 +457,8 @@ async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
   }
 }
 
-export async function startMcpServer(options: { extraReadTools?: number } = {}): Promise<McpTestServer> {
+/** `port`: listen on that port (a test that starts the server where a service already looks for it), else any free one. */
+export async function startMcpServer(options: { extraReadTools?: number; port?: number } = {}): Promise<McpTestServer> {
   const state = initialState();
   const tools = businessTools(options.extraReadTools ?? 0, state);
   const applied: AppliedWrite[] = [];
@@ -565,7 +566,7 @@ export async function startMcpServer(options: { extraReadTools?: number } = {}):
       else response.end();
     });
   });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = httpServer.address() as AddressInfo;
 
   return {
