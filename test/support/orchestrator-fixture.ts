@@ -65,11 +65,17 @@ export async function watchOrchestratorCommands(url: string) {
       marks.get(rest[0])?.();
       return;
     }
-    // Orchestrator state, a turn's pending action (src/actions/) when it proposes one, and the model
-    // providers' circuit breakers (a healthy turn must not touch them).
+    // Orchestrator state, a turn's pending action (src/actions/) when it proposes one (with its
+    // same-change lookup and its place on the sweeper's list), and the model providers' circuit
+    // breakers (a healthy turn must not touch them).
     if (
       rest.some(
-        (arg) => arg.startsWith('asst:state:') || arg.startsWith('asst:decision:') || arg.startsWith('asst:action:') || arg.startsWith('asst:{model-breaker:'),
+        (arg) =>
+          arg.startsWith('asst:state:') ||
+          arg.startsWith('asst:decision:') ||
+          arg.startsWith('asst:action:') ||
+          arg.startsWith('asst:actions-') ||
+          arg.startsWith('asst:{model-breaker:'),
       )
     ) {
       commands.push({ name: name.toUpperCase(), args: rest });

@@ -139,6 +139,10 @@ async function measureLeg(leg: Leg): Promise<TurnCost> {
     const start = await watcher.mark(fixture.redis, 'start');
     const result = await say(leg.measured, previous);
     const end = await watcher.mark(fixture.redis, 'end');
+    // This conversation's keys (and the shared breakers): not another suite's sharing the Redis server.
+    const commands = watcher.commands.filter(
+      (command) => command.name === 'MARK' || command.args.some((arg) => arg.includes(id) || arg.startsWith('asst:{model-breaker:')),
+    );
     const calls = fixture.models.calls.slice(callsBefore);
     const judgeCall = calls.find((call) => call.structured);
     const replyCall = calls.find((call) => !call.structured);
@@ -152,9 +156,9 @@ async function measureLeg(leg: Leg): Promise<TurnCost> {
       toolCalls: result.toolCalls.map((call) => call.toolName),
       offered: result.offeredTools.length,
       judged: marks.judge !== undefined,
-      beforeJudge: names(between(watcher.commands, start, marks.judge ?? end)),
-      beforeModel: names(between(watcher.commands, start, marks.model ?? end)),
-      total: names(between(watcher.commands, start, end)),
+      beforeJudge: names(between(commands, start, marks.judge ?? end)),
+      beforeModel: names(between(commands, start, marks.model ?? end)),
+      total: names(between(commands, start, end)),
       judgePromptChars: (judgeCall?.system.length ?? 0) + (judgeCall?.userText.length ?? 0),
       replySystemChars: replyCall?.system.length ?? 0,
       mcpCalls: mcp.server.calls.length - mcpCallsBefore,
