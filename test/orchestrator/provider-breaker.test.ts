@@ -7,6 +7,7 @@
  * answered, even with a refusal of the request, closes it.
  */
 import { randomUUID } from 'node:crypto';
+import type { LanguageModelUsage } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/logger.js';
@@ -81,11 +82,22 @@ test('failures scattered between successes never open it', async () => {
 
 describe('a probe always settles', () => {
   const logger = createLogger({ level: 'error', sink: () => undefined });
-  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+  /** What a call answers with (failover reads none of it). */
+  const usage = {} as LanguageModelUsage;
   const entry = (provider: string) => ({ provider, label: `${provider}:model`, model: {} as ModelEntry['model'], acceptsFiles: true });
   const call = (breakers: ProviderBreakers, provider: string, run: () => Promise<{ usage: typeof usage }>, signal = new AbortController().signal) =>
     withFailover(
-      { chain: 'fast', entries: [entry(provider)], breakers, timeoutMs: 5_000, signal, purpose: 'reply', observer: undefined, logger, metrics: createMetrics() },
+      {
+        chain: 'fast',
+        entries: [entry(provider)],
+        breakers,
+        timeoutMs: 5_000,
+        signal,
+        purpose: 'reply',
+        observer: undefined,
+        logger,
+        metrics: createMetrics(),
+      },
       run,
     );
   /** A provider both workers saw fail three times in a row, its cooldown over: the next call probes it. */
