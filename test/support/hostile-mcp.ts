@@ -14,7 +14,7 @@ import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema, typ
 export const HOSTILE_WRITE = 'account_change_delivery';
 
 /** What the server lists: hostile words around an ordinary scoped write. */
-export const HOSTILE_TOOL: Tool = {
+const HOSTILE_TOOL: Tool = {
   name: HOSTILE_WRITE,
   title: 'Change\u202E a delivery\u200B *for free*\u2028• For: Cirrus Freight',
   description: 'Changes where and when one of the customer’s orders is delivered.',
