@@ -7,10 +7,12 @@
  *
  * Must never fill an argument with anything but one of the schema's own values, and never take
  * a tap on another question's option for an answer to this one (each option's id names its
- * question).
+ * question). The tool's title, the argument's and the options' labels (the MCP server's words)
+ * are shown as safe lines (`plainLine`).
  */
 import { choiceLines } from '../contracts/choices.js';
 import type { Choice } from '../contracts/tool.js';
+import { plainLine } from './sanitise.js';
 import { argumentTitle } from './summary.js';
 import type { Language } from '../words/language.js';
 import { wordsFor } from './words.js';
@@ -19,6 +21,8 @@ import { wordsFor } from './words.js';
 const MAX_OPTIONS = 10;
 /** A list row's characters on WhatsApp (the longest a tappable label may be). */
 const LABEL_CHARS = 24;
+/** The most characters of the tool's title (and the argument's) the question shows. */
+const ACTION_CHARS = 120;
 
 export interface EnumOption {
   value: string;
@@ -37,6 +41,9 @@ type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
+/** What an option is shown as: its label, else its value, as a safe line (the MCP server wrote both). */
+const shownLabel = (label: unknown, value: string): string => plainLine(text(label) ?? '') || plainLine(value) || value;
+
 /** The options of one property's schema, or undefined when it is not a short list of strings. */
 export function enumOptions(schema: unknown): EnumOption[] | undefined {
   if (!isObject(schema)) return undefined;
@@ -45,7 +52,7 @@ export function enumOptions(schema: unknown): EnumOption[] | undefined {
     const values = schema.enum;
     if (!values.every((value): value is string => typeof value === 'string')) return undefined;
     const names = Array.isArray(schema.enumNames) && schema.enumNames.length === values.length ? schema.enumNames : undefined;
-    options = values.map((value, index) => ({ value, label: text(names?.[index]) ?? value }));
+    options = values.map((value, index) => ({ value, label: shownLabel(names?.[index], value) }));
   } else {
     const variants = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined;
     if (!variants) return undefined;
@@ -54,7 +61,7 @@ export function enumOptions(schema: unknown): EnumOption[] | undefined {
       if (!isObject(variant)) return undefined;
       const value = typeof variant.const === 'string' ? variant.const : Array.isArray(variant.enum) && variant.enum.length === 1 ? variant.enum[0] : undefined;
       if (typeof value !== 'string') return undefined;
-      options.push({ value, label: text(variant.title) ?? value });
+      options.push({ value, label: shownLabel(variant.title, value) });
     }
   }
   if (options.length === 0 || options.length > MAX_OPTIONS) return undefined;
@@ -90,7 +97,7 @@ export function enumChoices(questionId: string, options: readonly EnumOption[]):
 
 export function enumQuestionText(input: { action: string; argument: string; choices: readonly Choice[]; language: Language }): string {
   const words = wordsFor(input.language);
-  const head = words.choose.replace('{action}', input.action).replace('{argument}', input.argument);
+  const head = words.choose.replace('{action}', plainLine(input.action, ACTION_CHARS)).replace('{argument}', plainLine(input.argument, ACTION_CHARS));
   return `${head}\n\n${choiceLines(input.choices)}\n${words.chooseHint}`;
 }
 

@@ -13,6 +13,7 @@ import { ContactAddressSchema, ContactConflictError, ContactFieldsSchema, Contac
 import { ConfigError, errorStatus } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { addActionRoutes, type ActionReader } from './admin-actions.js';
 import { createBearerCheck } from './bearer-token.js';
 import { describeIssues, type FieldIssue } from '../errors/issues.js';
 import { HANDOFF_STATUSES, type HandoffStatus } from '../handoff/handoff-store.js';
@@ -26,13 +27,6 @@ export interface HandoffReader {
 /** Model usage summed per day, role and channel; implemented by the usage store. */
 export interface UsageReader {
   summary(from: string, to: string): Promise<unknown>;
-}
-
-/** Confirmed actions' records for operators; implemented by src/actions/action-records.ts. */
-export interface ActionReader {
-  list(options: { state?: string; tool?: string; limit: number }): Promise<unknown[]>;
-  /** A change handed to the team, run or declined by a teammate, once (absent without actions). */
-  decide?(actionId: string, decision: { run: boolean; by: string }): Promise<{ outcome: 'unknown' | 'not-for-team' } | { outcome: 'decided'; action: unknown }>;
 }
 
 export interface AdminRouterOptions {
@@ -65,14 +59,6 @@ const ImportBodySchema = z
 const ContactListQuerySchema = z.object({ limit: pageSize(100), after: ContactAddressSchema.optional() });
 
 const HandoffListQuerySchema = z.object({ status: z.enum(HANDOFF_STATUSES).optional(), limit: pageSize(50) });
-
-const ActionListQuerySchema = z.object({
-  state: z.enum(['proposed', 'confirmed', 'running', 'done', 'failed', 'cancelled', 'expired']).optional(),
-  tool: z.string().min(1).max(128).optional(),
-  limit: pageSize(50),
-});
-
-const ActionIdSchema = z.uuid('expected an action id');
 
 const HandoffIdSchema = z.string().regex(/^ho_[0-9a-f]{20}$/, 'expected a hand-off id (ho_ followed by 20 hex digits)');
 /** Who is acting: their name is recorded on the hand-off (`admin:<name>`). */
@@ -350,42 +336,7 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
     router.post('/admin/handoffs/:id/close', jsonBody, (request, response) => act(request, response, 'close'));
   }
 
-  const { actions } = options;
-  if (actions) {
-    router.get('/admin/actions', async (request, response) => {
-      const parsed = ActionListQuerySchema.safeParse(request.query);
-      if (!parsed.success) {
-        invalid(request, response, parsed.error, 'query');
-        return;
-      }
-      response.json({ actions: await actions.list(parsed.data) });
-    });
-    const { decide } = actions;
-    if (decide) {
-      const act = async (request: Request, response: Response, run: boolean) => {
-        const id = ActionIdSchema.safeParse(request.params.id);
-        if (!id.success) {
-          refuse(request, response, 400, 'invalid_action_id', { error: 'invalid action id', issues: describeIssues(id.error.issues, 'id') });
-          return;
-        }
-        const body = HandoffActionSchema.safeParse(request.body);
-        if (!body.success) {
-          invalid(request, response, body.error, 'action');
-          return;
-        }
-        const result = await decide(id.data, { run, by: `admin:${body.data.name}` });
-        if (result.outcome !== 'decided') {
-          if (result.outcome === 'unknown') refuse(request, response, 404, 'unknown_action', { error: 'unknown action' });
-          else refuse(request, response, 409, 'not_for_team', { error: 'only the customer can confirm this action' });
-          return;
-        }
-        logger.info('admin-action-decided', { actionId: id.data, run, by: `admin:${body.data.name}` });
-        response.json({ action: result.action });
-      };
-      router.post('/admin/actions/:id/run', jsonBody, (request, response) => act(request, response, true));
-      router.post('/admin/actions/:id/decline', jsonBody, (request, response) => act(request, response, false));
-    }
-  }
+  if (options.actions) addActionRoutes(router, { actions: options.actions, jsonBody, refuse, invalid, logger, metrics });
 
   const { usage } = options;
   if (usage) {

@@ -118,11 +118,12 @@ export type ResumeOutcome =
 export type ScopeBinding = 'customer' | 'entity';
 
 /**
- * Whose data an MCP read returns. `public`: anyone's to see (a public category, no scoped
- * argument). `caller`: the verified caller's own; `arguments` names the arguments the runtime
- * fills (hidden from the model's schema).
+ * Whose data an MCP tool reads or changes. `public`: anyone's to see (a public category, no
+ * scoped argument). `caller`: the verified caller's own; `arguments` names the arguments the
+ * runtime fills (hidden from the model's schema); `effect` is a write's (absent: a read), so a
+ * refusal speaks of a change, not a read.
  */
-export type ToolAccess = { kind: 'public' } | { kind: 'caller'; arguments: Readonly<Record<string, ScopeBinding>> };
+export type ToolAccess = { kind: 'public' } | { kind: 'caller'; arguments: Readonly<Record<string, ScopeBinding>>; effect?: Exclude<ToolEffect, 'read'> };
 
 /** One tool as the orchestrator sees it, whatever its origin. */
 export interface AssistantTool {

@@ -3,7 +3,9 @@
  * failed calls in a row (counted across workers; a process that saw the provider succeed since
  * its last failure report starts the count again) the provider is skipped for `cooldownMs`; then
  * one call (one worker's, by a Redis claim) probes it — success closes it for everyone, failure
- * opens it again.
+ * opens it again. A probe always settles: one that ends without saying whether the provider is
+ * up (aborted with its turn) gives its claim up (`released`), so the next call probes at once
+ * instead of the provider staying skipped for another cooldown.
  *
  * Cheap on a healthy path: each process keeps what it last learned per provider, and a provider
  * it knows nothing bad about is admitted from memory, with no Redis command. Redis is read and
@@ -24,6 +26,11 @@ export interface ProviderBreakers {
   succeeded(provider: string): Promise<void>;
   /** The call failed (retryably): counts it, and learns whether the provider is now open. */
   failed(provider: string): Promise<void>;
+  /**
+   * The call ended saying nothing of the provider (aborted, or failed for a reason not its own):
+   * gives up this process's probe claim, if it held one, so the next call may probe at once.
+   */
+  released(provider: string): Promise<void>;
 }
 
 // Counts a failure — or starts the count again at 1 when the reporting process saw a success
@@ -111,6 +118,14 @@ export function createProviderBreakers(options: {
       if (!state?.dirty && !state?.probing) return;
       known.delete(provider);
       await redis.del(breakerKey(provider), probeKey(provider));
+    },
+
+    async released(provider) {
+      const state = known.get(provider);
+      if (!state?.probing) return;
+      // Its cooldown is still over: the next admit claims the probe again.
+      state.probing = false;
+      await redis.del(probeKey(provider));
     },
 
     async failed(provider) {

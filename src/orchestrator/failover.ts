@@ -6,6 +6,10 @@
  * one retryable `ModelsUnavailableError`: the turn fails as an infrastructure failure, and the
  * queue retries its message within its budget (nobody is asked to send it again).
  *
+ * Every call settles its provider's breaker: a success, or a refusal of the request (the
+ * provider answered, so it is up), reports success; a retryable failure reports failure; an
+ * abort reports neither but gives up a probe claim the call held (`released`).
+ *
  * `mayFallOver` lets a caller forbid the move once something left for the customer (a streamed
  * chunk): that failure ends the call as retryable instead.
  */
@@ -73,6 +77,8 @@ function mayTryNext(error: unknown): boolean {
   return isRetryableStatus(status, { timeoutRetryable: true });
 }
 
+const breakerUnwritten = (logger: Logger, provider: string, error: unknown) => logger.warn('model-breaker-unwritten', { provider, error });
+
 export async function withFailover<T extends { usage: LanguageModelUsage }>(
   options: FailoverOptions,
   run: (attempt: Attempt) => Promise<T>,
@@ -91,18 +97,22 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
       const result = await metered(options.observer, { purpose: options.purpose, tier: options.chain, model: entry.label, signal: options.signal }, () =>
         withDeadline(options.timeoutMs, options.signal, (signal) => run({ entry, signal, last })),
       );
-      await breakers?.succeeded(entry.provider).catch((error: unknown) => logger.warn('model-breaker-unwritten', { provider: entry.provider, error }));
+      await breakers?.succeeded(entry.provider).catch((error: unknown) => breakerUnwritten(logger, entry.provider, error));
       return { ...result, entry };
     } catch (error) {
-      if (options.signal.aborted) throw error;
-      // A list inside this attempt (the vision description) ran out: not this entry's failure.
-      if (error instanceof ModelsUnavailableError) throw error;
-      if (!mayTryNext(error))
+      // Aborted with its turn, or a list inside this attempt (the vision description) ran out:
+      // nothing learned of this provider; a probe this call held is given up, not kept.
+      if (options.signal.aborted || error instanceof ModelsUnavailableError) {
+        await breakers?.released(entry.provider).catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
+        throw error;
+      }
+      if (!mayTryNext(error)) {
+        // The provider answered (an HTTP status refusing this request): it is up, which settles a probe.
+        await breakers?.succeeded(entry.provider).catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
         throw error instanceof ModelCallError ? error : new ModelCallError(`model call failed: ${errorText(error)}`, false, { cause: error });
+      }
       lastError = error;
-      await breakers
-        ?.failed(entry.provider)
-        .catch((breakerError: unknown) => logger.warn('model-breaker-unwritten', { provider: entry.provider, error: breakerError }));
+      await breakers?.failed(entry.provider).catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
       metrics.increment('model_entry_failed_total', { provider: entry.provider, purpose: options.purpose });
       logger.warn('model-entry-failed', { chain: options.chain, purpose: options.purpose, model: entry.label, next: !last, error });
       if (!mayFallOver()) throw new ModelCallError(`model call failed after output began: ${errorText(error)}`, true, { cause: error });

@@ -11,7 +11,8 @@
  * Nothing is deleted unwritten: a record this version cannot read (a newer version's record
  * kind or status) and a record MongoDB refuses go to the dead-letter stream (`deadLetter`,
  * `transcript_dead_letter_total{reason}`) with their entry's id, in the outbox's own format (an
- * entry's `r` field can be added back to the outbox as it is). Fields this version does not know
+ * entry's `r` field can be added back to the outbox as it is); that stream keeps the newest
+ * ~DEAD_LETTER_MAX_ENTRIES. Fields this version does not know
  * are kept and written (a rolling deploy that adds one loses nothing). Each writer is a consumer
  * of the group: it leaves the group on a clean shutdown, and writers remove consumers idle for
  * CONSUMER_IDLE_MS with nothing pending (a killed process's, once its entries were taken over).
@@ -83,7 +84,15 @@ export const TranscriptRecordSchema = z.discriminatedUnion('kind', [
 ]);
 export type TranscriptRecord = z.infer<typeof TranscriptRecordSchema>;
 
-/** Records set aside instead of written: kept in the dead-letter stream, never deleted. */
+/**
+ * The dead-letter stream keeps about this many entries (`XADD MAXLEN ~`: Redis trims whole stream
+ * nodes, so a few more): past it the oldest are trimmed, so records refused without end (a bug
+ * writing bad ones) cannot fill the Redis that holds the hot path. Alerting on
+ * `transcript_dead_letter_total` and the error log finds them long before.
+ */
+const DEAD_LETTER_MAX_ENTRIES = 10_000;
+
+/** Records set aside instead of written: kept in the dead-letter stream (the newest DEAD_LETTER_MAX_ENTRIES). */
 export interface DeadLetter {
   /** The outbox entry they came in. */
   entryId: string;
@@ -163,7 +172,7 @@ export interface TranscriptOutbox {
   watch(): () => void;
   /** Throws `TranscriptOutboxFullError` when the last polled backlog is at the bound. */
   assertRoom(): void;
-  /** Keeps records in the dead-letter stream (one XADD each), logged and counted (`transcript_dead_letter_total{reason}`). */
+  /** Keeps records in the dead-letter stream (one capped XADD each), logged and counted (`transcript_dead_letter_total{reason}`). */
   deadLetter(letters: readonly DeadLetter[]): Promise<void>;
   /** Removes this reader's consumer from the group unless entries are pending for it (clean shutdown). */
   leave(): Promise<void>;
@@ -182,11 +191,14 @@ export function createTranscriptOutbox(options: {
   database: string;
   logger: Logger;
   metrics: Metrics;
+  /** The dead-letter stream's cap (default DEAD_LETTER_MAX_ENTRIES); tests set a small one. */
+  deadLetterMaxLen?: number;
 }): TranscriptOutbox {
   const { redis, logger, metrics, maxBacklog } = options;
   const reader = options.reader ?? redis;
   const key = transcriptKeys.outbox(options.database);
   const deadKey = transcriptKeys.deadLetters(options.database);
+  const deadLetterMaxLen = options.deadLetterMaxLen ?? DEAD_LETTER_MAX_ENTRIES;
   const consumer = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let lastBacklog = 0;
   let nextClaimAt = 0;
@@ -308,7 +320,8 @@ export function createTranscriptOutbox(options: {
           ...(letter.records ? ['r', JSON.stringify(letter.records)] : []),
           ...(letter.raw ? ['raw', JSON.stringify(letter.raw)] : []),
         ];
-        const deadId = await redis.xadd(deadKey, '*', ...fields);
+        // Capped: a flood of refused records (a bug writing bad ones) must not fill Redis, which holds the hot path.
+        const deadId = await redis.xadd(deadKey, 'MAXLEN', '~', deadLetterMaxLen, '*', ...fields);
         const count = letter.records?.length ?? 1;
         metrics.increment('transcript_dead_letter_total', { reason: letter.reason }, count);
         logger.error('transcript-records-dead-lettered', {

@@ -65,6 +65,8 @@ export interface ConversationRecord {
   channel: string;
   address: string;
   displayName?: string;
+  /** When the record the name came from was made: an older rename arriving late never replaces it. */
+  displayNameAt?: Date;
   recent: RecentMessage[];
   createdAt: Date;
   updatedAt: Date;
@@ -112,6 +114,7 @@ const conversationSchema = new Schema<ConversationRecord>(
     channel: { type: String, required: true },
     address: { type: String, required: true },
     displayName: String,
+    displayNameAt: Date,
     recent: { type: [{ _id: false, id: String, direction: String, text: String }], default: [] },
   },
   { timestamps: true, versionKey: false },

@@ -8,8 +8,9 @@
  * conversation's into one upsert; a message whose record is in the batch (nearly always new) is
  * inserted as its records leave it, with its statuses, in record order; from the first one
  * MongoDB already holds (a retried batch) on, messages get their records' own writes; delivery
- * ids are inserted. A conversation this writer wrote within the hour (same name) is not written
- * again: its `updatedAt` only serves retention; but a record whose name is new in Redis
+ * ids are inserted. A conversation is named by its newest record's name, never an older one
+ * arriving late (`conversation-writes.ts`). A conversation this writer wrote within the hour
+ * (same name) is not written again: its `updatedAt` only serves retention; but a record whose name is new in Redis
  * (`nameChanged`: created or renamed) is always written, whatever this writer remembers (another
  * writer may have written another name since), so MongoDB's name ends as Redis's. Entries leave
  * the outbox only after MongoDB acknowledged them; a failed or slow write is retried with backoff
@@ -24,8 +25,9 @@ import mongoose, { type Connection, type mongo } from 'mongoose';
 import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { conversationWrite, foldConversation, writeConversations, type ConversationFold, type ConversationWrite } from './conversation-writes.js';
 import type { DeadLetter, OutboxEntry, TranscriptOutbox, TranscriptRecord } from './outbox.js';
-import { statusRank, transcriptModels, type ConversationRecord, type MessageRecord, type MessageStatus } from './transcript-store.js';
+import { statusRank, transcriptModels, type MessageRecord, type MessageStatus } from './transcript-store.js';
 
 const READ_BLOCK_MS = 1_000;
 /** Where confirmed actions' records go (`action` outbox records, see src/actions/). */
@@ -53,8 +55,6 @@ const CONVERSATION_TOUCH_MS = 60 * 60 * 1000;
 const CONVERSATION_TOUCH_MEMORY = 50_000;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5_000;
-/** A conversation document's fields this writer sets itself: a newer record's field of the same name is not set over them. */
-const CONVERSATION_OWN_FIELDS: ReadonlySet<string> = new Set(['_id', 'channel', 'address', 'displayName', 'recent', 'createdAt', 'updatedAt']);
 
 export interface TranscriptWriterOptions {
   connection: Connection;
@@ -215,46 +215,19 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
   };
 
   const apply = async (records: readonly TranscriptRecord[]) => {
-    const conversationOps: mongo.AnyBulkWriteOperation<ConversationRecord>[] = [];
+    const conversationOps: ConversationWrite[] = [];
     const deliveryDocs = new Map<string, { _id: string; messageId: string; createdAt: Date }>();
     const touched = new Map<string, Date>();
-    /**
-     * A conversation's records folded into one upsert: inserted as the first, renamed as the last,
-     * `updatedAt` their latest; `changed` when one of them is news (a name new in Redis, or fields
-     * a newer version added), which is always written.
-     */
-    const conversationFolds = new Map<
-      string,
-      { insert: Record<string, unknown>; updatedAt: Date; displayName?: string; changed: boolean; extra: Record<string, unknown> }
-    >();
+    /** A conversation's records folded into one upsert (src/store/conversation-writes.ts). */
+    const conversationFolds = new Map<string, ConversationFold>();
     /** Each message's records in order (one document each). */
     const messageGroups = new Map<string, MessageGroupRecord[]>();
     const actionDocs = new Map<string, { _id: string; updatedAt: string } & Record<string, unknown>>();
     for (const record of records) {
       switch (record.kind) {
-        case 'conversation': {
-          const { kind: _kind, _id, channel, address, displayName, nameChanged, at: recordAt, ...added } = record;
-          // Fields a newer version added are set (never over what this version writes itself).
-          const extra = Object.fromEntries(Object.entries(added).filter(([field]) => !CONVERSATION_OWN_FIELDS.has(field)));
-          const changed = nameChanged === true || Object.keys(extra).length > 0;
-          const at = new Date(recordAt);
-          const fold = conversationFolds.get(_id);
-          if (!fold) {
-            conversationFolds.set(_id, {
-              insert: { channel, address, recent: [], createdAt: at },
-              updatedAt: at,
-              ...(displayName ? { displayName } : {}),
-              changed,
-              extra,
-            });
-          } else {
-            if (fold.updatedAt < at) fold.updatedAt = at;
-            if (displayName) fold.displayName = displayName;
-            fold.changed ||= changed;
-            Object.assign(fold.extra, extra);
-          }
+        case 'conversation':
+          foldConversation(conversationFolds, record);
           break;
-        }
         case 'message':
         case 'status': {
           const _id = record.kind === 'message' ? record.message._id : record._id;
@@ -288,24 +261,13 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       const updatedAt = inbound && inbound > fold.updatedAt ? inbound : fold.updatedAt;
       if (!fold.changed && freshEnough(_id, updatedAt, fold.displayName)) continue;
       conversationWrites.set(_id, { at: updatedAt.getTime(), displayName: fold.displayName ?? conversationsWritten.get(_id)?.displayName });
-      const set = { ...fold.extra, ...(fold.displayName ? { displayName: fold.displayName } : {}) };
-      conversationOps.push({
-        updateOne: {
-          filter: { _id },
-          update: {
-            $setOnInsert: fold.insert,
-            $max: { updatedAt },
-            ...(Object.keys(set).length > 0 ? { $set: set } : {}),
-          },
-          upsert: true,
-        },
-      });
+      conversationOps.push(conversationWrite(_id, fold, updatedAt));
     }
     // A conversation with new inbound messages stays recent for retention (never created here).
     for (const [_id, at] of touched) {
       if (freshEnough(_id, at)) continue;
       conversationWrites.set(_id, { at: at.getTime(), displayName: conversationsWritten.get(_id)?.displayName });
-      conversationOps.push({ updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } });
+      conversationOps.push({ op: { updateOne: { filter: { _id }, update: { $max: { updatedAt: at } } } } });
     }
     // A message whose record is in the batch is inserted as its records leave it (nearly always
     // new: one insert, not an upsert and two updates per status); from one MongoDB already holds
@@ -330,7 +292,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         await collection.bulkWrite(ops.slice(start, start + MAX_STATEMENTS_PER_COMMAND), { ordered: true });
       }
     };
-    await write(conversations.collection, conversationOps as mongo.AnyBulkWriteOperation[]);
+    await writeConversations(conversations.collection, conversationOps, MAX_STATEMENTS_PER_COMMAND);
     for (const [_id, written] of conversationWrites) conversationsWritten.set(_id, written);
     await insertInOrder(messages.collection, inserts, (from) =>
       write(messages.collection, insertFallbacks.slice(from).flat() as mongo.AnyBulkWriteOperation[]),

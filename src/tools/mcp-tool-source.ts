@@ -278,13 +278,14 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     const declaredScope = ScopeArgumentsSchema.safeParse(options.scopeArguments?.[tool.name] ?? tool._meta?.[SCOPE_ARGUMENTS_META_KEY] ?? {});
     if (!declaredScope.success || Object.keys(declaredScope.data).length === 0) return undefined;
     const { jsonSchema, declared } = modelFacingSchema(tool.inputSchema, Object.keys(declaredScope.data));
+    const effect = deriveToolEffect(tool.annotations) === 'reversible' ? 'reversible' : 'irreversible';
     return {
       name: tool.name,
       title: tool.title ?? tool.annotations?.title ?? tool.name,
       description: tool.description ?? tool.title ?? tool.name,
       category: deriveToolCategory(tool, options.categoryPrefixes, defaultCategory),
-      effect: deriveToolEffect(tool.annotations) === 'reversible' ? 'reversible' : 'irreversible',
-      access: { kind: 'caller', arguments: declaredScope.data },
+      effect,
+      access: { kind: 'caller', arguments: declaredScope.data, effect },
       inputSchema: { jsonSchema },
       declared,
     };

@@ -1,10 +1,12 @@
 /**
  * Binds a tool call to the verified caller: which reads a caller may be offered, and the
- * arguments a scoped read is actually called with. The model chooses among what the caller may
- * see; it never names whose data a call reads — the runtime fills those arguments itself.
+ * arguments a scoped read is called with (or a write proposed with). The model chooses among
+ * what the caller may see; it never names whose data a call reads or changes — the runtime fills
+ * those arguments itself.
  *
  * Must never let a model-written value reach a scoped argument: a value that differs from the
- * caller's own is refused, not corrected, so the attempt is visible (logged and counted).
+ * caller's own is refused, not corrected, so the attempt is visible (logged and counted). A
+ * write's refusal (its access names an effect) speaks of a change, a read's of a read.
  */
 import { AppError } from '../errors/index.js';
 import type { AssistantTool, Caller, ScopeBinding, ToolAccess } from '../contracts/tool.js';
@@ -53,15 +55,23 @@ export function callerMayUse(tool: Pick<AssistantTool, 'access'>, caller: Caller
   return true;
 }
 
+/** A write (its access names an effect) is refused in words that fit a change, a read in words that fit a read. */
+const changes = (access: ToolAccess): boolean => access.kind === 'caller' && access.effect !== undefined;
+
 /** The model wrote a value for a scoped argument that is not the caller's own. */
-function refusedValue(toolName: string, binding: ScopeBinding, written: unknown, caller: Extract<Caller, { kind: 'contact' }>): ToolScopeError {
+function refusedValue(toolName: string, binding: ScopeBinding, written: unknown, caller: Extract<Caller, { kind: 'contact' }>, write: boolean): ToolScopeError {
+  const [verb, entityVerb, outcome] = write ? ['change', 'acts on', 'not proposed'] : ['read', 'reads', 'not called'];
   if (binding === 'entity' && caller.entities.some((entity) => entity.id === written)) {
-    return new ToolScopeError(toolName, 'scoped-argument', `${toolName} reads the selected company only; call select_entity to switch. It was not called.`);
+    return new ToolScopeError(
+      toolName,
+      'scoped-argument',
+      `${toolName} ${entityVerb} the selected company only; call select_entity to switch. It was ${outcome}.`,
+    );
   }
   return new ToolScopeError(
     toolName,
     binding === 'entity' ? 'entity-not-held' : 'scoped-argument',
-    `${toolName} can only read this customer's own records; it was not called.`,
+    `${toolName} can only ${verb} this customer's own records; it was ${outcome}.`,
   );
 }
 
@@ -90,7 +100,8 @@ export function bindArguments(
 ): Record<string, unknown> {
   if (access.kind === 'public') return { ...input };
   if (caller.kind === 'anonymous') {
-    throw new ToolScopeError(toolName, 'no-identity', `${toolName} reads a customer's own records, and this customer is not identified.`);
+    const does = changes(access) ? 'changes' : 'reads';
+    throw new ToolScopeError(toolName, 'no-identity', `${toolName} ${does} a customer's own records, and this customer is not identified.`);
   }
   const bound: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
@@ -99,7 +110,7 @@ export function bindArguments(
   for (const [name, binding] of Object.entries(access.arguments)) {
     const value = binding === 'customer' ? caller.customerId : caller.entity?.id;
     const written = Object.hasOwn(input, name) ? input[name] : undefined;
-    if (written !== undefined && written !== value) throw refusedValue(toolName, binding, written, caller);
+    if (written !== undefined && written !== value) throw refusedValue(toolName, binding, written, caller, changes(access));
     if (value === undefined) throw unbound(toolName, binding, caller);
     bound[name] = value;
   }

@@ -511,6 +511,8 @@ describe('an adversarial model', () => {
     const denied = counter('tool_scope_denied_total', { reason: 'scoped-argument', channel: 'whatsapp' });
     const reply = await say(ANA, 'do:foreign-customer');
     expect(reply).not.toContain('Please confirm');
+    // The model is told in words that fit a change, not a read.
+    expect(reply).toContain("order_cancel can only change this customer's own records; it was not proposed.");
     expect(counter('tool_scope_denied_total', { reason: 'scoped-argument', channel: 'whatsapp' })).toBe(denied + 1);
   });
 

@@ -131,6 +131,22 @@ describe('the dead-letter stream', () => {
   });
 });
 
+describe('the dead-letter stream is bounded', () => {
+  test('past its cap the oldest dead letters are trimmed (XADD MAXLEN ~): a flood of refused records cannot fill Redis', async () => {
+    const { redis, logger, metrics } = harness.services;
+    const capped = createTranscriptOutbox({ redis, database: `${database}-capped`, maxBacklog: 1_000, logger, metrics, deadLetterMaxLen: 50 });
+    const letters = Array.from({ length: 300 }, (_, index) => ({ entryId: `1-${index}`, reason: 'rejected' as const, error: 'refused', records: [{ index }] }));
+    await capped.deadLetter(letters);
+    const kept = await redis.xlen(transcriptKeys.deadLetters(`${database}-capped`));
+    // Approximate trimming removes whole stream nodes: at least the cap is kept, never the whole flood.
+    expect(kept).toBeGreaterThanOrEqual(50);
+    expect(kept).toBeLessThan(200);
+    // The newest are the ones kept.
+    const [newest] = await redis.xrevrange(transcriptKeys.deadLetters(`${database}-capped`), '+', '-', 'COUNT', 1);
+    expect(newest?.[1]).toContain('1-299');
+  });
+});
+
 describe("the outbox's consumers", () => {
   const consumers = async () => {
     const reply = (await harness.services.redis.xinfo('CONSUMERS', outboxKey(), TRANSCRIPT_WRITER_GROUP)) as unknown[][];

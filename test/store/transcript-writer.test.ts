@@ -246,6 +246,35 @@ describe("folding a batch's records of one document", () => {
     });
   });
 
+  test('a late, older rename never replaces a newer name: across batches (and writers), and within one batch', async () => {
+    const renamed = (number: string, second: number, displayName: string): TranscriptRecord => ({
+      kind: 'conversation',
+      _id: `whatsapp:${number}`,
+      channel: 'whatsapp',
+      address: `whatsapp:${number}`,
+      displayName,
+      nameChanged: true,
+      at: at(second),
+    });
+    const nameOf = async (number: string) => (await harness.services.transcripts.conversations.findById(`whatsapp:${number}`).lean())?.displayName;
+    await folding.apply([renamed('+447700908511', 70, 'Newer')]);
+    // The older rename's entry arrives late (taken over from a writer that died holding it).
+    await writer.apply([renamed('+447700908511', 60, 'Older')]);
+    expect(await nameOf('+447700908511')).toBe('Newer');
+    await folding.apply([renamed('+447700908511', 65, 'Older')]);
+    expect(await nameOf('+447700908511')).toBe('Newer');
+    // It still keeps the conversation recent, and a newer rename still lands.
+    await folding.apply([renamed('+447700908511', 80, 'Newest')]);
+    expect(await harness.services.transcripts.conversations.findById('whatsapp:+447700908511').lean()).toMatchObject({
+      displayName: 'Newest',
+      createdAt: new Date(at(70)),
+      updatedAt: new Date(at(80)),
+    });
+    // In one batch, out of order: the newest name wins, wherever it sits.
+    await folding.apply([renamed('+447700908512', 90, 'Bea'), renamed('+447700908512', 85, 'Ada')]);
+    expect(await nameOf('+447700908512')).toBe('Bea');
+  });
+
   test('a status in a later batch than its message moves it on; a replayed earlier batch never moves it back', async () => {
     const first = turn('+447700908504', 'SMfold4', 50);
     await folding.apply(first);
