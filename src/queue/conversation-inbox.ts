@@ -31,7 +31,7 @@ const HeadStateSchema = z.object({
   size: z.coerce.number().int().positive().optional(),
   /** The lock token of the turn running on the batch; left behind only by a worker that died in it. */
   running: z.string().min(1).optional(),
-  /** How many workers died in a turn on this batch. */
+  /** How many workers died in a turn on this batch (`turn-deaths.ts`). */
   crashes: z.coerce.number().int().nonnegative().optional(),
   /** Why the batch was given up on, once it was (the decision stands for whoever holds it next). */
   given: z.string().min(1).optional(),
@@ -176,12 +176,6 @@ if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 return 1`);
 
-// KEYS: retry. ARGV: message id. A worker died in the head's turn: counts it, clears the mark. Returns the count.
-const crashScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'running')
-return redis.call('HINCRBY', KEYS[1], 'crashes', 1)`);
-
 // KEYS: retry. ARGV: lock token. Clears the running mark of a turn that ended without its worker dying.
 const stoppedScript = luaScript(`
 if redis.call('HGET', KEYS[1], 'running') == ARGV[1] then return redis.call('HDEL', KEYS[1], 'running') end
@@ -294,8 +288,6 @@ export interface ConversationInbox {
   freeze(conversationKey: string, batch: InboxBatch, runningToken?: string): Promise<InboxBatch>;
   /** Marks the turn of a frozen head's batch running (as `freeze` does for a batch it freezes). */
   markRunning(conversationKey: string, messageId: string, runningToken: string): Promise<void>;
-  /** A worker died in a turn on the head's batch: counts it and clears the mark; returns how many have. */
-  recordCrash(conversationKey: string, messageId: string): Promise<number>;
   /** Clears the running mark of a turn that ended without its worker dying (cut short, not failed). */
   turnStopped(conversationKey: string, runningToken: string): Promise<void>;
   /** Records that the head's batch is given up on, so a holder after a lost lock finishes that instead of another turn. */
@@ -503,10 +495,6 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
 
     async markRunning(conversationKey, messageId, runningToken) {
       await headFieldScript(redis, [redisKeys.retry(conversationKey)], [messageId, 'running', runningToken]);
-    },
-
-    async recordCrash(conversationKey, messageId) {
-      return Number(await crashScript(redis, [redisKeys.retry(conversationKey)], [messageId]));
     },
 
     async turnStopped(conversationKey, runningToken) {
