@@ -51,6 +51,7 @@ import { holdConversationLock, lockExpiresInMs, lockRenewIntervalMs, lockRequest
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
 import { createSuspectTurn } from './suspect-turn.js';
 import { createSoloTurns } from './solo-turns.js';
+import { apologisedBefore, createConversationOutage, type ConversationWait } from './conversation-outage.js';
 import { createTurnAdmission } from './turn-admission.js';
 import { recordTurnDeath } from './turn-deaths.js';
 import { startWorkerHeartbeat } from './worker-heartbeat.js';
@@ -100,9 +101,17 @@ export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastru
  * Tells the customer and the operator that a message will not be answered. `assertHeld` is the
  * lock's fence: it throws unless the worker still surely holds the conversation, and the
  * handler calls it before anything it writes or sends (a worker that lost the lock leaves the
- * batch to the next holder, which finds it marked given up). Never throws.
+ * batch to the next holder, which finds it marked given up). `apologised`: the customer already
+ * had the apology of this wait (another batch's, see `conversation-outage.ts`): none is sent
+ * again. Never throws.
  */
-export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReason; error: unknown; attempts: number }, assertHeld: () => void) => Promise<void>;
+export type GiveUpHandler = (batch: InboundBatch, failure: GiveUpFailure, assertHeld: () => void) => Promise<void>;
+export interface GiveUpFailure {
+  reason: GiveUpReason;
+  error: unknown;
+  attempts: number;
+  apologised?: boolean;
+}
 
 /**
  * What the customer hears while a failed batch waits for its next attempt (a model outage's
@@ -112,10 +121,13 @@ export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReaso
  * given up on, no attempt since); when the next attempt starts first, its own outcome decides.
  */
 export interface HoldingNotice {
-  /** When the customer should hear about this failure (ms); undefined: never (not an outage, a teammate's entry). No I/O. */
-  dueAt(batch: InboundBatch, error: unknown): number | undefined;
-  /** Tells the customer, once per batch (`assertHeld` before anything leaves). Never throws. */
-  send(batch: InboundBatch, assertHeld: () => void): Promise<void>;
+  /**
+   * When the customer should hear about this failure (ms); undefined: never (not an outage, a
+   * teammate's entry). `waitingSince`: when the conversation's oldest waiting message arrived. No I/O.
+   */
+  dueAt(batch: InboundBatch, error: unknown, waitingSince: number): number | undefined;
+  /** Tells the customer (`assertHeld` before anything leaves): true once the message is out (now or before). Never throws. */
+  send(batch: InboundBatch, assertHeld: () => void): Promise<boolean>;
 }
 
 export interface TurnWorkerOptions {
@@ -182,18 +194,14 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const maxBatch = [options.coalesceMs, ...Object.values(options.channelCoalesceMs ?? {})].some((ms) => ms > 0) ? MAX_BATCH_MESSAGES : 1;
   const heartbeat = startWorkerHeartbeat(redis, options.lockTtlMs, logger);
   const solo = createSoloTurns();
+  const outage = createConversationOutage(redis);
   const suspects = createSuspectTurn(redis, options.queue.qualifiedName, heartbeat.isDead);
   const batchOf = ({ entries, crashes }: InboxBatch): InboundBatch => {
     const messages = entries.map((entry) => entry.message);
     return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1), ...(crashes > 0 ? { guarded: true } : {}) };
   };
   /** Gives up on a batch under the lock: the decision is stored first, so a holder after a lost lock finishes it instead of taking another turn. */
-  const giveUpHeld = async (
-    conversationKey: string,
-    batch: InboxBatch,
-    failure: { reason: GiveUpReason; error: unknown; attempts: number },
-    assertHeld: () => void,
-  ): Promise<void> => {
+  const giveUpHeld = async (conversationKey: string, batch: InboxBatch, failure: GiveUpFailure, assertHeld: () => void): Promise<void> => {
     await inbox.markGivenUp(conversationKey, batch.entries[0].message.messageId, failure.reason);
     await giveUp(batchOf(batch), failure, assertHeld);
   };
@@ -209,6 +217,18 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     if (deaths.alone < MAX_ALONE_DEATHS) return { ...batch, crashes: deaths.crashes };
     await inbox.markGivenUp(conversationKey, messageId, 'poison');
     return { ...batch, crashes: deaths.crashes, givenUp: 'poison' };
+  };
+  /**
+   * Finishes giving up on a batch a holder that lost the lock decided on before acknowledging it
+   * (the apology goes through the send ledger, so it reaches the customer once); returns the batch to acknowledge.
+   */
+  const finishGiveUp = async (conversationKey: string, read: InboxBatch, decided: string, assertHeld: () => void): Promise<InboxBatch> => {
+    const batch = read.frozen ? read : { ...read, entries: [read.entries[0]] as const };
+    const reason = giveUpReason(decided);
+    const apologised = reason === 'budget' && apologisedBefore(await outage.read(conversationKey), batch.entries[0].message.messageId);
+    const attempts = batch.retry?.attempts ?? 0;
+    await giveUp(batchOf(batch), { reason, error: new Error('given up on before'), attempts, ...(apologised ? { apologised } : {}) }, assertHeld);
+    return batch;
   };
   const newestOf = (batch: Pick<InboxBatch, 'entries'>): number => Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
   /** When a batch that may still grow is due: its newest message quiet long enough, or the batch full. */
@@ -236,7 +256,9 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     const kind = classifyFailure(error);
     const now = Date.now();
     const state = await inbox.recordFailure(conversationKey, message.messageId, { ...policy, suspect: kind === 'unknown', now });
-    const budgetSpent = now - state.firstFailureAt >= options.retryBudgetMs;
+    // The budget counts from the conversation's oldest waiting message, not this batch's first failure.
+    const wait = await outage.failed(conversationKey, Math.min(...batch.entries.map((entry) => entry.message.receivedAt)));
+    const budgetSpent = now - wait.since >= options.retryBudgetMs;
     const reason: GiveUpReason | undefined =
       kind === 'deterministic'
         ? 'deterministic'
@@ -246,7 +268,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             ? 'budget'
             : undefined;
     if (reason) {
-      await giveUpHeld(conversationKey, batch, { reason, error, attempts: state.attempts }, assertHeld);
+      // One apology per wait: the first batch given up on for its budget apologises for the messages behind it too.
+      if (reason === 'budget') await outage.apologised(conversationKey, message.messageId, now);
+      const apologised = reason === 'budget' && apologisedBefore(wait, message.messageId);
+      await giveUpHeld(conversationKey, batch, { reason, error, attempts: state.attempts, ...(apologised ? { apologised } : {}) }, assertHeld);
       return 'given-up';
     }
     const waiting = await ensureRedrive(conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
@@ -258,10 +283,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       kind,
       attempts: state.attempts,
       retryInMs: state.nextAttemptAt - now,
-      budgetLeftMs: options.retryBudgetMs - (now - state.firstFailureAt),
+      budgetLeftMs: options.retryBudgetMs - (now - wait.since),
       error,
     });
-    await holdWhileWaiting(conversationKey, batch, error, state, assertHeld);
+    await holdWhileWaiting(conversationKey, batch, error, { ...state, wait }, assertHeld);
     return waiting;
   };
 
@@ -276,15 +301,15 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     conversationKey: string,
     batch: InboxBatch,
     error: unknown,
-    state: { attempts: number; nextAttemptAt: number },
+    state: { attempts: number; nextAttemptAt: number; wait: ConversationWait },
     assertHeld: () => void,
   ): Promise<void> => {
     const { holding } = options;
-    const turn = batchOf(batch);
-    const dueAt = holding?.dueAt(turn, error);
+    // Once per wait: not again for the batches behind the one that had it.
+    const dueAt = state.wait.held ? undefined : holding?.dueAt(batchOf(batch), error, state.wait.since);
     if (!holding || dueAt === undefined || state.nextAttemptAt < dueAt) return;
     const delay = dueAt - Date.now();
-    if (delay <= 0) return holding.send(turn, assertHeld);
+    if (delay <= 0) return sendHolding(conversationKey, batch, assertHeld);
     const { messageId } = batch.entries[0].message;
     try {
       await options.queue.add(
@@ -295,6 +320,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     } catch (addError) {
       logger.warn('holding-notice-unscheduled', { conversationKey, messageId, error: addError });
     }
+  };
+
+  /** Sends a waiting batch's holding message unless its conversation's wait had one, and notes it sent. */
+  const sendHolding = async (conversationKey: string, batch: InboxBatch, assertHeld: () => void): Promise<void> => {
+    if (!options.holding || (await outage.read(conversationKey))?.held) return;
+    if (await options.holding.send(batchOf(batch), assertHeld)) await outage.held(conversationKey);
   };
 
   /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
@@ -362,6 +393,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (!batch) return { kind: 'drained' };
         const head = batch.entries[0].message;
         let quarantined = false;
+        let answered = false;
         if (batch.running !== undefined && (await heartbeat.isDead(batch.running))) {
           // The worker that ran this batch's last turn died in it (an ended turn clears its mark;
           // one that only lost the lock is alive, cuts its turn short and clears it).
@@ -374,18 +406,11 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (quarantined) {
           // Acknowledged below, as any batch given up on.
         } else if (decided !== undefined) {
-          // Given up on by a holder that lost the lock before acknowledging: finished here (the
-          // apology goes through the send ledger, so it reaches the customer once).
-          if (!batch.frozen) batch = { ...batch, entries: [batch.entries[0]] };
-          await giveUp(
-            batchOf(batch),
-            { reason: giveUpReason(decided), error: new Error('given up on before'), attempts: batch.retry?.attempts ?? 0 },
-            assertHeld,
-          );
+          batch = await finishGiveUp(conversationKey, batch, decided, assertHeld);
         } else if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
           // Still waiting on the failure that scheduled this holding job (no attempt since: the
           // same count, and none can run while this holds the lock): the customer hears from us now.
-          if (holding?.messageId === head.messageId && holding.attempt === batch.retry.attempts) await options.holding?.send(batchOf(batch), assertHeld);
+          if (holding?.messageId === head.messageId && holding.attempt === batch.retry.attempts) await sendHolding(conversationKey, batch, assertHeld);
           return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
         } else {
           const coalescing = !batch.frozen && coalesceFor(head.channel) > 0;
@@ -417,6 +442,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
           try {
             await handle(turn, abort.signal, assertHeld, gate);
+            answered = true;
           } catch (error) {
             // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
             if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
@@ -439,13 +465,13 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           }
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
-        const answered = batch;
+        const done = batch;
         // The acknowledgement reads the next batch in the same step: what the notices say from
         // here on is kept for that batch's turn (as before a read of its own).
         heard.listener = undefined;
         heard.notices = [];
         const acknowledged = await lock.releaseWith(async (token) => {
-          const result = await inbox.acknowledgeAndBatch(conversationKey, answered, token, maxBatch);
+          const result = await inbox.acknowledgeAndBatch(conversationKey, done, token, maxBatch, answered);
           return { released: result.released, value: result };
         });
         // The acknowledgement cleared the batch's turn state, its running mark with it.
