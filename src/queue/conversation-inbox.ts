@@ -109,7 +109,7 @@ if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
 return 3`);
 
 // KEYS: inbox, retry, lock, typing, outage. ARGV: lock token ('' keeps it), 1 when the batch has turn
-// state (2: it was answered, which also ends the conversation's wait through failing turns),
+// state (2: clear it and end the conversation's wait; only a budget give-up keeps the wait),
 // how many entries to read behind it (0: none), 1 to read the typing report with them, then the
 // batch's entries exactly as read. Pops them only if they are still its head; when that empties
 // the inbox, frees the lock (if still that token's) in the same step, so no message can arrive
@@ -303,14 +303,14 @@ export interface ConversationInbox {
    * `acknowledge` by the lock's holder, which goes on with the conversation: the same step reads
    * the new head's batch (as `batch` would return it, throwing as it would) unless it freed the
    * lock. The batch's turn state is deleted in that step, so the new head's is known to be none;
-   * `answered` (not given up on) also ends the conversation's wait (`conversation-outage.ts`).
+   * as is the conversation's wait (`conversation-outage.ts`) unless `keepsWait` (a budget give-up).
    */
   acknowledgeAndBatch(
     conversationKey: string,
     batch: InboxBatch,
     lockToken: string,
     maxMessages: number,
-    answered?: boolean,
+    keepsWait?: boolean,
   ): Promise<{ released: boolean; batch?: () => InboxBatch | undefined }>;
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
@@ -392,7 +392,7 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
     batch: InboxBatch,
     lockToken: string,
     maxMessages: number,
-    answered = false,
+    keepsWait = false,
   ): Promise<unknown[]> => {
     const keys = [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey), redisKeys.typing(conversationKey)];
     const result = await ackScript(
@@ -401,7 +401,7 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
       [
         lockToken,
-        answered ? 2 : batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
+        !keepsWait ? 2 : batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
         maxMessages > 0 ? MAX_BATCH_MESSAGES : 0,
         maxMessages > 1 ? 1 : 0,
         ...batch.entries.map((entry) => entry.raw),
@@ -493,8 +493,8 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       return popped === 2;
     },
 
-    async acknowledgeAndBatch(conversationKey, batch, lockToken, maxMessages, answered) {
-      const [popped, raws, state, typing] = await acknowledgeScript(conversationKey, batch, lockToken, maxMessages, answered);
+    async acknowledgeAndBatch(conversationKey, batch, lockToken, maxMessages, keepsWait) {
+      const [popped, raws, state, typing] = await acknowledgeScript(conversationKey, batch, lockToken, maxMessages, keepsWait);
       if (popped === 2) return { released: true };
       // Not the head any more (only a holder that lost the lock): nothing was read.
       if (popped !== 1 || !Array.isArray(raws)) return { released: false };

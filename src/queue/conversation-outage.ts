@@ -6,7 +6,8 @@
  * hears the holding message once, and once the budget is spent one apology covers every message
  * that had arrived by then (the batches behind it still get their attempt, and are recorded
  * failed without another apology if it fails). A message arriving after the apology starts a new
- * wait. A batch answered ends it (the inbox's acknowledgement deletes it in the same step).
+ * wait. A batch answered, or given up on for anything but its budget, ends it (the inbox's
+ * acknowledgement deletes it in the same step).
  */
 import { luaScript, type RedisClient } from '../redis.js';
 import { DEDUPE_TTL_SECONDS, redisKeys } from './keys.js';

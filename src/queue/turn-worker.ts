@@ -250,8 +250,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return { kind: 'waiting', at, redriveId };
   };
 
-  /** Handles a failed batch: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
-  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown, assertHeld: () => void): Promise<DrainOutcome | 'given-up'> => {
+  /** Handles a failed batch: schedules its next attempt (`waiting`), or gives up on it (the reason). */
+  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown, assertHeld: () => void): Promise<DrainOutcome | GiveUpReason> => {
     const { message } = batch.entries[0];
     const kind = classifyFailure(error);
     const now = Date.now();
@@ -272,7 +272,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       if (reason === 'budget') await outage.apologised(conversationKey, message.messageId, now);
       const apologised = reason === 'budget' && apologisedBefore(wait, message.messageId);
       await giveUpHeld(conversationKey, batch, { reason, error, attempts: state.attempts, ...(apologised ? { apologised } : {}) }, assertHeld);
-      return 'given-up';
+      return reason;
     }
     const waiting = await ensureRedrive(conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
     metrics.increment('inbound_retries_total', { channel: message.channel, kind });
@@ -393,7 +393,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (!batch) return { kind: 'drained' };
         const head = batch.entries[0].message;
         let quarantined = false;
-        let answered = false;
+        // A batch given up on for its budget keeps the conversation's wait for those behind it; anything else ends it.
+        let keepsWait = false;
         if (batch.running !== undefined && (await heartbeat.isDead(batch.running))) {
           // The worker that ran this batch's last turn died in it (an ended turn clears its mark;
           // one that only lost the lock is alive, cuts its turn short and clears it).
@@ -407,6 +408,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           // Acknowledged below, as any batch given up on.
         } else if (decided !== undefined) {
           batch = await finishGiveUp(conversationKey, batch, decided, assertHeld);
+          keepsWait = decided === 'budget';
         } else if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
           // Still waiting on the failure that scheduled this holding job (no attempt since: the
           // same count, and none can run while this holds the lock): the customer hears from us now.
@@ -442,7 +444,6 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
           if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
           try {
             await handle(turn, abort.signal, assertHeld, gate);
-            answered = true;
           } catch (error) {
             // A turn cut short by a lost lock is the next holder's to retry: nothing is counted.
             if (abort.signal.aborted) throw failedIn(jobId, head.messageId, error);
@@ -461,7 +462,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             // The failure's record cleared the running mark.
             running = undefined;
             admission.ended();
-            if (outcome !== 'given-up') return outcome;
+            if (typeof outcome !== 'string') return outcome;
+            keepsWait = outcome === 'budget';
           }
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
@@ -471,7 +473,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         heard.listener = undefined;
         heard.notices = [];
         const acknowledged = await lock.releaseWith(async (token) => {
-          const result = await inbox.acknowledgeAndBatch(conversationKey, done, token, maxBatch, answered);
+          const result = await inbox.acknowledgeAndBatch(conversationKey, done, token, maxBatch, keepsWait);
           return { released: result.released, value: result };
         });
         // The acknowledgement cleared the batch's turn state, its running mark with it.
