@@ -79,7 +79,7 @@ export interface InboundBatch {
   earlier: readonly InboundMessage[];
   /**
    * A worker died in a turn on this batch before: answer it without what can exhaust a worker
-   * (no media, a bounded prompt). A batch whose guarded turn kills its worker too is given up on.
+   * (no media, a bounded prompt). Guarded turns run alone in their worker; two that kill it quarantine the batch.
    */
   guarded?: boolean;
 }
@@ -93,7 +93,7 @@ export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHe
 
 /**
  * Why a message was given up on: `budget` (its retry time ran out), the failure kind, or
- * `poison` (workers died in its turns MAX_CRASHES times: it is quarantined, never retried).
+ * `poison` (MAX_ALONE_DEATHS workers died running it alone: quarantined, never retried).
  */
 export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastructure'>;
 
