@@ -247,7 +247,7 @@ export const EnvSchema = z.object({
   COALESCE_MS_WHATSAPP: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').optional(),
   // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
   SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
-  // A message is given up on (apology, recorded failed, counted) only once its own budget is spent.
+  // A message is given up on (apology, recorded failed, counted) only once its conversation's budget is spent.
   MESSAGE_RETRY_BUDGET_MS: positiveInt(600_000),
   MESSAGE_RETRY_BACKOFF_MS: positiveInt(2_000),
 

@@ -31,7 +31,7 @@ const HeadStateSchema = z.object({
   size: z.coerce.number().int().positive().optional(),
   /** The lock token of the turn running on the batch; left behind only by a worker that died in it. */
   running: z.string().min(1).optional(),
-  /** How many workers died in a turn on this batch. */
+  /** How many workers died in a turn on this batch (`turn-deaths.ts`). */
   crashes: z.coerce.number().int().nonnegative().optional(),
   /** Why the batch was given up on, once it was (the decision stands for whoever holds it next). */
   given: z.string().min(1).optional(),
@@ -108,7 +108,8 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
 return 3`);
 
-// KEYS: inbox, retry, lock, typing. ARGV: lock token ('' keeps it), 1 when the batch has turn state,
+// KEYS: inbox, retry, lock, typing, outage. ARGV: lock token ('' keeps it), 1 when the batch has turn
+// state (2: clear it and end the conversation's wait; only a budget give-up keeps the wait),
 // how many entries to read behind it (0: none), 1 to read the typing report with them, then the
 // batch's entries exactly as read. Pops them only if they are still its head; when that empties
 // the inbox, frees the lock (if still that token's) in the same step, so no message can arrive
@@ -124,7 +125,8 @@ for index = 1, count do
   if entries[index] ~= ARGV[index + 4] then return {0} end
 end
 redis.call('LTRIM', KEYS[1], count, -1)
-if ARGV[2] == '1' then redis.call('DEL', KEYS[2]) end
+if ARGV[2] ~= '0' then redis.call('DEL', KEYS[2]) end
+if ARGV[2] == '2' then redis.call('DEL', KEYS[5]) end
 if #entries == count and ARGV[1] ~= '' and redis.call('GET', KEYS[3]) == ARGV[1] then
   redis.call('DEL', KEYS[3])
   return {2}
@@ -133,7 +135,7 @@ if ahead == 0 or #entries == count then return {1, {}} end
 local next = {}
 for index = count + 1, #entries do next[#next + 1] = entries[index] end
 local state = {}
-if ARGV[2] ~= '1' then state = redis.call('HGETALL', KEYS[2]) end
+if ARGV[2] == '0' then state = redis.call('HGETALL', KEYS[2]) end
 local typing = false
 if ARGV[4] == '1' then typing = redis.call('GET', KEYS[4]) end
 return {1, next, state, typing}`);
@@ -175,12 +177,6 @@ const headFieldScript = luaScript(`
 if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 return 1`);
-
-// KEYS: retry. ARGV: message id. A worker died in the head's turn: counts it, clears the mark. Returns the count.
-const crashScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'running')
-return redis.call('HINCRBY', KEYS[1], 'crashes', 1)`);
 
 // KEYS: retry. ARGV: lock token. Clears the running mark of a turn that ended without its worker dying.
 const stoppedScript = luaScript(`
@@ -294,8 +290,6 @@ export interface ConversationInbox {
   freeze(conversationKey: string, batch: InboxBatch, runningToken?: string): Promise<InboxBatch>;
   /** Marks the turn of a frozen head's batch running (as `freeze` does for a batch it freezes). */
   markRunning(conversationKey: string, messageId: string, runningToken: string): Promise<void>;
-  /** A worker died in a turn on the head's batch: counts it and clears the mark; returns how many have. */
-  recordCrash(conversationKey: string, messageId: string): Promise<number>;
   /** Clears the running mark of a turn that ended without its worker dying (cut short, not failed). */
   turnStopped(conversationKey: string, runningToken: string): Promise<void>;
   /** Records that the head's batch is given up on, so a holder after a lost lock finishes that instead of another turn. */
@@ -308,13 +302,15 @@ export interface ConversationInbox {
   /**
    * `acknowledge` by the lock's holder, which goes on with the conversation: the same step reads
    * the new head's batch (as `batch` would return it, throwing as it would) unless it freed the
-   * lock. The batch's turn state is deleted in that step, so the new head's is known to be none.
+   * lock. The batch's turn state is deleted in that step, so the new head's is known to be none;
+   * as is the conversation's wait (`conversation-outage.ts`) unless `keepsWait` (a budget give-up).
    */
   acknowledgeAndBatch(
     conversationKey: string,
     batch: InboxBatch,
     lockToken: string,
     maxMessages: number,
+    keepsWait?: boolean,
   ): Promise<{ released: boolean; batch?: () => InboxBatch | undefined }>;
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
@@ -391,14 +387,21 @@ function headBatch(conversationKey: string, maxMessages: number, raws: readonly 
 
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
   /** The acknowledgement (see `ackScript`); `maxMessages` > 0 reads the next batch in the same step (the typing report with it when > 1). */
-  const acknowledgeScript = async (conversationKey: string, batch: InboxBatch, lockToken: string, maxMessages: number): Promise<unknown[]> => {
+  const acknowledgeScript = async (
+    conversationKey: string,
+    batch: InboxBatch,
+    lockToken: string,
+    maxMessages: number,
+    keepsWait = false,
+  ): Promise<unknown[]> => {
+    const keys = [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey), redisKeys.typing(conversationKey)];
     const result = await ackScript(
       redis,
-      [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey), redisKeys.lock(conversationKey), redisKeys.typing(conversationKey)],
+      [...keys, redisKeys.outage(conversationKey)],
       // Only a batch that was frozen or failed left turn state to clear (a stale one for another head is never read as its).
       [
         lockToken,
-        batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
+        !keepsWait ? 2 : batch.frozen || batch.retry || batch.crashes > 0 || batch.givenUp || batch.restarted ? 1 : 0,
         maxMessages > 0 ? MAX_BATCH_MESSAGES : 0,
         maxMessages > 1 ? 1 : 0,
         ...batch.entries.map((entry) => entry.raw),
@@ -490,8 +493,8 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       return popped === 2;
     },
 
-    async acknowledgeAndBatch(conversationKey, batch, lockToken, maxMessages) {
-      const [popped, raws, state, typing] = await acknowledgeScript(conversationKey, batch, lockToken, maxMessages);
+    async acknowledgeAndBatch(conversationKey, batch, lockToken, maxMessages, keepsWait) {
+      const [popped, raws, state, typing] = await acknowledgeScript(conversationKey, batch, lockToken, maxMessages, keepsWait);
       if (popped === 2) return { released: true };
       // Not the head any more (only a holder that lost the lock): nothing was read.
       if (popped !== 1 || !Array.isArray(raws)) return { released: false };
@@ -503,10 +506,6 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
 
     async markRunning(conversationKey, messageId, runningToken) {
       await headFieldScript(redis, [redisKeys.retry(conversationKey)], [messageId, 'running', runningToken]);
-    },
-
-    async recordCrash(conversationKey, messageId) {
-      return Number(await crashScript(redis, [redisKeys.retry(conversationKey)], [messageId]));
     },
 
     async turnStopped(conversationKey, runningToken) {

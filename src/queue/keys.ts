@@ -12,6 +12,8 @@ export const redisKeys = {
   queued: (conversationKey: string) => `${KEY_PREFIX}:queued:{${conversationKey}}`,
   /** The retry state of the conversation's inbox head (only the head can be failing). */
   retry: (conversationKey: string) => `${KEY_PREFIX}:retry:{${conversationKey}}`,
+  /** How long the conversation has waited through failing turns: since when, whether it had the holding message and the apology (`conversation-outage.ts`). */
+  outage: (conversationKey: string) => `${KEY_PREFIX}:outage:{${conversationKey}}`,
   /** Set while the worker process `processId` runs (renewed often, short-lived): a turn's running mark names its process. */
   workerAlive: (processId: string) => `${KEY_PREFIX}:worker-alive:{${processId}}`,
   /** When the customer last reported typing (ms, as the reporting process saw it), while that report stands. */

@@ -8,11 +8,12 @@
  *
  * One key per turns queue (its own hash tag: one-key commands only, so on a cluster too): the
  * running mark of the turn holding it. A holder whose process is gone (no heartbeat) is replaced
- * at once; the TTL only bounds a holder that is alive but never releases.
+ * at once; the holder renews its lease while its turn runs (and while it waits for its worker's
+ * other turns to end), so the TTL only bounds a holder whose process stopped renewing.
  */
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 
-/** How long a claim stands unless released first (a guarded turn ends far sooner). */
+/** How long a claim stands unless renewed or released first. */
 const SUSPECT_TURN_TTL_MS = 120_000;
 
 const suspectTurnKey = (queue: string) => `${KEY_PREFIX}:suspect-turn:{suspect:${queue.replace(/[{}]/g, '')}}`;
@@ -24,6 +25,11 @@ if holder and holder ~= ARGV[1] and holder ~= ARGV[3] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`);
 
+// KEYS: slot. ARGV: mark, TTL (ms). Extends the lease if this mark holds it. 1 if it did.
+const renewScript = luaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`);
+
 // KEYS: slot. ARGV: mark. Frees the slot if this mark holds it.
 const releaseScript = luaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -32,18 +38,29 @@ return 0`);
 export interface SuspectTurn {
   /** Claims the slot for the turn that writes `mark`; false while another live turn holds it. */
   claim(mark: string): Promise<boolean>;
+  /** Extends the lease of the turn holding it as `mark`; false when it does not (any more). */
+  renew(mark: string): Promise<boolean>;
   release(mark: string): Promise<void>;
 }
 
-export function createSuspectTurn(redis: RedisClient, queue: string, isDead: (mark: string) => Promise<boolean>): SuspectTurn {
+export function createSuspectTurn(
+  redis: RedisClient,
+  queue: string,
+  isDead: (mark: string) => Promise<boolean>,
+  ttlMs: number = SUSPECT_TURN_TTL_MS,
+): SuspectTurn {
   const key = suspectTurnKey(queue);
+  const ttl = String(ttlMs);
   return {
     async claim(mark) {
-      if (Number(await claimScript(redis, [key], [mark, String(SUSPECT_TURN_TTL_MS), ''])) === 1) return true;
+      if (Number(await claimScript(redis, [key], [mark, ttl, ''])) === 1) return true;
       const holder = await redis.get(key);
-      if (holder === null) return Number(await claimScript(redis, [key], [mark, String(SUSPECT_TURN_TTL_MS), ''])) === 1;
+      if (holder === null) return Number(await claimScript(redis, [key], [mark, ttl, ''])) === 1;
       if (!(await isDead(holder))) return false;
-      return Number(await claimScript(redis, [key], [mark, String(SUSPECT_TURN_TTL_MS), holder])) === 1;
+      return Number(await claimScript(redis, [key], [mark, ttl, holder])) === 1;
+    },
+    async renew(mark) {
+      return Number(await renewScript(redis, [key], [mark, ttl])) === 1;
     },
     async release(mark) {
       await releaseScript(redis, [key], [mark]);

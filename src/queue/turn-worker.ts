@@ -38,7 +38,6 @@
  * gives up on the batch whose turn it kept failing (visibly, as any give-up) and leaves a fresh
  * job for whatever is still in the inbox (see `rescue`).
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { RedisClient } from '../redis.js';
@@ -47,50 +46,31 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { InboundMessage } from '../contracts/index.js';
 import { CorruptInboxEntryError, MAX_BATCH_MESSAGES, type ConversationInbox, type InboxBatch } from './conversation-inbox.js';
-import type { InboxNotice, InboxNotices } from './inbox-notices.js';
+import type { InboxNotices } from './inbox-notices.js';
 import { holdConversationLock, lockExpiresInMs, lockRenewIntervalMs, lockRequest } from './conversation-lock.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob, type TurnQueue } from './turn-queue.js';
-import { redisKeys } from './keys.js';
 import { createSuspectTurn } from './suspect-turn.js';
+import { createSoloTurns } from './solo-turns.js';
+import { apologisedBefore, createConversationOutage, type ConversationWait } from './conversation-outage.js';
+import { createTurnAdmission } from './turn-admission.js';
+import { recordTurnDeath } from './turn-deaths.js';
+import { startWorkerHeartbeat } from './worker-heartbeat.js';
+import { openTurnGate, type Heard, type TurnGate } from './turn-gate.js';
+
+export type { TurnGate } from './turn-gate.js';
 
 /** Attempts at a message failing for an unknown reason (likely a bug) before it is given up on. */
 const MAX_SUSPECT_ATTEMPTS = 3;
 /**
- * Workers that may die in turns on one batch: the first death makes the next attempt guarded,
- * the second quarantines the batch (given up on as `poison`), so one message never crash-loops a fleet.
+ * Deaths of workers running a batch alone (as the suspect turn) that quarantine it (given up on as
+ * `poison`), so one message never crash-loops a fleet. Any death makes the next attempt guarded and
+ * a suspect turn; a death beside other turns is no evidence against the batch.
  */
-const MAX_CRASHES = 2;
+const MAX_ALONE_DEATHS = 2;
 /** Tries at rescuing a conversation whose job failed for good (Redis may be what failed it), a doubling delay apart. */
 const RESCUE_ATTEMPTS = 8;
 /** How often a turn waiting for a typing customer looks again (a report stands for the channel's quiet period). */
 const TYPING_POLL_MS = 250;
-/** The longest a customer's typing holds a reply whose turn already ran. */
-const MAX_TYPING_HOLD_MS = 30_000;
-
-/** Why a turn was started over: a message arrived before anything of it left. */
-class TurnRestart extends Error {
-  constructor() {
-    super('a message arrived before the turn answered: started over with it');
-    this.name = 'TurnRestart';
-  }
-}
-
-/**
- * How a turn that may still be started over lets things out. Absent for a turn that can't be
- * (coalescing off, a frozen batch's retry): everything may leave at once.
- */
-export interface TurnGate {
-  /** Aborted (with a `TurnRestart`) when the turn is started over: abort what is cheap to redo (the model call) on it. */
-  readonly restart: AbortSignal;
-  /**
-   * Awaited before the turn's first step that must not be done twice (a tool runs, text
-   * streams, a reply is stored to be sent): waits while the reply is held (the batch's quiet
-   * period on a channel that does not stream, the customer typing); from then on the turn is
-   * never started over. Throws the `TurnRestart` if it was started over first.
-   */
-  commit(): Promise<void>;
-}
-
 /** The messages one turn answers, in arrival order. */
 export interface InboundBatch {
   /** The batch's last message: the turn's inbound, the one its reply is keyed to. */
@@ -99,7 +79,7 @@ export interface InboundBatch {
   earlier: readonly InboundMessage[];
   /**
    * A worker died in a turn on this batch before: answer it without what can exhaust a worker
-   * (no media, a bounded prompt). A batch whose guarded turn kills its worker too is given up on.
+   * (no media, a bounded prompt). Guarded turns run alone in their worker; two that kill it quarantine the batch.
    */
   guarded?: boolean;
 }
@@ -113,7 +93,7 @@ export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHe
 
 /**
  * Why a message was given up on: `budget` (its retry time ran out), the failure kind, or
- * `poison` (workers died in its turns MAX_CRASHES times: it is quarantined, never retried).
+ * `poison` (MAX_ALONE_DEATHS workers died running it alone: quarantined, never retried).
  */
 export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastructure'>;
 
@@ -121,9 +101,17 @@ export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastru
  * Tells the customer and the operator that a message will not be answered. `assertHeld` is the
  * lock's fence: it throws unless the worker still surely holds the conversation, and the
  * handler calls it before anything it writes or sends (a worker that lost the lock leaves the
- * batch to the next holder, which finds it marked given up). Never throws.
+ * batch to the next holder, which finds it marked given up). `apologised`: the customer already
+ * had the apology of this wait (another batch's, see `conversation-outage.ts`): none is sent
+ * again. Never throws.
  */
-export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReason; error: unknown; attempts: number }, assertHeld: () => void) => Promise<void>;
+export type GiveUpHandler = (batch: InboundBatch, failure: GiveUpFailure, assertHeld: () => void) => Promise<void>;
+export interface GiveUpFailure {
+  reason: GiveUpReason;
+  error: unknown;
+  attempts: number;
+  apologised?: boolean;
+}
 
 /**
  * What the customer hears while a failed batch waits for its next attempt (a model outage's
@@ -133,10 +121,13 @@ export type GiveUpHandler = (batch: InboundBatch, failure: { reason: GiveUpReaso
  * given up on, no attempt since); when the next attempt starts first, its own outcome decides.
  */
 export interface HoldingNotice {
-  /** When the customer should hear about this failure (ms); undefined: never (not an outage, a teammate's entry). No I/O. */
-  dueAt(batch: InboundBatch, error: unknown): number | undefined;
-  /** Tells the customer, once per batch (`assertHeld` before anything leaves). Never throws. */
-  send(batch: InboundBatch, assertHeld: () => void): Promise<void>;
+  /**
+   * When the customer should hear about this failure (ms); undefined: never (not an outage, a
+   * teammate's entry). `waitingSince`: when the conversation's oldest waiting message arrived. No I/O.
+   */
+  dueAt(batch: InboundBatch, error: unknown, waitingSince: number): number | undefined;
+  /** Tells the customer (`assertHeld` before anything leaves): true once the message is out (now or before). Never throws. */
+  send(batch: InboundBatch, assertHeld: () => void): Promise<boolean>;
 }
 
 export interface TurnWorkerOptions {
@@ -174,12 +165,6 @@ export interface TurnWorkerOptions {
   prefix?: string;
 }
 
-/** The notices heard about a conversation since its head was last read: kept until a turn's gate takes them, then handed to it. */
-interface Heard {
-  notices: InboxNotice[];
-  listener?: (notice: InboxNotice) => void;
-}
-
 type DrainOutcome =
   /** `released`: the last acknowledgement emptied the inbox and freed the lock in one step (nothing can have arrived since). */
   | { kind: 'drained'; released?: boolean }
@@ -207,101 +192,56 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const busyDelayMs = Math.max(250, lockRenewIntervalMs(options.lockTtlMs));
   const coalesceFor = (channel: string): number => options.channelCoalesceMs?.[channel] ?? options.coalesceMs;
   const maxBatch = [options.coalesceMs, ...Object.values(options.channelCoalesceMs ?? {})].some((ms) => ms > 0) ? MAX_BATCH_MESSAGES : 1;
-  // This process's heartbeat: a turn's running mark names it, so a holder that finds another's
-  // mark can tell a worker that died in the turn (no heartbeat) from one that only lost the lock
-  // (a stall) and is still cutting its turn short. It lives two thirds of the lock's TTL, renewed
-  // every third: by the time a dead holder's lock has expired, so has its heartbeat.
-  const processId = randomUUID();
-  const aliveKey = redisKeys.workerAlive(processId);
-  const heartbeatMs = Math.max(100, Math.floor((options.lockTtlMs * 2) / 3));
-  const beat = () => {
-    redis.set(aliveKey, '1', 'PX', heartbeatMs).catch((error: unknown) => logger.warn('worker-heartbeat-failed', { error }));
-  };
-  beat();
-  const heartbeat = setInterval(beat, lockRenewIntervalMs(options.lockTtlMs));
-  heartbeat.unref();
-  /** The running mark this holder writes: its process and its lock token. */
-  const runningMark = (token: string) => `${processId}|${token}`;
-  /** Whether the worker that wrote a running mark is gone (a mark without a process is an older release's: counted as gone). */
-  const markOfDeadWorker = async (mark: string): Promise<boolean> => {
-    const [markProcess, token] = mark.split('|');
-    if (token === undefined || !markProcess) return true;
-    return (await redis.exists(redisKeys.workerAlive(markProcess))) === 0;
-  };
-  const suspects = createSuspectTurn(redis, options.queue.qualifiedName, markOfDeadWorker);
+  const heartbeat = startWorkerHeartbeat(redis, options.lockTtlMs, logger);
+  const solo = createSoloTurns();
+  const outage = createConversationOutage(redis);
+  const suspects = createSuspectTurn(redis, options.queue.qualifiedName, heartbeat.isDead);
   const batchOf = ({ entries, crashes }: InboxBatch): InboundBatch => {
     const messages = entries.map((entry) => entry.message);
     return { message: messages.at(-1) ?? entries[0].message, earlier: messages.slice(0, -1), ...(crashes > 0 ? { guarded: true } : {}) };
   };
   /** Gives up on a batch under the lock: the decision is stored first, so a holder after a lost lock finishes it instead of taking another turn. */
-  const giveUpHeld = async (
-    conversationKey: string,
-    batch: InboxBatch,
-    failure: { reason: GiveUpReason; error: unknown; attempts: number },
-    assertHeld: () => void,
-  ): Promise<void> => {
+  const giveUpHeld = async (conversationKey: string, batch: InboxBatch, failure: GiveUpFailure, assertHeld: () => void): Promise<void> => {
     await inbox.markGivenUp(conversationKey, batch.entries[0].message.messageId, failure.reason);
     await giveUp(batchOf(batch), failure, assertHeld);
   };
-  const newestOf = (batch: InboxBatch): number => Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
+  /**
+   * A worker died in the turn marked `mark` on the head's batch: counted; a batch workers died in
+   * MAX_ALONE_DEATHS times while running it alone is quarantined (the decision stored, as `givenUp`).
+   */
+  const countDeath = async (conversationKey: string, batch: InboxBatch, mark: string): Promise<InboxBatch> => {
+    const { messageId, channel } = batch.entries[0].message;
+    const deaths = await recordTurnDeath(redis, conversationKey, messageId, mark);
+    logger.error('turn-worker-died', { conversationKey, messageId, crashes: deaths.crashes, alone: deaths.alone });
+    metrics.increment('turn_crashes_total', { channel });
+    if (deaths.alone < MAX_ALONE_DEATHS) return { ...batch, crashes: deaths.crashes };
+    await inbox.markGivenUp(conversationKey, messageId, 'poison');
+    return { ...batch, crashes: deaths.crashes, givenUp: 'poison' };
+  };
+  /**
+   * Finishes giving up on a batch a holder that lost the lock decided on before acknowledging it
+   * (the apology goes through the send ledger, so it reaches the customer once); returns the batch to acknowledge.
+   */
+  const finishGiveUp = async (conversationKey: string, read: InboxBatch, decided: string, assertHeld: () => void): Promise<InboxBatch> => {
+    const batch = read.frozen ? read : { ...read, entries: [read.entries[0]] as const };
+    const reason = giveUpReason(decided);
+    const apologised = reason === 'budget' && apologisedBefore(await outage.read(conversationKey), batch.entries[0].message.messageId);
+    const attempts = batch.retry?.attempts ?? 0;
+    await giveUp(batchOf(batch), { reason, error: new Error('given up on before'), attempts, ...(apologised ? { apologised } : {}) }, assertHeld);
+    return batch;
+  };
+  const newestOf = (batch: Pick<InboxBatch, 'entries'>): number => Math.max(...batch.entries.map((entry) => entry.message.receivedAt));
   /** When a batch that may still grow is due: its newest message quiet long enough, or the batch full. */
   const quietUntil = (batch: InboxBatch, now: number): number => {
     if (batch.entries.length >= MAX_BATCH_MESSAGES || batch.entries[0].message.teammate) return now;
     // A clock ahead of this one never makes a batch wait longer than the quiet period.
     return Math.min(newestOf(batch), now) + coalesceFor(batch.entries[0].message.channel);
   };
+  /** When a fresh batch's reply may leave: at once on a streaming channel, else once its newest message is quiet long enough. */
+  const holdUntil = ({ entries }: InboxBatch): number =>
+    options.streamingChannels?.has(entries[0].message.channel) ? 0 : Math.min(newestOf({ entries }), Date.now()) + coalesceFor(entries[0].message.channel);
   /** The customer reported typing after the batch's newest message, and the report stands. */
   const typingAfter = (batch: InboxBatch): boolean => batch.typingAt !== undefined && batch.typingAt > newestOf(batch);
-
-  /**
-   * The gate of a turn on a fresh batch (see `TurnGate`). `heard` is what the conversation's
-   * notices said since the batch was read; `restartable`: a message arriving before the turn
-   * commits starts it over (once per burst: not the turn that follows a restart).
-   */
-  const openGate = (batch: InboxBatch, heard: Heard, restartable: boolean) => {
-    const { channel } = batch.entries[0].message;
-    const controller = new AbortController();
-    const holdUntil = options.streamingChannels?.has(channel) ? 0 : Math.min(newestOf(batch), Date.now()) + coalesceFor(channel);
-    const canGrow = restartable && batch.behind === 0 && batch.entries.length < MAX_BATCH_MESSAGES && !batch.entries[0].message.teammate;
-    let committed = false;
-    let typingUntil = 0;
-    let wake: (() => void) | undefined;
-    const hear = (notice: InboxNotice) => {
-      if (committed || controller.signal.aborted) return;
-      if (notice.kind === 'grew') {
-        if (canGrow && notice.length > batch.entries.length) controller.abort(new TurnRestart());
-      } else {
-        typingUntil = notice.standsMs > 0 ? Date.now() + notice.standsMs : 0;
-      }
-      wake?.();
-    };
-    for (const notice of heard.notices) hear(notice);
-    heard.listener = hear;
-    const typingLimit = Date.now() + MAX_TYPING_HOLD_MS;
-    const gate: TurnGate = {
-      restart: controller.signal,
-      async commit() {
-        while (!committed) {
-          if (controller.signal.aborted) throw controller.signal.reason;
-          const now = Date.now();
-          const until = Math.max(holdUntil, Math.min(typingUntil, typingLimit));
-          if (until <= now) {
-            committed = true;
-            break;
-          }
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, until - now);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
-        }
-      },
-    };
-    return gate;
-  };
 
   const ensureRedrive = async (conversationKey: string, messageId: string, attempt: number, at: number): Promise<DrainOutcome> => {
     const redriveId = redriveJobId(conversationKey, messageId, attempt);
@@ -310,13 +250,15 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     return { kind: 'waiting', at, redriveId };
   };
 
-  /** Handles a failed batch: schedules its next attempt (`waiting`), or gives up on it (`given-up`). */
-  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown, assertHeld: () => void): Promise<DrainOutcome | 'given-up'> => {
+  /** Handles a failed batch: schedules its next attempt (`waiting`), or gives up on it (the reason). */
+  const onFailure = async (conversationKey: string, batch: InboxBatch, error: unknown, assertHeld: () => void): Promise<DrainOutcome | GiveUpReason> => {
     const { message } = batch.entries[0];
     const kind = classifyFailure(error);
     const now = Date.now();
     const state = await inbox.recordFailure(conversationKey, message.messageId, { ...policy, suspect: kind === 'unknown', now });
-    const budgetSpent = now - state.firstFailureAt >= options.retryBudgetMs;
+    // The budget counts from the conversation's oldest waiting message, not this batch's first failure.
+    const wait = await outage.failed(conversationKey, Math.min(...batch.entries.map((entry) => entry.message.receivedAt)));
+    const budgetSpent = now - wait.since >= options.retryBudgetMs;
     const reason: GiveUpReason | undefined =
       kind === 'deterministic'
         ? 'deterministic'
@@ -326,8 +268,11 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             ? 'budget'
             : undefined;
     if (reason) {
-      await giveUpHeld(conversationKey, batch, { reason, error, attempts: state.attempts }, assertHeld);
-      return 'given-up';
+      // One apology per wait: the first batch given up on for its budget apologises for the messages behind it too.
+      if (reason === 'budget') await outage.apologised(conversationKey, message.messageId, now);
+      const apologised = reason === 'budget' && apologisedBefore(wait, message.messageId);
+      await giveUpHeld(conversationKey, batch, { reason, error, attempts: state.attempts, ...(apologised ? { apologised } : {}) }, assertHeld);
+      return reason;
     }
     const waiting = await ensureRedrive(conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
     metrics.increment('inbound_retries_total', { channel: message.channel, kind });
@@ -338,10 +283,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       kind,
       attempts: state.attempts,
       retryInMs: state.nextAttemptAt - now,
-      budgetLeftMs: options.retryBudgetMs - (now - state.firstFailureAt),
+      budgetLeftMs: options.retryBudgetMs - (now - wait.since),
       error,
     });
-    await holdWhileWaiting(conversationKey, batch, error, state, assertHeld);
+    await holdWhileWaiting(conversationKey, batch, error, { ...state, wait }, assertHeld);
     return waiting;
   };
 
@@ -356,15 +301,15 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     conversationKey: string,
     batch: InboxBatch,
     error: unknown,
-    state: { attempts: number; nextAttemptAt: number },
+    state: { attempts: number; nextAttemptAt: number; wait: ConversationWait },
     assertHeld: () => void,
   ): Promise<void> => {
     const { holding } = options;
-    const turn = batchOf(batch);
-    const dueAt = holding?.dueAt(turn, error);
+    // Once per wait: not again for the batches behind the one that had it.
+    const dueAt = state.wait.held ? undefined : holding?.dueAt(batchOf(batch), error, state.wait.since);
     if (!holding || dueAt === undefined || state.nextAttemptAt < dueAt) return;
     const delay = dueAt - Date.now();
-    if (delay <= 0) return holding.send(turn, assertHeld);
+    if (delay <= 0) return sendHolding(conversationKey, batch, assertHeld);
     const { messageId } = batch.entries[0].message;
     try {
       await options.queue.add(
@@ -375,6 +320,12 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     } catch (addError) {
       logger.warn('holding-notice-unscheduled', { conversationKey, messageId, error: addError });
     }
+  };
+
+  /** Sends a waiting batch's holding message unless its conversation's wait had one, and notes it sent. */
+  const sendHolding = async (conversationKey: string, batch: InboxBatch, assertHeld: () => void): Promise<void> => {
+    if (!options.holding || (await outage.read(conversationKey))?.held) return;
+    if (await options.holding.send(batchOf(batch), assertHeld)) await outage.held(conversationKey);
   };
 
   /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
@@ -417,10 +368,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
       if (!lock.held) throw new Error(`lost the lock of ${conversationKey}`);
     };
     let prefetched: (() => InboxBatch | undefined) | undefined = first.batch;
-    /** Set while a turn this drain marked running has not ended: cleared on the way out unless the worker dies. */
-    let running = false;
-    /** Set while this drain holds the suspect turn (a batch a worker died in): released on the way out. */
-    let suspect = false;
+    /** The mark of a turn this drain marked running and has not ended: cleared on the way out unless the worker dies. */
+    let running: string | undefined;
+    /** What lets this drain's turns start (the suspect turn alone, others while no suspect runs here): released on the way out. */
+    const admission = createTurnAdmission(suspects, solo, lockRenewIntervalMs(options.lockTtlMs), logger, conversationKey);
     try {
       for (;;) {
         if (shutdown.aborted) return { kind: 'stopped' };
@@ -442,39 +393,26 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
         if (!batch) return { kind: 'drained' };
         const head = batch.entries[0].message;
         let quarantined = false;
-        if (batch.running !== undefined && batch.running !== runningMark(request.token) && (await markOfDeadWorker(batch.running))) {
+        // A batch given up on for its budget keeps the conversation's wait for those behind it; anything else ends it.
+        let keepsWait = false;
+        if (batch.running !== undefined && (await heartbeat.isDead(batch.running))) {
           // The worker that ran this batch's last turn died in it (an ended turn clears its mark;
           // one that only lost the lock is alive, cuts its turn short and clears it).
-          const crashes = await inbox.recordCrash(conversationKey, head.messageId);
-          batch = { ...batch, crashes };
-          logger.error('turn-worker-died', { conversationKey, messageId: head.messageId, crashes });
-          metrics.increment('turn_crashes_total', { channel: head.channel });
-          if (crashes >= MAX_CRASHES) {
-            await giveUpHeld(
-              conversationKey,
-              batch,
-              { reason: 'poison', error: new Error(`${crashes} workers died answering it`), attempts: crashes },
-              assertHeld,
-            );
-            quarantined = true;
-          }
+          batch = await countDeath(conversationKey, batch, batch.running);
+          quarantined = batch.givenUp !== undefined;
+          if (quarantined)
+            await giveUp(batchOf(batch), { reason: 'poison', error: new Error('workers died answering it alone'), attempts: batch.crashes }, assertHeld);
         }
         const decided = batch.givenUp;
         if (quarantined) {
           // Acknowledged below, as any batch given up on.
         } else if (decided !== undefined) {
-          // Given up on by a holder that lost the lock before acknowledging: finished here (the
-          // apology goes through the send ledger, so it reaches the customer once).
-          if (!batch.frozen) batch = { ...batch, entries: [batch.entries[0]] };
-          await giveUp(
-            batchOf(batch),
-            { reason: giveUpReason(decided), error: new Error('given up on before'), attempts: batch.retry?.attempts ?? 0 },
-            assertHeld,
-          );
+          batch = await finishGiveUp(conversationKey, batch, decided, assertHeld);
+          keepsWait = decided === 'budget';
         } else if (batch.retry && batch.retry.nextAttemptAt > Date.now()) {
           // Still waiting on the failure that scheduled this holding job (no attempt since: the
           // same count, and none can run while this holds the lock): the customer hears from us now.
-          if (holding?.messageId === head.messageId && holding.attempt === batch.retry.attempts) await options.holding?.send(batchOf(batch), assertHeld);
+          if (holding?.messageId === head.messageId && holding.attempt === batch.retry.attempts) await sendHolding(conversationKey, batch, assertHeld);
           return ensureRedrive(conversationKey, head.messageId, batch.retry.attempts, batch.retry.nextAttemptAt);
         } else {
           const coalescing = !batch.frozen && coalesceFor(head.channel) > 0;
@@ -491,19 +429,17 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
               return { kind: 'quiet', at };
             }
           }
-          if (batch.crashes > 0 && !suspect) {
-            // A worker died in this batch: it runs again only as the one suspect turn; until then it waits, unmarked.
-            if (!(await suspects.claim(runningMark(request.token)))) {
-              logger.info('turn-suspect-waiting', { conversationKey, messageId: head.messageId });
-              return { kind: 'quiet', at: Date.now() + busyDelayMs };
-            }
-            suspect = true;
+          // A batch a worker died in runs only as the one suspect turn, alone in this process; until then it waits, unmarked.
+          const mark = await admission.admit(batch.crashes > 0, heartbeat.runningMark(request.token), abort.signal);
+          if (mark === undefined) {
+            logger.info(batch.crashes > 0 ? 'turn-suspect-waiting' : 'turn-waiting-for-suspect', { conversationKey, messageId: head.messageId });
+            return { kind: 'quiet', at: Date.now() + busyDelayMs };
           }
           // Frozen (every later attempt answers the same messages) and marked running, in one step.
-          if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, runningMark(request.token));
-          else batch = await inbox.freeze(conversationKey, batch, runningMark(request.token));
-          running = true;
-          const gate = coalescing ? openGate(batch, heard, !batch.restarted) : undefined;
+          if (batch.frozen) await inbox.markRunning(conversationKey, head.messageId, mark);
+          else batch = await inbox.freeze(conversationKey, batch, mark);
+          running = mark;
+          const gate = coalescing ? openTurnGate(batch, heard, !batch.restarted, holdUntil(batch)) : undefined;
           const turn = batchOf(batch);
           if (turn.earlier.length > 0) metrics.increment('inbound_coalesced_total', { channel: head.channel }, turn.earlier.length);
           try {
@@ -514,7 +450,8 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
             if (gate?.restart.aborted) {
               // Nothing of it left: the batch is read again, grown, and answered by the next turn.
               await inbox.restart(conversationKey, head.messageId);
-              running = false;
+              running = undefined;
+              admission.ended();
               metrics.increment('turn_restarts_total', { channel: head.channel });
               logger.info('turn-restarted', { conversationKey, messageId: head.messageId, messages: batch.entries.length });
               continue;
@@ -523,27 +460,27 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
               throw failedIn(jobId, head.messageId, failure);
             });
             // The failure's record cleared the running mark.
-            running = false;
-            if (outcome !== 'given-up') return outcome;
+            running = undefined;
+            admission.ended();
+            if (typeof outcome !== 'string') return outcome;
+            keepsWait = outcome === 'budget';
           }
         }
         if (!lock.held) throw new Error(`lost the lock of ${conversationKey} before acknowledging`);
-        const answered = batch;
+        const done = batch;
         // The acknowledgement reads the next batch in the same step: what the notices say from
         // here on is kept for that batch's turn (as before a read of its own).
         heard.listener = undefined;
         heard.notices = [];
         const acknowledged = await lock.releaseWith(async (token) => {
-          const result = await inbox.acknowledgeAndBatch(conversationKey, answered, token, maxBatch);
+          const result = await inbox.acknowledgeAndBatch(conversationKey, done, token, maxBatch, keepsWait);
           return { released: result.released, value: result };
         });
         // The acknowledgement cleared the batch's turn state, its running mark with it.
-        running = false;
-        if (suspect) {
-          // The batch a worker died in is answered: the next suspect may run while this drain goes on.
-          suspect = false;
-          await suspects.release(runningMark(request.token)).catch((error: unknown) => logger.warn('suspect-turn-unreleased', { conversationKey, error }));
-        }
+        running = undefined;
+        admission.ended();
+        // A batch a worker died in is answered: the next suspect may run, and this process takes other turns again.
+        await admission.release();
         logger.debug('inbound-acknowledged', { conversationKey, messageIds: batch.entries.map((entry) => entry.message.messageId) });
         if (acknowledged.released) return { kind: 'drained', released: true };
         prefetched = acknowledged.batch;
@@ -551,12 +488,10 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     } finally {
       unwatch?.();
       // A turn cut short (lost lock, an error around it) is no worker's death: its mark goes.
-      if (running)
-        await inbox
-          .turnStopped(conversationKey, runningMark(request.token))
-          .catch((error: unknown) => logger.warn('turn-mark-uncleared', { conversationKey, error }));
-      if (suspect)
-        await suspects.release(runningMark(request.token)).catch((error: unknown) => logger.warn('suspect-turn-unreleased', { conversationKey, error }));
+      if (running !== undefined)
+        await inbox.turnStopped(conversationKey, running).catch((error: unknown) => logger.warn('turn-mark-uncleared', { conversationKey, error }));
+      admission.ended();
+      await admission.release();
       await lock.release();
     }
   };
@@ -726,8 +661,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   });
   worker.on('error', (error) => logger.error('worker-error', { error }));
   worker.on('closed', () => {
-    clearInterval(heartbeat);
-    redis.del(aliveKey).catch(() => undefined);
+    heartbeat.stop();
   });
   return worker;
 }

@@ -543,16 +543,15 @@ export function createHoldingNoticeHandler(options: Omit<HoldingNoticeOptions, '
 }
 
 /**
- * What giving up on a message does: counts and logs it, records the inbound and its unsent
- * parts as failed (and takes them out of the history the model sees), then sends one apology
- * through the ledger. Each step is best effort: an outage that outlived the budget may keep
- * some from happening, which the log says. Never throws.
+ * What giving up on a message does: counts and logs it, records the inbound and its unsent parts as failed (and out of the
+ * model's history), then sends one apology through the ledger unless the customer had this outage's (`apologised`).
+ * Each step is best effort: an outage that outlived the budget may keep some from happening (the log says). Never throws.
  */
 export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orchestrator' | 'onTurn'>): GiveUpHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
 
-  return async ({ message, earlier }, { reason, error, attempts }, assertHeld) => {
+  return async ({ message, earlier }, { reason, error, attempts, apologised }, assertHeld) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
     /** The lock's fence: a worker that may have lost the conversation leaves giving up to its next holder. */
     const held = (step: string): boolean => {
@@ -612,6 +611,7 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     }
     if (!held('apology')) return;
     counted();
+    if (apologised) return logger.info('apology-covered', { reason });
     try {
       const apology = await transcripts.saveApology({
         conversationId,

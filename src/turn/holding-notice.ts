@@ -2,7 +2,9 @@
  * The holding message of a model outage: when a turn fails because no model answered (every
  * entry of a tier failed or was skipped — a retryable model failure), its message is retried, and
  * a customer who waits `holdingNoticeMs` since the batch's first message gets one short message
- * saying we will answer here; the real answer follows once a model is back. The turn worker
+ * saying we will answer here; the real answer follows once a model is back. The wait is the
+ * conversation's, counted from its oldest waiting message: one holding message per conversation
+ * per outage, not per batch (the turn worker notes it sent, `conversation-outage.ts`). The turn worker
  * decides when (`HoldingNotice`, where the next attempt is scheduled): at the threshold when the
  * next attempt would start after it, so the customer hears from us on time rather than a retry
  * later. It goes through the send ledger as a part of its own (HOLDING_PART) of the batch's
@@ -49,35 +51,35 @@ const unsent = (status: MessageStatus) => status === 'pending' || status === 'se
 /** Whether a failed turn is a model outage: no entry of a tier answered, and a retry may. */
 const isModelOutage = (error: unknown) => error instanceof ModelCallError && error.retryable;
 
-/** When the batch's customer started waiting: its first message. */
-const waitingSince = ({ message, earlier }: InboundBatch) => Math.min(message.receivedAt, ...earlier.map((received) => received.receivedAt));
+/** When the batch's first message arrived. */
+const firstOf = ({ message, earlier }: InboundBatch) => Math.min(message.receivedAt, ...earlier.map((received) => received.receivedAt));
 
 export function createHoldingNotice(options: HoldingNoticeOptions): HoldingNotice {
   const { transcripts, metrics } = options;
   const now = options.now ?? Date.now;
   return {
-    dueAt(batch, error) {
+    dueAt(batch, error, waitingSince) {
       if (!isModelOutage(error) || batch.message.teammate) return undefined;
-      return waitingSince(batch) + options.holdingNoticeMs;
+      return Math.min(waitingSince, firstOf(batch)) + options.holdingNoticeMs;
     },
 
     async send(batch, assertHeld) {
       const { message } = batch;
       const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
       const channel = options.channels.get(message.channel);
-      if (!channel) return;
+      if (!channel) return false;
       try {
         // The lock's fence before anything is written: a holder that may have lost it leaves this to the next.
         assertHeld();
         // Sent already (this outage's earlier wait): nothing more to read.
         const stored = await transcripts.message(outboundMessageId(channel.id, message.messageId, HOLDING_PART));
-        if (stored && !unsent(stored.status)) return;
+        if (stored && !unsent(stored.status)) return true;
         if (await options.heldByTeammate?.(message.conversationKey)) {
           logger.info('holding-notice-skipped', { reason: 'taken-over' });
-          return;
+          return false;
         }
         // An earlier attempt stored the real answer: that goes out, not a holding message.
-        if ((await transcripts.replyParts(channel.id, message.messageId)).length > 0) return;
+        if ((await transcripts.replyParts(channel.id, message.messageId)).length > 0) return false;
         const notice =
           stored ??
           (await transcripts.saveApology({
@@ -88,12 +90,14 @@ export function createHoldingNotice(options: HoldingNoticeOptions): HoldingNotic
             text: serviceWords(languageOf(message.metadata.language)).holding,
             part: HOLDING_PART,
           }));
-        if (!unsent(notice.status)) return;
+        if (!unsent(notice.status)) return true;
         await options.deliver(channel, message, [notice], logger, assertHeld);
         metrics.increment('holding_notices_total', { channel: channel.id });
-        logger.warn('holding-notice-sent', { waitedMs: now() - waitingSince(batch) });
+        logger.warn('holding-notice-sent', { waitedMs: now() - firstOf(batch) });
+        return true;
       } catch (noticeError) {
         logger.error('holding-notice-failed', { error: noticeError });
+        return false;
       }
     },
   };

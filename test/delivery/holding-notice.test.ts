@@ -113,3 +113,38 @@ describe('the model back before MODEL_HOLDING_NOTICE_MS', () => {
     expect(harness.logs.filter((line) => line.event === 'holding-notice-sent')).toEqual([]);
   }, 60_000);
 });
+
+describe('an outage longer than MESSAGE_RETRY_BUDGET_MS, with several messages waiting', () => {
+  const BUDGET_MS = 3_000;
+  let harness: Harness;
+  beforeAll(async () => {
+    // One turn per message (the harness's quiet period is 0): each message is a batch of its own.
+    harness = await startHarness({
+      env: { MODEL_HOLDING_NOTICE_MS: '300', MESSAGE_RETRY_BUDGET_MS: String(BUDGET_MS), MESSAGE_RETRY_BACKOFF_MS: '200' },
+    });
+  });
+  afterAll(() => harness.close());
+
+  test('the conversation gets one holding message and one apology, all within one budget of its oldest message', async () => {
+    harness.models.setScript(() => ({ error: new Error('upstream 503') }));
+    const customer = 'whatsapp:+447700903201';
+    const sentAt = Date.now();
+    for (const body of ['where is my parcel?', 'hello?', 'anyone there?']) {
+      expect((await harness.sendWhatsapp({ from: customer, body })).status).toBe(200);
+      await sleep(150);
+    }
+    await eventually(() => harness.services.metrics.value('inbound_failed_total', { channel: 'whatsapp', reason: 'budget' }) >= 3 || undefined, 30_000);
+    await turnsSettled(harness.services);
+    const failedAt = harness.logs.filter((line) => line.event === 'inbound-failed').map((line) => Date.parse(String(line.time)));
+    expect(failedAt).toHaveLength(3);
+    expect(to(harness, customer).map((message) => message.body)).toEqual([HOLDING_NOTICE_TEXT, APOLOGY_TEXT]);
+    // The budget counts from the conversation's oldest waiting message: the messages behind it take none of their own.
+    expect(Math.max(...failedAt)).toBeLessThan(sentAt + BUDGET_MS * 1.6);
+    expect(harness.logs.filter((line) => line.event === 'holding-notice-sent')).toHaveLength(1);
+    // The model back: the next message is answered as any.
+    harness.models.setScript(() => ({ text: ANSWER }));
+    expect((await harness.sendWhatsapp({ from: customer, body: 'are you back?' })).status).toBe(200);
+    await eventually(() => (to(harness, customer).length >= 3 ? true : undefined), 20_000);
+    expect(to(harness, customer).map((message) => message.body)).toEqual([HOLDING_NOTICE_TEXT, APOLOGY_TEXT, ANSWER]);
+  }, 60_000);
+});
