@@ -58,7 +58,9 @@ async function send(from: string, body: string, button?: string): Promise<void> 
   const sid = newMessageSid();
   // Retried until acknowledged, as Twilio does (Redis may be restarting).
   await eventually(async () => {
-    const response = await harness.sendWhatsapp({ from, body, messageSid: sid, ...(button ? { button: { text: body, payload: button } } : {}) }).catch(() => undefined);
+    const response = await harness
+      .sendWhatsapp({ from, body, messageSid: sid, ...(button ? { button: { text: body, payload: button } } : {}) })
+      .catch(() => undefined);
     return response?.status === 200 ? true : undefined;
   }, 30_000);
 }
