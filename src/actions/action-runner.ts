@@ -52,7 +52,7 @@ function readAnswer(text: string, choice: string | undefined, actionId: string):
 
 const ENDED: readonly ActionState[] = ['done', 'failed', 'cancelled', 'expired'];
 
-export const sameCaller = (record: ActionRecord, context: ToolCallContext): boolean =>
+const sameCaller = (record: ActionRecord, context: ToolCallContext): boolean =>
   context.caller.kind === 'contact' &&
   context.customer.address === record.proposedBy.address &&
   context.caller.customerId === record.proposedBy.customerId &&

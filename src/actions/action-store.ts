@@ -72,7 +72,7 @@ const dueKey = `${KEY_PREFIX}:actions-due`;
 const dueMember = (conversationKey: string, actionId: string) => `${actionId} ${conversationKey}`;
 
 /** What a change is, whoever proposed it when: its tool and frozen arguments (object keys sorted). */
-export function actionFingerprint(record: Pick<ActionRecord, 'tool' | 'args'>): string {
+function actionFingerprint(record: Pick<ActionRecord, 'tool' | 'args'>): string {
   const canonical = (value: unknown): unknown =>
     Array.isArray(value)
       ? value.map(canonical)

@@ -23,6 +23,11 @@ const models = createDeterministicModels((call) => {
   if (handoffScript && /demo/i.test(call.userText) && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'book_sales_call', input: { reason: 'Demo for a team of 12' } }] };
   }
+  // Told an action's outcome: says so and takes a minute (the kill test kills it there, the write done, the reply not sent).
+  if (actionScript && process.env.TEST_HOLD_OUTCOME === 'on' && call.system.includes('Continue from there.')) {
+    process.stdout.write('outcome-called\n');
+    return { text: 'Outcome told by the worker that died', delayMs: 60_000 };
+  }
   if (actionScript && call.userText.includes('do:reschedule') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'order_reschedule_delivery', input: { orderNumber: '5001', date: '2026-12-06' } }] };
   }
