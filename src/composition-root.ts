@@ -370,7 +370,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
             const conversationKey = await actionRecords.conversationOf(actionId);
             if (!conversationKey) return { outcome: 'unknown' as const };
             const decided = await actions.decide(conversationKey, actionId, decision);
-            if (decided.outcome === 'decided') await tellDecision(decided.action, { id: decision.by, name: decision.by.replace(/^admin:/, ''), via: 'admin' });
+            // Decided (and perhaps run) whatever telling the customer does: a failure to queue it is logged, never a 503 that reads "not run".
+            if (decided.outcome === 'decided') {
+              await tellDecision(decided.action, { id: decision.by, name: decision.by.replace(/^admin:/, ''), via: 'admin' }).catch((error: unknown) =>
+                logger.error('action-decision-untold', { actionId, error }),
+              );
+            }
             return decided;
           },
         }

@@ -7,6 +7,7 @@
  * Must never render a word the catalogue lacks: every language has every key (the type says so).
  */
 import type { Language } from '../words/language.js';
+import { plainLine } from './sanitise.js';
 
 interface ActionWords {
   pleaseConfirm: string;
@@ -228,14 +229,15 @@ export function teamDecisionText(record: {
 }): string | undefined {
   if (record.confirmer !== 'teammate' || record.confirmedBy?.via === 'customer') return undefined;
   const words = WORDS[record.language ?? 'en'];
+  const title = plainLine(record.title, 120);
   // By function, so a `$` in the business system's answer is text, never a replacement pattern.
   const fill = (template: string, values: Record<string, string>) => template.replace(/\{(\w+)\}/g, (marker, name: string) => values[name] ?? marker);
   if (record.state === 'done') {
     const result = typeof record.result === 'string' ? record.result.replace(/\s+/g, ' ').trim().slice(0, RESULT_CHARS) : '';
-    return fill(words.teamDone, { action: record.title, result: result ? ` ${result}` : '' });
+    return fill(words.teamDone, { action: title, result: result ? ` ${result}` : '' });
   }
-  if (record.state === 'failed') return fill(words.teamFailed, { action: record.title, error: record.error ?? '—' });
-  if (record.state === 'cancelled' && record.reason?.startsWith('declined by ')) return fill(words.teamDeclined, { action: record.title });
+  if (record.state === 'failed') return fill(words.teamFailed, { action: title, error: record.error ?? '—' });
+  if (record.state === 'cancelled' && record.reason?.startsWith('declined by ')) return fill(words.teamDeclined, { action: title });
   return undefined;
 }
 
@@ -253,6 +255,8 @@ export const clockOf = (iso: string): string => iso.slice(11, 16);
  */
 export function outcomeText(record: { state: string; title: string; result?: unknown; error?: string | undefined }, language: Language): string | undefined {
   const words = WORDS[language];
+  // The tool's title is the business system's words: one plain line, as in the confirmation.
+  record = { ...record, title: plainLine(record.title, 120) };
   if (record.state === 'done') {
     const result = typeof record.result === 'string' ? record.result.replace(/\s+/g, ' ').trim().slice(0, RESULT_CHARS) : '';
     return fillWords(words.done, { action: record.title, result: result ? ` ${result}` : '' });
