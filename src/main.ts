@@ -4,13 +4,33 @@
  * or SIGINT it stops accepting, lets in-flight turns finish within SHUTDOWN_TIMEOUT_MS, closes
  * its connections and exits 0.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { loadConfig } from './config.js';
 import { createServices } from './composition-root.js';
 import { ConfigError } from './errors/index.js';
 import { createMetricsApp } from './http/app.js';
 
 type ProcessRole = 'web' | 'worker' | 'all';
+
+/** Listens on `port`; a port that can't be had is a `ConfigError` naming it and what to change. */
+function listen(server: Server, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === 'EADDRINUSE'
+          ? `port ${port} is already in use by another program: stop it, or set PORT to a free port`
+          : error.code === 'EACCES'
+            ? `port ${port} needs privileges this process does not have: set PORT to a port above 1023`
+            : `could not listen on port ${port} (${error.code ?? error.message}): set PORT to a free port`;
+      reject(new ConfigError(why));
+    };
+    server.once('error', failed);
+    server.listen(port, () => {
+      server.off('error', failed);
+      resolve(server);
+    });
+  });
+}
 
 async function main(): Promise<void> {
   const role = (process.argv[2] ?? 'all') as ProcessRole;
@@ -23,7 +43,9 @@ async function main(): Promise<void> {
 
   let server: Server | undefined;
   if (role !== 'worker') {
-    server = services.app.listen(config.port, () => logger.info('server-listening', { port: config.port, role }));
+    // Listening is confirmed, never assumed: a port another program holds stops the start here.
+    server = await listen(createServer(services.app), config.port);
+    logger.info('server-listening', { port: config.port, role });
     server.keepAliveTimeout = 65_000;
   }
   if (config.metrics.port !== undefined) {
