@@ -133,8 +133,10 @@ export function createActionRunner(options: ActionRunnerOptions) {
       const result = await source.callWrite(record.tool, record.args, { caller: context.caller, idempotencyKey: record._id, signal: context.signal });
       return await move(running, ['running'], 'done', { result });
     } catch (error) {
-      // Refused or answered with an error: it did not happen. A lost answer may have: retried with the same key.
-      if (error instanceof McpToolCallError && (error.reason === 'tool-error' || error.reason === 'not-admitted' || error.reason === 'invalid-input')) {
+      // Refused or answered with an error: it did not happen. A lost answer may have: retried with the same key
+      // (as is a refusal that only says the server is not connected right now).
+      const refused = error instanceof McpToolCallError && ['tool-error', 'not-admitted', 'invalid-input'].includes(error.reason);
+      if (refused && source.connected?.() !== false) {
         return move(running, ['running'], 'failed', { error: errorText(error).slice(0, 500) });
       }
       logger.warn('action-outcome-unknown', { actionId: record._id, tool: record.tool, error });

@@ -413,7 +413,6 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
       // message arriving before anything of the turn left; text streams once the gate commits.
       if (gate?.restart.aborted) throw gate.restart.reason;
       const stream = gatedStream(gate, channel.transport.streamDelta ? (delta: string) => channel.transport.streamDelta?.(message, delta) : undefined);
-      // A model outage fails the turn for the queue's retry (the worker decides on the holding message).
       const modelHistory = (entries: readonly RecentMessage[], prepared: readonly (PreparedMedia | undefined)[]) =>
         withMediaContent(toModelHistory(guarded ? boundedHistory(entries) : entries), prepared);
       const batchNow = [...earlier, message];
@@ -435,6 +434,7 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
             }
           : {}),
       };
+      // A model outage fails the turn for the queue's retry (the worker decides on the holding message).
       result = await options.orchestrator.runTurn(channel, {
         conversationId,
         firstTurn: created,
