@@ -195,6 +195,8 @@ export function createActionRunner(options: ActionRunnerOptions) {
       if (answer === 'other') return { fresh: true };
       return ended ? outcomeOf(ended, language) : { reply: words.expired };
     }
+    // Ended without running (expired on time, cancelled): another message is a new turn, as before it ended.
+    if (answer === 'other' && (record.state === 'expired' || record.state === 'cancelled')) return { fresh: true };
     let current: ActionRecord | undefined = record;
     if (current.state === 'proposed') {
       current = await move(current, ['proposed'], 'confirmed', { confirmedBy: { address: context.customer.address, via: 'customer' } });
