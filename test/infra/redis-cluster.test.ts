@@ -154,13 +154,13 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
 
   test("the conversation lock: acquire, renew, release by its holder's token", async () => {
     const holdAndRelease = async (conversationKey: string) => {
-      // A TTL long enough that a loaded CI machine's stalled timers never lose it (renewed
-      // every 500 ms, given up 1.2 s after the last renewal sent); a 300 ms TTL was lost there.
-      const lock = await acquireConversationLock(redis, conversationKey, 1500, () => undefined);
+      // A TTL long enough that a loaded CI machine's stalled timers never lose it (renewed every
+      // second, given up 2.4 s after the last renewal sent); 300 ms, then 1.5 s, were lost there.
+      const lock = await acquireConversationLock(redis, conversationKey, 3000, () => undefined);
       expect(lock).toBeDefined();
-      expect(await acquireConversationLock(redis, conversationKey, 1500, () => undefined)).toBeUndefined();
+      expect(await acquireConversationLock(redis, conversationKey, 3000, () => undefined)).toBeUndefined();
       // Still held, in Redis too, after more than twice its TTL.
-      await new Promise((resolve) => setTimeout(resolve, 3500));
+      await new Promise((resolve) => setTimeout(resolve, 6500));
       expect(await redis.pttl(redisKeys.lock(conversationKey))).toBeGreaterThan(0);
       expect(lock?.held).toBe(true);
       await lock?.release();
