@@ -58,6 +58,25 @@ const sameCaller = (record: ActionRecord, context: ToolCallContext): boolean =>
   context.caller.customerId === record.proposedBy.customerId &&
   record.conversationId === context.conversationId;
 
+const pending = (record: ActionRecord, why: string, cause?: unknown) =>
+  new ActionOutcomePendingError(`${record.tool} (action ${record._id}): ${why}`, cause === undefined ? undefined : { cause });
+
+/** What the customer's answer resumes with, once the action ended: the model continues from it, or the service's words say it. */
+const outcomeOf = (record: ActionRecord, language: Language): ResumeOutcome => {
+  const said = outcomeText(record, language);
+  if (record.state === 'expired') return { reply: wordsFor(language).expired };
+  if (record.state === 'done')
+    return { output: { status: 'done', action: record.title, result: record.result, doneAt: record.updatedAt }, ...(said ? { said } : {}) };
+  if (record.state === 'failed') {
+    return {
+      output: { status: 'failed', action: record.title, error: record.error, note: 'It did not happen: tell the customer plainly why.' },
+      ...(said ? { said } : {}),
+    };
+  }
+  if (record.state === 'cancelled') return { output: { status: 'cancelled', action: record.title, note: 'Nothing was changed.' }, ...(said ? { said } : {}) };
+  throw pending(record, `still ${record.state}`);
+};
+
 export interface ActionRunnerOptions {
   store: ActionStore;
   source: Pick<McpToolSource, 'writeTools' | 'callWrite'> & { connected?: () => boolean };
@@ -93,9 +112,6 @@ export function createActionRunner(options: ActionRunnerOptions) {
   };
   const move = async (record: ActionRecord, from: readonly ActionState[], state: ActionState, patch: Partial<ActionRecord> = {}) =>
     (await tryMove(record, from, state, patch)) ?? (await store.get(record.conversationId, record._id));
-
-  const pending = (record: ActionRecord, why: string, cause?: unknown) =>
-    new ActionOutcomePendingError(`${record.tool} (action ${record._id}): ${why}`, cause === undefined ? undefined : { cause });
 
   /**
    * Runs a confirmed action (or resolves a `running` one whose lease ran out) once, with its own
@@ -144,22 +160,6 @@ export function createActionRunner(options: ActionRunnerOptions) {
       await tryMove(running, ['running'], 'running', { leaseUntil: iso() }, running.updatedAt).catch(() => undefined);
       throw pending(record, 'its outcome is not known yet', error);
     }
-  };
-
-  /** What the customer's answer resumes with, once the action ended: the model continues from it, or the service's words say it. */
-  const outcomeOf = (record: ActionRecord, language: Language): ResumeOutcome => {
-    const said = outcomeText(record, language);
-    if (record.state === 'expired') return { reply: wordsFor(language).expired };
-    if (record.state === 'done')
-      return { output: { status: 'done', action: record.title, result: record.result, doneAt: record.updatedAt }, ...(said ? { said } : {}) };
-    if (record.state === 'failed') {
-      return {
-        output: { status: 'failed', action: record.title, error: record.error, note: 'It did not happen: tell the customer plainly why.' },
-        ...(said ? { said } : {}),
-      };
-    }
-    if (record.state === 'cancelled') return { output: { status: 'cancelled', action: record.title, note: 'Nothing was changed.' }, ...(said ? { said } : {}) };
-    throw pending(record, `still ${record.state}`);
   };
 
   /**
