@@ -8,12 +8,12 @@
  * follows TRANSCRIPT_RETENTION_DAYS (`purgeOlderThan`, called by the scheduled purge).
  */
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import mongoose, { type Connection } from 'mongoose';
 import { checkContent, MediaRejectedError, SNIFF_BYTES, type MediaKind } from './content-check.js';
 
-const { GridFSBucket, MongoNotConnectedError, ObjectId } = mongoose.mongo;
+const { Binary, GridFSBucket, MongoNotConnectedError, ObjectId } = mongoose.mongo;
+type Collection = ReturnType<InstanceType<typeof mongoose.mongo.Db>['collection']>;
 type GridFSBucketInstance = InstanceType<typeof GridFSBucket>;
 type ObjectIdInstance = InstanceType<typeof ObjectId>;
 
@@ -89,6 +89,22 @@ interface FileMetadata {
   declaredContentType?: string;
   channel?: string;
   transcription?: string;
+  /** `keyed`: the chunks' `_id`s are `<file id>:<n>` (read by `_id`); absent for a file GridFS's own writer stored. */
+  chunks?: 'keyed';
+}
+
+/** A file document as stored in `media.files` (GridFS's shape). */
+interface StoredFile {
+  _id: ObjectIdInstance;
+  length: number;
+  chunkSize: number;
+  uploadDate: Date;
+  filename: string;
+  metadata?: FileMetadata;
+}
+
+function chunkCount(file: StoredFile): number {
+  return Math.ceil(file.length / file.chunkSize);
 }
 
 const HEX_ID = /^[0-9a-f]{24}$/;
@@ -117,6 +133,54 @@ function toInfo(file: { _id: unknown; length: number; uploadDate: Date; filename
   };
 }
 
+/** A chunk's `_id`: the file's id and its index, so a file's chunks are read and deleted by `_id` (FerretDB pushes down nothing else). */
+function chunkId(fileId: ObjectIdInstance, n: number): string {
+  return `${fileId.toHexString()}:${n}`;
+}
+
+/** Chunk ids in groups of at most 20 (one delete command each). */
+function* chunkIdGroups(fileId: ObjectIdInstance, count: number): Generator<string[]> {
+  for (let first = 0; first < count; first += 20) {
+    yield Array.from({ length: Math.min(20, count - first) }, (_, offset) => chunkId(fileId, first + offset));
+  }
+}
+
+/**
+ * Writes a file's chunks as GridFS does (`files_id`, `n`, `data`, 255 KiB each; any GridFS reader
+ * reads them), but keyed `<file id>:<n>` and stamped with the time they were written, one insert
+ * awaited at a time (the source is read no faster than the store takes it).
+ */
+function createChunkWriter(chunks: Collection, fileId: ObjectIdInstance) {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let count = 0;
+  const flush = async (bytes: Buffer) => {
+    const n = count;
+    count += 1;
+    await chunks.insertOne({ _id: chunkId(fileId, n) as never, files_id: fileId, n, data: new Binary(bytes), at: new Date() });
+  };
+  return {
+    get count() {
+      return count;
+    },
+    async write(chunk: Buffer) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      while (pendingBytes >= CHUNK_BYTES) {
+        const whole = Buffer.concat(pending);
+        pending = [whole.subarray(CHUNK_BYTES)];
+        pendingBytes = whole.length - CHUNK_BYTES;
+        await flush(whole.subarray(0, CHUNK_BYTES));
+      }
+    },
+    async end() {
+      if (pendingBytes > 0) await flush(Buffer.concat(pending));
+      pending = [];
+      pendingBytes = 0;
+    },
+  };
+}
+
 export function createMediaStore(connection: Connection, options: { maxBytes: number }): MediaStore {
   let bucket: GridFSBucketInstance | undefined;
   const database = async () => {
@@ -130,45 +194,54 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
     bucket ??= new GridFSBucket(await database(), { bucketName: BUCKET, chunkSizeBytes: CHUNK_BYTES });
     return bucket;
   };
+  const collections = async () => {
+    const db = await database();
+    return { files: db.collection<StoredFile>(`${BUCKET}.files`), chunks: db.collection(`${BUCKET}.chunks`) };
+  };
+  const fileOf = async (_id: ObjectIdInstance) => (await collections()).files.findOne({ _id });
 
   const info = async (id: string): Promise<MediaInfo | undefined> => {
     const _id = objectId(id);
     if (!_id) return undefined;
-    const file = await (await gridfs()).find({ _id }, { limit: 1 }).next();
+    const file = await fileOf(_id);
     return file ? toInfo(file) : undefined;
   };
+
+  /** Deletes a file's chunks: by `_id` when they are keyed by index, else (GridFS's own) by `files_id`. */
+  const removeChunks = async (fileId: ObjectIdInstance, count: number | undefined) => {
+    const { chunks } = await collections();
+    if (count === undefined) {
+      await chunks.deleteMany({ files_id: fileId });
+      return;
+    }
+    for (const ids of chunkIdGroups(fileId, count)) await chunks.bulkWrite(ids.map((_id) => ({ deleteOne: { filter: { _id: _id as never } } })));
+  };
+
+  /** A keyed file's chunks read one by one by `_id`, in order. */
+  async function* keyedChunks(fileId: ObjectIdInstance, count: number): AsyncGenerator<Buffer> {
+    const { chunks } = await collections();
+    for (let n = 0; n < count; n += 1) {
+      const chunk = await chunks.findOne({ _id: chunkId(fileId, n) as never });
+      if (!chunk) throw new Error(`media ${fileId.toHexString()} is missing chunk ${n}`);
+      const data = chunk.data as InstanceType<typeof Binary>;
+      const bytes = data.buffer.subarray(0, data.position);
+      yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }
+  }
 
   return {
     async put(source, input) {
       const maxBytes = input.maxBytes ?? options.maxBytes;
       const id = input.id === undefined ? new ObjectId() : objectId(input.id);
       if (!id) throw new Error(`invalid media id ${input.id}`);
+      const { files, chunks } = await collections();
+      const writer = createChunkWriter(chunks, id);
       let head: Buffer = Buffer.alloc(0);
       let checked: { contentType: string; kind: MediaKind } | undefined;
-      let upload: ReturnType<GridFSBucketInstance['openUploadStreamWithId']> | undefined;
       let size = 0;
-      // Settles when the last chunk handed to GridFS is written (or failed): a chunk insert still in
-      // flight when the upload is aborted would land after the abort's delete and stay behind.
-      let written: Promise<void> = Promise.resolve();
       const write = async (chunk: Buffer) => {
-        if (!upload) {
-          upload = (await gridfs()).openUploadStreamWithId(id, input.filename ?? '', {
-            metadata: {
-              conversationId: input.conversationId,
-              contentType: checked?.contentType,
-              kind: checked?.kind,
-              declaredContentType: input.contentType,
-              ...(input.channel ? { channel: input.channel } : {}),
-            } satisfies FileMetadata,
-          });
-        }
         input.onChunk?.(chunk);
-        const stream = upload;
-        let ready = true;
-        written = new Promise<void>((resolve) => {
-          ready = stream.write(chunk, () => resolve());
-        });
-        if (!ready) await once(stream, 'drain');
+        await writer.write(chunk);
       };
       try {
         for await (const piece of source as AsyncIterable<Uint8Array>) {
@@ -188,13 +261,20 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
           checked = checkContent(input.contentType, head);
           await write(head);
         }
-        const finished = once(upload as NonNullable<typeof upload>, 'finish');
-        upload?.end();
-        await finished;
+        await writer.end();
+        // The file document last: a file is readable only once every chunk of it is stored.
+        const metadata: FileMetadata = {
+          conversationId: input.conversationId,
+          contentType: checked.contentType,
+          kind: checked.kind,
+          declaredContentType: input.contentType,
+          ...(input.channel ? { channel: input.channel } : {}),
+          chunks: 'keyed',
+        };
+        await files.insertOne({ _id: id, length: size, chunkSize: CHUNK_BYTES, uploadDate: new Date(), filename: input.filename ?? '', metadata });
       } catch (error) {
-        // Removes the chunks written so far (once none is in flight); the file document is only written at the end.
-        await written;
-        await upload?.abort().catch(() => undefined);
+        // Removes the chunks written so far (no insert is in flight: each one is awaited).
+        await removeChunks(id, writer.count).catch(() => undefined);
         if (source && typeof (source as Readable).destroy === 'function') (source as Readable).destroy();
         throw error;
       }
@@ -213,10 +293,11 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
     info,
 
     async open(id) {
-      const found = await info(id);
       const _id = objectId(id);
-      if (!found || !_id) return undefined;
-      return { info: found, stream: (await gridfs()).openDownloadStream(_id) };
+      const file = _id && (await fileOf(_id));
+      if (!_id || !file) return undefined;
+      const stream = file.metadata?.chunks === 'keyed' ? Readable.from(keyedChunks(_id, chunkCount(file))) : (await gridfs()).openDownloadStream(_id);
+      return { info: toInfo(file), stream };
     },
 
     async setTranscription(id, transcription) {
@@ -228,35 +309,36 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
     async remove(id) {
       const _id = objectId(id);
       if (!_id) return;
-      const db = await database();
-      await db.collection(`${BUCKET}.files`).deleteOne({ _id });
-      await db.collection(`${BUCKET}.chunks`).deleteMany({ files_id: _id });
+      const file = await fileOf(_id);
+      await (await collections()).files.deleteOne({ _id });
+      // A file without a record (an upload cut off by a crash) or written by GridFS: by `files_id`.
+      await removeChunks(_id, file?.metadata?.chunks === 'keyed' ? chunkCount(file) : undefined);
     },
 
     async sweepOrphanChunks(cutoff) {
-      const db = await database();
-      // files_id → the newest chunk's time (a chunk's _id is an ObjectId made when it was written).
+      const { files, chunks } = await collections();
+      // files_id → when its newest chunk was written (`at`; a GridFS chunk's ObjectId time).
       const newest = new Map<string, { filesId: unknown; at: number }>();
-      for await (const chunk of db.collection(`${BUCKET}.chunks`).find({}, { projection: { _id: 1, files_id: 1 } })) {
+      for await (const chunk of chunks.find({}, { projection: { _id: 1, files_id: 1, at: 1 } })) {
         const key = String(chunk.files_id);
-        const at = chunk._id instanceof ObjectId ? chunk._id.getTimestamp().getTime() : 0;
+        const at = chunk.at instanceof Date ? chunk.at.getTime() : chunk._id instanceof ObjectId ? chunk._id.getTimestamp().getTime() : 0;
         const seen = newest.get(key);
         if (!seen || at > seen.at) newest.set(key, { filesId: chunk.files_id, at });
       }
       let swept = 0;
       for (const { filesId, at } of newest.values()) {
         if (at >= cutoff.getTime()) continue;
-        if (await db.collection(`${BUCKET}.files`).findOne({ _id: filesId as ObjectIdInstance }, { projection: { _id: 1 } })) continue;
-        await db.collection(`${BUCKET}.chunks`).deleteMany({ files_id: filesId });
+        if (await files.findOne({ _id: filesId as ObjectIdInstance }, { projection: { _id: 1 } })) continue;
+        await chunks.deleteMany({ files_id: filesId });
         swept += 1;
       }
       return swept;
     },
 
     async purgeOlderThan(cutoff) {
-      const files = await gridfs();
+      const { files } = await collections();
       const expired = await files.find({ uploadDate: { $lt: cutoff } }, { projection: { _id: 1 } }).toArray();
-      for (const file of expired) await files.delete(file._id);
+      for (const file of expired) await this.remove(file._id.toHexString());
       return expired.length;
     },
   };

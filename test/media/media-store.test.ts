@@ -86,6 +86,35 @@ describe('media store', () => {
   });
 });
 
+describe('GridFS compatibility', () => {
+  test("a file GridFS's own writer stored is read and removed; a file this store wrote is read by GridFS's reader", async () => {
+    const { GridFSBucket, ObjectId } = mongoose.mongo;
+    const bucket = new GridFSBucket(harness.services.mongo.db!, { bucketName: 'media' });
+    const legacyId = new ObjectId();
+    const bytes = Buffer.concat([PNG_BYTES, Buffer.alloc(600 * 1024, 7)]);
+    await new Promise<void>((resolve, reject) => {
+      const upload = bucket.openUploadStreamWithId(legacyId, 'old.png', { metadata: { conversationId: 'c5', contentType: 'image/png', kind: 'image' } });
+      upload.once('finish', () => resolve()).once('error', reject);
+      upload.end(bytes);
+    });
+    const legacy = await store.open(legacyId.toHexString());
+    expect(await collect(legacy!.stream)).toEqual(bytes);
+    await store.remove(legacyId.toHexString());
+    expect(await harness.services.mongo.collection('media.chunks').countDocuments({ files_id: legacyId })).toBe(0);
+
+    const written = await store.put(Readable.from([bytes]), { contentType: 'image/png', conversationId: 'c5', maxBytes: 1024 * 1024 });
+    expect(await collect(bucket.openDownloadStream(ObjectId.createFromHexString(written.id)) as unknown as Readable)).toEqual(bytes);
+    // Its chunks are keyed by the file's id and their index (read by _id, which FerretDB pushes down).
+    const ids = await harness.services.mongo
+      .collection('media.chunks')
+      .find({ files_id: ObjectId.createFromHexString(written.id) }, { projection: { _id: 1 } })
+      .toArray();
+    expect(ids.map(({ _id }) => String(_id)).sort()).toEqual([0, 1, 2].map((n) => `${written.id}:${n}`));
+    await store.remove(written.id);
+    expect(await harness.services.mongo.collection('media.chunks').countDocuments({ files_id: ObjectId.createFromHexString(written.id) })).toBe(0);
+  });
+});
+
 describe('chunks without a file', () => {
   const chunks = () => harness.services.mongo.collection('media.chunks');
 
