@@ -1,7 +1,8 @@
 /**
  * Writes docs/configuration.md, the reference of every environment variable, from the two places
- * that define them: the zod schema in src/config.ts (names, whether required, defaults) and the
- * comments of .env.example (what each one means, grouped in its sections).
+ * that define them: the zod schema in src/config.ts, put together from its sections in src/config/
+ * (names, whether required, defaults), and the comments of .env.example (what each one means,
+ * grouped in its sections).
  *
  *   node --import tsx scripts/config-reference.ts          # rewrites docs/configuration.md
  *   node --import tsx scripts/config-reference.ts --check  # exits 1 when it is stale or a variable is undocumented

@@ -1,347 +1,44 @@
 /**
  * The environment, parsed once at start-up by one zod schema. A missing or invalid variable
  * stops the process with one line naming it and what it expects. Nothing else in the service
- * reads `process.env`.
+ * reads `process.env`. The schema's fields are written in sections under src/config/ (one per
+ * part of the service); this module puts them together, in the order their issues are reported.
  */
 import { createHmac } from 'node:crypto';
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
+import { handoffFields } from './config/handoff.js';
+import { mediaFields } from './config/media.js';
+import { actionFields, mcpFields } from './config/mcp.js';
+import { compatibleServers, modelFields, modelLists, providerFields, type ModelProviders, type ModelSpec } from './config/model.js';
+import { queueFields } from './config/queue.js';
+import { businessFields, operatorFields, serviceFields, type TrustProxy } from './config/service.js';
+import { outboxFields, storeFields, transcriptFields } from './config/store.js';
+import { webFields } from './config/web.js';
+import { channelGroupIssues, whatsappFields } from './config/whatsapp.js';
 
-const positiveInt = (fallback: number) => z.coerce.number({ error: 'expected a positive integer' }).int().positive().default(fallback);
-
-const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-/** An address, a CIDR subnet, or one of Express's names for address ranges. */
-function isProxyRange(value: string): boolean {
-  if (PROXY_RANGE_NAMES.has(value)) return true;
-  const [address = '', prefix, ...rest] = value.split('/');
-  const family = isIP(address);
-  if (family === 0 || rest.length > 0) return false;
-  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
-}
-
-/**
- * Which proxies' X-Forwarded-* headers to believe, as Express's `trust proxy` takes it: none,
- * a hop count, or the proxies' addresses. `true` means one hop (the nearest proxy), never
- * "trust every hop", which would take the client-written leftmost X-Forwarded-For as its IP.
- */
-const trustProxySetting = z.string().transform((raw, context): TrustProxy => {
-  const value = raw.trim().toLowerCase();
-  if (['false', 'no', '0'].includes(value)) return false;
-  if (['true', 'yes'].includes(value)) return 1;
-  if (/^\d{1,2}$/.test(value)) return Number(value);
-  const ranges = value.split(',').map((item) => item.trim());
-  if (ranges.every(isProxyRange)) return ranges;
-  context.addIssue({
-    code: 'custom',
-    message: 'expected false, a hop count (true means 1), or a comma-separated list of proxy addresses or subnets, e.g. 10.0.0.0/8,loopback',
-  });
-  return z.NEVER;
-});
-
-/** `false`, the number of proxy hops in front of the service, or the proxies' addresses and subnets. */
-export type TrustProxy = false | number | string[];
-
-const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).transform((value) => value.replace(/\/+$/, ''));
-
-/** A variable holding JSON: parsed here, so the schema piped after it sees the value. */
-const jsonText = () =>
-  z.string().transform((text, context) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      context.addIssue({ code: 'custom', message: 'expected JSON' });
-      return z.NEVER;
-    }
-  });
-
-/** One `provider:model` entry as written; which provider a prefix names is decided against the configured ones. */
-const modelList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.string()).min(1, 'expected a comma-separated list of provider:model entries, e.g. anthropic:claude-sonnet-4-5,openai:gpt-5'));
-
-/** `OPENAI_COMPATIBLE_<NAME>_BASE_URL` / `_API_KEY`: a named OpenAI-compatible server (Ollama, vLLM, Groq…). */
-const COMPATIBLE_VARIABLE = /^OPENAI_COMPATIBLE_([A-Z0-9_]+?)_(BASE_URL|API_KEY)$/;
-const BUILT_IN_PROVIDERS = ['openai', 'anthropic', 'google'] as const;
-
-const CompatibleSchema = z.object({ BASE_URL: httpUrl, API_KEY: z.string().min(1).optional() });
+export type { ModelSpec } from './config/model.js';
+export type { TrustProxy } from './config/service.js';
 
 export const EnvSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
-  PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
-  TRUST_PROXY: trustProxySetting.default(false),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL')
-    .default('redis://127.0.0.1:6379'),
-  // Set: a Redis Cluster from these seed nodes (REDIS_URL then gives only credentials and TLS).
-  REDIS_CLUSTER_NODES: z
-    .string()
-    .regex(/^\s*[^\s:,]+:\d{1,5}\s*(,\s*[^\s:,]+:\d{1,5}\s*)*$/, 'expected comma-separated host:port seed nodes, e.g. 10.0.0.1:6379,10.0.0.2:6379')
-    .transform((value) =>
-      value.split(',').map((node) => {
-        const [host = '', port] = node.trim().split(':');
-        return { host, port: Number(port) };
-      }),
-    )
-    .optional(),
-  MONGODB_URI: z
-    .string()
-    .regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URI')
-    .default('mongodb://127.0.0.1:27017/wa-assistant'),
-
-  // WhatsApp is on with all three, off with none (a widget-only site); see `whatsappGroupIssues`.
-  TWILIO_ACCOUNT_SID: z
-    .string()
-    .regex(/^AC[0-9a-fA-F]{32}$/, 'expected an Account SID: AC followed by 32 hex digits')
-    .optional(),
-  TWILIO_AUTH_TOKEN: z.string().min(16, 'expected the account auth token (32 characters)').optional(),
-  TWILIO_WHATSAPP_FROM: z
-    .string()
-    .regex(/^whatsapp:\+[1-9]\d{6,14}$/, 'expected the WhatsApp sender as whatsapp:+<E.164 number>')
-    .optional(),
-  TWILIO_API_BASE_URL: httpUrl.optional(),
-
-  // Model providers: a provider is configured by its key (a compatible server by its base URL).
-  OPENAI_API_KEY: z.string().min(1, 'expected an API key for the model endpoint').optional(),
-  OPENAI_BASE_URL: httpUrl.optional(),
-  ANTHROPIC_API_KEY: z.string().min(1, 'expected an Anthropic API key').optional(),
-  ANTHROPIC_BASE_URL: httpUrl.optional(),
-  GOOGLE_GENERATIVE_AI_API_KEY: z.string().min(1, 'expected a Google Generative AI API key').optional(),
-  GOOGLE_GENERATIVE_AI_BASE_URL: httpUrl.optional(),
-  MCP_SERVER_URL: httpUrl.optional(),
-  MCP_AUTH_TOKEN: z.string().min(1).optional(),
-  MCP_CATEGORY_PREFIXES: z
-    .string()
-    .regex(/^([a-z0-9_]+=[a-z0-9_]+)(,[a-z0-9_]+=[a-z0-9_]+)*$/i, 'expected prefix=category pairs, e.g. invoice_=invoice,plan_=catalog')
-    .optional(),
-  MCP_PUBLIC_CATEGORIES: z
-    .string()
-    .regex(/^[a-z0-9_]+(,[a-z0-9_]+)*$/i, 'expected comma-separated categories, e.g. catalog,knowledge')
-    .default('catalog,knowledge,help,pricing'),
-  MCP_SCOPE_ARGUMENTS: jsonText()
-    .pipe(
-      z.record(z.string().min(1), z.record(z.string().min(1), z.enum(['customer', 'entity'])), {
-        error: 'expected JSON {"<tool>": {"<argument>": "customer" | "entity"}}',
-      }),
-    )
-    .optional(),
-  // Confirmed actions (src/actions/): the MCP server's scoped writes, each run only on the customer's confirmation.
-  ACTIONS_ENABLED: z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
-  ACTION_CONFIRM_TTL_SECONDS: positiveInt(600),
-  ACTION_TOOLS_IRREVERSIBLE: z
-    .string()
-    .regex(/^([a-z0-9_.-]+(,[a-z0-9_.-]+)*)?$/i, 'expected comma-separated tool names, e.g. refund_create')
-    .default(''),
-  // Writes a teammate must approve (reversible or irreversible): handed to the team, never confirmed by the customer; wins over ACTION_TOOLS_IRREVERSIBLE.
-  ACTION_TOOLS_TEAM_APPROVAL: z
-    .string()
-    .regex(/^([a-z0-9_.-]+(,[a-z0-9_.-]+)*)?$/i, 'expected comma-separated tool names, e.g. order_cancel')
-    .default(''),
-  ACTION_HANDOFF_TEAM: z.enum(['support', 'sales'], { error: 'expected support or sales' }).default('support'),
-  WEB_SITES: z.string().optional(),
-  WIDGET_TOKEN_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
-  WEB_MAX_MESSAGE_CHARS: positiveInt(2000),
-  WEB_VISITOR_MESSAGES_PER_MINUTE: positiveInt(20),
-  WEB_IP_MESSAGES_PER_MINUTE: positiveInt(60),
-  WEB_VISITOR_REQUESTS_PER_MINUTE: positiveInt(60),
-  WEB_IP_REQUESTS_PER_MINUTE: positiveInt(300),
-  WEB_STREAMS_PER_VISITOR: positiveInt(5),
-  WEB_VISITOR_UPLOADS_PER_MINUTE: positiveInt(10),
-  WEB_IP_UPLOADS_PER_MINUTE: positiveInt(30),
-  // How long a site's signed identity (data-user-hash with data-user-ts) is accepted after its issue time.
-  WEB_IDENTITY_MAX_AGE_SECONDS: positiveInt(3600).pipe(z.number().max(7 * 24 * 60 * 60, 'expected at most 604800 (7 days)')),
-  // Whether a data-user-hash without data-user-ts (the form before issue times: it never expires) is accepted.
-  WEB_IDENTITY_LEGACY: z.stringbool({ error: 'expected true or false' }).default(false),
-  // A visitor's uploads no message has named yet: at most this many, and this many bytes together.
-  WEB_VISITOR_PENDING_UPLOADS: positiveInt(10),
-  WEB_VISITOR_PENDING_UPLOAD_BYTES: positiveInt(96 * 1024 * 1024),
-  // An upload no message named within this long is deleted (decimals allowed).
-  UPLOAD_UNCLAIMED_TTL_MINUTES: z.coerce
-    .number({ error: 'expected a number of minutes' })
-    .positive()
-    .max(24 * 60)
-    .default(30),
-  BUSINESS_NAME: z.string().min(1).max(80).default('our business'),
-  HANDOFF_TEAMS: z.string().optional(),
-  NOTICE_ATTEMPTS: positiveInt(6),
-  NOTICE_BACKOFF_MS: positiveInt(5000),
-  // Takeover: a takeover with no teammate message for this long hands back by itself (decimals allowed).
-  TAKEOVER_IDLE_MINUTES: z.coerce
-    .number({ error: 'expected a number of minutes' })
-    .positive()
-    .max(7 * 24 * 60)
-    .default(30),
-  // How long the signed link to a customer's photo, PDF or voice note relayed to a teammate's WhatsApp works (Twilio fetches it at once).
-  TAKEOVER_MEDIA_LINK_MINUTES: z.coerce
-    .number({ error: 'expected a number of minutes' })
-    .int()
-    .min(5)
-    .max(7 * 24 * 60)
-    .default(60),
-  // Approved template (Twilio Content SID, one variable: the reply) for the assistant's replies outside WhatsApp's 24-hour window.
-  WHATSAPP_LATE_REPLY_CONTENT_SID: z
-    .string()
-    .regex(/^HX[0-9a-fA-F]{32}$/, 'expected a Content SID: HX followed by 32 hex digits')
-    .optional(),
-  ADMIN_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
-  METRICS_PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).optional(),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  METRICS_TOKEN: z.string().min(24, 'expected at least 24 characters').optional(),
-  TRANSCRIPT_LINK_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
-  TRANSCRIPT_LINK_TTL_HOURS: positiveInt(72),
-  TRANSCRIPT_RETENTION_DAYS: positiveInt(365),
-  // Ordered lists of `provider:model` entries (a bare name is OpenAI's); see `modelList`.
-  MODEL_FAST: modelList.default(['gpt-5-mini']),
-  MODEL_SMART: modelList.default(['gpt-5']),
-  MODEL_VISION: modelList.optional(),
-  // A customer waiting this long on a model outage gets one holding message (then the real answer).
-  MODEL_HOLDING_NOTICE_MS: positiveInt(20_000),
-  // A provider failing this many calls in a row (across workers) is skipped for the cooldown, then probed.
-  MODEL_BREAKER_FAILURES: positiveInt(3),
-  MODEL_BREAKER_COOLDOWN_MS: positiveInt(30_000),
-  MODEL_MAX_STEPS: positiveInt(5),
-  MODEL_MAX_OUTPUT_TOKENS: positiveInt(1024),
-  MODEL_TIMEOUT_MS: positiveInt(45_000),
-  MODEL_PRICES: jsonText()
-    .pipe(
-      z.record(z.string().min(1), z.strictObject({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }), {
-        error: 'expected JSON {"<model>": {"inputPerMTok": <price>, "outputPerMTok": <price>}}',
-      }),
-    )
-    .optional(),
-
-  // Customers' media (issue 13): fetched by the worker, stored in GridFS, voice notes transcribed.
-  MEDIA_MAX_BYTES: positiveInt(16 * 1024 * 1024),
-  MEDIA_FETCH_TIMEOUT_MS: positiveInt(15_000),
-  // Media bytes one turn sends the model (after images are downscaled), and all turns of one worker process at once.
-  MEDIA_MAX_TURN_BYTES: positiveInt(24 * 1024 * 1024),
-  MEDIA_MAX_WORKER_BYTES: positiveInt(48 * 1024 * 1024),
-  MODEL_TRANSCRIBE: z.string().min(1).default('gpt-4o-mini-transcribe'),
-
-  WORKER_CONCURRENCY: positiveInt(32),
-  // Turns and recovery: a killed worker's conversation is taken over within about 1⅓ TTL (the
-  // lock and BullMQ's job lock share it). A message's turn starts at once; COALESCE_MS is the
-  // quiet period that ends a burst (a turn started over for a message arriving before its reply
-  // left waits until the newest message is that old, and a WhatsApp reply is held until then; a
-  // widget visitor's typing report stands that long). Per channel: COALESCE_MS_WEB and
-  // COALESCE_MS_WHATSAPP, each falling back to COALESCE_MS (0: one turn per message).
-  TURN_LOCK_TTL_MS: z.coerce
-    .number({ error: 'expected 1500–60000 ms' })
-    .int()
-    .min(1500, 'expected 1500–60000 ms')
-    .max(60_000, 'expected 1500–60000 ms')
-    .default(5_000),
-  COALESCE_MS: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').default(1_500),
-  COALESCE_MS_WEB: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').optional(),
-  COALESCE_MS_WHATSAPP: z.coerce.number({ error: 'expected 0–10000 ms' }).int().min(0, 'expected 0–10000 ms').max(10_000, 'expected 0–10000 ms').optional(),
-  // Longer than one model call, so a SIGTERM lets an in-flight turn finish.
-  SHUTDOWN_TIMEOUT_MS: positiveInt(50_000),
-  // A message is given up on (apology, recorded failed, counted) only once its conversation's budget is spent.
-  MESSAGE_RETRY_BUDGET_MS: positiveInt(600_000),
-  MESSAGE_RETRY_BACKOFF_MS: positiveInt(2_000),
-
-  // The transcript outbox (Redis → MongoDB): new inbound is refused (503) at this many entries; records per writer batch.
-  TRANSCRIPT_OUTBOX_MAX: positiveInt(200_000),
-  TRANSCRIPT_WRITER_BATCH: positiveInt(200),
-
-  // Off the per-turn MongoDB path: model usage is counted in Redis and written to MongoDB this often.
-  // CONTACT_CACHE_TTL_SECONDS is no longer used (the caller index in Redis never expires); still
-  // accepted so a deployment that sets it keeps starting.
-  CONTACT_CACHE_TTL_SECONDS: positiveInt(300),
-  USAGE_FLUSH_INTERVAL_MS: positiveInt(10_000),
+  ...serviceFields,
+  ...storeFields,
+  ...whatsappFields,
+  ...providerFields,
+  ...mcpFields,
+  ...actionFields,
+  ...webFields,
+  ...businessFields,
+  ...handoffFields,
+  ...operatorFields,
+  ...transcriptFields,
+  ...modelFields,
+  ...mediaFields,
+  ...queueFields,
+  ...outboxFields,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
-
-/** One entry of a model list: which configured provider, and its model id. */
-export interface ModelSpec {
-  provider: string;
-  modelId: string;
-}
-
-export interface ModelProviders {
-  openai?: { apiKey: string; baseUrl: string | undefined };
-  anthropic?: { apiKey: string; baseUrl: string | undefined };
-  google?: { apiKey: string; baseUrl: string | undefined };
-  /** Named OpenAI-compatible servers: provider id (the lower-cased NAME) → base URL and optional key. */
-  compatible: Record<string, { baseUrl: string; apiKey: string | undefined }>;
-}
-
-/** The variable that configures each built-in provider (what the refusal names). */
-const PROVIDER_KEY_VARIABLE: Record<(typeof BUILT_IN_PROVIDERS)[number], string> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
-};
-
-/** The named compatible servers in the environment, or the lines saying what is wrong with them. */
-function compatibleServers(present: Record<string, unknown>): { servers: ModelProviders['compatible']; issues: string[] } {
-  const grouped: Record<string, Record<string, unknown>> = {};
-  for (const [name, value] of Object.entries(present)) {
-    const match = COMPATIBLE_VARIABLE.exec(name);
-    if (match) (grouped[match[1] ?? ''] ??= {})[match[2] ?? ''] = value;
-  }
-  const servers: ModelProviders['compatible'] = {};
-  const issues: string[] = [];
-  for (const [name, variables] of Object.entries(grouped)) {
-    const id = name.toLowerCase().replaceAll('_', '-');
-    if ((BUILT_IN_PROVIDERS as readonly string[]).includes(id)) {
-      issues.push(`OPENAI_COMPATIBLE_${name}_BASE_URL: "${id}" is a built-in provider's name; pick another`);
-      continue;
-    }
-    const parsed = CompatibleSchema.safeParse(variables);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        const field = `OPENAI_COMPATIBLE_${name}_${issue.path.join('.')}`;
-        issues.push(`${field}: ${issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message}`);
-      }
-      continue;
-    }
-    servers[id] = { baseUrl: parsed.data.BASE_URL, apiKey: parsed.data.API_KEY };
-  }
-  return { servers, issues };
-}
-
-/**
- * An entry's provider and model: `provider:model` when the prefix names a provider this
- * deployment knows (a model id may hold colons itself, e.g. Ollama's `llama3.1:8b`), else the
- * whole entry is an OpenAI model name (`gpt-5-mini`, as before lists).
- */
-function modelSpec(entry: string, compatible: ModelProviders['compatible']): ModelSpec {
-  const colon = entry.indexOf(':');
-  const prefix = colon > 0 ? entry.slice(0, colon) : '';
-  if ((BUILT_IN_PROVIDERS as readonly string[]).includes(prefix) || prefix in compatible) return { provider: prefix, modelId: entry.slice(colon + 1) };
-  return { provider: 'openai', modelId: entry };
-}
-
-/** The configured entries of each list, or one line per entry whose provider has no key. */
-function modelLists(env: Env, providers: ModelProviders): { lists: Record<'fast' | 'smart' | 'vision', ModelSpec[]>; issues: string[] } {
-  const issues: string[] = [];
-  const parse = (variable: string, entries: readonly string[]) =>
-    entries.map((entry) => {
-      const spec = modelSpec(entry, providers.compatible);
-      if (spec.provider in providers.compatible) return spec;
-      const provider = spec.provider as (typeof BUILT_IN_PROVIDERS)[number];
-      if (!providers[provider]) issues.push(`${variable}: "${entry}" names provider ${provider}, which has no key (set ${PROVIDER_KEY_VARIABLE[provider]})`);
-      if (!spec.modelId) issues.push(`${variable}: "${entry}" names no model`);
-      return spec;
-    });
-  return {
-    lists: { fast: parse('MODEL_FAST', env.MODEL_FAST), smart: parse('MODEL_SMART', env.MODEL_SMART), vision: parse('MODEL_VISION', env.MODEL_VISION ?? []) },
-    issues,
-  };
-}
 
 export interface Config {
   env: Env['NODE_ENV'];
@@ -438,25 +135,6 @@ export interface Config {
     visitorPendingUploads: number;
     visitorPendingUploadBytes: number;
   };
-}
-
-const TWILIO_GROUP = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'] as const;
-
-/**
- * The variables that go together: WhatsApp needs all three TWILIO_* (a partial set names what is
- * missing), and without a Twilio token to derive them from, the widget needs its own secret.
- */
-function channelGroupIssues(present: Record<string, unknown>): string[] {
-  const given = TWILIO_GROUP.filter((name) => present[name] !== undefined);
-  if (given.length === TWILIO_GROUP.length) return [];
-  if (given.length > 0) {
-    return TWILIO_GROUP.filter((name) => present[name] === undefined).map(
-      (name) => `${name}: is required with ${given.join(' and ')} (WhatsApp needs all three TWILIO_* variables; set none to run the widget alone)`,
-    );
-  }
-  return present.WIDGET_TOKEN_SECRET === undefined
-    ? ['WIDGET_TOKEN_SECRET: is required without TWILIO_AUTH_TOKEN to derive it from (at least 32 random characters, e.g. openssl rand -hex 32)']
-    : [];
 }
 
 /** Parses the environment; throws a ConfigError whose message is one line per bad variable. */

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { describeIssues } from '../errors/issues.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { Invalid, Refuse } from './admin-http.js';
 
 /** Confirmed actions' records for operators; implemented by src/actions/action-records.ts. */
 export interface ActionReader {
@@ -44,8 +45,6 @@ const actionState = (action: unknown): string | undefined => {
   return parsed.success ? parsed.data.state : undefined;
 };
 
-type Refuse = (request: Request, response: Response, status: number, reason: string, body: { error: string; [field: string]: unknown }) => void;
-
 export function addActionRoutes(
   router: Router,
   options: {
@@ -53,7 +52,7 @@ export function addActionRoutes(
     jsonBody: RequestHandler;
     /** Answers a 4xx, logged and counted (`admin_rejected_total{reason}`). */
     refuse: Refuse;
-    invalid: (request: Request, response: Response, error: z.ZodError, what: string) => void;
+    invalid: Invalid;
     logger: Logger;
     metrics: Metrics;
   },
