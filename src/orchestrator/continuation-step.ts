@@ -57,13 +57,13 @@ export interface ContinuationTurn {
 export type ContinuationStep = { result: TurnResult } | { session: SessionFacts; said?: string };
 
 /** The leg's input as the pending question's tool reads it: the batch's tap, when it has one, on its own. */
-export function answerInput(input: TurnInput, runId: string): TurnInput {
+function answerInput(input: TurnInput, runId: string): TurnInput {
   if (!input.tap) return { ...input, runId };
   return { ...input, runId, inbound: { ...input.inbound, text: input.tap.text, metadata: { ...input.inbound.metadata, choice: input.tap.choice } } };
 }
 
 /** A leg the service answers in its own words, without the model. */
-export function serviceResult(runId: string, roleId: string, text: string): TurnResult {
+function serviceResult(runId: string, roleId: string, text: string): TurnResult {
   return { runId, roleId, text, failed: true, offeredTools: [], toolCalls: [], modelCalls: 0 };
 }
 

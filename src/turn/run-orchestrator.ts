@@ -11,7 +11,6 @@ import type { TurnGate } from '../queue/turn-worker.js';
 import { inboundMessageId, type MessageRecord, type RecentMessage, type TurnRecords } from '../store/transcript-store.js';
 import type { InboundHandlerOptions } from './inbound-options.js';
 import type { RecordedBatch } from './record-batch.js';
-import type { ReplyPlan } from './reply-plan.js';
 import { storedTurn } from './stored-turn.js';
 
 /** A guarded turn's history: the last few messages, each cut short. */
@@ -73,7 +72,8 @@ function gatedStream(gate: TurnGate | undefined, send: ((delta: string) => void)
 export async function runOrchestrator(
   options: Pick<InboundHandlerOptions, 'transcripts' | 'orchestrator' | 'metrics'>,
   { channel, logger, conversationId, created, guarded, message }: RecordedBatch,
-  { earlier, history, turnMedia }: ReplyPlan,
+  /** What the turn answers (see `ReplyPlan`). */
+  { earlier, history, turnMedia }: { earlier: readonly InboundMessage[]; history: readonly RecentMessage[]; turnMedia: readonly (PreparedMedia | undefined)[] },
   signal: AbortSignal,
   records: TurnRecords,
   gate: TurnGate | undefined,
