@@ -1,0 +1,167 @@
+/**
+ * A leg's answer from the model, once its role, tier, facts and tools are decided (a fresh leg's
+ * or a resumed question's): the channel's grounding and the system prompt, the reply model's
+ * call (photos described for a model that can't see them), then what the call left to keep — the
+ * session it learned, the question a tool asked — and the turn's result.
+ */
+import type { ModelMessage } from 'ai';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ProviderBreakers } from '../model/provider-breaker.js';
+import type { ModelProvider } from '../model/provider.js';
+import { callerFor } from '../tools/caller.js';
+import type { LinkedCustomer } from '../tools/select-entity.js';
+import type { ChannelDefinition, TurnInput, TurnResult } from '../contracts/index.js';
+import { languageOf } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
+import { callModel, type CallModelResult, type ModelLimits } from './call-model.js';
+import { groundingSections, withCustomerContext } from './grounding.js';
+import type { TurnMeter } from './metering.js';
+import type { PreparedLeg } from './prepare-turn.js';
+import type { ConversationState } from './state/conversation-state.js';
+import { questionExpiresAt } from './state/keys.js';
+import { buildSystemPrompt } from './system-prompt.js';
+import { scopeDenialReporter, toolContextFor } from './tool-context.js';
+import { describedHistory, holdsFiles } from './vision.js';
+
+export interface AnswerDependencies {
+  models: ModelProvider;
+  breakers?: ProviderBreakers | undefined;
+  limits: ModelLimits;
+  metrics: Metrics;
+  state: ConversationState;
+  /** The vision model's deadline when it describes photos (the judge's). */
+  visionTimeoutMs: number;
+}
+
+/** Answers a prepared leg from its history (`note`: what the system prompt adds for this leg). */
+export type LegAnswer = (
+  channel: ChannelDefinition,
+  input: TurnInput,
+  leg: PreparedLeg,
+  history: readonly ModelMessage[],
+  note: string | undefined,
+  logger: Logger,
+  contact: LinkedCustomer | undefined,
+  meter: TurnMeter,
+) => Promise<TurnResult>;
+
+/** Keeps what the model's call left: the session facts it learned, the question a tool asked. */
+async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: PreparedLeg, result: CallModelResult): Promise<void> {
+  if (result.session) {
+    await state.writeSession(input.conversationId, { ...leg.session, ...result.session });
+  }
+  if (result.interrupt) {
+    await state.setPending(input.conversationId, {
+      runId: leg.decision.runId,
+      toolName: result.interrupt.toolName,
+      question: result.interrupt.question,
+      data: result.interrupt.data,
+      attempts: 0,
+      askedIn: input.inbound.messageId,
+      ...(result.interrupt.language !== undefined ? { language: result.interrupt.language } : {}),
+    });
+  }
+}
+
+/** The turn's result from the model's call (`text`: the reply, or the service's words for none). */
+function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult, text: string): TurnResult {
+  const { decision, role } = leg;
+  return {
+    runId: decision.runId,
+    roleId: role.id,
+    offeredTools: decision.offeredTools,
+    modelCalls: leg.modelCalls,
+    text,
+    failed: !result.text,
+    toolCalls: result.toolCalls,
+    ...(result.interrupt?.choices
+      ? {
+          choices: result.interrupt.choices,
+          choicesExpireAt: questionExpiresAt(result.interrupt.expiresAt),
+          ...(result.interrupt.language !== undefined ? { choicesLanguage: result.interrupt.language } : {}),
+        }
+      : {}),
+    postTurn: {
+      conversationId: input.conversationId,
+      roleId: role.id,
+      facts: decision.facts,
+      factsVersion: decision.factsVersion,
+      degraded: decision.degraded,
+      offeredTools: decision.offeredTools,
+      toolCalls: result.toolCalls,
+      replyText: text,
+      channelId: channel.id,
+    },
+  };
+}
+
+/** The leg's answer (see `LegAnswer`); a model that fails is no reply: the turn fails and its message is retried. */
+export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
+  const { models, breakers, metrics } = dependencies;
+  return async (channel, input, leg, history, note, logger, contact, meter) => {
+    const { decision, role } = leg;
+    const caller = callerFor(contact, leg.session);
+    const grounding = groundingSections(await channel.grounding(input, leg.session, caller));
+    const system = buildSystemPrompt({
+      role,
+      channel,
+      grounding: grounding.verified,
+      caller: caller.kind === 'anonymous' ? 'anonymous' : 'identified',
+      facts: decision.facts,
+      inScope: decision.inScope,
+      note,
+    });
+    const started = performance.now();
+    const messages = withCustomerContext(history, grounding.untrusted);
+    let described: Promise<readonly ModelMessage[]> | undefined;
+    const vision = { models, breakers, timeoutMs: dependencies.visionTimeoutMs, logger, metrics };
+    try {
+      const result = await callModel({
+        tier: decision.tier,
+        entries: models.entries(decision.tier),
+        breakers,
+        observer: meter.observe,
+        logger,
+        metrics,
+        system,
+        messages,
+        // Photos for a reply model that can't see them: described once per turn by MODEL_VISION.
+        ...(holdsFiles(messages) ? { textOnlyMessages: () => (described ??= describedHistory(vision, messages, input.signal, meter.observe)) } : {}),
+        tools: leg.offered,
+        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
+        onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
+        limits: dependencies.limits,
+        signal: input.signal,
+        onTextDelta: input.onTextDelta,
+        beforeAction: input.beforeAction,
+      });
+      metrics.increment('model_calls_total', { purpose: 'reply' });
+      await keepCallOutcome(dependencies.state, input, leg, result);
+      // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
+      // A model that fails is no reply: the turn fails and its message is retried.
+      const text = result.text || serviceWords(languageOf(input.inbound.metadata.language)).emptyReply;
+      logger.info('turn-answered', {
+        roleId: role.id,
+        tier: decision.tier,
+        model: result.entry.label,
+        inScope: decision.inScope,
+        degraded: decision.degraded,
+        judgeCalls: leg.modelCalls,
+        offered: decision.offeredTools.length,
+        toolCalls: result.toolCalls.length,
+        systemChars: system.length,
+        ms: Math.round(performance.now() - started),
+      });
+      return legResult(channel, input, leg, result, text);
+    } catch (error) {
+      // No reply stands in for the model's: the turn fails, and its message is retried (an
+      // outage: every entry down) or given up on (a refusal for good), visibly either way.
+      if (input.signal.aborted) throw error;
+      metrics.increment('model_calls_total', { purpose: 'reply' });
+      metrics.increment('model_failures_total');
+      logger.error('model-failed', { roleId: role.id, error });
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * After the reply: the turn's model usage metered (also for a turn cut short, which paid for the
+ * calls it finished) and the routed role's post-turn work. Neither throws: failures are logged.
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ChannelDefinition, ModelCallUsage, RoleDefinition, TurnResult } from '../contracts/index.js';
+import type { UsageRecorder } from './metering.js';
+import { runPostTurn } from './post-turn.js';
+import type { FactStore } from './state/fact-store.js';
+
+export interface FinishDependencies {
+  byId: ReadonlyMap<string, RoleDefinition>;
+  facts: FactStore;
+  logger: Logger;
+  metrics: Metrics;
+  usage?: UsageRecorder | undefined;
+}
+
+/** Stores a turn's model usage (per day, role and channel); a failure is counted and logged. */
+export async function recordUsage(
+  { usage, metrics, logger }: FinishDependencies,
+  turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[] },
+): Promise<void> {
+  await usage?.(turn).catch((error: unknown) => {
+    metrics.increment('usage_record_failed_total');
+    logger.error('usage-record-failed', { roleId: turn.roleId, error });
+  });
+}
+
+/** Post-turn work for a leg whose reply was (or failed to be) delivered. Never throws. */
+export async function finishTurn(
+  dependencies: FinishDependencies,
+  channel: ChannelDefinition,
+  result: Pick<TurnResult, 'roleId' | 'usage' | 'postTurn'>,
+  delivered: boolean,
+): Promise<void> {
+  const { logger, metrics } = dependencies;
+  // Metering happens after the reply, outside the orchestrator's state: it costs the turn nothing.
+  if (result.usage?.length && dependencies.usage) {
+    await recordUsage(dependencies, { roleId: result.roleId, channelId: channel.id, calls: result.usage });
+  }
+  const role = dependencies.byId.get(result.roleId);
+  if (!role || !result.postTurn) return;
+  try {
+    await runPostTurn({ facts: dependencies.facts, logger, metrics }, role, channel, result.postTurn, delivered);
+  } catch (error) {
+    logger.error('post-turn-failed', { roleId: role.id, error });
+  }
+}

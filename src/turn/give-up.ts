@@ -1,0 +1,106 @@
+/**
+ * What giving up on a message does (`createGiveUpHandler`): the customer gets one apology, the
+ * transcript records it failed, a metric and a log say so.
+ */
+import { errorText } from '../errors/index.js';
+import type { GiveUpHandler } from '../queue/turn-worker.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId, partRecords, type MessageStatus } from '../store/transcript-store.js';
+import { languageOf } from '../words/language.js';
+import { serviceWords } from '../words/service-words.js';
+import type { InboundHandlerOptions } from './inbound-options.js';
+import { createLedgerSender } from './ledger-sender.js';
+
+/** Ledger states of a part that left (or may have left) for the customer. */
+const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'read']);
+/** Ledger states of a part not (known to be) sent yet. */
+const unsentStatuses = new Set<MessageStatus>(['pending', 'sending', 'uncertain']);
+
+/**
+ * What giving up on a message does: counts and logs it, records the inbound and its unsent parts as failed (and out of the
+ * model's history), then sends one apology through the ledger unless the customer had this outage's (`apologised`).
+ * Each step is best effort: an outage that outlived the budget may keep some from happening (the log says). Never throws.
+ */
+export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orchestrator' | 'onTurn'>): GiveUpHandler {
+  const { transcripts, metrics } = options;
+  const deliver = createLedgerSender(transcripts, metrics);
+
+  return async ({ message, earlier }, { reason, error, attempts, apologised }, assertHeld) => {
+    const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
+    /** The lock's fence: a worker that may have lost the conversation leaves giving up to its next holder. */
+    const held = (step: string): boolean => {
+      try {
+        assertHeld();
+        return true;
+      } catch {
+        logger.warn('give-up-left-to-next-holder', { reason, step });
+        return false;
+      }
+    };
+    if (!held('start')) return;
+    // Counted once the batch is surely given up on here (a holder that lost the lock on the way counts nothing).
+    const counted = () => {
+      metrics.increment('inbound_failed_total', { channel: message.channel, reason }, earlier.length + 1);
+      logger.error('inbound-failed', { reason, attempts, error, messages: earlier.length + 1 });
+    };
+    // A takeover entry (a teammate's message or action) is no customer message: nothing is
+    // recorded as one and the customer gets no apology for it; the log and metric say it failed.
+    const channel = message.teammate ? undefined : options.channels.get(message.channel);
+    if (!channel) return counted();
+    let conversationId = message.conversationKey;
+    try {
+      const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
+      conversationId = conversation.conversationId;
+      if (!held('record')) return;
+      for (const failed of [...earlier, message]) {
+        await transcripts.markInboundFailed({
+          conversationId,
+          channel: channel.id,
+          channelMessageId: failed.messageId,
+          text: failed.text,
+          receivedAt: new Date(failed.receivedAt),
+          errorMessage: `given up on (${reason}): ${errorText(error)}`,
+        });
+      }
+      const parts = await transcripts.replyParts(channel.id, message.messageId);
+      // The failing attempts' records may never have reached the outbox: the parts as they stand first.
+      const records = transcripts.turnRecords();
+      records.add(parts.flatMap(partRecords));
+      await records.flush();
+      for (const part of parts.filter((entry) => unsentStatuses.has(entry.status))) {
+        const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
+        await transcripts.markPartFailed(part._id, 'failed', undefined, why);
+      }
+      const dropped = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
+      if (!parts.some((part) => sentStatuses.has(part.status))) {
+        for (const failed of [...earlier, message]) dropped.add(inboundMessageId(channel.id, failed.messageId));
+      }
+      await transcripts.saveRecent(
+        conversationId,
+        conversation.recent.filter((entry) => !dropped.has(entry.id)),
+        message.receivedAt,
+      );
+    } catch (recordError) {
+      logger.error('inbound-failure-unrecorded', { error: recordError });
+    }
+    if (!held('apology')) return;
+    counted();
+    if (apologised) return logger.info('apology-covered', { reason });
+    try {
+      const apology = await transcripts.saveApology({
+        conversationId,
+        channel: channel.id,
+        replyTo: message.messageId,
+        text: serviceWords(languageOf(message.metadata.language)).apology,
+      });
+      await deliver(channel, message, [apology], logger, assertHeld);
+    } catch (apologyError) {
+      // Not sent for the fence: the apology stays claimed for the next holder to resolve and send.
+      if (!held('apology-send')) return;
+      // Past the budget there is no retry: the apology was tried once (and the ledger says how it ended).
+      await transcripts
+        .markPartFailed(outboundMessageId(channel.id, message.messageId, APOLOGY_PART), 'failed', undefined, errorText(apologyError))
+        .catch(() => undefined);
+      logger.error('apology-failed', { error: apologyError });
+    }
+  };
+}
