@@ -17,7 +17,7 @@ import { addActionRoutes, type ActionReader } from './admin-actions.js';
 import { createBearerCheck } from './bearer-token.js';
 import { describeIssues, type FieldIssue } from '../errors/issues.js';
 import { HANDOFF_STATUSES, type HandoffStatus } from '../handoff/handoff-store.js';
-import type { TakeoverService } from '../handoff/takeover.js';
+import type { TakeoverService } from '../takeover/takeover.js';
 
 /** Reads hand-offs for operators; implemented by the hand-off store. */
 export interface HandoffReader {

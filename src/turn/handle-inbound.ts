@@ -16,7 +16,7 @@ import { sendPartOnce } from '../store/part-ledger.js';
 import type { Logger } from '../logger.js';
 import { withMediaContent, type MediaIntake, type MediaTurn, type PreparedMedia } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';
-import type { TakeoverHook } from '../handoff/takeover-inbound.js';
+import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../contracts/index.js';
 import { toModelHistory } from '../orchestrator/history.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';

@@ -12,15 +12,15 @@ import type { ChannelDefinition, InboundMessage } from '../contracts/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { outboundMessageId, type TranscriptStore } from '../store/transcript-store.js';
-import type { HandoffStore } from './handoff-store.js';
+import type { HandoffStore } from '../handoff/handoff-store.js';
 import { createIdleHandback } from './idle-handback.js';
 import { createTakeoverHook, type HeldMediaOptions, type TakeoverHook } from './takeover-inbound.js';
 import { createTakeoverStateStore } from './takeover-state.js';
 import { createTakeoverService } from './takeover.js';
 import { createTeamMessenger, type TeamTextSender } from './team-messages.js';
 import { createTeammateRouter } from './teammate-router.js';
-import type { Teams } from './teams.js';
-import { NoticeSendError } from './webhook-sender.js';
+import type { Teams } from '../handoff/teams.js';
+import { NoticeSendError } from '../handoff/webhook-sender.js';
 
 /** Posts a short text to a Slack-compatible webhook (the team's follow-ups). */
 async function postWebhookText(url: string, text: string, idempotencyKey: string): Promise<void> {
