@@ -73,6 +73,20 @@ export interface ChannelContext {
 }
 
 /**
+ * The plugins of the channels that are on (each is on by its own configuration: no TWILIO_* means
+ * no WhatsApp, `WEB_SITES=[]` no widget). None on stops start-up, saying how to turn one on.
+ */
+export function enabledPlugins(candidates: readonly (ChannelPlugin | undefined)[]): ChannelPlugin[] {
+  const plugins = candidates.filter((plugin): plugin is ChannelPlugin => plugin !== undefined);
+  if (plugins.length === 0) {
+    throw new ConfigError(
+      'invalid configuration: no channel is on: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM for WhatsApp, or list a site in WEB_SITES for the widget',
+    );
+  }
+  return plugins;
+}
+
+/**
  * The WhatsApp notice senders the enabled channels provide. A team with WhatsApp numbers in
  * HANDOFF_TEAMS while no enabled channel can reach them stops start-up (its notices would
  * never arrive), naming the team.
