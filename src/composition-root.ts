@@ -59,7 +59,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // createKnowledgeFeature(infra, config, …) goes here: its tools join the channel context's and the orchestrator's.
 
   const context: ChannelContext = {
-    ...infra,
+    ...infra, // a channel's logger, metrics, Redis and the draining signal
     ...media.forChannels,
     ...turns.forChannels,
     ...takeover.forChannels,

@@ -21,7 +21,7 @@ import { createHandoffOpening } from './handoff-opening.js';
 import { createNoticeLedger } from './notice-ledger.js';
 
 export { HANDOFF_STATUSES, noticeId } from './handoff-records.js';
-export type { Actor, HandoffAction, HandoffRecord, HandoffRequest, HandoffStatus, HandoffStore, NoticeRecord, NoticeStatus } from './handoff-records.js';
+export type { Actor, HandoffAction, HandoffRecord, HandoffRequest, HandoffStatus, HandoffStore, NoticeRecord } from './handoff-records.js';
 
 export function createHandoffStore(connection: Connection, now: () => number = Date.now): HandoffStore {
   const models = handoffModels(connection);
