@@ -33,7 +33,7 @@ export default {
       comment: 'src/contracts/ is the bottom layer: every other layer imports it, it imports none of them.',
       severity: 'error',
       from: { path: '^src/contracts/' },
-      to: { path: '^(src/(orchestrator|queue|tools|turn|handoff|store|channel-plugin)|channels/|roles/)' },
+      to: { path: '^(src/(orchestrator|queue|tools|turn|handoff|takeover|store|channel-plugin)|channels/|roles/)' },
     },
     {
       name: 'queue-and-tools-below-orchestrator',
@@ -48,6 +48,21 @@ export default {
       severity: 'error',
       from: { path: '^src/orchestrator/' },
       to: { path: '^src/queue/' },
+    },
+    {
+      name: 'handoff-knows-no-takeover',
+      comment: 'Takeover is built on hand-offs (their records, teams, notices), never the other way round.',
+      severity: 'error',
+      from: { path: '^src/handoff/' },
+      to: { path: '^src/takeover/' },
+    },
+    {
+      name: 'takeover-below-the-turn',
+      comment:
+        'Takeover reaches a conversation through its inbox entries and the transcript store: the turn, the worker, the orchestrator, actions and the surfaces (admin, transcript page) call it, it calls none of them.',
+      severity: 'error',
+      from: { path: '^src/takeover/' },
+      to: { path: '^src/(orchestrator|queue|turn|tools|actions|admin|transcripts|contacts|http)/' },
     },
     {
       name: 'core-names-no-channel-or-role',

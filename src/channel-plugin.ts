@@ -11,8 +11,8 @@ import type { RedisClient } from './redis.js';
 import { ConfigError } from './errors/index.js';
 import type { HandoffToolOptions } from './handoff/handoff-tools.js';
 import type { NoticeSenders } from './handoff/notice-queue.js';
-import type { TeamTextSender } from './handoff/team-messages.js';
-import type { TeammateInbound } from './handoff/teammate-router.js';
+import type { TeamTextSender } from './takeover/team-messages.js';
+import type { TeammateInbound } from './takeover/teammate-router.js';
 import type { Teams } from './handoff/teams.js';
 import { NoticeSendError } from './handoff/webhook-sender.js';
 import type { Logger } from './logger.js';
@@ -70,6 +70,20 @@ export interface ChannelContext {
   lastCustomerMessageAt(conversationKey: string): Promise<number | undefined>;
   /** The approved template for the assistant's replies outside a messaging window (WhatsApp). */
   lateReplyContentSid: string | undefined;
+}
+
+/**
+ * The plugins of the channels that are on (each is on by its own configuration: no TWILIO_* means
+ * no WhatsApp, `WEB_SITES=[]` no widget). None on stops start-up, saying how to turn one on.
+ */
+export function enabledPlugins(candidates: readonly (ChannelPlugin | undefined)[]): ChannelPlugin[] {
+  const plugins = candidates.filter((plugin): plugin is ChannelPlugin => plugin !== undefined);
+  if (plugins.length === 0) {
+    throw new ConfigError(
+      'invalid configuration: no channel is on: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_WHATSAPP_FROM for WhatsApp, or list a site in WEB_SITES for the widget',
+    );
+  }
+  return plugins;
 }
 
 /**

@@ -5,7 +5,7 @@
  * takeover messages to team members go as free text.
  */
 import { ChannelSendError, errorStatus, errorText, isRetryableStatus } from '../../src/errors/index.js';
-import type { TeamTextSender } from '../../src/handoff/team-messages.js';
+import type { TeamTextSender } from '../../src/takeover/team-messages.js';
 import { NoticeSendError } from '../../src/handoff/webhook-sender.js';
 import type { Notice } from '../../src/handoff/notice.js';
 import type { Team } from '../../src/handoff/teams.js';

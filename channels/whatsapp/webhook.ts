@@ -9,7 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
 import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript-store.js';
-import type { TeammateInbound } from '../../src/handoff/teammate-router.js';
+import type { TeammateInbound } from '../../src/takeover/teammate-router.js';
 import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, twilioMedia, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
 

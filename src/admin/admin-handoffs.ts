@@ -7,7 +7,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { describeIssues } from '../errors/issues.js';
 import { HANDOFF_STATUSES, type HandoffStatus } from '../handoff/handoff-store.js';
-import type { TakeoverService } from '../handoff/takeover.js';
+import type { TakeoverService } from '../takeover/takeover.js';
 import type { Logger } from '../logger.js';
 import { pageSize, type AdminHttp } from './admin-http.js';
 

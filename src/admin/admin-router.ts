@@ -12,7 +12,7 @@
 import express, { type Router } from 'express';
 import type { ContactStore } from '../contacts/contact-store.js';
 import { ConfigError } from '../errors/index.js';
-import type { TakeoverService } from '../handoff/takeover.js';
+import type { TakeoverService } from '../takeover/takeover.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { addActionRoutes, type ActionReader } from './admin-actions.js';

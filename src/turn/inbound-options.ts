@@ -1,6 +1,6 @@
 /** What the worker side of a turn is built from (`createInboundHandler` and its steps). */
 import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
-import type { TakeoverHook } from '../handoff/takeover-inbound.js';
+import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { Logger } from '../logger.js';
 import type { MediaIntake } from '../media/inbound-media.js';
 import type { Metrics } from '../metrics.js';

@@ -8,7 +8,7 @@
  * with the deterministic model failing its reply calls.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTakeoverStateStore } from '../../src/handoff/takeover-state.js';
+import { createTakeoverStateStore } from '../../src/takeover/takeover-state.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import { HOLDING_NOTICE_TEXT } from '../../src/turn/holding-notice.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';

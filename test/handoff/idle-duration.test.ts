@@ -3,7 +3,7 @@
  * "1 minutes"; under a minute in seconds, never "0 minutes".
  */
 import { expect, test } from '@jest/globals';
-import { idleDuration } from '../../src/handoff/takeover-inbound.js';
+import { idleDuration } from '../../src/takeover/handed-back.js';
 
 test.each([
   [1, '1 minute'],

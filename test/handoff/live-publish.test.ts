@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
-import type { ConversationEvent } from '../../src/handoff/takeover.js';
-import { takeoverKeys } from '../../src/handoff/takeover-state.js';
+import type { ConversationEvent } from '../../src/takeover/takeover.js';
+import { takeoverKeys } from '../../src/takeover/takeover-state.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { turnsSettled } from '../support/settled.js';
 

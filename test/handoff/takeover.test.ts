@@ -13,10 +13,10 @@ import type { Script } from '../support/deterministic-model.js';
 import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
 import { handoffsSettled, transcriptsWritten, turnsSettled } from '../support/settled.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { takeoverKeys } from '../../src/handoff/takeover-state.js';
+import { takeoverKeys } from '../../src/takeover/takeover-state.js';
 import { enqueueTurn } from '../../src/queue/turn-queue.js';
 import type { HandoffRecord } from '../../src/handoff/handoff-store.js';
-import type { ConversationEvent } from '../../src/handoff/takeover.js';
+import type { ConversationEvent } from '../../src/takeover/takeover.js';
 import { CUSTOMER_AT_FIELD, transcriptKeys } from '../../src/store/transcript-keys.js';
 
 const ANA = 'whatsapp:+34600912001';

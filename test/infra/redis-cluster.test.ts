@@ -22,7 +22,7 @@ import type { InboundMessage } from '../../src/contracts/index.js';
 import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
 import { createDecisionStore } from '../../src/orchestrator/state/decision-store.js';
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
-import { createTakeoverStateStore } from '../../src/handoff/takeover-state.js';
+import { createTakeoverStateStore } from '../../src/takeover/takeover-state.js';
 import { createConversationInbox } from '../../src/queue/conversation-inbox.js';
 import { acquireConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 import { redisKeys } from '../../src/queue/keys.js';

@@ -12,9 +12,9 @@ import { errorText, isRetryable } from '../errors/index.js';
 import { sendOnce, type LedgerState } from '../ledger/send-ledger.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { HandoffStore } from './handoff-store.js';
-import type { Destination } from './teams.js';
-import { NoticeSendError } from './webhook-sender.js';
+import type { HandoffStore } from '../handoff/handoff-store.js';
+import type { Destination } from '../handoff/teams.js';
+import { NoticeSendError } from '../handoff/webhook-sender.js';
 
 /** How a channel reaches a team member's WhatsApp with free text (the WhatsApp plugin provides it). */
 export interface TeamTextSender {

@@ -19,7 +19,7 @@ import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import { KEY_PREFIX, luaScript } from '../redis.js';
 import { CUSTOMER_AT_FIELD, transcriptKeys } from '../store/transcript-keys.js';
-import type { TeamId } from './teams.js';
+import type { TeamId } from '../handoff/teams.js';
 
 export const takeoverKeys = {
   takeover: (conversationKey: string) => `${KEY_PREFIX}:takeover:{${conversationKey}}`,

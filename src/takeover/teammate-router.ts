@@ -11,8 +11,8 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MAX_TEAMMATE_TEXT, type TakeoverService } from './takeover.js';
 import type { TakeoverStateStore } from './takeover-state.js';
-import type { HandoffRecord, HandoffStore } from './handoff-store.js';
-import { teamMembersByNumber, type Teams } from './teams.js';
+import type { HandoffRecord, HandoffStore } from '../handoff/handoff-store.js';
+import { teamMembersByNumber, type Teams } from '../handoff/teams.js';
 
 export interface TeammateInbound {
   /** Whether this address is a team member's: then its messages are never customer turns. */

@@ -1,0 +1,82 @@
+/**
+ * Transcripts as a feature: the outbox their records travel in (watched for its backlog), the
+ * transcript store (hot copy in Redis, records in MongoDB), the worker's transcript writer, the
+ * one-off rebuild of recent history, the model usage totals, and the retention purge.
+ */
+import type { Config } from '../config.js';
+import type { Infrastructure } from '../infrastructure.js';
+import { createRedis } from '../redis.js';
+import { createTranscriptOutbox } from './outbox.js';
+import { createRecentBackfill } from './recent-backfill.js';
+import { createRetention, type RetentionOptions } from './retention.js';
+import { createTranscriptStore } from './transcript-store.js';
+import { createTranscriptWriter } from './transcript-writer.js';
+import { createUsageStore, utcDay, type UsageStore } from './usage-store.js';
+
+export function createStoreFeature(
+  infra: Infrastructure,
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'transcriptOutbox' | 'offload' | 'model' | 'retentionDays'>,
+) {
+  const { redis, mongo, mongoLink, logger, metrics } = infra;
+  const reader = createRedis(config, 'blocking');
+  const outbox = createTranscriptOutbox({
+    redis,
+    reader,
+    maxBacklog: config.transcriptOutbox.max,
+    database: mongoLink.databaseName,
+    logger,
+    metrics,
+  });
+  const stopWatch = outbox.watch();
+  const transcripts = createTranscriptStore(mongo, { redis, outbox });
+  const writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
+  mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
+  // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
+  const backfill = createRecentBackfill({
+    redis,
+    conversations: transcripts.conversations,
+    messages: transcripts.messages,
+    database: mongoLink.databaseName,
+    logger,
+  });
+  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
+  let retention: ReturnType<typeof createRetention> | undefined;
+
+  return {
+    outbox,
+    transcripts,
+    /** A finished turn's model usage, counted for today. */
+    recordUsage: (turn: Omit<Parameters<UsageStore['record']>[0], 'day'>) => usage.record({ day: utcDay(new Date()), ...turn }),
+    usageReport: { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) },
+    /** What the retention purge removes besides transcripts (hand-offs, media, unclaimed uploads). */
+    purgeAlso(targets: Pick<RetentionOptions, 'handoffs' | 'media' | 'uploads'>): void {
+      retention = createRetention({
+        connection: infra.bull,
+        prefix: infra.queuePrefix,
+        retentionDays: config.retentionDays,
+        transcripts,
+        ...targets,
+        logger,
+        metrics,
+      });
+    },
+    /** Once per process, by the workers. */
+    startRetention: () => retention?.start(),
+    start(): void {
+      writer.start();
+      usage.start();
+      mongoLink.whenConnected('recent history copy', async (signal) => void (await backfill.run(signal)));
+    },
+    /** The purge schedule, and the outbox's backlog watch (first on shutdown). */
+    async stopBackground(): Promise<void> {
+      await retention?.close();
+      stopWatch();
+    },
+    closeUsage: () => usage.close(),
+    /** After the workers: the records their last turns appended are written if MongoDB answers. */
+    async close(): Promise<void> {
+      await writer.close();
+      await reader.quit().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Signed transcript links as a feature: the links (a notice's transcript, a held conversation's
+ * media), the transcript page (live with takeover, with the conversation's confirmed actions) and
+ * the media it shows.
+ */
+import type { Router } from 'express';
+import type { Config } from '../config.js';
+import type { Infrastructure } from '../infrastructure.js';
+import type { MediaStore } from '../media/media-store.js';
+import type { TranscriptStore } from '../store/transcript-store.js';
+import type { PageActions } from './page-actions.js';
+import { createTranscriptLinks } from './transcript-link.js';
+import { createTranscriptMediaRouter } from './transcript-media.js';
+import { createTranscriptRouter, type LivePageOptions } from './transcript-router.js';
+
+export function createTranscriptsFeature(
+  infra: Infrastructure,
+  config: Pick<Config, 'transcriptLinks' | 'publicBaseUrl'>,
+  deps: { transcripts: TranscriptStore; media: MediaStore },
+) {
+  const links = createTranscriptLinks({
+    secret: config.transcriptLinks.secret,
+    publicBaseUrl: config.publicBaseUrl,
+    ttlHours: config.transcriptLinks.ttlHours,
+  });
+  return {
+    links,
+    /** The transcript page (live: takeover from the page) and its media. */
+    routers(page: { live: Omit<LivePageOptions, 'shutdown'>; actions: PageActions | undefined }): Router[] {
+      const { logger } = infra;
+      return [
+        createTranscriptRouter({
+          links,
+          transcripts: deps.transcripts,
+          logger,
+          live: { ...page.live, shutdown: infra.shutdown },
+          ...(page.actions ? { actions: page.actions } : {}),
+        }),
+        createTranscriptMediaRouter({ links, media: deps.media, logger }),
+      ];
+    },
+  };
+}
