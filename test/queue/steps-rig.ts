@@ -26,7 +26,7 @@ export interface StepsRig {
   /** A conversation key no other test uses. */
   conversation(): string;
   /** Appends a customer message to the conversation's inbox (as intake does, without a job); returns it. */
-  send(conversationKey: string, text: string, receivedAt?: number): Promise<InboundMessage>;
+  send(conversationKey: string, text: string, receivedAt?: number, channel?: string): Promise<InboundMessage>;
   close(): Promise<void>;
 }
 
@@ -78,9 +78,9 @@ export async function startStepsRig(options: Partial<TurnWorkerOptions> = {}): P
     givenUp,
     held,
     conversation: () => `whatsapp:+4477009${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}-${randomUUID().slice(0, 8)}`,
-    async send(conversationKey, text, receivedAt = Date.now()) {
+    async send(conversationKey, text, receivedAt = Date.now(), channel = 'whatsapp') {
       const message: InboundMessage = {
-        channel: 'whatsapp',
+        channel,
         conversationKey,
         messageId: `SM${randomUUID().replace(/-/g, '')}`,
         from: { address: conversationKey },

@@ -2,7 +2,7 @@
  * A failed turn (`turn-retry.ts`) on the real Redis and queue: an outage is counted in the head's
  * turn state and its next attempt scheduled as a delayed re-drive job (one per attempt, however
  * often it is ensured); a holding message due before that attempt goes out at once; a failure
- * the provider will repeat is given up on at once, the decision stored first; an unknown one
+ * the same message would meet again is given up on at once, the decision stored first; an unknown one
  * after MAX_SUSPECT_ATTEMPTS. A holding job still waiting on its failure sends its message, once
  * per wait.
  */
@@ -11,8 +11,8 @@ import { MAX_SUSPECT_ATTEMPTS, onFailure, waitForRetry } from '../../src/queue/t
 import { startStepsRig, type StepsRig } from './steps-rig.js';
 
 const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-/** A request the provider refuses for good (a 400). */
-const refusal = () => Object.assign(new Error('invalid request'), { name: 'AI_InvalidPromptError' });
+/** A failure the same message meets again (here, a schema it does not pass). */
+const refusal = () => Object.assign(new Error('invalid'), { name: 'ZodError' });
 const fence = () => undefined;
 
 let rig: StepsRig;
