@@ -25,7 +25,7 @@ import { createInboxTurnState, type InboxTurnState } from './inbox-turn-state.js
 import { acceptScript, ackScript, takeoverEndScript, typingScript } from './inbox-scripts.js';
 
 export { CorruptInboxEntryError, MAX_BATCH_MESSAGES } from './inbox-head.js';
-export type { InboxBatch, InboxEntry, RetryPolicy, RetryState } from './inbox-head.js';
+export type { InboxBatch, RetryPolicy } from './inbox-head.js';
 
 /** The inbox of each conversation; its head's turn state is `InboxTurnState`'s (`inbox-turn-state.ts`). */
 export interface ConversationInbox extends InboxTurnState {

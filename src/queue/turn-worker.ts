@@ -54,7 +54,7 @@ import { rescue } from './turn-rescue.js';
 import type { TurnWorkerOptions } from './turn-worker-types.js';
 
 export type { TurnGate } from './turn-gate.js';
-export type { GiveUpFailure, GiveUpHandler, GiveUpReason, HoldingNotice, InboundBatch, InboundHandler, TurnWorkerOptions } from './turn-worker-types.js';
+export type { GiveUpFailure, GiveUpHandler, HoldingNotice, InboundBatch, InboundHandler, TurnWorkerOptions } from './turn-worker-types.js';
 
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { logger, metrics } = options;
