@@ -16,235 +16,19 @@
  * waiting entry, ahead of the customer messages waiting behind it: the customer is told the
  * assistant is back before the assistant answers them (see `takeover-inbound.ts`).
  */
-import { luaScript, type RedisClient } from '../redis.js';
-import { AppError } from '../errors/index.js';
-import { z } from 'zod';
-import { InboundMessageSchema, type InboundMessage } from '../contracts/index.js';
+import type { RedisClient } from '../redis.js';
+import type { InboundMessage } from '../contracts/index.js';
 import { DEDUPE_TTL_SECONDS, INBOX_NOTICE_CHANNEL, INBOX_TTL_SECONDS, QUEUED_TTL_MS, redisKeys } from './keys.js';
 import type { LockRequest } from './conversation-lock.js';
+import { headBatch, MAX_BATCH_MESSAGES, sanitise, type InboxBatch } from './inbox-head.js';
+import { createInboxTurnState, type InboxTurnState } from './inbox-turn-state.js';
+import { acceptScript, ackScript, takeoverEndScript, typingScript } from './inbox-scripts.js';
 
-/** The most messages one turn answers (the judge sees the last six messages of a conversation). */
-export const MAX_BATCH_MESSAGES = 5;
+export { CorruptInboxEntryError, MAX_BATCH_MESSAGES } from './inbox-head.js';
+export type { InboxBatch, RetryPolicy } from './inbox-head.js';
 
-const HeadStateSchema = z.object({
-  messageId: z.string().min(1),
-  size: z.coerce.number().int().positive().optional(),
-  /** The lock token of the turn running on the batch; left behind only by a worker that died in it. */
-  running: z.string().min(1).optional(),
-  /** How many workers died in a turn on this batch (`turn-deaths.ts`). */
-  crashes: z.coerce.number().int().nonnegative().optional(),
-  /** Why the batch was given up on, once it was (the decision stands for whoever holds it next). */
-  given: z.string().min(1).optional(),
-  /** A turn on this head was started over for a message that arrived during it: the next one waits for the quiet period. */
-  restarted: z.string().min(1).optional(),
-});
-const RetryStateSchema = z.object({
-  first: z.coerce.number().int().nonnegative(),
-  attempts: z.coerce.number().int().nonnegative(),
-  suspect: z.coerce.number().int().nonnegative(),
-  next: z.coerce.number().int().nonnegative(),
-});
-
-// KEYS: dedupe, inbox, lock, queued. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued ttl (ms),
-// notice channel ('' for none), conversation key. Returns 0 a duplicate, 1 appended (the caller
-// adds a job: marked queued), 2 appended while the conversation's lock is held (its holder is told
-// on the notice channel, with the inbox's new length), 3 appended while a job added for it has not
-// yet tried the lock.
-const acceptScript = luaScript(`
-if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
-  local length = redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('EXPIRE', KEYS[2], ARGV[3])
-  if redis.call('EXISTS', KEYS[3]) == 1 then
-    if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], 'grew|' .. length .. '|' .. ARGV[6]) end
-    return 2
-  end
-  if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
-  return 3
-end
-return 0`);
-
-// KEYS: dedupe, inbox, lock, queued, retry. ARGV: payload, dedupe ttl (s), inbox ttl (s), queued
-// ttl (ms), most messages in a batch. A takeover's end (its customer is told the assistant is back)
-// goes right after the last teammate entry waiting, ahead of the customer messages behind it (the
-// assistant answers those once the customer was told), but never into the head's batch that may be
-// in a turn: frozen (its size in the retry state), failed, or read by the lock's holder (up to a
-// full batch). Decodes an entry only to see whether it is a teammate's. Returns as acceptScript.
-const takeoverEndScript = luaScript(`
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then return 0 end
-local entries = redis.call('LRANGE', KEYS[2], 0, -1)
-local function decoded(raw)
-  local ok, value = pcall(cjson.decode, raw)
-  if ok and type(value) == 'table' then return value end
-  return nil
-end
-local function teammate(raw)
-  local value = decoded(raw)
-  return value ~= nil and type(value.teammate) == 'table'
-end
-local keep = 0
-local head = entries[1] and decoded(entries[1])
-if head and redis.call('HGET', KEYS[5], 'messageId') == head.messageId then
-  keep = tonumber(redis.call('HGET', KEYS[5], 'size') or '1')
-end
-if #entries > 0 and redis.call('EXISTS', KEYS[3]) == 1 then
-  local read = 1
-  if not teammate(entries[1]) then
-    while read < math.min(#entries, tonumber(ARGV[5])) and not teammate(entries[read + 1]) do read = read + 1 end
-  end
-  keep = math.max(keep, read)
-end
-local at = math.min(keep, #entries)
-for index = #entries, at + 1, -1 do
-  if teammate(entries[index]) then
-    at = index
-    break
-  end
-end
-if at == 0 then redis.call('DEL', KEYS[2]) else redis.call('LTRIM', KEYS[2], 0, at - 1) end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-for index = at + 1, #entries do redis.call('RPUSH', KEYS[2], entries[index]) end
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
-if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[4]) then return 1 end
-return 3`);
-
-// KEYS: inbox, retry, lock, typing, outage. ARGV: lock token ('' keeps it), 1 when the batch has turn
-// state (2: clear it and end the conversation's wait; only a budget give-up keeps the wait),
-// how many entries to read behind it (0: none), 1 to read the typing report with them, then the
-// batch's entries exactly as read. Pops them only if they are still its head; when that empties
-// the inbox, frees the lock (if still that token's) in the same step, so no message can arrive
-// between "empty" and "free". Returns {0} not the head, {2} popped and lock freed, else {1} popped,
-// then (when asked) the new head's entries, its turn state (none: the batch's was just deleted, so
-// the new head has none) and the typing report: the next read, in the same step.
-const ackScript = luaScript(`
-local count = #ARGV - 4
-local ahead = tonumber(ARGV[3])
-local entries = redis.call('LRANGE', KEYS[1], 0, count + math.max(ahead, 1) - 1)
-if #entries < count then return {0} end
-for index = 1, count do
-  if entries[index] ~= ARGV[index + 4] then return {0} end
-end
-redis.call('LTRIM', KEYS[1], count, -1)
-if ARGV[2] ~= '0' then redis.call('DEL', KEYS[2]) end
-if ARGV[2] == '2' then redis.call('DEL', KEYS[5]) end
-if #entries == count and ARGV[1] ~= '' and redis.call('GET', KEYS[3]) == ARGV[1] then
-  redis.call('DEL', KEYS[3])
-  return {2}
-end
-if ahead == 0 or #entries == count then return {1, {}} end
-local next = {}
-for index = count + 1, #entries do next[#next + 1] = entries[index] end
-local state = {}
-if ARGV[2] == '0' then state = redis.call('HGETALL', KEYS[2]) end
-local typing = false
-if ARGV[4] == '1' then typing = redis.call('GET', KEYS[4]) end
-return {1, next, state, typing}`);
-
-// KEYS: inbox, retry. ARGV: the head entry as read, its message id, batch size, ttl (s), the
-// running turn's lock token ('' for none), 1 when the read found no turn state at all (nothing to
-// check or clear: the state is the head's from here). Freezes the head's batch and marks its turn running.
-const freezeScript = luaScript(`
-if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
-local fields = {'size', ARGV[3]}
-if ARGV[5] ~= '' then fields[#fields + 1] = 'running'; fields[#fields + 1] = ARGV[5] end
-if ARGV[6] == '1' then
-  fields[#fields + 1] = 'messageId'; fields[#fields + 1] = ARGV[2]
-elseif redis.call('HGET', KEYS[2], 'messageId') ~= ARGV[2] then
-  redis.call('DEL', KEYS[2])
-  fields[#fields + 1] = 'messageId'; fields[#fields + 1] = ARGV[2]
-end
-redis.call('HSET', KEYS[2], unpack(fields))
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1`);
-
-// KEYS: typing, lock. ARGV: now (ms), how long the report stands (ms; 0: stopped typing), notice
-// channel, conversation key. The lock's holder is told (its turn may hold its reply meanwhile).
-const typingScript = luaScript(`
-if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('DEL', KEYS[1]) end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[3], 'typing|' .. ARGV[2] .. '|' .. ARGV[4]) end
-return 1`);
-
-// KEYS: retry. ARGV: message id. A turn started on the head is started over with whatever arrived
-// since: its batch is no longer frozen (nor running), and it is marked restarted.
-const restartScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'size', 'running')
-redis.call('HSET', KEYS[1], 'restarted', '1')
-return 1`);
-
-// KEYS: retry. ARGV: message id, field, value. Sets a field of the head's turn state, if it is that head's.
-const headFieldScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-return 1`);
-
-// KEYS: retry. ARGV: lock token. Clears the running mark of a turn that ended without its worker dying.
-const stoppedScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'running') == ARGV[1] then return redis.call('HDEL', KEYS[1], 'running') end
-return 0`);
-
-// KEYS: retry. ARGV: message id, now (ms), first delay (ms), max delay (ms), suspect (0/1), ttl (s).
-// Returns attempts, suspect attempts, first failure time, next attempt time.
-const failureScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'messageId') ~= ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'messageId', ARGV[1])
-end
--- A batch frozen before its first failure has no first failure time yet.
-redis.call('HSETNX', KEYS[1], 'first', ARGV[2])
-redis.call('HDEL', KEYS[1], 'running')
-local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-local suspect = redis.call('HINCRBY', KEYS[1], 'suspect', tonumber(ARGV[5]))
-local delay = math.min(tonumber(ARGV[3]) * 2 ^ math.min(attempts - 1, 40), tonumber(ARGV[4]))
-local next = string.format('%.0f', tonumber(ARGV[2]) + delay)
-redis.call('HSET', KEYS[1], 'next', next)
-redis.call('EXPIRE', KEYS[1], ARGV[6])
-return {attempts, suspect, redis.call('HGET', KEYS[1], 'first'), next}`);
-
-/** How often and since when the inbox head has failed, and when it may be tried again. */
-export interface RetryState {
-  attempts: number;
-  /** Attempts that failed for a reason not known to be an outage. */
-  suspectAttempts: number;
-  firstFailureAt: number;
-  nextAttemptAt: number;
-}
-
-export interface InboxEntry {
-  message: InboundMessage;
-  /** The entry as stored; acknowledging compares it, so nothing needs to decode it in Redis. */
-  raw: string;
-}
-
-/** The messages at the head of an inbox that one turn answers, oldest first (never empty). */
-export interface InboxBatch {
-  entries: readonly [InboxEntry, ...InboxEntry[]];
-  /** A turn started on this batch before: it is exactly these messages, whatever arrived since. */
-  frozen: boolean;
-  /** Set when this batch failed before. */
-  retry?: RetryState;
-  /** The lock token of a turn marked running on this batch and never ended: its worker died in it (unless it is this holder's own). */
-  running?: string;
-  /** How many workers died in a turn on this batch. */
-  crashes: number;
-  /** Set once the batch was given up on, with the reason; whoever holds it next finishes giving up. */
-  givenUp?: string;
-  /** A turn on this head was started over once (`restart`): the next waits for the quiet period and is never started over again. */
-  restarted: boolean;
-  /** How many entries were read behind the batch (a batch with some can't grow by a new arrival). */
-  behind: number;
-  /** When the customer last reported typing, while that report stands (ms); read only for a batch that may coalesce (`maxMessages` > 1). */
-  typingAt?: number;
-  /** The read found no turn state at all (neither this head's nor one left by another): freezing it has nothing to check or clear. */
-  stateless: boolean;
-}
-
-export interface RetryPolicy {
-  firstDelayMs: number;
-  maxDelayMs: number;
-}
-
-export interface ConversationInbox {
+/** The inbox of each conversation; its head's turn state is `InboxTurnState`'s (`inbox-turn-state.ts`). */
+export interface ConversationInbox extends InboxTurnState {
   /**
    * Appends a message unless its id was seen: `duplicate` (e.g. a Twilio retry), `appended` (the
    * caller adds its job; the conversation is marked queued until that job tries the lock), or
@@ -263,11 +47,6 @@ export interface ConversationInbox {
    * holding the conversation is told on the notice channel.
    */
   reportTyping(conversationKey: string, standsMs: number): Promise<void>;
-  /**
-   * Starts the head's turn over with whatever arrived since (a message arrived before anything of
-   * the turn left): its batch is no longer frozen, and it is marked restarted.
-   */
-  restart(conversationKey: string, messageId: string): Promise<void>;
   /** Clears the queued mark after adding the job `accept` asked for failed (the caller answers 503). */
   unmarkQueued(conversationKey: string): Promise<void>;
   /**
@@ -282,18 +61,6 @@ export interface ConversationInbox {
    * it (throwing as it would).
    */
   lockAndBatch(conversationKey: string, maxMessages: number, lock: LockRequest): Promise<{ acquired: boolean; batch: () => InboxBatch | undefined }>;
-  /**
-   * Fixes the batch before its turn starts, so every later attempt answers the same messages;
-   * with the holder's lock token, also marks the turn running (a mark only a worker that dies
-   * in the turn leaves behind: `recordFailure`, `acknowledge` and `turnStopped` clear it).
-   */
-  freeze(conversationKey: string, batch: InboxBatch, runningToken?: string): Promise<InboxBatch>;
-  /** Marks the turn of a frozen head's batch running (as `freeze` does for a batch it freezes). */
-  markRunning(conversationKey: string, messageId: string, runningToken: string): Promise<void>;
-  /** Clears the running mark of a turn that ended without its worker dying (cut short, not failed). */
-  turnStopped(conversationKey: string, runningToken: string): Promise<void>;
-  /** Records that the head's batch is given up on, so a holder after a lost lock finishes that instead of another turn. */
-  markGivenUp(conversationKey: string, messageId: string, reason: string): Promise<void>;
   /**
    * Removes the batch once it has been answered (or given up on), with its turn state. With the
    * holder's lock token, an inbox left empty frees the lock in the same step: true when it did.
@@ -315,74 +82,6 @@ export interface ConversationInbox {
   /** Drops a head that can't be parsed, so one corrupt entry never blocks a conversation. */
   discardHead(conversationKey: string): Promise<void>;
   size(conversationKey: string): Promise<number>;
-  /** Counts a failed attempt at the head's batch (by its first message) and schedules the next one (delay doubling). */
-  recordFailure(conversationKey: string, messageId: string, options: RetryPolicy & { suspect: boolean; now: number }): Promise<RetryState>;
-}
-
-/** An inbox head that can't be read back (not JSON, or not an inbound message): set aside, never retried. */
-export class CorruptInboxEntryError extends AppError {}
-
-/** Text as it enters the inbox: well-formed UTF-16 (a lone surrogate becomes U+FFFD). */
-function sanitise(message: InboundMessage): InboundMessage {
-  return {
-    ...message,
-    text: message.text.toWellFormed(),
-    from: { ...message.from, ...(message.from.displayName ? { displayName: message.from.displayName.toWellFormed() } : {}) },
-  };
-}
-
-/** An entry read back as an inbound message, or undefined when it is not JSON or not one. */
-function readEntry(raw: string): InboundMessage | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  const parsed = InboundMessageSchema.safeParse(json);
-  return parsed.success ? parsed.data : undefined;
-}
-
-/** The head's batch from what LRANGE (up to MAX_BATCH_MESSAGES), HGETALL of its turn state and GET of the typing mark (if read) returned. */
-function headBatch(conversationKey: string, maxMessages: number, raws: readonly string[], stored: unknown, typing?: unknown): InboxBatch | undefined {
-  const entries: InboxEntry[] = [];
-  for (const raw of raws) {
-    const message = readEntry(raw);
-    if (message) entries.push({ message, raw });
-    else if (entries.length === 0) throw new CorruptInboxEntryError(`inbox head of ${conversationKey} is not an inbound message`);
-    else break;
-  }
-  // A takeover entry (a teammate's message or action) is a batch of its own: customer
-  // messages are never coalesced with it, nor it with them.
-  const takeoverAt = entries.findIndex((entry) => entry.message.teammate !== undefined);
-  if (takeoverAt >= 0) entries.splice(Math.max(1, takeoverAt));
-  const [head, ...rest] = entries;
-  if (!head) return undefined;
-  const state = HeadStateSchema.safeParse(stored);
-  const ours = state.success && state.data.messageId === head.message.messageId;
-  const retried = ours ? RetryStateSchema.safeParse(stored) : undefined;
-  const retry = retried?.success
-    ? { attempts: retried.data.attempts, suspectAttempts: retried.data.suspect, firstFailureAt: retried.data.first, nextAttemptAt: retried.data.next }
-    : undefined;
-  // A head that failed before its batch was frozen (an older release) is a batch of one.
-  const frozenSize = ours ? (state.data.size ?? (retry ? 1 : undefined)) : undefined;
-  const size = Math.max(1, Math.min(frozenSize ?? maxMessages, entries.length));
-  const running = ours ? state.data.running : undefined;
-  const givenUp = ours ? state.data.given : undefined;
-  const typingAt = typeof typing === 'string' ? Number(typing) : NaN;
-  return {
-    entries: [head, ...rest.slice(0, size - 1)],
-    frozen: frozenSize !== undefined,
-    // Only a read that returned the state (an empty hash) knows there is none; a failed one does not.
-    stateless: typeof stored === 'object' && stored !== null && Object.keys(stored).length === 0,
-    crashes: ours ? (state.data.crashes ?? 0) : 0,
-    restarted: ours && state.data.restarted !== undefined,
-    behind: raws.length - size,
-    ...(Number.isFinite(typingAt) ? { typingAt } : {}),
-    ...(retry ? { retry } : {}),
-    ...(running ? { running } : {}),
-    ...(givenUp ? { givenUp } : {}),
-  };
 }
 
 export function createConversationInbox(redis: RedisClient): ConversationInbox {
@@ -436,10 +135,6 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       );
     },
 
-    async restart(conversationKey, messageId) {
-      await restartScript(redis, [redisKeys.retry(conversationKey)], [messageId]);
-    },
-
     async unmarkQueued(conversationKey) {
       await redis.del(redisKeys.queued(conversationKey));
     },
@@ -476,18 +171,6 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       };
     },
 
-    async freeze(conversationKey, batch, runningToken) {
-      const [head] = batch.entries;
-      const frozen = await freezeScript(
-        redis,
-        [redisKeys.inbox(conversationKey), redisKeys.retry(conversationKey)],
-        [head.raw, head.message.messageId, batch.entries.length, INBOX_TTL_SECONDS, runningToken ?? '', batch.stateless ? 1 : 0],
-      );
-      // Only its lock holder changes an inbox's head: a head that moved is a bug, not a race.
-      if (frozen !== 1) throw new Error(`the inbox head of ${conversationKey} changed under its lock`);
-      return { ...batch, frozen: true, stateless: false };
-    },
-
     async acknowledge(conversationKey, batch, lockToken) {
       const [popped] = await acknowledgeScript(conversationKey, batch, lockToken ?? '', 0);
       return popped === 2;
@@ -504,18 +187,6 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       return { released: false, batch: () => headBatch(conversationKey, maxMessages, entries, stored, typing) };
     },
 
-    async markRunning(conversationKey, messageId, runningToken) {
-      await headFieldScript(redis, [redisKeys.retry(conversationKey)], [messageId, 'running', runningToken]);
-    },
-
-    async turnStopped(conversationKey, runningToken) {
-      await stoppedScript(redis, [redisKeys.retry(conversationKey)], [runningToken]);
-    },
-
-    async markGivenUp(conversationKey, messageId, reason) {
-      await headFieldScript(redis, [redisKeys.retry(conversationKey)], [messageId, 'given', reason]);
-    },
-
     async discardHead(conversationKey) {
       await redis.multi().lpop(redisKeys.inbox(conversationKey)).del(redisKeys.retry(conversationKey)).exec();
     },
@@ -524,18 +195,6 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       return redis.llen(redisKeys.inbox(conversationKey));
     },
 
-    async recordFailure(conversationKey, messageId, { now, firstDelayMs, maxDelayMs, suspect }) {
-      const result = (await failureScript(
-        redis,
-        [redisKeys.retry(conversationKey)],
-        [messageId, now, firstDelayMs, maxDelayMs, suspect ? 1 : 0, DEDUPE_TTL_SECONDS],
-      )) as [number, number, string, string];
-      return {
-        attempts: Number(result[0]),
-        suspectAttempts: Number(result[1]),
-        firstFailureAt: Number(result[2]),
-        nextAttemptAt: Number(result[3]),
-      };
-    },
+    ...createInboxTurnState(redis),
   };
 }

@@ -1,0 +1,57 @@
+/**
+ * Crash accounting: a head's batch whose turn left a running mark of a worker without a
+ * heartbeat is a batch a worker died in. The death is counted (`turn-deaths.ts`), which makes
+ * the next attempt guarded and the fleet's one suspect turn (`turn-admission.ts`); a batch that
+ * killed MAX_ALONE_DEATHS workers running it alone is quarantined: given up on as `poison`, the
+ * decision stored first, as any give-up.
+ */
+import type { InboxBatch } from './conversation-inbox.js';
+import { batchOf, type TurnContext } from './turn-context.js';
+import { recordTurnDeath } from './turn-deaths.js';
+
+/**
+ * Deaths of workers running a batch alone (as the suspect turn) that quarantine it (given up on as
+ * `poison`), so one message never crash-loops a fleet. Any death makes the next attempt guarded and
+ * a suspect turn; a death beside other turns is no evidence against the batch.
+ */
+const MAX_ALONE_DEATHS = 2;
+
+/**
+ * A worker died in the turn marked `mark` on the head's batch: counted; a batch workers died in
+ * MAX_ALONE_DEATHS times while running it alone is quarantined (the decision stored, as `givenUp`).
+ */
+async function countDeath(context: TurnContext, conversationKey: string, batch: InboxBatch, mark: string): Promise<InboxBatch> {
+  const { redis, inbox, logger, metrics } = context.options;
+  const { messageId, channel } = batch.entries[0].message;
+  const deaths = await recordTurnDeath(redis, conversationKey, messageId, mark);
+  logger.error('turn-worker-died', { conversationKey, messageId, crashes: deaths.crashes, alone: deaths.alone });
+  metrics.increment('turn_crashes_total', { channel });
+  if (deaths.alone < MAX_ALONE_DEATHS) return { ...batch, crashes: deaths.crashes };
+  await inbox.markGivenUp(conversationKey, messageId, 'poison');
+  return { ...batch, crashes: deaths.crashes, givenUp: 'poison' };
+}
+
+/**
+ * The head's batch as read, with any death in its last turn counted: `quarantined` when this
+ * death quarantined it (its customer and operator told here, under the lock's fence; the caller
+ * acknowledges it as any batch given up on).
+ */
+export async function accountForDeath(
+  context: TurnContext,
+  conversationKey: string,
+  read: InboxBatch,
+  assertHeld: () => void,
+): Promise<{ batch: InboxBatch; quarantined: boolean }> {
+  // The worker that ran this batch's last turn died in it (an ended turn clears its mark; one
+  // that only lost the lock is alive, cuts its turn short and clears it).
+  if (read.running === undefined || !(await context.heartbeat.isDead(read.running))) return { batch: read, quarantined: false };
+  const batch = await countDeath(context, conversationKey, read, read.running);
+  const quarantined = batch.givenUp !== undefined;
+  if (quarantined)
+    await context.options.giveUp(
+      batchOf(batch),
+      { reason: 'poison', error: new Error('workers died answering it alone'), attempts: batch.crashes },
+      assertHeld,
+    );
+  return { batch, quarantined };
+}
