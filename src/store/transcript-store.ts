@@ -34,7 +34,6 @@ export {
   RECENT_MESSAGE_LIMIT,
   inboundMessageId,
   outboundMessageId,
-  statusRank,
   type ConversationRecord,
   type DeliveryStatus,
   type MessageRecord,

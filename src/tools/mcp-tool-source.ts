@@ -44,7 +44,7 @@ const NOTHING_LISTED: Catalogues = Object.freeze({
 
 export { McpUnavailableError };
 export { deriveToolEffect, type McpWriteTool } from './mcp-admission.js';
-export { McpToolCallError, type McpToolCallFailure } from './mcp-calls.js';
+export { McpToolCallError } from './mcp-calls.js';
 
 export interface McpToolSourceOptions {
   url: string;
