@@ -145,6 +145,54 @@ export interface ContactIndex extends ContactStore {
   close(): void;
 }
 
+/**
+ * Copies every contact and the aliases it holds into the index, then sets the marker (see the
+ * header); `onComplete` once it did. One process loads at a time (LOADING_KEY, renewed per page).
+ */
+async function loadIndex(
+  store: ContactStore,
+  { redis, logger }: Pick<ContactIndexOptions, 'redis' | 'logger'>,
+  closed: () => boolean,
+  onComplete: () => void,
+): Promise<void> {
+  const token = randomUUID();
+  if ((await redis.set(LOADING_KEY, token, 'PX', LOAD_LOCK_MS, 'NX')) !== 'OK') return;
+  const startedAt = Date.now();
+  let count = 0;
+  let after: string | undefined;
+  try {
+    while (!closed()) {
+      const page = await store.list(LOAD_PAGE, after);
+      await inChunks(page, async (contact) => {
+        const value = JSON.stringify(contact);
+        await redis.eval(LOAD_SCRIPT, 1, entryKey(contact.address), value);
+        for (const alias of aliasesOf(contact).keys()) {
+          // The alias's holder is the contact the alias document names (two could declare it).
+          if ((await store.findByAlias(alias))?.address === contact.address) await redis.eval(LOAD_SCRIPT, 1, entryKey(alias), value);
+        }
+      });
+      count += page.length;
+      if (Number(await redis.eval(RENEW_SCRIPT, 1, LOADING_KEY, token, LOAD_LOCK_MS)) !== 1) {
+        logger.warn('contact-index-load-lost', { contacts: count });
+        return;
+      }
+      const last = page.at(-1);
+      if (page.length < LOAD_PAGE || !last) {
+        if (Number(await redis.eval(COMPLETE_SCRIPT, 2, COMPLETE_KEY, LOADING_KEY, token, new Date().toISOString())) === 1) {
+          logger.info('contact-index-loaded', { contacts: count, ms: Date.now() - startedAt });
+          onComplete();
+        }
+        return;
+      }
+      after = last.address;
+    }
+  } catch (error) {
+    logger.warn('contact-index-load-failed', { contacts: count, error });
+  } finally {
+    await redis.eval(RELEASE_SCRIPT, 1, LOADING_KEY, token).catch(() => undefined);
+  }
+}
+
 export function createContactIndex(store: ContactStore, options: ContactIndexOptions): ContactIndex {
   const { redis, logger, metrics } = options;
   /** Whether the marker was there at the last check (undefined before the first). */
@@ -224,45 +272,13 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
     metrics.setGauge('contact_index_complete', value ? 1 : 0);
   };
 
-  /** Copies every contact and the aliases it holds into the index, then sets the marker (see the header). */
-  const load = async () => {
-    const token = randomUUID();
-    if ((await redis.set(LOADING_KEY, token, 'PX', LOAD_LOCK_MS, 'NX')) !== 'OK') return;
-    const startedAt = Date.now();
-    let count = 0;
-    let after: string | undefined;
-    try {
-      while (!closed) {
-        const page = await store.list(LOAD_PAGE, after);
-        await inChunks(page, async (contact) => {
-          const value = JSON.stringify(contact);
-          await redis.eval(LOAD_SCRIPT, 1, entryKey(contact.address), value);
-          for (const alias of aliasesOf(contact).keys()) {
-            // The alias's holder is the contact the alias document names (two could declare it).
-            if ((await store.findByAlias(alias))?.address === contact.address) await redis.eval(LOAD_SCRIPT, 1, entryKey(alias), value);
-          }
-        });
-        count += page.length;
-        if (Number(await redis.eval(RENEW_SCRIPT, 1, LOADING_KEY, token, LOAD_LOCK_MS)) !== 1) {
-          logger.warn('contact-index-load-lost', { contacts: count });
-          return;
-        }
-        const last = page.at(-1);
-        if (page.length < LOAD_PAGE || !last) {
-          if (Number(await redis.eval(COMPLETE_SCRIPT, 2, COMPLETE_KEY, LOADING_KEY, token, new Date().toISOString())) === 1) {
-            logger.info('contact-index-loaded', { contacts: count, ms: Date.now() - startedAt });
-            setComplete(true);
-          }
-          return;
-        }
-        after = last.address;
-      }
-    } catch (error) {
-      logger.warn('contact-index-load-failed', { contacts: count, error });
-    } finally {
-      await redis.eval(RELEASE_SCRIPT, 1, LOADING_KEY, token).catch(() => undefined);
-    }
-  };
+  const load = () =>
+    loadIndex(
+      store,
+      options,
+      () => closed,
+      () => setComplete(true),
+    );
 
   const check = async () => {
     try {

@@ -180,6 +180,70 @@ export interface TranscriptOutbox {
   removeIdleConsumers(minIdleMs?: number): Promise<number>;
 }
 
+/**
+ * An entry's records, each read on its own: one this version cannot read (a newer version's
+ * kind or status) is set aside for the dead-letter stream and the others are written. Never
+ * retried forever, never deleted.
+ */
+function decode(id: string, fields: string[]): OutboxEntry {
+  const at = fields.findIndex((field, index) => index % 2 === 0 && field === 'r');
+  const raw = at >= 0 ? fields[at + 1] : undefined;
+  let items: unknown;
+  try {
+    items = JSON.parse(raw ?? '');
+  } catch {
+    items = undefined;
+  }
+  if (!Array.isArray(items)) return { id, records: [], unreadable: { entryId: id, reason: 'unreadable', error: 'not a JSON array of records', raw: fields } };
+  const records: TranscriptRecord[] = [];
+  const unread: unknown[] = [];
+  const issues: string[] = [];
+  for (const item of items) {
+    const parsed = TranscriptRecordSchema.safeParse(item);
+    if (parsed.success) records.push(parsed.data);
+    else {
+      unread.push(item);
+      issues.push(...parsed.error.issues.slice(0, 2).map((issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`));
+    }
+  }
+  return {
+    id,
+    records,
+    ...(unread.length > 0 ? { unreadable: { entryId: id, reason: 'unreadable', error: issues.slice(0, 4).join('; '), records: unread } } : {}),
+  };
+}
+
+/** Keeps records in the dead-letter stream (see `TranscriptOutbox.deadLetter`). */
+async function writeDeadLetters(
+  target: { redis: RedisClient; key: string; maxLen: number; logger: Logger; metrics: Metrics },
+  letters: readonly DeadLetter[],
+): Promise<void> {
+  const { redis, logger, metrics } = target;
+  for (const letter of letters) {
+    const fields = [
+      'entry',
+      letter.entryId,
+      'reason',
+      letter.reason,
+      'error',
+      letter.error.slice(0, 2000),
+      ...(letter.records ? ['r', JSON.stringify(letter.records)] : []),
+      ...(letter.raw ? ['raw', JSON.stringify(letter.raw)] : []),
+    ];
+    // Capped: a flood of refused records (a bug writing bad ones) must not fill Redis, which holds the hot path.
+    const deadId = await redis.xadd(target.key, 'MAXLEN', '~', target.maxLen, '*', ...fields);
+    const count = letter.records?.length ?? 1;
+    metrics.increment('transcript_dead_letter_total', { reason: letter.reason }, count);
+    logger.error('transcript-records-dead-lettered', {
+      entryId: letter.entryId,
+      deadLetterId: deadId,
+      reason: letter.reason,
+      records: count,
+      error: letter.error,
+    });
+  }
+}
+
 type StreamReply = [string, [string, string[]][]][] | null;
 
 export function createTranscriptOutbox(options: {
@@ -203,39 +267,6 @@ export function createTranscriptOutbox(options: {
   let lastBacklog = 0;
   let nextClaimAt = 0;
   let nextReapAt = Date.now() + REAP_EVERY_MS;
-
-  /**
-   * An entry's records, each read on its own: one this version cannot read (a newer version's
-   * kind or status) is set aside for the dead-letter stream and the others are written. Never
-   * retried forever, never deleted.
-   */
-  const decode = (id: string, fields: string[]): OutboxEntry => {
-    const at = fields.findIndex((field, index) => index % 2 === 0 && field === 'r');
-    const raw = at >= 0 ? fields[at + 1] : undefined;
-    let items: unknown;
-    try {
-      items = JSON.parse(raw ?? '');
-    } catch {
-      items = undefined;
-    }
-    if (!Array.isArray(items)) return { id, records: [], unreadable: { entryId: id, reason: 'unreadable', error: 'not a JSON array of records', raw: fields } };
-    const records: TranscriptRecord[] = [];
-    const unread: unknown[] = [];
-    const issues: string[] = [];
-    for (const item of items) {
-      const parsed = TranscriptRecordSchema.safeParse(item);
-      if (parsed.success) records.push(parsed.data);
-      else {
-        unread.push(item);
-        issues.push(...parsed.error.issues.slice(0, 2).map((issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`));
-      }
-    }
-    return {
-      id,
-      records,
-      ...(unread.length > 0 ? { unreadable: { entryId: id, reason: 'unreadable', error: issues.slice(0, 4).join('; '), records: unread } } : {}),
-    };
-  };
 
   /** Entries another writer read and left unacknowledged for CLAIM_IDLE_MS (it died): taken over. */
   const claimIdle = async (count: number): Promise<OutboxEntry[]> => {
@@ -309,29 +340,7 @@ export function createTranscriptOutbox(options: {
     },
 
     async deadLetter(letters) {
-      for (const letter of letters) {
-        const fields = [
-          'entry',
-          letter.entryId,
-          'reason',
-          letter.reason,
-          'error',
-          letter.error.slice(0, 2000),
-          ...(letter.records ? ['r', JSON.stringify(letter.records)] : []),
-          ...(letter.raw ? ['raw', JSON.stringify(letter.raw)] : []),
-        ];
-        // Capped: a flood of refused records (a bug writing bad ones) must not fill Redis, which holds the hot path.
-        const deadId = await redis.xadd(deadKey, 'MAXLEN', '~', deadLetterMaxLen, '*', ...fields);
-        const count = letter.records?.length ?? 1;
-        metrics.increment('transcript_dead_letter_total', { reason: letter.reason }, count);
-        logger.error('transcript-records-dead-lettered', {
-          entryId: letter.entryId,
-          deadLetterId: deadId,
-          reason: letter.reason,
-          records: count,
-          error: letter.error,
-        });
-      }
+      await writeDeadLetters({ redis, key: deadKey, maxLen: deadLetterMaxLen, logger, metrics }, letters);
     },
 
     async leave() {

@@ -1,0 +1,86 @@
+/**
+ * A conversation's hot record: its Redis hash under the conversation's hash tag (channel,
+ * address, display name, the bounded recent history the model sees), created or renamed by one
+ * script and its history rewritten whole under the conversation's lock.
+ */
+import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
+import { luaScript } from '../redis.js';
+import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, transcriptKeys } from './transcript-keys.js';
+import { now, type TranscriptContext } from './transcript-records.js';
+import { RECENT_MESSAGE_LIMIT, RecentMessageSchema, type TranscriptStore } from './transcript-types.js';
+
+/**
+ * A process refreshes a conversation hash's TTL (CONVERSATION_TTL_SECONDS) when it writes its
+ * history at most this often, not every turn: a quiet conversation leaves Redis a day early at worst.
+ */
+const TTL_REFRESH_MS = 24 * 60 * 60 * 1000;
+/** Conversations whose last TTL refresh a process remembers (the oldest forgotten first: refreshed again). */
+const TTL_REFRESH_MEMORY = 50_000;
+
+// Finds or creates the conversation (its display name kept current); returns created, renamed, recent.
+// Run only when a plain read found it missing or renamed: the TTL is refreshed where the history is written (saveRecent).
+const openScript = luaScript(`
+local stored = redis.call('HMGET', KEYS[1], 'channel', 'displayName', 'recent')
+local created = 0
+local renamed = 0
+if not stored[1] then
+  redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'address', ARGV[2], 'createdAt', ARGV[4], 'recent', '[]')
+  redis.call('EXPIRE', KEYS[1], ARGV[5])
+  created = 1
+end
+if ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
+  redis.call('HSET', KEYS[1], 'displayName', ARGV[3])
+  renamed = 1
+end
+return {created, renamed, stored[3] or '[]'}
+`);
+
+type ConversationMethods = Pick<TranscriptStore, 'openConversation' | 'recent' | 'saveRecent'>;
+
+export function createTranscriptConversations({ redis, record }: TranscriptContext): ConversationMethods {
+  /** Conversations whose hash's TTL this process set within TTL_REFRESH_MS. */
+  const ttlRefreshed = new LRUCache<string, true>({ max: TTL_REFRESH_MEMORY, ttl: TTL_REFRESH_MS });
+
+  return {
+    async openConversation({ key, channel, address, displayName }, records) {
+      const at = now();
+      const hash = transcriptKeys.conversation(key);
+      // One plain read when the conversation exists and keeps its name (nearly every turn); the
+      // script (which reads again) only to create it or rename it.
+      const [storedChannel, storedName, storedRecent] = await redis.hmget(hash, 'channel', 'displayName', 'recent');
+      const [created, renamed, recent] =
+        storedChannel !== null && (!displayName || storedName === displayName)
+          ? [0, 0, storedRecent ?? '[]']
+          : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
+      // Created with its TTL just now: its history writes need not set it again today.
+      if (created === 1) ttlRefreshed.set(key, true);
+      if (records || created === 1 || renamed === 1) {
+        // A name new in Redis says so: every writer writes it, whatever it wrote before.
+        const named = displayName ? { displayName, ...(created === 1 || renamed === 1 ? { nameChanged: true as const } : {}) } : {};
+        await record(records, [{ kind: 'conversation', _id: key, channel, address, ...named, at }]);
+      }
+      return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
+    },
+
+    async recent(conversationId) {
+      const raw = await redis.hget(transcriptKeys.conversation(conversationId), 'recent');
+      return raw === null ? [] : z.array(RecentMessageSchema).parse(JSON.parse(raw));
+    },
+
+    async saveRecent(conversationId, recent, customerAt) {
+      const hash = transcriptKeys.conversation(conversationId);
+      const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)) };
+      if (customerAt !== undefined) fields[CUSTOMER_AT_FIELD] = String(customerAt);
+      if (ttlRefreshed.has(conversationId)) {
+        // Its TTL was set by this process within a day (a hash lost meanwhile is created again, TTL and all, when opened).
+        await redis.hset(hash, fields);
+        return;
+      }
+      // One round trip, no script: a failed EXPIRE only leaves the TTL the last write set.
+      const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
+      for (const [error] of results ?? []) if (error) throw error;
+      ttlRefreshed.set(conversationId, true);
+    },
+  };
+}

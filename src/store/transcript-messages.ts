@@ -1,0 +1,185 @@
+/**
+ * A conversation's messages: an inbound message is recorded (to the outbox), a reply's parts are
+ * stored once in Redis as its send ledger (one hash per reply under the conversation's hash tag,
+ * `transcript-keys.ts`), each field a ledger entry keyed by its message `_id`
+ * (`out:<channel>:<inbound>#<part>`); the first part carries the reply's one-shot `turn` payload.
+ */
+import { StorageWriteError } from '../errors/index.js';
+import { luaScript } from '../redis.js';
+import { LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
+import { fromStored, ledgerSlot, now, partRecords, toOutbox, toRecord, type StoredPart, type TranscriptContext } from './transcript-records.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId, type MessageRecord, type TranscriptStore } from './transcript-types.js';
+
+// Stores a reply's parts (and its one-shot turn payload) unless an earlier attempt stored them.
+const savePartsScript = luaScript(`
+if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
+local fields = {}
+for i = 3, #ARGV do
+  fields[#fields + 1] = tostring(i - 3)
+  fields[#fields + 1] = ARGV[i]
+end
+if ARGV[2] ~= '' then
+  fields[#fields + 1] = 'turn'
+  fields[#fields + 1] = ARGV[2]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+`);
+
+// Stores one entry unless present (the apology); returns the stored one.
+const saveOnceScript = luaScript(`
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return redis.call('HGET', KEYS[1], ARGV[1])
+`);
+
+const takeScript = luaScript(`
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return value
+`);
+
+type MessageMethods = Pick<
+  TranscriptStore,
+  'recordInbound' | 'markInboundFailed' | 'replyParts' | 'saveReplyParts' | 'takeTurn' | 'dropTurn' | 'message' | 'saveApology'
+>;
+
+export function createTranscriptMessages({ redis, outbox, record }: TranscriptContext): MessageMethods {
+  const replyParts = async (channel: string, replyTo: string): Promise<MessageRecord[]> => {
+    const stored = await redis.hgetall(transcriptKeys.reply(channel, replyTo));
+    if (stored['0'] === undefined) return [];
+    const first = toRecord(stored['0']);
+    const rest = Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => stored[String(index + 1)]);
+    return [first, ...rest.filter((raw) => raw !== undefined).map(toRecord)];
+  };
+
+  return {
+    replyParts,
+
+    async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }, records) {
+      const at = receivedAt.toISOString();
+      await record(records, [
+        {
+          kind: 'message',
+          message: {
+            _id: inboundMessageId(channel, channelMessageId),
+            conversationId,
+            channel,
+            direction: 'inbound',
+            text,
+            channelMessageId,
+            status: 'received',
+            ...(media?.length ? { media } : {}),
+            createdAt: at,
+            updatedAt: at,
+          },
+        },
+      ]);
+    },
+
+    async markInboundFailed({ conversationId, channel, channelMessageId, text, receivedAt, errorMessage }) {
+      const _id = inboundMessageId(channel, channelMessageId);
+      const received = receivedAt.toISOString();
+      await outbox.append([
+        {
+          kind: 'message',
+          message: { _id, conversationId, channel, direction: 'inbound', text, channelMessageId, status: 'received', createdAt: received, updatedAt: received },
+        },
+        { kind: 'status', _id, status: 'failed', errorMessage, at: now() },
+      ]);
+    },
+
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, claimFirst }, records) {
+      const started = Date.now();
+      const documents = parts.map((text, index): StoredPart => ({
+        _id: outboundMessageId(channel, replyTo, index),
+        conversationId,
+        channel,
+        direction: 'outbound',
+        text,
+        replyTo,
+        part: index,
+        partCount: parts.length,
+        roleId,
+        status: 'pending',
+        // Parts share one turn; distinct timestamps keep them in order when read back.
+        createdAt: new Date(started + index).toISOString(),
+        updatedAt: new Date(started + index).toISOString(),
+      }));
+      // The first part claimed as it is stored (see `claimFirst`); its record still says pending, as a claim's would.
+      const claimed = claimFirst
+        ? documents.map((document, index) => (index === 0 ? { ...document, status: 'sending' as const, claimedAt: document.createdAt } : document))
+        : documents;
+      const inserted = await savePartsScript(
+        redis,
+        [transcriptKeys.reply(channel, replyTo)],
+        [LEDGER_TTL_SECONDS, turn ?? '', ...claimed.map((document) => JSON.stringify(document))],
+      );
+      if (inserted === 1) {
+        await record(
+          records,
+          documents.map((document) => toOutbox(fromStored(document))),
+        );
+        // Parts this attempt stored carry its turn payload (see `dropTurn`), the first its claim.
+        return claimed.map((document, index) => ({
+          ...fromStored(document),
+          ...(index === 0 && turn ? { turn } : {}),
+          ...(index === 0 && claimFirst ? { claimedNow: true as const } : {}),
+        }));
+      }
+      // An earlier attempt stored this reply: what it stored wins.
+      const stored = await replyParts(channel, replyTo);
+      // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
+      if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
+      // Recorded by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
+      await record(records, stored.flatMap(partRecords));
+      return stored;
+    },
+
+    async takeTurn(messageId) {
+      const slot = ledgerSlot(messageId);
+      if (!slot) return undefined;
+      const taken = (await takeScript(redis, [slot.key], ['turn'])) as string | null;
+      return taken ?? undefined;
+    },
+
+    async dropTurn(messageId) {
+      const slot = ledgerSlot(messageId);
+      return slot ? (await redis.hdel(slot.key, 'turn')) === 1 : false;
+    },
+
+    async message(messageId) {
+      const slot = ledgerSlot(messageId);
+      const raw = slot ? await redis.hget(slot.key, slot.field) : null;
+      return raw === null ? undefined : toRecord(raw);
+    },
+
+    async saveApology({ conversationId, channel, replyTo, text, part = APOLOGY_PART }) {
+      const _id = outboundMessageId(channel, replyTo, part);
+      const at = now();
+      const entry: StoredPart = {
+        _id,
+        conversationId,
+        channel,
+        direction: 'outbound',
+        text,
+        replyTo,
+        part,
+        partCount: 1,
+        roleId: 'system',
+        status: 'pending',
+        createdAt: at,
+        updatedAt: at,
+      };
+      const stored = (await saveOnceScript(
+        redis,
+        [transcriptKeys.reply(channel, replyTo)],
+        [String(part), JSON.stringify(entry), LEDGER_TTL_SECONDS],
+      )) as string;
+      const apology = toRecord(stored);
+      await outbox.append([toOutbox(apology)]);
+      return apology;
+    },
+  };
+}
