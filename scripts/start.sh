@@ -105,13 +105,15 @@ fi
 node=node_modules/.bin/node
 
 # --- First run: a .env that works as it is, for whichever model provider is given --------------
-# The first id an OpenAI-compatible server lists at $1 (Ollama: a model it has pulled), if any.
-first_listed_model() {
-  "$node" --input-type=module -e '
-    const response = await fetch(`${process.argv[1].replace(/\/+$/, "")}/models`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+# The model ids an OpenAI-compatible server lists at $1 (Ollama: the models it has pulled), one a
+# line, asked with OPENAI_API_KEY when there is one.
+listed_models() {
+  KEY="${OPENAI_API_KEY:-}" "$node" --input-type=module -e '
+    const headers = process.env.KEY ? { authorization: `Bearer ${process.env.KEY}` } : {};
+    const response = await fetch(`${process.argv[1].replace(/\/+$/, "")}/models`, { headers, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
     const body = response?.ok ? await response.json().catch(() => ({})) : {};
-    const id = Array.isArray(body.data) ? body.data.find((model) => typeof model?.id === "string")?.id : undefined;
-    if (id) process.stdout.write(id);' "$1" 2>/dev/null || true
+    const ids = Array.isArray(body.data) ? body.data.map((model) => model?.id).filter((id) => typeof id === "string") : [];
+    process.stdout.write(ids.join("\n"));' "$1" 2>/dev/null || true
 }
 
 ask_provider() {
@@ -153,8 +155,13 @@ if [[ ! -f .env ]]; then
     # key, but the service needs one to configure OpenAI's entries, so any word does.
     provider="the OpenAI-compatible server at $OPENAI_BASE_URL (OPENAI_BASE_URL)"
     oai_key="${oai_key:-no-key-needed}"
+    listed="$(listed_models "$OPENAI_BASE_URL")"
+    # A server that serves OpenAI's own models (a proxy) keeps the default lists.
+    if [[ -z "$fast" ]] && grep -qx 'gpt-5-mini' <<<"$listed" && grep -qx 'gpt-5' <<<"$listed"; then
+      fast="gpt-5-mini" smart="${smart:-gpt-5}"
+    fi
     if [[ -z "$fast" ]]; then
-      listed="$(first_listed_model "$OPENAI_BASE_URL")"
+      listed="$(head -n1 <<<"$listed")"
       model="$listed"
       if [[ -z "$model" && -t 0 ]]; then read -rp "The model to use at $OPENAI_BASE_URL (e.g. llama3.1:8b): " model; fi
       if [[ -z "$model" ]]; then
