@@ -17,12 +17,7 @@ const rootArgument = process.argv.indexOf('--root');
 const root = rootArgument > 0 ? resolve(process.argv[rootArgument + 1] ?? '.') : fileURLToPath(new URL('..', import.meta.url));
 
 /** A section referred to in words, not by a link. */
-const WORDED_REFERENCES = [
-  /\b(?:README(?:\.md)?|[\w-]+\.md),? "[^"]+"/,
-  /"[A-Z][^"]*" (?:below|above)\b/,
-  /\bsee "[A-Z][^"]*"/i,
-  /\(see (?:the )?"[^"]+"/i,
-];
+const WORDED_REFERENCES = [/\b(?:README(?:\.md)?|[\w-]+\.md),? "[^"]+"/, /"[A-Z][^"]*" (?:below|above)\b/, /\bsee "[A-Z][^"]*"/i, /\(see (?:the )?"[^"]+"/i];
 const WORK_ITEM = /\b[Ii]ssues? #?\d+\b/;
 
 function markdownFiles(directory: string): string[] {

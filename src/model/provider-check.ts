@@ -61,11 +61,20 @@ function targets(config: ModelConfig): Target[] {
   for (const [provider, models] of modelsByProvider(config)) {
     if (provider === 'openai' && openai) {
       const base = trimSlash(openai.baseUrl ?? DEFAULT_BASE.openai);
-      result.push({ provider, variable: 'OPENAI_API_KEY', requests: [{ url: `${base}/models`, headers: { authorization: `Bearer ${openai.apiKey}` } }], listed: models });
+      result.push({
+        provider,
+        variable: 'OPENAI_API_KEY',
+        requests: [{ url: `${base}/models`, headers: { authorization: `Bearer ${openai.apiKey}` } }],
+        listed: models,
+      });
     } else if (provider === 'anthropic' && anthropic) {
       const base = trimSlash(anthropic.baseUrl ?? DEFAULT_BASE.anthropic);
       const headers = { 'x-api-key': anthropic.apiKey, 'anthropic-version': '2023-06-01' };
-      result.push({ provider, variable: 'ANTHROPIC_API_KEY', requests: models.map((model) => ({ url: `${base}/models/${encodeURIComponent(model)}`, headers, model })) });
+      result.push({
+        provider,
+        variable: 'ANTHROPIC_API_KEY',
+        requests: models.map((model) => ({ url: `${base}/models/${encodeURIComponent(model)}`, headers, model })),
+      });
     } else if (provider === 'google' && google) {
       const base = trimSlash(google.baseUrl ?? DEFAULT_BASE.google);
       const headers = { 'x-goog-api-key': google.apiKey };
@@ -106,7 +115,9 @@ function listedIds(body: string): string[] | undefined {
   try {
     const parsed = JSON.parse(body) as { data?: unknown };
     if (!Array.isArray(parsed.data)) return undefined;
-    return parsed.data.flatMap((item: unknown) => (item && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string' ? [(item as { id: string }).id] : []));
+    return parsed.data.flatMap((item: unknown) =>
+      item && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string' ? [(item as { id: string }).id] : [],
+    );
   } catch {
     return undefined;
   }
@@ -131,13 +142,18 @@ async function checkTarget(target: Target, fetcher: Fetch, timeoutMs: number): P
     }
     const { status, body } = answer;
     if (keyRefused(status, body)) return result('refused', `${provider} refused ${variable} (${status}): set a valid key in ${variable}`, status);
-    if (status === 404 && model !== undefined) return result('refused', `${provider} does not know the model "${model}" (404): fix the MODEL_* list that names it`, status);
+    if (status === 404 && model !== undefined)
+      return result('refused', `${provider} does not know the model "${model}" (404): fix the MODEL_* list that names it`, status);
     if (status === 404) return result('unchecked', `${provider} has no models list at ${url}: its models are not checked`, status);
-    if (status < 200 || status >= 300) return result('unreachable', `${provider} answered ${status} at ${url}; the service starts and retries at each call`, status);
+    if (status < 200 || status >= 300)
+      return result('unreachable', `${provider} answered ${status} at ${url}; the service starts and retries at each call`, status);
     const ids = target.listed ? listedIds(body) : undefined;
     const missing = ids && ids.length > 0 ? (target.listed ?? []).filter((id) => !ids.includes(id)) : [];
     if (missing.length > 0) {
-      return result('refused', `${provider} does not list the model${missing.length > 1 ? 's' : ''} ${missing.map((id) => `"${id}"`).join(', ')}: fix the MODEL_* list that names it`);
+      return result(
+        'refused',
+        `${provider} does not list the model${missing.length > 1 ? 's' : ''} ${missing.map((id) => `"${id}"`).join(', ')}: fix the MODEL_* list that names it`,
+      );
     }
   }
   return result('ok');

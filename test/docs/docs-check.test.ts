@@ -48,14 +48,16 @@ describe('the configuration reference', () => {
   });
 
   test('a variable right under another (no description of its own) fails', () => {
-    const dir = exampleWith((text) => text.replace('# Google\'s Gemini API key. Needed only when a list names google:<model>. Default: unset.\n', ''));
+    const dir = exampleWith((text) => text.replace("# Google's Gemini API key. Needed only when a list names google:<model>. Default: unset.\n", ''));
     const { status, stderr } = run('config-reference.ts', ['--root', dir]);
     expect(status).toBe(1);
     expect(stderr).toContain('GOOGLE_GENERATIVE_AI_API_KEY has no description of its own');
   });
 
   test('a variable the schema does not read fails; a named compatible server does not', () => {
-    const dir = exampleWith((text) => `${text}# Something removed long ago.\n# SOMETHING_GONE=1\n# A named server.\n# OPENAI_COMPATIBLE_VLLM_BASE_URL=http://127.0.0.1:8000/v1\n`);
+    const dir = exampleWith(
+      (text) => `${text}# Something removed long ago.\n# SOMETHING_GONE=1\n# A named server.\n# OPENAI_COMPATIBLE_VLLM_BASE_URL=http://127.0.0.1:8000/v1\n`,
+    );
     const { status, stderr } = run('config-reference.ts', ['--root', dir]);
     expect(status).toBe(1);
     expect(stderr).toContain('.env.example names SOMETHING_GONE, which src/config.ts does not read');
@@ -88,7 +90,7 @@ describe('the link check', () => {
   test.each([
     ['a section named in words', 'Size it as "Memory" below says.'],
     ['a README section in words', 'See README "Actions".'],
-    ['another document\'s section in words', 'Set it as a.md, "Memory" says.'],
+    ["another document's section in words", 'Set it as a.md, "Memory" says.'],
     ['a quoted see-reference', 'It is bounded (see "Memory").'],
     ['a link to a heading that does not exist', 'See [memory](#memory-use).'],
     ['an internal work-item number', 'Decided in issue 22.'],
