@@ -232,8 +232,9 @@ fi
 # background: what is wrong is printed before the demo URL.
 "$node" --import tsx --input-type=module -e '
   const { loadConfig } = await import("./src/config.ts");
-  const { checkProviders } = await import("./src/model/provider-check.ts");
-  for (const result of await checkProviders(loadConfig().model))
+  const { startProviderCheck } = await import("./src/model/provider-check.ts");
+  const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; }, enabled: () => false };
+  for (const result of await startProviderCheck(loadConfig().model, quiet).done)
     if (result.state !== "ok") process.stdout.write(`${result.state === "refused" ? "PROBLEM" : "note"}: ${result.problem}\n`);
 ' >.data/model-check.txt 2>&1 &
 model_check=$!

@@ -160,7 +160,7 @@ async function checkTarget(target: Target, fetcher: Fetch, timeoutMs: number): P
 }
 
 /** Checks every provider the model lists name, all at once; never throws. */
-export async function checkProviders(config: ModelConfig, options: { fetch?: Fetch; timeoutMs?: number } = {}): Promise<ProviderCheckResult[]> {
+async function checkProviders(config: ModelConfig, options: { fetch?: Fetch; timeoutMs?: number } = {}): Promise<ProviderCheckResult[]> {
   const fetcher = options.fetch ?? fetch;
   return Promise.all(targets(config).map((target) => checkTarget(target, fetcher, options.timeoutMs ?? CHECK_TIMEOUT_MS)));
 }
