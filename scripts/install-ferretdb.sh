@@ -62,7 +62,7 @@ ensure_go() {
   debian="$(apt-cache policy golang-go 2>/dev/null | sed -n 's/^ *Candidate: \(.*\)$/\1/p')"
   if [[ "$debian" =~ ^([0-9]+:)?1\.([0-9]+) ]] && ((BASH_REMATCH[2] >= go_min_minor)); then
     echo "install-ferretdb: installing Debian's golang-go $debian" >&2
-    as_root apt-get install -y -qq golang-go >&2
+    progress "installing golang-go" as_root apt-get install -y -qq golang-go >&2
     go_ok "$(command -v go)" && return
   fi
   local arch toolchain_dir proxy zip
