@@ -1,15 +1,24 @@
 /**
  * Checks every relative link in README.md, CHANGELOG.md and docs/ (recursively): the file it
  * names exists and, with a #fragment, has a heading of that GitHub anchor. Links to other sites
- * are not fetched (nothing here calls out). Exits 1 listing each broken link.
+ * are not fetched (nothing here calls out). A section named in words instead of linked
+ * (`see "Memory"`, `"Redis persistence" below`, `README "Actions"`, `observability.md, "Memory"`)
+ * is broken too: it is written as a link, which is checked. In README.md and docs/, an internal
+ * work-item number ("issue 11") is an error: they speak to operators. CHANGELOG.md's links are
+ * checked, its wording is not (it records releases as written). Exits 1 listing each.
  *
- *   node --import tsx scripts/check-links.ts
+ *   node --import tsx scripts/check-links.ts [--root <dir>]
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const rootArgument = process.argv.indexOf('--root');
+const root = rootArgument > 0 ? resolve(process.argv[rootArgument + 1] ?? '.') : fileURLToPath(new URL('..', import.meta.url));
+
+/** A section referred to in words, not by a link. */
+const WORDED_REFERENCES = [/\b(?:README(?:\.md)?|[\w-]+\.md),? "[^"]+"/, /"[A-Z][^"]*" (?:below|above)\b/, /\bsee "[A-Z][^"]*"/i, /\(see (?:the )?"[^"]+"/i];
+const WORK_ITEM = /\b[Ii]ssues? #?\d+\b/;
 
 function markdownFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {
@@ -53,12 +62,18 @@ for (const file of files) {
   for (const [index, line] of readFileSync(file, 'utf8').split('\n').entries()) {
     if (line.startsWith('```')) fenced = !fenced;
     if (fenced) continue;
+    const where = `${relative(root, file)}:${index + 1}`;
+    // CHANGELOG.md is a record of releases as they were written: links there are checked, wording is not.
+    const history = relative(root, file) === 'CHANGELOG.md';
+    const worded = history ? undefined : WORDED_REFERENCES.map((pattern) => pattern.exec(line)?.[0]).find(Boolean);
+    if (worded) broken.push(`${where}: ${worded} (a section named in words: make it a link)`);
+    const item = history ? null : WORK_ITEM.exec(line);
+    if (item) broken.push(`${where}: "${item[0]}" (an internal work-item number: say what it is instead)`);
     for (const match of line.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
       const link = match[1]!;
       if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
       const [path = '', fragment] = link.split('#');
       const targetFile = path === '' ? file : resolve(dirname(file), decodeURI(path));
-      const where = `${relative(root, file)}:${index + 1}`;
       if (!existsSync(targetFile)) {
         broken.push(`${where}: ${link} (no such file)`);
         continue;

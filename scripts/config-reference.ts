@@ -4,61 +4,70 @@
  * (names, whether required, defaults), and the comments of .env.example (what each one means,
  * grouped in its sections).
  *
+ * In .env.example each variable has the comment block right above it as its own description; a
+ * variable line right after another has none, and the check fails. Within a section, a comment
+ * paragraph that ends in a bare `#` line (or a blank line) is the section's introduction, shown
+ * above its table. The check also fails on a variable the schema has and .env.example lacks, one
+ * .env.example names and the schema does not read (a named compatible server's
+ * OPENAI_COMPATIBLE_<NAME>_* aside), and one described as no longer used that still has a default.
+ *
  *   node --import tsx scripts/config-reference.ts          # rewrites docs/configuration.md
- *   node --import tsx scripts/config-reference.ts --check  # exits 1 when it is stale or a variable is undocumented
+ *   node --import tsx scripts/config-reference.ts --check  # exits 1 when it is stale or a variable is wrong
+ *   ... --root <dir>                                       # reads <dir>/.env.example, writes <dir>/docs/ (tests)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EnvSchema } from '../src/config.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const rootArgument = process.argv.indexOf('--root');
+const root = rootArgument > 0 ? `${resolve(process.argv[rootArgument + 1] ?? '.')}/` : fileURLToPath(new URL('..', import.meta.url));
 const target = `${root}docs/configuration.md`;
 
+/** `OPENAI_COMPATIBLE_<NAME>_BASE_URL` / `_API_KEY`: read by src/config.ts for any NAME. */
+const PATTERN_VARIABLE = /^OPENAI_COMPATIBLE_[A-Z0-9_]+?_(BASE_URL|API_KEY)$/;
+
 interface Entry {
-  names: string[];
+  name: string;
   comment: string[];
 }
 interface Section {
   title: string;
+  intro: string[];
   entries: Entry[];
 }
 
-/** .env.example as sections of variable groups, each with the comment block above it. */
-function readExample(text: string): Section[] {
+/** .env.example as sections: their introductions and each variable with the comment above it. */
+function readExample(text: string, problems: string[]): Section[] {
   const sections: Section[] = [];
   let comment: string[] = [];
   let current: Section | undefined;
-  let group: Entry | undefined;
   for (const line of text.split('\n')) {
     const heading = /^# --- (.+?) -*$/.exec(line);
     const variable = /^(?:# )?([A-Z][A-Z0-9_]+)=/.exec(line);
     if (heading) {
-      current = { title: heading[1]!.trim(), entries: [] };
+      current = { title: heading[1]!.trim(), intro: [], entries: [] };
       sections.push(current);
       comment = [];
-      group = undefined;
     } else if (variable && current) {
-      if (comment.length > 0 || !group) {
-        group = { names: [], comment };
-        current.entries.push(group);
-        comment = [];
-      }
-      group.names.push(variable[1]!);
+      if (comment.length === 0) problems.push(`${variable[1]} has no description of its own in .env.example (a comment line right above it)`);
+      current.entries.push({ name: variable[1]!, comment });
+      comment = [];
+    } else if (line.trim() === '#' || line.trim() === '') {
+      // A paragraph that ends here, not on a variable, introduces the section.
+      if (current && comment.length > 0) current.intro.push(comment.join(' '));
+      comment = [];
     } else if (line.startsWith('#') && current) {
       comment.push(line.replace(/^# ?/, ''));
-      group = undefined;
-    } else if (line.trim() === '') {
-      group = undefined;
     }
   }
   return sections;
 }
-
 const shape = EnvSchema.shape as Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }>;
 
 function defaultOf(name: string): string {
   const field = shape[name];
-  if (!field) return 'no longer used';
+  if (!field) return 'unset';
   const parsed = field.safeParse(undefined);
   if (!parsed.success) return '**required**';
   if (parsed.data === undefined) return 'unset';
@@ -67,13 +76,21 @@ function defaultOf(name: string): string {
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
+const prose = (lines: readonly string[]) => lines.join(' ').replace(/\s+/g, ' ').trim();
 
 function render(example: string): { markdown: string; problems: string[] } {
-  const sections = readExample(example);
-  const documented = new Set(sections.flatMap((section) => section.entries.flatMap((entry) => entry.names)));
-  const problems = Object.keys(shape)
-    .filter((name) => !documented.has(name))
-    .map((name) => `${name} is in the schema (src/config.ts) but not in .env.example`);
+  const problems: string[] = [];
+  const sections = readExample(example, problems);
+  const documented = new Set(sections.flatMap((section) => section.entries.map((entry) => entry.name)));
+  for (const name of Object.keys(shape)) if (!documented.has(name)) problems.push(`${name} is in the schema (src/config.ts) but not in .env.example`);
+  for (const name of documented) {
+    if (!shape[name] && !PATTERN_VARIABLE.test(name)) problems.push(`.env.example names ${name}, which src/config.ts does not read`);
+  }
+  for (const entry of sections.flatMap((section) => section.entries)) {
+    if (/^no longer used/i.test(prose(entry.comment)) && !['unset', '**required**'].includes(defaultOf(entry.name))) {
+      problems.push(`${entry.name} is described as no longer used, but src/config.ts gives it a default (${defaultOf(entry.name)})`);
+    }
+  }
   const lines = [
     '# Configuration',
     '',
@@ -84,12 +101,10 @@ function render(example: string): { markdown: string; problems: string[] } {
     '',
   ];
   for (const section of sections) {
-    lines.push(`## ${section.title}`, '', '| Variable | Default | What it does |', '|---|---|---|');
-    for (const entry of section.entries) {
-      const names = entry.names.map((name) => `\`${name}\``).join('<br>');
-      const defaults = entry.names.map(defaultOf).join('<br>');
-      lines.push(`| ${names} | ${defaults} | ${cell(entry.comment.join(' ').replace(/\s+/g, ' ').trim())} |`);
-    }
+    lines.push(`## ${section.title}`, '');
+    for (const paragraph of section.intro) lines.push(paragraph.replace(/\s+/g, ' ').trim(), '');
+    lines.push('| Variable | Default | What it does |', '|---|---|---|');
+    for (const entry of section.entries) lines.push(`| \`${entry.name}\` | ${defaultOf(entry.name)} | ${cell(prose(entry.comment))} |`);
     lines.push('');
   }
   return { markdown: lines.join('\n'), problems };

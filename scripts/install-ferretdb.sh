@@ -2,8 +2,30 @@
 # Builds FerretDB (a MongoDB-wire server) from its Go module into a cache directory outside
 # the repository and prints the binary's path. Later runs reuse the cached binary.
 # FerretDB's module lacks build/version/version.txt (its release tooling writes it), so the
-# module is copied somewhere writable and the file is written before building.
+# module is copied somewhere writable and the file is written before building. A step that takes
+# long (the Go download, the module download, the build) says every 5 s, on stderr, that it runs.
 set -euo pipefail
+
+# Runs "$@" in the background (its stdout is the caller's), a line on stderr every 5 s while it
+# runs; Ctrl-C or SIGTERM ends it, the first time.
+progress() {
+  local label="$1" begun=$SECONDS next=5 pid status=0
+  shift
+  "$@" &
+  pid=$!
+  trap 'kill -TERM "$pid" 2>/dev/null; exit 130' INT
+  trap 'kill -TERM "$pid" 2>/dev/null; exit 143' TERM
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if ((SECONDS - begun >= next)); then
+      echo "install-ferretdb: $label… ($((SECONDS - begun)) s)" >&2
+      next=$((next + 5))
+    fi
+  done
+  wait "$pid" || status=$?
+  trap - INT TERM
+  return "$status"
+}
 
 version="v1.24.2"
 # "-idfix": the build carries the one-line patch below; the name keeps an unpatched cache from being used.
@@ -40,7 +62,7 @@ ensure_go() {
   debian="$(apt-cache policy golang-go 2>/dev/null | sed -n 's/^ *Candidate: \(.*\)$/\1/p')"
   if [[ "$debian" =~ ^([0-9]+:)?1\.([0-9]+) ]] && ((BASH_REMATCH[2] >= go_min_minor)); then
     echo "install-ferretdb: installing Debian's golang-go $debian" >&2
-    as_root apt-get install -y -qq golang-go >&2
+    progress "installing golang-go" as_root apt-get install -y -qq golang-go >&2
     go_ok "$(command -v go)" && return
   fi
   local arch toolchain_dir proxy zip
@@ -53,7 +75,7 @@ ensure_go() {
     command -v curl >/dev/null && command -v unzip >/dev/null || { as_root apt-get update -qq && as_root apt-get install -y -qq curl unzip >&2; }
     echo "install-ferretdb: Go $go_toolchain from $proxy (Debian's is ${debian:-not available}, FerretDB needs 1.$go_min_minor+)" >&2
     zip="$(mktemp -d)"
-    curl -fsSL "$proxy/golang.org/toolchain/@v/v0.0.1-$go_toolchain.linux-$arch.zip" -o "$zip/go.zip"
+    progress "downloading Go $go_toolchain" curl -fsSL "$proxy/golang.org/toolchain/@v/v0.0.1-$go_toolchain.linux-$arch.zip" -o "$zip/go.zip"
     unzip -q "$zip/go.zip" -d "$zip"
     mkdir -p "$(dirname "$toolchain_dir")"
     rm -rf "$toolchain_dir"
@@ -68,7 +90,8 @@ ensure_go() {
 ensure_go
 
 export GOFLAGS="-mod=mod" GOTOOLCHAIN=local GOTELEMETRY=off
-module_dir="$(go mod download -json "github.com/FerretDB/FerretDB@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+echo "install-ferretdb: downloading FerretDB $version's module" >&2
+module_dir="$(progress "downloading FerretDB's module" go mod download -json "github.com/FerretDB/FerretDB@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [[ -d "$module_dir" ]] || { echo "install-ferretdb: go mod download gave no directory" >&2; exit 1; }
 
 build_dir="$(mktemp -d)"
@@ -95,6 +118,7 @@ grep -q "IDColumn = DefaultColumn + \"->'\$._id'\"" "$metadata" || { echo "insta
 sed -i "s|IDColumn = DefaultColumn + \"->'\$._id'\"|IDColumn = DefaultColumn + \"->\\\\\"_id\\\\\"\"|" "$metadata"
 
 mkdir -p "$cache_dir"
-(cd "$build_dir" && go build -buildvcs=false -o "$binary.tmp" ./cmd/ferretdb) >&2
+echo "install-ferretdb: compiling FerretDB (a few minutes the first time)" >&2
+progress "compiling FerretDB" go -C "$build_dir" build -buildvcs=false -o "$binary.tmp" ./cmd/ferretdb >&2
 mv "$binary.tmp" "$binary"
 echo "$binary"

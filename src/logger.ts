@@ -1,5 +1,6 @@
 /**
- * Structured logging on pino: one JSON object per line on stdout. Events are noun-verb
+ * Structured logging on pino: one JSON object per line on stdout (on a terminal, one readable
+ * line per event through pino-pretty: time, level, event, then the fields as JSON). Events are noun-verb
  * (`turn-start`, `reply-sent`) in the `event` field. Tests swap the sink to capture lines instead
  * of printing them. Never log secrets or whole message bodies at info level: pino's `redact`
  * censors credential-shaped fields by path (`authorization`, `headers.authorization`, `token`,
@@ -7,6 +8,7 @@
  * `redactSecrets` also replaces every configured secret by value, wherever it appears.
  */
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
@@ -76,7 +78,9 @@ export function createLogger(options: { level?: LogLevel; sink?: LogSink; fields
   let writing: LogLevel = 'info';
   const destination: DestinationStream = sink
     ? { write: (line: string) => sink(line.endsWith('\n') ? line.slice(0, -1) : line, writing) }
-    : pino.destination({ dest: 1, sync: true });
+    : process.stdout.isTTY
+      ? pretty({ sync: true, destination: 1, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', messageFormat: '{event}', ignore: 'event' })
+      : pino.destination({ dest: 1, sync: true });
   const root = pino(
     {
       level: options.level ?? 'info',

@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { loadConfig } from './config.js';
 import { createServices } from './composition-root.js';
 import { ConfigError } from './errors/index.js';
-import { createMetricsApp } from './http/app.js';
+import { addReadinessCheck, createMetricsApp } from './http/app.js';
+import { startProviderCheck } from './model/provider-check.js';
 
 type ProcessRole = 'web' | 'worker' | 'all';
 
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const services = await createServices(config);
   const { logger } = services;
+  // Each configured model provider, asked once in the background (never waited on): a refused key
+  // or model is one log line naming the variable, and /readyz says `model: degraded`. Not under
+  // NODE_ENV=test: a test's process talks to loopback stubs only, never to a provider's host.
+  if (config.env !== 'test') addReadinessCheck(services.app, startProviderCheck(config.model, logger).readiness);
 
   let server: Server | undefined;
   if (role !== 'worker') {

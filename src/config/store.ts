@@ -38,6 +38,6 @@ export const outboxFields = {
   // Off the per-turn MongoDB path: model usage is counted in Redis and written to MongoDB this often.
   // CONTACT_CACHE_TTL_SECONDS is no longer used (the caller index in Redis never expires); still
   // accepted so a deployment that sets it keeps starting.
-  CONTACT_CACHE_TTL_SECONDS: positiveInt(300),
+  CONTACT_CACHE_TTL_SECONDS: z.string().optional(),
   USAGE_FLUSH_INTERVAL_MS: positiveInt(10_000),
 };

@@ -60,13 +60,26 @@ export function createMetricsApp(options: { metrics: Metrics; token: string | un
 
 const READINESS_TIMEOUT_MS = 2000;
 
+/** Where an app made by `createApp` keeps its readiness checks (those given, then those added). */
+const READINESS_CHECKS = Symbol('readiness-checks');
+type WithChecks = express.Express & { [READINESS_CHECKS]?: ReadinessCheck[] };
+
+/** Adds a check to `/readyz` of an app made by `createApp` (the model providers' start-up check, which `main` starts). */
+export function addReadinessCheck(app: express.Express, check: ReadinessCheck): void {
+  const checks = (app as WithChecks)[READINESS_CHECKS];
+  if (!checks) throw new Error('addReadinessCheck: the app was not made by createApp');
+  checks.push(check);
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms).unref())]);
 }
 
 export function createApp(options: AppOptions): express.Express {
   const { logger, metrics } = options;
-  const app = express();
+  const app: WithChecks = express();
+  const readiness = [...options.readiness];
+  app[READINESS_CHECKS] = readiness;
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
 
@@ -93,13 +106,18 @@ export function createApp(options: AppOptions): express.Express {
     response.json({ status: 'ok' });
   });
 
+  // Browsers ask for it on every page of ours (the demo page): nothing, rather than a 404.
+  app.get('/favicon.ico', (_request, response) => {
+    response.status(204).end();
+  });
+
   app.get('/readyz', async (_request, response) => {
     if (options.isShuttingDown()) {
       response.status(503).json({ status: 'shutting-down' });
       return;
     }
     const results = await Promise.all(
-      options.readiness.map(async ({ name, check, degradable }) => {
+      readiness.map(async ({ name, check, degradable }) => {
         try {
           await withTimeout(check(), READINESS_TIMEOUT_MS);
           return [name, 'ok'] as const;

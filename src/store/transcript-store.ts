@@ -38,6 +38,7 @@ export {
   type DeliveryStatus,
   type MessageRecord,
   type MessageStatus,
+  type OpenedConversation,
   type RecentMessage,
   type TranscriptStore,
   type TurnRecords,
