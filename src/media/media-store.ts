@@ -14,6 +14,7 @@ import { checkContent, MediaRejectedError, SNIFF_BYTES, type MediaKind } from '.
 
 const { Binary, GridFSBucket, MongoNotConnectedError, ObjectId } = mongoose.mongo;
 type Collection = ReturnType<InstanceType<typeof mongoose.mongo.Db>['collection']>;
+type FilesCollection = InstanceType<typeof mongoose.mongo.Collection<StoredFile>>;
 type GridFSBucketInstance = InstanceType<typeof GridFSBucket>;
 type ObjectIdInstance = InstanceType<typeof ObjectId>;
 
@@ -181,6 +182,72 @@ function createChunkWriter(chunks: Collection, fileId: ObjectIdInstance) {
   };
 }
 
+/** Streams `source` into the store as keyed chunks, then its file document (see `MediaStore.put`). */
+async function putMedia(
+  store: { collections: () => Promise<{ files: FilesCollection; chunks: Collection }>; removeChunks: (id: ObjectIdInstance, count: number) => Promise<void> },
+  defaultMaxBytes: number,
+  source: AsyncIterable<Uint8Array> | Readable,
+  input: PutMediaInput,
+): Promise<MediaInfo> {
+  const maxBytes = input.maxBytes ?? defaultMaxBytes;
+  const id = input.id === undefined ? new ObjectId() : objectId(input.id);
+  if (!id) throw new Error(`invalid media id ${input.id}`);
+  const { files, chunks } = await store.collections();
+  const writer = createChunkWriter(chunks, id);
+  let head: Buffer = Buffer.alloc(0);
+  let checked: { contentType: string; kind: MediaKind } | undefined;
+  let size = 0;
+  const write = async (chunk: Buffer) => {
+    input.onChunk?.(chunk);
+    await writer.write(chunk);
+  };
+  try {
+    for await (const piece of source as AsyncIterable<Uint8Array>) {
+      const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+      size += chunk.length;
+      if (size > maxBytes) throw new MediaRejectedError('too-large', `media larger than ${maxBytes} bytes`);
+      if (!checked) {
+        head = Buffer.concat([head, chunk]);
+        if (head.length < SNIFF_BYTES) continue;
+        checked = checkContent(input.contentType, head);
+        await write(head);
+        continue;
+      }
+      await write(chunk);
+    }
+    if (!checked) {
+      checked = checkContent(input.contentType, head);
+      await write(head);
+    }
+    await writer.end();
+    // The file document last: a file is readable only once every chunk of it is stored.
+    const metadata: FileMetadata = {
+      conversationId: input.conversationId,
+      contentType: checked.contentType,
+      kind: checked.kind,
+      declaredContentType: input.contentType,
+      ...(input.channel ? { channel: input.channel } : {}),
+      chunks: 'keyed',
+    };
+    await files.insertOne({ _id: id, length: size, chunkSize: CHUNK_BYTES, uploadDate: new Date(), filename: input.filename ?? '', metadata });
+  } catch (error) {
+    // Removes the chunks written so far (no insert is in flight: each one is awaited).
+    await store.removeChunks(id, writer.count).catch(() => undefined);
+    if (source && typeof (source as Readable).destroy === 'function') (source as Readable).destroy();
+    throw error;
+  }
+  return {
+    id: id.toHexString(),
+    conversationId: input.conversationId,
+    contentType: checked.contentType,
+    kind: checked.kind,
+    size,
+    ...(input.filename ? { filename: input.filename } : {}),
+    ...(input.channel ? { channel: input.channel } : {}),
+    uploadedAt: new Date(),
+  };
+}
+
 export function createMediaStore(connection: Connection, options: { maxBytes: number }): MediaStore {
   let bucket: GridFSBucketInstance | undefined;
   const database = async () => {
@@ -230,65 +297,7 @@ export function createMediaStore(connection: Connection, options: { maxBytes: nu
   }
 
   return {
-    async put(source, input) {
-      const maxBytes = input.maxBytes ?? options.maxBytes;
-      const id = input.id === undefined ? new ObjectId() : objectId(input.id);
-      if (!id) throw new Error(`invalid media id ${input.id}`);
-      const { files, chunks } = await collections();
-      const writer = createChunkWriter(chunks, id);
-      let head: Buffer = Buffer.alloc(0);
-      let checked: { contentType: string; kind: MediaKind } | undefined;
-      let size = 0;
-      const write = async (chunk: Buffer) => {
-        input.onChunk?.(chunk);
-        await writer.write(chunk);
-      };
-      try {
-        for await (const piece of source as AsyncIterable<Uint8Array>) {
-          const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
-          size += chunk.length;
-          if (size > maxBytes) throw new MediaRejectedError('too-large', `media larger than ${maxBytes} bytes`);
-          if (!checked) {
-            head = Buffer.concat([head, chunk]);
-            if (head.length < SNIFF_BYTES) continue;
-            checked = checkContent(input.contentType, head);
-            await write(head);
-            continue;
-          }
-          await write(chunk);
-        }
-        if (!checked) {
-          checked = checkContent(input.contentType, head);
-          await write(head);
-        }
-        await writer.end();
-        // The file document last: a file is readable only once every chunk of it is stored.
-        const metadata: FileMetadata = {
-          conversationId: input.conversationId,
-          contentType: checked.contentType,
-          kind: checked.kind,
-          declaredContentType: input.contentType,
-          ...(input.channel ? { channel: input.channel } : {}),
-          chunks: 'keyed',
-        };
-        await files.insertOne({ _id: id, length: size, chunkSize: CHUNK_BYTES, uploadDate: new Date(), filename: input.filename ?? '', metadata });
-      } catch (error) {
-        // Removes the chunks written so far (no insert is in flight: each one is awaited).
-        await removeChunks(id, writer.count).catch(() => undefined);
-        if (source && typeof (source as Readable).destroy === 'function') (source as Readable).destroy();
-        throw error;
-      }
-      return {
-        id: id.toHexString(),
-        conversationId: input.conversationId,
-        contentType: checked.contentType,
-        kind: checked.kind,
-        size,
-        ...(input.filename ? { filename: input.filename } : {}),
-        ...(input.channel ? { channel: input.channel } : {}),
-        uploadedAt: new Date(),
-      };
-    },
+    put: (source, input) => putMedia({ collections, removeChunks }, options.maxBytes, source, input),
 
     info,
 
