@@ -62,6 +62,8 @@ export interface TranscriptWriterOptions {
   batchSize: number;
   logger: Logger;
   metrics: Metrics;
+  /** Told of records once MongoDB holds them (the reports' roll-ups, `src/reports/`); never throws. */
+  rollup?: (records: readonly TranscriptRecord[]) => Promise<void>;
 }
 
 export interface TranscriptWriter {
@@ -305,6 +307,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         replaceOne: { filter: { _id }, replacement: fields, upsert: true },
       })) as unknown as mongo.AnyBulkWriteOperation[],
     );
+    await options.rollup?.(records);
   };
 
   /**
