@@ -27,7 +27,7 @@ button { cursor: pointer; background: var(--s1); color: var(--bg); border-color:
 .card .value { font-size: 1.4rem; font-weight: 600; }
 .card .what { color: var(--muted); font-size: 0.85rem; }
 .chart { margin: 16px 0; }
-.chart svg { width: 100%; height: auto; }
+.chart svg { width: 100%; height: auto; max-height: 280px; }
 .grid { stroke: var(--line); }
 .axis { fill: var(--muted); font-size: 11px; }
 rect.s1, .key.s1::before { fill: var(--s1); background: var(--s1); }
@@ -63,7 +63,7 @@ const hidden = (query: Partial<ReportQuery>) =>
 export function renderSignIn(base: string, query: Partial<ReportQuery>, error?: string): string {
   return layout(
     'Sign in · Reports',
-    `<h1>Reports</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form class="signin" method="post" action="${base}/sign-in">${hidden(query)}<label>Admin token<input type="password" name="token" autocomplete="current-password" required autofocus></label><button type="submit">Sign in</button></form><p class="note">The token is ADMIN_TOKEN from the service's configuration. Signing in sets a session cookie for this page only.</p>`,
+    `<h1>Reports</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form class="signin" method="post" action="${base}/sign-in">${hidden(query)}<input type="text" name="username" value="owner" autocomplete="username" hidden><label>Admin token<input type="password" name="token" autocomplete="current-password" required autofocus></label><button type="submit">Sign in</button></form><p class="note">The token is ADMIN_TOKEN from the service's configuration. Signing in sets a session cookie for this page only.</p>`,
   );
 }
 
