@@ -54,7 +54,9 @@ export function barChart(id: string, title: string, days: readonly string[], ser
   const labelEvery = Math.max(1, Math.ceil(days.length / 8));
   days.forEach((day, index) => {
     if (index % labelEvery !== 0) return;
-    parts.push(`<text class="axis" x="${(PAD.left + index * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle">${escapeHtml(day.slice(5))}</text>`);
+    parts.push(
+      `<text class="axis" x="${(PAD.left + index * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle">${escapeHtml(day.slice(5))}</text>`,
+    );
   });
   const legend = series.map((one) => `<span class="key ${one.className}">${escapeHtml(one.label)}</span>`).join(' ');
   const description = series.map((one) => `${one.label}: ${one.values.reduce((sum, value) => sum + value, 0)} in all`).join('; ');

@@ -58,7 +58,9 @@ function layout(title: string, body: string): string {
 }
 
 const hidden = (query: Partial<ReportQuery>) =>
-  (['from', 'to', 'channel'] as const).map((field) => (query[field] ? `<input type="hidden" name="${field}" value="${escapeHtml(query[field])}">` : '')).join('');
+  (['from', 'to', 'channel'] as const)
+    .map((field) => (query[field] ? `<input type="hidden" name="${field}" value="${escapeHtml(query[field])}">` : ''))
+    .join('');
 
 export function renderSignIn(base: string, query: Partial<ReportQuery>, error?: string): string {
   return layout(
@@ -72,7 +74,8 @@ export function renderError(base: string, reason: string): string {
 }
 
 const percent = (value: number | null) => (value === null ? '–' : `${(100 * value).toFixed(1)}%`);
-const minutes = (seconds: number | null) => (seconds === null ? '–' : seconds < 90 ? `${seconds} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`);
+const minutes = (seconds: number | null) =>
+  seconds === null ? '–' : seconds < 90 ? `${seconds} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
 
 function card(value: string, what: string): string {
   return `<div class="card"><div class="value">${escapeHtml(value)}</div><div class="what">${escapeHtml(what)}</div></div>`;
@@ -81,14 +84,22 @@ function card(value: string, what: string): string {
 function table(base: string, query: string, data: Table): string {
   const head = data.columns.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('');
   const rows = data.rows.length
-    ? data.rows.map((row) => `<tr>${row.map((cell, index) => (index === 0 ? `<th scope="row">${escapeHtml(String(cell))}</th>` : `<td>${escapeHtml(String(cell))}</td>`)).join('')}</tr>`).join('')
+    ? data.rows
+        .map(
+          (row) =>
+            `<tr>${row.map((cell, index) => (index === 0 ? `<th scope="row">${escapeHtml(String(cell))}</th>` : `<td>${escapeHtml(String(cell))}</td>`)).join('')}</tr>`,
+        )
+        .join('')
     : `<tr><td colspan="${data.columns.length}">Nothing in this range.</td></tr>`;
   return `<section aria-labelledby="t-${data.name}"><h2 id="t-${data.name}">${escapeHtml(data.title)}</h2><p><a href="${base}/csv/${data.name}.csv?${query}" download>Download ${escapeHtml(data.title.toLowerCase())} (CSV)</a></p><div class="scroll"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div></section>`;
 }
 
 function rangeForm(base: string, summary: ReportSummary, channels: readonly string[]): string {
   const options = ['all', ...channels]
-    .map((channel) => `<option value="${escapeHtml(channel)}"${channel === summary.channel ? ' selected' : ''}>${channel === 'all' ? 'All channels' : escapeHtml(channel)}</option>`)
+    .map(
+      (channel) =>
+        `<option value="${escapeHtml(channel)}"${channel === summary.channel ? ' selected' : ''}>${channel === 'all' ? 'All channels' : escapeHtml(channel)}</option>`,
+    )
     .join('');
   return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><button type="submit">Show</button></form>`;
 }
@@ -123,7 +134,9 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: summary.days.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(tables)
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
+    tables,
+  )
     .map((one) => table(base, query, one))
     .join('')}`;
   return layout(`Reports ${summary.from} to ${summary.to}`, body);

@@ -22,7 +22,12 @@ interface RebuildResult {
   days: number;
 }
 
-export async function rebuildRollups(options: { connection: Connection; store: RollupStore; channels: readonly string[]; logger: Logger }): Promise<RebuildResult> {
+export async function rebuildRollups(options: {
+  connection: Connection;
+  store: RollupStore;
+  channels: readonly string[];
+  logger: Logger;
+}): Promise<RebuildResult> {
   const { connection, store, logger } = options;
   const today = dayOf(new Date());
   const oldest = addDays(today, -HORIZON_DAYS);
@@ -72,7 +77,9 @@ export async function rebuildRollups(options: { connection: Connection; store: R
     if (event.kind === 'out' && event.teammate) timed.push({ at: event.at, event });
     else await push(event);
   }
-  for await (const handoff of connection.collection('handoffs').find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1 } })) {
+  for await (const handoff of connection
+    .collection('handoffs')
+    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1 } })) {
     if (!(handoff.createdAt instanceof Date)) continue;
     const event = handoffEvent(handoff as unknown as Parameters<typeof handoffEvent>[0]);
     result.handoffs += 1;
@@ -87,7 +94,16 @@ export async function rebuildRollups(options: { connection: Connection; store: R
   for await (const usage of connection.collection<{ _id: string; calls?: number; inputTokens?: number; outputTokens?: number }>('model_usage').find({})) {
     const [day = '', , channel = '', ...model] = usage._id.split('|');
     result.usage += 1;
-    await push({ id: '', kind: 'usage', day, channel, model: model.join('|'), calls: usage.calls ?? 0, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 });
+    await push({
+      id: '',
+      kind: 'usage',
+      day,
+      channel,
+      model: model.join('|'),
+      calls: usage.calls ?? 0,
+      inputTokens: usage.inputTokens ?? 0,
+      outputTokens: usage.outputTokens ?? 0,
+    });
   }
   await drain();
   // A hand-off before a teammate's message at the same millisecond: the wait opens first.

@@ -55,12 +55,25 @@ export function messageEvent(message: {
 export function actionEvent(action: { _id: string; channel?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown }): RollupEvent | undefined {
   if (typeof action.channel !== 'string' || (typeof action.updatedAt !== 'string' && !(action.updatedAt instanceof Date))) return undefined;
   const outcome =
-    action.state === 'done' ? 'run' : action.state === 'failed' ? 'failed' : action.state === 'cancelled' && typeof action.reason === 'string' && /^declined( by |$)/.test(action.reason) ? 'declined' : undefined;
+    action.state === 'done'
+      ? 'run'
+      : action.state === 'failed'
+        ? 'failed'
+        : action.state === 'cancelled' && typeof action.reason === 'string' && /^declined( by |$)/.test(action.reason)
+          ? 'declined'
+          : undefined;
   if (!outcome) return undefined;
   return { id: `a:${action._id}`, day: dayOf(action.updatedAt), channel: action.channel, kind: 'action', outcome };
 }
 
-export function handoffEvent(handoff: { _id: string; conversationId: string; channel: string; team: string; roleId: string; createdAt: Date | string }): RollupEvent {
+export function handoffEvent(handoff: {
+  _id: string;
+  conversationId: string;
+  channel: string;
+  team: string;
+  roleId: string;
+  createdAt: Date | string;
+}): RollupEvent {
   const at = new Date(handoff.createdAt);
   return {
     id: `h:${handoff._id}`,

@@ -156,7 +156,13 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
         }
         case 'out':
         case 'handoff': {
-          const sets = { v: event.conversation, t: event.at, a: at(dayKey('active', day, channel)), p: at(dayKey('person', day, channel)), u: at(dayKey('unres', day, channel)) };
+          const sets = {
+            v: event.conversation,
+            t: event.at,
+            a: at(dayKey('active', day, channel)),
+            p: at(dayKey('person', day, channel)),
+            u: at(dayKey('unres', day, channel)),
+          };
           if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true } : { ...base, tm: false };
           return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role) };
         }
@@ -184,7 +190,11 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
       const slice = changed.slice(start, start + STATEMENTS_PER_COMMAND);
       await collection.bulkWrite(
         slice.map(([_id, counts]) => ({
-          updateOne: { filter: { _id }, update: { $max: Object.fromEntries(Object.entries(counts).map(([metric, n]) => [`counts.${metric}`, n])) }, upsert: true },
+          updateOne: {
+            filter: { _id },
+            update: { $max: Object.fromEntries(Object.entries(counts).map(([metric, n]) => [`counts.${metric}`, n])) },
+            upsert: true,
+          },
         })),
         { ordered: false },
       );

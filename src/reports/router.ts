@@ -60,7 +60,12 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
   };
 
   router.use((_request, response, next) => {
-    response.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': REPORTS_CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
+    response.set({
+      'Cache-Control': 'no-store',
+      'Content-Security-Policy': REPORTS_CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+    });
     next();
   });
 
@@ -88,7 +93,9 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
   };
 
   router.get('/sign-in', (request, response) => {
-    const query = Object.fromEntries(['from', 'to', 'channel'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])));
+    const query = Object.fromEntries(
+      ['from', 'to', 'channel'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])),
+    );
     response.type('html').send(renderSignIn(request.baseUrl, query));
   });
 
@@ -102,14 +109,15 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     if (!sessions.tokenMatches(token)) {
       metrics.increment('reports_rejected_total', { status: '401' });
       logger.warn('reports-request-rejected', { method: request.method, path: request.baseUrl + request.path, status: 401, reason: 'wrong token' });
-      response.status(401).type('html').send(renderSignIn(request.baseUrl, range, 'That token is not right.'));
+      response
+        .status(401)
+        .type('html')
+        .send(renderSignIn(request.baseUrl, range, 'That token is not right.'));
       return;
     }
     logger.info('reports-signed-in', {});
     const query = new URLSearchParams(Object.entries(range).filter((entry): entry is [string, string] => Boolean(entry[1]))).toString();
-    response
-      .set('Set-Cookie', sessions.issue())
-      .redirect(303, `${request.baseUrl}${query ? `?${query}` : ''}`);
+    response.set('Set-Cookie', sessions.issue()).redirect(303, `${request.baseUrl}${query ? `?${query}` : ''}`);
   });
 
   router.post('/sign-out', (request, response) => {

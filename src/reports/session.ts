@@ -7,7 +7,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-export const SESSION_COOKIE = 'wa_reports';
+const SESSION_COOKIE = 'wa_reports';
 const SESSION_HOURS = 12;
 
 export interface ReportSessions {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { addDays, RESPONSE_BUCKETS, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 
-export const MAX_RANGE_DAYS = 400;
+const MAX_RANGE_DAYS = 400;
 const DEFAULT_RANGE_DAYS = 30;
 
 /** Model id → price per million input and output tokens (MODEL_PRICES). */
@@ -45,7 +45,7 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
   return { query: { from, to, channel: parsed.data.channel } };
 }
 
-export function daysBetween(from: string, to: string): string[] {
+function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
   for (let day = from; day <= to && days.length <= MAX_RANGE_DAYS; day = addDays(day, 1)) days.push(day);
   return days;
@@ -92,9 +92,21 @@ export interface ReportSummary extends ReportQuery {
     handoffsByRole: Record<string, number>;
     /** Over settled days only. */
     resolvedWithoutPersonShare: number | null;
-    teammateFirstResponse: { replies: number; medianSeconds: number | null; p90Seconds: number | null; histogram: { upToSeconds: number | null; replies: number }[] };
+    teammateFirstResponse: {
+      replies: number;
+      medianSeconds: number | null;
+      p90Seconds: number | null;
+      histogram: { upToSeconds: number | null; replies: number }[];
+    };
     actions: { run: number; declined: number; failed: number };
-    model: { calls: number; inputTokens: number; outputTokens: number; byModel: Record<string, { inputTokens: number; outputTokens: number }>; cost?: number; costPerConversation?: number };
+    model: {
+      calls: number;
+      inputTokens: number;
+      outputTokens: number;
+      byModel: Record<string, { inputTokens: number; outputTokens: number }>;
+      cost?: number;
+      costPerConversation?: number;
+    };
   };
   /** Null until a satisfaction source exists (or when nobody answered yet). */
   csat: CsatFigures | null;
@@ -121,7 +133,7 @@ function quantile(histogram: readonly number[], q: number): number | null {
 }
 
 /** The figures of `query` from its days' documents (any channel's; those of other channels are ignored). */
-export function summarise(query: ReportQuery, documents: readonly RollupDocument[], today: string, prices?: ModelPrices): ReportSummary {
+function summarise(query: ReportQuery, documents: readonly RollupDocument[], today: string, prices?: ModelPrices): ReportSummary {
   const perDay = new Map<string, Record<string, number>>();
   for (const document of documents) {
     const [day = '', channel = ''] = document._id.split('|');
@@ -213,11 +225,17 @@ export function summarise(query: ReportQuery, documents: readonly RollupDocument
 }
 
 /** The ids of the range's documents: every day × channel. */
-export function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
+function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
   const wanted = query.channel === 'all' ? channels : [query.channel];
   return daysBetween(query.from, query.to).flatMap((day) => wanted.map((channel) => rollupId(day, channel)));
 }
 
-export async function readSummary(store: RollupStore, query: ReportQuery, channels: readonly string[], today: string, prices?: ModelPrices): Promise<ReportSummary> {
+export async function readSummary(
+  store: RollupStore,
+  query: ReportQuery,
+  channels: readonly string[],
+  today: string,
+  prices?: ModelPrices,
+): Promise<ReportSummary> {
   return summarise(query, await store.read(rangeIds(query, channels)), today, prices);
 }

@@ -39,7 +39,10 @@ beforeAll(async () => {
   const documents = Array.from({ length: 30 }, (_, index) => {
     const day = new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10);
     return [
-      { _id: `${day}|whatsapp`, counts: { conv: 30 - index, in: 3 * (30 - index), out: 4 * (30 - index), unres: 2, ho: 1, 'ho_team:support': 1, 'frt:2': 1, frt_n: 1, act_run: 1 } },
+      {
+        _id: `${day}|whatsapp`,
+        counts: { conv: 30 - index, in: 3 * (30 - index), out: 4 * (30 - index), unres: 2, ho: 1, 'ho_team:support': 1, 'frt:2': 1, frt_n: 1, act_run: 1 },
+      },
       { _id: `${day}|web`, counts: { conv: 5, in: 9, out: 11 } },
     ];
   }).flat();
@@ -73,13 +76,12 @@ async function signIn(watched: WatchedPage, path = '/admin/reports'): Promise<vo
   await page.goto(`${origin}${path}`);
   expect(page.url()).toMatch(/\/admin\/reports\/sign-in/);
   // The token field has the focus: typed and sent with the keyboard alone.
-  expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token');
+  expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('token');
   await page.keyboard.type(TOKEN);
   await Promise.all([page.waitForURL((url) => url.pathname === '/admin/reports'), page.keyboard.press('Enter')]);
 }
 
-const cardValue = (watched: WatchedPage, what: string) =>
-  watched.page.locator('.card', { hasText: what }).locator('.value').innerText();
+const cardValue = (watched: WatchedPage, what: string) => watched.page.locator('.card', { hasText: what }).locator('.value').innerText();
 
 function expectClean(watched: WatchedPage): void {
   expect(watched.record.console).toEqual([]);
@@ -100,7 +102,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await cardValue(watched, "team's median first reply")).toBe('10 min');
 
   // The range: the "From" date, then the channel, each reached with Tab; Enter submits.
-  const focusName = () => page.evaluate(() => document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName);
+  const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
   await page.keyboard.press('Tab');
   while ((await focusName()) !== 'from') await page.keyboard.press('Tab');
   // Typed as the date field takes it (en-US: month, day, year; each part moves on to the next).
@@ -139,9 +141,9 @@ test('dark mode, the CSP, and a bad range shown as a clear error', async () => {
   expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-/);
   expect(csp).not.toContain('unsafe-inline');
   // The hashed style sheet applied: dark background, light text.
-  expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(13, 17, 23)');
-  expect(await page.evaluate(() => getComputedStyle(document.body).color)).toBe('rgb(230, 237, 243)');
-  expect(await page.evaluate(() => getComputedStyle(document.querySelector('rect.s1')!).fill)).toBe('rgb(88, 166, 255)');
+  expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(13, 17, 23)');
+  expect(await page.evaluate('getComputedStyle(document.body).color')).toBe('rgb(230, 237, 243)');
+  expect(await page.evaluate("getComputedStyle(document.querySelector('rect.s1')).fill")).toBe('rgb(88, 166, 255)');
   await saveScreenshot(page, 'reports-dark');
   expectClean(watched);
 

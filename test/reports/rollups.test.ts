@@ -26,13 +26,7 @@ let reports: ReportsFeature;
 let writer: TranscriptWriter;
 let http: ReturnType<typeof request>;
 
-const message = (
-  id: string,
-  conversationId: string,
-  direction: 'inbound' | 'outbound',
-  createdAt: string,
-  roleId?: string,
-): TranscriptRecord => ({
+const message = (id: string, conversationId: string, direction: 'inbound' | 'outbound', createdAt: string, roleId?: string): TranscriptRecord => ({
   kind: 'message',
   message: {
     _id: id,
@@ -101,7 +95,12 @@ beforeAll(async () => {
     redis,
     logger,
     metrics,
-    config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: { 'model-a': { inputPerMTok: 1_000, outputPerMTok: 2_000 } } },
+    config: {
+      adminToken: TOKEN,
+      publicBaseUrl: 'http://127.0.0.1',
+      channels: ['whatsapp', 'web'],
+      prices: { 'model-a': { inputPerMTok: 1_000, outputPerMTok: 2_000 } },
+    },
     today: () => TODAY,
   });
   writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 10, logger, metrics, rollup: reports.recordTranscripts });
