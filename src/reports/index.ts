@@ -8,7 +8,7 @@
  * written all the same, and `npm run reports -- rebuild` recounts. docs/reports.md says what
  * each figure means.
  */
-import type { Router } from 'express';
+import express, { type Router } from 'express';
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -27,8 +27,8 @@ export interface ReportsConfig {
   adminToken: string | undefined;
   /** PUBLIC_BASE_URL: an https one makes the session cookie `Secure`. */
   publicBaseUrl: string;
-  /** The channels a report can pick (the composition root's plugins' ids). */
-  channels: readonly string[];
+  /** The channels a report can pick (the composition root's plugins' ids; a function when they are known later). */
+  channels: readonly string[] | (() => readonly string[]);
   /** MODEL_PRICES: cost per conversation needs a price for every model used. */
   prices: ModelPrices | undefined;
   /** How often a worker writes the totals to MongoDB (default 60 s; every report flushes first too). */
@@ -53,7 +53,7 @@ interface OpenedHandoff {
 }
 
 export interface ReportsFeature {
-  /** Mount at `/admin/reports`, before the admin API's bearer check on `/admin`. */
+  /** `/admin/reports/*` (mount at the root, before the admin API's bearer check on `/admin`). */
   router: Router;
   /** The transcript writer's hook: records MongoDB has just acknowledged. Never throws. */
   recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
@@ -72,10 +72,12 @@ export interface ReportsFeature {
 }
 
 const DEFAULT_FLUSH_MS = 60_000;
+const REPORTS_PATH = '/admin/reports';
 
 export function createReportsFeature(options: ReportsFeatureOptions): ReportsFeature {
   const { connection, redis, logger, metrics, config } = options;
   const store = createRollupStore(connection, redis, logger);
+  const channels = () => (typeof config.channels === 'function' ? config.channels() : config.channels);
   const count = async (events: readonly RollupEvent[], what: string) => {
     try {
       await store.count(events);
@@ -84,10 +86,10 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
       logger.warn('reports-rollup-failed', { what, events: events.length, error });
     }
   };
-  const router = createReportsRouter({
+  const reportsRouter = createReportsRouter({
     adminToken: config.adminToken,
     secureCookies: config.publicBaseUrl.startsWith('https:'),
-    channels: config.channels,
+    channels,
     prices: config.prices,
     store,
     csat: options.csat,
@@ -95,6 +97,9 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     metrics,
     ...(options.today ? { today: options.today } : {}),
   });
+  // Mounted at the root with the service's other routers: it answers `/admin/reports/*` only.
+  const router = express.Router();
+  router.use(REPORTS_PATH, reportsRouter);
   return {
     router,
     store,
@@ -121,7 +126,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
       const events = [...byModel].map(([model, sum]): RollupEvent => ({ id: '', kind: 'usage', day, channel: channelId, model, ...sum }));
       await count(events, 'usage');
     },
-    rebuild: () => rebuildRollups({ connection, store, channels: config.channels, logger }),
+    rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger }),
     start: () => store.start(config.flushIntervalMs ?? DEFAULT_FLUSH_MS),
     close: () => store.close(),
   };

@@ -3,14 +3,16 @@
  * message, hand-off, confirmed action and model usage total — through the same events and the
  * same Redis script as the live roll-up, so a rebuild equals what the writer counted. It reads
  * whole collections (a batch job, never near a turn); hand-offs and teammates' messages go last,
- * in time order (the first-response wait). Live writers may keep running: a record they count
+ * in time order (the first-response wait). Documents from the oldest message's day on are
+ * replaced; older days (their messages gone with retention) keep theirs. Live writers may keep
+ * running: a record they count
  * meanwhile is deduped for recent days; run it again after a writer backlog older than
  * HORIZON_DAYS.
  */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { actionEvent, addDays, dayOf, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
-import { HORIZON_DAYS, type RollupStore } from './rollup-store.js';
+import { HORIZON_DAYS, ROLLUP_COLLECTION, type RollupStore } from './rollup-store.js';
 
 const EVENTS_PER_SCRIPT = 500;
 
@@ -33,6 +35,7 @@ export async function rebuildRollups(options: {
   const oldest = addDays(today, -HORIZON_DAYS);
   await store.reset([], options.channels);
   const days = new Set<string>();
+  const messageDays = new Set<string>();
   /** `day|channel` whose sets were emptied: each once, before any event of it (or its neighbours) is counted. */
   const cleared = new Set<string>();
   const seenCleared = new Set<string>();
@@ -74,6 +77,7 @@ export async function rebuildRollups(options: {
     if (typeof message.conversationId !== 'string' || typeof message.channel !== 'string' || !(message.createdAt instanceof Date)) continue;
     const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0]);
     result.messages += 1;
+    messageDays.add(event.day);
     if (event.kind === 'out' && event.teammate) timed.push({ at: event.at, event });
     else await push(event);
   }
@@ -110,6 +114,16 @@ export async function rebuildRollups(options: {
   timed.sort((a, b) => a.at - b.at || (a.event.kind === 'handoff' ? -1 : 0) - (b.event.kind === 'handoff' ? -1 : 0));
   for (const { event } of timed) await push(event);
   await drain();
+  // Days from the oldest message on are counted anew (their documents replaced); older days keep
+  // theirs (retention purged their messages), raised by anything counted for them now.
+  const firstMessageDay = [...messageDays].sort()[0];
+  if (firstMessageDay) {
+    const existing = await connection
+      .collection<{ _id: string }>(ROLLUP_COLLECTION)
+      .find({}, { projection: { _id: 1 } })
+      .toArray();
+    await store.drop(existing.map((document) => document._id).filter((id) => id >= firstMessageDay));
+  }
   await store.flush();
   // Sets of days past the horizon were only the rebuild's: gone now (no live record comes for them).
   for (const pair of cleared) {

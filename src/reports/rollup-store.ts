@@ -17,8 +17,13 @@ import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 import { addDays, metricPart, RESPONSE_BUCKETS, rollupId, type RollupEvent } from './rollup-events.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
-/** Days Redis keeps a day's sets and totals (after the day ends: late records, flushes). */
-export const HORIZON_DAYS = 8;
+/**
+ * Days Redis keeps a day's sets and totals after its last record (late records, flushes): the
+ * dedupe ids are most of the roll-up's memory (~90 bytes a message), so a few days, not a month.
+ */
+export const HORIZON_DAYS = 3;
+/** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
+const WAIT_DAYS = 8;
 const IDS_PER_READ = 20;
 const STATEMENTS_PER_COMMAND = 20;
 
@@ -103,11 +108,12 @@ export interface RollupStore {
   /** The roll-up documents of these ids that exist (reads of ≤ 20 ids each). */
   read(ids: readonly string[]): Promise<RollupDocument[]>;
   /**
-   * Removes every roll-up document, the totals, the waits and the day sets of `days` (the
-   * rebuild's first step); with `daySetsOnly`, only those day sets (and with `keepSeen`, not
-   * the days' dedupe ids).
+   * Removes Redis's totals, the waits and the day sets of `days` (the rebuild's first step);
+   * with `daySetsOnly`, only those day sets (and with `keepSeen`, not the days' dedupe ids).
    */
   reset(days: Iterable<string>, channels: readonly string[], options?: { daySetsOnly?: boolean; keepSeen?: boolean }): Promise<void>;
+  /** Deletes these roll-up documents (by `_id`, 20 at a time). */
+  drop(ids: readonly string[]): Promise<void>;
   start(intervalMs: number): void;
   close(): Promise<void>;
 }
@@ -200,12 +206,13 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
       );
       for (const [id, counts] of slice) written.set(id, JSON.stringify(counts));
     }
-    // Days past the horizon take no more records: their totals (written) and waits leave Redis.
+    // Days past the horizon take no more records: their totals (written) leave Redis, and waits past WAIT_DAYS.
     const oldest = addDays(new Date().toISOString().slice(0, 10), -HORIZON_DAYS);
     const done = Object.keys(fields).filter((field) => field.slice(0, 10) < oldest);
     if (done.length > 0) await redis.hdel(totalsKey, ...done);
     const waits = await redis.hgetall(waitingKey);
-    const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < oldest);
+    const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
+    const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
     if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
   };
 
@@ -230,10 +237,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     },
     async reset(days, channels, { daySetsOnly = false, keepSeen = false } = {}) {
       await flushing.catch(() => undefined);
-      if (!daySetsOnly) {
-        await collection.deleteMany({});
-        written.clear();
-      }
+      if (!daySetsOnly) written.clear();
       const keys = daySetsOnly ? [] : [totalsKey, waitingKey];
       for (const day of days) {
         if (!keepSeen) keys.push(dayKey('seen', day));
@@ -242,6 +246,10 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
       // 100 keys per DEL (one hash tag, so a cluster takes them; a huge DEL would hold Redis).
       for (let start = 0; start < keys.length; start += 100) await redis.del(...keys.slice(start, start + 100));
       logger.info('reports-rollups-reset', { keys: keys.length, daySetsOnly });
+    },
+    async drop(ids) {
+      for (let start = 0; start < ids.length; start += IDS_PER_READ) await collection.deleteMany({ _id: { $in: ids.slice(start, start + IDS_PER_READ) } });
+      written.clear();
     },
     start(intervalMs) {
       if (timer) return;

@@ -26,7 +26,8 @@ export interface ReportsRouterOptions {
   adminToken: string | undefined;
   /** Behind HTTPS: the session cookie is `Secure`. */
   secureCookies: boolean;
-  channels: readonly string[];
+  /** The channels a report can pick (read on each request). */
+  channels: () => readonly string[];
   prices: ModelPrices | undefined;
   store: RollupStore;
   csat?: CsatSource | undefined;
@@ -44,7 +45,7 @@ const SignInSchema = z.object({
 });
 
 export function createReportsRouter(options: ReportsRouterOptions): Router {
-  const { logger, metrics, store, channels } = options;
+  const { logger, metrics, store } = options;
   const router = express.Router();
   const today = options.today ?? (() => new Date().toISOString().slice(0, 10));
   if (!options.adminToken) return router;
@@ -74,6 +75,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
 
   /** The query's summary, or a refusal already answered. */
   const summaryFor = async (request: Request, response: Response, html: boolean): Promise<ReportSummary | undefined> => {
+    const channels = options.channels();
     const parsed = parseQuery(request.query, channels, today());
     if ('error' in parsed) {
       reject(request, response, 400, parsed.error, html);
@@ -131,7 +133,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       return;
     }
     const summary = await summaryFor(request, response, true);
-    if (summary) response.type('html').send(renderReport(request.baseUrl, summary, channels));
+    if (summary) response.type('html').send(renderReport(request.baseUrl, summary, options.channels()));
   });
 
   router.get('/summary', async (request, response) => {

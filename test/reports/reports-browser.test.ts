@@ -48,7 +48,7 @@ beforeAll(async () => {
   }).flat();
   await mongo.collection('report_rollups').insertMany(documents as never[]);
   const app = express();
-  app.use('/admin/reports', reports.router);
+  app.use(reports.router);
   const port = await findFreePort();
   origin = `http://127.0.0.1:${port}`;
   server = createServer(app);
