@@ -171,6 +171,19 @@ describe('roll-ups', () => {
     await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: '2026-10-01|whatsapp' as never });
   });
 
+  test("a turn's metered model calls count on today's roll-up", async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const calls = [
+      { model: 'model-a', inputTokens: 100, outputTokens: 10 },
+      { model: 'model-a', inputTokens: 50, outputTokens: 5 },
+    ];
+    await reports.recordUsage({ channelId: 'web', calls });
+    await reports.store.flush();
+    const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|web` as never });
+    expect(document?.counts).toEqual({ calls: 2, 'tok_in:model-a': 150, 'tok_out:model-a': 15 });
+    await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|web` as never });
+  });
+
   test('the summary says the same figures as JSON', async () => {
     const body = await summary(`from=${DAY1}&to=${DAY2}&channel=all`);
     expect(body.days).toHaveLength(2);
