@@ -22,6 +22,7 @@ import { createHandoffFeature } from './handoff/feature.js';
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createMediaFeature } from './media/feature.js';
 import { createOrchestratorFeature } from './orchestrator/feature.js';
+import { reportsFeatureOf } from './reports/feature.js';
 import { createStoreFeature } from './store/feature.js';
 import { createTakeoverFeature } from './takeover/feature.js';
 import { createToolsFeature } from './tools/feature.js';
@@ -45,13 +46,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const channelCoalesceMs = { [WHATSAPP_CHANNEL_ID]: config.worker.channelCoalesceMs.whatsapp, [WEB_CHANNEL_ID]: config.worker.channelCoalesceMs.web };
 
   // The features, each from the shared infrastructure and its slice of the configuration.
-  const store = createStoreFeature(infra, config);
+  const reports = reportsFeatureOf(infra, config, () => [...channels.keys()]);
+  const store = createStoreFeature(infra, config, reports);
   const { transcripts, outbox } = store;
   const media = createMediaFeature(infra, config, config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {});
   const contacts = await createContactsFeature(infra);
   const page = createTranscriptsFeature(infra, config, { transcripts, media: media.store });
   const pendingActions = (conversationId: string) => actions.pendingTeamActions(conversationId);
-  const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions });
+  const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
   store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
   const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links });
@@ -90,6 +92,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     ...base.app,
     readiness: [...base.readiness, ...tools.readiness],
     routers: [
+      // Before the admin API: its bearer check on /admin would refuse the page's sign-in.
+      reports.router,
       ...createAdminFeature(infra, config, {
         contacts,
         handoffs: handoff.store,
@@ -124,7 +128,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     startWorker() {
       const worker = answering.start();
       // Once per process (each owner starts once): retention, hand-off notices and their recovery, the writer, sweepers, idle hand-backs.
-      for (const start of [store.startRetention, handoff.start, store.start, turns.startSweeper, actions.start, takeover.start]) start();
+      for (const start of [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start]) start();
       return worker;
     },
     beginShutdown: base.beginShutdown,
@@ -134,12 +138,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await handoff.closeDelivery();
       await takeover.close();
       await turns.closeWorkers();
-      await actions.close();
-      await store.closeUsage();
       contacts.close();
-      await tools.close();
-      await turns.close();
-      await handoff.close();
+      for (const close of [actions.close, store.closeUsage, reports.close, tools.close, turns.close, handoff.close]) await close();
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
       // After the workers: the records their last turns appended are written if MongoDB answers.
       await store.close();

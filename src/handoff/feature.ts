@@ -10,7 +10,7 @@ import type { Infrastructure } from '../infrastructure.js';
 import { recentMessages } from '../store/recent-messages.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import { createHandoffService } from './handoff-service.js';
-import { createHandoffStore } from './handoff-store.js';
+import { createHandoffStore, type HandoffStore } from './handoff-store.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES, type HandoffToolOptions } from './handoff-tools.js';
 import { createNoticeDelivery } from './notice-delivery.js';
 import { createNoticeQueue, type NoticeSenders } from './notice-queue.js';
@@ -24,6 +24,8 @@ export function createHandoffFeature(
     transcripts: TranscriptStore;
     /** The signed transcript link a notice carries. */
     links: { url(conversationId: string, issuedAt?: Date): string };
+    /** Wraps the store so each hand-off it opens is counted (the reports' roll-ups). */
+    countHandoffs?: <S extends HandoffStore>(store: S) => S;
   } & Pick<HandoffToolOptions, 'privateFacts' | 'pendingActions'>,
 ) {
   const { logger, metrics } = infra;
@@ -37,7 +39,7 @@ export function createHandoffFeature(
     prefix: infra.queuePrefix,
   };
   const notices = createNoticeQueue(noticeOptions);
-  const service = createHandoffService({ teams, store, notices, logger, metrics });
+  const service = createHandoffService({ teams, store: deps.countHandoffs ? deps.countHandoffs(store) : store, notices, logger, metrics });
   const toolsByChannel = new Map<string, readonly AssistantTool[]>();
   let delivery: ReturnType<typeof createNoticeDelivery> | undefined;
 

@@ -10,12 +10,15 @@ import { createTranscriptOutbox } from './outbox.js';
 import { createRecentBackfill } from './recent-backfill.js';
 import { createRetention, type RetentionOptions } from './retention.js';
 import { createTranscriptStore } from './transcript-store.js';
+import type { ReportsFeature } from '../reports/index.js';
 import { createTranscriptWriter } from './transcript-writer.js';
 import { createUsageStore, utcDay, type UsageStore } from './usage-store.js';
 
 export function createStoreFeature(
   infra: Infrastructure,
   config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'transcriptOutbox' | 'offload' | 'model' | 'retentionDays'>,
+  /** The reports' roll-ups: told of what the writer wrote and of each turn's model usage. */
+  reports?: Pick<ReportsFeature, 'recordTranscripts' | 'recordUsage'>,
 ) {
   const { redis, mongo, mongoLink, logger, metrics } = infra;
   const reader = createRedis(config, 'blocking');
@@ -29,7 +32,14 @@ export function createStoreFeature(
   });
   const stopWatch = outbox.watch();
   const transcripts = createTranscriptStore(mongo, { redis, outbox });
-  const writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: config.transcriptOutbox.batchSize, logger, metrics });
+  const writer = createTranscriptWriter({
+    connection: mongo,
+    outbox,
+    batchSize: config.transcriptOutbox.batchSize,
+    logger,
+    metrics,
+    ...(reports ? { rollup: reports.recordTranscripts } : {}),
+  });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
   const backfill = createRecentBackfill({
@@ -46,7 +56,9 @@ export function createStoreFeature(
     outbox,
     transcripts,
     /** A finished turn's model usage, counted for today. */
-    recordUsage: (turn: Omit<Parameters<UsageStore['record']>[0], 'day'>) => usage.record({ day: utcDay(new Date()), ...turn }),
+    recordUsage: async (turn: Omit<Parameters<UsageStore['record']>[0], 'day'>) => {
+      await Promise.all([usage.record({ day: utcDay(new Date()), ...turn }), reports?.recordUsage(turn)]);
+    },
     usageReport: { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) },
     /** What the retention purge removes besides transcripts (hand-offs, media, unclaimed uploads). */
     purgeAlso(targets: Pick<RetentionOptions, 'handoffs' | 'media' | 'uploads'>): void {

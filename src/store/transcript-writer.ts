@@ -45,6 +45,8 @@ export interface TranscriptWriterOptions {
   batchSize: number;
   logger: Logger;
   metrics: Metrics;
+  /** Told of records once MongoDB holds them (the reports' roll-ups, `src/reports/`); never throws. */
+  rollup?: (records: readonly TranscriptRecord[]) => Promise<void>;
 }
 
 export interface TranscriptWriter {
@@ -95,7 +97,11 @@ async function applyIsolating(apply: (records: readonly TranscriptRecord[]) => P
 
 export function createTranscriptWriter(options: TranscriptWriterOptions): TranscriptWriter {
   const { outbox, logger, metrics } = options;
-  const apply = createBatchWriter(options.connection);
+  const write = createBatchWriter(options.connection);
+  const apply = async (records: readonly TranscriptRecord[]) => {
+    await write(records);
+    await options.rollup?.(records);
+  };
   let stopped = false;
   let running: Promise<void> | undefined;
   let wake: (() => void) | undefined;

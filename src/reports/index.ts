@@ -1,0 +1,133 @@
+/**
+ * Reports (issue 34): what the assistant does for the business, from daily roll-ups in MongoDB.
+ * `createReportsFeature` is the one way in: it returns the `/admin/reports` router and the hooks
+ * that keep the roll-ups as things happen — the transcript writer's batches (`recordTranscripts`,
+ * after MongoDB acknowledged them), hand-offs as they open (`recordHandoffs` wraps the hand-off
+ * store's `open`), each turn's metered model calls (`recordUsage`). A hook never throws: a
+ * roll-up that fails is logged and counted (`reports_rollup_failed_total`), the transcript is
+ * written all the same, and `npm run reports -- rebuild` recounts. docs/reports.md says what
+ * each figure means.
+ */
+import express, { type Router } from 'express';
+import type { Connection } from 'mongoose';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { RedisClient } from '../redis.js';
+import type { TranscriptRecord } from '../store/outbox.js';
+import { rebuildRollups } from './rebuild.js';
+import { createReportsRouter, type CsatSource } from './router.js';
+import { dayOf, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
+import { createRollupStore, type RollupStore } from './rollup-store.js';
+import type { ModelPrices } from './summary.js';
+
+export type { CsatSource } from './router.js';
+
+export interface ReportsConfig {
+  /** ADMIN_TOKEN: without it the page and its API do not exist. */
+  adminToken: string | undefined;
+  /** PUBLIC_BASE_URL: an https one makes the session cookie `Secure`. */
+  publicBaseUrl: string;
+  /** The channels a report can pick (the composition root's plugins' ids; a function when they are known later). */
+  channels: readonly string[] | (() => readonly string[]);
+  /** MODEL_PRICES: cost per conversation needs a price for every model used. */
+  prices: ModelPrices | undefined;
+  /** How often a worker writes the totals to MongoDB (default 60 s; every report flushes first too). */
+  flushIntervalMs?: number;
+}
+
+export interface ReportsFeatureOptions {
+  connection: Connection;
+  redis: RedisClient;
+  logger: Logger;
+  metrics: Metrics;
+  config: ReportsConfig;
+  /** Satisfaction answers, once something stores them; until then the page says none yet. */
+  csat?: CsatSource;
+  /** The UTC day (tests pin it). */
+  today?: () => string;
+}
+
+interface OpenedHandoff {
+  handoff: { _id: string; conversationId: string; channel: string; team: string; roleId: string; createdAt: Date };
+  created: boolean;
+}
+
+export interface ReportsFeature {
+  /** `/admin/reports/*` (mount at the root, before the admin API's bearer check on `/admin`). */
+  router: Router;
+  /** The transcript writer's hook: records MongoDB has just acknowledged. Never throws. */
+  recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
+  /** Wraps a hand-off store so that each hand-off it creates is counted. */
+  recordHandoffs<S extends { open(...args: never[]): Promise<OpenedHandoff> }>(store: S): S;
+  /** One finished turn's metered model calls (beside the usage store's record). Never throws. */
+  recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number }[] }): Promise<void>;
+  /** `npm run reports -- rebuild`. */
+  rebuild(): ReturnType<typeof rebuildRollups>;
+  /** Starts the periodic flush (worker processes). */
+  start(): void;
+  /** Stops it and flushes once more. */
+  close(): Promise<void>;
+  /** The roll-up store (tests, the benchmark). */
+  store: RollupStore;
+}
+
+const DEFAULT_FLUSH_MS = 60_000;
+const REPORTS_PATH = '/admin/reports';
+
+export function createReportsFeature(options: ReportsFeatureOptions): ReportsFeature {
+  const { connection, redis, logger, metrics, config } = options;
+  const store = createRollupStore(connection, redis, logger);
+  const channels = () => (typeof config.channels === 'function' ? config.channels() : config.channels);
+  const count = async (events: readonly RollupEvent[], what: string) => {
+    try {
+      await store.count(events);
+    } catch (error) {
+      metrics.increment('reports_rollup_failed_total', { what });
+      logger.warn('reports-rollup-failed', { what, events: events.length, error });
+    }
+  };
+  const reportsRouter = createReportsRouter({
+    adminToken: config.adminToken,
+    secureCookies: config.publicBaseUrl.startsWith('https:'),
+    channels,
+    prices: config.prices,
+    store,
+    csat: options.csat,
+    logger,
+    metrics,
+    ...(options.today ? { today: options.today } : {}),
+  });
+  // Mounted at the root with the service's other routers: it answers `/admin/reports/*` only.
+  const router = express.Router();
+  router.use(REPORTS_PATH, reportsRouter);
+  return {
+    router,
+    store,
+    recordTranscripts: (records) => count(transcriptEvents(records), 'transcripts'),
+    recordHandoffs(handoffs) {
+      const open = handoffs.open.bind(handoffs) as (...args: never[]) => Promise<OpenedHandoff>;
+      const wrapped = async (...args: never[]) => {
+        const opened = await open(...args);
+        if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff');
+        return opened;
+      };
+      return Object.assign(Object.create(handoffs) as typeof handoffs, { open: wrapped });
+    },
+    async recordUsage({ channelId, calls }) {
+      const day = dayOf(new Date());
+      const byModel = new Map<string, { calls: number; inputTokens: number; outputTokens: number }>();
+      for (const call of calls) {
+        const sum = byModel.get(call.model) ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
+        sum.calls += 1;
+        sum.inputTokens += call.inputTokens;
+        sum.outputTokens += call.outputTokens;
+        byModel.set(call.model, sum);
+      }
+      const events = [...byModel].map(([model, sum]): RollupEvent => ({ id: '', kind: 'usage', day, channel: channelId, model, ...sum }));
+      await count(events, 'usage');
+    },
+    rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger }),
+    start: () => store.start(config.flushIntervalMs ?? DEFAULT_FLUSH_MS),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * The reports page's HTML: the sign-in form, the report (a range and channel form, the figures,
+ * SVG charts, every table with its CSV link) and error pages. No script at all; one style sheet,
+ * inline and allowed by its hash (`REPORTS_CSP`), light or dark by `prefers-color-scheme`.
+ */
+import { createHash } from 'node:crypto';
+import { barChart, escapeHtml } from './charts.js';
+import type { ReportQuery, ReportSummary } from './summary.js';
+import { reportTables, type Table } from './tables.js';
+
+const STYLE = `
+:root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --card: #f6f8fa; --s1: #1f6feb; --s2: #bf8700; --s3: #2da44e; --focus: #8250df; }
+@media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #30363d; --card: #161b22; --s1: #58a6ff; --s2: #d29922; --s3: #3fb950; --focus: #d2a8ff; } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); font: 15px/1.5 system-ui, sans-serif; }
+main { max-width: 1100px; margin: 0 auto; padding: 16px; }
+h1 { font-size: 1.4rem; margin: 0 0 12px; }
+h2 { font-size: 1.1rem; margin: 24px 0 8px; }
+a { color: var(--s1); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+form.range, form.signin { display: flex; flex-wrap: wrap; gap: 12px; align-items: end; margin-bottom: 16px; }
+label { display: flex; flex-direction: column; font-size: 0.85rem; color: var(--muted); }
+input, select, button { font: inherit; color: var(--fg); background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; }
+button { cursor: pointer; background: var(--s1); color: var(--bg); border-color: var(--s1); }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 12px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
+.card .value { font-size: 1.4rem; font-weight: 600; }
+.card .what { color: var(--muted); font-size: 0.85rem; }
+.chart { margin: 16px 0; }
+.chart svg { width: 100%; height: auto; max-height: 280px; }
+.grid { stroke: var(--line); }
+.axis { fill: var(--muted); font-size: 11px; }
+rect.s1, .key.s1::before { fill: var(--s1); background: var(--s1); }
+rect.s2, .key.s2::before { fill: var(--s2); background: var(--s2); }
+rect.s3, .key.s3::before { fill: var(--s3); background: var(--s3); }
+.key::before { content: ""; display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; min-width: 50%; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+.note, .error { color: var(--muted); }
+.error { color: #cf222e; font-weight: 600; }
+header { display: flex; justify-content: space-between; align-items: baseline; }
+`;
+
+/** The page's Content-Security-Policy: nothing but its own hashed style and forms to itself. */
+export const REPORTS_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  'img-src data:',
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+function layout(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+}
+
+const hidden = (query: Partial<ReportQuery>) =>
+  (['from', 'to', 'channel'] as const)
+    .map((field) => (query[field] ? `<input type="hidden" name="${field}" value="${escapeHtml(query[field])}">` : ''))
+    .join('');
+
+export function renderSignIn(base: string, query: Partial<ReportQuery>, error?: string): string {
+  return layout(
+    'Sign in · Reports',
+    `<h1>Reports</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form class="signin" method="post" action="${base}/sign-in">${hidden(query)}<input type="text" name="username" value="owner" autocomplete="username" hidden><label>Admin token<input type="password" name="token" autocomplete="current-password" required autofocus></label><button type="submit">Sign in</button></form><p class="note">The token is ADMIN_TOKEN from the service's configuration. Signing in sets a session cookie for this page only.</p>`,
+  );
+}
+
+export function renderError(base: string, reason: string): string {
+  return layout('Reports', `<h1>Reports</h1><p class="error" role="alert">${escapeHtml(reason)}</p><p><a href="${base}">Back to the last 30 days</a></p>`);
+}
+
+const percent = (value: number | null) => (value === null ? '–' : `${(100 * value).toFixed(1)}%`);
+const minutes = (seconds: number | null) =>
+  seconds === null ? '–' : seconds < 90 ? `${seconds} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
+
+function card(value: string, what: string): string {
+  return `<div class="card"><div class="value">${escapeHtml(value)}</div><div class="what">${escapeHtml(what)}</div></div>`;
+}
+
+function table(base: string, query: string, data: Table): string {
+  const head = data.columns.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('');
+  const rows = data.rows.length
+    ? data.rows
+        .map(
+          (row) =>
+            `<tr>${row.map((cell, index) => (index === 0 ? `<th scope="row">${escapeHtml(String(cell))}</th>` : `<td>${escapeHtml(String(cell))}</td>`)).join('')}</tr>`,
+        )
+        .join('')
+    : `<tr><td colspan="${data.columns.length}">Nothing in this range.</td></tr>`;
+  return `<section aria-labelledby="t-${data.name}"><h2 id="t-${data.name}">${escapeHtml(data.title)}</h2><p><a href="${base}/csv/${data.name}.csv?${query}" download>Download ${escapeHtml(data.title.toLowerCase())} (CSV)</a></p><div class="scroll"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div></section>`;
+}
+
+function rangeForm(base: string, summary: ReportSummary, channels: readonly string[]): string {
+  const options = ['all', ...channels]
+    .map(
+      (channel) =>
+        `<option value="${escapeHtml(channel)}"${channel === summary.channel ? ' selected' : ''}>${channel === 'all' ? 'All channels' : escapeHtml(channel)}</option>`,
+    )
+    .join('');
+  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><button type="submit">Show</button></form>`;
+}
+
+export function renderReport(base: string, summary: ReportSummary, channels: readonly string[]): string {
+  const { totals } = summary;
+  const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel }).toString();
+  const days = summary.days.map((day) => day.day);
+  const tables = reportTables(summary);
+  const cost = totals.model.costPerConversation;
+  const csat = summary.csat
+    ? card(`${summary.csat.score.toFixed(2)} / 5`, `satisfaction (${summary.csat.responses} answers)`)
+    : card('none yet', 'satisfaction answers');
+  const cards = [
+    card(String(totals.conversations), 'conversations (with a customer message, per day)'),
+    card(`${totals.messagesIn} / ${totals.messagesOut}`, 'messages in / out'),
+    card(percent(totals.resolvedWithoutPersonShare), 'resolved without a person'),
+    card(percent(totals.handoffRate), 'hand-off rate'),
+    card(minutes(totals.teammateFirstResponse.medianSeconds), `team's median first reply (p90 ${minutes(totals.teammateFirstResponse.p90Seconds)})`),
+    card(`${totals.actions.run} / ${totals.actions.declined} / ${totals.actions.failed}`, 'actions run / declined / failed'),
+    card(cost === undefined ? '–' : cost.toFixed(4), 'model cost per conversation'),
+    csat,
+  ].join('');
+  const charts = [
+    barChart('c-conv', 'Conversations per day', days, [{ label: 'conversations', className: 's1', values: summary.days.map((day) => day.conversations) }]),
+    barChart('c-msg', 'Messages per day', days, [
+      { label: 'in', className: 's1', values: summary.days.map((day) => day.messagesIn) },
+      { label: 'out', className: 's2', values: summary.days.map((day) => day.messagesOut) },
+    ]),
+    barChart('c-res', 'Resolved without a person, and with one', days, [
+      { label: 'without a person', className: 's3', values: summary.days.map((day) => day.resolvedWithoutPerson) },
+      { label: 'with a person or back next day', className: 's2', values: summary.days.map((day) => day.notResolved) },
+    ]),
+  ].join('');
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
+    tables,
+  )
+    .map((one) => table(base, query, one))
+    .join('')}`;
+  return layout(`Reports ${summary.from} to ${summary.to}`, body);
+}

@@ -1,0 +1,136 @@
+/**
+ * `npm run reports -- rebuild`: the roll-ups counted again from what MongoDB holds — every
+ * message, hand-off, confirmed action and model usage total — through the same events and the
+ * same Redis script as the live roll-up, so a rebuild equals what the writer counted. It reads
+ * whole collections (a batch job, never near a turn); hand-offs and teammates' messages go last,
+ * in time order (the first-response wait). Documents from the oldest message's day on are
+ * replaced; older days (their messages gone with retention) keep theirs. Live writers may keep
+ * running: a record they count
+ * meanwhile is deduped for recent days; run it again after a writer backlog older than
+ * HORIZON_DAYS.
+ */
+import type { Connection } from 'mongoose';
+import type { Logger } from '../logger.js';
+import { actionEvent, addDays, dayOf, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
+import { HORIZON_DAYS, ROLLUP_COLLECTION, type RollupStore } from './rollup-store.js';
+
+const EVENTS_PER_SCRIPT = 500;
+
+interface RebuildResult {
+  messages: number;
+  handoffs: number;
+  actions: number;
+  usage: number;
+  days: number;
+}
+
+export async function rebuildRollups(options: {
+  connection: Connection;
+  store: RollupStore;
+  channels: readonly string[];
+  logger: Logger;
+}): Promise<RebuildResult> {
+  const { connection, store, logger } = options;
+  const today = dayOf(new Date());
+  const oldest = addDays(today, -HORIZON_DAYS);
+  await store.reset([], options.channels);
+  const days = new Set<string>();
+  const messageDays = new Set<string>();
+  /** `day|channel` whose sets were emptied: each once, before any event of it (or its neighbours) is counted. */
+  const cleared = new Set<string>();
+  const seenCleared = new Set<string>();
+  const clear = async (events: readonly RollupEvent[]) => {
+    const fresh = new Map<string, string[]>();
+    for (const { day, channel } of events) {
+      for (const near of [addDays(day, -1), day, addDays(day, 1)]) {
+        if (cleared.has(`${near}|${channel}`)) continue;
+        cleared.add(`${near}|${channel}`);
+        fresh.set(near, [...(fresh.get(near) ?? []), channel]);
+      }
+    }
+    for (const [day, channels] of fresh) {
+      await store.reset([day], channels, { daySetsOnly: true, keepSeen: seenCleared.has(day) });
+      seenCleared.add(day);
+    }
+  };
+  let pending: RollupEvent[] = [];
+  const drain = async () => {
+    const batch = pending;
+    pending = [];
+    await clear(batch);
+    await store.count(batch);
+  };
+  const push = async (event: RollupEvent) => {
+    days.add(event.day);
+    // Older days take no late record: no dedupe set for them (a year of ids would fill Redis).
+    pending.push(event.day < oldest ? { ...event, id: '' } : event);
+    if (pending.length >= EVENTS_PER_SCRIPT) await drain();
+  };
+  const result: RebuildResult = { messages: 0, handoffs: 0, actions: 0, usage: 0, days: 0 };
+  /** Hand-offs and teammates' messages, counted last in time order. */
+  const timed: { at: number; event: RollupEvent }[] = [];
+
+  const messages = connection
+    .collection('messages')
+    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1 }, batchSize: 1000 });
+  for await (const message of messages) {
+    if (typeof message.conversationId !== 'string' || typeof message.channel !== 'string' || !(message.createdAt instanceof Date)) continue;
+    const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0]);
+    result.messages += 1;
+    messageDays.add(event.day);
+    if (event.kind === 'out' && event.teammate) timed.push({ at: event.at, event });
+    else await push(event);
+  }
+  for await (const handoff of connection
+    .collection('handoffs')
+    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1 } })) {
+    if (!(handoff.createdAt instanceof Date)) continue;
+    const event = handoffEvent(handoff as unknown as Parameters<typeof handoffEvent>[0]);
+    result.handoffs += 1;
+    if (event.kind === 'handoff') timed.push({ at: event.at, event });
+  }
+  for await (const action of connection.collection('actions').find({}, { projection: { _id: 1, channel: 1, state: 1, reason: 1, updatedAt: 1 } })) {
+    const event = actionEvent(action as unknown as Parameters<typeof actionEvent>[0]);
+    if (!event) continue;
+    result.actions += 1;
+    await push(event);
+  }
+  for await (const usage of connection.collection<{ _id: string; calls?: number; inputTokens?: number; outputTokens?: number }>('model_usage').find({})) {
+    const [day = '', , channel = '', ...model] = usage._id.split('|');
+    result.usage += 1;
+    await push({
+      id: '',
+      kind: 'usage',
+      day,
+      channel,
+      model: model.join('|'),
+      calls: usage.calls ?? 0,
+      inputTokens: usage.inputTokens ?? 0,
+      outputTokens: usage.outputTokens ?? 0,
+    });
+  }
+  await drain();
+  // A hand-off before a teammate's message at the same millisecond: the wait opens first.
+  timed.sort((a, b) => a.at - b.at || (a.event.kind === 'handoff' ? -1 : 0) - (b.event.kind === 'handoff' ? -1 : 0));
+  for (const { event } of timed) await push(event);
+  await drain();
+  // Days from the oldest message on are counted anew (their documents replaced); older days keep
+  // theirs (retention purged their messages), raised by anything counted for them now.
+  const firstMessageDay = [...messageDays].sort()[0];
+  if (firstMessageDay) {
+    const existing = await connection
+      .collection<{ _id: string }>(ROLLUP_COLLECTION)
+      .find({}, { projection: { _id: 1 } })
+      .toArray();
+    await store.drop(existing.map((document) => document._id).filter((id) => id >= firstMessageDay));
+  }
+  await store.flush();
+  // Sets of days past the horizon were only the rebuild's: gone now (no live record comes for them).
+  for (const pair of cleared) {
+    const [day = '', channel = ''] = pair.split('|');
+    if (day < oldest) await store.reset([day], [channel], { daySetsOnly: true });
+  }
+  result.days = days.size;
+  logger.info('reports-rebuilt', { ...result });
+  return result;
+}

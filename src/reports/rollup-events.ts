@@ -1,0 +1,101 @@
+/**
+ * What a report counts, as roll-up events: each transcript record, hand-off, finished action
+ * and metered turn becomes at most one event of a UTC day and channel. The same functions turn
+ * the live records (the transcript writer's hook) and the stored documents (`rebuild.ts`) into
+ * events, so a rebuild counts exactly what the live roll-up counted. Pure: no I/O.
+ */
+import type { TranscriptRecord } from '../store/outbox.js';
+
+/** Upper bounds (seconds) of the teammate first-response histogram; the last bucket is open. */
+export const RESPONSE_BUCKETS = [60, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 86_400, 172_800] as const;
+
+/** A roll-up document's id: `YYYY-MM-DD|channel`. */
+export const rollupId = (day: string, channel: string) => `${day}|${channel}`;
+export const dayOf = (at: string | Date) => (typeof at === 'string' ? new Date(at) : at).toISOString().slice(0, 10);
+
+const DAY_MS = 86_400_000;
+export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+/** A metric name safe as a MongoDB field and a Redis hash field part (no `.`, `$` or `|`). */
+export const metricPart = (value: string) => encodeURIComponent(value).replace(/\./g, '%2E');
+
+interface EventBase {
+  /** Dedupe id: a record counted twice (a retried batch) counts once. Empty: not deduped. */
+  id: string;
+  day: string;
+  channel: string;
+}
+
+export type RollupEvent =
+  | (EventBase & { kind: 'in'; conversation: string })
+  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number })
+  | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number })
+  | (EventBase & { kind: 'action'; outcome: 'run' | 'declined' | 'failed' })
+  | (EventBase & { kind: 'usage'; model: string; calls: number; inputTokens: number; outputTokens: number });
+
+/** A message (inbound or a reply part, a teammate's, an apology) as an event. */
+export function messageEvent(message: {
+  _id: string;
+  conversationId: string;
+  channel: string;
+  direction: 'inbound' | 'outbound';
+  roleId?: string | undefined;
+  createdAt: string | Date;
+}): RollupEvent {
+  const base = { id: `m:${message._id}`, day: dayOf(message.createdAt), channel: message.channel, conversation: message.conversationId };
+  if (message.direction === 'inbound') return { ...base, kind: 'in' };
+  return { ...base, kind: 'out', teammate: message.roleId?.startsWith('teammate:') === true, at: new Date(message.createdAt).getTime() };
+}
+
+/**
+ * A confirmed action's end: `done` ran, `failed` failed, `cancelled` because the customer (or a
+ * teammate) said no is declined. Other states (proposed, running, expired, cancelled for another
+ * reason) count nothing.
+ */
+export function actionEvent(action: { _id: string; channel?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown }): RollupEvent | undefined {
+  if (typeof action.channel !== 'string' || (typeof action.updatedAt !== 'string' && !(action.updatedAt instanceof Date))) return undefined;
+  const outcome =
+    action.state === 'done'
+      ? 'run'
+      : action.state === 'failed'
+        ? 'failed'
+        : action.state === 'cancelled' && typeof action.reason === 'string' && /^declined( by |$)/.test(action.reason)
+          ? 'declined'
+          : undefined;
+  if (!outcome) return undefined;
+  return { id: `a:${action._id}`, day: dayOf(action.updatedAt), channel: action.channel, kind: 'action', outcome };
+}
+
+export function handoffEvent(handoff: {
+  _id: string;
+  conversationId: string;
+  channel: string;
+  team: string;
+  roleId: string;
+  createdAt: Date | string;
+}): RollupEvent {
+  const at = new Date(handoff.createdAt);
+  return {
+    id: `h:${handoff._id}`,
+    day: dayOf(at),
+    channel: handoff.channel,
+    kind: 'handoff',
+    conversation: handoff.conversationId,
+    team: handoff.team,
+    role: handoff.roleId,
+    at: at.getTime(),
+  };
+}
+
+/** The events of transcript records: messages (their first record) and actions' ends. Statuses and deliveries count nothing. */
+export function transcriptEvents(records: readonly TranscriptRecord[]): RollupEvent[] {
+  const events: RollupEvent[] = [];
+  for (const record of records) {
+    if (record.kind === 'message') events.push(messageEvent(record.message));
+    else if (record.kind === 'action') {
+      const event = actionEvent(record.action);
+      if (event) events.push(event);
+    }
+  }
+  return events;
+}

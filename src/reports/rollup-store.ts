@@ -1,0 +1,267 @@
+/**
+ * Daily roll-ups: one MongoDB document per UTC day and channel (`_id` `2026-12-01|whatsapp`),
+ * its `counts` the day's absolute totals. Events are counted in Redis first, one Lua script per
+ * batch (the transcript writer's batch: one EVALSHA per batch, not per record), which dedupes by
+ * record (a retried batch counts once), keeps the day's sets a figure needs (conversations with
+ * a customer message, with a person, not resolved) and the hand-offs waiting for a teammate's
+ * first reply. A flush (every `flushIntervalMs`, and before every report) writes the totals to
+ * MongoDB with `$max` by `_id`, so a repeated or concurrent flush never counts twice and never
+ * goes back (the pattern of `src/store/usage-store.ts`). Redis keeps a day's sets and totals for
+ * HORIZON_DAYS: a record arriving later than that is not deduped (`npm run reports -- rebuild`
+ * recounts everything). Reads are by `_id` only: the day × channel ids of the range, `$in` in
+ * batches of 20.
+ */
+import type { Connection } from 'mongoose';
+import type { Logger } from '../logger.js';
+import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import { addDays, metricPart, RESPONSE_BUCKETS, rollupId, type RollupEvent } from './rollup-events.js';
+
+export const ROLLUP_COLLECTION = 'report_rollups';
+/**
+ * Days Redis keeps a day's sets and totals after its last record (late records, flushes): the
+ * dedupe ids are most of the roll-up's memory (~90 bytes a message), so a few days, not a month.
+ */
+export const HORIZON_DAYS = 3;
+/** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
+const WAIT_DAYS = 8;
+const IDS_PER_READ = 20;
+const STATEMENTS_PER_COMMAND = 20;
+
+export interface RollupDocument {
+  _id: string;
+  counts: Record<string, number>;
+}
+
+/**
+ * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate (hash
+ * conversation → `at|day|channel|`), then the day keys the events name by index. ARGV[1] the
+ * events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s).
+ */
+const countScript = luaScript(`
+local totals, waiting = KEYS[1], KEYS[2]
+local events = cjson.decode(ARGV[1])
+local bounds = cjson.decode(ARGV[2])
+local touched = {}
+local function key(i) touched[i] = true return KEYS[i] end
+local function inc(field, n) if n ~= 0 then redis.call('HINCRBY', totals, field, n) end end
+local function unresolved(u, f, conv) if redis.call('SADD', key(u), conv) == 1 then inc(f .. 'unres', 1) end end
+local function person(e)
+  if redis.call('SADD', key(e.p), e.v) == 1 and redis.call('SISMEMBER', key(e.a), e.v) == 1 then unresolved(e.u, e.f, e.v) end
+end
+for _, e in ipairs(events) do
+  local fresh = e.i == '' or redis.call('SADD', key(e.s), e.i) == 1
+  if fresh then
+    local f = e.f
+    if e.k == 'in' then
+      inc(f .. 'in', 1)
+      if redis.call('SADD', key(e.a), e.v) == 1 then
+        inc(f .. 'conv', 1)
+        if redis.call('SISMEMBER', key(e.p), e.v) == 1 or redis.call('SISMEMBER', key(e.an), e.v) == 1 then unresolved(e.u, f, e.v) end
+        if redis.call('SISMEMBER', key(e.ap), e.v) == 1 then unresolved(e.up, e.fp, e.v) end
+      end
+    elseif e.k == 'out' then
+      inc(f .. 'out', 1)
+      if e.tm then
+        person(e)
+        local held = redis.call('HGET', waiting, e.v)
+        if held then
+          local cut = string.find(held, '|', 1, true)
+          local seconds = (e.t - tonumber(string.sub(held, 1, cut - 1))) / 1000
+          if seconds >= 0 then
+            local from = string.sub(held, cut + 1)
+            local bucket = #bounds
+            for b = 1, #bounds do
+              if seconds <= bounds[b] then
+                bucket = b - 1
+                break
+              end
+            end
+            inc(from .. 'frt:' .. bucket, 1)
+            inc(from .. 'frt_n', 1)
+            redis.call('HDEL', waiting, e.v)
+          end
+        end
+      end
+    elseif e.k == 'handoff' then
+      inc(f .. 'ho', 1)
+      inc(f .. 'ho_team:' .. e.team, 1)
+      inc(f .. 'ho_role:' .. e.role, 1)
+      person(e)
+      redis.call('HSETNX', waiting, e.v, e.t .. '|' .. f)
+    elseif e.k == 'action' then
+      inc(f .. 'act_' .. e.o, 1)
+    elseif e.k == 'usage' then
+      inc(f .. 'calls', e.n)
+      inc(f .. 'tok_in:' .. e.m, e.ti)
+      inc(f .. 'tok_out:' .. e.m, e.to)
+    end
+  end
+end
+for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
+return #events`);
+
+export interface RollupStore {
+  /** Counts events (one Redis script; each deduped by its id). */
+  count(events: readonly RollupEvent[]): Promise<void>;
+  /** Writes Redis's totals to MongoDB (`$max` by `_id`); one flush at a time per process. */
+  flush(): Promise<void>;
+  /** The roll-up documents of these ids that exist (reads of ≤ 20 ids each). */
+  read(ids: readonly string[]): Promise<RollupDocument[]>;
+  /**
+   * Removes Redis's totals, the waits and the day sets of `days` (the rebuild's first step);
+   * with `daySetsOnly`, only those day sets (and with `keepSeen`, not the days' dedupe ids).
+   */
+  reset(days: Iterable<string>, channels: readonly string[], options?: { daySetsOnly?: boolean; keepSeen?: boolean }): Promise<void>;
+  /** Deletes these roll-up documents (by `_id`, 20 at a time). */
+  drop(ids: readonly string[]): Promise<void>;
+  start(intervalMs: number): void;
+  close(): Promise<void>;
+}
+
+export function createRollupStore(connection: Connection, redis: RedisClient, logger: Logger): RollupStore {
+  const collection = connection.collection<RollupDocument>(ROLLUP_COLLECTION);
+  // One namespace per database (tests share a Redis, not a database); one hash tag for a script's keys.
+  const prefix = `${KEY_PREFIX}:{reports:${connection.name}}`;
+  const totalsKey = `${prefix}:totals`;
+  const waitingKey = `${prefix}:waiting`;
+  const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
+  const written = new Map<string, string>();
+  let flushing: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+
+  const count = async (events: readonly RollupEvent[]) => {
+    if (events.length === 0) return;
+    const keys = [totalsKey, waitingKey];
+    const index = new Map<string, number>();
+    const at = (key: string) => {
+      let found = index.get(key);
+      if (found === undefined) {
+        keys.push(key);
+        found = keys.length;
+        index.set(key, found);
+      }
+      return found;
+    };
+    const encoded = events.map((event) => {
+      const { day, channel } = event;
+      const base = { i: event.id, k: event.kind, f: `${day}|${channel}|`, ...(event.id ? { s: at(dayKey('seen', day)) } : {}) };
+      switch (event.kind) {
+        case 'in': {
+          const previous = addDays(day, -1);
+          return {
+            ...base,
+            v: event.conversation,
+            a: at(dayKey('active', day, channel)),
+            p: at(dayKey('person', day, channel)),
+            u: at(dayKey('unres', day, channel)),
+            an: at(dayKey('active', addDays(day, 1), channel)),
+            ap: at(dayKey('active', previous, channel)),
+            up: at(dayKey('unres', previous, channel)),
+            fp: `${previous}|${channel}|`,
+          };
+        }
+        case 'out':
+        case 'handoff': {
+          const sets = {
+            v: event.conversation,
+            t: event.at,
+            a: at(dayKey('active', day, channel)),
+            p: at(dayKey('person', day, channel)),
+            u: at(dayKey('unres', day, channel)),
+          };
+          if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true } : { ...base, tm: false };
+          return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role) };
+        }
+        case 'action':
+          return { ...base, o: event.outcome };
+        case 'usage':
+          return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
+      }
+    });
+    await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400]);
+  };
+
+  const flushOnce = async () => {
+    const fields = await redis.hgetall(totalsKey);
+    const documents = new Map<string, Record<string, number>>();
+    for (const [field, value] of Object.entries(fields)) {
+      const [day = '', channel = '', metric = ''] = field.split('|');
+      const id = rollupId(day, channel);
+      const counts = documents.get(id) ?? {};
+      counts[metric] = Number(value);
+      documents.set(id, counts);
+    }
+    const changed = [...documents].filter(([id, counts]) => written.get(id) !== JSON.stringify(counts));
+    for (let start = 0; start < changed.length; start += STATEMENTS_PER_COMMAND) {
+      const slice = changed.slice(start, start + STATEMENTS_PER_COMMAND);
+      await collection.bulkWrite(
+        slice.map(([_id, counts]) => ({
+          updateOne: {
+            filter: { _id },
+            update: { $max: Object.fromEntries(Object.entries(counts).map(([metric, n]) => [`counts.${metric}`, n])) },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+      for (const [id, counts] of slice) written.set(id, JSON.stringify(counts));
+    }
+    // Days past the horizon take no more records: their totals (written) leave Redis, and waits past WAIT_DAYS.
+    const oldest = addDays(new Date().toISOString().slice(0, 10), -HORIZON_DAYS);
+    const done = Object.keys(fields).filter((field) => field.slice(0, 10) < oldest);
+    if (done.length > 0) await redis.hdel(totalsKey, ...done);
+    const waits = await redis.hgetall(waitingKey);
+    const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
+    const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
+    if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
+  };
+
+  const flush = () => {
+    flushing = flushing.catch(() => undefined).then(flushOnce);
+    return flushing;
+  };
+
+  return {
+    count,
+    flush,
+    async read(ids) {
+      const found: RollupDocument[] = [];
+      const batches: string[][] = [];
+      for (let start = 0; start < ids.length; start += IDS_PER_READ) batches.push(ids.slice(start, start + IDS_PER_READ));
+      // Four reads in flight at most: a 400-day range is 40 small reads, not 40 at once.
+      for (let start = 0; start < batches.length; start += 4) {
+        const results = await Promise.all(batches.slice(start, start + 4).map((batch) => collection.find({ _id: { $in: batch } }).toArray()));
+        found.push(...results.flat());
+      }
+      return found;
+    },
+    async reset(days, channels, { daySetsOnly = false, keepSeen = false } = {}) {
+      await flushing.catch(() => undefined);
+      if (!daySetsOnly) written.clear();
+      const keys = daySetsOnly ? [] : [totalsKey, waitingKey];
+      for (const day of days) {
+        if (!keepSeen) keys.push(dayKey('seen', day));
+        for (const channel of channels) for (const set of ['active', 'person', 'unres']) keys.push(dayKey(set, day, channel));
+      }
+      // 100 keys per DEL (one hash tag, so a cluster takes them; a huge DEL would hold Redis).
+      for (let start = 0; start < keys.length; start += 100) await redis.del(...keys.slice(start, start + 100));
+      logger.info('reports-rollups-reset', { keys: keys.length, daySetsOnly });
+    },
+    async drop(ids) {
+      for (let start = 0; start < ids.length; start += IDS_PER_READ) await collection.deleteMany({ _id: { $in: ids.slice(start, start + IDS_PER_READ) } });
+      written.clear();
+    },
+    start(intervalMs) {
+      if (timer) return;
+      timer = setInterval(() => {
+        flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
+      }, intervalMs);
+      timer.unref();
+    },
+    async close() {
+      clearInterval(timer);
+      timer = undefined;
+      await flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
+    },
+  };
+}

@@ -1,0 +1,241 @@
+/**
+ * The report's figures for a date range and channel, from the roll-up documents alone: per day
+ * (conversations, messages, hand-offs, resolved without a person, actions, model use) and over
+ * the range (shares, the teammates' median and p90 first response from the histogram, cost per
+ * conversation). The query is checked here: dates `YYYY-MM-DD`, `from` ≤ `to`, at most
+ * MAX_RANGE_DAYS, a known channel. Pure but for `readSummary`.
+ */
+import { z } from 'zod';
+import { addDays, RESPONSE_BUCKETS, rollupId } from './rollup-events.js';
+import type { RollupDocument, RollupStore } from './rollup-store.js';
+
+const MAX_RANGE_DAYS = 400;
+const DEFAULT_RANGE_DAYS = 30;
+
+/** Model id → price per million input and output tokens (MODEL_PRICES). */
+export type ModelPrices = Record<string, { inputPerMTok: number; outputPerMTok: number }>;
+
+export interface ReportQuery {
+  from: string;
+  to: string;
+  /** A channel id, or `all`. */
+  channel: string;
+}
+
+const Day = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
+
+/** The query, or why it is refused (a 400's reason). */
+export function parseQuery(input: Record<string, unknown>, channels: readonly string[], today: string): { query: ReportQuery } | { error: string } {
+  const schema = z.object({
+    from: Day.optional(),
+    to: Day.optional(),
+    channel: z.enum(['all', ...channels], { error: `must be all or one of ${channels.join(', ')}` }).default('all'),
+  });
+  const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
+  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), channel: single(input.channel) });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { error: `${issue?.path.join('.') || 'query'} ${issue?.message ?? 'is invalid'}` };
+  }
+  const to = parsed.data.to ?? today;
+  const from = parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
+  if (from > to) return { error: 'from must not be after to' };
+  const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
+  if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
+  return { query: { from, to, channel: parsed.data.channel } };
+}
+
+function daysBetween(from: string, to: string): string[] {
+  const days: string[] = [];
+  for (let day = from; day <= to && days.length <= MAX_RANGE_DAYS; day = addDays(day, 1)) days.push(day);
+  return days;
+}
+
+export interface DayFigures {
+  day: string;
+  conversations: number;
+  messagesIn: number;
+  messagesOut: number;
+  handoffs: number;
+  /** Conversations with a person (a hand-off or a teammate's message) or whose customer wrote again the next day. */
+  notResolved: number;
+  resolvedWithoutPerson: number;
+  /** Whether the next day is over (before, a conversation may still come back). */
+  settled: boolean;
+  actionsRun: number;
+  actionsDeclined: number;
+  actionsFailed: number;
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Absent when a model used has no price. */
+  cost?: number;
+}
+
+export interface CsatFigures {
+  responses: number;
+  /** Mean of the 1–5 answers. */
+  score: number;
+  distribution: Record<'1' | '2' | '3' | '4' | '5', number>;
+  comments: { at: string; rating: number; text: string }[];
+}
+
+export interface ReportSummary extends ReportQuery {
+  days: DayFigures[];
+  totals: {
+    conversations: number;
+    messagesIn: number;
+    messagesOut: number;
+    handoffs: number;
+    handoffRate: number | null;
+    handoffsByTeam: Record<string, number>;
+    handoffsByRole: Record<string, number>;
+    /** Over settled days only. */
+    resolvedWithoutPersonShare: number | null;
+    teammateFirstResponse: {
+      replies: number;
+      medianSeconds: number | null;
+      p90Seconds: number | null;
+      histogram: { upToSeconds: number | null; replies: number }[];
+    };
+    actions: { run: number; declined: number; failed: number };
+    model: {
+      calls: number;
+      inputTokens: number;
+      outputTokens: number;
+      byModel: Record<string, { inputTokens: number; outputTokens: number }>;
+      cost?: number;
+      costPerConversation?: number;
+    };
+  };
+  /** Null until a satisfaction source exists (or when nobody answered yet). */
+  csat: CsatFigures | null;
+}
+
+const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
+
+/** The value at quantile `q` of a histogram over RESPONSE_BUCKETS, interpolated within its bucket. */
+function quantile(histogram: readonly number[], q: number): number | null {
+  const total = histogram.reduce((sum, n) => sum + n, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (const [bucket, n] of histogram.entries()) {
+    if (n === 0 || seen + n < rank) {
+      seen += n;
+      continue;
+    }
+    const lower = bucket === 0 ? 0 : (RESPONSE_BUCKETS[bucket - 1] ?? 0);
+    const upper = RESPONSE_BUCKETS[bucket] ?? lower;
+    return Math.round(lower + ((upper - lower) * (rank - seen)) / n);
+  }
+  return RESPONSE_BUCKETS[RESPONSE_BUCKETS.length - 1] ?? null;
+}
+
+/** The figures of `query` from its days' documents (any channel's; those of other channels are ignored). */
+function summarise(query: ReportQuery, documents: readonly RollupDocument[], today: string, prices?: ModelPrices): ReportSummary {
+  const perDay = new Map<string, Record<string, number>>();
+  for (const document of documents) {
+    const [day = '', channel = ''] = document._id.split('|');
+    if (query.channel !== 'all' && channel !== query.channel) continue;
+    const sum = perDay.get(day) ?? {};
+    for (const [metric, n] of Object.entries(document.counts)) sum[metric] = (sum[metric] ?? 0) + n;
+    perDay.set(day, sum);
+  }
+  const byTeam: Record<string, number> = {};
+  const byRole: Record<string, number> = {};
+  const byModel: Record<string, { inputTokens: number; outputTokens: number }> = {};
+  const histogram = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
+  let priced = true;
+  const days = daysBetween(query.from, query.to).map((day): DayFigures => {
+    const counts = perDay.get(day) ?? {};
+    let cost = 0;
+    let dayPriced = true;
+    for (const [metric, n] of Object.entries(counts)) {
+      if (metric.startsWith('ho_team:')) byTeam[named(metric, 'ho_team:')] = (byTeam[named(metric, 'ho_team:')] ?? 0) + n;
+      else if (metric.startsWith('ho_role:')) byRole[named(metric, 'ho_role:')] = (byRole[named(metric, 'ho_role:')] ?? 0) + n;
+      else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
+      else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
+        const input = metric.startsWith('tok_in:');
+        const model = named(metric, input ? 'tok_in:' : 'tok_out:');
+        const tokens = (byModel[model] ??= { inputTokens: 0, outputTokens: 0 });
+        if (input) tokens.inputTokens += n;
+        else tokens.outputTokens += n;
+        const price = prices?.[model];
+        if (price) cost += (n * (input ? price.inputPerMTok : price.outputPerMTok)) / 1_000_000;
+        else if (n > 0) dayPriced = false;
+      }
+    }
+    priced &&= dayPriced;
+    const n = (metric: string) => counts[metric] ?? 0;
+    const inputTokens = Object.entries(counts).reduce((sum, [metric, value]) => sum + (metric.startsWith('tok_in:') ? value : 0), 0);
+    const outputTokens = Object.entries(counts).reduce((sum, [metric, value]) => sum + (metric.startsWith('tok_out:') ? value : 0), 0);
+    return {
+      day,
+      conversations: n('conv'),
+      messagesIn: n('in'),
+      messagesOut: n('out'),
+      handoffs: n('ho'),
+      notResolved: n('unres'),
+      resolvedWithoutPerson: Math.max(0, n('conv') - n('unres')),
+      settled: addDays(day, 2) <= today,
+      actionsRun: n('act_run'),
+      actionsDeclined: n('act_declined'),
+      actionsFailed: n('act_failed'),
+      modelCalls: n('calls'),
+      inputTokens,
+      outputTokens,
+      ...(prices && dayPriced ? { cost } : {}),
+    };
+  });
+  const total = (field: keyof DayFigures, list = days) => list.reduce((sum, day) => sum + (typeof day[field] === 'number' ? day[field] : 0), 0);
+  const settled = days.filter((day) => day.settled);
+  const settledConversations = total('conversations', settled);
+  const conversations = total('conversations');
+  const cost = prices && priced ? total('cost') : undefined;
+  return {
+    ...query,
+    days,
+    totals: {
+      conversations,
+      messagesIn: total('messagesIn'),
+      messagesOut: total('messagesOut'),
+      handoffs: total('handoffs'),
+      handoffRate: conversations > 0 ? total('handoffs') / conversations : null,
+      handoffsByTeam: byTeam,
+      handoffsByRole: byRole,
+      resolvedWithoutPersonShare: settledConversations > 0 ? total('resolvedWithoutPerson', settled) / settledConversations : null,
+      teammateFirstResponse: {
+        replies: histogram.reduce((sum, n) => sum + n, 0),
+        medianSeconds: quantile(histogram, 0.5),
+        p90Seconds: quantile(histogram, 0.9),
+        histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
+      },
+      actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
+      model: {
+        calls: total('modelCalls'),
+        inputTokens: total('inputTokens'),
+        outputTokens: total('outputTokens'),
+        byModel,
+        ...(cost !== undefined ? { cost, ...(conversations > 0 ? { costPerConversation: cost / conversations } : {}) } : {}),
+      },
+    },
+    csat: null,
+  };
+}
+
+/** The ids of the range's documents: every day × channel. */
+function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
+  const wanted = query.channel === 'all' ? channels : [query.channel];
+  return daysBetween(query.from, query.to).flatMap((day) => wanted.map((channel) => rollupId(day, channel)));
+}
+
+export async function readSummary(
+  store: RollupStore,
+  query: ReportQuery,
+  channels: readonly string[],
+  today: string,
+  prices?: ModelPrices,
+): Promise<ReportSummary> {
+  return summarise(query, await store.read(rangeIds(query, channels)), today, prices);
+}

@@ -1,0 +1,153 @@
+/**
+ * The reports page in Chromium, over seeded roll-ups on real FerretDB and Redis: an owner signs
+ * in with the keyboard alone (the token form, then Enter), sees the figures and the SVG charts,
+ * changes the range and channel with the keyboard, downloads a table's CSV through its link (the
+ * session cookie, no token in a URL), and the page is dark under `prefers-color-scheme: dark`.
+ * No console message, no page error, no request off the host; the CSP is the page's, and its one
+ * style sheet applies (its hash matches).
+ */
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import express from 'express';
+import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { findFreePort } from '../support/services.js';
+
+const TOKEN = 'reports-browser-token-0123456789abcdef';
+const TODAY = '2026-11-30';
+
+let harness: Harness;
+let reports: ReportsFeature;
+let chromium: LaunchedBrowser;
+let server: Server;
+let origin: string;
+const pages: WatchedPage[] = [];
+
+beforeAll(async () => {
+  harness = await startHarness({ worker: false });
+  const { mongo, redis, logger, metrics } = harness.services;
+  reports = createReportsFeature({
+    connection: mongo,
+    redis,
+    logger,
+    metrics,
+    config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
+    today: () => TODAY,
+  });
+  // 30 days of roll-ups: whatsapp grows by a conversation a day, the web has 5 a day.
+  const documents = Array.from({ length: 30 }, (_, index) => {
+    const day = new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10);
+    return [
+      {
+        _id: `${day}|whatsapp`,
+        counts: { conv: 30 - index, in: 3 * (30 - index), out: 4 * (30 - index), unres: 2, ho: 1, 'ho_team:support': 1, 'frt:2': 1, frt_n: 1, act_run: 1 },
+      },
+      { _id: `${day}|web`, counts: { conv: 5, in: 9, out: 11 } },
+    ];
+  }).flat();
+  await mongo.collection('report_rollups').insertMany(documents as never[]);
+  const app = express();
+  app.use(reports.router);
+  const port = await findFreePort();
+  origin = `http://127.0.0.1:${port}`;
+  server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  chromium = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  for (const watched of pages) await watched.close();
+  await chromium?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await reports?.close();
+  await harness?.close();
+});
+
+async function open(colorScheme: 'light' | 'dark' = 'light'): Promise<WatchedPage> {
+  const watched = await chromium.newPage(DESKTOP, { colorScheme });
+  pages.push(watched);
+  return watched;
+}
+
+async function signIn(watched: WatchedPage, path = '/admin/reports'): Promise<void> {
+  const { page } = watched;
+  await page.goto(`${origin}${path}`);
+  expect(page.url()).toMatch(/\/admin\/reports\/sign-in/);
+  // The token field has the focus: typed and sent with the keyboard alone.
+  expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('token');
+  await page.keyboard.type(TOKEN);
+  await Promise.all([page.waitForURL((url) => url.pathname === '/admin/reports'), page.keyboard.press('Enter')]);
+}
+
+const cardValue = (watched: WatchedPage, what: string) => watched.page.locator('.card', { hasText: what }).locator('.value').innerText();
+
+function expectClean(watched: WatchedPage): void {
+  expect(watched.record.console).toEqual([]);
+  expect(watched.record.pageErrors).toEqual([]);
+  expect(watched.record.offHostRequests).toEqual([]);
+}
+
+test('sign in, read, change the range and channel with the keyboard, download a CSV', async () => {
+  const watched = await open();
+  const { page } = watched;
+  await signIn(watched);
+  expect(await page.title()).toBe('Reports 2026-11-01 to 2026-11-30');
+  // 465 whatsapp + 150 web conversations over the default 30 days.
+  expect(await cardValue(watched, 'conversations')).toBe('615');
+  expect(await page.locator('svg[role="img"]').count()).toBe(3);
+  expect(await page.locator('svg > title').first().textContent()).toBe('Conversations per day');
+  expect(await cardValue(watched, 'satisfaction')).toBe('none yet');
+  expect(await cardValue(watched, "team's median first reply")).toBe('10 min');
+
+  // The range: the "From" date, then the channel, each reached with Tab; Enter submits.
+  const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
+  await page.keyboard.press('Tab');
+  while ((await focusName()) !== 'from') await page.keyboard.press('Tab');
+  // Typed as the date field takes it (en-US: month, day, year; each part moves on to the next).
+  await page.keyboard.type('11282026');
+  expect(await page.locator('input[name="from"]').inputValue()).toBe('2026-11-28');
+  // Past the date's remaining parts (none after the year) to the next field.
+  while ((await focusName()) === 'from') await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('to');
+  while ((await focusName()) === 'to') await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('channel');
+  await page.keyboard.press('ArrowDown');
+  expect(await page.locator('select[name="channel"]').inputValue()).toBe('whatsapp');
+  await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('BUTTON');
+  await Promise.all([page.waitForURL(/from=2026-11-28/), page.keyboard.press('Enter')]);
+  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp');
+  expect(await cardValue(watched, 'conversations')).toBe('87');
+  expect(await page.locator('table').first().locator('tbody tr').count()).toBe(3);
+
+  // The CSV link carries no token: the session cookie opens it.
+  const href = await page.locator('a', { hasText: 'Download per day (CSV)' }).getAttribute('href');
+  expect(href).toBe('/admin/reports/csv/daily.csv?from=2026-11-28&to=2026-11-30&channel=whatsapp');
+  const csv = await page.request.get(`${origin}${href}`);
+  expect(csv.status()).toBe(200);
+  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,');
+  await saveScreenshot(page, 'reports-light');
+  expectClean(watched);
+});
+
+test('dark mode, the CSP, and a bad range shown as a clear error', async () => {
+  const watched = await open('dark');
+  const { page } = watched;
+  await signIn(watched, '/admin/reports?from=2026-11-01&to=2026-11-30');
+  const response = await page.reload();
+  const csp = response?.headers()['content-security-policy'] ?? '';
+  expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-/);
+  expect(csp).not.toContain('unsafe-inline');
+  // The hashed style sheet applied: dark background, light text.
+  expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(13, 17, 23)');
+  expect(await page.evaluate('getComputedStyle(document.body).color')).toBe('rgb(230, 237, 243)');
+  expect(await page.evaluate("getComputedStyle(document.querySelector('rect.s1')).fill")).toBe('rgb(88, 166, 255)');
+  await saveScreenshot(page, 'reports-dark');
+  expectClean(watched);
+
+  const bad = await page.goto(`${origin}/admin/reports?from=2024-01-01&to=2026-11-30`);
+  expect(bad?.status()).toBe(400);
+  expect(await page.locator('[role="alert"]').innerText()).toBe('the range is 1065 days; at most 400');
+});

@@ -1,0 +1,132 @@
+/**
+ * `npm run bench:reports`: the reports at real volume, on a Redis and a FerretDB of its own.
+ *   1. The roll-up's cost per transcript record: 100,000 conversations and 1,000,000 messages
+ *      (BENCH_REPORTS_MESSAGES) over 30 days, 1 in 20 conversations handed off and answered by a
+ *      teammate, counted as the transcript writer's hook counts them (batches of 200 records:
+ *      one script each) — client round trips, Redis commands inside the scripts (INFO
+ *      commandstats), time; then the flush's MongoDB commands.
+ *   2. The page's data: the summary for 30 days, all channels, from those roll-ups (20 runs;
+ *      median and worst; the target is ≤ 1 s).
+ * Prints a table; exits 1 when the summary's median misses the target.
+ */
+import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import { createReportsFeature } from '../../src/reports/index.js';
+import type { RollupEvent } from '../../src/reports/rollup-events.js';
+import { parseQuery, readSummary } from '../../src/reports/summary.js';
+import { startMongo, startRedis } from '../support/services.js';
+
+const MESSAGES = Number(process.env.BENCH_REPORTS_MESSAGES ?? 1_000_000);
+const CONVERSATIONS = Math.max(1, Math.round(MESSAGES / 10));
+const DAYS = 30;
+const RECORDS_PER_BATCH = 200;
+const SUMMARY_RUNS = 20;
+const TARGET_MS = 1_000;
+const CHANNELS = ['whatsapp', 'web'];
+const today = new Date().toISOString().slice(0, 10);
+const dayAt = (index: number) => new Date(Date.parse(`${today}T00:00:00Z`) - (DAYS - 1 - index) * 86_400_000);
+
+const [redisHandle, mongoHandle] = await Promise.all([startRedis(), startMongo()]);
+const redis = new Redis(redisHandle.url);
+const connection = mongoose.createConnection(`${mongoHandle.uri.replace(/\/$/, '')}/reports_bench`, { monitorCommands: true });
+await connection.asPromise();
+const mongoCommands: string[] = [];
+connection.getClient().on('commandStarted', (event) => mongoCommands.push(event.commandName));
+const logger = createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) });
+const reports = createReportsFeature({
+  connection,
+  redis,
+  logger,
+  metrics: createMetrics(),
+  config: { adminToken: undefined, publicBaseUrl: 'http://127.0.0.1', channels: CHANNELS, prices: { bench: { inputPerMTok: 0.5, outputPerMTok: 1.5 } } },
+});
+
+/** One conversation's records: ~10 messages on its day, a hand-off and a teammate's reply for 1 in 20. */
+function conversationEvents(index: number): RollupEvent[] {
+  const channel = CHANNELS[Math.floor(index / DAYS) % 2] ?? 'whatsapp';
+  const conversation = `${channel}:bench-${index}`;
+  const start = dayAt(index % DAYS).getTime() + (index % 1000) * 60_000;
+  const day = new Date(start).toISOString().slice(0, 10);
+  const events: RollupEvent[] = [];
+  for (let n = 0; n < 10; n += 1) {
+    const inbound = n % 2 === 0;
+    const at = start + n * 30_000;
+    events.push(
+      inbound
+        ? { id: `m:in:${conversation}:${n}`, day, channel, kind: 'in', conversation }
+        : { id: `m:out:${conversation}:${n}`, day, channel, kind: 'out', conversation, teammate: false, at },
+    );
+  }
+  if (index % 20 === 0) {
+    events.push({ id: `h:${conversation}`, day, channel, kind: 'handoff', conversation, team: 'support', role: 'support', at: start + 400_000 });
+    events.push({ id: `m:tm:${conversation}`, day, channel, kind: 'out', conversation, teammate: true, at: start + 400_000 + 240_000 });
+  }
+  events.push({ id: '', day, channel, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
+  return events;
+}
+
+const commandstats = async () => {
+  const text = await redis.info('commandstats');
+  return Object.fromEntries([...text.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((match) => [match[1] ?? '', Number(match[2])]));
+};
+const before = await commandstats();
+let records = 0;
+let scripts = 0;
+const started = performance.now();
+let pending: RollupEvent[] = [];
+for (let index = 0; index < CONVERSATIONS; index += 1) {
+  for (const event of conversationEvents(index)) {
+    pending.push(event);
+    if (event.kind !== 'usage' && event.kind !== 'handoff') records += 1;
+    if (pending.length >= RECORDS_PER_BATCH) {
+      await reports.store.count(pending);
+      scripts += 1;
+      pending = [];
+    }
+  }
+}
+if (pending.length > 0) {
+  await reports.store.count(pending);
+  scripts += 1;
+}
+const countMs = performance.now() - started;
+const after = await commandstats();
+const insideScripts = Object.entries(after)
+  .filter(([name]) => !['evalsha', 'eval', 'info', 'script'].includes(name))
+  .reduce((sum, [name, calls]) => sum + calls - (before[name] ?? 0), 0);
+const memory = /used_memory:(\d+)/.exec(await redis.info('memory'))?.[1];
+const flushStarted = performance.now();
+await reports.store.flush();
+const flushMs = performance.now() - flushStarted;
+const flushCommands = mongoCommands.length;
+
+const parsed = parseQuery({}, CHANNELS, today);
+if ('error' in parsed) throw new Error(parsed.error);
+const timings: number[] = [];
+let summary: Awaited<ReturnType<typeof readSummary>> | undefined;
+for (let run = 0; run < SUMMARY_RUNS; run += 1) {
+  const runStarted = performance.now();
+  await reports.store.flush();
+  summary = await readSummary(reports.store, parsed.query, CHANNELS, today, { bench: { inputPerMTok: 0.5, outputPerMTok: 1.5 } });
+  timings.push(performance.now() - runStarted);
+}
+timings.sort((a, b) => a - b);
+const median = timings[Math.floor(timings.length / 2)] ?? 0;
+const rows: [string, string][] = [
+  ['conversations / messages counted', `${summary?.totals.conversations} / ${(summary?.totals.messagesIn ?? 0) + (summary?.totals.messagesOut ?? 0)}`],
+  ['roll-up: client round trips per record', (scripts / records).toFixed(4)],
+  ['roll-up: Redis commands inside scripts per record', (insideScripts / records).toFixed(2)],
+  ['roll-up: time per record', `${((1000 * countMs) / records).toFixed(1)} µs`],
+  ['roll-up: Redis memory (dedupe ids, day sets, totals)', `${(Number(memory ?? 0) / 2 ** 20).toFixed(0)} MiB`],
+  ['flush: MongoDB commands (all days)', `${flushCommands} in ${flushMs.toFixed(0)} ms`],
+  ['summary, 30 days, all channels: median / worst', `${median.toFixed(1)} / ${(timings.at(-1) ?? 0).toFixed(1)} ms (target ≤ ${TARGET_MS} ms)`],
+];
+process.stdout.write(`\nReports (${MESSAGES.toLocaleString('en')} messages, ${CONVERSATIONS.toLocaleString('en')} conversations, ${DAYS} days)\n`);
+for (const [what, value] of rows) process.stdout.write(`  ${what.padEnd(52)} ${value}\n`);
+
+await connection.close();
+redis.disconnect();
+await Promise.all([redisHandle.stop(), mongoHandle.stop()]);
+process.exitCode = median <= TARGET_MS ? 0 : 1;
