@@ -73,6 +73,59 @@ const BUILT_IN_PROVIDERS = ['openai', 'anthropic', 'google'] as const;
 
 const CompatibleSchema = z.object({ BASE_URL: httpUrl, API_KEY: z.string().min(1).optional() });
 
+// Knowledge (issue 38): the business's help pages, documents and FAQ (src/knowledge/). One
+// block: its variables (spread into EnvSchema), its slice of Config and how it is built.
+const knowledgeUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+/** One website to crawl, as KNOWLEDGE_SOURCES and `POST /admin/knowledge/sources` take it. */
+export const KnowledgeSourceSchema = z.strictObject({
+  url: knowledgeUrl,
+  sitemap: knowledgeUrl.optional(),
+  include: z.array(z.string().min(1).max(200)).max(50).optional(),
+  exclude: z.array(z.string().min(1).max(200)).max(50).optional(),
+  /** Widget site keys and/or channel ids (`whatsapp`) answered from it; absent: everyone. */
+  sites: z.array(z.string().trim().min(1).max(80)).max(20).optional(),
+  language: z.string().trim().min(2).max(10).optional(),
+});
+const KNOWLEDGE_ENV = {
+  KNOWLEDGE_SOURCES: jsonText()
+    .pipe(z.array(KnowledgeSourceSchema, { error: 'expected a JSON list of {"url": "https://…", "sitemap"?, "include"?, "exclude"?, "sites"?, "language"?}' }).max(50))
+    .optional(),
+  KNOWLEDGE_RECRAWL_HOURS: positiveInt(24),
+  KNOWLEDGE_MAX_PAGES: positiveInt(500),
+  KNOWLEDGE_MAX_DEPTH: z.coerce.number({ error: 'expected 0–20' }).int().min(0).max(20).default(5),
+  KNOWLEDGE_MAX_PAGE_BYTES: positiveInt(5 * 1024 * 1024),
+  KNOWLEDGE_MAX_CRAWL_BYTES: positiveInt(200 * 1024 * 1024),
+  KNOWLEDGE_FETCH_TIMEOUT_MS: positiveInt(15_000),
+  KNOWLEDGE_MAX_DOCUMENT_BYTES: positiveInt(10 * 1024 * 1024),
+  KNOWLEDGE_MAX_PASSAGES: z.coerce.number({ error: 'expected 1–5' }).int().min(1).max(5).default(5),
+  KNOWLEDGE_MAX_PASSAGE_TOKENS: positiveInt(1500),
+};
+export interface KnowledgeConfig {
+  sources: z.infer<typeof KnowledgeSourceSchema>[];
+  recrawlHours: number;
+  crawl: { maxPages: number; maxDepth: number; maxPageBytes: number; maxCrawlBytes: number; timeoutMs: number };
+  maxDocumentBytes: number;
+  maxPassages: number;
+  maxPassageTokens: number;
+}
+function knowledgeConfig(env: Env): KnowledgeConfig {
+  return {
+    sources: env.KNOWLEDGE_SOURCES ?? [],
+    recrawlHours: env.KNOWLEDGE_RECRAWL_HOURS,
+    crawl: {
+      maxPages: env.KNOWLEDGE_MAX_PAGES,
+      maxDepth: env.KNOWLEDGE_MAX_DEPTH,
+      maxPageBytes: env.KNOWLEDGE_MAX_PAGE_BYTES,
+      maxCrawlBytes: env.KNOWLEDGE_MAX_CRAWL_BYTES,
+      timeoutMs: env.KNOWLEDGE_FETCH_TIMEOUT_MS,
+    },
+    maxDocumentBytes: env.KNOWLEDGE_MAX_DOCUMENT_BYTES,
+    maxPassages: env.KNOWLEDGE_MAX_PASSAGES,
+    maxPassageTokens: env.KNOWLEDGE_MAX_PASSAGE_TOKENS,
+  };
+}
+// End of Knowledge.
+
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
@@ -260,6 +313,7 @@ export const EnvSchema = z.object({
   // accepted so a deployment that sets it keeps starting.
   CONTACT_CACHE_TTL_SECONDS: positiveInt(300),
   USAGE_FLUSH_INTERVAL_MS: positiveInt(10_000),
+  ...KNOWLEDGE_ENV,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -416,6 +470,7 @@ export interface Config {
    * upload no message named is kept.
    */
   media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string; maxTurnBytes: number; maxWorkerBytes: number; unclaimedTtlMs: number };
+  knowledge: KnowledgeConfig;
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -529,6 +584,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxWorkerBytes: Math.max(env.MEDIA_MAX_WORKER_BYTES, env.MEDIA_MAX_TURN_BYTES),
       unclaimedTtlMs: Math.round(env.UPLOAD_UNCLAIMED_TTL_MINUTES * 60_000),
     },
+    knowledge: knowledgeConfig(env),
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,
