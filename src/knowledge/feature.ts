@@ -90,7 +90,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const readiness = new Promise<void>((resolve) => (markReady = resolve));
 
   const retrieve: KnowledgeFeature['retrieve'] = (query, context) =>
-    service.retrieve(context.terms?.trim() ? `${context.terms} ${query}` : query, { site: context.site, channel: context.channel }, config.maxPassages);
+    service.retrieve(context.terms?.trim() ? [context.terms, query] : query, { site: context.site, channel: context.channel }, config.maxPassages);
 
   const schedule = async () => {
     const due = Date.now() - config.recrawlHours * 3_600_000;

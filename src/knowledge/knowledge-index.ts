@@ -36,8 +36,12 @@ function mentions(text: string, term: string): boolean {
 export interface KnowledgeIndex {
   replaceOwner(owner: string, chunks: readonly ChunkRecord[]): Promise<void>;
   removeOwner(owner: string): Promise<void>;
-  /** Passages relevant to `query` for this audience, best first; empty when nothing relevant. */
-  search(query: string, audience: Audience, limit: number): Promise<Passage[]>;
+  /**
+   * Passages relevant to the query for this audience, best first; empty when nothing relevant.
+   * `query` may hold variants (the judge's terms, the customer's words): a passage is relevant
+   * when it mentions at least `minCoverage` of one variant's significant words.
+   */
+  search(query: string | readonly string[], audience: Audience, limit: number): Promise<Passage[]>;
   size(): number;
   owners(): number;
 }
@@ -83,7 +87,8 @@ export async function createKnowledgeIndex(options: { minCoverage?: number } = {
     removeOwner,
 
     async search(query, audience, limit) {
-      const terms = significantTerms(query);
+      const variants = (typeof query === 'string' ? [query] : query).map(significantTerms).filter((list) => list.length > 0);
+      const terms = [...new Set(variants.flat())];
       if (terms.length === 0 || chunks.size === 0) return [];
       const scope = [EVERYONE, ...(audience.site ? [audience.site] : []), ...(audience.channel ? [audience.channel] : [])];
       const result = await search(db, {
@@ -94,14 +99,13 @@ export async function createKnowledgeIndex(options: { minCoverage?: number } = {
         limit: Math.max(limit * 4, 20),
         where: { scope: { containsAny: scope } },
       });
-      const needed = Math.max(1, Math.ceil(terms.length * minCoverage));
       const passages: Passage[] = [];
       for (const hit of result.hits) {
         const chunk = chunks.get(String(hit.id));
         if (!chunk) continue;
         const haystack = `${chunk.title} ${chunk.headingPath.join(' ')} ${chunk.text}`.toLowerCase();
-        const covered = terms.filter((term) => mentions(haystack, term)).length;
-        if (covered < needed) continue;
+        const relevant = variants.some((list) => list.filter((term) => mentions(haystack, term)).length >= Math.max(1, Math.ceil(list.length * minCoverage)));
+        if (!relevant) continue;
         passages.push({ chunkId: chunk._id, title: chunk.title, headingPath: chunk.headingPath, url: chunk.url, text: chunk.text, score: hit.score });
         if (passages.length >= limit) break;
       }

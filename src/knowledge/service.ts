@@ -71,7 +71,7 @@ export function createKnowledgeService(dependencies: {
     index,
     misses: dependencies.misses,
 
-    retrieve(query: string, audience: Audience, limit = 5): Promise<Passage[]> {
+    retrieve(query: string | readonly string[], audience: Audience, limit = 5): Promise<Passage[]> {
       return index.search(query, audience, limit);
     },
 

@@ -24,7 +24,7 @@ import { groundingSections, withCustomerContext } from './grounding.js';
 import { defaultRole, type JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
-import { prepareFreshLeg, type PreparedLeg } from './prepare-turn.js';
+import { prepareFreshLeg, type PreparedLeg, type TurnKnowledge } from './prepare-turn.js';
 import { resumeContinuation, type UnlistedResume } from './resume-continuation.js';
 import { languageOf } from '../words/language.js';
 import { serviceWords } from '../words/service-words.js';
@@ -56,6 +56,8 @@ export interface OrchestratorOptions {
   resumeUnlisted?: UnlistedResume;
   /** The service's words for a tap that comes when no question is pending (undefined: the generic refusal). */
   staleTap?: (choice: string, context: ToolCallContext) => Promise<string | undefined>;
+  /** The business's published knowledge (src/knowledge/): cited passages in the brief of a turn that needs them. */
+  knowledge?: TurnKnowledge;
 }
 
 export interface Orchestrator {
@@ -118,6 +120,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       facts: decision.facts,
       inScope: decision.inScope,
       note,
+      knowledge: leg.knowledge,
     });
     const base = {
       runId: decision.runId,
@@ -307,7 +310,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         if (!others) return done(serviceResult(runId, activeRoleId ?? defaultRole(roles).id, said));
       }
       const leg = await prepareFreshLeg(
-        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge: { ...judge, onModelCall: meter.observe } },
+        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge: { ...judge, onModelCall: meter.observe }, knowledge: options.knowledge },
         {
           conversationId: input.conversationId,
           runId,
@@ -320,6 +323,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
           knownFacts: start?.facts,
+          knowledgeContext: { channel: channel.id, metadata: input.inbound.metadata },
         },
       );
       routed.roleId = leg.role.id;
