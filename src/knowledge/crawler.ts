@@ -33,6 +33,7 @@ export interface CrawlReport {
 
 const HOST_CONCURRENCY = 2;
 const MAX_ERRORS = 20;
+const MAX_STORED_LINKS = 200;
 
 export const pageOwnerId = (url: string) => `page:${createHash('sha256').update(url).digest('hex').slice(0, 24)}`;
 
@@ -98,6 +99,7 @@ export async function crawlSource(
     if (outcome.kind === 'not-modified') {
       kept.add(pageOwnerId(outcome.url));
       report.unchanged += 1;
+      for (const link of known?.links ?? []) enqueue(link, item.depth + 1);
       return;
     }
     if (outcome.kind === 'gone') return;
@@ -115,7 +117,12 @@ export async function crawlSource(
     if (!page) return;
     if (!page.nofollow) for (const link of page.links) enqueue(link, item.depth + 1);
     if (page.noindex || !page.text.trim()) return;
-    const canonical = page.canonical && sameOriginAllowed(new URL(page.canonical), origin) ? page.canonical : outcome.url;
+    // A duplicate names its canonical page: that page is crawled (and indexed) in its place.
+    if (page.canonical && page.canonical !== outcome.url && sameOriginAllowed(new URL(page.canonical), origin)) {
+      enqueue(page.canonical, item.depth);
+      return;
+    }
+    const canonical = outcome.url;
     const ownerId = pageOwnerId(canonical);
     if (kept.has(ownerId)) return;
     kept.add(ownerId);
@@ -127,7 +134,14 @@ export async function crawlSource(
       text: page.text,
       sites: source.sites ?? [],
       language: source.language,
-      extra: { sourceId: source._id, etag: outcome.etag, lastModified: outcome.lastModified, bytes: outcome.body.length, contentType: outcome.contentType },
+      extra: {
+        sourceId: source._id,
+        etag: outcome.etag,
+        lastModified: outcome.lastModified,
+        bytes: outcome.body.length,
+        contentType: outcome.contentType,
+        links: page.nofollow ? [] : page.links.filter((link) => link.startsWith(`${origin}/`)).slice(0, MAX_STORED_LINKS),
+      },
     });
     if (result.unchanged) report.unchanged += 1;
   };

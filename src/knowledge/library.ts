@@ -26,7 +26,7 @@ export interface OwnerContent {
   text: string;
   sites: readonly string[];
   language?: string | undefined;
-  extra?: Partial<Pick<OwnerRecord, 'sourceId' | 'etag' | 'lastModified' | 'bytes' | 'contentType'>>;
+  extra?: Partial<Pick<OwnerRecord, 'sourceId' | 'etag' | 'lastModified' | 'bytes' | 'contentType' | 'links'>>;
 }
 
 export interface KnowledgeLibrary {
@@ -65,9 +65,7 @@ export function createKnowledgeLibrary(dependencies: {
       const hash = textHash(`${content.title}\n${content.sites.join(',')}\n${text}`);
       const previous = await store.getOwner(content.ownerId);
       if (previous?.hash === hash) {
-        if (content.extra?.etag !== previous.etag || content.extra?.lastModified !== previous.lastModified) {
-          await store.putOwner({ ...previous, ...content.extra, updatedAt: new Date() }, await store.chunksOf(previous));
-        }
+        if (content.extra) await store.updateOwner({ ...previous, ...content.extra, updatedAt: new Date() });
         return { chunks: previous.chunkIds.length, dropped: dropped.length, unchanged: true };
       }
       const chunks = chunkText(text, { owner: content.ownerId, title: content.title, url: content.url, sites: content.sites, language: content.language });

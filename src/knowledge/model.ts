@@ -43,6 +43,8 @@ export interface OwnerRecord {
   etag?: string | undefined;
   lastModified?: string | undefined;
   updatedAt: Date;
+  /** A crawled page's followable links (same origin), so a re-crawl answered 304 still follows them. */
+  links?: string[] | undefined;
   bytes?: number | undefined;
   contentType?: string | undefined;
 }

@@ -15,6 +15,8 @@ const PARALLEL_READS = 10;
 export interface KnowledgeStore {
   /** Writes an owner's chunks, then the owner, then removes its chunks that no longer exist. */
   putOwner(owner: OwnerRecord, chunks: readonly ChunkRecord[]): Promise<void>;
+  /** Rewrites an owner's record alone (validators, links), its chunks unchanged. */
+  updateOwner(owner: OwnerRecord): Promise<void>;
   /** Removes an owner and its chunks; false when it did not exist. */
   removeOwner(ownerId: string): Promise<OwnerRecord | undefined>;
   getOwner(ownerId: string): Promise<OwnerRecord | undefined>;
@@ -54,6 +56,10 @@ export function createKnowledgeStore(connection: Connection): KnowledgeStore {
       await owners(owner._id).replaceOne({ _id: owner._id }, owner, { upsert: true });
       const kept = new Set(list.map((chunk) => chunk._id));
       await deleteChunks((previous?.chunkIds ?? []).filter((id) => !kept.has(id)));
+    },
+
+    async updateOwner(owner) {
+      await owners(owner._id).replaceOne({ _id: owner._id }, owner, { upsert: true });
     },
 
     async removeOwner(ownerId) {
