@@ -34,7 +34,10 @@ describe('crawling a help center', () => {
   const overview = async () => (await request(rig.app).get('/admin/knowledge').set(auth)).body as Overview;
 
   it('adds a source through the admin API and crawls it politely, within robots.txt', async () => {
-    const added = await request(rig.app).post('/admin/knowledge/sources').set(auth).send({ url: `${site.origin}/` });
+    const added = await request(rig.app)
+      .post('/admin/knowledge/sources')
+      .set(auth)
+      .send({ url: `${site.origin}/` });
     expect(added.status).toBe(201);
     sourceId = (added.body as { id: string }).id;
     const until = Date.now() + 15_000;
@@ -53,7 +56,16 @@ describe('crawling a help center', () => {
     expect(site.maxInFlight()).toBeLessThanOrEqual(2);
 
     const urls = listed.pages.map((page) => page.url).sort();
-    expect(urls).toEqual([`${site.origin}/`, `${site.origin}/help/care`, `${site.origin}/help/returns`, `${site.origin}/help/shipping`, `${site.origin}/legal`, `${site.origin}/sizes`].sort());
+    expect(urls).toEqual(
+      [
+        `${site.origin}/`,
+        `${site.origin}/help/care`,
+        `${site.origin}/help/returns`,
+        `${site.origin}/help/shipping`,
+        `${site.origin}/legal`,
+        `${site.origin}/sizes`,
+      ].sort(),
+    );
     expect(source.pages).toBe(6);
   });
 
@@ -75,7 +87,10 @@ describe('crawling a help center', () => {
     site.requests.splice(0);
     site.setPage(
       '/help/shipping',
-      helpCenterLayout('Shipping and delivery', '<h2>Delivery times</h2>' + helpCenterParagraph('Standard delivery within the United Kingdom now takes 1 to 2 business days with our new courier.')),
+      helpCenterLayout(
+        'Shipping and delivery',
+        '<h2>Delivery times</h2>' + helpCenterParagraph('Standard delivery within the United Kingdom now takes 1 to 2 business days with our new courier.'),
+      ),
     );
     site.setPage('/help/returns', undefined);
     const crawled = await request(rig.app).post(`/admin/knowledge/sources/${sourceId}/crawl?wait=true`).set(auth);

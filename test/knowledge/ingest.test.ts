@@ -25,7 +25,9 @@ describe('chunking and steering', () => {
   it('splits by headings, keeping the heading path, and cuts long sections', () => {
     const text = '# Returns\n\nIntro.\n\n## Refunds\n\nMoney back in 5 days.\n\n### Costs\n\nFree in the UK.\n\n## Exchanges\n\n' + 'Long. '.repeat(400);
     const chunks = chunkText(text, { owner: 'doc:x', title: 'Policy', url: 'https://h.example/p', sites: [] });
-    expect(chunks.map((chunk) => chunk.headingPath.join(' / '))).toEqual(expect.arrayContaining(['Returns', 'Returns / Refunds', 'Returns / Refunds / Costs', 'Returns / Exchanges']));
+    expect(chunks.map((chunk) => chunk.headingPath.join(' / '))).toEqual(
+      expect.arrayContaining(['Returns', 'Returns / Refunds', 'Returns / Refunds / Costs', 'Returns / Exchanges']),
+    );
     expect(chunks.filter((chunk) => chunk.headingPath.at(-1) === 'Exchanges').length).toBeGreaterThan(1);
     expect(chunks.every((chunk) => chunk.text.length <= 1500 && chunk.title === 'Policy' && chunk.url === 'https://h.example/p')).toBe(true);
   });
@@ -94,9 +96,15 @@ describe('knowledge ingest on FerretDB and Redis', () => {
       .post('/admin/knowledge/documents')
       .set(auth)
       .set('Content-Type', 'text/html')
-      .send('<!doctype html><html><head><title>Warranty</title></head><body><nav>Menu</nav><article><h1>Warranty</h1><h2>Length</h2><p>Every jacket carries a two-year warranty against manufacturing defects, counted from the day of delivery.</p></article><footer>Footer text</footer></body></html>');
+      .send(
+        '<!doctype html><html><head><title>Warranty</title></head><body><nav>Menu</nav><article><h1>Warranty</h1><h2>Length</h2><p>Every jacket carries a two-year warranty against manufacturing defects, counted from the day of delivery.</p></article><footer>Footer text</footer></body></html>',
+      );
     expect(html.status).toBe(201);
-    const text = await request(one.app).post('/admin/knowledge/documents?title=Opening%20hours').set(auth).set('Content-Type', 'text/plain').send('Our shop in Leeds opens Monday to Saturday, 9am to 6pm.');
+    const text = await request(one.app)
+      .post('/admin/knowledge/documents?title=Opening%20hours')
+      .set(auth)
+      .set('Content-Type', 'text/plain')
+      .send('Our shop in Leeds opens Monday to Saturday, 9am to 6pm.');
     expect(text.status).toBe(201);
     const pdf = await request(one.app)
       .post('/admin/knowledge/documents?filename=price-list.pdf')
@@ -106,7 +114,11 @@ describe('knowledge ingest on FerretDB and Redis', () => {
     expect(pdf.status).toBe(201);
     expect(pdf.body).toMatchObject({ kind: 'pdf' });
 
-    expect((await search(one, 'jacket size smaller'))[0]).toMatchObject({ title: 'Size guide', headingPath: ['Size guide', 'Jackets'], url: 'https://shop.example/sizes' });
+    expect((await search(one, 'jacket size smaller'))[0]).toMatchObject({
+      title: 'Size guide',
+      headingPath: ['Size guide', 'Jackets'],
+      url: 'https://shop.example/sizes',
+    });
     const warranty = await search(one, 'warranty years');
     expect(warranty[0]?.title).toBe('Warranty');
     expect(warranty[0]?.text).not.toMatch(/Menu|Footer/);
@@ -124,9 +136,17 @@ describe('knowledge ingest on FerretDB and Redis', () => {
     const lying = await request(one.app).post('/admin/knowledge/documents').set(auth).set('Content-Type', 'application/pdf').send('just text, not a PDF');
     expect(lying.status).toBe(415);
     expect((lying.body as { error: string }).error).toMatch(/unsupported/);
-    const binary = await request(one.app).post('/admin/knowledge/documents').set(auth).set('Content-Type', 'text/plain').send(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]));
+    const binary = await request(one.app)
+      .post('/admin/knowledge/documents')
+      .set(auth)
+      .set('Content-Type', 'text/plain')
+      .send(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1]));
     expect(binary.status).toBe(415);
-    const image = await request(one.app).post('/admin/knowledge/documents').set(auth).set('Content-Type', 'image/png').send(Buffer.from([0x89, 0x50]));
+    const image = await request(one.app)
+      .post('/admin/knowledge/documents')
+      .set(auth)
+      .set('Content-Type', 'image/png')
+      .send(Buffer.from([0x89, 0x50]));
     expect(image.status).toBe(415);
     const faq = await request(one.app).post('/admin/knowledge/faq').set(auth).send({ question: 'x' });
     expect(faq.status).toBe(400);

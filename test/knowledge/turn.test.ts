@@ -27,7 +27,11 @@ const knowledgeJudge: Script = (call) => {
   const json = schemaDefault(call.schema) as Record<string, unknown>;
   json.route = 'support';
   json.inScope = true;
-  const latest = call.userText.split('\n').filter((line) => line.startsWith('Customer: ')).at(-1) ?? '';
+  const latest =
+    call.userText
+      .split('\n')
+      .filter((line) => line.startsWith('Customer: '))
+      .at(-1) ?? '';
   if ('knowledge' in json) {
     const parcel = /parcel|paquete/i.test(latest);
     json.knowledge = { needed: /parcel|paquete|refund|warranty|deliver|gift|alquil/i.test(latest), terms: parcel ? 'delivery times shipping days' : '' };
@@ -38,15 +42,27 @@ const knowledgeJudge: Script = (call) => {
 describe('knowledge in the turn', () => {
   let rig: KnowledgeRig;
   const channel: ChannelDefinition = { ...createCliChannel({ write: () => undefined }), capabilityTools: { handoff: 'open_support_chat' } };
-  const models = createDeterministicModels(({ system }) => ({ text: system.includes('<source n="1">') ? 'From the sources.\nSource: https://help.example/shipping' : 'No sources.' }), knowledgeJudge);
+  const models = createDeterministicModels(
+    ({ system }) => ({ text: system.includes('<source n="1">') ? 'From the sources.\nSource: https://help.example/shipping' : 'No sources.' }),
+    knowledgeJudge,
+  );
   let orchestrator: ReturnType<typeof createOrchestrator>;
 
   beforeAll(async () => {
     rig = await startKnowledgeRig({ redisUrl: await ownKnowledgeRedisUrl(), mongoUri: knowledgeMongoUri() });
     await rig.feature.service.addFaq([
-      { question: 'How long does delivery take?', answer: 'Standard delivery takes 2 to 3 business days; to Austria 4 to 6 business days.', url: 'https://help.example/shipping' },
+      {
+        question: 'How long does delivery take?',
+        answer: 'Standard delivery takes 2 to 3 business days; to Austria 4 to 6 business days.',
+        url: 'https://help.example/shipping',
+      },
       { question: 'How long do refunds take?', answer: 'Refunds reach your card within 5 to 7 business days.', url: 'https://help.example/returns' },
-      { question: 'Do you sell gift cards?', answer: 'Brand A sells gift cards from 10 to 200 euros.', url: 'https://brand-a.example/gift', sites: ['brand-a'] },
+      {
+        question: 'Do you sell gift cards?',
+        answer: 'Brand A sells gift cards from 10 to 200 euros.',
+        url: 'https://brand-a.example/gift',
+        sites: ['brand-a'],
+      },
     ]);
     orchestrator = createOrchestrator({
       roles: roster,
@@ -72,7 +88,15 @@ describe('knowledge in the turn', () => {
       conversationId,
       firstTurn: true,
       runId: randomUUID(),
-      inbound: { channel: channel.id, conversationKey: conversationId, messageId: randomUUID(), from: { address: conversationId }, text, receivedAt: Date.now(), metadata },
+      inbound: {
+        channel: channel.id,
+        conversationKey: conversationId,
+        messageId: randomUUID(),
+        from: { address: conversationId },
+        text,
+        receivedAt: Date.now(),
+        metadata,
+      },
       history,
       signal: new AbortController().signal,
       logger: quiet,
