@@ -22,7 +22,10 @@ const FaqEntrySchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }).optional(),
   sites: AudienceSchema.optional(),
 });
-const FaqBodySchema = z.union([FaqEntrySchema.transform((entry) => [entry]), z.strictObject({ entries: z.array(FaqEntrySchema).min(1).max(200) }).transform((body) => body.entries)]);
+const FaqBodySchema = z.union([
+  FaqEntrySchema.transform((entry) => [entry]),
+  z.strictObject({ entries: z.array(FaqEntrySchema).min(1).max(200) }).transform((body) => body.entries),
+]);
 
 const DocumentQuerySchema = z.strictObject({
   title: z.string().trim().min(1).max(200).optional(),
@@ -30,7 +33,12 @@ const DocumentQuerySchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }).optional(),
   sites: z
     .string()
-    .transform((value) => value.split(',').map((site) => site.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((site) => site.trim())
+        .filter(Boolean),
+    )
     .pipe(AudienceSchema)
     .optional(),
 });
@@ -40,7 +48,13 @@ const IdSchema = z.string().regex(/^(faq|doc|src)_[0-9a-f]{16}$|^page:[0-9a-f]{2
 const MissesQuerySchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(100) });
 const CrawlQuerySchema = z.strictObject({ wait: z.enum(['true', 'false', '1', '0']).optional() });
 
-export function createKnowledgeRouter(options: { adminToken: string | undefined; service: KnowledgeService; maxDocumentBytes: number; logger: Logger; metrics: Metrics }): Router {
+export function createKnowledgeRouter(options: {
+  adminToken: string | undefined;
+  service: KnowledgeService;
+  maxDocumentBytes: number;
+  logger: Logger;
+  metrics: Metrics;
+}): Router {
   const { service, logger, metrics } = options;
   const router = express.Router();
   if (!options.adminToken) return router;
@@ -92,24 +106,20 @@ export function createKnowledgeRouter(options: { adminToken: string | undefined;
     response.status(201).json({ entries: added });
   });
 
-  router.post(
-    '/admin/knowledge/documents',
-    express.raw({ type: () => true, limit: options.maxDocumentBytes }),
-    async (request, response) => {
-      const query = DocumentQuerySchema.safeParse(request.query);
-      if (!query.success) return invalid(request, response, query.error, 'query');
-      const body = request.body as unknown;
-      if (!Buffer.isBuffer(body) || body.length === 0) return refuse(request, response, 400, 'empty', { error: 'expected the document as the request body' });
-      try {
-        const added = await service.addDocument({ bytes: body, contentType: request.get('content-type') ?? '', ...query.data });
-        logger.info('knowledge-document-added', { id: added.id, chunks: added.chunks, dropped: added.dropped });
-        response.status(201).json(added);
-      } catch (error) {
-        if (!(error instanceof MediaRejectedError)) throw error;
-        refuse(request, response, 415, error.reason, { error: error.message });
-      }
-    },
-  );
+  router.post('/admin/knowledge/documents', express.raw({ type: () => true, limit: options.maxDocumentBytes }), async (request, response) => {
+    const query = DocumentQuerySchema.safeParse(request.query);
+    if (!query.success) return invalid(request, response, query.error, 'query');
+    const body = request.body as unknown;
+    if (!Buffer.isBuffer(body) || body.length === 0) return refuse(request, response, 400, 'empty', { error: 'expected the document as the request body' });
+    try {
+      const added = await service.addDocument({ bytes: body, contentType: request.get('content-type') ?? '', ...query.data });
+      logger.info('knowledge-document-added', { id: added.id, chunks: added.chunks, dropped: added.dropped });
+      response.status(201).json(added);
+    } catch (error) {
+      if (!(error instanceof MediaRejectedError)) throw error;
+      refuse(request, response, 415, error.reason, { error: error.message });
+    }
+  });
 
   router.post('/admin/knowledge/sources', jsonOnly, async (request, response) => {
     const parsed = SourceInputSchema.safeParse(request.body);

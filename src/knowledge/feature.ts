@@ -144,7 +144,13 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
           metrics.increment('knowledge_hits_total', { role: input.roleId });
           return sourcesSection(passages, input.metadata);
         }
-        misses.record({ role: input.roleId, question: input.question, terms: input.terms, ...(audience.site ? { site: audience.site } : {}), channel: input.channel });
+        misses.record({
+          role: input.roleId,
+          question: input.question,
+          terms: input.terms,
+          ...(audience.site ? { site: audience.site } : {}),
+          channel: input.channel,
+        });
         return missSection(input.metadata);
       },
     },
@@ -159,4 +165,3 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
     },
   };
 }
-

@@ -11,7 +11,14 @@ import { KEY_PREFIX, type RedisClient } from '../redis.js';
 const MISSES_KEY = `${KEY_PREFIX}:knowledge:misses`;
 const MAX_MISSES = 500;
 
-const MissSchema = z.object({ at: z.string(), role: z.string(), question: z.string(), terms: z.string().optional(), site: z.string().optional(), channel: z.string().optional() });
+const MissSchema = z.object({
+  at: z.string(),
+  role: z.string(),
+  question: z.string(),
+  terms: z.string().optional(),
+  site: z.string().optional(),
+  channel: z.string().optional(),
+});
 export type KnowledgeMiss = z.infer<typeof MissSchema>;
 
 export function createMissLog(redis: RedisClient, dependencies: { logger: Logger; metrics: Metrics }) {

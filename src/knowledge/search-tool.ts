@@ -26,7 +26,13 @@ export function searchKnowledgeTool(retrieve: (query: string, audience: Audience
       if (passages.length === 0) return { found: 0, note: "Nothing in the business's published content answers this." };
       return {
         found: passages.length,
-        passages: passages.map((passage, index) => ({ n: index + 1, title: passage.title, section: passage.headingPath.join(' › '), url: passage.url, text: passage.text })),
+        passages: passages.map((passage, index) => ({
+          n: index + 1,
+          title: passage.title,
+          section: passage.headingPath.join(' › '),
+          url: passage.url,
+          text: passage.text,
+        })),
       };
     },
   };

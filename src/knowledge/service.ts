@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MediaRejectedError } from '../media/content-check.js';
 import type { RedisClient } from '../redis.js';
-import { KEY_PREFIX } from '../redis.js';
+import { KEY_PREFIX, luaScript } from '../redis.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
 import { checkDocument, extractHtml, extractPdf } from './extract.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
@@ -18,6 +18,8 @@ import type { Audience, OwnerRecord, Passage, SourceInput, SourceRecord } from '
 import type { KnowledgeStore } from './store.js';
 
 const CRAWL_LOCK_MS = 30 * 60_000;
+/** Releases a crawl lock only if this crawl still holds it. */
+const releaseLock = luaScript("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
 
 export interface DocumentUpload {
   bytes: Uint8Array;
@@ -61,8 +63,7 @@ export function createKnowledgeService(dependencies: {
       metrics.increment('knowledge_crawls_total', { outcome: report.errors.length > 0 ? 'errors' : 'ok' });
       return report;
     } finally {
-      const held = await redis.get(lock);
-      if (held === token) await redis.del(lock);
+      await releaseLock(redis, [lock], [token]);
     }
   };
 

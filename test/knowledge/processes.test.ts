@@ -88,7 +88,12 @@ describe('two worker processes', () => {
       .send({ question: 'Can I collect my order in the Leeds shop?', answer: 'Yes: click and collect in Leeds is free and ready within 2 hours.' });
     expect(added.status).toBe(201);
     const started = Date.now();
-    expect(await eventually(() => other!.ask('collect order Leeds shop'), (titles) => titles.length > 0)).toEqual(['Can I collect my order in the Leeds shop?']);
+    expect(
+      await eventually(
+        () => other!.ask('collect order Leeds shop'),
+        (titles) => titles.length > 0,
+      ),
+    ).toEqual(['Can I collect my order in the Leeds shop?']);
     expect(Date.now() - started).toBeLessThan(5_000);
 
     later = await startProcess(env);
@@ -96,7 +101,17 @@ describe('two worker processes', () => {
 
     const id = (added.body as { entries: { id: string }[] }).entries[0]!.id;
     expect((await request(rig.app).delete(`/admin/knowledge/faq/${id}`).set(auth)).status).toBe(204);
-    expect(await eventually(() => other!.ask('collect order Leeds shop'), (titles) => titles.length === 0)).toEqual([]);
-    expect(await eventually(() => later!.ask('collect order Leeds shop'), (titles) => titles.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => other!.ask('collect order Leeds shop'),
+        (titles) => titles.length === 0,
+      ),
+    ).toEqual([]);
+    expect(
+      await eventually(
+        () => later!.ask('collect order Leeds shop'),
+        (titles) => titles.length === 0,
+      ),
+    ).toEqual([]);
   }, 60_000);
 });
