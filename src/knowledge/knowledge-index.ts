@@ -4,7 +4,7 @@
  * The chunks themselves are kept in a map beside it, by owner, so an owner is replaced or
  * removed as a whole. Built from MongoDB at start and kept current by the change stream.
  */
-import { create, insertMultiple, removeMultiple, search, type AnyOrama } from '@orama/orama';
+import { create, insertMultiple, remove, search, type AnyOrama } from '@orama/orama';
 import type { Audience, ChunkRecord, Passage } from './model.js';
 
 const EVERYONE = '*';
@@ -28,9 +28,9 @@ export function significantTerms(query: string): string[] {
 }
 
 /** A term is in a text when a word starts with it (or with its stem-ish first part: "returns" → "return"). */
-function mentions(text: string, term: string): boolean {
+function mentionPattern(term: string): RegExp {
   const stem = term.length > 5 ? term.slice(0, term.length - 2) : term;
-  return new RegExp(`(^|[^\\p{L}\\p{N}])${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'u').test(text);
+  return new RegExp(`(^|[^\\p{L}\\p{N}])${stem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'u');
 }
 
 export interface KnowledgeIndex {
@@ -61,7 +61,8 @@ export async function createKnowledgeIndex(options: { minCoverage?: number } = {
     const ids = byOwner.get(owner);
     if (!ids) return;
     byOwner.delete(owner);
-    await removeMultiple(db, ids);
+    // One by one: removeMultiple finishes batches past its first on later timer ticks, after it returned.
+    for (const id of ids) await remove(db, id);
     for (const id of ids) chunks.delete(id);
   };
 
@@ -89,6 +90,7 @@ export async function createKnowledgeIndex(options: { minCoverage?: number } = {
     async search(query, audience, limit) {
       const variants = (typeof query === 'string' ? [query] : query).map(significantTerms).filter((list) => list.length > 0);
       const terms = [...new Set(variants.flat())];
+      const patterns = new Map(terms.map((term) => [term, mentionPattern(term)]));
       if (terms.length === 0 || chunks.size === 0) return [];
       const scope = [EVERYONE, ...(audience.site ? [audience.site] : []), ...(audience.channel ? [audience.channel] : [])];
       const result = await search(db, {
@@ -104,7 +106,9 @@ export async function createKnowledgeIndex(options: { minCoverage?: number } = {
         const chunk = chunks.get(String(hit.id));
         if (!chunk) continue;
         const haystack = `${chunk.title} ${chunk.headingPath.join(' ')} ${chunk.text}`.toLowerCase();
-        const relevant = variants.some((list) => list.filter((term) => mentions(haystack, term)).length >= Math.max(1, Math.ceil(list.length * minCoverage)));
+        const relevant = variants.some(
+          (list) => list.filter((term) => patterns.get(term)?.test(haystack)).length >= Math.max(1, Math.ceil(list.length * minCoverage)),
+        );
         if (!relevant) continue;
         passages.push({ chunkId: chunk._id, title: chunk.title, headingPath: chunk.headingPath, url: chunk.url, text: chunk.text, score: hit.score });
         if (passages.length >= limit) break;

@@ -60,7 +60,13 @@ export function helpCenterPages(): Map<string, string> {
           para('We deliver to every country of the European Union, the United Kingdom, Norway and Switzerland. We do not ship to the United States.'),
       ),
     ],
-    ['/sizes', layout('Size guide', '<h2>Jackets</h2>' + para('Our jackets run large: if you are between two sizes, choose the smaller one. Measure your chest at its widest point.'))],
+    [
+      '/sizes',
+      layout(
+        'Size guide',
+        '<h2>Jackets</h2>' + para('Our jackets run large: if you are between two sizes, choose the smaller one. Measure your chest at its widest point.'),
+      ),
+    ],
     [
       '/help/care',
       layout(
@@ -70,8 +76,14 @@ export function helpCenterPages(): Map<string, string> {
           para('Reproof the jacket every ten washes with a spray-on treatment.'),
       ),
     ],
-    ['/help/care-print', layout('Caring for waterproof jackets (print)', para('Printable version of the care guide.'), '<link rel="canonical" href="/help/care">')],
-    ['/drafts/new-policy', layout('Draft: new warranty policy', para('Lifetime warranty on every jacket, unconditionally.'), '<meta name="robots" content="noindex">')],
+    [
+      '/help/care-print',
+      layout('Caring for waterproof jackets (print)', para('Printable version of the care guide.'), '<link rel="canonical" href="/help/care">'),
+    ],
+    [
+      '/drafts/new-policy',
+      layout('Draft: new warranty policy', para('Lifetime warranty on every jacket, unconditionally.'), '<meta name="robots" content="noindex">'),
+    ],
     ['/private/staff', layout('Staff notes', para('The staff discount code is STAFF50.'))],
     ['/app', `<!doctype html><html><head><title>Order tracker</title><script src="/app.js"></script></head><body><div id="root"></div></body></html>`],
     ['/legal', layout('Legal notice', para('Northwind Outfitters Ltd, registered in England, company number 01234567.'))],

@@ -57,7 +57,12 @@ export interface KnowledgeRig {
   close(): Promise<void>;
 }
 
-export async function startKnowledgeRig(options: { redisUrl: string; mongoUri: string; config?: Partial<KnowledgeConfig>; scheduleEveryMs?: number }): Promise<KnowledgeRig> {
+export async function startKnowledgeRig(options: {
+  redisUrl: string;
+  mongoUri: string;
+  config?: Partial<KnowledgeConfig>;
+  scheduleEveryMs?: number;
+}): Promise<KnowledgeRig> {
   const redis = new Redis(options.redisUrl);
   const connection = mongoose.createConnection(options.mongoUri, { serverSelectionTimeoutMS: 5000 });
   await connection.asPromise();

@@ -1,7 +1,7 @@
 /** A real one-page PDF holding `lines` of text (Helvetica), with a correct cross-reference table. */
 export function textPdf(lines: readonly string[]): Buffer {
-  const escape = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
-  const stream = `BT /F1 12 Tf 72 720 Td 14 TL ${lines.map((line) => `(${escape(line)}) '`).join(' ')} ET`;
+  const escaped = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
+  const stream = `BT /F1 12 Tf 72 720 Td 14 TL ${lines.map((line) => `(${escaped(line)}) '`).join(' ')} ET`;
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
