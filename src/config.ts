@@ -88,7 +88,11 @@ export const KnowledgeSourceSchema = z.strictObject({
 });
 const KNOWLEDGE_ENV = {
   KNOWLEDGE_SOURCES: jsonText()
-    .pipe(z.array(KnowledgeSourceSchema, { error: 'expected a JSON list of {"url": "https://…", "sitemap"?, "include"?, "exclude"?, "sites"?, "language"?}' }).max(50))
+    .pipe(
+      z
+        .array(KnowledgeSourceSchema, { error: 'expected a JSON list of {"url": "https://…", "sitemap"?, "include"?, "exclude"?, "sites"?, "language"?}' })
+        .max(50),
+    )
     .optional(),
   KNOWLEDGE_RECRAWL_HOURS: positiveInt(24),
   KNOWLEDGE_MAX_PAGES: positiveInt(500),

@@ -15,7 +15,7 @@ const CHARS_PER_TOKEN = 4;
 
 const quote = (text: string) => text.replace(/<\/?source[^>]*>/gi, '').trim();
 
-export function passageLabel(passage: Pick<Passage, 'title' | 'headingPath'>): string {
+function passageLabel(passage: Pick<Passage, 'title' | 'headingPath'>): string {
   const path = passage.headingPath.filter((heading) => heading !== passage.title);
   return [passage.title, ...path].filter(Boolean).join(' › ');
 }

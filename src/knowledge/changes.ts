@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { duplicateRedis, KEY_PREFIX, type RedisClient } from '../redis.js';
 
-export const CHANGES_KEY = `${KEY_PREFIX}:knowledge:changes`;
+const CHANGES_KEY = `${KEY_PREFIX}:knowledge:changes`;
 const MAX_ENTRIES = 10_000;
 const BLOCK_MS = 2_000;
 

@@ -5,7 +5,7 @@
  */
 import type { ChunkRecord } from './model.js';
 
-export const CHUNK_MAX_CHARS = 1500;
+const CHUNK_MAX_CHARS = 1500;
 
 interface Section {
   path: string[];

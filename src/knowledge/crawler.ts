@@ -35,7 +35,7 @@ const HOST_CONCURRENCY = 2;
 const MAX_ERRORS = 20;
 const MAX_STORED_LINKS = 200;
 
-export const pageOwnerId = (url: string) => `page:${createHash('sha256').update(url).digest('hex').slice(0, 24)}`;
+const pageOwnerId = (url: string) => `page:${createHash('sha256').update(url).digest('hex').slice(0, 24)}`;
 
 function patternMatches(pattern: string, path: string): boolean {
   const regex = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}`);

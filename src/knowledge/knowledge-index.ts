@@ -22,7 +22,7 @@ const STOP_WORDS = new Set(
 );
 
 /** The words of a query that can tell passages apart (lower case, accents kept). */
-export function significantTerms(query: string): string[] {
+function significantTerms(query: string): string[] {
   const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words.filter((word) => (word.length >= 3 || /\d/.test(word)) && !STOP_WORDS.has(word)))];
 }

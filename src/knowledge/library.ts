@@ -16,7 +16,7 @@ import { dropSteering } from './steering.js';
 import type { KnowledgeStore } from './store.js';
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
-export const textHash = (text: string) => createHash('sha256').update(text).digest('hex');
+const textHash = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export interface OwnerContent {
   ownerId: string;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { AssistantTool } from '../contracts/tool.js';
 import type { Audience, Passage } from './model.js';
 
-export const SEARCH_KNOWLEDGE = 'search_knowledge';
+const SEARCH_KNOWLEDGE = 'search_knowledge';
 
 const InputSchema = z.strictObject({ query: z.string().trim().min(2).max(200).describe("What to look up in the business's help pages, documents and FAQ") });
 

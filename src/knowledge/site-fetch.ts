@@ -18,7 +18,7 @@ interface RobotRules {
 /** robots-parser is CommonJS (`module.exports = function`): its default import is that function. */
 const robotsParser = robotsModule as unknown as (url: string, text: string) => RobotRules;
 
-export const USER_AGENT = 'wa-assistant-knowledge';
+const USER_AGENT = 'wa-assistant-knowledge';
 const MAX_REDIRECTS = 5;
 const LOOPBACK_HOSTNAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

@@ -14,7 +14,7 @@ const STEERING: readonly RegExp[] = [
   /\b(as an ai|language model),? (you must|always|never)\b/i,
 ];
 
-export function isSteering(line: string): boolean {
+function isSteering(line: string): boolean {
   return STEERING.some((pattern) => pattern.test(line));
 }
 

@@ -134,7 +134,11 @@ function cachedOutput<T>(owner: object, key: string, build: () => z.ZodType<T>):
 }
 
 function judgmentOutput(roles: readonly RoleDefinition[], candidateNames: readonly string[], knowledge: boolean): StructuredOutput<JudgmentOutput> {
-  return cachedOutput(roles, `judgment${knowledge ? '+knowledge' : ''}\n${candidateNames.join('\n')}`, () => buildJudgmentSchema(roles, candidateNames, knowledge) as z.ZodType<JudgmentOutput>);
+  return cachedOutput(
+    roles,
+    `judgment${knowledge ? '+knowledge' : ''}\n${candidateNames.join('\n')}`,
+    () => buildJudgmentSchema(roles, candidateNames, knowledge) as z.ZodType<JudgmentOutput>,
+  );
 }
 
 const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
@@ -167,7 +171,7 @@ function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; promp
     '- rankedTools: the most useful tools for this turn, best first (empty when no tools are listed);',
     '- facts: each question answered from the conversation, null when unknown. Never guess.',
     input.knowledge
-      ? "- knowledge: needed=true when the answer depends on the business's own published information (policies, delivery, returns, prices, opening hours, how-tos); terms: what to search its help pages for, expanding the customer's words (\"how long does my parcel take\" → \"delivery times shipping days\"), in the language of the business's content."
+      ? '- knowledge: needed=true when the answer depends on the business\'s own published information (policies, delivery, returns, prices, opening hours, how-tos); terms: what to search its help pages for, expanding the customer\'s words ("how long does my parcel take" → "delivery times shipping days"), in the language of the business\'s content.'
       : '',
     `Roles:\n${roles}`,
     tools ? `Tools:\n${tools}` : '',

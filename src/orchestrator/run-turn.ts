@@ -310,7 +310,14 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         if (!others) return done(serviceResult(runId, activeRoleId ?? defaultRole(roles).id, said));
       }
       const leg = await prepareFreshLeg(
-        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge: { ...judge, onModelCall: meter.observe }, knowledge: options.knowledge },
+        {
+          roles,
+          facts: options.facts,
+          state: options.state,
+          decisions: options.decisions,
+          judge: { ...judge, onModelCall: meter.observe },
+          knowledge: options.knowledge,
+        },
         {
           conversationId: input.conversationId,
           runId,

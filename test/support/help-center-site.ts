@@ -28,7 +28,7 @@ const layout = (title: string, body: string, head = '') =>
 
 const para = (text: string) => `<p>${text}</p>`;
 
-export function helpCenterPages(): Map<string, string> {
+function helpCenterPages(): Map<string, string> {
   return new Map([
     [
       '/',
