@@ -54,7 +54,6 @@ export interface PrepareDependencies {
   state: ConversationState;
   decisions: DecisionStore;
   judge: JudgeDependencies;
-  knowledge?: TurnKnowledge | undefined;
 }
 
 function judgeCandidates(roles: readonly RoleDefinition[], catalogue: readonly AssistantTool[], text: string): ToolCandidate[] {
@@ -77,8 +76,8 @@ export async function prepareFreshLeg(
     signal: AbortSignal;
     /** Roles' facts the turn-start MGET already read (a role missing here is read with a GET). */
     knownFacts?: ReadonlyMap<string, VersionedFacts> | undefined;
-    /** Where the turn is answered (for the knowledge's audience). */
-    knowledgeContext?: { channel: string; metadata: Readonly<Record<string, string>> };
+    /** The business's knowledge, when configured, and where the turn is answered (for its audience). */
+    knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> };
   },
 ): Promise<PreparedLeg> {
   const { roles, facts } = dependencies;
@@ -99,7 +98,7 @@ export async function prepareFreshLeg(
     activeRoleId: pointerRole?.id,
     activeFacts: pointerFacts.facts,
     candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
-    ...(dependencies.knowledge ? { knowledge: true } : {}),
+    ...(input.knowledge?.hook ? { knowledge: true } : {}),
     signal: input.signal,
   });
   const role = byId.get(judgment.roleId) ?? defaultRole(roles);
@@ -124,7 +123,7 @@ export async function prepareFreshLeg(
     mcpTools: input.mcpTools,
     rankedNames: judgment.rankedTools,
   });
-  const knowledge = judgment.knowledge?.needed ? await knowledgeBrief(dependencies, input, judgment.knowledge.terms, role.id) : undefined;
+  const knowledge = judgment.knowledge?.needed ? await knowledgeBrief(dependencies.judge.logger, input, judgment.knowledge.terms, role.id) : undefined;
   const decision: StoredDecision = {
     runId: input.runId,
     roleId: role.id,
@@ -145,23 +144,18 @@ export async function prepareFreshLeg(
 
 /** The knowledge section for a turn that needs it; a failure leaves it out (logged), never fails the turn. */
 async function knowledgeBrief(
-  dependencies: PrepareDependencies,
-  input: { history: readonly ModelMessage[]; knowledgeContext?: { channel: string; metadata: Readonly<Record<string, string>> } },
+  logger: JudgeDependencies['logger'],
+  input: { history: readonly ModelMessage[]; knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> } },
   terms: string,
   roleId: string,
 ): Promise<string | undefined> {
-  if (!dependencies.knowledge) return undefined;
+  const knowledge = input.knowledge;
+  if (!knowledge?.hook) return undefined;
   const question = messageText(input.history.filter((message) => message.role === 'user').at(-1) ?? { role: 'user', content: '' });
   try {
-    return await dependencies.knowledge.brief({
-      question,
-      terms,
-      roleId,
-      channel: input.knowledgeContext?.channel ?? '',
-      metadata: input.knowledgeContext?.metadata ?? {},
-    });
+    return await knowledge.hook.brief({ question, terms, roleId, channel: knowledge.channel, metadata: knowledge.metadata });
   } catch (error) {
-    dependencies.judge.logger.warn('knowledge-brief-failed', { roleId, error });
+    logger.warn('knowledge-brief-failed', { roleId, error });
     return undefined;
   }
 }

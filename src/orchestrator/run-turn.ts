@@ -310,14 +310,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         if (!others) return done(serviceResult(runId, activeRoleId ?? defaultRole(roles).id, said));
       }
       const leg = await prepareFreshLeg(
-        {
-          roles,
-          facts: options.facts,
-          state: options.state,
-          decisions: options.decisions,
-          judge: { ...judge, onModelCall: meter.observe },
-          knowledge: options.knowledge,
-        },
+        { roles, facts: options.facts, state: options.state, decisions: options.decisions, judge: { ...judge, onModelCall: meter.observe } },
         {
           conversationId: input.conversationId,
           runId,
@@ -330,7 +323,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
           knownFacts: start?.facts,
-          knowledgeContext: { channel: channel.id, metadata: input.inbound.metadata },
+          knowledge: { hook: options.knowledge, channel: channel.id, metadata: input.inbound.metadata },
         },
       );
       routed.roleId = leg.role.id;
