@@ -19,6 +19,7 @@ import { createActionsFeature } from './actions/feature.js';
 import { createAdminFeature } from './admin/feature.js';
 import { createContactsFeature } from './contacts/feature.js';
 import { createHandoffFeature } from './handoff/feature.js';
+import { createKnowledgeFeature } from './knowledge/feature.js';
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createMediaFeature } from './media/feature.js';
 import { createOrchestratorFeature } from './orchestrator/feature.js';
@@ -40,7 +41,7 @@ const HANDOFF_BINDINGS = {
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const { infra, ...base } = await createInfrastructure(config, { logger: overrides.logger, queuePrefix: overrides.queuePrefix });
-  const { logger, metrics, redis, mongo } = infra;
+  const { logger, mongo } = infra;
   const roles = overrides.roles ?? roster;
   const privateFacts = (roleId: string) => roles.find((role) => role.id === roleId)?.privateFacts ?? [];
   const channelCoalesceMs = { [WHATSAPP_CHANNEL_ID]: config.worker.channelCoalesceMs.whatsapp, [WEB_CHANNEL_ID]: config.worker.channelCoalesceMs.web };
@@ -58,7 +59,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
   const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links });
   const tools = createToolsFeature(infra, config);
-  // createKnowledgeFeature(infra, config, …) goes here: its tools join the channel context's and the orchestrator's.
+  const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, config: config.knowledge, adminToken: config.adminToken });
 
   const context: ChannelContext = {
     ...infra, // a channel's logger, metrics, Redis and the draining signal
@@ -83,9 +84,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const actionDeps = { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweepMs: overrides.actionSweepMs };
   const actions = createActionsFeature(infra, config, actionDeps);
-  const turnHooks = { mcpTools: actions.mcpTools, usage: store.recordUsage, ...actions.turnHooks };
+  const mcpTools = () => [...actions.mcpTools(), ...knowledge.tools()];
+  const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, ...actions.turnHooks };
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();
+  knowledge.start();
   const hook = takeover.hook(plugins.find((plugin) => plugin.teamText)?.teamText);
   const answering = turns.answerWith({ channels, orchestrator, transcripts, media: media.intake, takeover: hook, heldByTeammate: takeover.heldByTeammate });
   const app = createApp({
@@ -94,6 +97,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     routers: [
       // Before the admin API: its bearer check on /admin would refuse the page's sign-in.
       reports.router,
+      knowledge.router,
       ...createAdminFeature(infra, config, {
         contacts,
         handoffs: handoff.store,
@@ -109,10 +113,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   return {
     config,
-    logger,
-    metrics,
-    redis,
-    mongo,
+    ...infra, // its logger, metrics, Redis and MongoDB connection
     transcripts,
     outbox,
     media: media.store,
@@ -139,7 +140,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await takeover.close();
       await turns.closeWorkers();
       contacts.close();
-      for (const close of [actions.close, store.closeUsage, reports.close, tools.close, turns.close, handoff.close]) await close();
+      for (const close of [actions.close, store.closeUsage, reports.close, knowledge.close, tools.close, turns.close, handoff.close]) await close();
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
       // After the workers: the records their last turns appended are written if MongoDB answers.
       await store.close();

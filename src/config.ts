@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
 import { handoffFields } from './config/handoff.js';
+import { knowledgeConfig, knowledgeFields, type KnowledgeConfig } from './config/knowledge.js';
 import { mediaFields } from './config/media.js';
 import { actionFields, mcpFields } from './config/mcp.js';
 import { compatibleServers, modelFields, modelLists, providerFields, type ModelProviders, type ModelSpec } from './config/model.js';
@@ -19,6 +20,7 @@ import { channelGroupIssues, whatsappFields } from './config/whatsapp.js';
 
 export type { ModelSpec } from './config/model.js';
 export type { TrustProxy } from './config/service.js';
+export { KnowledgeSourceSchema, type KnowledgeConfig } from './config/knowledge.js';
 
 export const EnvSchema = z.object({
   ...serviceFields,
@@ -36,6 +38,7 @@ export const EnvSchema = z.object({
   ...mediaFields,
   ...queueFields,
   ...outboxFields,
+  ...knowledgeFields,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -113,6 +116,7 @@ export interface Config {
    * upload no message named is kept.
    */
   media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string; maxTurnBytes: number; maxWorkerBytes: number; unclaimedTtlMs: number };
+  knowledge: KnowledgeConfig;
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -207,6 +211,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxWorkerBytes: Math.max(env.MEDIA_MAX_WORKER_BYTES, env.MEDIA_MAX_TURN_BYTES),
       unclaimedTtlMs: Math.round(env.UPLOAD_UNCLAIMED_TTL_MINUTES * 60_000),
     },
+    knowledge: knowledgeConfig(env),
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

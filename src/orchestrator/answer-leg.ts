@@ -111,6 +111,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       facts: decision.facts,
       inScope: decision.inScope,
       note,
+      knowledge: leg.knowledge,
     });
     const started = performance.now();
     const messages = withCustomerContext(history, grounding.untrusted);

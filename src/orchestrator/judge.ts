@@ -43,6 +43,8 @@ export interface JudgeInput {
   activeFacts: Facts;
   /** Tools to rank; empty when there are too few candidates to need ranking. */
   candidates: readonly ToolCandidate[];
+  /** The business's published knowledge is configured: the judgment also says whether this turn needs it, and its search terms. */
+  knowledge?: boolean;
   signal: AbortSignal;
 }
 
@@ -53,6 +55,8 @@ export interface Judgment {
   rankedTools: string[];
   /** Facts the routed role learned this turn (keys without the namespace). */
   learned: Facts;
+  /** With `JudgeInput.knowledge`: whether the turn needs the business's knowledge, and the terms to search it for. */
+  knowledge?: { needed: boolean; terms: string };
   /** The merged call failed or was skipped. */
   degraded: boolean;
   modelCalls: number;
@@ -88,7 +92,9 @@ function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
   return roles.map((role) => role.id) as [string, ...string[]];
 }
 
-function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[]) {
+const KnowledgeJudgmentSchema = z.object({ needed: z.boolean(), terms: z.string().max(200) });
+
+function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[], knowledge: boolean) {
   const facts: Record<string, z.ZodType> = {};
   for (const role of roles) {
     for (const [key, question] of roleFacts(role)) facts[factKey(role.id, key)] = factSchema(question);
@@ -99,10 +105,11 @@ function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: r
     inScope: z.boolean(),
     rankedTools: candidateNames.length ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12) : z.array(z.string()).max(0),
     facts: z.object(facts),
+    ...(knowledge ? { knowledge: KnowledgeJudgmentSchema } : {}),
   });
 }
 
-type JudgmentOutput = z.infer<ReturnType<typeof buildJudgmentSchema>>;
+type JudgmentOutput = Omit<z.infer<ReturnType<typeof buildJudgmentSchema>>, 'knowledge'> & { knowledge?: z.infer<typeof KnowledgeJudgmentSchema> };
 type StructuredOutput<T> = OutputInterface<T, DeepPartial<T>, never>;
 
 /** How many shortlists' outputs one roster keeps (a shortlist is at most 30 of the catalogue's names). */
@@ -126,8 +133,12 @@ function cachedOutput<T>(owner: object, key: string, build: () => z.ZodType<T>):
   return output;
 }
 
-function judgmentOutput(roles: readonly RoleDefinition[], candidateNames: readonly string[]): StructuredOutput<JudgmentOutput> {
-  return cachedOutput(roles, `judgment\n${candidateNames.join('\n')}`, () => buildJudgmentSchema(roles, candidateNames));
+function judgmentOutput(roles: readonly RoleDefinition[], candidateNames: readonly string[], knowledge: boolean): StructuredOutput<JudgmentOutput> {
+  return cachedOutput(
+    roles,
+    `judgment${knowledge ? '+knowledge' : ''}\n${candidateNames.join('\n')}`,
+    () => buildJudgmentSchema(roles, candidateNames, knowledge) as z.ZodType<JudgmentOutput>,
+  );
 }
 
 const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
@@ -159,6 +170,9 @@ function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; promp
     '- inScope: false only when the request has nothing to do with the business;',
     '- rankedTools: the most useful tools for this turn, best first (empty when no tools are listed);',
     '- facts: each question answered from the conversation, null when unknown. Never guess.',
+    input.knowledge
+      ? '- knowledge: needed=true when the answer depends on the business\'s own published information (policies, delivery, returns, prices, opening hours, how-tos); terms: what to search its help pages for, expanding the customer\'s words ("how long does my parcel take" → "delivery times shipping days"), in the language of the business\'s content.'
+      : '',
     `Roles:\n${roles}`,
     tools ? `Tools:\n${tools}` : '',
   ]
@@ -258,6 +272,7 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
       const schema = judgmentOutput(
         roles,
         input.candidates.map((tool) => tool.name),
+        input.knowledge === true,
       );
       const output = await structured(dependencies, schema, system, prompt, input.signal);
       breaker.succeeded();
@@ -268,6 +283,7 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
         inScope: output.inScope,
         rankedTools: output.rankedTools,
         learned: learnedFor(output.route, output.facts),
+        ...(output.knowledge ? { knowledge: output.knowledge } : {}),
         degraded: false,
         modelCalls,
       };

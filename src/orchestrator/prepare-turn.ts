@@ -25,6 +25,27 @@ export interface PreparedLeg {
   offered: AssistantTool[];
   session: SessionFacts;
   modelCalls: number;
+  /** The business's published content for this turn (or what to say without it), for the system prompt. */
+  knowledge?: string | undefined;
+}
+
+/**
+ * The business's published knowledge (src/knowledge/), when configured: for a turn the judge
+ * marks as needing it, the brief section of numbered, quoted sources, or the words to use when
+ * nothing relevant was found (then the miss is counted and listed). In-process: no model call,
+ * no Redis command on orchestrator state.
+ */
+export interface TurnKnowledge {
+  brief(input: {
+    /** The customer's latest message (what a miss lists). */
+    question: string;
+    /** The judge's search terms (empty: search the question). */
+    terms: string;
+    roleId: string;
+    channel: string;
+    /** The channel's report (a widget's `siteKey`, the visitor's `language`): who the content may be for. */
+    metadata: Readonly<Record<string, string>>;
+  }): Promise<string | undefined>;
 }
 
 export interface PrepareDependencies {
@@ -55,6 +76,8 @@ export async function prepareFreshLeg(
     signal: AbortSignal;
     /** Roles' facts the turn-start MGET already read (a role missing here is read with a GET). */
     knownFacts?: ReadonlyMap<string, VersionedFacts> | undefined;
+    /** The business's knowledge, when configured, and where the turn is answered (for its audience). */
+    knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> };
   },
 ): Promise<PreparedLeg> {
   const { roles, facts } = dependencies;
@@ -75,6 +98,7 @@ export async function prepareFreshLeg(
     activeRoleId: pointerRole?.id,
     activeFacts: pointerFacts.facts,
     candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
+    ...(input.knowledge?.hook ? { knowledge: true } : {}),
     signal: input.signal,
   });
   const role = byId.get(judgment.roleId) ?? defaultRole(roles);
@@ -99,6 +123,7 @@ export async function prepareFreshLeg(
     mcpTools: input.mcpTools,
     rankedNames: judgment.rankedTools,
   });
+  const knowledge = judgment.knowledge?.needed ? await knowledgeBrief(dependencies.judge.logger, input, judgment.knowledge.terms, role.id) : undefined;
   const decision: StoredDecision = {
     runId: input.runId,
     roleId: role.id,
@@ -114,5 +139,23 @@ export async function prepareFreshLeg(
     role.id !== input.activeRoleId ? facts.writeActiveRole(input.conversationId, role.id) : undefined,
     dependencies.decisions.put(input.conversationId, decision),
   ]);
-  return { decision, role, offered, session: input.session, modelCalls };
+  return { decision, role, offered, session: input.session, modelCalls, ...(knowledge ? { knowledge } : {}) };
+}
+
+/** The knowledge section for a turn that needs it; a failure leaves it out (logged), never fails the turn. */
+async function knowledgeBrief(
+  logger: JudgeDependencies['logger'],
+  input: { history: readonly ModelMessage[]; knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> } },
+  terms: string,
+  roleId: string,
+): Promise<string | undefined> {
+  const knowledge = input.knowledge;
+  if (!knowledge?.hook) return undefined;
+  const question = messageText(input.history.filter((message) => message.role === 'user').at(-1) ?? { role: 'user', content: '' });
+  try {
+    return await knowledge.hook.brief({ question, terms, roleId, channel: knowledge.channel, metadata: knowledge.metadata });
+  } catch (error) {
+    logger.warn('knowledge-brief-failed', { roleId, error });
+    return undefined;
+  }
 }

@@ -27,7 +27,7 @@ import { checkRosterLimits } from './define-role.js';
 import { finishTurn, recordUsage } from './finish-turn.js';
 import type { JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
-import { prepareFreshLeg } from './prepare-turn.js';
+import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
 import type { UnlistedResume } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
@@ -53,6 +53,8 @@ export interface OrchestratorOptions {
   resumeUnlisted?: UnlistedResume;
   /** The service's words for a tap that comes when no question is pending (undefined: the generic refusal). */
   staleTap?: (choice: string, context: ToolCallContext) => Promise<string | undefined>;
+  /** The business's published knowledge (src/knowledge/): cited passages in the brief of a turn that needs them. */
+  knowledge?: TurnKnowledge;
 }
 
 export interface Orchestrator {
@@ -135,6 +137,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
           knownFacts: start?.facts,
+          knowledge: { hook: options.knowledge, channel: channel.id, metadata: input.inbound.metadata },
         },
       );
       routed.roleId = leg.role.id;

@@ -48,9 +48,11 @@ export interface SystemPromptInput {
   inScope: boolean;
   /** A one-off note for this leg (e.g. the customer's answer to a pending question). */
   note?: string | undefined;
+  /** The business's published content found for this turn (numbered, quoted sources), or what to say when none was. */
+  knowledge?: string | undefined;
 }
 
-export function buildSystemPrompt({ role, channel, grounding, caller, facts, inScope, note }: SystemPromptInput): string {
+export function buildSystemPrompt({ role, channel, grounding, caller, facts, inScope, note, knowledge }: SystemPromptInput): string {
   const resolve = capabilityResolver(channel, role.id);
   const brief = role.buildBrief?.({ facts, caller, capabilityTool: resolve });
   const sections = [
@@ -62,6 +64,7 @@ export function buildSystemPrompt({ role, channel, grounding, caller, facts, inS
     inScope ? undefined : OUT_OF_SCOPE_NOTE,
     grounding ? `What the channel reports about the customer:\n${grounding}` : undefined,
     brief ? `Brief for this turn:\n${brief}` : undefined,
+    knowledge,
     note,
   ];
   return sections

@@ -27,6 +27,10 @@ interface ServiceWords {
   holding: string;
   /** The reply to a customer who reset the conversation. */
   reset: string;
+  /** What the assistant says when the business's published content has nothing on a question (before offering a person). */
+  knowledgeMissing: string;
+  /** Before the links of the published pages an answer came from. */
+  sourceLabel: string;
 }
 
 const WORDS: Record<Language, ServiceWords> = {
@@ -40,6 +44,8 @@ const WORDS: Record<Language, ServiceWords> = {
     apology: "Sorry — something went wrong on our side and we couldn't answer your last message. Please send it again.",
     holding: "We're having a technical problem — we'll answer here shortly.",
     reset: 'Done — we are starting a new conversation. How can I help?',
+    knowledgeMissing: "I'm sorry, I don't have that information.",
+    sourceLabel: 'Source',
   },
   es: {
     whichCompany: '¿De qué empresa se trata?',
@@ -51,6 +57,8 @@ const WORDS: Record<Language, ServiceWords> = {
     apology: 'Lo sentimos: algo ha fallado por nuestra parte y no hemos podido responder a su último mensaje. Envíelo de nuevo, por favor.',
     holding: 'Estamos teniendo un problema técnico; le responderemos aquí en breve.',
     reset: 'Hecho: empezamos una conversación nueva. ¿En qué puedo ayudarle?',
+    knowledgeMissing: 'Lo siento, no tengo esa información.',
+    sourceLabel: 'Fuente',
   },
   fr: {
     whichCompany: "De quelle entreprise s'agit-il ?",
@@ -62,6 +70,8 @@ const WORDS: Record<Language, ServiceWords> = {
     apology: "Désolé, un problème est survenu de notre côté et nous n'avons pas pu répondre à votre dernier message. Veuillez le renvoyer.",
     holding: 'Nous rencontrons un problème technique ; nous vous répondrons ici très bientôt.',
     reset: "C'est fait : nous commençons une nouvelle conversation. Comment puis-je vous aider ?",
+    knowledgeMissing: "Désolé, je n'ai pas cette information.",
+    sourceLabel: 'Source',
   },
   de: {
     whichCompany: 'Um welches Unternehmen geht es?',
@@ -73,6 +83,8 @@ const WORDS: Record<Language, ServiceWords> = {
     apology: 'Entschuldigung – bei uns ist etwas schiefgelaufen, und wir konnten Ihre letzte Nachricht nicht beantworten. Bitte senden Sie sie noch einmal.',
     holding: 'Wir haben gerade ein technisches Problem – wir antworten Ihnen hier in Kürze.',
     reset: 'Erledigt – wir beginnen ein neues Gespräch. Wie kann ich helfen?',
+    knowledgeMissing: 'Das tut mir leid, diese Information habe ich nicht.',
+    sourceLabel: 'Quelle',
   },
   pt: {
     whichCompany: 'De que empresa se trata?',
@@ -84,6 +96,8 @@ const WORDS: Record<Language, ServiceWords> = {
     apology: 'Desculpe — algo correu mal do nosso lado e não conseguimos responder à sua última mensagem. Envie-a novamente, por favor.',
     holding: 'Estamos com um problema técnico — responderemos aqui em breve.',
     reset: 'Feito — vamos começar uma nova conversa. Como posso ajudar?',
+    knowledgeMissing: 'Desculpe, não tenho essa informação.',
+    sourceLabel: 'Fonte',
   },
   ar: {
     whichCompany: 'بأي شركة يتعلق هذا؟',
@@ -95,6 +109,8 @@ const WORDS: Record<Language, ServiceWords> = {
     apology: 'عذرًا، حدث خطأ من جهتنا ولم نتمكن من الرد على رسالتك الأخيرة. يُرجى إرسالها مرة أخرى.',
     holding: 'نواجه مشكلة تقنية، وسنرد عليك هنا قريبًا.',
     reset: 'تم، سنبدأ محادثة جديدة. كيف يمكنني مساعدتك؟',
+    knowledgeMissing: 'عذرًا، ليست لدي هذه المعلومة.',
+    sourceLabel: 'المصدر',
   },
 };
 

@@ -1,0 +1,174 @@
+/**
+ * Text out of what a business publishes, without running any JavaScript: HTML through linkedom
+ * and Readability (site header, navigation, footer and cookie banners left out), its headings
+ * kept as Markdown `#` lines so chunking can split by them; PDF text through unpdf; Markdown and
+ * plain text as they are. A file's type is decided by its bytes (the media layer's sniffer for
+ * PDF; UTF-8 text without NULs for the rest), never by the declared type alone.
+ */
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import { extractText, getDocumentProxy } from 'unpdf';
+import { checkContent, MediaRejectedError, SNIFF_BYTES } from '../media/content-check.js';
+
+export type TextKind = 'pdf' | 'html' | 'markdown' | 'text';
+
+export interface ExtractedPage {
+  title: string;
+  /** Markdown-style text: `#` headings, paragraphs. */
+  text: string;
+  /** Absolute link targets, when the page lets them be followed. */
+  links: string[];
+  canonical?: string | undefined;
+  noindex: boolean;
+  nofollow: boolean;
+}
+
+const BLOCKS = new Set(['P', 'LI', 'TD', 'TH', 'PRE', 'BLOCKQUOTE', 'DT', 'DD', 'FIGCAPTION', 'CAPTION']);
+const HEADINGS = /^H([1-6])$/;
+const SKIPPED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'NAV', 'FOOTER', 'HEADER', 'ASIDE', 'FORM', 'BUTTON', 'SVG']);
+
+interface DomElement {
+  getAttribute(name: string): string | null;
+  textContent: string | null;
+}
+interface DomDocument {
+  querySelector(selector: string): DomElement | null;
+  querySelectorAll(selector: string): ArrayLike<DomElement>;
+}
+
+interface DomNode {
+  nodeType: number;
+  nodeName: string;
+  textContent: string | null;
+  childNodes: ArrayLike<DomNode>;
+}
+
+const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** The element tree as Markdown-ish lines: headings become `#` lines, block elements paragraphs. */
+function toLines(root: DomNode): string[] {
+  const lines: string[] = [];
+  const walk = (node: DomNode) => {
+    const name = node.nodeName.toUpperCase();
+    if (SKIPPED.has(name)) return;
+    const heading = HEADINGS.exec(name);
+    if (heading) {
+      const text = squash(node.textContent ?? '');
+      if (text) lines.push('', `${'#'.repeat(Number(heading[1]))} ${text}`, '');
+      return;
+    }
+    if (BLOCKS.has(name)) {
+      const text = squash(node.textContent ?? '');
+      if (text) lines.push(name === 'LI' ? `- ${text}` : text, '');
+      return;
+    }
+    if (node.nodeType === 3) {
+      const text = squash(node.textContent ?? '');
+      if (text) lines.push(text);
+      return;
+    }
+    for (const child of Array.from(node.childNodes)) walk(child);
+  };
+  walk(root);
+  return lines;
+}
+
+function metaRobots(document: DomDocument): { noindex: boolean; nofollow: boolean } {
+  const values = Array.from(document.querySelectorAll('meta[name]'))
+    .filter((meta) => /^(robots|googlebot)$/i.test(meta.getAttribute('name') ?? ''))
+    .map((meta) => (meta.getAttribute('content') ?? '').toLowerCase());
+  const all = values.join(',');
+  return { noindex: /\b(noindex|none)\b/.test(all), nofollow: /\b(nofollow|none)\b/.test(all) };
+}
+
+/** An HTML page's main content, title, links, canonical URL and robots directives. */
+export function extractHtml(html: string, pageUrl: string, robotsHeader?: string | null): ExtractedPage {
+  const { document: parsed } = parseHTML(html);
+  const document = parsed as unknown as DomDocument;
+  const robots = metaRobots(document);
+  const header = (robotsHeader ?? '').toLowerCase();
+  const noindex = robots.noindex || /\b(noindex|none)\b/.test(header);
+  const nofollow = robots.nofollow || /\b(nofollow|none)\b/.test(header);
+  const resolve = (href: string | null | undefined) => {
+    if (!href) return undefined;
+    try {
+      const url = new URL(href, pageUrl);
+      url.hash = '';
+      return url.toString();
+    } catch {
+      return undefined;
+    }
+  };
+  const canonical = resolve(document.querySelector('link[rel="canonical"]')?.getAttribute('href'));
+  const links = nofollow
+    ? []
+    : Array.from(document.querySelectorAll('a[href]'))
+        .filter((anchor) => !/\bnofollow\b/i.test(anchor.getAttribute('rel') ?? ''))
+        .map((anchor) => resolve(anchor.getAttribute('href')))
+        .filter((href): href is string => href !== undefined);
+  const pageTitle = squash(document.querySelector('title')?.textContent ?? '');
+  const article = new Readability(parsed as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 50 }).parse();
+  let text = '';
+  if (article?.content) {
+    const { document: content } = parseHTML(`<html><body>${article.content}</body></html>`);
+    text = toLines(content.body as unknown as DomNode).join('\n');
+  }
+  if (!text.trim()) {
+    const { document: again } = parseHTML(html);
+    text = toLines(again.body as unknown as DomNode).join('\n');
+  }
+  return {
+    title: squash(article?.title ?? '') || pageTitle,
+    text: text.replace(/\n{3,}/g, '\n\n').trim(),
+    links: [...new Set(links)],
+    ...(canonical ? { canonical } : {}),
+    noindex,
+    nofollow,
+  };
+}
+
+export async function extractPdf(bytes: Uint8Array): Promise<{ text: string; pages: number }> {
+  const pdf = await getDocumentProxy(new Uint8Array(bytes));
+  const { text, totalPages } = await extractText(pdf, { mergePages: false });
+  await pdf.cleanup();
+  return { text: text.map((page) => page.trim()).join('\n\n'), pages: totalPages };
+}
+
+const DECLARED: Record<string, TextKind> = {
+  'application/pdf': 'pdf',
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'text/plain': 'text',
+};
+
+const looksLikeHtml = (text: string) => /^\s*(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/i.test(text);
+
+/**
+ * The kind of an uploaded file, checked by its content: a PDF must be one by its signature, a
+ * text kind must be UTF-8 without NUL bytes (an HTML declaration must look like HTML). Throws
+ * `MediaRejectedError('unsupported-type')` when the bytes and the declared type disagree.
+ */
+export function checkDocument(declaredType: string, bytes: Uint8Array): { kind: TextKind; text?: string } {
+  const base = (declaredType.split(';')[0] ?? '').trim().toLowerCase();
+  const kind = DECLARED[base];
+  if (!kind) throw new MediaRejectedError('unsupported-type', `unsupported document type ${base || '(none)'}: expected PDF, HTML, Markdown or plain text`);
+  const head = bytes.subarray(0, SNIFF_BYTES);
+  if (kind === 'pdf') {
+    checkContent('application/pdf', head);
+    return { kind };
+  }
+  if (bytes.includes(0)) throw new MediaRejectedError('unsupported-type', `declared ${base}, but the content is binary`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new MediaRejectedError('unsupported-type', `declared ${base}, but the content is not UTF-8 text`);
+  }
+  text = text.replace(/^\uFEFF/, '');
+  if (kind === 'html' && !looksLikeHtml(text) && !/<(p|h[1-6]|div|article)[\s>]/i.test(text)) {
+    throw new MediaRejectedError('unsupported-type', 'declared text/html, but the content is not HTML');
+  }
+  return { kind, text };
+}

@@ -1,0 +1,167 @@
+/**
+ * The knowledge feature as one factory: the business's help pages, documents and FAQ, cited in
+ * the turns that need them. It hands the rest of the service
+ *   - `router`: the operator API under `/admin/knowledge` (the admin bearer token);
+ *   - `tools()`: the `search_knowledge` read (category `knowledge`, public), for the MCP reads' list;
+ *   - `turn`: the orchestrator's `knowledge` hook (the brief section of a turn the judge marks);
+ *   - `retrieve(query, { site, channel, terms })`;
+ *   - `start()`: builds this process's index from MongoDB in the background (retried until it
+ *     succeeds; `ready()` resolves then), follows the change stream, registers the configured
+ *     sources and re-crawls each every `recrawlHours`; `close()`.
+ * Until the index is built a turn gets no knowledge section (never a false "I don't know").
+ */
+import type { Router } from 'express';
+import type { Connection } from 'mongoose';
+import type { KnowledgeConfig } from '../config.js';
+import type { AssistantTool } from '../contracts/tool.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { RedisClient } from '../redis.js';
+import { createKnowledgeRouter } from './admin.js';
+import { fitPassages, missSection, sourcesSection } from './brief.js';
+import { followChanges, streamPosition, type ChangeFollower } from './changes.js';
+import { createKnowledgeIndex, type KnowledgeIndex } from './knowledge-index.js';
+import { createKnowledgeLibrary } from './library.js';
+import { createMissLog } from './misses.js';
+import type { Audience, ChunkRecord, Passage } from './model.js';
+import { searchKnowledgeTool } from './search-tool.js';
+import { createKnowledgeService, type KnowledgeService } from './service.js';
+import { createKnowledgeStore } from './store.js';
+
+const SCHEDULE_EVERY_MS = 60_000;
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 10_000;
+
+export interface KnowledgeFeatureOptions {
+  redis: RedisClient;
+  connection: Connection;
+  logger: Logger;
+  metrics: Metrics;
+  config: KnowledgeConfig;
+  /** The admin API's token (absent: no `/admin/knowledge`). */
+  adminToken: string | undefined;
+  /** How often the re-crawl schedule looks for due sources (tests shorten it). */
+  scheduleEveryMs?: number;
+}
+
+/** The orchestrator's hook (`OrchestratorOptions.knowledge`), structurally. */
+export interface KnowledgeTurnHook {
+  brief(input: { question: string; terms: string; roleId: string; channel: string; metadata: Readonly<Record<string, string>> }): Promise<string | undefined>;
+}
+
+export interface KnowledgeFeature {
+  router: Router;
+  tools(): readonly AssistantTool[];
+  turn: KnowledgeTurnHook;
+  retrieve(query: string, context: Audience & { terms?: string | undefined }): Promise<Passage[]>;
+  service: KnowledgeService;
+  start(): void;
+  /** Resolves once this process's index was built from MongoDB. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function buildIndex(index: KnowledgeIndex, chunks: AsyncIterable<ChunkRecord>): Promise<number> {
+  const byOwner = new Map<string, ChunkRecord[]>();
+  let count = 0;
+  for await (const chunk of chunks) {
+    const list = byOwner.get(chunk.owner) ?? [];
+    list.push(chunk);
+    byOwner.set(chunk.owner, list);
+    count += 1;
+  }
+  for (const [owner, list] of byOwner) await index.replaceOwner(owner, list);
+  return count;
+}
+
+export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): Promise<KnowledgeFeature> {
+  const { redis, logger, metrics, config } = options;
+  const store = createKnowledgeStore(options.connection);
+  const index = await createKnowledgeIndex();
+  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics });
+  const misses = createMissLog(redis, { logger, metrics });
+  const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics });
+  const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics });
+  let built = false;
+  let closed = false;
+  let follower: ChangeFollower | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let markReady: () => void = () => undefined;
+  const readiness = new Promise<void>((resolve) => (markReady = resolve));
+
+  const retrieve: KnowledgeFeature['retrieve'] = (query, context) =>
+    service.retrieve(context.terms?.trim() ? [context.terms, query] : query, { site: context.site, channel: context.channel }, config.maxPassages);
+
+  const schedule = async () => {
+    const due = Date.now() - config.recrawlHours * 3_600_000;
+    for (const source of await store.listSources()) {
+      if (closed) return;
+      if (!source.lastCrawlAt || source.lastCrawlAt.getTime() < due) await service.crawl(source._id);
+    }
+  };
+
+  const startUp = async () => {
+    for (let attempt = 1; !closed; attempt += 1) {
+      try {
+        const position = await streamPosition(redis);
+        const started = performance.now();
+        const count = await buildIndex(index, store.allChunks());
+        built = true;
+        logger.info('knowledge-index-built', { chunks: count, ms: Math.round(performance.now() - started) });
+        follower = followChanges(redis, position, library.apply, { logger, metrics });
+        markReady();
+        break;
+      } catch (error) {
+        const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
+        logger.warn('knowledge-index-build-failed', { attempts: attempt, retryInMs, error });
+        await new Promise((resolve) => setTimeout(resolve, retryInMs));
+      }
+    }
+    if (closed) return;
+    for (const source of config.sources) await service.addSource(source, 'config');
+    const tick = () =>
+      void schedule().catch((error: unknown) => {
+        logger.warn('knowledge-schedule-failed', { error });
+      });
+    tick();
+    timer = setInterval(tick, options.scheduleEveryMs ?? SCHEDULE_EVERY_MS);
+    timer.unref();
+  };
+
+  const tool = searchKnowledgeTool((query, audience) => service.retrieve(query, audience, config.maxPassages));
+
+  return {
+    router,
+    tools: () => [tool],
+    retrieve,
+    service,
+    turn: {
+      async brief(input) {
+        if (!built) return undefined;
+        const audience = { site: input.metadata.siteKey, channel: input.channel };
+        const passages = fitPassages(await retrieve(input.question, { ...audience, terms: input.terms }), config.maxPassages, config.maxPassageTokens);
+        if (passages.length > 0) {
+          metrics.increment('knowledge_hits_total', { role: input.roleId });
+          return sourcesSection(passages, input.metadata);
+        }
+        misses.record({
+          role: input.roleId,
+          question: input.question,
+          terms: input.terms,
+          ...(audience.site ? { site: audience.site } : {}),
+          channel: input.channel,
+        });
+        return missSection(input.metadata);
+      },
+    },
+    start() {
+      void startUp();
+    },
+    ready: () => readiness,
+    async close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+      await follower?.close();
+    },
+  };
+}

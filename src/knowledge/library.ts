@@ -1,0 +1,100 @@
+/**
+ * What changes the knowledge: FAQ entries, uploaded documents and crawled pages are cleaned
+ * (steering text dropped and logged), chunked by heading, written to MongoDB, applied to this
+ * process's index and announced on the change stream for every other process. Removal goes the
+ * same way. A page whose text hash did not change is not written again.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { RedisClient } from '../redis.js';
+import { announceChange } from './changes.js';
+import { chunkText } from './chunking.js';
+import type { KnowledgeIndex } from './knowledge-index.js';
+import type { OwnerRecord } from './model.js';
+import { dropSteering } from './steering.js';
+import type { KnowledgeStore } from './store.js';
+
+export const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+const textHash = (text: string) => createHash('sha256').update(text).digest('hex');
+
+export interface OwnerContent {
+  ownerId: string;
+  kind: OwnerRecord['kind'];
+  title: string;
+  url: string;
+  text: string;
+  sites: readonly string[];
+  language?: string | undefined;
+  extra?: Partial<Pick<OwnerRecord, 'sourceId' | 'etag' | 'lastModified' | 'bytes' | 'contentType' | 'links'>>;
+}
+
+export interface KnowledgeLibrary {
+  /** Cleans, chunks, stores, indexes and announces one owner; `unchanged` when its hash is the stored one. */
+  put(content: OwnerContent): Promise<{ chunks: number; dropped: number; unchanged: boolean }>;
+  remove(ownerId: string): Promise<boolean>;
+  /** Applies a change another process announced (reads the owner back by `_id`). */
+  apply(change: { op: 'upsert' | 'delete'; owner: string }): Promise<void>;
+}
+
+export function createKnowledgeLibrary(dependencies: {
+  store: KnowledgeStore;
+  index: KnowledgeIndex;
+  redis: RedisClient;
+  logger: Logger;
+  metrics: Metrics;
+}): KnowledgeLibrary {
+  const { store, index, redis, logger, metrics } = dependencies;
+
+  const apply: KnowledgeLibrary['apply'] = async (change) => {
+    const owner = change.op === 'upsert' ? await store.getOwner(change.owner) : undefined;
+    if (!owner) {
+      await index.removeOwner(change.owner);
+      return;
+    }
+    await index.replaceOwner(owner._id, await store.chunksOf(owner));
+  };
+
+  return {
+    async put(content) {
+      const { text, dropped } = dropSteering(content.text);
+      if (dropped.length > 0) {
+        metrics.increment('knowledge_steering_dropped_total', {}, dropped.length);
+        logger.warn('knowledge-steering-dropped', { owner: content.ownerId, url: content.url, count: dropped.length, samples: dropped.slice(0, 3) });
+      }
+      const hash = textHash(`${content.title}\n${content.sites.join(',')}\n${text}`);
+      const previous = await store.getOwner(content.ownerId);
+      if (previous?.hash === hash) {
+        if (content.extra) await store.updateOwner({ ...previous, ...content.extra, updatedAt: new Date() });
+        return { chunks: previous.chunkIds.length, dropped: dropped.length, unchanged: true };
+      }
+      const chunks = chunkText(text, { owner: content.ownerId, title: content.title, url: content.url, sites: content.sites, language: content.language });
+      const owner: OwnerRecord = {
+        _id: content.ownerId,
+        kind: content.kind,
+        title: content.title,
+        url: content.url,
+        chunkIds: chunks.map((chunk) => chunk._id),
+        hash,
+        sites: [...content.sites],
+        updatedAt: new Date(),
+        ...content.extra,
+      };
+      await store.putOwner(owner, chunks);
+      await index.replaceOwner(owner._id, chunks);
+      await announceChange(redis, { op: 'upsert', owner: owner._id });
+      metrics.increment('knowledge_changes_total', { kind: content.kind, op: 'upsert' });
+      return { chunks: chunks.length, dropped: dropped.length, unchanged: false };
+    },
+
+    async remove(ownerId) {
+      const removed = await store.removeOwner(ownerId);
+      await index.removeOwner(ownerId);
+      await announceChange(redis, { op: 'delete', owner: ownerId });
+      if (removed) metrics.increment('knowledge_changes_total', { kind: removed.kind, op: 'delete' });
+      return removed !== undefined;
+    },
+
+    apply,
+  };
+}

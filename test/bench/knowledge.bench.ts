@@ -1,0 +1,193 @@
+/**
+ * `npm run bench:knowledge`: the knowledge's figures on this machine, on real Redis and FerretDB.
+ *   - index build from MongoDB at 20,000 chunks (ms) and the RSS it adds;
+ *   - search p50/p99 at 20,000 chunks;
+ *   - a crawl of a 500-page loopback site (pages/s);
+ *   - recall@5 on a small fictional help center, with and without the judge's search terms.
+ * A knowledge turn's budget (model calls, Redis commands) is held by test/knowledge/turn.test.ts:
+ * the same model calls as a turn without knowledge; a hit adds no Redis command, a miss one pipeline.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
+import { chunkText } from '../../src/knowledge/chunking.js';
+import { createKnowledgeFeature } from '../../src/knowledge/feature.js';
+import { createKnowledgeStore } from '../../src/knowledge/store.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import { TEST_KNOWLEDGE_CONFIG } from '../support/knowledge-rig.js';
+import { startMongo, startRedis } from '../support/services.js';
+import { ARTICLES, QUESTIONS } from './knowledge-fixture.js';
+
+const CHUNKS = Number(process.env.BENCH_KNOWLEDGE_CHUNKS ?? 20_000);
+const CHUNKS_PER_OWNER = 50;
+const SITE_PAGES = 500;
+const print = (line: string) => process.stdout.write(`${line}\n`);
+const logger = createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) });
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+const gc = () => (globalThis as { gc?: () => void }).gc?.();
+
+/**
+ * Synthetic help-center text with a natural vocabulary: 8,000 made-up words drawn by Zipf's law
+ * (a few very common, most rare), as real prose is; queries use content words (ranks 50–3,050).
+ */
+let seed = 42;
+const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+const VOCABULARY = 8_000;
+const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'pel', 'dor', 'sin', 'fa', 'gru', 'mek', 'tol', 'bri', 'zan', 'qui'];
+const words = Array.from({ length: VOCABULARY }, (_, rank) => {
+  let word = '';
+  for (let n = rank + 7; n > 0; n = Math.floor(n / 16)) word += SYLLABLES[n % 16];
+  return word;
+});
+const harmonic = words.reduce((sum, _, rank) => sum + 1 / (rank + 1), 0);
+const cumulative: number[] = [];
+words.reduce((sum, _, rank) => (cumulative[rank] = sum + 1 / (rank + 1) / harmonic), 0);
+const zipfWord = () => {
+  const draw = random();
+  let low = 0;
+  let high = VOCABULARY - 1;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((cumulative[middle] ?? 1) < draw) low = middle + 1;
+    else high = middle;
+  }
+  return words[low]!;
+};
+const sentence = (length: number) => Array.from({ length }, zipfWord).join(' ');
+const query = (length: number) => Array.from({ length }, () => words[50 + Math.floor(random() * 3_000)]).join(' ');
+
+const redisServer = await startRedis();
+const mongoServer = await startMongo();
+const redis = new Redis(redisServer.url);
+const mongoUri = new URL(mongoServer.uri);
+mongoUri.pathname = `/bench_knowledge_${Date.now()}`;
+const connection = mongoose.createConnection(mongoUri.toString());
+await connection.asPromise();
+
+try {
+  // 1. 20,000 chunks in MongoDB (written as the library writes them: ≤ 20 statements per command).
+  const store = createKnowledgeStore(connection);
+  const writeStarted = performance.now();
+  for (let owner = 0; owner < CHUNKS / CHUNKS_PER_OWNER; owner += 1) {
+    const ownerId = `doc:doc_${owner.toString(16).padStart(16, '0')}`;
+    const text = Array.from({ length: CHUNKS_PER_OWNER }, () => `## ${sentence(3)}\n\n${sentence(120)}.`).join('\n\n');
+    const chunks = chunkText(text, { owner: ownerId, title: `Article ${owner} ${sentence(3)}`, url: `https://help.example/a/${owner}`, sites: [] });
+    await store.putOwner(
+      {
+        _id: ownerId,
+        kind: 'document',
+        title: `Article ${owner}`,
+        url: '',
+        chunkIds: chunks.map((chunk) => chunk._id),
+        hash: String(owner),
+        sites: [],
+        updatedAt: new Date(),
+      },
+      chunks,
+    );
+  }
+  print(`chunks written to MongoDB: ${CHUNKS} in ${Math.round(performance.now() - writeStarted)} ms`);
+
+  gc();
+  const rssBefore = process.memoryUsage().rss;
+  const feature = await createKnowledgeFeature({ redis, connection, logger, metrics: createMetrics(), config: TEST_KNOWLEDGE_CONFIG, adminToken: undefined });
+  const buildStarted = performance.now();
+  feature.start();
+  await feature.ready();
+  const buildMs = performance.now() - buildStarted;
+  gc();
+  const rssAdded = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
+  print(
+    `index build from MongoDB at ${feature.service.index.size()} chunks: ${Math.round(buildMs)} ms; RSS added: ${rssAdded.toFixed(1)} MB (target ≤ 150 MB)`,
+  );
+
+  // 2. Search latency at 20,000 chunks.
+  const times: number[] = [];
+  for (let count = 0; count < 1_000; count += 1) {
+    const text = query(2 + (count % 4));
+    const started = performance.now();
+    await feature.retrieve(text, { channel: 'whatsapp' });
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  print(
+    `search at ${feature.service.index.size()} chunks: p50 ${percentile(times, 50).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms (targets ≤ 10 / 30 ms)`,
+  );
+  await feature.close();
+
+  // 3. Recall@5 on the fictional help center (a fresh database, the same feature).
+  const fixtureUri = new URL(mongoUri);
+  fixtureUri.pathname = `${mongoUri.pathname}_fixture`;
+  const fixtureConnection = mongoose.createConnection(fixtureUri.toString());
+  await fixtureConnection.asPromise();
+  const fixture = await createKnowledgeFeature({
+    redis,
+    connection: fixtureConnection,
+    logger,
+    metrics: createMetrics(),
+    config: TEST_KNOWLEDGE_CONFIG,
+    adminToken: undefined,
+  });
+  fixture.start();
+  await fixture.ready();
+  const titleOf = new Map<string, string>();
+  for (const article of ARTICLES) {
+    const added = await fixture.service.addDocument({ bytes: Buffer.from(article.text), contentType: 'text/markdown', title: article.title });
+    titleOf.set(article.id, article.title);
+    void added;
+  }
+  const recall = async (withTerms: boolean) => {
+    let found = 0;
+    for (const question of QUESTIONS) {
+      const passages = await fixture.retrieve(question.question, { channel: 'whatsapp', ...(withTerms ? { terms: question.terms } : {}) });
+      if (passages.slice(0, 5).some((passage) => passage.title === titleOf.get(question.answer))) found += 1;
+    }
+    return found / QUESTIONS.length;
+  };
+  print(
+    `recall@5 on the help-center fixture (${QUESTIONS.length} questions): with the judge's terms ${(await recall(true)).toFixed(2)}, customer's words only ${(await recall(false)).toFixed(2)}`,
+  );
+  await fixture.close();
+
+  // 4. A crawl of a 500-page loopback site.
+  const server = createServer((request, response) => {
+    const page = Number(/^\/p\/(\d+)$/.exec(request.url ?? '')?.[1] ?? (request.url === '/' ? 0 : Number.NaN));
+    if (request.url === '/robots.txt') return void response.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nAllow: /\n');
+    if (!Number.isFinite(page) || page >= SITE_PAGES) return void response.writeHead(404).end();
+    const links = [1, 2, 3].map((step) => `<a href="/p/${(page * 3 + step) % SITE_PAGES}">next</a>`).join(' ');
+    response
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        `<!doctype html><html><head><title>Page ${page}</title></head><body><nav>${links}</nav><main><article><h1>Page ${page}</h1><h2>About</h2><p>${sentence(80)}.</p><h2>Details</h2><p>${sentence(80)}.</p></article></main></body></html>`,
+      );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const crawler = await createKnowledgeFeature({
+    redis,
+    connection: fixtureConnection,
+    logger,
+    metrics: createMetrics(),
+    config: { ...TEST_KNOWLEDGE_CONFIG, crawl: { ...TEST_KNOWLEDGE_CONFIG.crawl, maxPages: SITE_PAGES + 10, maxDepth: 20 } },
+    adminToken: undefined,
+  });
+  const source = await crawler.service.addSource({ url: `${origin}/` }, 'admin');
+  const crawlStarted = performance.now();
+  const report = await crawler.service.crawl(source._id);
+  const crawlSeconds = (performance.now() - crawlStarted) / 1000;
+  print(
+    `crawl of a ${SITE_PAGES}-page loopback site: ${report?.pages ?? 0} pages in ${crawlSeconds.toFixed(1)} s (${((report?.pages ?? 0) / crawlSeconds).toFixed(1)} pages/s, 2 requests at a time)`,
+  );
+  await crawler.close();
+  server.close();
+  await fixtureConnection.dropDatabase();
+  await fixtureConnection.close();
+} finally {
+  await connection.dropDatabase().catch(() => undefined);
+  await connection.close();
+  redis.disconnect();
+  await redisServer.stop();
+  await mongoServer.stop();
+}
