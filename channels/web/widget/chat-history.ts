@@ -3,13 +3,13 @@
  * outbox after it, the questions' buttons again), one read at a time: a read asked for meanwhile
  * runs once more after it.
  */
-import type { ApiResult, History } from './api.js';
+import type { ApiResult, History as HistoryAnswer } from './api.js';
 import type { QuestionButtons } from './chat-events.js';
 import type { MessageList, OutgoingBubble } from './message-list.js';
 import type { Panel } from './panel.js';
 
 export interface HistorySyncOptions {
-  read(): Promise<ApiResult<History>>;
+  read(): Promise<ApiResult<HistoryAnswer>>;
   /** The outbox's bubbles the history does not hold yet. */
   unconfirmed(historyIds: ReadonlySet<string>): OutgoingBubble[];
   list: MessageList;
