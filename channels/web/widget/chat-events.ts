@@ -3,7 +3,7 @@
  * message, a hand-off, who holds the conversation), the typing indicator those events drive, and
  * the buttons of the latest question.
  */
-import { createChoiceGroup, type ChoiceGroup, type WidgetChoice } from './choices.js';
+import { createChoiceGroup, questionText, type ChoiceGroup, type WidgetChoice } from './choices.js';
 import type { StreamEvent } from './event-stream.js';
 import type { MessageList } from './message-list.js';
 import type { Panel } from './panel.js';
@@ -114,9 +114,11 @@ export function createEventHandlers(deps: EventHandlerDeps): (event: StreamEvent
       setTyping(false);
       // A newer message makes any earlier question's buttons stale.
       questions.closeOpen();
-      if (list.completeAssistant(event.id, event.text, event.sender, event.at, event.failed ? event.replyTo : undefined)) {
+      // Drawn with buttons, a question says its answers once: the buttons, not the list its text has for typed answers.
+      const text = event.choices ? questionText(event.text, event.choices) : event.text;
+      if (list.completeAssistant(event.id, text, event.sender, event.at, event.failed ? event.replyTo : undefined)) {
         if (event.choices) questions.show(event.id, event.choices, true, event.choicesExpireAt);
-        deps.onReply(event.text);
+        deps.onReply(text);
       }
       // A reply to a message this tab has never seen: another tab sent it; catch up.
       if (event.replyTo && !list.has(event.replyTo) && !deps.ownMessage(event.replyTo)) deps.resync();

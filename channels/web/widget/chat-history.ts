@@ -5,6 +5,7 @@
  */
 import type { ApiResult, History as HistoryAnswer } from './api.js';
 import type { QuestionButtons } from './chat-events.js';
+import { questionText } from './choices.js';
 import type { MessageList, OutgoingBubble } from './message-list.js';
 import type { Panel } from './panel.js';
 
@@ -35,7 +36,11 @@ export function createHistorySync(options: HistorySyncOptions) {
         resyncAgain = false;
         const result = await options.read();
         if (!result.ok) return undefined;
-        const { messages, lastEventId, holder } = result.value;
+        const { lastEventId, holder } = result.value;
+        // A question drawn with buttons shows its text without the list of its answers.
+        const messages = result.value.messages.map((message) =>
+          message.choices && message.role === 'assistant' ? { ...message, text: questionText(message.text, message.choices) } : message,
+        );
         const waiting = options.unconfirmed(new Set(messages.map((message) => message.id)));
         list.replace(messages, waiting);
         // The questions' buttons again: the open one tappable (unless a message waiting to be sent answers it), the rest disabled.

@@ -17,7 +17,8 @@ import { createIndicators, createLogLayout } from './message-log.js';
 import { createBubbles, renderEntry, type AssistantEntry } from './message-bubbles.js';
 import type { WidgetStrings } from './strings.js';
 
-type DeliveryState = 'pending' | 'sent' | 'failed';
+/** `waiting`: not sent yet, resent by itself (muted); `failed`: given up on (red, with Retry). */
+type DeliveryState = 'pending' | 'sent' | 'waiting' | 'failed';
 
 export interface OutgoingBubble {
   readonly element: HTMLElement;
@@ -71,6 +72,7 @@ function outgoingBubble(
     setState(state, failure) {
       bubble.classList.toggle('failed', state === 'failed');
       delivery.classList.toggle('failed', state === 'failed');
+      delivery.classList.toggle('waiting', state === 'waiting');
       delivery.replaceChildren();
       delivery.hidden = false;
       if (state === 'sent') {

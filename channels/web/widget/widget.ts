@@ -15,6 +15,7 @@ import { createChat, type Chat } from './chat.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
+import { createPageModal } from './modal.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
 import { createPanel, SMALL_SCREEN, type Panel } from './panel.js';
 import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue, type WidgetStrings } from './strings.js';
@@ -165,9 +166,14 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let sound = dataset.sound === 'on';
   const smallScreen = window.matchMedia(SMALL_SCREEN);
   const scrollLock = createPageScrollLock();
+  const pageModal = createPageModal(host);
+  let panelElement: HTMLElement | undefined;
+  // On a phone the open panel covers the page: the page neither scrolls nor takes focus behind it.
   const updateScrollLock = (): void => {
-    if (isOpen && smallScreen.matches) scrollLock.lock();
+    const covering = isOpen && smallScreen.matches;
+    if (covering) scrollLock.lock();
     else scrollLock.release();
+    pageModal.set(covering ? panelElement : undefined);
   };
   smallScreen.addEventListener('change', updateScrollLock);
 
@@ -256,6 +262,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
         launcher.setPreview(preview);
       });
       container.append(panel.element);
+      panelElement = panel.element;
       started = {
         open() {
           isOpen = true;
