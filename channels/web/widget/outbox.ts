@@ -127,7 +127,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
     entry.state = 'queued';
     entry.waitingSince ??= Date.now();
     if (Date.now() - entry.waitingSince >= GIVE_UP_MS) {
-      giveUp();
+      // Given up: it and every message queued behind it are "Not sent" (none goes out of order), each with Retry.
+      setUnreachable(false);
+      for (const other of entries) if (other.state === 'queued') fail(other);
       return;
     }
     // First, so the line below the bubble is brought into view in the log as it then is.
@@ -137,12 +139,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     resends += 1;
     clearTimeout(resendTimer);
     resendTimer = setTimeout(resume, delay * (0.75 + Math.random() / 2));
-  };
-
-  /** The head has waited too long: it and every message queued behind it are "Not sent", each with Retry. */
-  const giveUp = (): void => {
-    setUnreachable(false);
-    for (const entry of entries) if (entry.state === 'queued') fail(entry);
   };
 
   const fail = (entry: Outgoing): void =>

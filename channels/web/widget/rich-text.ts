@@ -50,23 +50,23 @@ export function safeHttpUrl(raw: string): string | undefined {
 export function parseRichText(text: string): Block[] {
   const blocks: Block[] = [];
   let current: Block | undefined;
-  let fence: { marker: string; block: { kind: 'codeBlock'; text: string }; lines: string[] } | undefined;
+  let openFence: { marker: string; block: { kind: 'codeBlock'; text: string }; lines: string[] } | undefined;
   for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
     const fenced = FENCE.exec(line)?.[1];
-    if (fence) {
-      // Closed by a line of only a fence of the same character, at least as long.
-      if (fenced && fenced[0] === fence.marker[0] && fenced.length >= fence.marker.length && line.trim() === fenced) {
-        fence = undefined;
+    if (openFence) {
+      // Closed by a line of only a openFence of the same character, at least as long.
+      if (fenced && fenced[0] === openFence.marker[0] && fenced.length >= openFence.marker.length && line.trim() === fenced) {
+        openFence = undefined;
       } else {
-        fence.lines.push(line);
-        fence.block.text = fence.lines.join('\n');
+        openFence.lines.push(line);
+        openFence.block.text = openFence.lines.join('\n');
       }
       continue;
     }
     if (fenced) {
-      // What follows the opening fence (a language name) is not shown.
-      fence = { marker: fenced, block: { kind: 'codeBlock', text: '' }, lines: [] };
-      blocks.push(fence.block);
+      // What follows the opening openFence (a language name) is not shown.
+      openFence = { marker: fenced, block: { kind: 'codeBlock', text: '' }, lines: [] };
+      blocks.push(openFence.block);
       current = undefined;
       continue;
     }
