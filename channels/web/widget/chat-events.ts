@@ -3,7 +3,8 @@
  * message, a hand-off, who holds the conversation), the typing indicator those events drive, and
  * the buttons of the latest question.
  */
-import { createChoiceGroup, questionText, type ChoiceGroup, type WidgetChoice } from './choices.js';
+import { createChoiceGroup, type ChoiceGroup, type WidgetChoice } from './choices.js';
+import { questionText } from './question-text.js';
 import type { StreamEvent } from './event-stream.js';
 import type { MessageList } from './message-list.js';
 import type { Panel } from './panel.js';

@@ -5,7 +5,7 @@
  */
 import type { ApiResult, History as HistoryAnswer } from './api.js';
 import type { QuestionButtons } from './chat-events.js';
-import { questionText } from './choices.js';
+import { questionText } from './question-text.js';
 import type { MessageList, OutgoingBubble } from './message-list.js';
 import type { Panel } from './panel.js';
 

@@ -59,7 +59,7 @@ const DEFAULT_RETRY_AFTER_SECONDS = 5;
 // event stream reconnects or the browser comes back online.
 const RESEND_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
 /** How long a message waits for the service before the outbox gives up on it (red, with Retry). */
-export const GIVE_UP_MS = 120_000;
+const GIVE_UP_MS = 120_000;
 
 /** No answer, or an answer saying the service itself is failing: the same message may succeed later. */
 const isTransient = (result: ApiResult<AcceptedMessage>): boolean => !result.ok && (result.kind === 'network' || result.status >= 500 || result.status === 408);
