@@ -155,9 +155,20 @@ test('a question drawn with buttons shows the question only: no numbered list, n
     expect(await bubble.locator('ol').count()).toBe(0);
     expect(await bubble.locator('li').allTextContents()).toEqual(['New delivery date: 2026-12-05']);
     expect(await answers.getByRole('button').allTextContents()).toEqual(['Confirm', 'Cancel']);
+    // The same from the history after a reload (the stored text keeps the list, as WhatsApp and a typed answer need it).
+    const { conversationId } = await storedVisitor(page);
+    const transcripts = harness.services.transcripts;
+    const recent = await transcripts.recent(conversationId!);
+    await transcripts.saveRecent(conversationId!, [...recent, { id: `out:test-${asked}:0`, direction: 'outbound', text: CONFIRMATION }]);
+    await page.reload();
+    const reloaded = await openWidget(page);
+    await page.getByRole('group', { name: 'Answers' }).waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await bubbleText(reloaded.assistantBubbles.last())).toBe(text);
+    expect(await reloaded.assistantBubbles.last().locator('ol').count()).toBe(0);
+
     // A reply without buttons keeps a numbered list it writes.
     await reply(page, 'Steps:\n1. Confirm\n2. Cancel');
-    await eventually(async () => (await parts.assistantBubbles.last().locator('li').count()) === 2);
+    await eventually(async () => (await reloaded.assistantBubbles.last().locator('li').count()) === 2);
     expect(watched.record.pageErrors).toEqual([]);
   } finally {
     await watched.close();
