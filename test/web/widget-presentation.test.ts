@@ -207,6 +207,18 @@ describe.each(['light', 'dark'])('the %s palette', (palette) => {
           'Send',
         ]),
       );
+      // "New chat" asks first: its Start over and Cancel, by keyboard.
+      await parts.newChat.focus();
+      await page.keyboard.press('Enter');
+      await parts.confirmNewChat.waitFor({ state: 'visible' });
+      for (const key of ['Start over', 'Cancel']) {
+        const styles = (await stylesOf(page))!;
+        expect(styles.name).toBe(key);
+        seen.set(styles.name, styles);
+        await page.keyboard.press('Tab');
+      }
+      await page.keyboard.press('Escape');
+      await parts.confirmNewChat.waitFor({ state: 'hidden' });
       for (const styles of seen.values()) {
         expect({ name: styles.name, ring: Boolean(styles.outline && styles.outline.width >= 2) }).toEqual({ name: styles.name, ring: true });
         expect({ name: styles.name, contrast: contrast(styles.outline!.colour, styles.around) >= 3 }).toEqual({ name: styles.name, contrast: true });
