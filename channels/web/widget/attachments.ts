@@ -98,8 +98,111 @@ function failureText(strings: AttachmentStrings, result: ApiResult<UploadedFile>
   return strings.uploadFailed;
 }
 
-export function createAttachments(options: AttachmentsOptions): Attachments {
+/** A file's entry in the tray (preview, name, progress, status, remove) and `start`, which checks and uploads it. */
+function attachItem(
+  file: File,
+  options: AttachmentsOptions,
+  tray: { remove(item: Item): void; focusAttach(): void; changed(): void },
+): { item: Item; start(): void } {
   const { strings, maxBytes } = options;
+  const name = file.name || 'file';
+  const status = element('span', { className: 'attachment-status', attributes: { role: 'status' } });
+  const progress = element('progress', { className: 'attachment-progress', attributes: { max: '100', value: '0', 'aria-label': strings.uploading(name) } });
+  const removeButton = element(
+    'button',
+    { className: 'attachment-remove', attributes: { type: 'button', 'aria-label': strings.remove(name), title: strings.remove(name) } },
+    [icon('close')],
+  );
+  const preview = element('span', { className: 'attachment-preview' });
+  const label = element('span', { className: 'attachment-name', text: name });
+  const entry = element('li', { className: 'attachment uploading' }, [
+    preview,
+    element('span', { className: 'attachment-body' }, [label, progress, status]),
+    removeButton,
+  ]);
+  const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController() };
+  removeButton.addEventListener('click', () => {
+    tray.remove(item);
+    tray.focusAttach();
+  });
+
+  const fail = (text: string): void => {
+    item.state = 'failed';
+    tray.changed();
+    entry.classList.remove('uploading');
+    entry.classList.add('failed');
+    progress.hidden = true;
+    status.textContent = text;
+  };
+
+  const start = async (): Promise<void> => {
+    const check = await checkFile(file, maxBytes);
+    if (!check.ok) {
+      fail(check.reason === 'too_big' ? strings.tooBig(maxBytes) : strings.wrongType);
+      return;
+    }
+    item.kind = check.kind;
+    preview.append(check.kind === 'image' ? thumbnail(file, '', () => icon('document')) : icon('document'));
+    if (item.controller.signal.aborted) return;
+    item.state = 'uploading';
+    const result = await options.upload(
+      file,
+      (fraction) => {
+        progress.value = Math.round(fraction * 100);
+      },
+      item.controller.signal,
+    );
+    if (item.controller.signal.aborted) return;
+    if (!result.ok) {
+      fail(failureText(strings, result, maxBytes));
+      return;
+    }
+    item.state = 'ready';
+    tray.changed();
+    item.id = result.value.id;
+    progress.value = 100;
+    entry.classList.remove('uploading');
+    entry.classList.add('ready');
+    status.append(screenReaderText(strings.uploaded(name)));
+  };
+  return { item, start: () => void start() };
+}
+
+/** Files dropped onto `target` (the panel) are attached; a hint covers it while files are dragged over. */
+function acceptDroppedFiles(target: HTMLElement, dropHere: string, addFiles: (files: FileList | null) => void): void {
+  const hasFiles = (event: DragEvent): boolean => Array.from(event.dataTransfer?.types ?? []).includes('Files');
+  const hint = element('div', { className: 'drop-hint', text: dropHere, attributes: { hidden: '', 'aria-hidden': 'true' } });
+  target.append(hint);
+  let depth = 0;
+  const show = (visible: boolean): void => {
+    hint.hidden = !visible;
+  };
+  target.addEventListener('dragenter', (event) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    depth += 1;
+    show(true);
+  });
+  target.addEventListener('dragover', (event) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
+  });
+  target.addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (depth === 0) show(false);
+  });
+  target.addEventListener('drop', (event) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    depth = 0;
+    show(false);
+    addFiles(event.dataTransfer?.files ?? null);
+  });
+}
+
+export function createAttachments(options: AttachmentsOptions): Attachments {
+  const { strings } = options;
   let items: Item[] = [];
 
   const picker = element('input', {
@@ -130,69 +233,15 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
   };
 
   const add = (file: File): void => {
-    const name = file.name || 'file';
-    const status = element('span', { className: 'attachment-status', attributes: { role: 'status' } });
-    const progress = element('progress', { className: 'attachment-progress', attributes: { max: '100', value: '0', 'aria-label': strings.uploading(name) } });
-    const removeButton = element(
-      'button',
-      { className: 'attachment-remove', attributes: { type: 'button', 'aria-label': strings.remove(name), title: strings.remove(name) } },
-      [icon('close')],
-    );
-    const preview = element('span', { className: 'attachment-preview' });
-    const label = element('span', { className: 'attachment-name', text: name });
-    const entry = element('li', { className: 'attachment uploading' }, [
-      preview,
-      element('span', { className: 'attachment-body' }, [label, progress, status]),
-      removeButton,
-    ]);
-    const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController() };
-    removeButton.addEventListener('click', () => {
-      remove(item);
-      button.focus();
+    const { item, start } = attachItem(file, options, {
+      remove,
+      focusAttach: () => button.focus(),
+      changed: updateTray,
     });
     items.push(item);
-    list.append(entry);
+    list.append(item.element);
     updateTray();
-
-    const fail = (text: string): void => {
-      item.state = 'failed';
-      updateTray();
-      entry.classList.remove('uploading');
-      entry.classList.add('failed');
-      progress.hidden = true;
-      status.textContent = text;
-    };
-
-    void (async () => {
-      const check = await checkFile(file, maxBytes);
-      if (!check.ok) {
-        fail(check.reason === 'too_big' ? strings.tooBig(maxBytes) : strings.wrongType);
-        return;
-      }
-      item.kind = check.kind;
-      preview.append(check.kind === 'image' ? thumbnail(file, '', () => icon('document')) : icon('document'));
-      if (item.controller.signal.aborted) return;
-      item.state = 'uploading';
-      const result = await options.upload(
-        file,
-        (fraction) => {
-          progress.value = Math.round(fraction * 100);
-        },
-        item.controller.signal,
-      );
-      if (item.controller.signal.aborted) return;
-      if (!result.ok) {
-        fail(failureText(strings, result, maxBytes));
-        return;
-      }
-      item.state = 'ready';
-      updateTray();
-      item.id = result.value.id;
-      progress.value = 100;
-      entry.classList.remove('uploading');
-      entry.classList.add('ready');
-      status.append(screenReaderText(strings.uploaded(name)));
-    })();
+    start();
   };
 
   const addFiles = (files: FileList | null): void => {
@@ -209,37 +258,7 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
   return {
     button,
     tray,
-    acceptDrops(target) {
-      const hasFiles = (event: DragEvent): boolean => Array.from(event.dataTransfer?.types ?? []).includes('Files');
-      const hint = element('div', { className: 'drop-hint', text: strings.dropHere, attributes: { hidden: '', 'aria-hidden': 'true' } });
-      target.append(hint);
-      let depth = 0;
-      const show = (visible: boolean): void => {
-        hint.hidden = !visible;
-      };
-      target.addEventListener('dragenter', (event) => {
-        if (!hasFiles(event)) return;
-        event.preventDefault();
-        depth += 1;
-        show(true);
-      });
-      target.addEventListener('dragover', (event) => {
-        if (!hasFiles(event)) return;
-        event.preventDefault();
-        if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
-      });
-      target.addEventListener('dragleave', () => {
-        depth = Math.max(0, depth - 1);
-        if (depth === 0) show(false);
-      });
-      target.addEventListener('drop', (event) => {
-        if (!hasFiles(event)) return;
-        event.preventDefault();
-        depth = 0;
-        show(false);
-        addFiles(event.dataTransfer?.files ?? null);
-      });
-    },
+    acceptDrops: (target) => acceptDroppedFiles(target, strings.dropHere, addFiles),
     uploading,
     settled: () => (uploading() ? new Promise((resolve) => waiters.push(resolve)) : Promise.resolve()),
     acceptPaste(target) {

@@ -6,13 +6,16 @@
  * when the service is back, waiting messages are resent and the history is read again. It
  * updates the panel's message list and never builds markup itself.
  */
-import type { ApiResult, Session, WidgetApi } from './api.js';
+import type { Session, WidgetApi } from './api.js';
 import type { AttachmentStrings } from './attachment-strings.js';
 import { uploadFile } from './attachment-upload.js';
 import { showSentAttachments, type Attachments, type Upload } from './attachments.js';
-import { createChoiceGroup, type ChoiceGroup, type WidgetChoice } from './choices.js';
-import { createEventStream, type StreamEvent } from './event-stream.js';
-import { createOutbox } from './outbox.js';
+import { createEventHandlers, createQuestionButtons, createTypingIndicator, createTypingReporter } from './chat-events.js';
+import { createSessionKeeper, type ConversationSwitch } from './chat-session.js';
+import { createEventStream } from './event-stream.js';
+import { createConnectionState } from './chat-connection.js';
+import { createHistorySync } from './chat-history.js';
+import { createOutbox, type Outbox } from './outbox.js';
 import type { Panel } from './panel.js';
 import type { WidgetStrings } from './strings.js';
 import type { VisitorStore } from './visitor-store.js';
@@ -42,17 +45,8 @@ export interface Chat {
   upload: Upload;
 }
 
-// A slow turn says the service is still on it; the typing indicator clears itself only if the
-// reply never comes (longer than any turn's budget: the service apologises before that).
-const STILL_WORKING_MS = 20_000;
-const TYPING_TIMEOUT_MS = 180_000;
-// Renew a little before the token expires rather than after a refusal: across origins a 401
-// without CORS headers is indistinguishable from a network failure.
-const RENEW_BEFORE_EXPIRY_MS = 60_000;
 const MAX_PAGE_URL_LENGTH = 2_000;
 const MAX_PAGE_TITLE_LENGTH = 200;
-// While the visitor types, a report at most this often (the service's report stands for its quiet period, 1.5 s by default).
-const TYPING_REPORT_MS = 1_000;
 
 function currentPage(): { url: string; title: string } | undefined {
   const url = `${window.location.origin}${window.location.pathname}`;
@@ -60,73 +54,65 @@ function currentPage(): { url: string; title: string } | undefined {
   return { url, title: document.title.slice(0, MAX_PAGE_TITLE_LENGTH) };
 }
 
+/** Sends what the composer holds (with the attachments uploaded for it), once any upload still going is done. */
+function sendComposed(
+  text: string,
+  context: Pick<ChatOptions, 'panel' | 'strings' | 'attachments'> & { maxChars: number | undefined; outbox: Outbox },
+  onSending: () => void,
+): void {
+  const { panel, strings, outbox, maxChars } = context;
+  const trimmed = text.trim();
+  const { tray } = context.attachments;
+  const uploading = tray.uploading();
+  if (trimmed === '' && !tray.ready() && !uploading) return;
+  if (maxChars !== undefined && trimmed.length > maxChars) {
+    panel.setComposerError(strings.tooLong(maxChars));
+    return;
+  }
+  panel.setComposerError(undefined);
+  panel.clearInput();
+  onSending();
+  if (!uploading) {
+    outbox.enqueue(trimmed, tray.take());
+    return;
+  }
+  // Sent once the files are up (queued, not refused).
+  panel.setComposerError(context.attachments.strings.waitForUpload);
+  void tray.settled().then(() => {
+    panel.setComposerError(undefined);
+    const attachments = tray.take();
+    if (trimmed !== '' || attachments.length > 0) outbox.enqueue(trimmed, attachments);
+  });
+}
+
 export function createChat(options: ChatOptions): Chat {
   const { api, store, strings, panel } = options;
   const list = panel.list;
-  let session = options.session;
   let connected = false;
-  let renewal: Promise<boolean> | undefined;
-  let typingTimer: ReturnType<typeof setTimeout> | undefined;
-  /** When typing was last reported (0: not typing, or the message that ended it was sent). */
-  let typingReportedAt = 0;
-  let stillTimer: ReturnType<typeof setTimeout> | undefined;
-  let resyncing: Promise<string | undefined> | undefined;
-  let resyncAgain = false;
-  let historyLoaded = false;
-  // Why the service counts as unreachable: the event stream is down, or the outbox is waiting.
-  let streamDown = false;
-  let sendingBlocked = false;
+  // Best effort: a lost report only means the service answers without waiting.
+  const typingReports = createTypingReporter((typing) => void authorized((token) => api.reportTyping(token, typing)));
+  const connection = createConnectionState(panel);
 
-  const updateConnection = (): void => {
-    // Offline has its own banner; "Reconnecting…" is for a service that does not answer.
-    panel.setReconnecting(navigator.onLine && (streamDown || sendingBlocked));
-  };
+  const keeper = createSessionKeeper(api, store, options.session, (next) => switchConversation(next, true));
+  const authorized = keeper.authorized;
+  const setTyping = createTypingIndicator(list);
+  const questions = createQuestionButtons(list, strings.choicesLabel, (choice) => {
+    connect();
+    outbox.enqueue(choice.label, [], choice.id);
+  });
 
-  const save = (): void => store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
-
-  const setTyping = (visible: boolean): void => {
-    clearTimeout(typingTimer);
-    clearTimeout(stillTimer);
-    list.setTyping(visible);
-    if (!visible) return;
-    typingTimer = setTimeout(() => list.setTyping(false), TYPING_TIMEOUT_MS);
-    stillTimer = setTimeout(() => list.setStillWorking(true), STILL_WORKING_MS);
-  };
-
-  /** Reads the history and redraws the log with it. Resolves to the stream position it is current to. */
-  const resync = (): Promise<string | undefined> => {
-    if (resyncing) {
-      resyncAgain = true;
-      return resyncing;
-    }
-    resyncing = (async () => {
-      let position: string | undefined;
-      do {
-        resyncAgain = false;
-        const result = await authorized((token) => api.history(token));
-        if (!result.ok) return undefined;
-        const { messages, lastEventId, holder } = result.value;
-        const waiting = outbox.unconfirmed(new Set(messages.map((message) => message.id)));
-        list.replace(messages, waiting);
-        // The questions' buttons again: the open one tappable (unless a message waiting to be sent answers it), the rest disabled.
-        openChoices = undefined;
-        for (const message of messages) {
-          if (message.choices) showChoices(message.id, message.choices, message.choicesOpen && waiting.length === 0, message.choicesExpireAt, message.chosen);
-        }
-        panel.setHolder(holder);
-        historyLoaded = true;
-        position = lastEventId;
-      } while (resyncAgain);
-      return position;
-    })().finally(() => {
-      resyncing = undefined;
-    });
-    return resyncing;
-  };
+  const history = createHistorySync({
+    read: () => authorized((token) => api.history(token)),
+    unconfirmed: (ids) => outbox.unconfirmed(ids),
+    list,
+    questions,
+    panel,
+  });
+  const resync = history.resync;
 
   /** Switches to another conversation: empties the log and drops unsent messages. */
-  const switchConversation = (next: { token: string; conversationId: string; expiresAt: number | undefined }, existing: boolean): void => {
-    session = { ...session, ...next };
+  const switchConversation = (next: ConversationSwitch, existing: boolean): void => {
+    keeper.update(next);
     outbox.clear();
     // Uploads belong to the conversation they were made in.
     options.attachments.tray.clear();
@@ -139,51 +125,6 @@ export function createChat(options: ChatOptions): Chat {
     else stream.connect(undefined);
   };
 
-  const renew = (): Promise<boolean> => {
-    renewal ??= api
-      .startSession({ visitorId: session.visitorId, token: session.token })
-      .then((result) => {
-        if (!result.ok) return false;
-        const { token, conversationId, visitorId, expiresAt } = result.value;
-        session = { ...session, visitorId };
-        if (conversationId === session.conversationId) session = { ...session, token, expiresAt };
-        else switchConversation({ token, conversationId, expiresAt }, true);
-        save();
-        return true;
-      })
-      .finally(() => {
-        renewal = undefined;
-      });
-    return renewal;
-  };
-
-  /**
-   * Calls the API with a current token. A refusal (401, or no readable answer while the
-   * browser is online, which is how a cross-origin 401 looks) renews the session once and
-   * retries once; the calls it wraps are safe to repeat.
-   */
-  const authorized = async <Value>(call: (token: string) => Promise<ApiResult<Value>>): Promise<ApiResult<Value>> => {
-    if (session.expiresAt !== undefined && Date.now() > session.expiresAt - RENEW_BEFORE_EXPIRY_MS) await renew();
-    const first = await call(session.token);
-    if (first.ok) return first;
-    const refused = first.kind === 'status' ? first.status === 401 : navigator.onLine;
-    if (!refused) return first;
-    return (await renew()) ? call(session.token) : first;
-  };
-
-  /** The buttons of the latest question, while they may still be used. */
-  let openChoices: ChoiceGroup | undefined;
-  /** Draws a question's buttons under its message: a tap answers it, as if typed; disabled when not `open`, and once `expireAt` passes. */
-  const showChoices = (id: string, choices: WidgetChoice[], open: boolean, expireAt: number | undefined, chosen?: string): void => {
-    const group = createChoiceGroup(choices, strings.choicesLabel, (choice) => {
-      connect();
-      outbox.enqueue(choice.label, [], choice.id);
-    });
-    list.attachUnder(id, group.element);
-    if (!open) return group.disable(chosen);
-    openChoices = group;
-    if (expireAt !== undefined) setTimeout(group.disable, expireAt - Date.now());
-  };
   const outbox = createOutbox({
     strings,
     addBubble(text, attachments) {
@@ -198,97 +139,59 @@ export function createChat(options: ChatOptions): Chat {
     },
     onTooLong(text, maxChars) {
       panel.restoreInput(text);
-      panel.setComposerError(strings.tooLong(maxChars ?? session.site.maxMessageChars));
+      panel.setComposerError(strings.tooLong(maxChars ?? keeper.current().site.maxMessageChars));
     },
     onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
     onUnreachable(unreachable) {
-      sendingBlocked = unreachable;
-      updateConnection();
+      connection.setSendingBlocked(unreachable);
       // A message got through: the service is back, so the stream need not wait out its backoff.
       if (!unreachable) stream.retryNow();
     },
   });
 
-  // One handler per event type; adding an event adds an entry.
-  const handlers: { [Type in StreamEvent['type']]: (event: Extract<StreamEvent, { type: Type }>) => void } = {
-    typing() {
-      // A turn starts: if a reply is still half-streamed, its turn started over and streams anew.
-      list.restartStreaming();
-      setTyping(true);
-    },
-    delta(event) {
-      setTyping(false);
-      list.appendDelta(event.messageId, event.text);
-    },
-    message(event) {
-      if (event.role === 'visitor') {
-        // Sent from another tab of the same conversation.
-        if (!outbox.owns(event.id)) list.addVisitor(event.id, event.text, event.at);
-        return;
-      }
-      setTyping(false);
-      // A newer message makes any earlier question's buttons stale.
-      openChoices?.disable();
-      openChoices = undefined;
-      if (list.completeAssistant(event.id, event.text, event.sender, event.at, event.failed ? event.replyTo : undefined)) {
-        if (event.choices) showChoices(event.id, event.choices, true, event.choicesExpireAt);
-        options.onReply(event.text);
-      }
-      // A reply to a message this tab has never seen: another tab sent it; catch up.
-      if (event.replyTo && !list.has(event.replyTo) && !outbox.owns(event.replyTo)) void resync();
-    },
-    handoff(event) {
-      // No team could take it: the assistant says so in its reply; a status line would mislead.
-      if (event.status === 'unavailable') return;
-      list.addStatus(strings.handoff(event.team));
-      options.onReply(strings.handoff(event.team));
-    },
-    state(event) {
-      panel.setHolder(event.holder);
-    },
-  };
-
   const stream = createEventStream({
-    url: (lastEventId) => api.eventsUrl(session.token, lastEventId),
-    onEvent: (event) => (handlers[event.type] as (event: StreamEvent) => void)(event),
+    url: (lastEventId) => api.eventsUrl(keeper.current().token, lastEventId),
+    onEvent: createEventHandlers({
+      list,
+      panel,
+      strings,
+      questions,
+      setTyping,
+      ownMessage: (id) => outbox.owns(id),
+      onReply: options.onReply,
+      resync: () => void resync(),
+    }),
     onReconnected: () => void resync(),
     renew: async () => {
-      await renew();
+      await keeper.renew();
     },
     onConnectionChange(up) {
-      streamDown = !up;
+      connection.setStreamDown(!up);
       if (up) {
         // The first history read may have failed while the service was down.
-        if (!historyLoaded) void resync();
+        if (!history.loaded()) void resync();
         outbox.resume();
       } else {
         // Nobody can be typing for a visitor the service cannot reach.
         setTyping(false);
       }
-      updateConnection();
     },
   });
-
   store.onChange((stored) => {
     // Another tab started a new chat or renewed the session: follow it.
+    const session = keeper.current();
     if (!stored.token || stored.token === session.token) return;
     if (stored.conversationId && stored.conversationId !== session.conversationId) {
       switchConversation({ token: stored.token, conversationId: stored.conversationId, expiresAt: undefined }, true);
     } else {
-      session = { ...session, token: stored.token };
+      keeper.update({ token: stored.token });
     }
   });
 
-  const updateOnline = (): void => {
-    panel.setOffline(!navigator.onLine);
-    updateConnection();
-    if (!navigator.onLine) return;
+  connection.watchOnline(() => {
     outbox.resume();
     stream.retryNow();
-  };
-  updateOnline();
-  window.addEventListener('offline', updateOnline);
-  window.addEventListener('online', updateOnline);
+  });
 
   // "Try again" under the apology for a message the service gave up on: the same words, sent anew.
   list.onRetry((id) => {
@@ -304,41 +207,14 @@ export function createChat(options: ChatOptions): Chat {
 
   return {
     connect,
-    typing(typing) {
-      const now = Date.now();
-      if (typing ? now - typingReportedAt < TYPING_REPORT_MS : typingReportedAt === 0) return;
-      typingReportedAt = typing ? now : 0;
-      // Best effort: a lost report only means the service answers without waiting.
-      void authorized((token) => api.reportTyping(token, typing));
-    },
+    typing: typingReports.report,
     send(text) {
       // A typed message answers (or passes over) any open question: its buttons go stale.
-      openChoices?.disable();
-      openChoices = undefined;
-      const trimmed = text.trim();
-      const { tray } = options.attachments;
-      const uploading = tray.uploading();
-      if (trimmed === '' && !tray.ready() && !uploading) return;
-      const maxChars = session.site.maxMessageChars;
-      if (maxChars !== undefined && trimmed.length > maxChars) {
-        panel.setComposerError(strings.tooLong(maxChars));
-        return;
-      }
-      panel.setComposerError(undefined);
-      panel.clearInput();
-      // The message ends the typing it was (the service sees it arrive after the last report).
-      typingReportedAt = 0;
-      connect();
-      if (!uploading) {
-        outbox.enqueue(trimmed, tray.take());
-        return;
-      }
-      // Sent once the files are up (queued, not refused).
-      panel.setComposerError(options.attachments.strings.waitForUpload);
-      void tray.settled().then(() => {
-        panel.setComposerError(undefined);
-        const attachments = tray.take();
-        if (trimmed !== '' || attachments.length > 0) outbox.enqueue(trimmed, attachments);
+      questions.closeOpen();
+      sendComposed(text, { ...options, maxChars: keeper.current().site.maxMessageChars, outbox }, () => {
+        // The message ends the typing it was (the service sees it arrive after the last report).
+        typingReports.ended();
+        connect();
       });
     },
     upload: (file, onProgress, signal) => authorized((token) => uploadFile(api.uploadUrl(file.name), token, file, onProgress, signal)),
@@ -349,7 +225,7 @@ export function createChat(options: ChatOptions): Chat {
         return;
       }
       switchConversation(result.value, false);
-      save();
+      keeper.save();
       panel.setComposerError(undefined);
       panel.focusInitial();
     },

@@ -35,8 +35,8 @@ export const CHOICES_CSS = `
   padding: 5px 12px; cursor: pointer; font-size: 14px;
 }
 .choices button:hover:not(:disabled) { background: var(--accent); color: var(--on-accent); }
-.choices button:focus-visible { outline: 2px solid var(--ring); outline-offset: 2px; }
-.choices button:disabled { cursor: default; opacity: 0.5; }
+.choices button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.choices button:disabled { cursor: default; border-color: var(--muted); color: var(--muted); }
 .choices button[aria-pressed="true"] { background: var(--accent); color: var(--on-accent); opacity: 1; }
 `;
 

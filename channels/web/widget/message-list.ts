@@ -10,13 +10,15 @@
  * up has a "Try again". A reply whose turn starts over (a worker died mid-answer and another picked the
  * conversation up) is streamed again in place, never twice.
  */
-import { element, screenReaderText } from './dom.js';
-import { renderRichText } from './render-rich-text.js';
+import { element } from './dom.js';
 import type { HistoryMessage, Sender } from './api.js';
 import { showSentAttachments } from './attachments.js';
+import { createIndicators, createLogLayout } from './message-log.js';
+import { createBubbles, renderEntry, type AssistantEntry } from './message-bubbles.js';
 import type { WidgetStrings } from './strings.js';
 
-type DeliveryState = 'pending' | 'sent' | 'failed';
+/** `waiting`: not sent yet, resent by itself (muted); `failed`: given up on (red, with Retry). */
+type DeliveryState = 'pending' | 'sent' | 'waiting' | 'failed';
 
 export interface OutgoingBubble {
   readonly element: HTMLElement;
@@ -55,52 +57,50 @@ export interface MessageList {
   scrollToEnd(): void;
 }
 
-interface AssistantEntry {
-  /** The message with its sender line: what the log holds. */
-  element: HTMLElement;
-  bubble: HTMLElement;
-  content: HTMLElement;
-  text: string;
-  complete: boolean;
-  /** Its turn started over: the next streamed piece replaces the text instead of extending it. */
-  restart: boolean;
+/** A visitor's message as it is being sent: its state in words under it, and "Retry" when it failed. */
+function outgoingBubble(
+  wrapper: HTMLElement,
+  delivery: HTMLElement,
+  strings: WidgetStrings,
+  /** The line under the newest sent message (only it says "Sent"). */
+  lastSent: { delivery?: HTMLElement },
+  reveal: (node: HTMLElement) => void,
+): OutgoingBubble {
+  const bubble = wrapper.querySelector('.message') as HTMLElement;
+  return {
+    element: wrapper,
+    setState(state, failure) {
+      bubble.classList.toggle('failed', state === 'failed');
+      delivery.classList.toggle('failed', state === 'failed');
+      delivery.classList.toggle('waiting', state === 'waiting');
+      delivery.replaceChildren();
+      delivery.hidden = false;
+      if (state === 'sent') {
+        // "Sent" under the newest sent message only, as messengers do.
+        if (lastSent.delivery && lastSent.delivery !== delivery) lastSent.delivery.hidden = true;
+        lastSent.delivery = delivery;
+      }
+      if (!failure) {
+        delivery.append(element('span', { text: state === 'sent' ? strings.sent : strings.sending }));
+        return;
+      }
+      delivery.append(element('span', { text: failure.reason }));
+      if (failure.onRetry) {
+        const retry = element('button', { className: 'link-button', text: strings.retry, attributes: { type: 'button' } });
+        retry.addEventListener('click', failure.onRetry, { once: true });
+        delivery.append(retry);
+      }
+      // The line appears under a bubble already scrolled to: bring it out from under the composer.
+      reveal(wrapper);
+    },
+  };
 }
 
-const PINNED_DISTANCE_PX = 80;
-// Messages from one sender further apart than this start a new group (with its own line and time).
-const GROUP_GAP_MS = 5 * 60_000;
-
 export function createMessageList(strings: WidgetStrings, siteName: string, greeting: string): MessageList {
-  // Times in the visitor's own locale, whatever language the widget speaks.
-  const timeFormat = new Intl.DateTimeFormat(navigator.languages?.length ? [...navigator.languages] : undefined, { hour: 'numeric', minute: '2-digit' });
-  const timeOf = (at: number | undefined): string => (at === undefined ? '' : `, ${timeFormat.format(at)}`);
+  const { prefixOf, assistantEntry, visitorMessage, greetingMessage } = createBubbles(strings, siteName);
   let retryHandler: ((visitorMessageId: string) => void) | undefined;
   const visitorTexts = new Map<string, string>();
-  let lastSent: HTMLElement | undefined;
-  const senderKey = (sender: Sender): string => (sender.kind === 'teammate' ? `teammate:${sender.name}:${sender.team}` : 'assistant');
-  const initial = (name: string): string => (name.trim()[0] ?? '?').toUpperCase();
-  /** "Ana · Support · 10:42" with an initial avatar (the visitor's own: "You · 10:42"); screen readers get the bubble's prefix instead. */
-  const senderLine = (sender: Sender | 'visitor', at: number | undefined): HTMLElement => {
-    const parts: Node[] = [];
-    if (sender !== 'visitor') {
-      const name = sender.kind === 'teammate' ? sender.name : siteName;
-      parts.push(
-        element('span', { className: `sender-avatar ${sender.kind}`, text: initial(name) }),
-        element('span', { className: 'sender-name', text: name, attributes: { dir: 'auto' } }),
-      );
-      if (sender.kind === 'teammate' && sender.team) parts.push(element('span', { className: 'sender-team', text: sender.team }));
-    } else {
-      parts.push(element('span', { className: 'sender-name', text: strings.you }));
-    }
-    if (at !== undefined) {
-      parts.push(element('time', { className: 'sender-time', text: timeFormat.format(at), attributes: { datetime: new Date(at).toISOString() } }));
-    }
-    return element('div', { className: 'sender-line', attributes: { 'aria-hidden': 'true' } }, parts);
-  };
-  const markSender = (node: HTMLElement, key: string, at: number | undefined): void => {
-    node.dataset.sender = key;
-    if (at !== undefined) node.dataset.at = String(at);
-  };
+  const lastSent: { delivery?: HTMLElement } = {};
 
   const log = element('div', {
     className: 'log',
@@ -111,67 +111,16 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
     announcer.append(element('p', { text }));
     while (announcer.childElementCount > 3) announcer.firstElementChild?.remove();
   };
-  const stillWorking = element('div', { className: 'still-working', text: strings.stillWorking });
-  const typing = element('div', { className: 'typing' }, [
-    element('span', { className: 'dot', attributes: { 'aria-hidden': 'true' } }),
-    element('span', { className: 'dot', attributes: { 'aria-hidden': 'true' } }),
-    element('span', { className: 'dot', attributes: { 'aria-hidden': 'true' } }),
-    screenReaderText(strings.typing(siteName)),
-  ]);
+  const indicators = createIndicators(log, strings, siteName, announce);
+  const { typing, stillWorking } = indicators;
   const assistants = new Map<string, AssistantEntry>();
   const visitors = new Set<string>();
 
-  const isPinned = (): boolean => log.scrollHeight - log.scrollTop - log.clientHeight < PINNED_DISTANCE_PX;
-  const scrollToEnd = (): void => {
-    log.scrollTop = log.scrollHeight;
-  };
-  /** Scrolls just enough for `node` to be seen above the log's bottom edge. */
-  const reveal = (node: HTMLElement): void => {
-    const padding = Number.parseFloat(getComputedStyle(log).paddingBottom) || 0;
-    const hidden = node.getBoundingClientRect().bottom - (log.getBoundingClientRect().bottom - padding);
-    if (hidden > 0) log.scrollTop += hidden;
-  };
-  /**
-   * A message continues the group of the one before it when both have the same sender and are
-   * close in time; status lines and notices end a group. Only the first of a group shows its line.
-   */
-  const regroup = (): void => {
-    let previous: { sender: string; at: number | undefined } | undefined;
-    for (const node of Array.from(log.children)) {
-      if (!(node instanceof HTMLElement) || node === typing) continue;
-      const sender = node.dataset.sender;
-      if (sender === undefined) {
-        previous = undefined;
-        continue;
-      }
-      const at = node.dataset.at === undefined ? undefined : Number(node.dataset.at);
-      const close = previous?.at === undefined || at === undefined || at - previous.at < GROUP_GAP_MS;
-      node.classList.toggle('grouped', previous?.sender === sender && close);
-      previous = { sender, at };
-    }
-  };
-  // New entries go above the typing indicator, which always stays last while it shows.
-  const append = (node: Node): void => {
-    const pinned = isPinned();
-    if (typing.isConnected) log.insertBefore(node, typing);
-    else log.append(node);
-    regroup();
-    if (pinned) scrollToEnd();
-  };
+  const layout = createLogLayout(log, typing);
+  const { isPinned, scrollToEnd, reveal, regroup, append } = layout;
 
-  const prefixOf = (sender: Sender, at: number | undefined): string =>
-    `${sender.kind === 'teammate' ? `${sender.name}${sender.team ? ` (${sender.team})` : ''}` : siteName}${timeOf(at)}:`;
   const assistantBubble = (id: string, text: string, complete: boolean, sender: Sender, at: number | undefined): AssistantEntry => {
-    const content = element('div', { className: 'content', attributes: { dir: 'auto' } });
-    const teammate = sender.kind === 'teammate';
-    const bubble = element('div', { className: teammate ? 'message assistant teammate' : 'message assistant' }, [
-      screenReaderText(prefixOf(sender, at)),
-      content,
-    ]);
-    const wrapper = element('div', { className: 'incoming' }, [senderLine(sender, at), bubble]);
-    markSender(wrapper, senderKey(sender), at);
-    const entry: AssistantEntry = { element: wrapper, bubble, content, text, complete, restart: false };
-    render(entry);
+    const entry = assistantEntry(text, complete, sender, at);
     assistants.set(id, entry);
     return entry;
   };
@@ -185,31 +134,9 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
     });
     entry.element.append(retry);
   };
-  const render = (entry: AssistantEntry): void => {
-    entry.content.replaceChildren(renderRichText(entry.text, !entry.complete));
-    if (entry.complete) entry.bubble.removeAttribute('aria-busy');
-    else entry.bubble.setAttribute('aria-busy', 'true');
-  };
-  const visitorBubble = (text: string, at: number | undefined): HTMLElement =>
-    element('div', { className: 'message visitor' }, [
-      screenReaderText(`${strings.you}${timeOf(at)}:`),
-      element('span', { className: 'content', text, attributes: { dir: 'auto' } }),
-    ]);
-  const visitorMessage = (text: string, at: number | undefined, after: readonly HTMLElement[] = []): HTMLElement => {
-    const wrapper = element('div', { className: 'outgoing' }, [senderLine('visitor', at), visitorBubble(text, at), ...after]);
-    markSender(wrapper, 'visitor', at);
-    return wrapper;
-  };
-
+  const render = renderEntry;
   const showGreeting = (): void => {
-    if (!greeting) return;
-    const bubble = element('div', { className: 'message assistant' }, [
-      screenReaderText(`${siteName}:`),
-      element('div', { className: 'content', attributes: { dir: 'auto' } }, [renderRichText(greeting)]),
-    ]);
-    const wrapper = element('div', { className: 'incoming' }, [senderLine({ kind: 'assistant' }, undefined), bubble]);
-    markSender(wrapper, 'assistant', undefined);
-    log.append(wrapper);
+    if (greeting) log.append(greetingMessage(greeting));
   };
   showGreeting();
 
@@ -220,17 +147,7 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       retryHandler = handler;
     },
     visitorText: (id) => visitorTexts.get(id),
-    setStillWorking(visible) {
-      if (visible === stillWorking.isConnected) return;
-      if (!visible) {
-        stillWorking.remove();
-        return;
-      }
-      if (!typing.isConnected) return;
-      typing.after(stillWorking);
-      announce(strings.stillWorking);
-      if (isPinned()) scrollToEnd();
-    },
+    setStillWorking: (visible) => indicators.setStillWorking(visible, layout),
     replace(history, outgoing) {
       const streaming = [...assistants].filter(([, entry]) => !entry.complete);
       const typingShown = typing.isConnected;
@@ -267,35 +184,9 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
     addOutgoing(text) {
       const delivery = element('div', { className: 'delivery' });
       const wrapper = visitorMessage(text, Date.now(), [delivery]);
-      const bubble = wrapper.querySelector('.message') as HTMLElement;
       append(wrapper);
       scrollToEnd();
-      return {
-        element: wrapper,
-        setState(state, failure) {
-          bubble.classList.toggle('failed', state === 'failed');
-          delivery.classList.toggle('failed', state === 'failed');
-          delivery.replaceChildren();
-          delivery.hidden = false;
-          if (state === 'sent') {
-            // "Sent" under the newest sent message only, as messengers do.
-            if (lastSent && lastSent !== delivery) lastSent.hidden = true;
-            lastSent = delivery;
-          }
-          if (!failure) {
-            delivery.append(element('span', { text: state === 'sent' ? strings.sent : strings.sending }));
-            return;
-          }
-          delivery.append(element('span', { text: failure.reason }));
-          if (failure.onRetry) {
-            const retry = element('button', { className: 'link-button', text: strings.retry, attributes: { type: 'button' } });
-            retry.addEventListener('click', failure.onRetry, { once: true });
-            delivery.append(retry);
-          }
-          // The line appears under a bubble already scrolled to: bring it out from under the composer.
-          reveal(wrapper);
-        },
-      };
+      return outgoingBubble(wrapper, delivery, strings, lastSent, reveal);
     },
     addVisitor(id, text, at) {
       if (visitors.has(id)) return;
@@ -343,17 +234,7 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       assistants.get(id)?.element.append(node);
       if (pinned) scrollToEnd();
     },
-    setTyping(visible) {
-      if (visible === typing.isConnected) return;
-      if (!visible) {
-        typing.remove();
-        stillWorking.remove();
-        return;
-      }
-      const pinned = isPinned();
-      log.append(typing);
-      if (pinned) scrollToEnd();
-    },
+    setTyping: (visible) => indicators.setTyping(visible, layout),
     addStatus(text) {
       append(element('div', { className: 'status-line', text }));
       announce(text);

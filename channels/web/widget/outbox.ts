@@ -4,8 +4,11 @@
  * visitor's "Retry") can never create a second turn. While the server asks to slow down,
  * nothing is sent before its Retry-After has passed. A message the service could not be
  * reached for (no answer, or a 5xx) waits at the head of the queue and is resent by itself,
- * with backoff and as soon as the chat says the service is back; only a definitive refusal
- * (a 4xx) leaves it "Not sent" for the visitor to retry.
+ * with backoff and as soon as the chat says the service is back, in a muted state ("Not sent yet"
+ * for no answer, "There was a problem sending this" for a 5xx: the service is reachable, so the
+ * chat does not say it is reconnecting). Red "Not sent" with Retry only once the outbox gives up:
+ * a definitive refusal (a 4xx), or a message that has waited `GIVE_UP_MS` (it and every message
+ * queued behind it, so none goes out of order).
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
 import type { SentAttachment } from './attachments.js';
@@ -47,12 +50,16 @@ interface Outgoing {
   bubble: OutgoingBubble;
   state: 'queued' | 'sending' | 'sent' | 'failed';
   messageId?: string;
+  /** When it first could not reach the service (cleared when it is sent, or retried by the visitor). */
+  waitingSince?: number;
 }
 
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 // Between resends while the service is unreachable; the chat also resumes as soon as its
 // event stream reconnects or the browser comes back online.
 const RESEND_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
+/** How long a message waits for the service before the outbox gives up on it (red, with Retry). */
+const GIVE_UP_MS = 120_000;
 
 /** No answer, or an answer saying the service itself is failing: the same message may succeed later. */
 const isTransient = (result: ApiResult<AcceptedMessage>): boolean => !result.ok && (result.kind === 'network' || result.status >= 500 || result.status === 408);
@@ -67,6 +74,20 @@ function newClientMessageId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** Given up on: red "Not sent" with Retry, which queues it again (`requeue`). */
+function markNotSent(entry: Outgoing, strings: WidgetStrings, requeue: () => void): void {
+  entry.state = 'failed';
+  entry.bubble.setState('failed', {
+    reason: strings.notSent,
+    onRetry: () => {
+      entry.state = 'queued';
+      entry.waitingSince = undefined;
+      entry.bubble.setState('pending');
+      requeue();
+    },
+  });
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { strings } = options;
   let entries: Outgoing[] = [];
@@ -75,19 +96,25 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let resumeTimer: ReturnType<typeof setTimeout> | undefined;
   // The head message could not reach the service: nothing is sent until resume() or the timer.
   let unreachable = false;
+  // What the last failed attempt got: no answer (the chat says it is reconnecting) or a 5xx (it does not).
+  let failing = false;
+  let reported = false;
   let resends = 0;
   let resendTimer: ReturnType<typeof setTimeout> | undefined;
 
-  const setUnreachable = (next: boolean): void => {
+  const setUnreachable = (next: boolean, serviceFailing = false): void => {
     if (!next) {
       resends = 0;
       clearTimeout(resendTimer);
     }
-    if (unreachable === next) return;
     unreachable = next;
-    options.onUnreachable(next);
+    failing = next && serviceFailing;
+    // "Reconnecting…" is for a service that does not answer; one that answers with an error is reachable.
+    const report = unreachable && !failing;
+    if (reported === report) return;
+    reported = report;
+    options.onUnreachable(report);
   };
-
   const resume = (): void => {
     clearTimeout(resendTimer);
     if (!unreachable) return;
@@ -95,31 +122,31 @@ export function createOutbox(options: OutboxOptions): Outbox {
     void pump();
   };
 
-  /** Keeps `entry` first in line and tries it again later. */
-  const waitForService = (entry: Outgoing): void => {
+  /** Keeps `entry` first in line and tries it again later (muted: it is not given up on), or gives up after GIVE_UP_MS. */
+  const waitForService = (entry: Outgoing, serviceFailing: boolean): void => {
     entry.state = 'queued';
+    entry.waitingSince ??= Date.now();
+    if (Date.now() - entry.waitingSince >= GIVE_UP_MS) {
+      // Given up: it and every message queued behind it are "Not sent" (none goes out of order), each with Retry.
+      setUnreachable(false);
+      for (const other of entries) if (other.state === 'queued') fail(other);
+      return;
+    }
     // First, so the line below the bubble is brought into view in the log as it then is.
-    setUnreachable(true);
-    entry.bubble.setState('failed', { reason: strings.notSentYet, onRetry: resume });
+    setUnreachable(true, serviceFailing);
+    entry.bubble.setState('waiting', { reason: serviceFailing ? strings.sendTrouble : strings.notSentYet });
     const delay = RESEND_DELAYS_MS[Math.min(resends, RESEND_DELAYS_MS.length - 1)] ?? 1_000;
     resends += 1;
     clearTimeout(resendTimer);
     resendTimer = setTimeout(resume, delay * (0.75 + Math.random() / 2));
   };
 
-  const fail = (entry: Outgoing): void => {
-    entry.state = 'failed';
-    entry.bubble.setState('failed', {
-      reason: strings.notSent,
-      onRetry: () => {
-        entry.state = 'queued';
-        entry.bubble.setState('pending');
-        // A retried message goes after those still waiting, as if typed now.
-        entries = [...entries.filter((other) => other !== entry), entry];
-        void pump();
-      },
+  const fail = (entry: Outgoing): void =>
+    markNotSent(entry, strings, () => {
+      // A retried message goes after those still waiting, as if typed now.
+      entries = [...entries.filter((other) => other !== entry), entry];
+      void pump();
     });
-  };
 
   const pause = (seconds: number): void => {
     pausedUntil = Date.now() + seconds * 1000;
@@ -139,7 +166,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       entry.messageId = result.value.messageId;
       entry.bubble.setState('sent');
     } else if (isTransient(result)) {
-      waitForService(entry);
+      waitForService(entry, result.kind === 'status');
     } else if (result.kind === 'status' && result.status === 429) {
       entry.state = 'queued';
       pause(Math.ceil(result.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS));

@@ -48,6 +48,35 @@ export const SMALL_SCREEN = '(max-width: 479.98px)';
 const TOUCH_ONLY = '(hover: none) and (pointer: coarse)';
 const MAX_INPUT_HEIGHT_PX = 132;
 
+/** "New chat?" with Start over and Cancel: asked before the conversation is gone. */
+function createNewChatConfirm(strings: WidgetStrings, panelId: string, onConfirm: () => void, focusInput: () => void) {
+  const confirmText = element('span', { text: strings.confirmNewChat, attributes: { id: `${panelId}-confirm` } });
+  const confirmButton = element('button', { className: 'danger', text: strings.startOver, attributes: { type: 'button' } });
+  const cancelButton = element('button', { text: strings.cancel, attributes: { type: 'button' } });
+  const confirm = element('div', { className: 'confirm', attributes: { role: 'group', 'aria-labelledby': confirmText.id, hidden: '' } }, [
+    confirmText,
+    confirmButton,
+    cancelButton,
+  ]);
+  const dismiss = (): void => {
+    confirm.hidden = true;
+    focusInput();
+  };
+  confirmButton.addEventListener('click', () => {
+    confirm.hidden = true;
+    onConfirm();
+  });
+  cancelButton.addEventListener('click', dismiss);
+  return {
+    element: confirm,
+    ask(): void {
+      confirm.hidden = false;
+      confirmButton.focus();
+    },
+    dismiss,
+  };
+}
+
 export function createPanel(
   strings: WidgetStrings,
   site: { name: string; greeting: string; maxMessageChars: number | undefined },
@@ -75,27 +104,10 @@ export function createPanel(
   ]);
   const banner = element('div', { className: 'banner', text: strings.offline, attributes: { role: 'status', hidden: '' } });
   // "New chat" asks first: the conversation is gone once confirmed.
-  const confirmText = element('span', { text: strings.confirmNewChat, attributes: { id: `${panelId}-confirm` } });
-  const confirmButton = element('button', { className: 'danger', text: strings.startOver, attributes: { type: 'button' } });
-  const cancelButton = element('button', { text: strings.cancel, attributes: { type: 'button' } });
-  const confirm = element('div', { className: 'confirm', attributes: { role: 'group', 'aria-labelledby': confirmText.id, hidden: '' } }, [
-    confirmText,
-    confirmButton,
-    cancelButton,
-  ]);
-  const askNewChat = (): void => {
-    confirm.hidden = false;
-    confirmButton.focus();
-  };
-  const dismissConfirm = (): void => {
-    confirm.hidden = true;
-    input.focus();
-  };
-  confirmButton.addEventListener('click', () => {
-    confirm.hidden = true;
-    actions.onNewChat();
-  });
-  cancelButton.addEventListener('click', dismissConfirm);
+  const newChat = createNewChatConfirm(strings, panelId, actions.onNewChat, () => input.focus());
+  const { element: confirm } = newChat;
+  const askNewChat = newChat.ask;
+  const dismissConfirm = newChat.dismiss;
   // Stays in the tree (empty when connected) so screen readers announce the text when it appears.
   const connection = element('div', { className: 'connection', attributes: { role: 'status', 'aria-live': 'polite' } });
 

@@ -8,7 +8,14 @@ import { closeOpenMarkers, parseRichText, type Inline } from './rich-text.js';
 export function renderRichText(text: string, streaming = false): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const block of parseRichText(streaming ? closeOpenMarkers(text) : text)) {
-    if (block.kind === 'heading') {
+    if (block.kind === 'codeBlock') {
+      // Monospaced and as written (spaces and line breaks kept), scrolling sideways when wide.
+      const pre = document.createElement('pre');
+      const code = document.createElement('code');
+      code.textContent = block.text;
+      pre.append(code);
+      fragment.append(pre);
+    } else if (block.kind === 'heading') {
       // Headings read as a bold line: a chat bubble is no place for the page's outline.
       const paragraph = document.createElement('p');
       const strong = document.createElement('strong');

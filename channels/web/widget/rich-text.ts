@@ -1,6 +1,6 @@
 /**
  * Parses assistant text into a small tree of blocks and inline runs: paragraphs, `- ` and `1. `
- * lists, `#` headings (shown bold), `**bold**`, `*italic*`/`_italic_`, `` `code` `` (literal),
+ * lists, `#` headings (shown bold), fenced code blocks (``` lines; literal, monospaced), `**bold**`, `*italic*`/`_italic_`, `` `code` `` (literal),
  * `[text](https://…)` links and bare http(s) URLs. While a reply streams, `closeOpenMarkers`
  * closes what is still open, so no raw `**` shows before its pair arrives. It only ever produces text and
  * vetted http(s) addresses; everything else (HTML tags, `javascript:` links, images) stays
@@ -16,7 +16,13 @@ export type Inline =
   | { kind: 'link'; text: string; href: string };
 
 export type Block =
-  { kind: 'paragraph'; lines: Inline[][] } | { kind: 'list' | 'ordered'; items: Inline[][]; start?: number } | { kind: 'heading'; line: Inline[] };
+  | { kind: 'paragraph'; lines: Inline[][] }
+  | { kind: 'list' | 'ordered'; items: Inline[][]; start?: number }
+  | { kind: 'heading'; line: Inline[] }
+  /** A fenced block's lines, as written (an unclosed fence runs to the end: a reply still streaming). */
+  | { kind: 'codeBlock'; text: string };
+
+const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
 
 const LIST_ITEM = /^\s*[-*\u2022]\s+(.*)$/;
 const ORDERED_ITEM = /^\s*(\d{1,9})[.)]\s+(.*)$/;
@@ -44,7 +50,26 @@ export function safeHttpUrl(raw: string): string | undefined {
 export function parseRichText(text: string): Block[] {
   const blocks: Block[] = [];
   let current: Block | undefined;
+  let openFence: { marker: string; block: { kind: 'codeBlock'; text: string }; lines: string[] } | undefined;
   for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
+    const fenced = FENCE.exec(line)?.[1];
+    if (openFence) {
+      // Closed by a line of only a openFence of the same character, at least as long.
+      if (fenced && fenced[0] === openFence.marker[0] && fenced.length >= openFence.marker.length && line.trim() === fenced) {
+        openFence = undefined;
+      } else {
+        openFence.lines.push(line);
+        openFence.block.text = openFence.lines.join('\n');
+      }
+      continue;
+    }
+    if (fenced) {
+      // What follows the opening openFence (a language name) is not shown.
+      openFence = { marker: fenced, block: { kind: 'codeBlock', text: '' }, lines: [] };
+      blocks.push(openFence.block);
+      current = undefined;
+      continue;
+    }
     if (line.trim() === '') {
       current = undefined;
       continue;
@@ -114,6 +139,9 @@ export function parseInline(text: string): Inline[] {
  * at its end, and a marker it ends on dropped: "Our **best" reads as bold "best", never "**best".
  */
 export function closeOpenMarkers(text: string): string {
+  // Inside a code block still open, everything is literal: nothing to close.
+  const fences = text.split(/\r?\n/).filter((line) => FENCE.test(line)).length;
+  if (fences % 2 === 1) return text;
   // A line that so far is only a bullet or a heading's hashes shows nothing yet.
   const trimmed = text.replace(/(^|\n)[ \t]*(?:[-*\u2022]|#{1,6}|\d{1,9}[.)]?)[ \t]*$/, '$1');
   const lineStart = trimmed.lastIndexOf('\n') + 1;
@@ -166,4 +194,18 @@ function trimBareUrl(url: string): string {
 
 function count(text: string, character: string): number {
   return text.split(character).length - 1;
+}
+
+/** The text as plain words (no `**`, backticks or fences): for a one-line preview of a reply. */
+export function plainText(text: string): string {
+  const words = (runs: readonly Inline[]): string =>
+    runs.map((run) => (run.kind === 'bold' || run.kind === 'italic' ? words(run.children) : run.text)).join('');
+  return parseRichText(text)
+    .map((block) => {
+      if (block.kind === 'codeBlock') return block.text;
+      if (block.kind === 'heading') return words(block.line);
+      if (block.kind === 'paragraph') return block.lines.map(words).join(' ');
+      return block.items.map(words).join(', ');
+    })
+    .join(' ');
 }

@@ -34,6 +34,8 @@ export interface WidgetStrings {
   notSent: string;
   /** A message that could not reach the service yet; it is resent by itself when it can. */
   notSentYet: string;
+  /** Under a message the service answered with an error (a 5xx): it is being sent again. */
+  sendTrouble: string;
   retry: string;
   failed: string;
   unavailable: string;
@@ -75,6 +77,7 @@ export const ENGLISH = {
   reconnecting: 'Reconnecting…',
   notSent: 'Not sent.',
   notSentYet: 'Not sent yet. It will be sent when the connection is back.',
+  sendTrouble: 'There was a problem sending this. Trying again…',
   retry: 'Retry',
   failed: 'Sorry, something went wrong. Please try again.',
   unavailable: 'Chat is unavailable right now. Please try again later.',

@@ -10,9 +10,9 @@ import type { Palette, Theme } from './theme.js';
 const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
 
 const LIGHT =
-  '--bg: #fff; --surface: #f5f6f8; --text: #1d2939; --muted: #475467; --line: #e4e7ec; --field: #7b8494; --danger: #b42318; --bubble: #fff; --chip: #e9edf3; --chip-text: #344054; --name: #344054; --shadow: rgba(16, 24, 40, 0.22);';
+  '--bg: #fff; --surface: #f5f6f8; --text: #1d2939; --muted: #475467; --line: #e4e7ec; --field: #7b8494; --danger: #b42318; --bubble: #fff; --chip: #e9edf3; --chip-text: #344054; --code: #e9edf3; --code-text: #1d2939; --name: #344054; --shadow: rgba(16, 24, 40, 0.22);';
 const DARK =
-  '--bg: #101828; --surface: #0c111d; --text: #f2f4f7; --muted: #98a2b3; --line: #344054; --field: #7b8494; --danger: #fda29b; --bubble: #1d2939; --chip: #1d2939; --chip-text: #d0d5dd; --name: #d0d5dd; --shadow: rgba(0, 0, 0, 0.5);';
+  '--bg: #101828; --surface: #0c111d; --text: #f2f4f7; --muted: #98a2b3; --line: #344054; --field: #7b8494; --danger: #fda29b; --bubble: #1d2939; --chip: #1d2939; --chip-text: #d0d5dd; --code: #344054; --code-text: #f2f4f7; --name: #d0d5dd; --shadow: rgba(0, 0, 0, 0.5);';
 const palette = (colours: Palette): string =>
   `--accent: ${colours.accent}; --on-accent: ${colours.onAccent}; --link: ${colours.link}; --focus: ${colours.edge};`;
 
@@ -23,7 +23,9 @@ const palette = (colours: Palette): string =>
  * - `[dir='auto']` and `unicode-bidi: plaintext`: each message, name and preview takes the
  *   direction of its own text (Arabic, Hebrew: right to left), whatever the widget's language.
  * - The launcher's 2 px ring in `--focus` keeps its edge ≥ 3:1 on a white page whatever the
- *   accent (a darker shade of a light one, theme.ts); focus rings use the same colour.
+ *   accent (a darker shade of a light one, theme.ts); every focus ring inside the panel is ≥ 2 px
+ *   in `--focus` (≥ 3:1 on every surface of its palette), or `currentColor` on the header.
+ * - Code: `--code` is a background of its own (in the dark palette the bubble's is `--chip`'s).
  * - The log takes focus (to scroll it by keyboard): a ring inside its edge, not the browser's 1 px.
  * - The sender line (who wrote a message, and when) is over the first message of a group only.
  * - A message's state is said in words under it (`.delivery`), at full contrast: never by
@@ -113,7 +115,9 @@ button { font: inherit; margin: 0; }
 .content > * + * { margin-top: 8px; }
 .message ul, .message ol { padding-inline-start: 22px; }
 .message em { font-style: italic; }
-.message code { padding: 1px 4px; border-radius: 4px; background: var(--chip); color: var(--chip-text); font: 0.92em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+.message code { padding: 1px 4px; border-radius: 4px; background: var(--code); color: var(--code-text); font: 0.92em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+.message pre { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--code); color: var(--code-text); overflow-x: auto; white-space: pre; }
+.message pre code { padding: 0; background: none; font-size: 13px; line-height: 1.45; overflow-wrap: normal; }
 .message li + li { margin-top: 2px; }
 .message strong { font-weight: 650; }
 .message a { color: var(--link); text-decoration: underline; text-underline-offset: 2px; }
@@ -139,7 +143,7 @@ button { font: inherit; margin: 0; }
 .input { flex: 1; min-width: 0; min-height: 44px; max-height: 132px; margin: 0; padding: 11px 14px; border: 1px solid var(--field); border-radius: 12px; outline: none; resize: none; background: var(--bg); color: var(--text); font: inherit; line-height: 1.4;
 }
 .input::placeholder { color: var(--muted); }
-.input:focus { border-color: var(--focus); box-shadow: 0 0 0 1px var(--focus); }
+.input:focus { border-color: var(--focus); outline: 2px solid var(--focus); outline-offset: 1px; }
 .send { flex: none; width: 44px; height: 44px; padding: 0; border: 0; border-radius: 12px; display: grid; place-items: center; background: var(--accent); color: var(--on-accent); cursor: pointer;
 }
 .send:hover { filter: brightness(1.08); }

@@ -1,7 +1,7 @@
 /**
  * Derives the widget's colours from the site's accent colour: the text colour that reads on
- * it, a link colour that reads on the panel (≥ 4.5:1), and an edge colour (≥ 3:1 against the
- * panel and the page) for focus rings and the launcher's outline — a light accent (#fab005) gets
+ * it, a link colour that reads on every surface of the panel (≥ 4.5:1, an assistant's bubble
+ * included), and an edge colour (≥ 3:1 against those and the page) for focus rings and the launcher's outline — a light accent (#fab005) gets
  * a darker shade of itself, a dark accent in the dark palette a lighter one. Only a
  * validated hex colour ever reaches the stylesheet, so site settings cannot inject CSS.
  */
@@ -22,6 +22,10 @@ const DEFAULT_ACCENT = '#2563eb';
 const DARK_TEXT = '#101828';
 /** The dark palette's panel colour (styles.ts). */
 export const DARK_BACKGROUND = '#101828';
+/** The dark palette's lightest surface, an assistant's bubble (styles.ts): links and rings must read on it. */
+export const DARK_BUBBLE = '#1d2939';
+/** The light palette's darkest surface behind a link or a ring (the log, the "New chat?" bar; styles.ts). */
+export const LIGHT_SURFACE = '#e9edf3';
 
 type Rgb = [number, number, number];
 
@@ -60,11 +64,13 @@ export function themeFor(accentColor: string | undefined): Theme {
   const rgb = parseHex(accentColor ?? '') ?? (parseHex(DEFAULT_ACCENT) as Rgb);
   const white: Rgb = [255, 255, 255];
   const black: Rgb = [0, 0, 0];
-  const dark = parseHex(DARK_BACKGROUND) as Rgb;
+  // Measured against the palette's surface closest to the colour (the hardest to read on).
+  const light = parseHex(LIGHT_SURFACE) as Rgb;
+  const dark = parseHex(DARK_BUBBLE) as Rgb;
   const accent = hex(rgb);
   const onAccent = contrast(rgb, white) >= contrast(rgb, parseHex(DARK_TEXT) as Rgb) ? '#ffffff' : DARK_TEXT;
   return {
-    light: { accent, onAccent, link: shadeFor(rgb, white, 4.5, black), edge: shadeFor(rgb, white, 3, black) },
+    light: { accent, onAccent, link: shadeFor(rgb, light, 4.5, black), edge: shadeFor(rgb, light, 3, black) },
     dark: { accent, onAccent, link: shadeFor(rgb, dark, 4.5, white), edge: shadeFor(rgb, dark, 3, white) },
   };
 }

@@ -11,13 +11,14 @@
 import type { Session, SiteSettings, WidgetApi } from './api.js';
 import { attachmentStringsFrom } from './attachment-strings.js';
 import { createAttachments } from './attachments.js';
-import { createChat } from './chat.js';
+import { createChat, type Chat } from './chat.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
-import { createLauncher } from './launcher.js';
+import { createLauncher, type Launcher } from './launcher.js';
+import { createPageModal } from './modal.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
-import { createPanel, SMALL_SCREEN } from './panel.js';
-import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
+import { createPanel, SMALL_SCREEN, type Panel } from './panel.js';
+import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue, type WidgetStrings } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
 import type { VisitorStore } from './visitor-store.js';
@@ -56,6 +57,95 @@ const HOST_TAG = 'assistant-chat-widget';
 const PANEL_ID = 'chat-panel';
 const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
 
+/**
+ * The unread count: on the launcher, as "(2) " in front of the page's title while the panel is
+ * closed, kept across reloads (session storage), and told to the script API's listeners.
+ */
+function createUnreadCounter(launcher: Launcher, storageKey: string) {
+  let unread = 0;
+  const listeners: ((count: number) => void)[] = [];
+  // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
+  const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
+  const set = (count: number): void => {
+    unread = count;
+    launcher.setUnread(count);
+    // A counter in the tab's title, as messengers do, while the panel is closed.
+    document.title = count > 0 ? `(${count > 9 ? '9+' : count}) ${untitled()}` : untitled();
+    try {
+      if (count > 0) sessionStorage.setItem(storageKey, String(count));
+      else sessionStorage.removeItem(storageKey);
+    } catch {
+      // No storage: the count lasts as long as the page.
+    }
+    for (const listener of listeners) listener(count);
+  };
+  return {
+    count: (): number => unread,
+    set,
+    restore(): void {
+      try {
+        const stored = Number(sessionStorage.getItem(storageKey));
+        if (stored > 0) set(stored);
+      } catch {
+        // No storage.
+      }
+    },
+    listen(callback: (count: number) => void): void {
+      listeners.push(callback);
+      callback(unread);
+    },
+    untitle(): void {
+      document.title = untitled();
+    },
+  };
+}
+
+/** A small script API only when the site names it (`data-api`): the widget adds no global of its own. */
+function exposeChatApi(name: string | undefined, chatApi: ChatApi): void {
+  if (!name || !API_NAME.test(name) || name in window) return;
+  Object.defineProperty(window, name, { value: Object.freeze(chatApi), configurable: true });
+}
+
+/** The panel (with its attachments) and the chat behind it, for a started session. */
+function assembleChat(
+  context: Pick<MountOptions, 'api' | 'store'> & { session: Session; catalogue: Catalogue; strings: WidgetStrings; language: string; onClose(): void },
+  onReply: (preview: string) => void,
+): { panel: Panel; chat: Chat } {
+  const { session, strings } = context;
+  const { site } = session;
+  const attachmentStrings = attachmentStringsFrom(context.catalogue);
+  const attachments = createAttachments({
+    strings: attachmentStrings,
+    maxBytes: site.maxUploadBytes,
+    upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
+  });
+  const panel = createPanel(
+    strings,
+    site,
+    PANEL_ID,
+    {
+      onClose: context.onClose,
+      onNewChat: () => void chat.newChat(),
+      onSend: (text) => chat.send(text),
+      onTyping: (typing) => chat.typing(typing),
+    },
+    attachments,
+  );
+  attachments.acceptDrops(panel.element);
+  attachments.acceptPaste(panel.input);
+  const chat = createChat({
+    api: context.api,
+    store: context.store,
+    session,
+    strings,
+    panel,
+    attachments: { tray: attachments, strings: attachmentStrings },
+    language: context.language,
+    onReply,
+  });
+  return { panel, chat };
+}
+
 export function mountWidget(options: MountOptions): MountedWidget {
   const { dataset } = options.script;
   const browserLanguages = [...(navigator.languages ?? []), navigator.language];
@@ -74,30 +164,16 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let isOpen = false;
   let wantOpen = false;
   let sound = dataset.sound === 'on';
-  let unread = 0;
-  const unreadListeners: ((count: number) => void)[] = [];
-  const unreadKey = `chat-widget-unread:${dataset.siteKey ?? ''}`;
-  // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
-  const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
-  const setUnread = (count: number): void => {
-    unread = count;
-    launcher.setUnread(count);
-    // A counter in the tab's title, as messengers do, while the panel is closed.
-    document.title = count > 0 ? `(${count > 9 ? '9+' : count}) ${untitled()}` : untitled();
-    try {
-      if (count > 0) sessionStorage.setItem(unreadKey, String(count));
-      else sessionStorage.removeItem(unreadKey);
-    } catch {
-      // No storage: the count lasts as long as the page.
-    }
-    for (const listener of unreadListeners) listener(count);
-  };
-
   const smallScreen = window.matchMedia(SMALL_SCREEN);
   const scrollLock = createPageScrollLock();
+  const pageModal = createPageModal(host);
+  let panelElement: HTMLElement | undefined;
+  // On a phone the open panel covers the page: the page neither scrolls nor takes focus behind it.
   const updateScrollLock = (): void => {
-    if (isOpen && smallScreen.matches) scrollLock.lock();
+    const covering = isOpen && smallScreen.matches;
+    if (covering) scrollLock.lock();
     else scrollLock.release();
+    pageModal.set(covering ? panelElement : undefined);
   };
   smallScreen.addEventListener('change', updateScrollLock);
 
@@ -124,6 +200,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   };
 
   const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !started ? close() : open()));
+  const unread = createUnreadCounter(launcher, `chat-widget-unread:${dataset.siteKey ?? ''}`);
   const container = element(
     'div',
     {
@@ -140,29 +217,17 @@ export function mountWidget(options: MountOptions): MountedWidget {
     launcher.setStrings(strings);
     if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
   });
-  try {
-    const stored = Number(sessionStorage.getItem(unreadKey));
-    if (stored > 0) setUnread(stored);
-  } catch {
-    // No storage.
-  }
+  unread.restore();
 
   // A small script API only when the site names it: the widget adds no global of its own.
-  const apiName = dataset.api;
-  if (apiName && API_NAME.test(apiName) && !(apiName in window)) {
-    const chatApi: ChatApi = {
-      open,
-      close,
-      onUnread(callback) {
-        unreadListeners.push(callback);
-        callback(unread);
-      },
-      sound(on) {
-        sound = on;
-      },
-    };
-    Object.defineProperty(window, apiName, { value: Object.freeze(chatApi), configurable: true });
-  }
+  exposeChatApi(dataset.api, {
+    open,
+    close,
+    onUnread: unread.listen,
+    sound(on) {
+      sound = on;
+    },
+  });
 
   return {
     setUnavailable() {
@@ -171,7 +236,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
     },
     remove() {
       host.remove();
-      document.title = untitled();
+      unread.untitle();
     },
     async start(session, resume) {
       if (started) return;
@@ -189,48 +254,20 @@ export function mountWidget(options: MountOptions): MountedWidget {
       launcher.setStrings(strings);
       note.hidden = true;
 
-      const attachmentStrings = attachmentStringsFrom(catalogue);
-      const attachments = createAttachments({
-        strings: attachmentStrings,
-        maxBytes: site.maxUploadBytes,
-        upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
-      });
-      const panel = createPanel(
-        strings,
-        site,
-        PANEL_ID,
-        {
-          onClose: close,
-          onNewChat: () => void chat.newChat(),
-          onSend: (text) => chat.send(text),
-          onTyping: (typing) => chat.typing(typing),
-        },
-        attachments,
-      );
-      attachments.acceptDrops(panel.element);
-      attachments.acceptPaste(panel.input);
-      const chat = createChat({
-        api: options.api,
-        store: options.store,
-        session,
-        strings,
-        panel,
-        attachments: { tray: attachments, strings: attachmentStrings },
-        language,
-        onReply(preview) {
-          // Heard only when it would not be seen: the panel closed, or the tab in the background.
-          if (sound && (!isOpen || document.hidden)) chime();
-          if (isOpen) return;
-          setUnread(unread + 1);
-          launcher.setPreview(preview);
-        },
+      const { panel, chat } = assembleChat({ ...options, session, catalogue, strings, language, onClose: close }, (preview) => {
+        // Heard only when it would not be seen: the panel closed, or the tab in the background.
+        if (sound && (!isOpen || document.hidden)) chime();
+        if (isOpen) return;
+        unread.set(unread.count() + 1);
+        launcher.setPreview(preview);
       });
       container.append(panel.element);
+      panelElement = panel.element;
       started = {
         open() {
           isOpen = true;
           wantOpen = false;
-          setUnread(0);
+          unread.set(0);
           launcher.setPreview(undefined);
           launcher.setExpanded(true);
           panel.show(true);
@@ -248,7 +285,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
         },
       };
       if (wantOpen) started.open();
-      else if (resume || unread > 0) chat.connect();
+      else if (resume || unread.count() > 0) chat.connect();
     },
   };
 }

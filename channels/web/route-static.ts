@@ -1,0 +1,75 @@
+/**
+ * The widget's public routes: CORS preflights, the script (versioned, long-cached), its word
+ * catalogues, and the demo page.
+ */
+import type { Router } from 'express';
+import { demoPage } from './demo-page.js';
+import type { RouteKit } from './route-kit.js';
+import { DEMO_SITE_KEY } from './sites.js';
+import { WIDGET_CATALOGUES } from './widget-catalogues.js';
+import { sendWidgetScript } from './widget-script.js';
+
+export function addPreflightRoutes(router: Router, kit: RouteKit): void {
+  const { allowOrigin, refuse, settings } = kit;
+  // a page on any origin may ask for a session and read why it is refused (403, 404): a
+  // widget then tells the site's developer the real reason instead of guessing from a CORS error,
+  // and "no answer" means only that the service is unreachable.
+  router.options('/api/widget/session', (request, response) => {
+    allowOrigin(request, response);
+    response.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    response.set('Access-Control-Allow-Headers', 'content-type');
+    response.set('Access-Control-Max-Age', '600');
+    response.status(204).end();
+  });
+
+  router.options('/api/widget/{*rest}', (request, response) => {
+    const origin = request.get('origin');
+    if (!settings.sites.anyAllows(origin)) {
+      refuse(response, 403, 'this origin is not allowed', 'origin', { origin: origin ?? null });
+      return;
+    }
+    allowOrigin(request, response);
+    response.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+    response.set('Access-Control-Allow-Headers', 'authorization, content-type, last-event-id');
+    response.set('Access-Control-Max-Age', '600');
+    response.status(204).end();
+  });
+}
+
+export function addScriptRoutes(router: Router, kit: RouteKit): void {
+  const { settings } = kit;
+  // the script itself (compressed), not a redirect: one round trip less before the launcher shows.
+  router.get('/widget.js', async (request, response) => {
+    sendWidgetScript(request, response, await settings.widget(), 'public, max-age=300');
+  });
+
+  // the widget's words in a language other than English, fetched only by a widget that speaks it.
+  router.get('/widget/i18n/:language.json', (request, response) => {
+    const catalogue = Object.hasOwn(WIDGET_CATALOGUES, request.params.language) ? WIDGET_CATALOGUES[request.params.language] : undefined;
+    response.set('Access-Control-Allow-Origin', '*');
+    if (!catalogue) {
+      response.status(404).json({ error: 'no such language' });
+      return;
+    }
+    response.set('Cache-Control', 'public, max-age=86400').json(catalogue);
+  });
+
+  router.get('/widget/:version/widget.js', async (request, response) => {
+    const bundle = await settings.widget();
+    if (request.params.version !== bundle.version) {
+      response.redirect(302, `/widget/${bundle.version}/widget.js`);
+      return;
+    }
+    sendWidgetScript(request, response, bundle, 'public, max-age=31536000, immutable');
+  });
+
+  router.get('/demo', (_request, response) => {
+    const site = settings.sites.get(DEMO_SITE_KEY);
+    if (!site) {
+      response.status(404).json({ error: 'no demo site is configured (WEB_SITES has no "demo" site)' });
+      return;
+    }
+    response.set('Content-Security-Policy', "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:");
+    response.type('html').send(demoPage(site));
+  });
+}
