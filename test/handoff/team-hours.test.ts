@@ -87,7 +87,7 @@ describe('a hand-off while the team is closed', () => {
     expect(closedTeam({ team: support, at: at('2026-03-23T10:00:00Z'), language: 'en' })).toBeUndefined();
     // More than a week away (a run of closed dates): the date too.
     const away = { ...support, hours: { ...paris, closed: ['2026-03-30', '2026-03-31', '2026-04-01', '2026-04-02', '2026-04-03'] } };
-    expect(closedTeam({ team: away, at: friday, language: 'en' })?.customerText).toContain('Monday, 6 April at 09:00 (CEST)');
+    expect(closedTeam({ team: away, at: friday, language: 'en' })?.customerText).toContain('Monday, April 6 at 09:00 (CEST)');
   });
 
   test('the service records the hand-off, queues its notices and answers with the opening', async () => {
