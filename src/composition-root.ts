@@ -73,6 +73,7 @@ import { createRetention } from './store/retention.js';
 import { createUsageStore, utcDay } from './store/usage-store.js';
 import { createGiveUpHandler, createHoldingNoticeHandler, createInboundHandler } from './turn/handle-inbound.js';
 import { createIntake } from './turn/intake.js';
+import { createCsatRuntime } from './csat/csat-runtime.js';
 
 /** An action as the transcript page shows it. */
 function pageActionOf(record: ActionRecord): PageAction {
@@ -422,14 +423,30 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     logger,
     metrics,
   });
+  // The satisfaction question (src/csat/): wraps the takeover hook and give-up handler; nothing while CSAT_ENABLED is off.
+  const csat = createCsatRuntime({
+    config: config.csat,
+    redis,
+    mongo,
+    connection: bullConnection,
+    prefix: queuePrefix,
+    channels,
+    logger,
+    metrics,
+    heldByTeammate: async (conversationKey) => (await takeover.service.current(conversationKey)) !== undefined,
+    handoffOpen: async (conversationKey) => (await handoffStore.activeFor(conversationKey)).length > 0,
+    handoffRole: async (handoffId) => (await handoffStore.get(handoffId))?.roleId,
+    whenStoreReady: (name, task) => mongoLink.whenConnected(name, task),
+  });
   const handle = createInboundHandler({
+    onTurn: (result) => csat.noteTurn(result),
     channels,
     orchestrator,
     transcripts,
     media: mediaIntake,
     logger,
     metrics,
-    takeover: takeover.hook({
+    takeover: csat.wrapHooks(takeover.hook)({
       teamText: plugins.find((plugin) => plugin.teamText)?.teamText,
       // A held conversation's media: prepared by the same intake, relayed as a link to that one file.
       media: {
@@ -446,7 +463,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       },
     }),
   });
-  const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
+  const giveUp = csat.giveUp(createGiveUpHandler({ channels, transcripts, logger, metrics }));
   // A model outage's holding message, sent by the worker while the failed message waits for its retry.
   const holding = createHoldingNoticeHandler({
     channels,
@@ -571,6 +588,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       actionSweeper?.start();
       usage.start();
       takeover.start();
+      csat.start();
       mongoLink.whenConnected('recent history copy', async (signal) => void (await recentBackfill.run(signal)));
       return worker;
     },
@@ -586,6 +604,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await noticeDelivery.close();
       await takeover.close();
       await Promise.all(workers.map((worker) => worker.close()));
+      await csat.close();
       await notices?.close();
       await intakeSweeper.close();
       await actionSweeper?.close();
