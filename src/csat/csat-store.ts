@@ -11,7 +11,7 @@
 import type { Connection } from 'mongoose';
 import type { PendingQuestion } from './csat-state.js';
 
-export const CSAT_COLLECTION = 'csat';
+const CSAT_COLLECTION = 'csat';
 
 /** The longest comment kept (the rest is cut). */
 const COMMENT_CHARS = 1000;

@@ -239,4 +239,3 @@ export function createCsat(options: CsatOptions) {
     },
   };
 }
-export type Csat = ReturnType<typeof createCsat>;

@@ -67,7 +67,13 @@ export function createHandoffService(options: {
       const closed = closedTeam({ team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere });
       if (closed) {
         const { opensAt, ...texts } = closed;
-        return { status: created ? 'handed_off' : 'already_open', team: team.label, handoffId: handoff._id, ...texts, opensAt: new Date(opensAt).toISOString() };
+        return {
+          status: created ? 'handed_off' : 'already_open',
+          team: team.label,
+          handoffId: handoff._id,
+          ...texts,
+          opensAt: new Date(opensAt).toISOString(),
+        };
       }
       const booking = team.bookingUrl ? ` They can also pick a time right away: ${team.bookingUrl}` : '';
       return {

@@ -26,7 +26,7 @@ export interface ClosedTeam {
 }
 
 /** When the team next opens, if it is closed at `at`; undefined while it is open (or has no hours). */
-export function closedUntil(team: Team, at: number): number | undefined {
+function closedUntil(team: Team, at: number): number | undefined {
   if (!team.hours) return undefined;
   const opening = nextOpening(team.hours, at);
   // No opening within the look-ahead: treated as open (the notices go, nothing is promised).
@@ -34,7 +34,7 @@ export function closedUntil(team: Team, at: number): number | undefined {
 }
 
 /** "Monday at 9:00 (CET)" in `language`, the weekday with its date when it is a week or more after `at`. */
-export function describeOpening(hours: TeamHours, opensAt: number, at: number, language: Language): string {
+function describeOpening(hours: TeamHours, opensAt: number, at: number, language: Language): string {
   const timeZone = hours.timeZone;
   const far = opensAt - at >= WEEK_MS;
   const day = new Intl.DateTimeFormat(language, { timeZone, weekday: 'long', ...(far ? { day: 'numeric', month: 'long' } : {}) }).format(opensAt);

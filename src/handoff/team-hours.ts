@@ -132,7 +132,9 @@ export function isOpen(hours: TeamHours | undefined, at: number): boolean {
 /** The zone's short name at `at` in English (`CET`, `CEST`, `EDT`), or its offset (`GMT+4`) where English has none. */
 export function zoneAbbreviation(zone: string, at: number): string {
   const names = ['en-GB', 'en-US'].map(
-    (locale) => new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'short' }).formatToParts(new Date(at)).find((part) => part.type === 'timeZoneName')?.value ?? zone,
+    (locale) =>
+      new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'short' }).formatToParts(new Date(at)).find((part) => part.type === 'timeZoneName')
+        ?.value ?? zone,
   );
   return names.find((name) => !/^(GMT|UTC)([+-]|$)/.test(name)) ?? names[0] ?? zone;
 }

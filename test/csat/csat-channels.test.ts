@@ -113,7 +113,14 @@ describe('on WhatsApp', () => {
     await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
     const [record] = await answers(customer);
     expect(question.body).toContain('How did we do?');
-    expect(record).toMatchObject({ withPerson: true, trigger: 'handed_back', handoffId: handoff!._id, roleId: handoff!.roleId, score: 5, answeredVia: 'typed' });
+    expect(record).toMatchObject({
+      withPerson: true,
+      trigger: 'handed_back',
+      handoffId: handoff!._id,
+      roleId: handoff!.roleId,
+      score: 5,
+      answeredVia: 'typed',
+    });
   });
 });
 

@@ -43,7 +43,8 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
   const records: Record<string, unknown>[] = [];
   const store = {
     asked: async (conversationId: string, pending: { id: string }) => void records.push({ op: 'asked', conversationId, id: pending.id }),
-    answered: async (conversationId: string, _pending: unknown, score: number, via: string) => void records.push({ op: 'answered', conversationId, score, via }),
+    answered: async (conversationId: string, _pending: unknown, score: number, via: string) =>
+      void records.push({ op: 'answered', conversationId, score, via }),
     commented: async (conversationId: string, _pending: unknown, comment: string) => void records.push({ op: 'commented', conversationId, comment }),
   } as unknown as CsatStore;
   const scheduled: { key: string; at: number; delayMs: number }[] = [];
@@ -105,7 +106,13 @@ test('asked once after the quiet period: a tap rates, the next message comments,
   const [question] = r.sent;
   expect(question?.text).toContain('How did we do?');
   expect(question?.text).toContain('5. ⭐⭐⭐⭐⭐ Excellent');
-  expect(question?.options?.choices?.map((choice) => choice.label)).toEqual(['⭐ Very poor', '⭐⭐ Poor', '⭐⭐⭐ Okay', '⭐⭐⭐⭐ Good', '⭐⭐⭐⭐⭐ Excellent']);
+  expect(question?.options?.choices?.map((choice) => choice.label)).toEqual([
+    '⭐ Very poor',
+    '⭐⭐ Poor',
+    '⭐⭐⭐ Okay',
+    '⭐⭐⭐⭐ Good',
+    '⭐⭐⭐⭐⭐ Excellent',
+  ]);
 
   const four = question!.options!.choices![3]!;
   expect(await r.write(four.label, four.id)).toBe(true);

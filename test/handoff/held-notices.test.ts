@@ -15,7 +15,14 @@ import { createMetrics } from '../../src/metrics.js';
 
 const MEMBER = 'whatsapp:+34600000202';
 const hours = { timeZone: 'Europe/Paris', weekly: { mon: ['09:00-18:00'], fri: ['09:00-17:00'] }, closed: ['2026-03-23'] };
-const team: Team = { label: 'Support team', whatsapp: [MEMBER], members: [], webhooks: ['https://hooks.example.test/s'], responseTime: 'within two hours', hours };
+const team: Team = {
+  label: 'Support team',
+  whatsapp: [MEMBER],
+  members: [],
+  webhooks: ['https://hooks.example.test/s'],
+  responseTime: 'within two hours',
+  hours,
+};
 // Friday 20 March 2026, 22:00 CET; Monday 23rd is a closed date, so the team is back Friday 27th 09:00 CET.
 const FRIDAY_NIGHT = Date.parse('2026-03-20T21:00:00Z');
 const OPENING = Date.parse('2026-03-27T08:00:00Z');
@@ -24,7 +31,15 @@ function memoryStore(handoff: HandoffRecord) {
   const notices = new Map<string, NoticeRecord>(
     handoff.destinations.map((destination) => [
       `${handoff._id}|${destination.id}`,
-      { _id: `${handoff._id}|${destination.id}`, handoffId: handoff._id, destination, status: 'pending', attempts: 0, createdAt: handoff.createdAt, updatedAt: handoff.createdAt },
+      {
+        _id: `${handoff._id}|${destination.id}`,
+        handoffId: handoff._id,
+        destination,
+        status: 'pending',
+        attempts: 0,
+        createdAt: handoff.createdAt,
+        updatedAt: handoff.createdAt,
+      },
     ]),
   );
   const set = (id: string, patch: Partial<NoticeRecord>) => {
@@ -97,7 +112,10 @@ async function rig(forTeam: Team) {
     metrics: createMetrics(),
     now: () => clock,
   });
-  closers.push(() => queue.close(), () => worker.close());
+  closers.push(
+    () => queue.close(),
+    () => worker.close(),
+  );
   await worker.waitUntilReady();
   await queue.enqueue(handoff);
   return { queue, handoff, notices, sent, advanceTo: (to: number) => void (clock = to) };

@@ -21,7 +21,14 @@ const paris: TeamHours = {
   weekly: { mon: weekdays, tue: weekdays, wed: weekdays, thu: weekdays, fri: ['09:00-13:00', '14:00-17:00'] },
   closed: ['2026-12-25', '2026-04-06'],
 };
-const support: Team = { label: 'support team', whatsapp: ['whatsapp:+34600000202'], members: [], webhooks: ['https://hooks.example.test/x'], responseTime: 'within two hours', hours: paris };
+const support: Team = {
+  label: 'support team',
+  whatsapp: ['whatsapp:+34600000202'],
+  members: [],
+  webhooks: ['https://hooks.example.test/x'],
+  responseTime: 'within two hours',
+  hours: paris,
+};
 
 const at = (iso: string) => new Date(iso).getTime();
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -154,7 +161,12 @@ describe('a hand-off while the team is closed', () => {
     expect(notice.text).toContain('WhatsApp 24-hour window closes before you open');
     expect(JSON.stringify(notice.webhook.blocks)).toContain('Out of hours');
     // Opened during hours: no such lines.
-    const inHours = buildNotice({ handoff: { ...handoff, createdAt: new Date('2026-03-23T10:00:00Z') }, team: support, transcriptUrl: 'https://a.example.test/t', business: 'H' });
+    const inHours = buildNotice({
+      handoff: { ...handoff, createdAt: new Date('2026-03-23T10:00:00Z') },
+      team: support,
+      transcriptUrl: 'https://a.example.test/t',
+      business: 'H',
+    });
     expect(inHours.text).not.toContain('Out of hours');
   });
 });
