@@ -39,6 +39,10 @@ const PendingSchema = z.object({
   withPerson: z.boolean(),
   trigger: z.enum(['handed_back', 'quiet']),
   handoffId: z.string().optional(),
+  /** Once rated: the score, how, when (so the comment's write carries them too). */
+  score: z.number().int().min(1).max(5).optional(),
+  answeredVia: z.enum(['tap', 'typed']).optional(),
+  answeredAt: z.number().optional(),
 });
 export type PendingQuestion = z.infer<typeof PendingSchema>;
 

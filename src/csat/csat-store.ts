@@ -49,6 +49,15 @@ function questionFields(conversationKey: string, pending: PendingQuestion): Omit
   };
 }
 
+function ratingOf(rated: PendingQuestion): Partial<CsatRecord> {
+  if (rated.score === undefined) return {};
+  return {
+    score: rated.score,
+    ...(rated.answeredVia ? { answeredVia: rated.answeredVia } : {}),
+    ...(rated.answeredAt ? { answeredAt: new Date(rated.answeredAt) } : {}),
+  };
+}
+
 export function createCsatStore(connection: Connection) {
   const collection = () => connection.collection<CsatRecord>(CSAT_COLLECTION);
   const upsert = async (conversationKey: string, pending: PendingQuestion, answer: Partial<CsatRecord>) => {
@@ -64,10 +73,11 @@ export function createCsatStore(connection: Connection) {
       await collection().createIndex({ askedAt: 1 });
     },
     asked: (conversationKey: string, pending: PendingQuestion) => upsert(conversationKey, pending, {}),
-    answered: (conversationKey: string, pending: PendingQuestion, score: number, via: 'tap' | 'typed', at: number) =>
-      upsert(conversationKey, pending, { score, answeredVia: via, answeredAt: new Date(at) }),
-    commented: (conversationKey: string, pending: PendingQuestion, comment: string, at: number) =>
-      upsert(conversationKey, pending, { comment: comment.slice(0, COMMENT_CHARS), commentedAt: new Date(at) }),
+    /** The rating the question carries (`score`, `answeredVia`, `answeredAt`). */
+    answered: (conversationKey: string, rated: PendingQuestion) => upsert(conversationKey, rated, ratingOf(rated)),
+    /** The comment, with the rating again (it heals a rating write that failed). */
+    commented: (conversationKey: string, rated: PendingQuestion, comment: string, at: number) =>
+      upsert(conversationKey, rated, { ...ratingOf(rated), comment: comment.slice(0, COMMENT_CHARS), commentedAt: new Date(at) }),
     get: async (id: string) => (await collection().findOne({ _id: id })) ?? undefined,
   };
 }

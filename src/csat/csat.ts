@@ -151,14 +151,17 @@ export function createCsat(options: CsatOptions) {
     const typed = pending.stage === 'score' && batch.length === 1 && !message.media?.length ? TYPED_SCORE.exec(message.text) : null;
     const score = tap?.askedAt === pending.askedAt ? tap.score : typed ? Number(typed[1]) : undefined;
     if (score !== undefined) {
+      // Redis first and the customer's next words, then MongoDB (never a MongoDB wait before a send): a write
+      // that fails is logged, and the comment's write carries the score again.
+      const rated: PendingQuestion = { ...pending, score, answeredVia: tap ? 'tap' : 'typed', answeredAt: now() };
       // A second tap on the same question (while its comment is awaited) changes the score, nothing else.
-      await store.answered(key, pending, score, tap ? 'tap' : 'typed', now());
+      await state.setPending(key, pending.stage === 'score' ? { ...rated, stage: 'comment', until: now() + options.commentMs } : rated);
       if (pending.stage === 'score') {
-        await state.setPending(key, { ...pending, stage: 'comment', until: now() + options.commentMs });
         metrics.increment('csat_total', { channel: channel.id, outcome: 'answered' });
         logger.info('csat-answered', { conversationKey: key, score });
         await sendWords(channel, seen, `${pending.askedAt}-a`, words.commentPrompt, now());
       }
+      await store.answered(key, rated).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
       // A rating inside a burst of other messages: recorded, and the rest is the assistant's.
       return batch.every((entry) => tapOf(entry) !== undefined || TYPED_SCORE.test(entry.text)) ? 'handled' : 'recorded';
     }
@@ -168,10 +171,10 @@ export function createCsat(options: CsatOptions) {
       .filter(Boolean)
       .join('\n');
     if (!comment || batch.some((entry) => entry.media?.length || entry.metadata.choice) || /[?？¿؟]\s*$/u.test(comment)) return 'none';
-    await store.commented(key, pending, comment, now());
     await state.clearPending(key);
     metrics.increment('csat_total', { channel: channel.id, outcome: 'commented' });
     await sendWords(channel, seen, `${pending.askedAt}-c`, words.thanks, now());
+    await store.commented(key, pending, comment, now()).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
     return 'handled';
   };
 

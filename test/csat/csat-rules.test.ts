@@ -27,7 +27,7 @@ afterAll(async () => {
   await redis.quit();
 });
 
-function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number } = {}) {
+function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number; mongoDown?: boolean } = {}) {
   let clock = Date.parse('2026-05-04T10:00:00Z');
   const sent: { text: string; options?: SendOptions | undefined }[] = [];
   const channel = {
@@ -43,9 +43,12 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
   const records: Record<string, unknown>[] = [];
   const store = {
     asked: async (conversationId: string, pending: { id: string }) => void records.push({ op: 'asked', conversationId, id: pending.id }),
-    answered: async (conversationId: string, _pending: unknown, score: number, via: string) =>
-      void records.push({ op: 'answered', conversationId, score, via }),
-    commented: async (conversationId: string, _pending: unknown, comment: string) => void records.push({ op: 'commented', conversationId, comment }),
+    answered: async (conversationId: string, rated: { score?: number; answeredVia?: string }) => {
+      if (options.mongoDown) throw new Error('MongoDB unreachable');
+      records.push({ op: 'answered', conversationId, score: rated.score, via: rated.answeredVia });
+    },
+    commented: async (conversationId: string, rated: { score?: number }, comment: string) =>
+      void records.push({ op: 'commented', conversationId, comment, ...(options.mongoDown ? { score: rated.score } : {}) }),
   } as unknown as CsatStore;
   const scheduled: { key: string; at: number; delayMs: number }[] = [];
   const csat = createCsat({
@@ -204,4 +207,17 @@ test('after a hand-back: asked at once, with a person and the hand-off role, eve
   expect(r.records[0]).toMatchObject({ op: 'asked', id: expect.stringContaining(r.key) });
   const pending = JSON.parse((await redis.hget(`asst:csat:{${r.key}}`, 'pending')) ?? '{}') as Record<string, unknown>;
   expect(pending).toMatchObject({ trigger: 'handed_back', withPerson: true, roleId: 'support', handoffId: 'ho_1' });
+});
+
+test('MongoDB failing on the rating: the customer is still thanked (no turn), and the comment carries the score', async () => {
+  const r = rig({ mongoDown: true });
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(31 * 60_000);
+  await r.quiet(at);
+  const two = r.sent[0]!.options!.choices![1]!;
+  expect(await r.write(two.label, two.id)).toBe(true);
+  expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
+  expect(await r.write('Slow answers')).toBe(true);
+  expect(r.records.at(-1)).toMatchObject({ op: 'commented', comment: 'Slow answers', score: 2 });
 });
