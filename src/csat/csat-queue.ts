@@ -1,8 +1,8 @@
 /**
  * The quiet checks of the satisfaction question: after each answered turn a delayed job on the
- * `csat` BullMQ queue (one per reply: `<conversation>|<reply time>`), run CSAT_AFTER_MINUTES
- * later by a worker that asks the conversation's customer only if nothing happened since
- * (`csat.ts` decides). A job is best effort: a failed check is not retried.
+ * `csat` BullMQ queue (debounced: one per conversation, each reply replacing it with its own time
+ * and delay), run CSAT_AFTER_MINUTES later by a worker that asks the conversation's customer only
+ * if nothing happened since (`csat.ts` decides). A job is best effort: a failed check is not retried.
  */
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { createHash } from 'node:crypto';
@@ -29,7 +29,12 @@ export function createCsatQueue(options: CsatQueueOptions) {
     queue,
     async scheduleQuiet(conversationKey: string, at: number, delayMs: number): Promise<void> {
       const digest = createHash('sha256').update(conversationKey).digest('hex').slice(0, 24);
-      await queue.add('quiet', { conversationKey, at }, { delay: delayMs, jobId: `quiet_${digest}_${at}` });
+      // Debounced: one delayed job per conversation, replaced (data and delay) by each later reply.
+      await queue.add(
+        'quiet',
+        { conversationKey, at },
+        { delay: delayMs, deduplication: { id: `quiet_${digest}`, ttl: delayMs, extend: true, replace: true } },
+      );
     },
     close: () => queue.close(),
   };

@@ -67,12 +67,14 @@ export function createHandoffService(options: {
       const closed = closedTeam({ team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere });
       if (closed) {
         const { opensAt, ...texts } = closed;
+        options.logger.info('handoff-out-of-hours', { handoffId: handoff._id, team: input.team, opensAt: new Date(opensAt).toISOString() });
         return {
           status: created ? 'handed_off' : 'already_open',
           team: team.label,
           handoffId: handoff._id,
           ...texts,
           opensAt: new Date(opensAt).toISOString(),
+          ...(team.bookingUrl ? { bookingUrl: team.bookingUrl } : {}),
         };
       }
       const booking = team.bookingUrl ? ` They can also pick a time right away: ${team.bookingUrl}` : '';
