@@ -163,7 +163,9 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       if (result.outcome === 'skipped') return;
       metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
       if (result.outcome === 'found') return;
-      metrics.observe('handoff_notice_latency_seconds', { kind: destination.kind }, Math.max(0, Date.now() - job.timestamp) / 1000);
+      // A notice held for the team's opening counts from the opening.
+      const due = noticeHeldUntil(team, destination, handoff.createdAt, job.timestamp) ?? job.timestamp;
+      metrics.observe('handoff_notice_latency_seconds', { kind: destination.kind }, Math.max(0, Date.now() - due) / 1000);
       logger.info('handoff-notified', { handoffId, destinationId, team: handoff.team, attempt: job.attemptsMade + 1 });
     } catch (error) {
       const message = errorText(error);
