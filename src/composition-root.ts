@@ -18,6 +18,7 @@ import type { ServiceOverrides, Services } from './services.js';
 import { createActionsFeature } from './actions/feature.js';
 import { createAdminFeature } from './admin/feature.js';
 import { createContactsFeature } from './contacts/feature.js';
+import { createCsatFeature } from './csat/feature.js';
 import { createHandoffFeature } from './handoff/feature.js';
 import { createKnowledgeFeature } from './knowledge/feature.js';
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
@@ -60,7 +61,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links });
   const tools = createToolsFeature(infra, config);
   const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, config: config.knowledge, adminToken: config.adminToken });
-
   const context: ChannelContext = {
     ...infra, // a channel's logger, metrics, Redis and the draining signal
     ...media.forChannels,
@@ -89,8 +89,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();
   knowledge.start();
-  const hook = takeover.hook(plugins.find((plugin) => plugin.teamText)?.teamText);
-  const answering = turns.answerWith({ channels, orchestrator, transcripts, media: media.intake, takeover: hook, heldByTeammate: takeover.heldByTeammate });
+  const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store });
+  const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
+  const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat };
+  const answering = turns.answerWith({ ...turnParts, heldByTeammate: takeover.heldByTeammate });
   const app = createApp({
     ...base.app,
     readiness: [...base.readiness, ...tools.readiness],
@@ -129,16 +131,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     startWorker() {
       const worker = answering.start();
       // Once per process (each owner starts once): retention, hand-off notices and their recovery, the writer, sweepers, idle hand-backs.
-      for (const start of [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start]) start();
+      for (const start of [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start, csat.start])
+        start();
       return worker;
     },
     beginShutdown: base.beginShutdown,
     async close() {
       base.beginShutdown();
-      await store.stopBackground();
-      await handoff.closeDelivery();
-      await takeover.close();
-      await turns.closeWorkers();
+      for (const close of [store.stopBackground, handoff.closeDelivery, takeover.close, turns.closeWorkers, csat.close]) await close();
       contacts.close();
       for (const close of [actions.close, store.closeUsage, reports.close, knowledge.close, tools.close, turns.close, handoff.close]) await close();
       await Promise.all(plugins.map((plugin) => plugin.close?.()));

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
+import { csatFields } from './config/csat.js';
 import { handoffFields } from './config/handoff.js';
 import { knowledgeConfig, knowledgeFields, type KnowledgeConfig } from './config/knowledge.js';
 import { mediaFields } from './config/media.js';
@@ -32,6 +33,7 @@ export const EnvSchema = z.object({
   ...webFields,
   ...businessFields,
   ...handoffFields,
+  ...csatFields,
   ...operatorFields,
   ...transcriptFields,
   ...modelFields,
@@ -102,6 +104,8 @@ export interface Config {
   actions: { enabled: boolean; confirmTtlSeconds: number; irreversibleTools: string[]; teamApprovalTools: string[]; handoffTeam: 'support' | 'sales' };
   businessName: string;
   handoff: { teamsJson: string | undefined; noticeAttempts: number; noticeBackoffMs: number };
+  /** The satisfaction question (src/csat/): asked after a hand-back, or after the assistant's last reply went quiet. */
+  csat: { enabled: boolean; afterMs: number; cooldownMs: number; commentMs: number };
   /** Human takeover: the idle hand-back and the assistant's late-reply template. */
   takeover: { idleMs: number; lateReplyContentSid: string | undefined; mediaLinkMs: number };
   adminToken: string | undefined;
@@ -194,6 +198,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     businessName: env.BUSINESS_NAME,
     handoff: { teamsJson: env.HANDOFF_TEAMS, noticeAttempts: env.NOTICE_ATTEMPTS, noticeBackoffMs: env.NOTICE_BACKOFF_MS },
+    csat: {
+      enabled: env.CSAT_ENABLED,
+      afterMs: Math.round(env.CSAT_AFTER_MINUTES * 60_000),
+      cooldownMs: Math.round(env.CSAT_COOLDOWN_HOURS * 3_600_000),
+      commentMs: Math.round(env.CSAT_COMMENT_MINUTES * 60_000),
+    },
     takeover: {
       idleMs: Math.round(env.TAKEOVER_IDLE_MINUTES * 60_000),
       lateReplyContentSid: env.WHATSAPP_LATE_REPLY_CONTENT_SID,

@@ -7,11 +7,15 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { HandoffRequest, HandoffStore } from './handoff-store.js';
 import type { NoticeQueue } from './notice-queue.js';
+import { closedTeam } from './out-of-hours.js';
+import { languageOf } from '../words/language.js';
 import { destinationsOf, type Teams } from './teams.js';
 
 export type HandoffRequestInput = Omit<HandoffRequest, 'destinations'> & {
   /** How the channel's own address reaches the customer (e.g. 'here on WhatsApp'), when it does. */
   reachedHere?: string;
+  /** The customer's language (an ISO 639-1 code, checked): what a closed team's message is written in. */
+  language?: string | undefined;
 };
 
 export interface HandoffOutcome {
@@ -23,6 +27,8 @@ export interface HandoffOutcome {
   customerText: string;
   bookingUrl?: string;
   handoffId?: string;
+  /** The team is closed: when it opens (ISO 8601); the texts above say so. */
+  opensAt?: string;
 }
 
 function howWeReach(contact: HandoffRequest['contact'], reachedHere: string | undefined): string {
@@ -32,9 +38,16 @@ function howWeReach(contact: HandoffRequest['contact'], reachedHere: string | un
   return 'using the contact details given';
 }
 
-export function createHandoffService(options: { teams: Teams; store: HandoffStore; notices: NoticeQueue; logger: Logger; metrics: Metrics }) {
+export function createHandoffService(options: {
+  teams: Teams;
+  store: HandoffStore;
+  notices: NoticeQueue;
+  logger: Logger;
+  metrics: Metrics;
+  now?: () => number;
+}) {
   return {
-    async request({ reachedHere, ...input }: HandoffRequestInput): Promise<HandoffOutcome> {
+    async request({ reachedHere, language, ...input }: HandoffRequestInput): Promise<HandoffOutcome> {
       const team = options.teams[input.team];
       if (!team) {
         options.logger.warn('handoff-team-unconfigured', { team: input.team });
@@ -50,6 +63,20 @@ export function createHandoffService(options: { teams: Teams; store: HandoffStor
       await options.notices.enqueue(handoff);
       options.metrics.increment('handoffs_total', { team: input.team, outcome: created ? 'opened' : 'added' });
       options.logger.info(created ? 'handoff-opened' : 'handoff-added', { handoffId: handoff._id, team: input.team, channel: input.channel });
+      // Team hours (out-of-hours.ts): a closed team's customer is told when it is back.
+      const closed = closedTeam({ team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere });
+      if (closed) {
+        const { opensAt, ...texts } = closed;
+        options.logger.info('handoff-out-of-hours', { handoffId: handoff._id, team: input.team, opensAt: new Date(opensAt).toISOString() });
+        return {
+          status: created ? 'handed_off' : 'already_open',
+          team: team.label,
+          handoffId: handoff._id,
+          ...texts,
+          opensAt: new Date(opensAt).toISOString(),
+          ...(team.bookingUrl ? { bookingUrl: team.bookingUrl } : {}),
+        };
+      }
       const booking = team.bookingUrl ? ` They can also pick a time right away: ${team.bookingUrl}` : '';
       return {
         status: created ? 'handed_off' : 'already_open',

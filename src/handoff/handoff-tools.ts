@@ -22,6 +22,7 @@ const HandoffInputSchema = z.object({
     .regex(/^\+?[\d\s().-]{6,24}$/, 'expected a phone number')
     .optional()
     .describe("The customer's phone number, when they gave one."),
+  language: z.string().max(10).optional().describe("The language the customer writes in, as an ISO 639-1 code (e.g. 'es')."),
 });
 
 /** A channel whose own address reaches the customer (WhatsApp): how a team contacts them there. */
@@ -83,6 +84,7 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
         ],
         ...(actions.length ? { actions: [...actions] } : {}),
         ...(options.reach ? { reachedHere: options.reach.phrase } : {}),
+        language: input.language ?? context.metadata.language,
       });
       await options.onHandoff?.(context, outcome);
       return outcome;

@@ -6,7 +6,7 @@
  * it is not there; a webhook is posted again with the same idempotency key. A destination that
  * keeps failing (the lookup included) ends failed: logged, counted and listed by the admin API.
  */
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -14,6 +14,7 @@ import { errorText } from '../errors/index.js';
 import { sendOnce } from '../ledger/send-ledger.js';
 import { noticeId, type HandoffRecord, type HandoffStore, type NoticeRecord } from './handoff-store.js';
 import { buildNotice, type Notice } from './notice.js';
+import { noticeHeldUntil } from './out-of-hours.js';
 import type { Destination, Team, Teams } from './teams.js';
 import { NoticeSendError } from './webhook-sender.js';
 
@@ -79,12 +80,14 @@ export interface NoticeWorkerOptions extends NoticeQueueOptions {
   concurrency?: number;
   /** How long a worker may go silent before its job is retried elsewhere. */
   lockDurationMs?: number;
+  /** The clock team hours are read on (tests move it). */
+  now?: () => number;
 }
 
 export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJob> {
   const { store, logger, metrics } = options;
 
-  const processNotice = async (job: Job<NoticeJob>) => {
+  const processNotice = async (job: Job<NoticeJob>, token?: string) => {
     const parsed = NoticeJobSchema.safeParse(job.data);
     if (!parsed.success) {
       logger.error('notice-job-malformed', { jobId: job.id });
@@ -100,6 +103,14 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       return;
     }
     if (notice.status !== 'pending' && notice.status !== 'sending') return;
+    // Team hours: a WhatsApp notice of a hand-off opened while the team was closed waits for the opening (out-of-hours.ts).
+    const now = (options.now ?? Date.now)();
+    const heldUntil = noticeHeldUntil(team, notice.destination, handoff.createdAt, now);
+    if (heldUntil !== undefined) {
+      logger.info('handoff-notice-held', { handoffId, destinationId, until: new Date(heldUntil).toISOString() });
+      await job.moveToDelayed(Date.now() + (heldUntil - now), token);
+      throw new DelayedError();
+    }
     // Built before the claim: a failure here leaves the notice pending for the retry.
     const content = buildNotice({
       handoff,
@@ -152,7 +163,9 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       if (result.outcome === 'skipped') return;
       metrics.increment('handoff_notices_total', { kind: destination.kind, outcome: 'sent' });
       if (result.outcome === 'found') return;
-      metrics.observe('handoff_notice_latency_seconds', { kind: destination.kind }, Math.max(0, Date.now() - job.timestamp) / 1000);
+      // A notice held for the team's opening counts from the opening.
+      const due = noticeHeldUntil(team, destination, handoff.createdAt, job.timestamp) ?? job.timestamp;
+      metrics.observe('handoff_notice_latency_seconds', { kind: destination.kind }, Math.max(0, Date.now() - due) / 1000);
       logger.info('handoff-notified', { handoffId, destinationId, team: handoff.team, attempt: job.attemptsMade + 1 });
     } catch (error) {
       const message = errorText(error);

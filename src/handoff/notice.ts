@@ -13,6 +13,7 @@
  */
 import { changeLines, SUMMARY_DETAIL_MARK } from '../contracts/action-summary.js';
 import type { HandoffRecord } from './handoff-store.js';
+import { outOfHoursLines } from './out-of-hours.js';
 import type { Team } from './teams.js';
 
 export interface Notice {
@@ -107,11 +108,14 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
   const { handoff, team, transcriptUrl } = input;
   const reach = reachLink(handoff);
   const header = `New hand-off to ${team.label} — ${input.business}`;
+  // Opened while the team was closed: what the customer was promised (out-of-hours.ts).
+  const hours = outOfHoursLines(team, handoff);
   const plain = (escapeText: (text: string) => string, lines: ReturnType<typeof parts>, answerHere: string[] = []) =>
     [
       escapeText(header),
       `Who: ${lines.who}`,
       `Wants: ${lines.wants}`,
+      ...hours.map(escapeText),
       `Established: ${lines.established}`,
       ...(lines.changes.length ? ['Waiting for your approval (run or decline it on the transcript page):', ...lines.changes.map((line) => `  ${line}`)] : []),
       'Last messages:',
@@ -132,6 +136,7 @@ export function buildNotice(input: { handoff: HandoffRecord; team: Team; transcr
       ],
     },
     { type: 'section', text: { type: 'mrkdwn', text: `*Established*\n${slack.established}` } },
+    ...hours.map((line) => ({ type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlack(line) }] })),
     ...(slack.changes.length
       ? [
           {

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import { formatIssues } from '../errors/issues.js';
+import { HoursSchema } from './team-hours.js';
 
 const TEAM_IDS = ['sales', 'support'] as const;
 export type TeamId = (typeof TEAM_IDS)[number];
@@ -37,6 +38,10 @@ const TeamSchema = z.object({
   replyContentSid: contentSid.optional(),
   bookingUrl: z.url({ protocol: /^https$/ }).optional(),
   responseTime: z.string().min(1).max(80).default('within one business day'),
+  /** Opening hours (team-hours.ts): outside them the customer is told when the team is back, and WhatsApp notices wait for it. */
+  hours: HoursSchema.optional(),
+  /** Send WhatsApp notices at once even while the team is closed. */
+  notifyOutOfHours: z.boolean().optional(),
 });
 export type Team = z.infer<typeof TeamSchema>;
 

@@ -6,7 +6,7 @@
  */
 import type { Worker } from 'bullmq';
 import type { Config } from '../config.js';
-import type { ChannelDefinition, InboundMessage } from '../contracts/index.js';
+import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import type { Infrastructure } from '../infrastructure.js';
 import type { MediaIntake } from '../media/inbound-media.js';
 import type { Orchestrator } from '../orchestrator/run-turn.js';
@@ -14,7 +14,7 @@ import { createConversationInbox } from '../queue/conversation-inbox.js';
 import { createInboxNotices, type InboxNotices } from '../queue/inbox-notices.js';
 import { createIntakeLedger, createIntakeSweeper } from '../queue/intake-ledger.js';
 import { createTurnQueue, type TurnJob } from '../queue/turn-queue.js';
-import { createTurnWorker } from '../queue/turn-worker.js';
+import { createTurnWorker, type GiveUpHandler } from '../queue/turn-worker.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
@@ -62,6 +62,8 @@ export function createTurnsFeature(
       media: MediaIntake;
       takeover: TakeoverHook;
       heldByTeammate(conversationKey: string): Promise<boolean>;
+      /** The satisfaction question: told of each answered turn, and of a given-up message (no question after an apology). */
+      csat?: { noteTurn(result: TurnResult): void; giveUp(inner: GiveUpHandler): GiveUpHandler };
     }) {
       const { channels, transcripts } = parts;
       const handle = createInboundHandler({
@@ -72,8 +74,10 @@ export function createTurnsFeature(
         logger,
         metrics,
         takeover: parts.takeover,
+        ...(parts.csat ? { onTurn: (result: TurnResult) => parts.csat?.noteTurn(result) } : {}),
       });
-      const giveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
+      const baseGiveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
+      const giveUp = parts.csat ? parts.csat.giveUp(baseGiveUp) : baseGiveUp;
       // A model outage's holding message, sent by the worker while the failed message waits for its retry.
       const holding = createHoldingNoticeHandler({
         channels,

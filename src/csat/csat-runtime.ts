@@ -1,0 +1,86 @@
+/**
+ * The satisfaction question as the composition root wires it: off (CSAT_ENABLED unset) it adds
+ * nothing — the takeover hook and give-up handler are returned as they are, no Redis command,
+ * no queue. On, it wraps them (`csat.ts`), queues a quiet check after each answered turn and,
+ * with the first worker, runs the checks.
+ */
+import type { ConnectionOptions, Worker } from 'bullmq';
+import type { Connection } from 'mongoose';
+import type { Config } from '../config.js';
+import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
+import type { TakeoverHook } from '../takeover/takeover-inbound.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { GiveUpHandler } from '../queue/turn-worker.js';
+import type { RedisClient } from '../redis.js';
+import { createCsat, type CsatOptions } from './csat.js';
+import { createCsatQueue, createCsatWorker } from './csat-queue.js';
+import { createCsatState } from './csat-state.js';
+import { createCsatStore } from './csat-store.js';
+
+export interface CsatRuntimeOptions extends Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen' | 'handoffRole' | 'now'> {
+  config: Config['csat'];
+  redis: RedisClient;
+  mongo: Connection;
+  connection: ConnectionOptions;
+  prefix: string;
+  channels: ReadonlyMap<string, ChannelDefinition>;
+  logger: Logger;
+  metrics: Metrics;
+  /** Runs a task once MongoDB answers (the collection's index). */
+  whenStoreReady?: (name: string, task: () => Promise<void>) => void;
+}
+
+export function createCsatRuntime(options: CsatRuntimeOptions) {
+  if (!options.config.enabled) {
+    return {
+      wrapHooks:
+        <A>(factory: (input: A) => TakeoverHook) =>
+        (input: A) =>
+          factory(input),
+      giveUp: (inner: GiveUpHandler) => inner,
+      noteTurn: (_result: TurnResult) => undefined,
+      start: () => undefined,
+      close: async () => undefined,
+    };
+  }
+  const store = createCsatStore(options.mongo);
+  options.whenStoreReady?.('csat indexes', () => store.ensureIndexes());
+  const queue = createCsatQueue({ connection: options.connection, prefix: options.prefix });
+  const csat = createCsat({
+    ...options.config,
+    state: createCsatState(options.redis),
+    store,
+    channels: options.channels,
+    heldByTeammate: options.heldByTeammate,
+    ...(options.handoffOpen ? { handoffOpen: options.handoffOpen } : {}),
+    ...(options.handoffRole ? { handoffRole: options.handoffRole } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    scheduleQuiet: (conversationKey, at, delayMs) => queue.scheduleQuiet(conversationKey, at, delayMs),
+    logger: options.logger,
+    metrics: options.metrics,
+  });
+  let worker: Worker | undefined;
+  return {
+    /** A takeover hook factory whose hooks are wrapped (`csat.ts`: the hand-back's question, the customer's answers). */
+    wrapHooks:
+      <A>(factory: (input: A) => TakeoverHook) =>
+      (input: A) =>
+        csat.hook(factory(input)),
+    giveUp: (inner: GiveUpHandler) => csat.giveUp(inner),
+    noteTurn: (result: TurnResult) => csat.noteTurn(result),
+    /** Runs the quiet checks in this process (once). */
+    start(): void {
+      worker ??= createCsatWorker({
+        connection: options.connection,
+        prefix: options.prefix,
+        logger: options.logger,
+        quiet: (conversationKey, at) => csat.ask(conversationKey, { trigger: 'quiet', at }),
+      });
+    },
+    async close(): Promise<void> {
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}

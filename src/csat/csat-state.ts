@@ -1,0 +1,138 @@
+/**
+ * What the satisfaction question needs to know of a conversation, in one Redis hash per
+ * conversation (`asst:csat:{conversationKey}`, so it sits on the conversation's cluster slot):
+ * where its customer's last message came from (`seen`: channel, address, metadata — what a
+ * question sent outside a turn is addressed by) and when (`inboundAt`), when the assistant last
+ * answered and as which role (`replyAt`, `role`), when the service last apologised for a failure
+ * (`apologyAt`), when the question was last asked (`askedAt`, the cooldown) and the question
+ * waiting for an answer (`pending`). A customer's batch costs one round trip (`noteInbound`:
+ * one script writes `seen` and returns `pending`).
+ */
+import { z } from 'zod';
+import type { InboundMessage } from '../contracts/index.js';
+import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+
+const csatKey = (conversationKey: string) => `${KEY_PREFIX}:csat:{${conversationKey}}`;
+
+/** A conversation's CSAT state outlives its quiet period and cooldown, then goes. */
+const STATE_TTL_MS = 8 * 24 * 60 * 60 * 1000;
+
+/** Where the customer's last message came from: enough to address a message to them outside a turn. */
+const SeenSchema = z.object({
+  channel: z.string().min(1),
+  conversationKey: z.string().min(1),
+  from: z.object({ address: z.string().min(1), displayName: z.string().optional() }),
+  metadata: z.record(z.string(), z.string()),
+});
+export type Seen = z.infer<typeof SeenSchema>;
+
+/** A question asked and not yet answered (`score`), or rated and open for a comment (`comment`) until `until`. */
+const PendingSchema = z.object({
+  /** The answer's record id (`csat` collection): `<conversation>|<asked at, ms>`. */
+  id: z.string().min(1),
+  stage: z.enum(['score', 'comment']),
+  until: z.number(),
+  language: z.string(),
+  askedAt: z.number(),
+  channel: z.string(),
+  roleId: z.string(),
+  withPerson: z.boolean(),
+  trigger: z.enum(['handed_back', 'quiet']),
+  handoffId: z.string().optional(),
+  /** Once rated: the score, how, when (so the comment's write carries them too). */
+  score: z.number().int().min(1).max(5).optional(),
+  answeredVia: z.enum(['tap', 'typed']).optional(),
+  answeredAt: z.number().optional(),
+});
+export type PendingQuestion = z.infer<typeof PendingSchema>;
+
+export interface CsatConversation {
+  seen?: Seen;
+  inboundAt?: number;
+  replyAt?: number;
+  role?: string;
+  apologyAt?: number;
+  askedAt?: number;
+  pending?: PendingQuestion;
+}
+
+// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms. Returns the pending question (or false).
+const NOTE_INBOUND = luaScript(`
+redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return redis.call('HGET', KEYS[1], 'pending')
+`);
+
+// KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms. 1: asked (askedAt and pending set); 0: within the cooldown.
+const CLAIM_ASK = luaScript(`
+local asked = tonumber(redis.call('HGET', KEYS[1], 'askedAt') or '')
+if asked and tonumber(ARGV[1]) - asked < tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'askedAt', ARGV[1], 'pending', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`);
+
+function parsed<T>(schema: z.ZodType<T>, text: string | null | undefined): T | undefined {
+  if (!text) return undefined;
+  try {
+    const result = schema.safeParse(JSON.parse(text));
+    return result.success ? result.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const numberOf = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
+
+export function createCsatState(redis: RedisClient) {
+  const touch = async (conversationKey: string, fields: Record<string, string>) => {
+    await redis.multi().hset(csatKey(conversationKey), fields).pexpire(csatKey(conversationKey), STATE_TTL_MS).exec();
+  };
+  return {
+    /** Notes a customer's message (where it came from, when); returns the question waiting for their answer, if any. */
+    async noteInbound(message: InboundMessage, at: number): Promise<PendingQuestion | undefined> {
+      const seen: Seen = {
+        channel: message.channel,
+        conversationKey: message.conversationKey,
+        from: message.from,
+        metadata: Object.fromEntries(Object.entries(message.metadata).filter(([key]) => key !== 'choice')),
+      };
+      const pending = (await NOTE_INBOUND(redis, [csatKey(message.conversationKey)], [JSON.stringify(seen), String(at), String(STATE_TTL_MS)])) as
+        string | null;
+      return parsed(PendingSchema, pending);
+    },
+    async read(conversationKey: string): Promise<CsatConversation> {
+      const hash = await redis.hgetall(csatKey(conversationKey));
+      const seen = parsed(SeenSchema, hash.seen);
+      const pending = parsed(PendingSchema, hash.pending);
+      const values = {
+        inboundAt: numberOf(hash.inboundAt),
+        replyAt: numberOf(hash.replyAt),
+        apologyAt: numberOf(hash.apologyAt),
+        askedAt: numberOf(hash.askedAt),
+      };
+      return {
+        ...Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined && Number.isFinite(value))),
+        ...(seen ? { seen } : {}),
+        ...(pending ? { pending } : {}),
+        ...(hash.role ? { role: hash.role } : {}),
+      };
+    },
+    noteReply: (conversationKey: string, roleId: string, at: number) => touch(conversationKey, { replyAt: String(at), role: roleId }),
+    noteApology: (conversationKey: string, at: number) => touch(conversationKey, { apologyAt: String(at) }),
+    /** Marks the question asked unless one was within `cooldownMs`: true when this call may ask it. */
+    async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number): Promise<boolean> {
+      const claimed = await CLAIM_ASK(
+        redis,
+        [csatKey(conversationKey)],
+        [String(pending.askedAt), String(cooldownMs), JSON.stringify(pending), String(STATE_TTL_MS)],
+      );
+      return claimed === 1;
+    },
+    setPending: (conversationKey: string, pending: PendingQuestion) => touch(conversationKey, { pending: JSON.stringify(pending) }),
+    async clearPending(conversationKey: string): Promise<void> {
+      await redis.hdel(csatKey(conversationKey), 'pending');
+    },
+  };
+}
+export type CsatState = ReturnType<typeof createCsatState>;

@@ -1,0 +1,150 @@
+/**
+ * The satisfaction question end to end, on both channels (fake Twilio, the widget's API and event
+ * stream), with CSAT_AFTER_MINUTES short: the customer is asked once after the assistant's reply
+ * goes quiet — a WhatsApp list of five, the widget's buttons in the visitor's language — taps a
+ * rating (`ListId`, the widget's `choice`), adds a comment, and it is all stored in the `csat`
+ * collection by `_id` with the conversation, its role and whether a person took part, never
+ * reaching the model. After a teammate's `#done` the customer is asked at once.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Script } from '../support/deterministic-model.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { handoffsSettled } from '../support/settled.js';
+import { openSse } from '../support/sse.js';
+import type { CsatRecord } from '../../src/csat/csat-store.js';
+
+const CLEO = 'whatsapp:+34600914001';
+const SHOP = 'https://csat-shop.example.test';
+const SITES = JSON.stringify([{ key: 'csat-site', name: 'Harbour Lane', origins: [SHOP] }]);
+
+const assistant: Script = (call) => {
+  if (call.toolResults.at(-1)) return { text: 'Done. The team will answer you here.' };
+  if (/person/i.test(call.userText) && call.toolNames.includes('open_support_chat')) {
+    return { toolCalls: [{ name: 'open_support_chat', input: { reason: 'Cannot log in' } }] };
+  }
+  return { text: `Happy to help: ${call.userText}` };
+};
+
+let harness: Harness;
+let server: Server;
+let base: string;
+beforeAll(async () => {
+  harness = await startHarness({
+    script: assistant,
+    env: {
+      CSAT_ENABLED: 'true',
+      CSAT_AFTER_MINUTES: '0.02',
+      WEB_SITES: SITES,
+      NOTICE_BACKOFF_MS: '20',
+      HANDOFF_TEAMS: JSON.stringify({ support: { label: 'Support team', members: [{ name: 'Cleo', whatsapp: CLEO }] } }),
+    },
+  });
+  server = harness.services.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.close();
+  await harness.close();
+});
+
+const to = (address: string) => harness.twilio.messages.filter((message) => message.to === address);
+const replyCalls = () => harness.models.calls.filter((call) => !call.structured).length;
+const answers = (conversationId: string) =>
+  eventually(async () => {
+    const found = await harness.services.mongo.collection<CsatRecord>('csat').find({ conversationId }).toArray();
+    return found.length > 0 && found.every((record) => record.score !== undefined) ? found : undefined;
+  });
+
+describe('on WhatsApp', () => {
+  test('asked once after the quiet period as a list; the tap and the comment are stored, never a turn', async () => {
+    const customer = 'whatsapp:+447700914001';
+    await harness.sendWhatsapp({ from: customer, body: 'What are your opening hours?' });
+    const question = await eventually(() => to(customer).find((message) => message.choices?.length === 5));
+    expect(question.button).toBe('Choose');
+    expect(question.body).toBe('How did we do? Tap a rating — it takes a second.');
+    expect(question.choices?.map((choice) => choice.title)).toEqual(['⭐ Very poor', '⭐⭐ Poor', '⭐⭐⭐ Okay', '⭐⭐⭐⭐ Good', '⭐⭐⭐⭐⭐ Excellent']);
+    const calls = replyCalls();
+
+    const good = question.choices![3]!;
+    await harness.sendWhatsapp({ from: customer, body: good.title, listRow: { id: good.id, title: good.title } });
+    await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
+    await harness.sendWhatsapp({ from: customer, body: 'Quick and clear, thank you' });
+    await eventually(() => to(customer).find((message) => message.body === 'Thank you for your feedback!'));
+    const [record] = await answers(customer);
+    expect(record).toMatchObject({
+      _id: expect.stringMatching(new RegExp(`^${customer.replace('+', '\\+')}\\|\\d+$`)),
+      channel: 'whatsapp',
+      roleId: expect.any(String),
+      withPerson: false,
+      trigger: 'quiet',
+      score: 4,
+      answeredVia: 'tap',
+      comment: 'Quick and clear, thank you',
+      askedAt: expect.any(Date),
+    });
+    expect(record?.roleId).not.toBe('unknown');
+    expect(replyCalls()).toBe(calls);
+
+    // The next exchange is the assistant's, and the question is not asked again within the cooldown.
+    await harness.sendWhatsapp({ from: customer, body: 'And on Sundays?' });
+    await eventually(() => to(customer).find((message) => message.body === 'Happy to help: And on Sundays?'));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(to(customer).filter((message) => message.choices?.length === 5)).toHaveLength(1);
+  });
+
+  test("after a teammate's #done: asked at once, stored with a person and the hand-off", async () => {
+    const customer = 'whatsapp:+447700914002';
+    await harness.sendWhatsapp({ from: customer, body: 'I need a person please', profileName: 'Maya' });
+    await eventually(() => to(CLEO).find((message) => message.body.includes('+447700914002')));
+    await handoffsSettled(harness.services);
+    const [handoff] = await harness.services.handoffs.list({ limit: 1 });
+    await harness.sendWhatsapp({ from: CLEO, body: `#${handoff!.shortCode} Hi Maya, Cleo here. Fixed it for you.` });
+    await eventually(() => to(customer).find((message) => message.body.includes('Cleo here')));
+    // The quiet check of the hand-off turn comes and goes while Cleo holds it: nothing asked.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(to(customer).filter((message) => message.choices?.length === 5)).toHaveLength(0);
+
+    await harness.sendWhatsapp({ from: CLEO, body: '#done' });
+    const question = await eventually(() => to(customer).find((message) => message.choices?.length === 5));
+    await harness.sendWhatsapp({ from: customer, body: '5' });
+    await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
+    const [record] = await answers(customer);
+    expect(question.body).toContain('How did we do?');
+    expect(record).toMatchObject({
+      withPerson: true,
+      trigger: 'handed_back',
+      handoffId: handoff!._id,
+      roleId: handoff!.roleId,
+      score: 5,
+      answeredVia: 'typed',
+    });
+  });
+});
+
+describe('in the widget', () => {
+  test("asked in the visitor's language with its choices as buttons; a tapped choice is stored", async () => {
+    const session = await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'csat-site' });
+    const { token, conversationId } = session.body as { token: string; conversationId: string };
+    const post = (body: Record<string, unknown>) =>
+      harness.http.post('/api/widget/messages').set('Origin', SHOP).set('Authorization', `Bearer ${token}`).send(body);
+    type Posted = { text: string; choices?: { id: string; label: string }[] };
+    const { events } = await openSse(`${base}/api/widget/events?token=${encodeURIComponent(token)}`, {
+      headers: { origin: SHOP },
+      until: (all) => all.some((event) => event.event === 'message' && ((event.data as Posted).choices?.length ?? 0) === 5),
+      timeoutMs: 15_000,
+    });
+    expect((await post({ clientMessageId: 'csat-web-1', text: '¿Hacéis envíos a Canarias?', language: 'es' })).status).toBe(202);
+    const question = (await events).map((event) => event.data as Posted).find((data) => data.choices?.length === 5)!;
+    expect(question.text).toContain('¿Qué tal le hemos atendido?');
+    const best = question.choices!.at(-1)!;
+    expect(best.label).toBe('⭐⭐⭐⭐⭐ Excelente');
+    const calls = replyCalls();
+    expect((await post({ clientMessageId: 'csat-web-2', text: best.label, choice: best.id, language: 'es' })).status).toBe(202);
+    const [record] = await answers(conversationId);
+    expect(record).toMatchObject({ channel: 'web', language: 'es', score: 5, answeredVia: 'tap', withPerson: false });
+    expect(replyCalls()).toBe(calls);
+  });
+});

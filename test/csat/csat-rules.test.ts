@@ -1,0 +1,223 @@
+/**
+ * When the satisfaction question is (not) asked, on the real Redis with a clock the test
+ * controls and a channel that records what it sends: once within the cooldown, never while a
+ * teammate holds the conversation or a hand-off waits, never outside WhatsApp's 24-hour window,
+ * never after an apology, never when the customer wrote after the reply it follows; and how its
+ * answers are taken (a tap of this question, a typed 1–5, a comment; a question is no comment).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../../src/contracts/index.js';
+import { createCsat } from '../../src/csat/csat.js';
+import { createCsatState } from '../../src/csat/csat-state.js';
+import type { CsatStore } from '../../src/csat/csat-store.js';
+import type { GiveUpHandler } from '../../src/queue/turn-worker.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+let redis: Redis;
+beforeAll(() => {
+  const url = process.env.TEST_REDIS_URL;
+  if (!url) throw new Error('global-setup did not publish TEST_REDIS_URL');
+  redis = new Redis(url, { maxRetriesPerRequest: 2 });
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number; mongoDown?: boolean } = {}) {
+  let clock = Date.parse('2026-05-04T10:00:00Z');
+  const sent: { text: string; options?: SendOptions | undefined }[] = [];
+  const channel = {
+    id: 'whatsapp',
+    transport: {
+      freeformWindowMs: options.windowMs ?? DAY,
+      send: async (_inbound: InboundMessage, text: string, _part: number, extra?: SendOptions) => {
+        sent.push({ text, options: extra });
+        return { channelMessageId: randomUUID(), status: 'sent' as const };
+      },
+    },
+  } as unknown as ChannelDefinition;
+  const records: Record<string, unknown>[] = [];
+  const store = {
+    asked: async (conversationId: string, pending: { id: string }) => void records.push({ op: 'asked', conversationId, id: pending.id }),
+    answered: async (conversationId: string, rated: { score?: number; answeredVia?: string }) => {
+      if (options.mongoDown) throw new Error('MongoDB unreachable');
+      records.push({ op: 'answered', conversationId, score: rated.score, via: rated.answeredVia });
+    },
+    commented: async (conversationId: string, rated: { score?: number }, comment: string) =>
+      void records.push({ op: 'commented', conversationId, comment, ...(options.mongoDown ? { score: rated.score } : {}) }),
+  } as unknown as CsatStore;
+  const scheduled: { key: string; at: number; delayMs: number }[] = [];
+  const csat = createCsat({
+    afterMs: 30 * 60_000,
+    cooldownMs: DAY,
+    commentMs: 15 * 60_000,
+    state: createCsatState(redis),
+    store,
+    channels: new Map([['whatsapp', channel]]),
+    heldByTeammate: async () => options.held === true,
+    handoffOpen: async () => options.handoffOpen === true,
+    handoffRole: async () => 'support',
+    scheduleQuiet: async (key, at, delayMs) => void scheduled.push({ key, at, delayMs }),
+    logger: createLogger({ level: 'error', sink: () => undefined }),
+    metrics: createMetrics(),
+    now: () => clock,
+  });
+  const key = `whatsapp:+4477009${Math.floor(Math.random() * 1e6)}`;
+  const hook = csat.hook(async () => false);
+  const message = (text: string, choice?: string): InboundMessage => ({
+    channel: 'whatsapp',
+    conversationKey: key,
+    messageId: `SM${randomUUID()}`,
+    from: { address: key },
+    text,
+    receivedAt: clock,
+    metadata: choice ? { choice } : {},
+  });
+  /** The customer writes; true when the CSAT hook took the message (no turn). */
+  const write = (text: string, choice?: string) => hook([message(text, choice)], channel, createLogger({ level: 'error', sink: () => undefined }));
+  /** The assistant answered: its quiet check is queued for `at`. */
+  const replied = async () => {
+    csat.noteTurn({ roleId: 'sales', failed: false, postTurn: { conversationId: key } } as unknown as TurnResult);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return scheduled.at(-1)!.at;
+  };
+  return {
+    csat,
+    key,
+    sent,
+    records,
+    scheduled,
+    write,
+    replied,
+    message,
+    advance: (ms: number) => void (clock += ms),
+    quiet: (at: number) => csat.ask(key, { trigger: 'quiet', at }),
+  };
+}
+
+test('asked once after the quiet period: a tap rates, the next message comments, and none of it is a turn', async () => {
+  const r = rig();
+  expect(await r.write('What are your opening hours?')).toBe(false);
+  const at = await r.replied();
+  expect(r.scheduled.at(-1)).toMatchObject({ key: r.key, delayMs: 30 * 60_000 });
+  r.advance(30 * 60_000);
+  expect(await r.quiet(at)).toBe(true);
+  const [question] = r.sent;
+  expect(question?.text).toContain('How did we do?');
+  expect(question?.text).toContain('5. ⭐⭐⭐⭐⭐ Excellent');
+  expect(question?.options?.choices?.map((choice) => choice.label)).toEqual([
+    '⭐ Very poor',
+    '⭐⭐ Poor',
+    '⭐⭐⭐ Okay',
+    '⭐⭐⭐⭐ Good',
+    '⭐⭐⭐⭐⭐ Excellent',
+  ]);
+
+  const four = question!.options!.choices![3]!;
+  expect(await r.write(four.label, four.id)).toBe(true);
+  expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
+  expect(await r.write('Quick and clear')).toBe(true);
+  expect(r.sent.at(-1)?.text).toBe('Thank you for your feedback!');
+  expect(r.records.map(({ op, score, via, comment }) => ({ op, score, via, comment }))).toEqual([
+    { op: 'asked', score: undefined, via: undefined, comment: undefined },
+    { op: 'answered', score: 4, via: 'tap', comment: undefined },
+    { op: 'commented', score: undefined, via: undefined, comment: 'Quick and clear' },
+  ]);
+  // Done: the next message is the assistant's again, and a second quiet period asks nothing (cooldown).
+  expect(await r.write('And on Sundays?')).toBe(false);
+  const later = await r.replied();
+  r.advance(30 * 60_000);
+  expect(await r.quiet(later)).toBe(false);
+  // After the cooldown, a new exchange may be asked again.
+  r.advance(DAY);
+  expect(await r.write('Back again')).toBe(false);
+  const again = await r.replied();
+  r.advance(30 * 60_000);
+  expect(await r.quiet(again)).toBe(true);
+});
+
+test('a typed score works; a question after it is not a comment but a turn', async () => {
+  const r = rig();
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(31 * 60_000);
+  await r.quiet(at);
+  expect(await r.write(' 5 ')).toBe(true);
+  expect(await r.write('How do I reset my password?')).toBe(false);
+  expect(r.records.filter((record) => record.op !== 'asked')).toEqual([{ op: 'answered', conversationId: r.key, score: 5, via: 'typed' }]);
+  // The question stopped waiting: a later "3" is an ordinary message.
+  expect(await r.write('3')).toBe(false);
+});
+
+test('a message other than an answer ends the wait; a stale tap is never a turn', async () => {
+  const r = rig();
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(31 * 60_000);
+  await r.quiet(at);
+  const tapId = r.sent[0]!.options!.choices![0]!.id;
+  expect(await r.write('Actually, what does shipping cost?')).toBe(false);
+  // The tap on the question that no longer waits: taken (no turn), not recorded.
+  expect(await r.write('⭐ Very poor', tapId)).toBe(true);
+  expect(r.records.filter((record) => record.op !== 'asked')).toEqual([]);
+});
+
+test('not asked: the customer wrote since, a teammate holds it, a hand-off waits, the window closed, an apology ended it', async () => {
+  const wroteSince = rig();
+  await wroteSince.write('hi');
+  const at = await wroteSince.replied();
+  wroteSince.advance(60_000);
+  await wroteSince.write('one more thing');
+  wroteSince.advance(30 * 60_000);
+  expect(await wroteSince.quiet(at)).toBe(false);
+
+  for (const options of [{ held: true }, { handoffOpen: true }, { windowMs: 20 * 60_000 }]) {
+    const r = rig(options);
+    await r.write('hi');
+    const quietAt = await r.replied();
+    r.advance(30 * 60_000);
+    expect(await r.quiet(quietAt)).toBe(false);
+    expect(r.sent).toEqual([]);
+  }
+
+  const apology = rig();
+  await apology.write('hi');
+  const replyAt = await apology.replied();
+  const giveUp: GiveUpHandler = apology.csat.giveUp(async () => undefined);
+  apology.advance(60_000);
+  await giveUp({ message: apology.message('hello?'), earlier: [] }, { reason: 'budget', error: new Error('model down'), attempts: 3 }, () => undefined);
+  apology.advance(30 * 60_000);
+  expect(await apology.quiet(replyAt)).toBe(false);
+});
+
+test('after a hand-back: asked at once, with a person and the hand-off role, even before the quiet period', async () => {
+  const r = rig();
+  await r.write('I want a person');
+  const entry: InboundMessage = {
+    ...r.message(''),
+    teammate: { action: 'handed_back', handoffId: 'ho_1', actor: { id: 'whatsapp:+34600000111', name: 'Ana', via: 'whatsapp' }, teamLabel: 'Support team' },
+  };
+  const hook = r.csat.hook(async () => true);
+  expect(await hook([entry], { id: 'whatsapp' } as ChannelDefinition, createLogger({ level: 'error', sink: () => undefined }))).toBe(true);
+  expect(r.sent).toHaveLength(1);
+  expect(r.records[0]).toMatchObject({ op: 'asked', id: expect.stringContaining(r.key) });
+  const pending = JSON.parse((await redis.hget(`asst:csat:{${r.key}}`, 'pending')) ?? '{}') as Record<string, unknown>;
+  expect(pending).toMatchObject({ trigger: 'handed_back', withPerson: true, roleId: 'support', handoffId: 'ho_1' });
+});
+
+test('MongoDB failing on the rating: the customer is still thanked (no turn), and the comment carries the score', async () => {
+  const r = rig({ mongoDown: true });
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(31 * 60_000);
+  await r.quiet(at);
+  const two = r.sent[0]!.options!.choices![1]!;
+  expect(await r.write(two.label, two.id)).toBe(true);
+  expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
+  expect(await r.write('Slow answers')).toBe(true);
+  expect(r.records.at(-1)).toMatchObject({ op: 'commented', comment: 'Slow answers', score: 2 });
+});
