@@ -6,11 +6,10 @@
 import type { Config } from '../config.js';
 import type { Infrastructure } from '../infrastructure.js';
 import { createRedis } from '../redis.js';
-import { createTranscriptOutbox } from './outbox.js';
+import { createTranscriptOutbox, type TranscriptRecord } from './outbox.js';
 import { createRecentBackfill } from './recent-backfill.js';
 import { createRetention, type RetentionOptions } from './retention.js';
 import { createTranscriptStore } from './transcript-store.js';
-import type { ReportsFeature } from '../reports/index.js';
 import { createTranscriptWriter } from './transcript-writer.js';
 import { createUsageStore, utcDay, type UsageStore } from './usage-store.js';
 
@@ -18,7 +17,10 @@ export function createStoreFeature(
   infra: Infrastructure,
   config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'transcriptOutbox' | 'offload' | 'model' | 'retentionDays'>,
   /** The reports' roll-ups: told of what the writer wrote and of each turn's model usage. */
-  reports?: Pick<ReportsFeature, 'recordTranscripts' | 'recordUsage'>,
+  reports?: {
+    recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
+    recordUsage(turn: Omit<Parameters<UsageStore['record']>[0], 'day'>): Promise<void>;
+  },
 ) {
   const { redis, mongo, mongoLink, logger, metrics } = infra;
   const reader = createRedis(config, 'blocking');
