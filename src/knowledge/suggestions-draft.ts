@@ -45,7 +45,7 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The text without personal data: the listed names and contacts, emails, phone numbers, order and invoice numbers. */
 export function withoutPersonalData(text: string, personal: readonly string[]): string {
-  let clean = text;
+  let clean = text.replace(EMAIL, '[email]').replace(REFERENCE, '$1$2[number]').replace(CODE, '[number]').replace(PHONE, '[phone]');
   const words = personal.flatMap((value) => {
     const bare = value.replace(/^[a-z]+:/i, '').trim();
     return [bare, ...bare.split(/\s+/).filter((word) => word.length >= 3)].filter((word) => word.length >= 2);
@@ -53,7 +53,7 @@ export function withoutPersonalData(text: string, personal: readonly string[]): 
   for (const word of [...new Set(words)].sort((a, b) => b.length - a.length)) {
     clean = clean.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escaped(word)}(?![\\p{L}\\p{N}])`, 'giu'), '[name]');
   }
-  return clean.replace(EMAIL, '[email]').replace(REFERENCE, '$1$2[number]').replace(CODE, '[number]').replace(PHONE, '[phone]');
+  return clean;
 }
 
 const DraftSchema = z.object({
