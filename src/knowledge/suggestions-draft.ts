@@ -79,12 +79,12 @@ export function exchangeText(exchange: TeamExchange): string {
 }
 
 /** One FAST-tier call (the next entry only if one fails); undefined when the team's answer is nothing to reuse. */
-export async function draftSuggestion(models: ModelProvider, exchange: TeamExchange, logger: Logger): Promise<Draft | undefined> {
+export async function draftSuggestion(models: ModelProvider, exchange: TeamExchange, logger: Logger, signal: AbortSignal): Promise<Draft | undefined> {
   const prompt = exchangeText(exchange);
   let lastError: unknown = new Error('no fast model is configured');
   for (const entry of models.entries('fast')) {
     try {
-      const output = await withDeadline(DRAFT_TIMEOUT_MS, new AbortController().signal, async (abortSignal) => {
+      const output = await withDeadline(DRAFT_TIMEOUT_MS, signal, async (abortSignal) => {
         const result = await generateText({
           model: entry.model,
           system: SYSTEM,
@@ -101,6 +101,7 @@ export async function draftSuggestion(models: ModelProvider, exchange: TeamExcha
       const answer = withoutPersonalData(output.answer.trim(), exchange.personal);
       return output.reusable && question && answer ? { question, answer } : undefined;
     } catch (error) {
+      if (signal.aborted) throw error;
       lastError = error;
       logger.warn('knowledge-suggestion-model-failed', { handoffId: exchange.handoffId, model: entry.label, error });
     }

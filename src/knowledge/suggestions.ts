@@ -51,7 +51,7 @@ export type Decision<T> = { outcome: 'done'; value: T } | { outcome: 'unknown' }
 
 const DECIDABLE = new Set<SuggestionStatus>(['pending', 'nothing', 'failed']);
 
-export const suggestionIdOf = (handoffId: string) => `sug_${createHash('sha256').update(handoffId).digest('hex').slice(0, 16)}`;
+const suggestionIdOf = (handoffId: string) => `sug_${createHash('sha256').update(handoffId).digest('hex').slice(0, 16)}`;
 
 export function createSuggestions(dependencies: {
   connection: Connection;
@@ -70,6 +70,7 @@ export function createSuggestions(dependencies: {
       at: Date;
     }>;
   const inFlight = new Set<Promise<void>>();
+  const closing = new AbortController();
   let models: ModelProvider | undefined;
 
   const get = async (id: string) => (await records().findOne({ _id: id })) ?? undefined;
@@ -95,7 +96,7 @@ export function createSuggestions(dependencies: {
     try {
       if (!dependencies.models) throw new Error('no model providers');
       models ??= dependencies.models();
-      const draft = await draftSuggestion(models, exchange, logger);
+      const draft = await draftSuggestion(models, exchange, logger, closing.signal);
       await update(id, draft ? { status: 'pending', ...draft } : { status: 'nothing' });
       metrics.increment('knowledge_suggestions_total', { outcome: draft ? 'drafted' : 'nothing' });
       logger.info('knowledge-suggestion-drafted', { id, handoffId: exchange.handoffId, reusable: draft !== undefined });
@@ -169,8 +170,9 @@ export function createSuggestions(dependencies: {
       return { outcome: 'done', value: undefined };
     },
 
-    /** Waits for the drafts under way. */
+    /** Stops the drafts under way (each recorded `failed`: an owner may still approve it with their own text) and waits for them. */
     async close(): Promise<void> {
+      closing.abort(new Error('the service is shutting down'));
       await Promise.all(inFlight);
     },
   };
