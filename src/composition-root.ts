@@ -20,7 +20,7 @@ import { createAdminFeature } from './admin/feature.js';
 import { createContactsFeature } from './contacts/feature.js';
 import { createCsatFeature } from './csat/feature.js';
 import { createHandoffFeature } from './handoff/feature.js';
-import { createKnowledgeFeature } from './knowledge/feature.js';
+import { createKnowledgeFeature, knowledgeOptions } from './knowledge/feature.js';
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createMediaFeature } from './media/feature.js';
 import { createOrchestratorFeature } from './orchestrator/feature.js';
@@ -58,9 +58,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
   store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
-  const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links });
+  const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, ...knowledgeOptions(config, overrides) });
+  const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links, knowledge });
   const tools = createToolsFeature(infra, config);
-  const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, config: config.knowledge, adminToken: config.adminToken });
   const context: ChannelContext = {
     ...infra, // a channel's logger, metrics, Redis and the draining signal
     ...media.forChannels,

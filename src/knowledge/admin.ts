@@ -14,6 +14,8 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MediaRejectedError } from '../media/content-check.js';
 import type { KnowledgeService } from './service.js';
+import { suggestionRoutes } from './suggestions-admin.js';
+import type { Suggestions } from './suggestions.js';
 import { AudienceSchema, SourceInputSchema } from './model.js';
 
 const FaqEntrySchema = z.strictObject({
@@ -54,6 +56,8 @@ export function createKnowledgeRouter(options: {
   maxDocumentBytes: number;
   logger: Logger;
   metrics: Metrics;
+  /** FAQ suggestions learned from the team (`/admin/knowledge/suggestions`). */
+  suggestions?: Suggestions | undefined;
 }): Router {
   const { service, logger, metrics } = options;
   const router = express.Router();
@@ -87,6 +91,8 @@ export function createKnowledgeRouter(options: {
     }
     json(request, response, next);
   };
+  // Before `DELETE /admin/knowledge/:kind/:id`, which would take "suggestions" for a kind.
+  if (options.suggestions) suggestionRoutes(router, options.suggestions, { refuse, invalid, jsonOnly });
 
   router.get('/admin/knowledge', async (_request, response) => {
     response.json(await service.overview());

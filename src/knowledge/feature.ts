@@ -12,10 +12,11 @@
  */
 import type { Router } from 'express';
 import type { Connection } from 'mongoose';
-import type { KnowledgeConfig } from '../config.js';
+import type { Config, KnowledgeConfig } from '../config.js';
 import type { AssistantTool } from '../contracts/tool.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { createConfiguredModelProvider, type ModelProvider } from '../model/provider.js';
 import type { RedisClient } from '../redis.js';
 import { createKnowledgeRouter } from './admin.js';
 import { fitPassages, missSection, sourcesSection } from './brief.js';
@@ -27,6 +28,7 @@ import type { Audience, ChunkRecord, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
 import { createKnowledgeStore } from './store.js';
+import { createSuggestions, type Suggestions, type TeamExchange } from './suggestions.js';
 
 const SCHEDULE_EVERY_MS = 60_000;
 const FIRST_RETRY_MS = 500;
@@ -42,7 +44,16 @@ export interface KnowledgeFeatureOptions {
   adminToken: string | undefined;
   /** How often the re-crawl schedule looks for due sources (tests shorten it). */
   scheduleEveryMs?: number;
+  /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
+  models?: (() => ModelProvider) | undefined;
 }
+
+/** The options the composition root gives: the knowledge's configuration, the admin token, the models (a test's, or the configured ones). */
+export const knowledgeOptions = (config: Pick<Config, 'knowledge' | 'model' | 'adminToken'>, overrides: { models?: ModelProvider | undefined }) => ({
+  config: config.knowledge,
+  adminToken: config.adminToken,
+  models: () => overrides.models ?? createConfiguredModelProvider(config.model),
+});
 
 /** The orchestrator's hook (`OrchestratorOptions.knowledge`), structurally. */
 export interface KnowledgeTurnHook {
@@ -55,6 +66,9 @@ export interface KnowledgeFeature {
   turn: KnowledgeTurnHook;
   retrieve(query: string, context: Audience & { terms?: string | undefined }): Promise<Passage[]>;
   service: KnowledgeService;
+  /** FAQ suggestions learned from the team; `fromTeam` is the takeover's hook at a takeover's end. */
+  suggestions: Suggestions;
+  fromTeam(exchange: TeamExchange): void;
   start(): void;
   /** Resolves once this process's index was built from MongoDB. */
   ready(): Promise<void>;
@@ -81,7 +95,8 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const library = createKnowledgeLibrary({ store, index, redis, logger, metrics });
   const misses = createMissLog(redis, { logger, metrics });
   const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics });
-  const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics });
+  const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, logger, metrics });
+  const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics, suggestions });
   let built = false;
   let closed = false;
   let follower: ChangeFollower | undefined;
@@ -135,6 +150,8 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
     tools: () => [tool],
     retrieve,
     service,
+    suggestions,
+    fromTeam: suggestions.fromTeam,
     turn: {
       async brief(input) {
         if (!built) return undefined;
@@ -162,6 +179,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
       closed = true;
       if (timer) clearInterval(timer);
       await follower?.close();
+      await suggestions.close();
     },
   };
 }

@@ -26,6 +26,18 @@ export interface HeldMediaOptions {
   link(conversationId: string, mediaId: string): string;
 }
 
+/** What the team answered during a takeover, told at its end (a FAQ suggestion is drafted from it, never used before approval). */
+export interface TeamExchange {
+  handoffId: string;
+  channel: string;
+  /** The hand-off's reason (what the customer needed). */
+  reason: string;
+  /** The history since the previous takeover's end (at most the recent history), oldest first; the team's messages unsigned. */
+  messages: { from: 'customer' | 'team' | 'assistant'; text: string }[];
+  /** Who the customer is and who answered (names, address, contact): what a draft must leave out. */
+  personal: string[];
+}
+
 export interface TakeoverHookOptions {
   transcripts: TranscriptStore;
   state: TakeoverStateStore;
@@ -38,6 +50,8 @@ export interface TakeoverHookOptions {
   metrics: Metrics;
   /** Without it a held message's media is not fetched: the holder gets its text only. */
   media?: HeldMediaOptions;
+  /** Hears what the team answered when a takeover ends (returns at once; must not throw). */
+  knowledge?: { fromTeam(exchange: TeamExchange): void } | undefined;
   now?: () => number;
 }
 

@@ -12,7 +12,7 @@ import type { MediaIntake } from '../media/inbound-media.js';
 import { outboundMessageId, type TranscriptStore } from '../store/transcript-store.js';
 import type { HandoffStore } from '../handoff/handoff-store.js';
 import { createIdleHandback } from './idle-handback.js';
-import { createTakeoverHook, type HeldMediaOptions, type TakeoverHook } from './takeover-inbound.js';
+import { createTakeoverHook, type HeldMediaOptions, type TakeoverHook, type TakeoverHookOptions } from './takeover-inbound.js';
 import { createTakeoverStateStore } from './takeover-state.js';
 import { createTakeoverService, MAX_TEAMMATE_TEXT } from './takeover.js';
 import { createTeamMessenger, type TeamTextSender } from './team-messages.js';
@@ -51,6 +51,8 @@ export function createTakeoverFeature(
     media: Pick<MediaIntake, 'startTurn'>;
     /** A signed, expiring link to one stored media of a conversation. */
     links: { mediaUrl(conversationId: string, mediaId: string, ttlMs: number): string };
+    /** Hears what the team answered when a takeover ends (the knowledge feature's FAQ suggestions). */
+    knowledge?: TakeoverHookOptions['knowledge'];
   },
 ) {
   const { redis, logger, metrics } = infra;
@@ -114,6 +116,7 @@ export function createTakeoverFeature(
         idleMinutes: config.takeover.idleMs / 60_000,
         metrics,
         media,
+        knowledge: deps.knowledge,
       });
     },
     /** The channel, with each assistant reply it sends told to the conversation's subscribers. */

@@ -1,12 +1,23 @@
 /**
  * The takeover hook's step for a takeover's end (hand-back, close, idle): the mirror cleared, the
  * customer told, a one-line summary left in the history the assistant's next turn reads, the
- * holder told.
+ * holder told; what the team answered handed to the knowledge feature (`TakeoverHookOptions.knowledge`),
+ * which drafts a FAQ suggestion from it off this path.
  */
 import type { Logger } from '../logger.js';
 import type { ChannelDefinition, InboundMessage, TeammateEntry } from '../contracts/index.js';
 import type { RecentMessage } from '../store/transcript-store.js';
-import { codeTag, customerLabel, holderDestination, utcTime, withMessages, type TakeoverHookOptions, type TellCustomer } from './customer-teller.js';
+import type { HandoffRecord } from '../handoff/handoff-store.js';
+import {
+  codeTag,
+  customerLabel,
+  holderDestination,
+  utcTime,
+  withMessages,
+  type TakeoverHookOptions,
+  type TeamExchange,
+  type TellCustomer,
+} from './customer-teller.js';
 
 /** An idle timeout as a teammate reads it: "1 minute", "30 minutes", "1.5 minutes"; under a minute in seconds ("1 second"). */
 export function idleDuration(minutes: number): string {
@@ -16,6 +27,21 @@ export function idleDuration(minutes: number): string {
   }
   const seconds = Math.max(1, Math.round(minutes * 60));
   return `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
+}
+
+/** The exchange a takeover leaves in the recent history; none when no teammate wrote in it. */
+function teamExchange(recent: readonly RecentMessage[], handoff: HandoffRecord, teamLabel: string): TeamExchange | undefined {
+  const names = new Set<string>();
+  const messages = recent.slice(recent.findLastIndex((message) => message.id.startsWith('summary:')) + 1).map((message) => {
+    const end = message.direction === 'outbound' && message.text.startsWith('[') ? message.text.indexOf(`, ${teamLabel}] `) : -1;
+    if (end < 0) return { from: message.direction === 'inbound' ? ('customer' as const) : ('assistant' as const), text: message.text };
+    names.add(message.text.slice(1, end));
+    return { from: 'team' as const, text: message.text.slice(end + teamLabel.length + 4) };
+  });
+  if (names.size === 0) return undefined;
+  const { customer, contact } = handoff;
+  const personal = [customer.name, customer.address, contact.email, contact.phone, contact.whatsapp, handoff.takenBy?.name, ...names];
+  return { handoffId: handoff._id, channel: handoff.channel, reason: handoff.reason, messages, personal: personal.filter((value) => value !== undefined) };
 }
 
 export function createEndTeller(options: TakeoverHookOptions, tellCustomer: TellCustomer) {
@@ -78,6 +104,8 @@ export function createEndTeller(options: TakeoverHookOptions, tellCustomer: Tell
       });
     }
     logger.info('takeover-ended-told', { handoffId: entry.handoffId, action: entry.action, reason: entry.reason, customer: outcome });
+    const exchange = handoff && options.knowledge ? teamExchange(recent, handoff, entry.teamLabel) : undefined;
+    if (exchange) options.knowledge?.fromTeam(exchange);
   };
 
   return onEnded;
