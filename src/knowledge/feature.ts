@@ -44,6 +44,8 @@ export interface KnowledgeFeatureOptions {
   adminToken: string | undefined;
   /** How often the re-crawl schedule looks for due sources (tests shorten it). */
   scheduleEveryMs?: number;
+  /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
+  mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
 }
@@ -172,7 +174,8 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
       },
     },
     start() {
-      void startUp();
+      if (options.mongoLink) options.mongoLink.whenConnected('knowledge index', async () => void startUp());
+      else void startUp();
     },
     ready: () => readiness,
     async close() {
