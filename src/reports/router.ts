@@ -17,7 +17,7 @@ import { createReportSessions } from './session.js';
 import { parseQuery, readSummary, type CsatFigures, type ModelPrices, type ReportQuery, type ReportSummary } from './summary.js';
 import { reportTables, TABLE_NAMES, toCsv, type TableName } from './tables.js';
 
-/** Where satisfaction answers come from, once they exist (issue 34's CSAT): none yet, none shown. */
+/** Where satisfaction answers come from (`src/csat/`): null when the range has none. */
 export interface CsatSource {
   summary(query: ReportQuery): Promise<CsatFigures | null>;
 }

@@ -27,6 +27,7 @@ const assistant: Script = (call) => {
   return { text: `Happy to help: ${call.userText}` };
 };
 
+const REPORTS_TOKEN = 'csat-reports-admin-token-0123456789';
 let harness: Harness;
 let server: Server;
 let base: string;
@@ -35,6 +36,7 @@ beforeAll(async () => {
     script: assistant,
     env: {
       CSAT_ENABLED: 'true',
+      ADMIN_TOKEN: REPORTS_TOKEN,
       CSAT_AFTER_MINUTES: '0.02',
       WEB_SITES: SITES,
       NOTICE_BACKOFF_MS: '20',
@@ -87,6 +89,12 @@ describe('on WhatsApp', () => {
     });
     expect(record?.roleId).not.toBe('unknown');
     expect(replyCalls()).toBe(calls);
+
+    // The owner's report shows the answer and its comment.
+    const today = new Date().toISOString().slice(0, 10);
+    const report = await harness.http.get(`/admin/reports/summary?from=${today}&to=${today}&channel=whatsapp`).set('Authorization', `Bearer ${REPORTS_TOKEN}`);
+    expect(report.status).toBe(200);
+    expect(report.body.csat).toMatchObject({ responses: 1, score: 4, distribution: { '4': 1 }, comments: [{ rating: 4, text: 'Quick and clear, thank you' }] });
 
     // The next exchange is the assistant's, and the question is not asked again within the cooldown.
     await harness.sendWhatsapp({ from: customer, body: 'And on Sundays?' });
