@@ -75,7 +75,8 @@ describe('on WhatsApp', () => {
     await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
     await harness.sendWhatsapp({ from: customer, body: 'Quick and clear, thank you' });
     await eventually(() => to(customer).find((message) => message.body === 'Thank you for your feedback!'));
-    const [record] = await answers(customer);
+    // The customer is thanked first; the comment reaches MongoDB behind it.
+    const record = await eventually(async () => (await answers(customer)).find((answer) => answer.comment !== undefined));
     expect(record).toMatchObject({
       _id: expect.stringMatching(new RegExp(`^${customer.replace('+', '\\+')}\\|\\d+$`)),
       channel: 'whatsapp',
