@@ -6,14 +6,14 @@
  * one retryable `ModelsUnavailableError`: the turn fails as an infrastructure failure, and the
  * queue retries its message within its budget (nobody is asked to send it again).
  *
- * Every call settles its provider's breaker: a success, or a refusal of the request (the
- * provider answered, so it is up), reports success; a retryable failure reports failure; an
- * abort reports neither but gives up a probe claim the call held (`released`).
+ * Every call settles its provider's breaker: a success, a refusal of the request or output the
+ * SDK could not parse (the provider answered, so it is up) report success; a retryable failure
+ * reports failure; an abort reports neither but gives up a probe claim the call held (`released`).
  *
  * `mayFallOver` lets a caller forbid the move once something left for the customer (a streamed
  * chunk): that failure ends the call as retryable instead.
  */
-import type { LanguageModelUsage } from 'ai';
+import { JSONParseError, NoObjectGeneratedError, TypeValidationError, type LanguageModelUsage } from 'ai';
 import { errorField, errorStatus, errorText, isRetryableStatus, ModelCallError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -77,6 +77,17 @@ function mayTryNext(error: unknown): boolean {
   return isRetryableStatus(status, { timeoutRetryable: true });
 }
 
+/**
+ * The provider answered, but not with what was asked (output the SDK could not parse or validate):
+ * another entry may do better, but this provider is up — its breaker hears a success, so a model
+ * that writes bad JSON for the judge never closes the way to the replies.
+ */
+function answeredUnusable(error: unknown): boolean {
+  if (NoObjectGeneratedError.isInstance(error) || JSONParseError.isInstance(error) || TypeValidationError.isInstance(error)) return true;
+  const status = statusOf(error);
+  return status !== undefined && status < 300;
+}
+
 const breakerUnwritten = (logger: Logger, provider: string, error: unknown) => logger.warn('model-breaker-unwritten', { provider, error });
 
 export async function withFailover<T extends { usage: LanguageModelUsage }>(
@@ -112,7 +123,8 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
         throw error instanceof ModelCallError ? error : new ModelCallError(`model call failed: ${errorText(error)}`, false, { cause: error });
       }
       lastError = error;
-      await breakers?.failed(entry.provider).catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
+      const settle = answeredUnusable(error) ? breakers?.succeeded(entry.provider) : breakers?.failed(entry.provider);
+      await settle?.catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
       metrics.increment('model_entry_failed_total', { provider: entry.provider, purpose: options.purpose });
       logger.warn('model-entry-failed', { chain: options.chain, purpose: options.purpose, model: entry.label, next: !last, error });
       if (!mayFallOver()) throw new ModelCallError(`model call failed after output began: ${errorText(error)}`, true, { cause: error });

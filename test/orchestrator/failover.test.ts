@@ -101,3 +101,44 @@ describe('a streamed leg along the list', () => {
     expect(backup.model.doStreamCalls).toHaveLength(0);
   });
 });
+
+describe("a provider's breaker", () => {
+  test('output the SDK could not parse moves the call on, but tells the breaker the provider is up (a success, never a failure)', async () => {
+    const { NoObjectGeneratedError } = await import('ai');
+    const { withFailover } = await import('../../src/orchestrator/failover.js');
+    const settled: string[] = [];
+    const breakers = {
+      admit: () => true,
+      succeeded: async (provider: string) => void settled.push(`succeeded ${provider}`),
+      failed: async (provider: string) => void settled.push(`failed ${provider}`),
+      released: async (provider: string) => void settled.push(`released ${provider}`),
+    };
+    const model = new MockLanguageModelV4({});
+    const entries: ModelEntry[] = ['judge-a', 'judge-b'].map((label) => ({ provider: label, label, model, acceptsFiles: true }));
+    const options = {
+      chain: 'fast' as const,
+      entries,
+      breakers: breakers as never,
+      timeoutMs: 5_000,
+      signal: new AbortController().signal,
+      purpose: 'judge' as const,
+      observer: undefined,
+      logger: createLogger({ level: 'error', sink: () => undefined }),
+      metrics: createMetrics(),
+    };
+    const result = await withFailover(options, async (attempt) => {
+      if (attempt.entry.provider === 'judge-a') {
+        throw new NoObjectGeneratedError({
+          message: 'could not parse the response',
+          text: 'Not JSON',
+          response: undefined as never,
+          usage: usage as never,
+          finishReason: 'stop',
+        });
+      }
+      return { usage: usage as never, text: 'ok' };
+    });
+    expect(result.entry.provider).toBe('judge-b');
+    expect(settled).toEqual(['succeeded judge-a', 'succeeded judge-b']);
+  });
+});
