@@ -7,12 +7,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import { keywordJudge, type Script, type ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
 import { handoffsSettled, transcriptsWritten } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
+
+// A worker process starting under load (tsx compiling the service) may take most of a minute.
+jest.setTimeout(120_000);
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 
@@ -366,7 +369,7 @@ describe('a worker killed mid-delivery', () => {
       let output = '';
       child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      await eventually(() => output.includes('worker-ready'), 20_000);
+      await eventually(() => output.includes('worker-ready'), 45_000);
       // The webhook holds its request: the child is killed while delivering it.
       receiver.answerWith(() => 'hold');
       await quiet.sendWhatsapp({ from: 'whatsapp:+447700902005', body: 'A demo for our team of 12, please' });
@@ -394,5 +397,5 @@ describe('a worker killed mid-delivery', () => {
     } finally {
       await quiet.close();
     }
-  }, 40_000);
+  }, 90_000);
 });

@@ -6,8 +6,11 @@
  * no goodbye flush) and another took over: never lost, never counted twice.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, jest, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+
+// A worker process starting under load (tsx compiling the service) may take most of a minute.
+jest.setTimeout(120_000);
 
 const ADMIN_TOKEN = 'usage-flush-admin-token-0123456789';
 const CUSTOMER = 'whatsapp:+447700906501';
@@ -24,7 +27,7 @@ async function startWorkerProcess(): Promise<ChildProcess> {
   let output = '';
   spawned.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   spawned.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await eventually(() => output.includes('worker-ready'), 20_000);
+  await eventually(() => output.includes('worker-ready'), 45_000);
   return spawned;
 }
 

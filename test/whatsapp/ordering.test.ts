@@ -3,9 +3,12 @@
  * killed in the middle of a turn.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { transcriptsWritten, turnsSettled } from '../support/settled.js';
+
+// A worker process starting under load (tsx compiling the service) may take most of a minute.
+jest.setTimeout(120_000);
 
 describe('a burst from several numbers', () => {
   let harness: Harness;
@@ -73,7 +76,7 @@ describe('a worker killed mid-turn', () => {
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await eventually(() => output.includes('worker-ready'), 20_000);
+    await eventually(() => output.includes('worker-ready'), 45_000);
 
     const customer = 'whatsapp:+447700900100';
     expect((await harness.sendWhatsapp({ from: customer, body: 'are you there?' })).status).toBe(200);
