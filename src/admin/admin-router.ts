@@ -20,7 +20,7 @@ import { addContactRoutes } from './admin-contacts.js';
 import { addHandoffRoutes, type HandoffReader } from './admin-handoffs.js';
 import { createAdminHttp } from './admin-http.js';
 import { addUsageRoutes, type UsageReader } from './admin-usage.js';
-import { createBearerCheck } from './bearer-token.js';
+import { requireBearer } from './bearer-token.js';
 
 export type { HandoffReader } from './admin-handoffs.js';
 export type { UsageReader } from './admin-usage.js';
@@ -60,18 +60,8 @@ export function createAdminRouter(options: AdminRouterOptions): Router {
   if (options.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new ConfigError(`the admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
   }
-  const checkBearer = createBearerCheck(options.adminToken);
 
-  router.use('/admin', (request, response, next) => {
-    response.set('Cache-Control', 'no-store');
-    const check = checkBearer(request.get('authorization'));
-    if (check === 'ok') {
-      next();
-      return;
-    }
-    response.set('WWW-Authenticate', check === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
-    refuse(request, response, 401, `token_${check}`, { error: check === 'missing' ? 'missing bearer token' : 'invalid token' });
-  });
+  router.use('/admin', requireBearer(options.adminToken, refuse));
 
   addContactRoutes(router, { contacts, http, logger, metrics });
   addHandoffRoutes(router, { handoffs, takeover: options.takeover, http, logger });

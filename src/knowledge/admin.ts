@@ -8,7 +8,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { createBearerCheck } from '../admin/bearer-token.js';
+import { requireBearer } from '../admin/bearer-token.js';
 import { describeIssues } from '../errors/issues.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -62,7 +62,6 @@ export function createKnowledgeRouter(options: {
   const { service, logger, metrics } = options;
   const router = express.Router();
   if (!options.adminToken) return router;
-  const checkBearer = createBearerCheck(options.adminToken);
 
   const refuse = (request: Request, response: Response, status: number, reason: string, body: Record<string, unknown>) => {
     metrics.increment('admin_rejected_total', { reason });
@@ -72,16 +71,7 @@ export function createKnowledgeRouter(options: {
   const invalid = (request: Request, response: Response, error: z.ZodError, what: string) =>
     refuse(request, response, 400, 'invalid_request', { error: `invalid ${what}`, issues: describeIssues(error.issues) });
 
-  router.use('/admin/knowledge', (request, response, next) => {
-    response.set('Cache-Control', 'no-store');
-    const check = checkBearer(request.get('authorization'));
-    if (check === 'ok') {
-      next();
-      return;
-    }
-    response.set('WWW-Authenticate', check === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
-    refuse(request, response, 401, `token_${check}`, { error: check === 'missing' ? 'missing bearer token' : 'invalid token' });
-  });
+  router.use('/admin/knowledge', requireBearer(options.adminToken, refuse));
 
   const json = express.json({ limit: '2mb', strict: true });
   const jsonOnly = (request: Request, response: Response, next: (error?: unknown) => void) => {
