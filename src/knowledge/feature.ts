@@ -20,6 +20,8 @@ import type { RedisClient } from '../redis.js';
 import { createKnowledgeRouter } from './admin.js';
 import { fitPassages, missSection, sourcesSection } from './brief.js';
 import { followChanges, streamPosition, type ChangeFollower } from './changes.js';
+import { createConfiguredEmbeddingModel, type EmbeddingModelConfig } from '../model/provider.js';
+import { createKnowledgeEmbedder } from './embeddings.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from './knowledge-index.js';
 import { createKnowledgeLibrary } from './library.js';
 import { createMissLog } from './misses.js';
@@ -40,6 +42,8 @@ export interface KnowledgeFeatureOptions {
   config: KnowledgeConfig;
   /** The admin API's token (absent: no `/admin/knowledge`). */
   adminToken: string | undefined;
+  /** The model configuration: MODEL_EMBEDDING's model (through the provider registry) makes the search hybrid; absent: lexical. */
+  models?: EmbeddingModelConfig | undefined;
   /** How often the re-crawl schedule looks for due sources (tests shorten it). */
   scheduleEveryMs?: number;
 }
@@ -77,10 +81,12 @@ async function buildIndex(index: KnowledgeIndex, chunks: AsyncIterable<ChunkReco
 export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): Promise<KnowledgeFeature> {
   const { redis, logger, metrics, config } = options;
   const store = createKnowledgeStore(options.connection);
-  const index = await createKnowledgeIndex();
-  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics });
+  const embedding = options.models ? createConfiguredEmbeddingModel(options.models) : undefined;
+  const embedder = embedding ? createKnowledgeEmbedder(embedding, logger, metrics) : undefined;
+  const index = await createKnowledgeIndex({ embeddingModel: embedder?.label });
+  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder });
   const misses = createMissLog(redis, { logger, metrics });
-  const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics });
+  const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics, embedder });
   const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics });
   let built = false;
   let closed = false;

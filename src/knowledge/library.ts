@@ -10,8 +10,9 @@ import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import { announceChange } from './changes.js';
 import { chunkText } from './chunking.js';
+import type { Embedder } from './embeddings.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
-import type { OwnerRecord } from './model.js';
+import type { ChunkRecord, OwnerRecord } from './model.js';
 import { dropSteering } from './steering.js';
 import type { KnowledgeStore } from './store.js';
 
@@ -43,8 +44,22 @@ export function createKnowledgeLibrary(dependencies: {
   redis: RedisClient;
   logger: Logger;
   metrics: Metrics;
+  /** MODEL_EMBEDDING: chunks are embedded before they are written. */
+  embedder?: Embedder | undefined;
 }): KnowledgeLibrary {
-  const { store, index, redis, logger, metrics } = dependencies;
+  const { store, index, redis, logger, metrics, embedder } = dependencies;
+
+  /** The chunks with their vectors; without them (logged) when the provider fails, so the owner is written lexically and marked to be embedded on its next put. */
+  const embedded = async (chunks: ChunkRecord[], ownerId: string): Promise<{ chunks: ChunkRecord[]; complete: boolean }> => {
+    if (!embedder || chunks.length === 0) return { chunks, complete: true };
+    try {
+      return { chunks: await embedder.embedChunks(chunks), complete: true };
+    } catch (error) {
+      metrics.increment('knowledge_embedding_failed_total', { stage: 'ingest' });
+      logger.warn('knowledge-embedding-failed', { owner: ownerId, chunks: chunks.length, error });
+      return { chunks, complete: false };
+    }
+  };
 
   const apply: KnowledgeLibrary['apply'] = async (change) => {
     const owner = change.op === 'upsert' ? await store.getOwner(change.owner) : undefined;
@@ -62,20 +77,22 @@ export function createKnowledgeLibrary(dependencies: {
         metrics.increment('knowledge_steering_dropped_total', {}, dropped.length);
         logger.warn('knowledge-steering-dropped', { owner: content.ownerId, url: content.url, count: dropped.length, samples: dropped.slice(0, 3) });
       }
-      const hash = textHash(`${content.title}\n${content.sites.join(',')}\n${text}`);
+      // With MODEL_EMBEDDING its label is part of the hash: a new model re-embeds a page on its next crawl.
+      const hash = textHash(`${content.title}\n${content.sites.join(',')}\n${embedder ? `${embedder.label}\n` : ''}${text}`);
       const previous = await store.getOwner(content.ownerId);
       if (previous?.hash === hash) {
         if (content.extra) await store.updateOwner({ ...previous, ...content.extra, updatedAt: new Date() });
         return { chunks: previous.chunkIds.length, dropped: dropped.length, unchanged: true };
       }
-      const chunks = chunkText(text, { owner: content.ownerId, title: content.title, url: content.url, sites: content.sites, language: content.language });
+      const cut = chunkText(text, { owner: content.ownerId, title: content.title, url: content.url, sites: content.sites, language: content.language });
+      const { chunks, complete } = await embedded(cut, content.ownerId);
       const owner: OwnerRecord = {
         _id: content.ownerId,
         kind: content.kind,
         title: content.title,
         url: content.url,
         chunkIds: chunks.map((chunk) => chunk._id),
-        hash,
+        hash: complete ? hash : `${hash}:unembedded`,
         sites: [...content.sites],
         updatedAt: new Date(),
         ...content.extra,
