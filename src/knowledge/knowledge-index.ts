@@ -10,7 +10,7 @@ import { languageOf, type Language } from '../words/language.js';
 import { chunkVector } from './embeddings.js';
 import { LexicalIndex, MAX_QUERY_TERMS, weighTerms } from './lexical-index.js';
 import type { Audience, ChunkRecord, Passage } from './model.js';
-import { detectLanguage, significantWords, stem, terms, words } from './text-analysis.js';
+import { detectLanguage, isStopWord, significantWords, stem, terms, words } from './text-analysis.js';
 import { VectorIndex } from './vector-index.js';
 
 const EVERYONE = '*';
@@ -21,6 +21,18 @@ const FUSION_DEPTH = 50;
 /** Index terms a query word's prefix may stand for, and their weight against an exact match. */
 const PREFIX_EXPANSIONS = 8;
 const PREFIX_WEIGHT = 0.6;
+/**
+ * Each passage's words are indexed as written too (folded, under this mark), for relevance only:
+ * a query word counts as mentioned when a word of the passage begins with it (less its last two
+ * letters when it is longer than five: "returns" → "retur"), as a person would read it; a stem
+ * alone would let "cards" be found in "your card" of a refunds page. Arabic words, whose articles
+ * and prepositions are joined to them, count by their stem.
+ */
+const SURFACE = '\u0001';
+const SURFACE_EXPANSIONS = 64;
+const SURFACE_BIT = 16;
+const MAX_WORDS = MAX_QUERY_TERMS - SURFACE_BIT;
+const ARABIC = /[\u0600-\u06ff]/;
 
 export interface SearchOptions {
   /** The query's embedding: adds the vector ranking (fused with BM25). */
@@ -90,14 +102,15 @@ export async function createKnowledgeIndex(
 
   const addChunk = (chunk: ChunkRecord): number => {
     const slot = lexical.allocate();
-    const text = words(chunk.text);
-    const language = chunk.language ? languageOf(chunk.language) : detectLanguage(text);
+    const fields = [words(chunk.title), words(chunk.headingPath.join(' ')), words(chunk.text)] as const;
+    const language = chunk.language ? languageOf(chunk.language) : detectLanguage(fields[2]);
     languages.add(language);
     const weighted = weighTerms([
-      [terms(words(chunk.title), language), 2],
-      [terms(words(chunk.headingPath.join(' ')), language), 1.5],
-      [terms(text, language), 1],
+      [terms(fields[0], language), 2],
+      [terms(fields[1], language), 1.5],
+      [terms(fields[2], language), 1],
     ]);
+    for (const field of fields) for (const word of field) if (!isStopWord(word) && !ARABIC.test(word)) weighted.counts.set(SURFACE + word, 1);
     lexical.add(slot, weighted);
     const vector = options.embeddingModel && chunk.embeddingModel === options.embeddingModel ? chunkVector(chunk) : undefined;
     if (vector) vectors.set(slot, vector);
@@ -114,18 +127,28 @@ export async function createKnowledgeIndex(
     return out;
   };
 
+  /** The passage words a query word is mentioned by (see SURFACE). */
+  const mentions = (word: string): [string, number][] => {
+    if (ARABIC.test(word)) return [];
+    const prefix = word.length > 5 ? word.slice(0, -2) : word;
+    const found = new Set([SURFACE + word, ...lexical.expand(SURFACE + word, SURFACE_EXPANSIONS), ...lexical.expand(SURFACE + prefix, SURFACE_EXPANSIONS)]);
+    return [...found].map((term) => [term, 0]);
+  };
+
   const lexicalRanking = (variants: string[][], inScope: (slot: number) => boolean, depth: number) => {
-    const distinct = [...new Set(variants.flat())].slice(0, MAX_QUERY_TERMS);
+    const distinct = [...new Set(variants.flat())].slice(0, MAX_WORDS);
     const bit = new Map(distinct.map((word, at) => [word, at]));
+    const arabic = distinct.reduce((sum, word, at) => (ARABIC.test(word) ? sum | (1 << at) : sum), 0);
     const needs = variants.map((list) => {
       const mask = list.reduce((sum, word) => (bit.has(word) ? sum | (1 << bit.get(word)!) : sum), 0);
       return { mask, least: Math.max(1, Math.ceil(popcount(mask) * minCoverage)) };
     });
-    const { slots, scores, masks } = lexical.score(distinct.map(alternatives));
+    const query = [...distinct.map(alternatives), ...Array.from({ length: SURFACE_BIT - distinct.length }, () => []), ...distinct.map(mentions)];
+    const { slots, scores, masks } = lexical.score(query);
     const ranked: { slot: number; score: number }[] = [];
     for (const slot of slots) {
-      const mask = masks[slot]!;
-      if (needs.some((need) => need.mask !== 0 && popcount(mask & need.mask) >= need.least) && inScope(slot)) ranked.push({ slot, score: scores[slot]! });
+      const mentioned = ((masks[slot]! >>> SURFACE_BIT) | (masks[slot]! & arabic)) & 0xffff;
+      if (scores[slot]! > 0 && needs.some((need) => need.mask !== 0 && popcount(mentioned & need.mask) >= need.least) && inScope(slot)) ranked.push({ slot, score: scores[slot]! });
     }
     lexical.reset(slots);
     return ranked.sort((a, b) => b.score - a.score).slice(0, depth);

@@ -3,7 +3,8 @@
  * growable `Uint32Array` of postings, each `slot << 8 | weighted term frequency` (title words
  * count 2, heading words 1.5, text words 1, doubled to stay integers). Field lengths are one
  * `Float32Array`. A removed slot is marked dead and skipped; once dead slots pass a quarter of
- * all, one pass drops them from every posting list and their slots are reused.
+ * all, one pass drops them from every posting list (and from the document frequencies) and their
+ * slots are reused.
  *
  * Why not Orama's own index: at 20,000 chunks it holds a per-document object of term
  * frequencies, a radix tree and a copy of each document — 337 MB for one text field without the
@@ -91,7 +92,7 @@ export class LexicalIndex {
     this.live -= 1;
     this.dead += 1;
     this.totalLength -= this.lengths[slot]!;
-    if (this.dead > 1000 && this.dead * 4 > this.slotCount) this.compact();
+    if (this.dead * 4 > this.slotCount) this.compact();
   }
 
   /** Index terms starting with `prefix` (at most `limit`), from a sorted copy of the vocabulary built when first needed. */
@@ -115,8 +116,8 @@ export class LexicalIndex {
 
   /**
    * BM25 of each slot against `query`: each entry is one query term's alternatives (stems in
-   * several languages, prefix expansions) with their weights; an entry's bit in the slot's mask
-   * says the slot holds it. Returns the slots touched, their scores and masks (valid until the next call).
+   * several languages, prefix expansions) with their weights (0: marks, scores nothing); an
+   * entry's bit in the slot's mask says the slot holds it. Returns the slots touched, their scores and masks (valid until the next call).
    */
   score(query: readonly (readonly (readonly [string, number])[])[]): { slots: number[]; scores: Float32Array; masks: Uint32Array } {
     const slots: number[] = [];
@@ -125,7 +126,12 @@ export class LexicalIndex {
       for (const [term, weight] of alternatives) {
         const id = this.ids.get(term);
         if (id === undefined) continue;
-        const df = this.documentFrequency[id]!;
+        if (weight === 0) {
+          this.mark(id, 1 << bit, slots);
+          continue;
+        }
+        // Dead postings still count until the next compaction: never more than the live slots.
+        const df = Math.min(this.documentFrequency[id]!, this.live);
         const idf = Math.log(1 + (this.live - df + 0.5) / (df + 0.5));
         const list = this.postings[id]!;
         const used = this.used[id]!;
@@ -142,6 +148,17 @@ export class LexicalIndex {
       }
     });
     return { slots, scores: this.scores, masks: this.masks };
+  }
+
+  /** Sets `bit` on every live slot holding term `id` (a term that tells relevance, not rank). */
+  private mark(id: number, bit: number, slots: number[]): void {
+    const list = this.postings[id]!;
+    for (let at = 0; at < this.used[id]!; at += 1) {
+      const slot = list[at]! >>> 8;
+      if (this.alive[slot] !== 1) continue;
+      if (this.masks[slot] === 0 && this.scores[slot] === 0) slots.push(slot);
+      this.masks[slot]! |= bit;
+    }
   }
 
   /** Clears what `score` left on these slots. */

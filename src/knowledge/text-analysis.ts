@@ -17,7 +17,7 @@ const STOP_WORD_LISTS: Record<Language, string> = {
   es: 'el la los las un una y o de del en con por para es son que como cuando donde mi su tu se lo al',
   fr: 'le la les des du et ou en dans pour avec est sont que qui comment quand mon ma mes votre vos je il elle',
   de: 'der die das ein eine und oder von zu im in mit fur ist sind wie wann wo mein meine ich sie es den dem',
-  pt: 'o os as um uma e ou do da dos das em no na com para e sao como quando onde meu minha',
+  pt: 'o os as um uma e de ou do da dos das em no na com para e sao como quando onde meu minha voce nao',
   ar: 'في من على الى عن ما ماذا هل كيف متى اين هذا هذه ذلك مع ان او لا لم لن انا انت هو هي نحن كم',
 };
 
