@@ -40,8 +40,8 @@ export const packVector = (values: readonly number[]): Uint8Array => Buffer.from
 
 /** A stored chunk's vector (as written, or as MongoDB's driver returns a binary), copied into its own aligned array. */
 export function chunkVector(chunk: Pick<ChunkRecord, 'vector'>): Float32Array | undefined {
-  const stored = chunk.vector as Uint8Array | { buffer: Uint8Array } | undefined;
-  const bytes = stored instanceof Uint8Array ? stored : stored?.buffer;
+  const stored = chunk.vector as Uint8Array | { buffer: Uint8Array; position?: number } | undefined;
+  const bytes = stored instanceof Uint8Array ? stored : stored?.buffer.subarray(0, stored.position ?? stored.buffer.byteLength);
   if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0 || bytes.byteLength % 4 !== 0) return undefined;
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
