@@ -34,7 +34,8 @@ async function withDeadline<T>(ms: number, call: (signal: AbortSignal) => Promis
 }
 
 /** What is embedded of a chunk: where it sits and what it says. */
-export const chunkInput = (chunk: Pick<ChunkRecord, 'title' | 'headingPath' | 'text'>) => [chunk.title, chunk.headingPath.join(' › '), chunk.text].filter(Boolean).join('\n');
+export const chunkInput = (chunk: Pick<ChunkRecord, 'title' | 'headingPath' | 'text'>) =>
+  [chunk.title, chunk.headingPath.join(' › '), chunk.text].filter(Boolean).join('\n');
 
 export const packVector = (values: readonly number[]): Uint8Array => Buffer.from(Float32Array.from(values).buffer);
 

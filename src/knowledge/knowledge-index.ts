@@ -114,7 +114,14 @@ export async function createKnowledgeIndex(
     lexical.add(slot, weighted);
     const vector = options.embeddingModel && chunk.embeddingModel === options.embeddingModel ? chunkVector(chunk) : undefined;
     if (vector) vectors.set(slot, vector);
-    chunks[slot] = { id: chunk._id, title: chunk.title, headingPath: chunk.headingPath, url: chunk.url, text: chunk.text, scope: chunk.sites.length > 0 ? chunk.sites : [EVERYONE] };
+    chunks[slot] = {
+      id: chunk._id,
+      title: chunk.title,
+      headingPath: chunk.headingPath,
+      url: chunk.url,
+      text: chunk.text,
+      scope: chunk.sites.length > 0 ? chunk.sites : [EVERYONE],
+    };
     return slot;
   };
 
@@ -148,7 +155,8 @@ export async function createKnowledgeIndex(
     const ranked: { slot: number; score: number }[] = [];
     for (const slot of slots) {
       const mentioned = ((masks[slot]! >>> SURFACE_BIT) | (masks[slot]! & arabic)) & 0xffff;
-      if (scores[slot]! > 0 && needs.some((need) => need.mask !== 0 && popcount(mentioned & need.mask) >= need.least) && inScope(slot)) ranked.push({ slot, score: scores[slot]! });
+      if (scores[slot]! > 0 && needs.some((need) => need.mask !== 0 && popcount(mentioned & need.mask) >= need.least) && inScope(slot))
+        ranked.push({ slot, score: scores[slot]! });
     }
     lexical.reset(slots);
     return ranked.sort((a, b) => b.score - a.score).slice(0, depth);
@@ -176,7 +184,9 @@ export async function createKnowledgeIndex(
       if (vector && vectors.size() > 0) {
         const fused = new Map<number, number>();
         ranked.forEach(({ slot }, rank) => fused.set(slot, 1 / (RRF_K + rank + 1)));
-        vectors.nearest(vector, FUSION_DEPTH, minSimilarity, inScope).forEach(({ slot }, rank) => fused.set(slot, (fused.get(slot) ?? 0) + 1 / (RRF_K + rank + 1)));
+        vectors
+          .nearest(vector, FUSION_DEPTH, minSimilarity, inScope)
+          .forEach(({ slot }, rank) => fused.set(slot, (fused.get(slot) ?? 0) + 1 / (RRF_K + rank + 1)));
         best = [...fused].map(([slot, score]) => ({ slot, score })).sort((a, b) => b.score - a.score);
       }
       return best.slice(0, limit).map(({ slot, score }) => {

@@ -22,7 +22,7 @@ const STOP_WORD_LISTS: Record<Language, string> = {
 };
 
 /** Lower case, no accents or Arabic diacritics, one form per Arabic letter. */
-export function fold(text: string): string {
+function fold(text: string): string {
   return text
     .toLowerCase()
     .normalize('NFD')
@@ -62,15 +62,15 @@ const ARABIC_SUFFIXES = ['ها', 'ان', 'ات', 'ون', 'ين', 'يه', 'ه', '
 
 /** Light10-style Arabic stemming (Larkey et al.): a leading wa-, the article and its fused prepositions, common suffixes. */
 function arabicStem(word: string): string {
-  let stem = word.length > 3 && word.startsWith('و') ? word.slice(1) : word;
+  let rest = word.length > 3 && word.startsWith('و') ? word.slice(1) : word;
   for (const prefix of ARABIC_PREFIXES) {
-    if (stem.startsWith(prefix) && stem.length - prefix.length >= 2) {
-      stem = stem.slice(prefix.length);
+    if (rest.startsWith(prefix) && rest.length - prefix.length >= 2) {
+      rest = rest.slice(prefix.length);
       break;
     }
   }
-  for (const suffix of ARABIC_SUFFIXES) if (stem.length - suffix.length >= 2 && stem.endsWith(suffix)) stem = stem.slice(0, -suffix.length);
-  return stem;
+  for (const suffix of ARABIC_SUFFIXES) if (rest.length - suffix.length >= 2 && rest.endsWith(suffix)) rest = rest.slice(0, -suffix.length);
+  return rest;
 }
 
 const english = oramaTokenizer.createTokenizer({ language: 'english', stemming: true }).stemmer as (word: string) => string;

@@ -98,7 +98,9 @@ export function createConfiguredModelProvider(config: Config['model']): ModelPro
 }
 
 /** MODEL_EMBEDDING's model, through the same registry as the tiers' models; undefined when none is configured. */
-export function createConfiguredEmbeddingModel(config: EmbeddingModelConfig): { label: string; model: EmbeddingModel; dimensions: number | undefined } | undefined {
+export function createConfiguredEmbeddingModel(
+  config: EmbeddingModelConfig,
+): { label: string; model: EmbeddingModel; dimensions: number | undefined } | undefined {
   const spec = config.embedding;
   if (!spec) return undefined;
   return { label: specKey(spec), model: createRegistry(config).embeddingModel(specKey(spec) as `${string}:${string}`), dimensions: spec.dimensions };

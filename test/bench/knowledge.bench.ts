@@ -122,7 +122,15 @@ try {
 
   gc();
   const rssBefore = process.memoryUsage().rss;
-  const feature = await createKnowledgeFeature({ redis, connection, logger, metrics: createMetrics(), config: TEST_KNOWLEDGE_CONFIG, adminToken: undefined, models });
+  const feature = await createKnowledgeFeature({
+    redis,
+    connection,
+    logger,
+    metrics: createMetrics(),
+    config: TEST_KNOWLEDGE_CONFIG,
+    adminToken: undefined,
+    models,
+  });
   const buildStarted = performance.now();
   feature.start();
   await feature.ready();

@@ -67,7 +67,10 @@ describe('MODEL_EMBEDDING: hybrid retrieval', () => {
     expect(document.chunks).toBe(2);
     // One request per owner's chunks (≤ 64 each), 512 dimensions asked of text-embedding-3-small.
     expect(stub.requests.every((entry) => entry.dimensions === 512 && entry.model === 'text-embedding-3-small')).toBe(true);
-    expect(stub.requests.at(-1)!.inputs).toEqual(['Size guide\nSize guide › Jackets\nJackets run large.', 'Size guide\nSize guide › Boots\nBoots run true to size.']);
+    expect(stub.requests.at(-1)!.inputs).toEqual([
+      'Size guide\nSize guide › Jackets\nJackets run large.',
+      'Size guide\nSize guide › Boots\nBoots run true to size.',
+    ]);
     const stored = await connection.collection('knowledge_chunks').findOne({ _id: `doc:${document.id}#0` as never });
     expect(stored).toMatchObject({ embeddingModel: 'openai:text-embedding-3-small' });
     expect((stored!.vector as { buffer: Uint8Array }).buffer.byteLength).toBe(512 * 4);

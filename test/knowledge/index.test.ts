@@ -80,9 +80,11 @@ describe('owners and audiences', () => {
 
   test('thousands of removals compact the postings and reuse their slots; what stays is still found', async () => {
     const index = await createKnowledgeIndex();
-    for (let owner = 0; owner < 3_000; owner += 1) await index.replaceOwner(`doc:${owner}`, [chunk(`doc:${owner}`, 0, `Topic ${owner}`, `alpha beta item${owner}`)]);
+    for (let owner = 0; owner < 3_000; owner += 1)
+      await index.replaceOwner(`doc:${owner}`, [chunk(`doc:${owner}`, 0, `Topic ${owner}`, `alpha beta item${owner}`)]);
     for (let owner = 0; owner < 2_500; owner += 1) await index.removeOwner(`doc:${owner}`);
-    for (let owner = 3_000; owner < 4_000; owner += 1) await index.replaceOwner(`doc:${owner}`, [chunk(`doc:${owner}`, 0, `Topic ${owner}`, `gamma item${owner}`)]);
+    for (let owner = 3_000; owner < 4_000; owner += 1)
+      await index.replaceOwner(`doc:${owner}`, [chunk(`doc:${owner}`, 0, `Topic ${owner}`, `gamma item${owner}`)]);
     expect(index.size()).toBe(1_500);
     expect(titles(await index.search('item2999', {}, 5))).toEqual(['Topic 2999']);
     expect(titles(await index.search('item3500', {}, 5))).toEqual(['Topic 3500']);
@@ -114,7 +116,7 @@ describe('hybrid ranking', () => {
     expect(both[0]!.score).toBeCloseTo(2 / 61, 5);
   });
 
-  test("vectors of another model are not held; without MODEL_EMBEDDING none are", async () => {
+  test('vectors of another model are not held; without MODEL_EMBEDDING none are', async () => {
     const other = await createKnowledgeIndex({ embeddingModel: 'openai:text-embedding-3-large' });
     const lexical = await createKnowledgeIndex();
     for (const index of [other, lexical]) {

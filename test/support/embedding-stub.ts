@@ -64,7 +64,9 @@ export async function startEmbeddingStub(options: { synonyms?: readonly (readonl
       requests.push({ model: parsed.model, inputs, dimensions: parsed.dimensions });
       if (failures > 0) {
         failures -= 1;
-        return void response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'stub failure', type: 'server_error' } }));
+        return void response
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'stub failure', type: 'server_error' } }));
       }
       const dimensions = parsed.dimensions ?? DEFAULT_DIMENSIONS;
       const data = inputs.map((input, index) => ({ object: 'embedding', index, embedding: stubEmbedding(input, dimensions, options.synonyms) }));
