@@ -60,13 +60,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
   const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links });
   const tools = createToolsFeature(infra, config);
-  const knowledge = await createKnowledgeFeature({
-    ...infra,
-    connection: mongo,
-    config: config.knowledge,
-    models: config.model,
-    adminToken: config.adminToken,
-  });
+  const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, config: config.knowledge, adminToken: config.adminToken, model: config.model });
   const context: ChannelContext = {
     ...infra, // a channel's logger, metrics, Redis and the draining signal
     ...media.forChannels,

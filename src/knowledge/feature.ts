@@ -43,7 +43,7 @@ export interface KnowledgeFeatureOptions {
   /** The admin API's token (absent: no `/admin/knowledge`). */
   adminToken: string | undefined;
   /** The model configuration: MODEL_EMBEDDING's model (through the provider registry) makes the search hybrid; absent: lexical. */
-  models?: EmbeddingModelConfig | undefined;
+  model?: EmbeddingModelConfig | undefined;
   /** How often the re-crawl schedule looks for due sources (tests shorten it). */
   scheduleEveryMs?: number;
 }
@@ -81,7 +81,7 @@ async function buildIndex(index: KnowledgeIndex, chunks: AsyncIterable<ChunkReco
 export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): Promise<KnowledgeFeature> {
   const { redis, logger, metrics, config } = options;
   const store = createKnowledgeStore(options.connection);
-  const embedding = options.models ? createConfiguredEmbeddingModel(options.models) : undefined;
+  const embedding = options.model ? createConfiguredEmbeddingModel(options.model) : undefined;
   const embedder = embedding ? createKnowledgeEmbedder(embedding, logger, metrics) : undefined;
   const index = await createKnowledgeIndex({ embeddingModel: embedder?.label });
   const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder });

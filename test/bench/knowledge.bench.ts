@@ -129,7 +129,7 @@ try {
     metrics: createMetrics(),
     config: TEST_KNOWLEDGE_CONFIG,
     adminToken: undefined,
-    models,
+    model: models,
   });
   const buildStarted = performance.now();
   feature.start();
@@ -178,7 +178,7 @@ try {
     metrics: createMetrics(),
     config: TEST_KNOWLEDGE_CONFIG,
     adminToken: undefined,
-    models: stubEmbeddingModels(synonymStub, DIMENSIONS),
+    model: stubEmbeddingModels(synonymStub, DIMENSIONS),
   });
   fixture.start();
   await fixture.ready();

@@ -33,7 +33,7 @@ describe('MODEL_EMBEDDING: hybrid retrieval', () => {
       metrics,
       config: TEST_KNOWLEDGE_CONFIG,
       adminToken: undefined,
-      ...(embedded ? { models: stubEmbeddingModels(stub) } : {}),
+      ...(embedded ? { model: stubEmbeddingModels(stub) } : {}),
     });
     features.push(feature);
     feature.start();

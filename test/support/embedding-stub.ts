@@ -88,7 +88,7 @@ export async function startEmbeddingStub(options: { synonyms?: readonly (readonl
   };
 }
 
-/** The knowledge feature's `models` option for MODEL_EMBEDDING=openai:text-embedding-3-small served by the stub. */
+/** The knowledge feature's `model` option for MODEL_EMBEDDING=openai:text-embedding-3-small served by the stub. */
 export function stubEmbeddingModels(stub: EmbeddingStub, dimensions = 512) {
   return {
     providers: { openai: { apiKey: 'stub-key', baseUrl: stub.baseUrl }, compatible: {} },
