@@ -116,6 +116,10 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
         logger.info('knowledge-index-built', { chunks: count, ms: Math.round(performance.now() - started) });
         follower = followChanges(redis, position, library.apply, { logger, metrics });
         markReady();
+        library
+          .embedMissing(index.unembeddedOwners())
+          .then((owners) => owners > 0 && logger.info('knowledge-embeddings-added', { owners }))
+          .catch((error: unknown) => logger.warn('knowledge-embedding-backfill-failed', { error }));
         break;
       } catch (error) {
         const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);

@@ -53,6 +53,8 @@ export interface KnowledgeIndex {
   owners(): number;
   /** Chunks holding an embedding. */
   vectors(): number;
+  /** Owners with a chunk lacking an embedding of the configured model (none without one). */
+  unembeddedOwners(): string[];
 }
 
 interface StoredChunk {
@@ -198,5 +200,7 @@ export async function createKnowledgeIndex(
     size: () => count,
     owners: () => byOwner.size,
     vectors: () => vectors.size(),
+    unembeddedOwners: () =>
+      options.embeddingModel ? [...byOwner].filter(([, slots]) => slots.some((slot) => !vectors.has(slot))).map(([owner]) => owner) : [],
   };
 }

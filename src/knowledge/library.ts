@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { RedisClient } from '../redis.js';
+import { KEY_PREFIX, type RedisClient } from '../redis.js';
 import { announceChange } from './changes.js';
 import { chunkText } from './chunking.js';
 import type { Embedder } from './embeddings.js';
@@ -36,7 +36,16 @@ export interface KnowledgeLibrary {
   remove(ownerId: string): Promise<boolean>;
   /** Applies a change another process announced (reads the owner back by `_id`). */
   apply(change: { op: 'upsert' | 'delete'; owner: string }): Promise<void>;
+  /**
+   * Embeds the chunks of these owners that lack MODEL_EMBEDDING's vectors (content added before it
+   * was set, or while the provider failed): one process at a time (a Redis lock), owner by owner,
+   * written and announced as any change; stops at the first failure. Returns the owners embedded.
+   */
+  embedMissing(owners: readonly string[]): Promise<number>;
 }
+
+const BACKFILL_LOCK = `${KEY_PREFIX}:knowledge:embed-backfill`;
+const BACKFILL_LOCK_MS = 30 * 60_000;
 
 export function createKnowledgeLibrary(dependencies: {
   store: KnowledgeStore;
@@ -113,5 +122,28 @@ export function createKnowledgeLibrary(dependencies: {
     },
 
     apply,
+
+    async embedMissing(owners) {
+      if (!embedder || owners.length === 0) return 0;
+      const token = newId('backfill');
+      if ((await redis.set(BACKFILL_LOCK, token, 'PX', BACKFILL_LOCK_MS, 'NX')) !== 'OK') return 0;
+      let done = 0;
+      try {
+        for (const ownerId of owners) {
+          const owner = await store.getOwner(ownerId);
+          const chunks = owner ? await store.chunksOf(owner) : [];
+          if (!owner || chunks.every((chunk) => chunk.embeddingModel === embedder.label)) continue;
+          const result = await embedded(chunks, ownerId);
+          if (!result.complete) break;
+          await store.putOwner(owner, result.chunks);
+          await index.replaceOwner(ownerId, result.chunks);
+          await announceChange(redis, { op: 'upsert', owner: ownerId });
+          done += 1;
+        }
+      } finally {
+        if ((await redis.get(BACKFILL_LOCK)) === token) await redis.del(BACKFILL_LOCK);
+      }
+      return done;
+    },
   };
 }

@@ -66,6 +66,10 @@ export class VectorIndex {
     return this.count;
   }
 
+  has(slot: number): boolean {
+    return this.present[slot] === 1;
+  }
+
   /** The `k` held slots most similar to `query` (cosine ≥ `minSimilarity`) that `accept` takes, best first. */
   nearest(query: Float32Array, k: number, minSimilarity: number, accept: (slot: number) => boolean): { slot: number; similarity: number }[] {
     const { dimensions, words } = this;

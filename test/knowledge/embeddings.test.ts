@@ -3,7 +3,8 @@
  * stood in for by a stub on loopback: chunks are embedded at ingest in batches (512 dimensions
  * asked) and stored with the chunk in MongoDB; another process builds its index with those
  * vectors; a search embeds the query with one request and fuses the vector ranking with BM25;
- * a failing provider leaves ingest and search lexical, logged and counted, never failing them.
+ * a failing provider leaves ingest and search lexical, logged and counted, never failing them;
+ * what lacks vectors is embedded when a process starts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ import { createKnowledgeFeature, type KnowledgeFeature } from '../../src/knowled
 import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import { startEmbeddingStub, stubEmbeddingModels, type EmbeddingStub } from '../support/embedding-stub.js';
-import type { LogLine } from '../support/harness.js';
+import { eventually, type LogLine } from '../support/harness.js';
 import { knowledgeMongoUri, ownKnowledgeRedisUrl, TEST_KNOWLEDGE_CONFIG } from '../support/knowledge-rig.js';
 
 const SYNONYMS = [['delivery', 'parcel', 'courier']];
@@ -119,5 +120,15 @@ describe('MODEL_EMBEDDING: hybrid retrieval', () => {
     expect((await lexical.retrieve('delivery times', { channel: 'whatsapp' }))[0]?.title).toBe('How long does delivery take?');
     expect(await lexical.retrieve('where is my parcel?', { channel: 'whatsapp' })).toEqual([]);
     expect(stub.requests.length).toBe(before);
+  });
+
+  it('content added without vectors (before MODEL_EMBEDDING, or while the provider failed) is embedded when a process starts with it', async () => {
+    const lexical = features[3]!;
+    const [added] = await lexical.service.addFaq([{ question: 'Do you repair zips?', answer: 'Zip repairs cost 15 euros.' }]);
+    const feature = await start();
+    await eventually(() => feature.service.index.vectors() === feature.service.index.size());
+    const stored = await connection.collection('knowledge_chunks').findOne({ _id: `doc:${added!.id}#0` as never });
+    expect(stored).toMatchObject({ embeddingModel: 'openai:text-embedding-3-small' });
+    expect(logs.some((line) => line.event === 'knowledge-embeddings-added')).toBe(true);
   });
 });
