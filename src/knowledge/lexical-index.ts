@@ -116,8 +116,8 @@ export class LexicalIndex {
 
   /**
    * BM25 of each slot against `query`: each entry is one query term's alternatives (stems in
-   * several languages, prefix expansions) with their weights (0: marks, scores nothing); an
-   * entry's bit in the slot's mask says the slot holds it. Returns the slots touched, their scores and masks (valid until the next call).
+   * several languages, prefix expansions) with their weights (0: marks a slot an earlier entry
+   * scored, scores nothing); an entry's bit in the slot's mask says the slot holds it. Returns the slots touched, their scores and masks (valid until the next call).
    */
   score(query: readonly (readonly (readonly [string, number])[])[]): { slots: number[]; scores: Float32Array; masks: Uint32Array } {
     const slots: number[] = [];
@@ -127,7 +127,7 @@ export class LexicalIndex {
         const id = this.ids.get(term);
         if (id === undefined) continue;
         if (weight === 0) {
-          this.mark(id, 1 << bit, slots);
+          this.mark(id, 1 << bit);
           continue;
         }
         // Dead postings still count until the next compaction: never more than the live slots.
@@ -150,14 +150,12 @@ export class LexicalIndex {
     return { slots, scores: this.scores, masks: this.masks };
   }
 
-  /** Sets `bit` on every live slot holding term `id` (a term that tells relevance, not rank). */
-  private mark(id: number, bit: number, slots: number[]): void {
+  /** Sets `bit` on the slots already scored that hold term `id` (a term that tells relevance, not rank). */
+  private mark(id: number, bit: number): void {
     const list = this.postings[id]!;
     for (let at = 0; at < this.used[id]!; at += 1) {
       const slot = list[at]! >>> 8;
-      if (this.alive[slot] !== 1) continue;
-      if (this.masks[slot] === 0 && this.scores[slot] === 0) slots.push(slot);
-      this.masks[slot]! |= bit;
+      if (this.scores[slot]! > 0) this.masks[slot]! |= bit;
     }
   }
 

@@ -13,11 +13,9 @@
 const RESCORE_PER_RESULT = 8;
 const MIN_RESCORE = 200;
 
-const popcount = (value: number) => {
-  let bits = value - ((value >>> 1) & 0x55555555);
-  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333);
-  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-};
+/** Set bits of every 16-bit value (64 KB): two lookups count a word's. */
+const BITS16 = new Uint8Array(65_536);
+for (let value = 1; value < 65_536; value += 1) BITS16[value] = (value & 1) + BITS16[value >>> 1]!;
 
 export class VectorIndex {
   private dimensions = 0;
@@ -88,7 +86,10 @@ export class VectorIndex {
       if (this.present[slot] !== 1) continue;
       let distance = 0;
       const base = slot * words;
-      for (let word = 0; word < words; word += 1) distance += popcount((this.bits[base + word]! ^ signs[word]!) >>> 0);
+      for (let word = 0; word < words; word += 1) {
+        const differing = this.bits[base + word]! ^ signs[word]!;
+        distance += BITS16[differing & 0xffff]! + BITS16[differing >>> 16]!;
+      }
       this.distances[slot] = distance;
       histogram[distance]! += 1;
     }
