@@ -22,10 +22,10 @@ import { fitPassages, missSection, sourcesSection } from './brief.js';
 import { followChanges, streamPosition, type ChangeFollower } from './changes.js';
 import { createConfiguredEmbeddingModel, type EmbeddingModelConfig } from '../model/provider.js';
 import { createKnowledgeEmbedder } from './embeddings.js';
-import { createKnowledgeIndex, type KnowledgeIndex } from './knowledge-index.js';
+import { createKnowledgeIndex } from './knowledge-index.js';
 import { createKnowledgeLibrary } from './library.js';
 import { createMissLog } from './misses.js';
-import type { Audience, ChunkRecord, Passage } from './model.js';
+import type { Audience, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
 import { createKnowledgeStore } from './store.js';
@@ -65,19 +65,6 @@ export interface KnowledgeFeature {
   close(): Promise<void>;
 }
 
-async function buildIndex(index: KnowledgeIndex, chunks: AsyncIterable<ChunkRecord>): Promise<number> {
-  const byOwner = new Map<string, ChunkRecord[]>();
-  let count = 0;
-  for await (const chunk of chunks) {
-    const list = byOwner.get(chunk.owner) ?? [];
-    list.push(chunk);
-    byOwner.set(chunk.owner, list);
-    count += 1;
-  }
-  for (const [owner, list] of byOwner) await index.replaceOwner(owner, list);
-  return count;
-}
-
 export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): Promise<KnowledgeFeature> {
   const { redis, logger, metrics, config } = options;
   const store = createKnowledgeStore(options.connection);
@@ -111,7 +98,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
       try {
         const position = await streamPosition(redis);
         const started = performance.now();
-        const count = await buildIndex(index, store.allChunks());
+        const count = await index.load(store.allChunks());
         built = true;
         logger.info('knowledge-index-built', { chunks: count, ms: Math.round(performance.now() - started) });
         follower = followChanges(redis, position, library.apply, { logger, metrics });

@@ -43,6 +43,11 @@ export interface KnowledgeIndex {
   replaceOwner(owner: string, chunks: readonly ChunkRecord[]): Promise<void>;
   removeOwner(owner: string): Promise<void>;
   /**
+   * Fills the index from every stored chunk, one at a time (so a worker never holds the whole
+   * store's records at once), after emptying it (a retried build starts over). Returns the count.
+   */
+  load(chunks: AsyncIterable<ChunkRecord>): Promise<number>;
+  /**
    * Passages relevant to the query for this audience, best first; empty when nothing relevant.
    * `query` may hold variants (the judge's terms, the customer's words): a passage is relevant
    * when it mentions at least `minCoverage` of one variant's significant words, or (with a query
@@ -173,6 +178,20 @@ export async function createKnowledgeIndex(
     },
 
     removeOwner,
+
+    async load(source) {
+      for (const owner of [...byOwner.keys()]) await removeOwner(owner);
+      let loaded = 0;
+      for await (const chunk of source) {
+        const slots = byOwner.get(chunk.owner) ?? [];
+        if (slots.length === 0) byOwner.set(chunk.owner, slots);
+        slots.push(addChunk(chunk));
+        count += 1;
+        loaded += 1;
+      }
+      lexical.trim();
+      return loaded;
+    },
 
     async search(query, audience, limit, searchOptions = {}) {
       if (count === 0) return [];

@@ -110,8 +110,11 @@ export class LexicalIndex {
     return out;
   }
 
-  has(term: string): boolean {
-    return this.ids.has(term);
+  /** Gives back the room posting lists grew into (after a build; they grow again on change). */
+  trim(): void {
+    for (let id = 0; id < this.postings.length; id += 1) {
+      if (this.used[id]! < this.postings[id]!.length) this.postings[id] = this.postings[id]!.slice(0, Math.max(1, this.used[id]!));
+    }
   }
 
   /**
