@@ -12,14 +12,14 @@ import { handoffFields } from './config/handoff.js';
 import { knowledgeConfig, knowledgeFields, type KnowledgeConfig } from './config/knowledge.js';
 import { mediaFields } from './config/media.js';
 import { actionFields, mcpFields } from './config/mcp.js';
-import { compatibleServers, modelFields, modelLists, providerFields, type ModelProviders, type ModelSpec } from './config/model.js';
+import { compatibleServers, modelFields, modelLists, providerFields, type EmbeddingSpec, type ModelProviders, type ModelSpec } from './config/model.js';
 import { queueFields } from './config/queue.js';
 import { businessFields, operatorFields, serviceFields, type TrustProxy } from './config/service.js';
 import { outboxFields, storeFields, transcriptFields } from './config/store.js';
 import { webFields } from './config/web.js';
 import { channelGroupIssues, whatsappFields } from './config/whatsapp.js';
 
-export type { ModelSpec } from './config/model.js';
+export type { EmbeddingSpec, ModelSpec } from './config/model.js';
 export type { TrustProxy } from './config/service.js';
 export { KnowledgeSourceSchema, type KnowledgeConfig } from './config/knowledge.js';
 
@@ -64,6 +64,8 @@ export interface Config {
     fast: ModelSpec[];
     smart: ModelSpec[];
     vision: ModelSpec[];
+    /** MODEL_EMBEDDING: the knowledge's embedding model (undefined: lexical search only). */
+    embedding: EmbeddingSpec | undefined;
     /** How long a customer waits on a model outage before the one holding message. */
     holdingNoticeMs: number;
     /** The per-provider circuit breaker: consecutive failures that open it, how long it stays open. */

@@ -37,6 +37,9 @@ export const modelFields = {
   MODEL_FAST: modelList.default(['gpt-5-mini']),
   MODEL_SMART: modelList.default(['gpt-5']),
   MODEL_VISION: modelList.optional(),
+  // The embedding model the knowledge's search fuses with BM25 (one `provider:model`; absent: lexical only).
+  MODEL_EMBEDDING: z.string().trim().min(1, 'expected one provider:model entry, e.g. openai:text-embedding-3-small').optional(),
+  MODEL_EMBEDDING_DIMENSIONS: z.coerce.number({ error: 'expected 16–4096' }).int().min(16).max(4096).optional(),
   // A customer waiting this long on a model outage gets one holding message (then the real answer).
   MODEL_HOLDING_NOTICE_MS: positiveInt(20_000),
   // A provider failing this many calls in a row (across workers) is skipped for the cooldown, then probed.
@@ -59,6 +62,14 @@ export interface ModelSpec {
   provider: string;
   modelId: string;
 }
+
+/** The embedding model: its entry, and the vector size asked of it (undefined: the model's own). */
+export interface EmbeddingSpec extends ModelSpec {
+  dimensions: number | undefined;
+}
+
+/** OpenAI's text-embedding-3 models shorten their vectors on request: 512 keeps them compact. */
+const DEFAULT_DIMENSIONS = (spec: ModelSpec) => (spec.provider === 'openai' && spec.modelId.startsWith('text-embedding-3') ? 512 : undefined);
 
 export interface ModelProviders {
   openai?: { apiKey: string; baseUrl: string | undefined };
@@ -117,9 +128,15 @@ function modelSpec(entry: string, compatible: ModelProviders['compatible']): Mod
 
 /** The configured entries of each list, or one line per entry whose provider has no key. */
 export function modelLists(
-  env: { MODEL_FAST: readonly string[]; MODEL_SMART: readonly string[]; MODEL_VISION?: readonly string[] | undefined },
+  env: {
+    MODEL_FAST: readonly string[];
+    MODEL_SMART: readonly string[];
+    MODEL_VISION?: readonly string[] | undefined;
+    MODEL_EMBEDDING?: string | undefined;
+    MODEL_EMBEDDING_DIMENSIONS?: number | undefined;
+  },
   providers: ModelProviders,
-): { lists: Record<'fast' | 'smart' | 'vision', ModelSpec[]>; issues: string[] } {
+): { lists: Record<'fast' | 'smart' | 'vision', ModelSpec[]> & { embedding: EmbeddingSpec | undefined }; issues: string[] } {
   const issues: string[] = [];
   const parse = (variable: string, entries: readonly string[]) =>
     entries.map((entry) => {
@@ -130,8 +147,15 @@ export function modelLists(
       if (!spec.modelId) issues.push(`${variable}: "${entry}" names no model`);
       return spec;
     });
+  const [embedding] = parse('MODEL_EMBEDDING', env.MODEL_EMBEDDING ? [env.MODEL_EMBEDDING] : []);
+  if (embedding?.provider === 'anthropic') issues.push(`MODEL_EMBEDDING: "${env.MODEL_EMBEDDING}": Anthropic offers no embedding model`);
   return {
-    lists: { fast: parse('MODEL_FAST', env.MODEL_FAST), smart: parse('MODEL_SMART', env.MODEL_SMART), vision: parse('MODEL_VISION', env.MODEL_VISION ?? []) },
+    lists: {
+      fast: parse('MODEL_FAST', env.MODEL_FAST),
+      smart: parse('MODEL_SMART', env.MODEL_SMART),
+      vision: parse('MODEL_VISION', env.MODEL_VISION ?? []),
+      embedding: embedding ? { ...embedding, dimensions: env.MODEL_EMBEDDING_DIMENSIONS ?? DEFAULT_DIMENSIONS(embedding) } : undefined,
+    },
     issues,
   };
 }

@@ -21,10 +21,12 @@ import type { RedisClient } from '../redis.js';
 import { createKnowledgeRouter } from './admin.js';
 import { fitPassages, missSection, sourcesSection } from './brief.js';
 import { followChanges, streamPosition, type ChangeFollower } from './changes.js';
-import { createKnowledgeIndex, type KnowledgeIndex } from './knowledge-index.js';
+import { createConfiguredEmbeddingModel, type EmbeddingModelConfig } from '../model/provider.js';
+import { createKnowledgeEmbedder } from './embeddings.js';
+import { createKnowledgeIndex } from './knowledge-index.js';
 import { createKnowledgeLibrary } from './library.js';
 import { createMissLog } from './misses.js';
-import type { Audience, ChunkRecord, Passage } from './model.js';
+import type { Audience, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
 import { createKnowledgeStore } from './store.js';
@@ -42,6 +44,8 @@ export interface KnowledgeFeatureOptions {
   config: KnowledgeConfig;
   /** The admin API's token (absent: no `/admin/knowledge`). */
   adminToken: string | undefined;
+  /** The model configuration: MODEL_EMBEDDING's model (through the provider registry) makes the search hybrid; absent: lexical. */
+  model?: EmbeddingModelConfig | undefined;
   /** How often the re-crawl schedule looks for due sources (tests shorten it). */
   scheduleEveryMs?: number;
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
@@ -54,6 +58,7 @@ export interface KnowledgeFeatureOptions {
 export const knowledgeOptions = (config: Pick<Config, 'knowledge' | 'model' | 'adminToken'>, overrides: { models?: ModelProvider | undefined }) => ({
   config: config.knowledge,
   adminToken: config.adminToken,
+  model: config.model,
   models: () => overrides.models ?? createConfiguredModelProvider(config.model),
 });
 
@@ -77,26 +82,15 @@ export interface KnowledgeFeature {
   close(): Promise<void>;
 }
 
-async function buildIndex(index: KnowledgeIndex, chunks: AsyncIterable<ChunkRecord>): Promise<number> {
-  const byOwner = new Map<string, ChunkRecord[]>();
-  let count = 0;
-  for await (const chunk of chunks) {
-    const list = byOwner.get(chunk.owner) ?? [];
-    list.push(chunk);
-    byOwner.set(chunk.owner, list);
-    count += 1;
-  }
-  for (const [owner, list] of byOwner) await index.replaceOwner(owner, list);
-  return count;
-}
-
 export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): Promise<KnowledgeFeature> {
   const { redis, logger, metrics, config } = options;
   const store = createKnowledgeStore(options.connection);
-  const index = await createKnowledgeIndex();
-  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics });
+  const embedding = options.model ? createConfiguredEmbeddingModel(options.model) : undefined;
+  const embedder = embedding ? createKnowledgeEmbedder(embedding, logger, metrics) : undefined;
+  const index = await createKnowledgeIndex({ embeddingModel: embedder?.label });
+  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder });
   const misses = createMissLog(redis, { logger, metrics });
-  const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics });
+  const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics, embedder });
   const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, logger, metrics });
   const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics, suggestions });
   let built = false;
@@ -122,11 +116,15 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
       try {
         const position = await streamPosition(redis);
         const started = performance.now();
-        const count = await buildIndex(index, store.allChunks());
+        const count = await index.load(store.allChunks());
         built = true;
         logger.info('knowledge-index-built', { chunks: count, ms: Math.round(performance.now() - started) });
         follower = followChanges(redis, position, library.apply, { logger, metrics });
         markReady();
+        library
+          .embedMissing(index.unembeddedOwners())
+          .then((owners) => owners > 0 && logger.info('knowledge-embeddings-added', { owners }))
+          .catch((error: unknown) => logger.warn('knowledge-embedding-backfill-failed', { error }));
         break;
       } catch (error) {
         const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);

@@ -7,11 +7,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { RedisClient } from '../redis.js';
+import { KEY_PREFIX, type RedisClient } from '../redis.js';
 import { announceChange } from './changes.js';
 import { chunkText } from './chunking.js';
+import type { Embedder } from './embeddings.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
-import type { OwnerRecord } from './model.js';
+import type { ChunkRecord, OwnerRecord } from './model.js';
 import { dropSteering } from './steering.js';
 import type { KnowledgeStore } from './store.js';
 
@@ -35,7 +36,16 @@ export interface KnowledgeLibrary {
   remove(ownerId: string): Promise<boolean>;
   /** Applies a change another process announced (reads the owner back by `_id`). */
   apply(change: { op: 'upsert' | 'delete'; owner: string }): Promise<void>;
+  /**
+   * Embeds the chunks of these owners that lack MODEL_EMBEDDING's vectors (content added before it
+   * was set, or while the provider failed): one process at a time (a Redis lock), owner by owner,
+   * written and announced as any change; stops at the first failure. Returns the owners embedded.
+   */
+  embedMissing(owners: readonly string[]): Promise<number>;
 }
+
+const BACKFILL_LOCK = `${KEY_PREFIX}:knowledge:embed-backfill`;
+const BACKFILL_LOCK_MS = 30 * 60_000;
 
 export function createKnowledgeLibrary(dependencies: {
   store: KnowledgeStore;
@@ -43,8 +53,22 @@ export function createKnowledgeLibrary(dependencies: {
   redis: RedisClient;
   logger: Logger;
   metrics: Metrics;
+  /** MODEL_EMBEDDING: chunks are embedded before they are written. */
+  embedder?: Embedder | undefined;
 }): KnowledgeLibrary {
-  const { store, index, redis, logger, metrics } = dependencies;
+  const { store, index, redis, logger, metrics, embedder } = dependencies;
+
+  /** The chunks with their vectors; without them (logged) when the provider fails, so the owner is written lexically and marked to be embedded on its next put. */
+  const embedded = async (chunks: ChunkRecord[], ownerId: string): Promise<{ chunks: ChunkRecord[]; complete: boolean }> => {
+    if (!embedder || chunks.length === 0) return { chunks, complete: true };
+    try {
+      return { chunks: await embedder.embedChunks(chunks), complete: true };
+    } catch (error) {
+      metrics.increment('knowledge_embedding_failed_total', { stage: 'ingest' });
+      logger.warn('knowledge-embedding-failed', { owner: ownerId, chunks: chunks.length, error });
+      return { chunks, complete: false };
+    }
+  };
 
   const apply: KnowledgeLibrary['apply'] = async (change) => {
     const owner = change.op === 'upsert' ? await store.getOwner(change.owner) : undefined;
@@ -62,20 +86,22 @@ export function createKnowledgeLibrary(dependencies: {
         metrics.increment('knowledge_steering_dropped_total', {}, dropped.length);
         logger.warn('knowledge-steering-dropped', { owner: content.ownerId, url: content.url, count: dropped.length, samples: dropped.slice(0, 3) });
       }
-      const hash = textHash(`${content.title}\n${content.sites.join(',')}\n${text}`);
+      // With MODEL_EMBEDDING its label is part of the hash: a new model re-embeds a page on its next crawl.
+      const hash = textHash(`${content.title}\n${content.sites.join(',')}\n${embedder ? `${embedder.label}\n` : ''}${text}`);
       const previous = await store.getOwner(content.ownerId);
       if (previous?.hash === hash) {
         if (content.extra) await store.updateOwner({ ...previous, ...content.extra, updatedAt: new Date() });
         return { chunks: previous.chunkIds.length, dropped: dropped.length, unchanged: true };
       }
-      const chunks = chunkText(text, { owner: content.ownerId, title: content.title, url: content.url, sites: content.sites, language: content.language });
+      const cut = chunkText(text, { owner: content.ownerId, title: content.title, url: content.url, sites: content.sites, language: content.language });
+      const { chunks, complete } = await embedded(cut, content.ownerId);
       const owner: OwnerRecord = {
         _id: content.ownerId,
         kind: content.kind,
         title: content.title,
         url: content.url,
         chunkIds: chunks.map((chunk) => chunk._id),
-        hash,
+        hash: complete ? hash : `${hash}:unembedded`,
         sites: [...content.sites],
         updatedAt: new Date(),
         ...content.extra,
@@ -96,5 +122,28 @@ export function createKnowledgeLibrary(dependencies: {
     },
 
     apply,
+
+    async embedMissing(owners) {
+      if (!embedder || owners.length === 0) return 0;
+      const token = newId('backfill');
+      if ((await redis.set(BACKFILL_LOCK, token, 'PX', BACKFILL_LOCK_MS, 'NX')) !== 'OK') return 0;
+      let done = 0;
+      try {
+        for (const ownerId of owners) {
+          const owner = await store.getOwner(ownerId);
+          const chunks = owner ? await store.chunksOf(owner) : [];
+          if (!owner || chunks.every((chunk) => chunk.embeddingModel === embedder.label)) continue;
+          const result = await embedded(chunks, ownerId);
+          if (!result.complete) break;
+          await store.putOwner(owner, result.chunks);
+          await index.replaceOwner(ownerId, result.chunks);
+          await announceChange(redis, { op: 'upsert', owner: ownerId });
+          done += 1;
+        }
+      } finally {
+        if ((await redis.get(BACKFILL_LOCK)) === token) await redis.del(BACKFILL_LOCK);
+      }
+      return done;
+    },
   };
 }

@@ -26,6 +26,10 @@ export interface ChunkRecord {
   /** Audience; empty = everyone. */
   sites: string[];
   language?: string | undefined;
+  /** The chunk's embedding (MODEL_EMBEDDING): float32 values' bytes, a BSON binary in MongoDB. */
+  vector?: Uint8Array | undefined;
+  /** The `provider:model` that made `vector`. */
+  embeddingModel?: string | undefined;
 }
 
 export interface OwnerRecord {

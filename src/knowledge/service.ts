@@ -11,6 +11,7 @@ import type { RedisClient } from '../redis.js';
 import { KEY_PREFIX, luaScript } from '../redis.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
 import { checkDocument, extractHtml, extractPdf } from './extract.js';
+import type { Embedder } from './embeddings.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import { newId, type KnowledgeLibrary } from './library.js';
 import type { MissLog } from './misses.js';
@@ -39,8 +40,10 @@ export function createKnowledgeService(dependencies: {
   limits: CrawlLimits;
   logger: Logger;
   metrics: Metrics;
+  /** MODEL_EMBEDDING: the query is embedded (one request) and the vector ranking fused with BM25. */
+  embedder?: Embedder | undefined;
 }) {
-  const { store, index, library, redis, logger, metrics } = dependencies;
+  const { store, index, library, redis, logger, metrics, embedder } = dependencies;
   const ownerView = (owner: OwnerRecord) => ({
     id: owner._id.replace(/^doc:/, ''),
     kind: owner.kind,
@@ -72,8 +75,10 @@ export function createKnowledgeService(dependencies: {
     index,
     misses: dependencies.misses,
 
-    retrieve(query: string | readonly string[], audience: Audience, limit = 5): Promise<Passage[]> {
-      return index.search(query, audience, limit);
+    async retrieve(query: string | readonly string[], audience: Audience, limit = 5): Promise<Passage[]> {
+      if (!embedder || index.vectors() === 0) return index.search(query, audience, limit);
+      const vector = await embedder.embedQuery(typeof query === 'string' ? query : query.join('\n'));
+      return index.search(query, audience, limit, { vector });
     },
 
     async addFaq(entries: readonly { question: string; answer: string; url?: string | undefined; sites?: string[] | undefined }[]) {

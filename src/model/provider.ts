@@ -13,7 +13,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { createProviderRegistry, customProvider, type LanguageModel } from 'ai';
+import { createProviderRegistry, customProvider, type EmbeddingModel, type LanguageModel } from 'ai';
 import type { Config, ModelSpec } from '../config.js';
 import type { ModelCallUsage, ModelTier } from '../contracts/index.js';
 
@@ -50,8 +50,11 @@ const FILE_INPUT_PROVIDERS = new Set(['openai', 'anthropic', 'google']);
 
 const specKey = (spec: ModelSpec) => `${spec.provider}:${spec.modelId}`;
 
+/** What the registry and MODEL_EMBEDDING's model are built from (the knowledge feature is handed this much). */
+export type EmbeddingModelConfig = Pick<Config['model'], 'providers' | 'fast' | 'smart' | 'vision' | 'embedding'>;
+
 /** The AI SDK provider registry over every configured provider (the only place that names provider packages). */
-function createRegistry(config: Config['model']) {
+function createRegistry(config: EmbeddingModelConfig) {
   const { openai, anthropic, google, compatible } = config.providers;
   const providers: Record<string, Parameters<typeof createProviderRegistry>[0][string]> = {};
   if (openai) {
@@ -92,4 +95,13 @@ export function createConfiguredModelProvider(config: Config['model']): ModelPro
   const vision = config.vision.length > 0 ? config.vision.map(entry) : [...seen.values()];
   const chains: Record<ModelChain, readonly ModelEntry[]> = { fast, smart, vision };
   return { entries: (chain) => chains[chain] };
+}
+
+/** MODEL_EMBEDDING's model, through the same registry as the tiers' models; undefined when none is configured. */
+export function createConfiguredEmbeddingModel(
+  config: EmbeddingModelConfig,
+): { label: string; model: EmbeddingModel; dimensions: number | undefined } | undefined {
+  const spec = config.embedding;
+  if (!spec) return undefined;
+  return { label: specKey(spec), model: createRegistry(config).embeddingModel(specKey(spec) as `${string}:${string}`), dimensions: spec.dimensions };
 }
