@@ -9,22 +9,21 @@
  * screens, where the panel fills the viewport) keeping the page behind it from scrolling.
  */
 import type { Session, SiteSettings, WidgetApi } from './api.js';
-import { attachmentStringsFrom } from './attachment-strings.js';
-import { createAttachments } from './attachments.js';
-import { createChat, type Chat } from './chat.js';
+import type { ChatPart } from './chat-part.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
-import { createPageModal } from './modal.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
-import { createPanel, SMALL_SCREEN, type Panel } from './panel.js';
-import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue, type WidgetStrings } from './strings.js';
+import { loadPart } from './parts.js';
+import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
 import type { VisitorStore } from './visitor-store.js';
 
 export interface MountOptions {
   api: WidgetApi;
+  /** The service's origin (where the chat part is loaded from). */
+  origin: string;
   store: VisitorStore;
   /** The embedding script's CSP nonce, for browsers without constructable stylesheets. */
   nonce: string | undefined;
@@ -53,7 +52,12 @@ interface ChatApi {
   sound(on: boolean): void;
 }
 
+/** The chat part's file name (`chat-<hash>.js`), set by scripts/build-widget.ts. */
+declare const WIDGET_CHAT_PART: string;
+
 const HOST_TAG = 'assistant-chat-widget';
+/** Where the open panel fills the viewport (panel-styles.ts). */
+const SMALL_SCREEN = '(max-width: 479.98px)';
 const PANEL_ID = 'chat-panel';
 const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
 
@@ -106,46 +110,6 @@ function exposeChatApi(name: string | undefined, chatApi: ChatApi): void {
   Object.defineProperty(window, name, { value: Object.freeze(chatApi), configurable: true });
 }
 
-/** The panel (with its attachments) and the chat behind it, for a started session. */
-function assembleChat(
-  context: Pick<MountOptions, 'api' | 'store'> & { session: Session; catalogue: Catalogue; strings: WidgetStrings; language: string; onClose(): void },
-  onReply: (preview: string) => void,
-): { panel: Panel; chat: Chat } {
-  const { session, strings } = context;
-  const { site } = session;
-  const attachmentStrings = attachmentStringsFrom(context.catalogue);
-  const attachments = createAttachments({
-    strings: attachmentStrings,
-    maxBytes: site.maxUploadBytes,
-    upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
-  });
-  const panel = createPanel(
-    strings,
-    site,
-    PANEL_ID,
-    {
-      onClose: context.onClose,
-      onNewChat: () => void chat.newChat(),
-      onSend: (text) => chat.send(text),
-      onTyping: (typing) => chat.typing(typing),
-    },
-    attachments,
-  );
-  attachments.acceptDrops(panel.element);
-  attachments.acceptPaste(panel.input);
-  const chat = createChat({
-    api: context.api,
-    store: context.store,
-    session,
-    strings,
-    panel,
-    attachments: { tray: attachments, strings: attachmentStrings },
-    language: context.language,
-    onReply,
-  });
-  return { panel, chat };
-}
-
 export function mountWidget(options: MountOptions): MountedWidget {
   const { dataset } = options.script;
   const browserLanguages = [...(navigator.languages ?? []), navigator.language];
@@ -158,22 +122,46 @@ export function mountWidget(options: MountOptions): MountedWidget {
   const host = document.createElement(HOST_TAG);
   const root = host.attachShadow({ mode: 'open' });
   const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
-  const style = (site: SiteSettings | undefined): void => applyStyles(root, themeFor(site?.accentColor), options.nonce);
+  let styledSite = options.site;
+  let partCss = '';
+  const style = (site: SiteSettings | undefined): void => {
+    styledSite = site;
+    applyStyles(root, themeFor(site?.accentColor), options.nonce, partCss);
+  };
   style(options.site);
+  // The chat part, fetched at once (beside the session) so the panel never waits on it.
+  let chatPart: Promise<ChatPart> | undefined;
+  const loadChat = (): Promise<ChatPart> =>
+    (chatPart ??= loadPart<ChatPart>(options.origin, WIDGET_CHAT_PART, 'chat', options.nonce).then(
+      (part) => {
+        if (!partCss) {
+          partCss = part.css;
+          style(styledSite);
+        }
+        return part;
+      },
+      (error: unknown) => {
+        chatPart = undefined;
+        throw error;
+      },
+    ));
+  void loadChat().catch(() => undefined);
+  // A session whose chat part could not be loaded: tried again when the visitor opens the chat.
+  let waitingStart: (() => void) | undefined;
 
   let isOpen = false;
   let wantOpen = false;
   let sound = dataset.sound === 'on';
   const smallScreen = window.matchMedia(SMALL_SCREEN);
   const scrollLock = createPageScrollLock();
-  const pageModal = createPageModal(host);
+  let pageModal: ReturnType<ChatPart['createPageModal']> | undefined;
   let panelElement: HTMLElement | undefined;
   // On a phone the open panel covers the page: the page neither scrolls nor takes focus behind it.
   const updateScrollLock = (): void => {
     const covering = isOpen && smallScreen.matches;
     if (covering) scrollLock.lock();
     else scrollLock.release();
-    pageModal.set(covering ? panelElement : undefined);
+    pageModal?.set(covering ? panelElement : undefined);
   };
   smallScreen.addEventListener('change', updateScrollLock);
 
@@ -188,7 +176,8 @@ export function mountWidget(options: MountOptions): MountedWidget {
       wantOpen = true;
       note.hidden = false;
       note.textContent = unavailable ? strings.unavailable : strings.connecting;
-      options.retry();
+      if (waitingStart) waitingStart();
+      else options.retry();
       return;
     }
     started.open();
@@ -229,7 +218,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
     },
   });
 
-  return {
+  const mounted: MountedWidget = {
     setUnavailable() {
       unavailable = true;
       if (!note.hidden) note.textContent = strings.unavailable;
@@ -240,21 +229,31 @@ export function mountWidget(options: MountOptions): MountedWidget {
     },
     async start(session, resume) {
       if (started) return;
+      waitingStart = undefined;
       const { site } = session;
       style(site);
       if (languageFor(site) !== language) {
         language = languageFor(site);
         words = options.api.catalogue(language);
       }
+      let part: ChatPart;
+      try {
+        part = await loadChat();
+      } catch {
+        mounted.setUnavailable();
+        waitingStart = () => void mounted.start(session, resume);
+        return;
+      }
       const catalogue = await words;
       if (started) return;
+      pageModal ??= part.createPageModal(host);
       strings = stringsFrom(catalogue);
       container.lang = language;
       container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
       launcher.setStrings(strings);
       note.hidden = true;
 
-      const { panel, chat } = assembleChat({ ...options, session, catalogue, strings, language, onClose: close }, (preview) => {
+      const { panel, chat } = part.assembleChat({ ...options, session, catalogue, strings, language, panelId: PANEL_ID, onClose: close }, (preview) => {
         // Heard only when it would not be seen: the panel closed, or the tab in the background.
         if (sound && (!isOpen || document.hidden)) chime();
         if (isOpen) return;
@@ -288,4 +287,5 @@ export function mountWidget(options: MountOptions): MountedWidget {
       else if (resume || unread.count() > 0) chat.connect();
     },
   };
+  return mounted;
 }
