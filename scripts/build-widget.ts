@@ -1,7 +1,7 @@
 /**
- * Bundles the browser widget into minified ES2020 IIFEs with no imports: `widget.js`
+ * Bundles the browser widget into minified ES2020 scripts with no static imports: `widget.js` (an IIFE)
  * (channels/web/widget/index.ts: what a first paint needs) and its lazily loaded chat part
- * (channels/web/widget/chat-part.ts, `chat-<hash>.js`, whose name widget.js carries, so
+ * (channels/web/widget/chat-part.ts, an ES module `chat-<hash>.js` it `import()`s, whose name widget.js carries, so
  * widget.js's short content hash versions both). The server serves widget.js under
  * `/widget/<version>/widget.js` and the part under `/widget/part/<file>`, both immutable. Run
  * directly, it writes dist/widget/widget.js, the part and dist/widget/version.txt (the part's
@@ -26,13 +26,13 @@ export interface WidgetBundle {
 
 const hashOf = (code: string): string => createHash('sha256').update(code).digest('hex').slice(0, 12);
 
-async function bundle(file: string, define: Record<string, string>): Promise<string> {
+async function bundle(file: string, format: 'iife' | 'esm', define: Record<string, string>): Promise<string> {
   const result = await build({
     entryPoints: [widgetSource(file)],
     tsconfig: widgetSource('tsconfig.json'),
     define,
     bundle: true,
-    format: 'iife',
+    format,
     platform: 'browser',
     target: 'es2020',
     minify: true,
@@ -49,9 +49,9 @@ async function bundle(file: string, define: Record<string, string>): Promise<str
 }
 
 export async function buildWidget(): Promise<WidgetBundle> {
-  const chat = await bundle('chat-part.ts', {});
+  const chat = await bundle('chat-part.ts', 'esm', {});
   const chatFile = `chat-${hashOf(chat)}.js`;
-  const code = await bundle('index.ts', { WIDGET_CHAT_PART: JSON.stringify(chatFile) });
+  const code = await bundle('index.ts', 'iife', { WIDGET_CHAT_PART: JSON.stringify(chatFile) });
   return { code, version: hashOf(code), parts: { [chatFile]: chat } };
 }
 

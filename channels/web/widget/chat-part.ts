@@ -1,6 +1,6 @@
 /**
- * The chat part's entry point (bundled on its own by scripts/build-widget.ts, loaded by
- * widget.ts through parts.ts): the panel with its attachments, the chat behind it, and the
+ * The chat part's entry point (bundled on its own as an ES module by scripts/build-widget.ts,
+ * imported by widget.ts through parts.ts): the panel with its attachments, the chat behind it, and the
  * panel's stylesheet.
  */
 import type { Session, WidgetApi } from './api.js';
@@ -10,7 +10,6 @@ import { createChat, type Chat } from './chat.js';
 import { createPageModal } from './modal.js';
 import { createPanel, type Panel } from './panel.js';
 import { PANEL_CSS } from './panel-styles.js';
-import { registerPart } from './parts.js';
 import { plainText } from './rich-text.js';
 import type { Catalogue, WidgetStrings } from './strings.js';
 import type { VisitorStore } from './visitor-store.js';
@@ -63,8 +62,7 @@ function assembleChat(context: ChatContext, onReply: (preview: string) => void):
   return { panel, chat };
 }
 
-const part = { assembleChat, createPageModal, css: PANEL_CSS };
+/** What the chat part gives widget.js (`import()`ed, parts.ts). */
+export const part = { assembleChat, createPageModal, css: PANEL_CSS };
 
 export type ChatPart = typeof part;
-
-registerPart('chat', part);

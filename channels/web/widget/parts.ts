@@ -1,39 +1,21 @@
 /**
  * The widget's lazily loaded parts. `widget.js` carries what a first paint needs (the launcher,
  * the session, English); the chat itself (panel, message list, attachments, event stream, rich
- * text and its stylesheet) is a second script, `/widget/part/chat-<hash>.js`, from the service's
- * own origin, loaded while the launcher is already drawn (carrying the embedding script's nonce,
- * so a page whose `script-src` trusts the widget's origin or nonce runs it; no eval, nothing inline).
- * A part registers itself under a registry symbol on `window`; its file name carries its content
- * hash (set by scripts/build-widget.ts), so `widget.js`'s own version covers it.
+ * text and its stylesheet) is a second script, the ES module `/widget/part/chat-<hash>.js` from
+ * the service's own origin, imported while the launcher is already drawn. A dynamic `import()`
+ * is no Trusted Types sink (a page under `trusted-types 'none'` runs it), needs no inline script
+ * or eval, and carries the embedding script's nonce; the page's `script-src` must allow the
+ * service's origin, as it does for widget.js. The file name carries the part's content hash (set
+ * by scripts/build-widget.ts), so `widget.js`'s own version covers it.
  */
 
-const REGISTRY = Symbol.for('assistant-chat-widget.parts');
+let attempts = 0;
 
-type WindowWithParts = Window & { [REGISTRY]?: Record<string, unknown> };
-
-const registry = (): Record<string, unknown> => ((window as WindowWithParts)[REGISTRY] ??= {});
-
-/** Called by a part's entry point when it runs. */
-export function registerPart(name: string, value: unknown): void {
-  registry()[name] = value;
-}
-
-/** Loads `file` from `origin` (once per page) and resolves with what it registered as `name`. */
-export function loadPart<Value>(origin: string, file: string, name: string, nonce: string | undefined): Promise<Value> {
-  const known = registry()[name];
-  if (known) return Promise.resolve(known as Value);
-  return new Promise((resolve, reject) => {
-    const script = document.createElement('script');
-    script.src = `${origin}/widget/part/${file}`;
-    script.async = true;
-    if (nonce) script.nonce = nonce;
-    script.onload = script.onerror = () => {
-      script.remove();
-      const value = registry()[name];
-      if (value) resolve(value as Value);
-      else reject(new Error(`widget part ${file} did not load`));
-    };
-    document.head.append(script);
-  });
+/** Imports `file` from `origin` and resolves with its `part` export. */
+export async function loadPart<Value>(origin: string, file: string): Promise<Value> {
+  // A failed import stays failed for its URL: a retry asks under another query.
+  attempts += 1;
+  const url = `${origin}/widget/part/${file}${attempts > 1 ? `?retry=${attempts}` : ''}`;
+  const loaded = (await import(url)) as { part: Value };
+  return loaded.part;
 }

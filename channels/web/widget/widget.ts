@@ -132,7 +132,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   // The chat part, fetched at once (beside the session) so the panel never waits on it.
   let chatPart: Promise<ChatPart> | undefined;
   const loadChat = (): Promise<ChatPart> =>
-    (chatPart ??= loadPart<ChatPart>(options.origin, WIDGET_CHAT_PART, 'chat', options.nonce).then(
+    (chatPart ??= loadPart<ChatPart>(options.origin, WIDGET_CHAT_PART).then(
       (part) => {
         if (!partCss) {
           partCss = part.css;
