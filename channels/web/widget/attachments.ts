@@ -74,8 +74,12 @@ export interface Attachments {
   take(): SentAttachment[];
   /** Empties the tray (a new chat), cancelling uploads. */
   clear(): void;
-  /** Resolves once no file is uploading (a message sent meanwhile waits for it). */
-  settled(): Promise<void>;
+  /**
+   * A message is sent while files upload: the tray's files go with it (out of the tray, still
+   * uploading); resolves with the uploaded ones once none is uploading, `onProgress` told their
+   * overall fraction meanwhile. A file that fails comes back to the tray with its error.
+   */
+  handOver(onProgress: (fraction: number) => void): Promise<SentAttachment[]>;
   /** Files pasted into `target` (the message box) are attached. */
   acceptPaste(target: HTMLElement): void;
 }
@@ -87,6 +91,12 @@ interface Item {
   state: 'checking' | 'uploading' | 'ready' | 'failed';
   id: string | undefined;
   controller: AbortController;
+  /** Uploaded so far (0–1). */
+  fraction: number;
+  /** Resolves when it is uploaded, failed or removed. */
+  done: Promise<void>;
+  /** Told of progress and of the end (a message it was handed over to). */
+  watch?: () => void;
 }
 
 const ACCEPT = 'image/jpeg,image/png,image/webp,image/gif,application/pdf,.pdf';
@@ -120,7 +130,16 @@ function attachItem(
     element('span', { className: 'attachment-body' }, [label, progress, status]),
     removeButton,
   ]);
-  const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController() };
+  let finish = (): void => undefined;
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController(), fraction: 0, done };
+  const ended = (): void => {
+    item.watch?.();
+    finish();
+  };
+  item.controller.signal.addEventListener('abort', ended);
   removeButton.addEventListener('click', () => {
     tray.remove(item);
     tray.focusAttach();
@@ -133,6 +152,7 @@ function attachItem(
     entry.classList.add('failed');
     progress.hidden = true;
     status.textContent = text;
+    ended();
   };
 
   const start = async (): Promise<void> => {
@@ -148,7 +168,9 @@ function attachItem(
     const result = await options.upload(
       file,
       (fraction) => {
+        item.fraction = fraction;
         progress.value = Math.round(fraction * 100);
+        item.watch?.();
       },
       item.controller.signal,
     );
@@ -164,6 +186,7 @@ function attachItem(
     entry.classList.remove('uploading');
     entry.classList.add('ready');
     status.append(screenReaderText(strings.uploaded(name)));
+    ended();
   };
   return { item, start: () => void start() };
 }
@@ -201,6 +224,8 @@ function acceptDroppedFiles(target: HTMLElement, dropHere: string, addFiles: (fi
   });
 }
 
+const sentOf = (item: Item): SentAttachment => ({ id: item.id ?? '', name: item.file.name || 'file', kind: item.kind ?? 'document', file: item.file });
+
 export function createAttachments(options: AttachmentsOptions): Attachments {
   const { strings } = options;
   let items: Item[] = [];
@@ -217,13 +242,8 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
 
   const updateTray = (): void => {
     tray.hidden = items.length === 0;
-    if (uploading()) return;
-    const ready = waiters;
-    waiters = [];
-    for (const resolve of ready) resolve();
   };
 
-  let waiters: (() => void)[] = [];
   const uploading = (): boolean => items.some((item) => item.state === 'checking' || item.state === 'uploading');
   const remove = (item: Item): void => {
     item.controller.abort();
@@ -260,7 +280,24 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
     tray,
     acceptDrops: (target) => acceptDroppedFiles(target, strings.dropHere, addFiles),
     uploading,
-    settled: () => (uploading() ? new Promise((resolve) => waiters.push(resolve)) : Promise.resolve()),
+    async handOver(onProgress) {
+      const handed = items.filter((item) => item.state !== 'failed');
+      items = items.filter((item) => item.state === 'failed');
+      for (const item of handed) item.element.remove();
+      updateTray();
+      const report = (): void => onProgress(handed.reduce((sum, item) => sum + (item.state === 'ready' ? 1 : item.fraction), 0) / handed.length);
+      for (const item of handed) item.watch = report;
+      report();
+      await Promise.all(handed.map((item) => item.done));
+      for (const item of handed) {
+        if (item.state !== 'failed' || item.controller.signal.aborted) continue;
+        // It failed on its way: back in the tray, with its error, to be removed or sent again.
+        items.push(item);
+        list.append(item.element);
+      }
+      updateTray();
+      return handed.filter((item) => item.state === 'ready').map(sentOf);
+    },
     acceptPaste(target) {
       target.addEventListener('paste', (event) => {
         const files = event.clipboardData?.files;
@@ -273,7 +310,7 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
     take() {
       const ready = items.filter((item) => item.state === 'ready');
       for (const item of ready) remove(item);
-      return ready.map((item) => ({ id: item.id ?? '', name: item.file.name || 'file', kind: item.kind ?? 'document', file: item.file }));
+      return ready.map(sentOf);
     },
     clear() {
       for (const item of [...items]) remove(item);
@@ -315,6 +352,7 @@ export const ATTACHMENT_CSS = `
 .attachment-name { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .attachment-progress { width: 100%; height: 6px; accent-color: var(--accent); }
 .attachment.ready .attachment-progress { display: none; }
+.upload-progress { width: 64px; height: 6px; accent-color: var(--accent); }
 .attachment-status { color: var(--danger); }
 .attachment-status:empty { display: none; }
 .attachment-remove { flex: none; width: 28px; height: 28px; padding: 0; border: 0; border-radius: 8px; display: grid; place-items: center; background: transparent; color: var(--muted); cursor: pointer; }

@@ -63,7 +63,15 @@ async function boot(): Promise<void> {
   const stored = store.load();
   const pending = startSession(api, stored);
   await domReady();
-  const widget = mountWidget({ api, origin: serviceOrigin, store, nonce: script.nonce || undefined, site: store.loadSite(), script, retry: () => void attempt() });
+  const widget = mountWidget({
+    api,
+    origin: serviceOrigin,
+    store,
+    nonce: script.nonce || undefined,
+    site: store.loadSite(),
+    script,
+    retry: () => void attempt(),
+  });
 
   let failures = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;

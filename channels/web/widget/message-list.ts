@@ -22,7 +22,7 @@ type DeliveryState = 'pending' | 'sent' | 'waiting' | 'failed';
 
 export interface OutgoingBubble {
   readonly element: HTMLElement;
-  setState(state: DeliveryState, failure?: { reason: string; onRetry?: () => void }): void;
+  setState(state: DeliveryState, failure?: { reason: string; onRetry?: () => void; progress?: HTMLElement }): void;
 }
 
 export interface MessageList {
@@ -85,6 +85,7 @@ function outgoingBubble(
         return;
       }
       delivery.append(element('span', { text: failure.reason }));
+      if (failure.progress) delivery.append(failure.progress);
       if (failure.onRetry) {
         const retry = element('button', { className: 'link-button', text: strings.retry, attributes: { type: 'button' } });
         retry.addEventListener('click', failure.onRetry, { once: true });

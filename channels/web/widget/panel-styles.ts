@@ -28,7 +28,7 @@ export const PANEL_CSS = `
 .confirm button.danger { border-color: var(--danger); color: var(--danger); font-weight: 600; }
 .confirm button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 .icon-button svg { width: 20px; height: 20px; }
-.banner { padding: 8px 16px; font-size: 13px; background: #fffaeb; color: #93370d; border-bottom: 1px solid #fedf89;
+.banner, .waiting-banner { padding: 8px 16px; font-size: 13px; background: #fffaeb; color: #93370d; border-bottom: 1px solid #fedf89;
 }
 .connection { padding: 6px 16px; font-size: 13px; text-align: center; background: var(--surface); color: var(--muted);
 }

@@ -12,10 +12,10 @@
 let attempts = 0;
 
 /** Imports `file` from `origin` and resolves with its `part` export. */
-export async function loadPart<Value>(origin: string, file: string): Promise<Value> {
+export async function loadPart<Value>(serviceOrigin: string, file: string): Promise<Value> {
   // A failed import stays failed for its URL: a retry asks under another query.
   attempts += 1;
-  const url = `${origin}/widget/part/${file}${attempts > 1 ? `?retry=${attempts}` : ''}`;
+  const url = `${serviceOrigin}/widget/part/${file}${attempts > 1 ? `?retry=${attempts}` : ''}`;
   const loaded = (await import(url)) as { part: Value };
   return loaded.part;
 }

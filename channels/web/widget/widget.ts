@@ -1,15 +1,18 @@
 /**
  * Mounts the widget: a host element with an open shadow root (so the page's CSS cannot reach in
  * and ours cannot leak out) and the launcher at once (never waiting for the service),
- * then, once a session is started, the panel and the chat. Owns opening and closing, focus, the
+ * then, once a session is started, the panel and the chat (from the lazily loaded chat part,
+ * parts.ts; opened while the service could not be reached since the page loaded, the panel comes
+ * first, offline, and the chat joins it once a session is there). Owns opening and closing, focus, the
  * unread count (kept across reloads, shown on the launcher and in the page title while the panel
- * is closed, and the opt-in chime), the embed options of the script tag (`data-position="left"`,
+ * is closed, and the opt-in chime), the embed options of the script tag (`data-position="left"`
+ * or `"right"`: by default right, left in a right-to-left language,
  * `data-theme="dark"` or `"auto"`, `data-sound="on"`, `data-api="Name"` for
  * `window.Name.open()/close()/onUnread(callback)/sound(on)`), and (on small
  * screens, where the panel fills the viewport) keeping the page behind it from scrolling.
  */
 import type { Session, SiteSettings, WidgetApi } from './api.js';
-import type { ChatPart } from './chat-part.js';
+import type { ChatPanel, ChatPart } from './chat-part.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
@@ -38,7 +41,7 @@ export interface MountOptions {
 export interface MountedWidget {
   /** A session is there: build the panel (opening it if the visitor already asked). `resume`: connect now, so replies count as unread. */
   start(session: Session, resume: boolean): Promise<void>;
-  /** The service could not be reached: the launcher says so when clicked. */
+  /** The service could not be reached: opened now, the panel takes messages to send once it is back (the launcher says so when even the chat part is missing). */
   setUnavailable(): void;
   /** The service refused this page: no widget. */
   remove(): void;
@@ -56,6 +59,15 @@ interface ChatApi {
 declare const WIDGET_CHAT_PART: string;
 
 const HOST_TAG = 'assistant-chat-widget';
+/** The site as the offline panel shows it before any session told the widget its settings. */
+const OFFLINE_SITE: SiteSettings = {
+  name: '',
+  greeting: '',
+  accentColor: undefined,
+  language: undefined,
+  maxMessageChars: undefined,
+  maxUploadBytes: undefined,
+};
 /** Where the open panel fills the viewport (panel-styles.ts). */
 const SMALL_SCREEN = '(max-width: 479.98px)';
 const PANEL_ID = 'chat-panel';
@@ -110,18 +122,28 @@ function exposeChatApi(name: string | undefined, chatApi: ChatApi): void {
   Object.defineProperty(window, name, { value: Object.freeze(chatApi), configurable: true });
 }
 
-export function mountWidget(options: MountOptions): MountedWidget {
-  const { dataset } = options.script;
-  const browserLanguages = [...(navigator.languages ?? []), navigator.language];
-  // A site that sets a language forces it; otherwise the visitor's browser decides.
-  const languageFor = (site: SiteSettings | undefined): string => chooseLanguage([site?.language, ...browserLanguages]);
-  let language = languageFor(options.site);
-  let words: Promise<Catalogue> = options.api.catalogue(language);
-  let strings = stringsFrom(ENGLISH);
+/** The chat part, fetched at once (beside the session) so the panel never waits on it; `onLoaded` once it is there. */
+function createPartLoader(serviceOrigin: string, onLoaded: (part: ChatPart) => void) {
+  let loading: Promise<ChatPart> | undefined;
+  let loaded: ChatPart | undefined;
+  const load = (): Promise<ChatPart> =>
+    (loading ??= loadPart<ChatPart>(serviceOrigin, WIDGET_CHAT_PART).then(
+      (part) => {
+        if (!loaded) onLoaded(part);
+        loaded = part;
+        return part;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
+  void load().catch(() => undefined);
+  return { load, loaded: () => loaded };
+}
 
-  const host = document.createElement(HOST_TAG);
-  const root = host.attachShadow({ mode: 'open' });
-  const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
+/** The shadow root's styles in the site's colours, with the chat part's rules once it is there (fetched at once). */
+function styleWithParts(root: ShadowRoot, options: Pick<MountOptions, 'site' | 'nonce' | 'origin'>) {
   let styledSite = options.site;
   let partCss = '';
   const style = (site: SiteSettings | undefined): void => {
@@ -129,80 +151,128 @@ export function mountWidget(options: MountOptions): MountedWidget {
     applyStyles(root, themeFor(site?.accentColor), options.nonce, partCss);
   };
   style(options.site);
-  // The chat part, fetched at once (beside the session) so the panel never waits on it.
-  let chatPart: Promise<ChatPart> | undefined;
-  const loadChat = (): Promise<ChatPart> =>
-    (chatPart ??= loadPart<ChatPart>(options.origin, WIDGET_CHAT_PART).then(
-      (part) => {
-        if (!partCss) {
-          partCss = part.css;
-          style(styledSite);
-        }
-        return part;
-      },
-      (error: unknown) => {
-        chatPart = undefined;
-        throw error;
-      },
-    ));
-  void loadChat().catch(() => undefined);
-  // A session whose chat part could not be loaded: tried again when the visitor opens the chat.
-  let waitingStart: (() => void) | undefined;
+  const parts = createPartLoader(options.origin, (part) => {
+    partCss = part.css;
+    style(styledSite);
+  });
+  return { style, parts };
+}
 
+/** Opening and closing the panel: focus, the unread count, and on a phone the page modal (inert page, no scrolling behind it). */
+function createPanelState(host: HTMLElement, launcher: Launcher, unread: ReturnType<typeof createUnreadCounter>) {
   let isOpen = false;
-  let wantOpen = false;
-  let sound = dataset.sound === 'on';
+  let shown: ChatPanel | undefined;
+  let pageModal: ReturnType<ChatPart['createPageModal']> | undefined;
   const smallScreen = window.matchMedia(SMALL_SCREEN);
   const scrollLock = createPageScrollLock();
-  let pageModal: ReturnType<ChatPart['createPageModal']> | undefined;
-  let panelElement: HTMLElement | undefined;
-  // On a phone the open panel covers the page: the page neither scrolls nor takes focus behind it.
-  const updateScrollLock = (): void => {
+  const update = (): void => {
     const covering = isOpen && smallScreen.matches;
     if (covering) scrollLock.lock();
     else scrollLock.release();
-    pageModal?.set(covering ? panelElement : undefined);
+    pageModal?.set(covering ? shown?.panel.element : undefined);
   };
-  smallScreen.addEventListener('change', updateScrollLock);
+  smallScreen.addEventListener('change', update);
+  return {
+    isOpen: () => isOpen,
+    shown: () => shown,
+    set(panel: ChatPanel, part: ChatPart): void {
+      shown = panel;
+      pageModal ??= part.createPageModal(host);
+    },
+    open(): void {
+      if (!shown) return;
+      isOpen = true;
+      unread.set(0);
+      launcher.setPreview(undefined);
+      launcher.setExpanded(true);
+      shown.panel.show(true);
+      update();
+      shown.chat()?.connect();
+      shown.panel.focusInitial();
+    },
+    close(): void {
+      if (!isOpen || !shown) return;
+      isOpen = false;
+      shown.panel.show(false);
+      update();
+      launcher.setExpanded(false);
+      launcher.element.focus();
+    },
+  };
+}
 
-  // What the launcher says while there is no session: connecting, or the service is unreachable.
+export function mountWidget(options: MountOptions): MountedWidget {
+  const { dataset } = options.script;
+  const browserLanguages = [...(navigator.languages ?? []), navigator.language];
+  // A site that sets a language forces it; otherwise the visitor's browser decides.
+  const languageFor = (site: SiteSettings | undefined): string => chooseLanguage([site?.language, ...browserLanguages]);
+  let language = languageFor(options.site);
+  let words: Promise<Catalogue> = options.api.catalogue(language);
+  let catalogue = ENGLISH;
+  let strings = stringsFrom(ENGLISH);
+
+  const host = document.createElement(HOST_TAG);
+  const root = host.attachShadow({ mode: 'open' });
+  const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
+  const { style, parts } = styleWithParts(root, options);
+  // A session whose chat part could not be loaded: tried again when the visitor opens the chat.
+  let waitingStart: (() => void) | undefined;
+  const retry = (): void => (waitingStart ? waitingStart() : options.retry());
+
+  let wantOpen = false;
+  let sound = dataset.sound === 'on';
+  // What the launcher says while there is no panel: connecting, or the service is unreachable.
   const note = element('div', { className: 'launcher-note', attributes: { role: 'status', hidden: '' } });
   let unavailable = false;
-  let started: { open(): void; close(): void } | undefined;
+  let started = false;
 
+  const buildPanel = (part: ChatPart, site: SiteSettings): ChatPanel => {
+    const built = part.createChatPanel({ site, catalogue, strings, panelId: PANEL_ID, onClose: close, onQueued: retry });
+    container.append(built.panel.element);
+    panels.set(built, part);
+    return built;
+  };
   const open = (): void => {
     if (sound) chime(true);
-    if (!started) {
-      wantOpen = true;
-      note.hidden = false;
-      note.textContent = unavailable ? strings.unavailable : strings.connecting;
-      if (waitingStart) waitingStart();
-      else options.retry();
+    const part = parts.loaded();
+    if (!panels.shown() && unavailable && part) {
+      // Unreachable since the page loaded: the panel opens offline and takes messages to send once it is back.
+      buildPanel(part, options.site ?? { ...OFFLINE_SITE, name: window.location.hostname, greeting: strings.hello }).panel.setQueued(true);
+    }
+    if (panels.shown()) {
+      note.hidden = true;
+      panels.open();
+      if (!started) retry();
       return;
     }
-    started.open();
+    wantOpen = true;
+    note.hidden = false;
+    note.textContent = unavailable ? strings.unavailable : strings.connecting;
+    retry();
   };
   const close = (): void => {
     wantOpen = false;
     note.hidden = true;
-    started?.close();
+    panels.close();
   };
 
-  const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !started ? close() : open()));
+  const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !panels.shown() ? close() : open()));
   const unread = createUnreadCounter(launcher, `chat-widget-unread:${dataset.siteKey ?? ''}`);
-  const container = element(
-    'div',
-    {
-      className: `root theme-${theme}${dataset.position === 'left' ? ' left' : ''}`,
-      attributes: { lang: language, dir: isRightToLeft(language) ? 'rtl' : 'ltr' },
-    },
-    [launcher.element, note],
-  );
+  const panels = createPanelState(host, launcher, unread);
+  const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
+  const speak = (): void => {
+    container.lang = language;
+    container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
+    // Bottom-left where the page reads right to left, unless the site says where.
+    container.classList.toggle('left', dataset.position === 'left' || (dataset.position !== 'right' && isRightToLeft(language)));
+  };
+  speak();
   root.append(container);
   document.body.append(host);
-  void words.then((catalogue) => {
-    if (started) return;
-    strings = stringsFrom(catalogue);
+  void words.then((loaded) => {
+    if (started || panels.shown()) return;
+    catalogue = loaded;
+    strings = stringsFrom(loaded);
     launcher.setStrings(strings);
     if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
   });
@@ -232,59 +302,45 @@ export function mountWidget(options: MountOptions): MountedWidget {
       waitingStart = undefined;
       const { site } = session;
       style(site);
-      if (languageFor(site) !== language) {
-        language = languageFor(site);
-        words = options.api.catalogue(language);
-      }
       let part: ChatPart;
       try {
-        part = await loadChat();
+        part = await parts.load();
       } catch {
         mounted.setUnavailable();
         waitingStart = () => void mounted.start(session, resume);
         return;
       }
-      const catalogue = await words;
+      if (!panels.shown() && languageFor(site) !== language) {
+        language = languageFor(site);
+        words = options.api.catalogue(language);
+      }
+      const loaded = await words;
       if (started) return;
-      pageModal ??= part.createPageModal(host);
-      strings = stringsFrom(catalogue);
-      container.lang = language;
-      container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
-      launcher.setStrings(strings);
+      started = true;
+      if (!panels.shown()) {
+        catalogue = loaded;
+        strings = stringsFrom(loaded);
+        speak();
+        launcher.setStrings(strings);
+        buildPanel(part, site);
+      }
       note.hidden = true;
-
-      const { panel, chat } = part.assembleChat({ ...options, session, catalogue, strings, language, panelId: PANEL_ID, onClose: close }, (preview) => {
-        // Heard only when it would not be seen: the panel closed, or the tab in the background.
-        if (sound && (!isOpen || document.hidden)) chime();
-        if (isOpen) return;
-        unread.set(unread.count() + 1);
-        launcher.setPreview(preview);
+      const chat = panels.shown()!.start({
+        ...options,
+        session,
+        language,
+        onReply(preview) {
+          // Heard only when it would not be seen: the panel closed, or the tab in the background.
+          if (sound && (!panels.isOpen() || document.hidden)) chime();
+          if (panels.isOpen()) return;
+          unread.set(unread.count() + 1);
+          launcher.setPreview(preview);
+        },
       });
-      container.append(panel.element);
-      panelElement = panel.element;
-      started = {
-        open() {
-          isOpen = true;
-          wantOpen = false;
-          unread.set(0);
-          launcher.setPreview(undefined);
-          launcher.setExpanded(true);
-          panel.show(true);
-          updateScrollLock();
-          chat.connect();
-          panel.focusInitial();
-        },
-        close() {
-          if (!isOpen) return;
-          isOpen = false;
-          panel.show(false);
-          updateScrollLock();
-          launcher.setExpanded(false);
-          launcher.element.focus();
-        },
-      };
-      if (wantOpen) started.open();
-      else if (resume || unread.count() > 0) chat.connect();
+      if (wantOpen) {
+        wantOpen = false;
+        panels.open();
+      } else if (panels.isOpen() || resume || unread.count() > 0) chat.connect();
     },
   };
   return mounted;
