@@ -232,16 +232,21 @@ export function mountWidget(options: MountOptions): MountedWidget {
     panels.set(built, part);
     return built;
   };
-  const open = (): void => {
-    if (sound) chime(true);
+  /** Opens the panel there is, or (the service unreachable since the page loaded) one offline: false when there is none yet. */
+  const showPanel = (): boolean => {
     const part = parts.loaded();
     if (!panels.shown() && unavailable && part) {
-      // Unreachable since the page loaded: the panel opens offline and takes messages to send once it is back.
       buildPanel(part, options.site ?? { ...OFFLINE_SITE, name: window.location.hostname, greeting: strings.hello }).panel.setQueued(true);
     }
-    if (panels.shown()) {
-      note.hidden = true;
-      panels.open();
+    if (!panels.shown()) return false;
+    wantOpen = false;
+    note.hidden = true;
+    panels.open();
+    return true;
+  };
+  const open = (): void => {
+    if (sound) chime(true);
+    if (showPanel()) {
       if (!started) retry();
       return;
     }
@@ -277,20 +282,13 @@ export function mountWidget(options: MountOptions): MountedWidget {
     if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
   });
   unread.restore();
-
-  // A small script API only when the site names it: the widget adds no global of its own.
-  exposeChatApi(dataset.api, {
-    open,
-    close,
-    onUnread: unread.listen,
-    sound(on) {
-      sound = on;
-    },
-  });
+  exposeChatApi(dataset.api, { open, close, onUnread: unread.listen, sound: (on) => void (sound = on) });
 
   const mounted: MountedWidget = {
     setUnavailable() {
       unavailable = true;
+      // Asked for while the first session was being tried: the panel opens offline.
+      if (wantOpen && showPanel()) return;
       if (!note.hidden) note.textContent = strings.unavailable;
     },
     remove() {
