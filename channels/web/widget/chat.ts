@@ -9,7 +9,8 @@
 import type { Session, WidgetApi } from './api.js';
 import type { AttachmentStrings } from './attachment-strings.js';
 import { uploadFile } from './attachment-upload.js';
-import { showSentAttachments, type Attachments, type Upload } from './attachments.js';
+import type { Attachments, Upload } from './attachments.js';
+import { showSentAttachments } from './sent-attachments.js';
 import { createEventHandlers, createQuestionButtons, createTypingIndicator, createTypingReporter } from './chat-events.js';
 import { createSessionKeeper, type ConversationSwitch } from './chat-session.js';
 import { createEventStream } from './event-stream.js';
@@ -130,7 +131,7 @@ export function createChat(options: ChatOptions): Chat {
   const outbox = createOutbox({
     strings,
     addBubble: (text) => list.addOutgoing(text),
-    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless),
+    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless, strings),
     send: (message) => {
       const page = currentPage();
       const sent = { ...message, language: options.language, ...(page ? { page } : {}) };

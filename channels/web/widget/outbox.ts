@@ -11,7 +11,7 @@
  * queued behind it, so none goes out of order).
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
-import type { SentAttachment } from './attachments.js';
+import type { SentAttachment } from './sent-attachments.js';
 import type { OutgoingBubble } from './message-list.js';
 import type { WidgetStrings } from './strings.js';
 

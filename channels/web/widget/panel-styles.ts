@@ -11,7 +11,7 @@ export const PANEL_CSS = `
 @keyframes open { from { opacity: 0; } }
 .header { display: flex; align-items: center; gap: 12px; padding: 14px 10px 14px 16px; background: var(--accent); color: var(--on-accent);
 }
-.avatar { flex: none; width: 38px; height: 38px; border-radius: 50%; display: grid; place-items: center; background: rgba(255, 255, 255, 0.22); border: 1px solid rgba(255, 255, 255, 0.35); font-size: 16px; font-weight: 700;
+.avatar { flex: none; width: 38px; height: 38px; border-radius: 50%; display: grid; place-items: center; border: 1.5px solid; font-size: 16px; font-weight: 700;
 }
 .avatar.teammate { background: var(--on-accent); color: var(--accent); }
 .heading { flex: 1; min-width: 0; }

@@ -40,6 +40,9 @@ export interface WidgetStrings {
   waitingForUpload: string;
   /** The panel's banner while the service could not be reached since the page loaded: messages wait. */
   offlineQueued: string;
+  /** A sent photo's button ("View photo {name}") and its viewer's close button. */
+  viewPhoto: string;
+  closeViewer: string;
   /** The greeting of a panel opened offline before any session told the widget the site's own. */
   hello: string;
   retry: string;
