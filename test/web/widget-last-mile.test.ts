@@ -7,7 +7,8 @@
  * sent by itself once the service is back; a sent photo opens in a viewer (keyboard, Escape, a
  * close button) and keeps its aspect ratio however small or wide, a sent PDF is a link at once;
  * the header's avatar initial reads at ≥ 4.5:1, Arabic sits bottom-left unless `data-position`
- * says otherwise, the greeting carries a time and "Sent" comes back after a reload.
+ * says otherwise, the greeting carries a time and "Sent" comes back after a reload; the script
+ * API takes commands queued before the script loaded (on, prefill, hide/show, open/close, identify).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
@@ -40,6 +41,17 @@ beforeAll(async () => {
     '/dark': hostPage(origin, 'data-site-key="test-site" data-theme="dark"'),
     '/ar': hostPage(origin, 'data-site-key="ar-site"'),
     '/ar-right': hostPage(origin, 'data-site-key="ar-site" data-position="right"'),
+    '/api': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><main><h1>Shop</h1></main>
+<script>
+  window.__events = [];
+  window.ShopChat = window.ShopChat || [];
+  ShopChat.push(['prefill', 'Hello from the page']);
+  ShopChat.push(['on', 'open', () => __events.push('open')], ['on', 'close', () => __events.push('close')]);
+  ShopChat.push(['on', 'message', (message) => __events.push('message: ' + message.text)]);
+  ShopChat.push(['on', 'unread', (count) => __events.push('unread: ' + count)]);
+  ShopChat.push(['hide']);
+</script>
+<script src="${origin}/widget.js" data-site-key="test-site" data-api="ShopChat" async></script></body></html>`,
   });
   chromium = await launchBrowser();
 }, 60_000);
@@ -376,4 +388,49 @@ describe('smaller things', () => {
     },
     60_000,
   );
+});
+
+describe('the script API', () => {
+  test('commands queued before the script loaded run; on(message|open|close|unread), prefill, hide/show, identify', async () => {
+    const watched = await chromium.newPage();
+    try {
+      const { page } = watched;
+      const sessions: { token?: string; user?: { id: string } }[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith('/api/widget/session') && request.method() === 'POST') sessions.push(JSON.parse(request.postData() ?? '{}'));
+      });
+      await page.goto(`${host.origin}/api`);
+      const parts = widget(page);
+      // Hidden before it was drawn; shown on request.
+      await eventually(async () => (await page.evaluate('typeof window.ShopChat.open')) === 'function' || undefined);
+      expect(await parts.launcher.isHidden()).toBe(true);
+      await page.evaluate('ShopChat.show()');
+      await parts.launcher.waitFor({ state: 'visible' });
+
+      await page.evaluate('ShopChat.open()');
+      await parts.input.waitFor({ state: 'visible', timeout: 10_000 });
+      expect(await parts.input.inputValue()).toBe('Hello from the page');
+      await parts.input.press('Enter');
+      await waitForText(parts.assistantBubbles.last(), 'Answer to: Hello from the page', 20_000);
+      await page.evaluate('ShopChat.close()');
+      // Pushed after load too: the API's push runs a command at once.
+      await page.evaluate("ShopChat.push(['open'])");
+      await parts.input.waitFor({ state: 'visible' });
+      await eventually(async () => ((await page.evaluate('__events')) as string[]).filter((event) => event === 'open').length === 2 || undefined);
+      expect(await page.evaluate('__events')).toEqual(['unread: 0', 'open', 'message: Answer to: Hello from the page', 'close', 'open']);
+
+      // A visitor who signs in after the page loaded: a session for the same visitor, with who they are.
+      const before = sessions.length;
+      await page.evaluate("ShopChat.identify({ id: 'member-7', email: 'ana@example.com', ts: '1', hash: 'not-a-valid-hash' })");
+      await eventually(async () => sessions.length > before || undefined);
+      expect(sessions.at(-1)?.user?.id).toBe('member-7');
+      expect(sessions.at(-1)?.token).toBeDefined();
+      await page.evaluate('ShopChat.hide()');
+      await eventually(async () => (await parts.launcher.isHidden()) || undefined);
+      expect(await parts.dialog.isHidden()).toBe(true);
+      expect(watched.record.pageErrors).toEqual([]);
+    } finally {
+      await watched.close();
+    }
+  }, 60_000);
 });

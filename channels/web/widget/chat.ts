@@ -40,6 +40,8 @@ export interface Chat {
   /** Loads history and opens the event stream, once. */
   connect(): void;
   send(text: string): void;
+  /** A new session for this visitor (signed in since): its token from now on, its conversation if it is another. */
+  useSession(session: Session): void;
   /** Sends `text` as a message of its own (one written while the panel had no session yet). */
   queue(text: string): void;
   /** The composer holds text (true) or was emptied: reported to the service, at most once a second while typing. */
@@ -208,10 +210,12 @@ export function createChat(options: ChatOptions): Chat {
   return {
     connect,
     typing: typingReports.report,
-    queue(text) {
-      connect();
-      outbox.enqueue(text);
+    useSession(session) {
+      if (session.conversationId === keeper.current().conversationId) keeper.update({ token: session.token, expiresAt: session.expiresAt });
+      else switchConversation(session, true);
+      keeper.save();
     },
+    queue: (text) => (connect(), outbox.enqueue(text)),
     send(text) {
       // A typed message answers (or passes over) any open question: its buttons go stale.
       questions.closeOpen();

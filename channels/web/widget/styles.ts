@@ -57,6 +57,7 @@ button { font: inherit; margin: 0; }
 .launcher-preview { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .launcher-preview:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 .launcher svg { width: 28px; height: 28px; }
+.no-launcher .launcher, .no-launcher .launcher-preview, .no-launcher .launcher-note { display: none; }
 .badge { position: absolute; top: -4px; right: -4px; min-width: 22px; height: 22px; padding: 0 6px; border: 2px solid #fff; border-radius: 11px; background: #d92d20; color: #fff; font-size: 12px; font-weight: 700; line-height: 18px; text-align: center;
 }
 @media (max-width: 479.98px) { .launcher { right: 16px; bottom: 16px; } .left .launcher { left: 16px; } }

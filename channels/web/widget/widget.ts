@@ -18,6 +18,8 @@ import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
 import { loadPart } from './parts.js';
+import { exposeScriptApi, type WidgetEvent } from './script-api.js';
+import { setSignedInUser } from './signed-in-user.js';
 import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
@@ -36,6 +38,8 @@ export interface MountOptions {
   script: HTMLScriptElement;
   /** The visitor asked for the chat while there is no session: try now. */
   retry(): void;
+  /** The site told who the visitor is (`identify`): a session with them, now. */
+  identify(): void;
 }
 
 export interface MountedWidget {
@@ -45,14 +49,8 @@ export interface MountedWidget {
   setUnavailable(): void;
   /** The service refused this page: no widget. */
   remove(): void;
-}
-
-interface ChatApi {
-  open(): void;
-  close(): void;
-  onUnread(callback: (count: number) => void): void;
-  /** Turns the chime for replies on or off (`data-sound="on"` starts it on). */
-  sound(on: boolean): void;
+  /** A session for the same visitor (now signed in): the chat goes on with its token. */
+  adopt(session: Session): void;
 }
 
 /** The chat part's file name (`chat-<hash>.js`), set by scripts/build-widget.ts. */
@@ -71,7 +69,6 @@ const OFFLINE_SITE: SiteSettings = {
 /** Where the open panel fills the viewport (panel-styles.ts). */
 const SMALL_SCREEN = '(max-width: 479.98px)';
 const PANEL_ID = 'chat-panel';
-const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
 
 /**
  * The unread count: on the launcher, as "(2) " in front of the page's title while the panel is
@@ -116,12 +113,6 @@ function createUnreadCounter(launcher: Launcher, storageKey: string) {
   };
 }
 
-/** A small script API only when the site names it (`data-api`): the widget adds no global of its own. */
-function exposeChatApi(name: string | undefined, chatApi: ChatApi): void {
-  if (!name || !API_NAME.test(name) || name in window) return;
-  Object.defineProperty(window, name, { value: Object.freeze(chatApi), configurable: true });
-}
-
 /** The chat part, fetched at once (beside the session) so the panel never waits on it; `onLoaded` once it is there. */
 function createPartLoader(serviceOrigin: string, onLoaded: (part: ChatPart) => void) {
   let loading: Promise<ChatPart> | undefined;
@@ -159,9 +150,15 @@ function styleWithParts(root: ShadowRoot, options: Pick<MountOptions, 'site' | '
 }
 
 /** Opening and closing the panel: focus, the unread count, and on a phone the page modal (inert page, no scrolling behind it). */
-function createPanelState(host: HTMLElement, launcher: Launcher, unread: ReturnType<typeof createUnreadCounter>) {
+function createPanelState(
+  host: HTMLElement,
+  launcher: Launcher,
+  unread: ReturnType<typeof createUnreadCounter>,
+  emit: (event: WidgetEvent, detail?: unknown) => void,
+) {
   let isOpen = false;
   let shown: ChatPanel | undefined;
+  let prefilled: string | undefined;
   let pageModal: ReturnType<ChatPart['createPageModal']> | undefined;
   const smallScreen = window.matchMedia(SMALL_SCREEN);
   const scrollLock = createPageScrollLock();
@@ -178,6 +175,20 @@ function createPanelState(host: HTMLElement, launcher: Launcher, unread: ReturnT
     set(panel: ChatPanel, part: ChatPart): void {
       shown = panel;
       pageModal ??= part.createPageModal(host);
+      if (prefilled) panel.panel.restoreInput(prefilled);
+    },
+    /** Words for the composer (the site's `prefill`): put in now, or when the panel is built; never over what the visitor typed. */
+    prefill(text: string): void {
+      prefilled = text;
+      shown?.panel.restoreInput(text);
+    },
+    /** A reply arrived (`chimeOn`: the chime is on): unread while closed, heard only when it would not be seen. */
+    replied(preview: string, chimeOn: boolean): void {
+      emit('message', { text: preview });
+      if (chimeOn && (!isOpen || document.hidden)) chime();
+      if (isOpen) return;
+      unread.set(unread.count() + 1);
+      launcher.setPreview(preview);
     },
     open(): void {
       if (!shown) return;
@@ -189,6 +200,7 @@ function createPanelState(host: HTMLElement, launcher: Launcher, unread: ReturnT
       update();
       shown.chat()?.connect();
       shown.panel.focusInitial();
+      emit('open');
     },
     close(): void {
       if (!isOpen || !shown) return;
@@ -197,6 +209,7 @@ function createPanelState(host: HTMLElement, launcher: Launcher, unread: ReturnT
       update();
       launcher.setExpanded(false);
       launcher.element.focus();
+      emit('close');
     },
   };
 }
@@ -263,7 +276,16 @@ export function mountWidget(options: MountOptions): MountedWidget {
 
   const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !panels.shown() ? close() : open()));
   const unread = createUnreadCounter(launcher, `chat-widget-unread:${dataset.siteKey ?? ''}`);
-  const panels = createPanelState(host, launcher, unread);
+  const emit = exposeScriptApi(dataset.api, {
+    open,
+    close,
+    onUnread: unread.listen,
+    sound: (on) => void (sound = on),
+    prefill: (text) => panels.prefill(text),
+    setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
+    identify: (user) => (setSignedInUser(user), options.identify()),
+  });
+  const panels = createPanelState(host, launcher, unread, emit);
   const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
   const speak = (): void => {
     container.lang = language;
@@ -282,7 +304,6 @@ export function mountWidget(options: MountOptions): MountedWidget {
     if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
   });
   unread.restore();
-  exposeChatApi(dataset.api, { open, close, onUnread: unread.listen, sound: (on) => void (sound = on) });
 
   const mounted: MountedWidget = {
     setUnavailable() {
@@ -295,6 +316,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
       host.remove();
       unread.untitle();
     },
+    adopt: (session) => panels.shown()?.chat()?.useSession(session),
     async start(session, resume) {
       if (started) return;
       waitingStart = undefined;
@@ -327,13 +349,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
         ...options,
         session,
         language,
-        onReply(preview) {
-          // Heard only when it would not be seen: the panel closed, or the tab in the background.
-          if (sound && (!panels.isOpen() || document.hidden)) chime();
-          if (panels.isOpen()) return;
-          unread.set(unread.count() + 1);
-          launcher.setPreview(preview);
-        },
+        onReply: (preview) => panels.replied(preview, sound),
       });
       if (wantOpen) {
         wantOpen = false;
