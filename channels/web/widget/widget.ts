@@ -80,6 +80,7 @@ function createUnreadCounter(launcher: Launcher, storageKey: string) {
   // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
   const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
   const set = (count: number): void => {
+    const changed = count !== unread;
     unread = count;
     launcher.setUnread(count);
     // A counter in the tab's title, as messengers do, while the panel is closed.
@@ -90,7 +91,8 @@ function createUnreadCounter(launcher: Launcher, storageKey: string) {
     } catch {
       // No storage: the count lasts as long as the page.
     }
-    for (const listener of listeners) listener(count);
+    // Listeners hear each new count (opening the panel with nothing unread says nothing).
+    if (changed) for (const listener of listeners) listener(count);
   };
   return {
     count: (): number => unread,
