@@ -45,8 +45,8 @@ export interface Panel {
 }
 
 const COUNTER_THRESHOLD = 0.8;
-/** Where the panel fills the viewport (styles.ts uses the same width). */
-export const SMALL_SCREEN = '(max-width: 479.98px)';
+/** Where the panel fills the viewport (panel-styles.ts and widget.ts use the same width). */
+const SMALL_SCREEN = '(max-width: 479.98px)';
 const TOUCH_ONLY = '(hover: none) and (pointer: coarse)';
 const MAX_INPUT_HEIGHT_PX = 132;
 
