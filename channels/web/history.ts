@@ -22,7 +22,7 @@ const MEDIA_SUMMARY = /^\((?:\d+ (?:photos?|PDFs?|voice notes?|files?)(?:, )?)+\
 type MediaLinks = Pick<VisitorTokens, 'signMedia' | 'verifyMedia'>;
 
 /** The path of a signed link to media `id` (relative to the service). */
-function mediaLink(tokens: MediaLinks, id: string, now = Date.now()): string {
+export function mediaLink(tokens: MediaLinks, id: string, now = Date.now()): string {
   const expires = (Math.floor(now / HOUR_MS) + MEDIA_LINK_HOURS) * HOUR_MS;
   return `/api/widget/media/${encodeURIComponent(id)}?expires=${expires}&sig=${tokens.signMedia(id, expires)}`;
 }

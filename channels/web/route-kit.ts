@@ -17,6 +17,8 @@ import type { VisitorClaims, VisitorTokens } from './visitor-token.js';
 export interface WidgetBundle {
   code: string;
   version: string;
+  /** The lazily loaded parts by file name (`chat-<hash>.js`, see scripts/build-widget.ts): their code. */
+  parts?: Record<string, string>;
 }
 
 export interface WebRoutesOptions {

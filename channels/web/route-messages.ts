@@ -7,6 +7,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { formatIssues } from '../../src/errors/issues.js';
 import { ackTimer } from '../../src/http/ack-timer.js';
+import { mediaLink } from './history.js';
 import { WEB_CHANNEL_ID } from './index.js';
 import { scopedMessageId } from './message-ids.js';
 import { checkRate } from './rate-limit.js';
@@ -51,6 +52,7 @@ export function addUploadRoute(router: Router, kit: RouteKit): void {
       logger,
       metrics,
       refuse,
+      linkFor: (mediaId) => mediaLink(settings.tokens, mediaId),
       authenticate(request, response) {
         const visitor = authenticate(request, response);
         return visitor && { conversationId: conversationKeyOf(visitor.claims), visitorId: visitor.claims.visitorId, owner: uploadOwnerOf(visitor.claims) };

@@ -54,6 +54,21 @@ export function addScriptRoutes(router: Router, kit: RouteKit): void {
     response.set('Cache-Control', 'public, max-age=86400').json(catalogue);
   });
 
+  // the widget's lazily loaded parts (the chat), named by their content hash: immutable.
+  const partBundles = new Map<string, { code: string; version: string }>();
+  router.get('/widget/part/:file', async (request, response) => {
+    const { file } = request.params;
+    const parts = (await settings.widget()).parts ?? {};
+    const code = Object.hasOwn(parts, file) ? parts[file] : undefined;
+    if (code === undefined) {
+      response.set('Access-Control-Allow-Origin', '*').status(404).json({ error: 'no such widget part' });
+      return;
+    }
+    let part = partBundles.get(file);
+    if (part?.code !== code) partBundles.set(file, (part = { code, version: file.replace(/\.js$/, '') }));
+    sendWidgetScript(request, response, part, 'public, max-age=31536000, immutable');
+  });
+
   router.get('/widget/:version/widget.js', async (request, response) => {
     const bundle = await settings.widget();
     if (request.params.version !== bundle.version) {

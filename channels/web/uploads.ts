@@ -63,6 +63,8 @@ export interface UploadHandlerOptions {
   authenticate(request: Request, response: Response): { conversationId: string; visitorId: string; owner: string } | undefined;
   /** Answers a refusal: status, the error the widget shows, a reason for logs and metrics. */
   refuse(response: Response, status: number, error: string, reason: string, fields?: Record<string, unknown>): void;
+  /** A signed link to a stored file (relative to the service), answered with it: a sent PDF is a link at once. */
+  linkFor?(id: string): string;
 }
 
 const UploadQuerySchema = z.object({
@@ -210,7 +212,10 @@ export function createUploadHandler(options: UploadHandlerOptions): RequestHandl
       });
       metrics.increment('widget_uploads_total', { kind: stored.kind });
       logger.info('widget-upload-stored', { conversationId: visitor.conversationId, mediaId: stored.id, contentType: stored.contentType, bytes: stored.size });
-      response.status(201).json({ id: stored.id, contentType: stored.contentType, size: stored.size, ...(fileName ? { name: fileName } : {}) });
+      const url = options.linkFor?.(stored.id);
+      response
+        .status(201)
+        .json({ id: stored.id, contentType: stored.contentType, size: stored.size, ...(fileName ? { name: fileName } : {}), ...(url ? { url } : {}) });
       return stored;
     } catch (error) {
       if (error instanceof MediaRejectedError && error.reason === 'too-large') {

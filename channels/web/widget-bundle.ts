@@ -13,8 +13,11 @@ const runningFromSource = import.meta.url.endsWith('.ts');
 
 async function load(): Promise<WidgetBundle> {
   if (!runningFromSource) {
-    const [code, version] = await Promise.all([readFile('dist/widget/widget.js', 'utf8'), readFile('dist/widget/version.txt', 'utf8')]);
-    return { code, version: version.trim() };
+    // version.txt: the bundle's version, then each part's file name, a line each.
+    const [code, lines] = await Promise.all([readFile('dist/widget/widget.js', 'utf8'), readFile('dist/widget/version.txt', 'utf8')]);
+    const [version = '', ...files] = lines.split('\n').filter(Boolean);
+    const parts = Object.fromEntries(await Promise.all(files.map(async (file) => [file, await readFile(`dist/widget/${file}`, 'utf8')] as const)));
+    return { code, version, parts };
   }
   const builder = (await import(['..', '..', 'scripts', 'build-widget.js'].join('/'))) as { buildWidget(): Promise<WidgetBundle> };
   return builder.buildWidget();

@@ -184,7 +184,7 @@ describe('who the visitor is talking to', () => {
 
     // innerText leaves out the "·" separators, which CSS draws.
     expect(await logShape(page)).toEqual([
-      { line: 'H Harbour Lane', text: 'Hi! How can I help?' },
+      { line: 'H Harbour Lane HH:MM', text: 'Hi! How can I help?' }, // the greeting carries a time (issue 35)
       { line: 'You HH:MM', text: 'Is berth 12 free?' },
       { line: 'H Harbour Lane HH:MM', text: REPLY },
       { line: 'A Ana Support HH:MM', text: 'Let me check.' },

@@ -74,7 +74,14 @@ describe('uploads', () => {
     const response = await upload(visitor.token, PNG_BYTES);
     expect(response.status).toBe(201);
     expect(response.headers['access-control-allow-origin']).toBe(SHOP);
-    expect(response.body).toEqual({ id: expect.stringMatching(/^[0-9a-f]{24}$/), contentType: 'image/png', size: PNG_BYTES.length, name: 'photo.png' });
+    expect(response.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      contentType: 'image/png',
+      size: PNG_BYTES.length,
+      name: 'photo.png',
+      // A link signed for the file (issue 35: a sent PDF is a link at once).
+      url: expect.stringMatching(/^\/api\/widget\/media\/[0-9a-f]{24}\?expires=/),
+    });
     const stored = await harness.services.media.info(response.body.id as string);
     expect(stored).toMatchObject({ conversationId: visitor.conversationId, contentType: 'image/png', kind: 'image', filename: 'photo.png', channel: 'web' });
 

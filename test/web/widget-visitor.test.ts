@@ -555,7 +555,7 @@ describe('embed options', () => {
 });
 
 describe('attaching', () => {
-  test('a pasted photo is attached, and Send while it uploads is queued behind it, not refused', async () => {
+  test('a pasted photo is attached, and Send while it uploads is queued behind it (a muted bubble at once), not refused', async () => {
     const { page } = await openPage();
     await page.goto(`${serviceOrigin}/host/page?site=ux-site`);
     const parts = await open(page);
@@ -577,8 +577,9 @@ describe('attaching', () => {
     await inWidget(page, '.attachment.uploading').waitFor();
     await parts.input.fill('The pasted screenshot');
     await parts.input.press('Enter');
-    expect(await parts.composerError.innerText()).toBe('It will be sent once the attachment has uploaded.');
-    expect(await parts.visitorBubbles.count()).toBe(0);
+    // In the log at once, muted, waiting for the upload (widget-last-mile.test.ts covers it in full).
+    await waitForText(parts.visitorBubbles.last(), 'The pasted screenshot');
+    expect(await inWidget(page, '.outgoing .delivery.waiting').innerText()).toBe('Waiting for the upload…');
     release();
     await waitForText(parts.visitorBubbles.last(), 'The pasted screenshot', 15_000);
     expect(await parts.composerError.innerText()).toBe('');

@@ -10,6 +10,8 @@ import type { ApiResult } from './api.js';
 export interface UploadedFile {
   id: string;
   contentType: string;
+  /** A link signed for the file (absolute), when the service gives one: a sent PDF opens from it at once. */
+  url?: string;
 }
 
 export type FileCheck = { ok: true; kind: 'image' | 'document' } | { ok: false; reason: 'too_big' | 'wrong_type' };
@@ -54,7 +56,9 @@ export function uploadFile(
     request.addEventListener('load', () => {
       const body = record(request.response);
       if (request.status >= 200 && request.status < 300 && typeof body.id === 'string' && typeof body.contentType === 'string') {
-        resolve({ ok: true, value: { id: body.id, contentType: body.contentType } });
+        // A path on the service that took the upload, never another origin.
+        const link = typeof body.url === 'string' && body.url.startsWith('/api/widget/media/') ? { url: `${new URL(url).origin}${body.url}` } : {};
+        resolve({ ok: true, value: { id: body.id, contentType: body.contentType, ...link } });
         return;
       }
       const retryAfter = Number(request.getResponseHeader('Retry-After'));

@@ -3,53 +3,14 @@
  * or Space opens the file picker), dropping files on the panel, and a tray of previews above
  * the composer — an image's thumbnail or a PDF's name — each with its upload progress, a plain
  * error when the file can't go (too big, wrong kind) and a remove button. A file is uploaded as
- * soon as it is attached; the message then names the uploaded ids. Also draws the attachments
- * of a message the visitor sent. It never reads a file whole: only its first bytes are checked.
+ * soon as it is attached; the message then names the uploaded ids (sent-attachments.ts draws
+ * them on the message). It never reads a file whole: only its first bytes are checked.
  */
 import type { ApiResult } from './api.js';
 import type { AttachmentStrings } from './attachment-strings.js';
 import { checkFile, type UploadedFile } from './attachment-upload.js';
 import { element, icon, screenReaderText } from './dom.js';
-
-/** An uploaded attachment, as a sent message shows it. */
-export interface SentAttachment {
-  id: string;
-  name: string;
-  kind: 'image' | 'document';
-  /** The file itself (just sent from this page), for its thumbnail. */
-  file?: Blob;
-  /** Its signed link (from the history), for the thumbnail and to open it. */
-  url?: string;
-}
-
-const THUMBNAIL_PX = 320;
-
-/**
- * An image's thumbnail drawn on a canvas from its bytes: no blob: or remote URL in an
- * <img>, so a page's `img-src` policy can't break it (the bytes of a history link come by fetch,
- * as every call to the service does). Undecodable or unreachable: `fallback` is shown instead.
- */
-function thumbnail(source: Blob | string, label: string, fallback: () => Node): HTMLCanvasElement {
-  const canvas = element('canvas', { className: 'thumbnail', attributes: { role: 'img', 'aria-label': label, width: '0', height: '0' } });
-  void (async () => {
-    try {
-      const blob =
-        typeof source === 'string'
-          ? await fetch(source, { credentials: 'omit' }).then((response) => (response.ok ? response.blob() : Promise.reject(new Error())))
-          : source;
-      const bitmap = await createImageBitmap(blob);
-      const scale = Math.min(1, THUMBNAIL_PX / Math.max(bitmap.width, bitmap.height));
-      canvas.width = Math.max(1, Math.round(bitmap.width * scale));
-      canvas.height = Math.max(1, Math.round(bitmap.height * scale));
-      canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
-      bitmap.close();
-      canvas.classList.add('drawn');
-    } catch {
-      canvas.replaceWith(fallback());
-    }
-  })();
-  return canvas;
-}
+import { thumbnail, type SentAttachment } from './sent-attachments.js';
 
 export type Upload = (file: File, onProgress: (fraction: number) => void, signal: AbortSignal) => Promise<ApiResult<UploadedFile>>;
 
@@ -74,8 +35,12 @@ export interface Attachments {
   take(): SentAttachment[];
   /** Empties the tray (a new chat), cancelling uploads. */
   clear(): void;
-  /** Resolves once no file is uploading (a message sent meanwhile waits for it). */
-  settled(): Promise<void>;
+  /**
+   * A message is sent while files upload: the tray's files go with it (out of the tray, still
+   * uploading); resolves with the uploaded ones once none is uploading, `onProgress` told their
+   * overall fraction meanwhile. A file that fails comes back to the tray with its error.
+   */
+  handOver(onProgress: (fraction: number) => void): Promise<SentAttachment[]>;
   /** Files pasted into `target` (the message box) are attached. */
   acceptPaste(target: HTMLElement): void;
 }
@@ -86,7 +51,15 @@ interface Item {
   kind: 'image' | 'document' | undefined;
   state: 'checking' | 'uploading' | 'ready' | 'failed';
   id: string | undefined;
+  /** Its signed link, once uploaded (when the service gives one). */
+  url?: string;
   controller: AbortController;
+  /** Uploaded so far (0–1). */
+  fraction: number;
+  /** Resolves when it is uploaded, failed or removed. */
+  done: Promise<void>;
+  /** Told of progress and of the end (a message it was handed over to). */
+  watch?: () => void;
 }
 
 const ACCEPT = 'image/jpeg,image/png,image/webp,image/gif,application/pdf,.pdf';
@@ -120,7 +93,16 @@ function attachItem(
     element('span', { className: 'attachment-body' }, [label, progress, status]),
     removeButton,
   ]);
-  const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController() };
+  let finish = (): void => undefined;
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const item: Item = { file, element: entry, kind: undefined, state: 'checking', id: undefined, controller: new AbortController(), fraction: 0, done };
+  const ended = (): void => {
+    item.watch?.();
+    finish();
+  };
+  item.controller.signal.addEventListener('abort', ended);
   removeButton.addEventListener('click', () => {
     tray.remove(item);
     tray.focusAttach();
@@ -133,6 +115,7 @@ function attachItem(
     entry.classList.add('failed');
     progress.hidden = true;
     status.textContent = text;
+    ended();
   };
 
   const start = async (): Promise<void> => {
@@ -148,7 +131,9 @@ function attachItem(
     const result = await options.upload(
       file,
       (fraction) => {
+        item.fraction = fraction;
         progress.value = Math.round(fraction * 100);
+        item.watch?.();
       },
       item.controller.signal,
     );
@@ -160,10 +145,12 @@ function attachItem(
     item.state = 'ready';
     tray.changed();
     item.id = result.value.id;
+    item.url = result.value.url;
     progress.value = 100;
     entry.classList.remove('uploading');
     entry.classList.add('ready');
     status.append(screenReaderText(strings.uploaded(name)));
+    ended();
   };
   return { item, start: () => void start() };
 }
@@ -201,6 +188,14 @@ function acceptDroppedFiles(target: HTMLElement, dropHere: string, addFiles: (fi
   });
 }
 
+const sentOf = (item: Item): SentAttachment => ({
+  id: item.id ?? '',
+  name: item.file.name || 'file',
+  kind: item.kind ?? 'document',
+  file: item.file,
+  url: item.url,
+});
+
 export function createAttachments(options: AttachmentsOptions): Attachments {
   const { strings } = options;
   let items: Item[] = [];
@@ -217,13 +212,8 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
 
   const updateTray = (): void => {
     tray.hidden = items.length === 0;
-    if (uploading()) return;
-    const ready = waiters;
-    waiters = [];
-    for (const resolve of ready) resolve();
   };
 
-  let waiters: (() => void)[] = [];
   const uploading = (): boolean => items.some((item) => item.state === 'checking' || item.state === 'uploading');
   const remove = (item: Item): void => {
     item.controller.abort();
@@ -260,7 +250,24 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
     tray,
     acceptDrops: (target) => acceptDroppedFiles(target, strings.dropHere, addFiles),
     uploading,
-    settled: () => (uploading() ? new Promise((resolve) => waiters.push(resolve)) : Promise.resolve()),
+    async handOver(onProgress) {
+      const handed = items.filter((item) => item.state !== 'failed');
+      items = items.filter((item) => item.state === 'failed');
+      for (const item of handed) item.element.remove();
+      updateTray();
+      const report = (): void => onProgress(handed.reduce((sum, item) => sum + (item.state === 'ready' ? 1 : item.fraction), 0) / handed.length);
+      for (const item of handed) item.watch = report;
+      report();
+      await Promise.all(handed.map((item) => item.done));
+      for (const item of handed) {
+        if (item.state !== 'failed' || item.controller.signal.aborted) continue;
+        // It failed on its way: back in the tray, with its error, to be removed or sent again.
+        items.push(item);
+        list.append(item.element);
+      }
+      updateTray();
+      return handed.filter((item) => item.state === 'ready').map(sentOf);
+    },
     acceptPaste(target) {
       target.addEventListener('paste', (event) => {
         const files = event.clipboardData?.files;
@@ -273,31 +280,12 @@ export function createAttachments(options: AttachmentsOptions): Attachments {
     take() {
       const ready = items.filter((item) => item.state === 'ready');
       for (const item of ready) remove(item);
-      return ready.map((item) => ({ id: item.id ?? '', name: item.file.name || 'file', kind: item.kind ?? 'document', file: item.file }));
+      return ready.map(sentOf);
     },
     clear() {
       for (const item of [...items]) remove(item);
     },
   };
-}
-
-/** Draws a sent message's attachments above its bubble; a message of attachments only shows no empty bubble. */
-export function showSentAttachments(wrapper: HTMLElement, attachments: readonly SentAttachment[], textless: boolean): void {
-  if (attachments.length === 0) return;
-  const file = (attachment: SentAttachment): HTMLElement => {
-    const content = [icon('document'), element('span', { text: attachment.name, attributes: { dir: 'auto' } })];
-    // A history link opens the file (a PDF downloads); a file just sent has no link yet.
-    return attachment.url
-      ? element('a', { className: 'sent-file', attributes: { href: attachment.url, target: '_blank', rel: 'noopener noreferrer' } }, content)
-      : element('span', { className: 'sent-file' }, content);
-  };
-  const figures = attachments.map((attachment) => {
-    const source = attachment.file ?? attachment.url;
-    return attachment.kind === 'image' && source ? thumbnail(source, attachment.name, () => file(attachment)) : file(attachment);
-  });
-  wrapper.prepend(element('div', { className: 'sent-attachments' }, figures));
-  const bubble = wrapper.querySelector<HTMLElement>('.message.visitor');
-  if (textless && bubble) bubble.hidden = true;
 }
 
 export const ATTACHMENT_CSS = `
@@ -315,13 +303,19 @@ export const ATTACHMENT_CSS = `
 .attachment-name { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .attachment-progress { width: 100%; height: 6px; accent-color: var(--accent); }
 .attachment.ready .attachment-progress { display: none; }
+.upload-progress { width: 64px; height: 6px; accent-color: var(--accent); }
 .attachment-status { color: var(--danger); }
 .attachment-status:empty { display: none; }
 .attachment-remove { flex: none; width: 28px; height: 28px; padding: 0; border: 0; border-radius: 8px; display: grid; place-items: center; background: transparent; color: var(--muted); cursor: pointer; }
 .attachment-remove svg { width: 16px; height: 16px; }
 .drop-hint { position: absolute; inset: 0; display: grid; place-items: center; padding: 24px; border: 3px dashed var(--accent); border-radius: inherit; background: var(--bg); color: var(--text); font-weight: 600; text-align: center; pointer-events: none; }
 .sent-attachments { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 6px; }
-.sent-attachments .thumbnail { max-width: 200px; max-height: 160px; border-radius: 12px; border: 1px solid var(--line); }
+.sent-attachments .thumbnail { display: block; max-width: 200px; max-height: 160px; border-radius: 12px; box-shadow: 0 0 0 1px var(--line); }
+.photo { padding: 0; border: 0; border-radius: 12px; background: none; cursor: zoom-in; }
+.photo:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.viewer { position: absolute; inset: 0; z-index: 3; display: flex; align-items: center; justify-content: center; padding: 60px 16px 16px; background: rgba(12, 17, 29, 0.94); }
+.viewer-photo { max-width: 100%; max-height: 100%; min-width: 0; min-height: 0; border-radius: 8px; }
+.viewer .viewer-close { position: absolute; top: 10px; inset-inline-end: 10px; color: #fff; }
 .sent-attachments .thumbnail:not(.drawn) { width: 120px; height: 90px; background: var(--surface); }
 .sent-file { display: inline-flex; align-items: center; gap: 6px; padding: 8px 12px; border-radius: 12px; background: var(--bg); border: 1px solid var(--line); color: var(--text); font-size: 13px; }
 a.sent-file:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }

@@ -9,11 +9,13 @@
 import type { Session, WidgetApi } from './api.js';
 import type { AttachmentStrings } from './attachment-strings.js';
 import { uploadFile } from './attachment-upload.js';
-import { showSentAttachments, type Attachments, type Upload } from './attachments.js';
+import type { Attachments, Upload } from './attachments.js';
+import { showSentAttachments } from './sent-attachments.js';
 import { createEventHandlers, createQuestionButtons, createTypingIndicator, createTypingReporter } from './chat-events.js';
 import { createSessionKeeper, type ConversationSwitch } from './chat-session.js';
 import { createEventStream } from './event-stream.js';
 import { createConnectionState } from './chat-connection.js';
+import { element } from './dom.js';
 import { createHistorySync } from './chat-history.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import type { Panel } from './panel.js';
@@ -38,6 +40,10 @@ export interface Chat {
   /** Loads history and opens the event stream, once. */
   connect(): void;
   send(text: string): void;
+  /** A new session for this visitor (signed in since): its token from now on, its conversation if it is another. */
+  useSession(session: Session): void;
+  /** Sends `text` as a message of its own (one written while the panel had no session yet). */
+  queue(text: string): void;
   /** The composer holds text (true) or was emptied: reported to the service, at most once a second while typing. */
   typing(typing: boolean): void;
   newChat(): Promise<void>;
@@ -54,7 +60,7 @@ function currentPage(): { url: string; title: string } | undefined {
   return { url, title: document.title.slice(0, MAX_PAGE_TITLE_LENGTH) };
 }
 
-/** Sends what the composer holds (with the attachments uploaded for it), once any upload still going is done. */
+/** Sends what the composer holds with its attachments (those still uploading: once they are up). */
 function sendComposed(
   text: string,
   context: Pick<ChatOptions, 'panel' | 'strings' | 'attachments'> & { maxChars: number | undefined; outbox: Outbox },
@@ -76,13 +82,12 @@ function sendComposed(
     outbox.enqueue(trimmed, tray.take());
     return;
   }
-  // Sent once the files are up (queued, not refused).
-  panel.setComposerError(context.attachments.strings.waitForUpload);
-  void tray.settled().then(() => {
-    panel.setComposerError(undefined);
-    const attachments = tray.take();
-    if (trimmed !== '' || attachments.length > 0) outbox.enqueue(trimmed, attachments);
+  // In the log at once (muted, with the files' progress), sent once they are up: never refused, never hidden.
+  const progress = element('progress', { className: 'upload-progress', attributes: { max: '100', value: '0', 'aria-label': strings.waitingForUpload } });
+  const files = tray.handOver((fraction) => {
+    progress.value = Math.round(fraction * 100);
   });
+  outbox.enqueueUploading(trimmed, files, progress);
 }
 
 export function createChat(options: ChatOptions): Chat {
@@ -127,11 +132,8 @@ export function createChat(options: ChatOptions): Chat {
 
   const outbox = createOutbox({
     strings,
-    addBubble(text, attachments) {
-      const bubble = list.addOutgoing(text);
-      showSentAttachments(bubble.element, attachments, text === '');
-      return bubble;
-    },
+    addBubble: (text) => list.addOutgoing(text),
+    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless, strings),
     send: (message) => {
       const page = currentPage();
       const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
@@ -208,6 +210,12 @@ export function createChat(options: ChatOptions): Chat {
   return {
     connect,
     typing: typingReports.report,
+    useSession(session) {
+      if (session.conversationId === keeper.current().conversationId) keeper.update({ token: session.token, expiresAt: session.expiresAt });
+      else switchConversation(session, true);
+      keeper.save();
+    },
+    queue: (text) => (connect(), outbox.enqueue(text)),
     send(text) {
       // A typed message answers (or passes over) any open question: its buttons go stale.
       questions.closeOpen();

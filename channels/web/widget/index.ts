@@ -63,7 +63,23 @@ async function boot(): Promise<void> {
   const stored = store.load();
   const pending = startSession(api, stored);
   await domReady();
-  const widget = mountWidget({ api, store, nonce: script.nonce || undefined, site: store.loadSite(), script, retry: () => void attempt() });
+  let session: Session | undefined;
+  const widget = mountWidget({
+    api,
+    origin: serviceOrigin,
+    store,
+    nonce: script.nonce || undefined,
+    site: store.loadSite(),
+    script,
+    retry: () => void attempt(),
+    // Signed in since the page loaded: the same visitor's session again, with who they are.
+    identify: () => void (session ? startSession(api, store.load()).then((result) => result.ok && adopt(result.value)) : attempt()),
+  });
+  const adopt = (next: Session): void => {
+    session = next;
+    store.save({ visitorId: next.visitorId, token: next.token, conversationId: next.conversationId });
+    widget.adopt(next);
+  };
 
   let failures = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -72,7 +88,7 @@ async function boot(): Promise<void> {
   let done = false;
   const settle = async (result: ApiResult<Session>): Promise<void> => {
     if (result.ok) {
-      const session = result.value;
+      session = result.value;
       store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
       store.saveSite(session.site);
       done = true;

@@ -4,7 +4,6 @@
  * and a one-line preview of the newest of them beside it (a button that opens the chat).
  */
 import { element, icon, screenReaderText } from './dom.js';
-import { plainText } from './rich-text.js';
 import type { WidgetStrings } from './strings.js';
 
 export interface Launcher {
@@ -64,8 +63,8 @@ export function createLauncher(initial: WidgetStrings, panelId: string, onOpen: 
       setUnread(unread);
     },
     setPreview(text) {
-      // Plain words: no `**`, backticks or fences of the reply's formatting.
-      const line = text === undefined ? undefined : plainText(text).replace(/\s+/g, ' ').trim();
+      // Plain words (the chat part strips the reply's formatting: no `**`, backticks or fences).
+      const line = text?.trim();
       if (!preview.isConnected) button.after(preview);
       preview.hidden = !line;
       preview.textContent = line && line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS - 1)}…` : (line ?? '');

@@ -81,13 +81,14 @@ export function createBubbles(strings: WidgetStrings, siteName: string) {
     markSender(wrapper, 'visitor', at);
     return wrapper;
   };
-  const greetingMessage = (greeting: string): HTMLElement => {
+  /** The greeting, at `at` (when the conversation began, or the panel was first shown). */
+  const greetingMessage = (greeting: string, at: number): HTMLElement => {
     const bubble = element('div', { className: 'message assistant' }, [
-      screenReaderText(`${siteName}:`),
+      screenReaderText(`${siteName}${timeOf(at)}:`),
       element('div', { className: 'content', attributes: { dir: 'auto' } }, [renderRichText(greeting)]),
     ]);
-    const wrapper = element('div', { className: 'incoming' }, [senderLine({ kind: 'assistant' }, undefined), bubble]);
-    markSender(wrapper, 'assistant', undefined);
+    const wrapper = element('div', { className: 'incoming' }, [senderLine({ kind: 'assistant' }, at), bubble]);
+    markSender(wrapper, 'assistant', at);
     return wrapper;
   };
   return { prefixOf, assistantEntry, visitorMessage, greetingMessage };

@@ -12,7 +12,7 @@
  */
 import { element } from './dom.js';
 import type { HistoryMessage, Sender } from './api.js';
-import { showSentAttachments } from './attachments.js';
+import { showSentAttachments } from './sent-attachments.js';
 import { createIndicators, createLogLayout } from './message-log.js';
 import { createBubbles, renderEntry, type AssistantEntry } from './message-bubbles.js';
 import type { WidgetStrings } from './strings.js';
@@ -22,7 +22,7 @@ type DeliveryState = 'pending' | 'sent' | 'waiting' | 'failed';
 
 export interface OutgoingBubble {
   readonly element: HTMLElement;
-  setState(state: DeliveryState, failure?: { reason: string; onRetry?: () => void }): void;
+  setState(state: DeliveryState, failure?: { reason: string; onRetry?: () => void; progress?: HTMLElement }): void;
 }
 
 export interface MessageList {
@@ -85,6 +85,7 @@ function outgoingBubble(
         return;
       }
       delivery.append(element('span', { text: failure.reason }));
+      if (failure.progress) delivery.append(failure.progress);
       if (failure.onRetry) {
         const retry = element('button', { className: 'link-button', text: strings.retry, attributes: { type: 'button' } });
         retry.addEventListener('click', failure.onRetry, { once: true });
@@ -94,6 +95,17 @@ function outgoingBubble(
       reveal(wrapper);
     },
   };
+}
+
+/** "Try again" under a reply that says the service gave up on the visitor's message `retryOf`. */
+function addRetry(entry: AssistantEntry, retryOf: string | undefined, label: string, onRetry: (visitorMessageId: string) => void): void {
+  if (retryOf === undefined) return;
+  const retry = element('button', { className: 'link-button retry-turn', text: label, attributes: { type: 'button' } });
+  retry.addEventListener('click', () => {
+    retry.remove();
+    onRetry(retryOf);
+  });
+  entry.element.append(retry);
 }
 
 export function createMessageList(strings: WidgetStrings, siteName: string, greeting: string): MessageList {
@@ -124,19 +136,11 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
     assistants.set(id, entry);
     return entry;
   };
-  /** "Try again" under a reply that says the service gave up on the visitor's message `retryOf`. */
-  const offerRetry = (entry: AssistantEntry, retryOf: string | undefined): void => {
-    if (retryOf === undefined) return;
-    const retry = element('button', { className: 'link-button retry-turn', text: strings.tryAgain, attributes: { type: 'button' } });
-    retry.addEventListener('click', () => {
-      retry.remove();
-      retryHandler?.(retryOf);
-    });
-    entry.element.append(retry);
-  };
+  const offerRetry = (entry: AssistantEntry, retryOf: string | undefined): void => addRetry(entry, retryOf, strings.tryAgain, (id) => retryHandler?.(id));
   const render = renderEntry;
-  const showGreeting = (): void => {
-    if (greeting) log.append(greetingMessage(greeting));
+  const shownAt = Date.now();
+  const showGreeting = (at = shownAt): void => {
+    if (greeting) log.append(greetingMessage(greeting, at));
   };
   showGreeting();
 
@@ -155,13 +159,14 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       log.replaceChildren();
       assistants.clear();
       visitors.clear();
-      showGreeting();
+      showGreeting(history[0]?.at);
+      let newestVisitor: HTMLElement | undefined;
       for (const message of history) {
         if (message.role === 'visitor') {
           visitors.add(message.id);
           visitorTexts.set(message.id, message.text);
-          const wrapper = visitorMessage(message.text, message.at);
-          showSentAttachments(wrapper, message.attachments, message.text === '');
+          const wrapper = (newestVisitor = visitorMessage(message.text, message.at));
+          showSentAttachments(wrapper, message.attachments, message.text === '', strings);
           log.append(wrapper);
         } else {
           const entry = assistantBubble(message.id, message.text, true, message.sender, message.at);
@@ -170,6 +175,9 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
           log.append(entry.element);
         }
       }
+      // "Sent" under the newest message the service has, after a reload too (none while one of ours still waits).
+      if (newestVisitor && outgoing.length === 0)
+        newestVisitor.append((lastSent.delivery = element('div', { className: 'delivery' }, [element('span', { text: strings.sent })])));
       for (const bubble of outgoing) log.append(bubble.element);
       for (const [id, entry] of streaming) {
         if (assistants.has(id)) continue;

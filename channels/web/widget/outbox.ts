@@ -11,13 +11,15 @@
  * queued behind it, so none goes out of order).
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
-import type { SentAttachment } from './attachments.js';
+import type { SentAttachment } from './sent-attachments.js';
 import type { OutgoingBubble } from './message-list.js';
 import type { WidgetStrings } from './strings.js';
 
 export interface OutboxOptions {
   strings: WidgetStrings;
-  addBubble(text: string, attachments: readonly SentAttachment[]): OutgoingBubble;
+  addBubble(text: string): OutgoingBubble;
+  /** Draws a message's attachments on its bubble (`textless`: it has no words). */
+  showAttachments(bubble: OutgoingBubble, attachments: readonly SentAttachment[], textless: boolean): void;
   send(message: { clientMessageId: string; text: string; attachments?: string[]; choice?: string }): Promise<ApiResult<AcceptedMessage>>;
   /** The server refused the text as too long; the bubble is already gone. */
   onTooLong(text: string, maxChars: number | undefined): void;
@@ -29,6 +31,11 @@ export interface OutboxOptions {
 
 export interface Outbox {
   enqueue(text: string, attachments?: readonly SentAttachment[], choice?: string): void;
+  /**
+   * A message sent while its files upload: a muted bubble at once ("Waiting for the upload…",
+   * with `progress` under it), first in line behind the messages before it; sent once `files` resolves.
+   */
+  enqueueUploading(text: string, files: Promise<readonly SentAttachment[]>, progress: HTMLElement): void;
   /** True when `messageId` is one of ours. */
   owns(messageId: string): boolean;
   /** The text of our message `messageId`, while the outbox holds it. */
@@ -48,7 +55,8 @@ interface Outgoing {
   /** A tapped choice's id. */
   choice?: string;
   bubble: OutgoingBubble;
-  state: 'queued' | 'sending' | 'sent' | 'failed';
+  /** `held`: its files are still uploading (nothing behind it is sent). */
+  state: 'held' | 'queued' | 'sending' | 'sent' | 'failed';
   messageId?: string;
   /** When it first could not reach the service (cleared when it is sent, or retried by the visitor). */
   waitingSince?: number;
@@ -88,6 +96,23 @@ function markNotSent(entry: Outgoing, strings: WidgetStrings, requeue: () => voi
   });
 }
 
+const newEntry = (options: OutboxOptions, text: string, choice: string | undefined): Outgoing => ({
+  clientMessageId: newClientMessageId(),
+  text,
+  attachments: [],
+  ...(choice ? { choice } : {}),
+  bubble: options.addBubble(text),
+  state: 'queued',
+});
+
+/** Its files drawn on its bubble and named in the message: ready to send. */
+function attachFiles(options: OutboxOptions, entry: Outgoing, attachments: readonly SentAttachment[]): void {
+  options.showAttachments(entry.bubble, attachments, entry.text === '');
+  entry.attachments = attachments.map((attachment) => attachment.id);
+  entry.state = 'queued';
+  entry.bubble.setState('pending');
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { strings } = options;
   let entries: Outgoing[] = [];
@@ -96,8 +121,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let resumeTimer: ReturnType<typeof setTimeout> | undefined;
   // The head message could not reach the service: nothing is sent until resume() or the timer.
   let unreachable = false;
-  // What the last failed attempt got: no answer (the chat says it is reconnecting) or a 5xx (it does not).
-  let failing = false;
   let reported = false;
   let resends = 0;
   let resendTimer: ReturnType<typeof setTimeout> | undefined;
@@ -108,9 +131,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       clearTimeout(resendTimer);
     }
     unreachable = next;
-    failing = next && serviceFailing;
-    // "Reconnecting…" is for a service that does not answer; one that answers with an error is reachable.
-    const report = unreachable && !failing;
+    // "Reconnecting…" is for a service that does not answer; one that answers with an error (a 5xx) is reachable.
+    const report = next && !serviceFailing;
     if (reported === report) return;
     reported = report;
     options.onUnreachable(report);
@@ -182,7 +204,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const pump = async (): Promise<void> => {
     // While waiting for the service, only resume() (or its timer) sends, so order is kept.
     if (sending || Date.now() < pausedUntil || (unreachable && resendTimer !== undefined)) return;
-    const entry = entries.find((candidate) => candidate.state === 'queued');
+    const entry = entries.find((candidate) => candidate.state === 'queued' || candidate.state === 'held');
+    if (entry?.state === 'held') return;
     if (!entry) {
       // What waited turned out to be in the history already: nothing is waiting any more.
       if (unreachable && resendTimer === undefined) setUnreachable(false);
@@ -190,13 +213,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
     sending = true;
     entry.state = 'sending';
-    const attachments = entry.attachments.length > 0 ? { attachments: entry.attachments } : {};
-    const result = await options.send({
-      clientMessageId: entry.clientMessageId,
-      text: entry.text,
-      ...attachments,
-      ...(entry.choice ? { choice: entry.choice } : {}),
-    });
+    const { clientMessageId, text, attachments, choice } = entry;
+    const result = await options.send({ clientMessageId, text, ...(attachments.length > 0 ? { attachments } : {}), ...(choice ? { choice } : {}) });
     sending = false;
     // A new chat may have cleared the outbox while this was in flight.
     if (entries.includes(entry)) settle(entry, result);
@@ -205,17 +223,26 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   return {
     enqueue(text, attachments = [], choice) {
-      const bubble = options.addBubble(text, attachments);
-      bubble.setState('pending');
-      entries.push({
-        clientMessageId: newClientMessageId(),
-        text,
-        attachments: attachments.map((attachment) => attachment.id),
-        ...(choice ? { choice } : {}),
-        bubble,
-        state: 'queued',
-      });
+      const entry = newEntry(options, text, choice);
+      entries.push(entry);
+      attachFiles(options, entry, attachments);
       void pump();
+    },
+    enqueueUploading(text, files, progress) {
+      const entry = newEntry(options, text, undefined);
+      entries.push(entry);
+      entry.state = 'held';
+      entry.bubble.setState('waiting', { reason: strings.waitingForUpload, progress });
+      void files.then((attachments) => {
+        // Unless a new chat dropped it meanwhile; with no words and its only file failed (back in the tray), nothing is left to send.
+        if (!entries.includes(entry)) return;
+        if (attachments.length > 0 || entry.text !== '') attachFiles(options, entry, attachments);
+        else {
+          entries = entries.filter((other) => other !== entry);
+          entry.bubble.element.remove();
+        }
+        void pump();
+      });
     },
     owns: (messageId) => entries.some((entry) => entry.messageId === messageId || entry.clientMessageId === messageId),
     textOf: (messageId) => entries.find((entry) => entry.messageId === messageId || entry.clientMessageId === messageId)?.text,

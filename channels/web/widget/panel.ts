@@ -1,7 +1,7 @@
 /**
  * The chat panel: a header with the site's name, a subtitle saying who the visitor is talking to
  * (the assistant, or the teammate who took the conversation over), "New chat" and close buttons, an offline
- * banner, the message log, a quiet "Reconnecting…" line under it while the service is
+ * banner (and one saying messages wait while the service could not be reached since the page loaded), the message log, a quiet "Reconnecting…" line under it while the service is
  * unreachable, and the composer (a labelled textarea and a Send button). Enter sends,
  * Shift+Enter starts a new line, Escape asks to close. "New chat" asks first (one tap
  * no longer wipes the conversation). It reports what the visitor does and never talks to the
@@ -36,6 +36,8 @@ export interface Panel {
   restoreInput(text: string): void;
   setComposerError(text: string | undefined): void;
   setOffline(offline: boolean): void;
+  /** The service could not be reached since the page loaded: "We'll send your message when we're back". */
+  setQueued(queued: boolean): void;
   /** Shows (or clears) the "Reconnecting…" line. */
   setReconnecting(reconnecting: boolean): void;
   /** Who the visitor is talking to: the header's subtitle and avatar follow. */
@@ -43,8 +45,8 @@ export interface Panel {
 }
 
 const COUNTER_THRESHOLD = 0.8;
-/** Where the panel fills the viewport (styles.ts uses the same width). */
-export const SMALL_SCREEN = '(max-width: 479.98px)';
+/** Where the panel fills the viewport (panel-styles.ts and widget.ts use the same width). */
+const SMALL_SCREEN = '(max-width: 479.98px)';
 const TOUCH_ONLY = '(hover: none) and (pointer: coarse)';
 const MAX_INPUT_HEIGHT_PX = 132;
 
@@ -103,6 +105,7 @@ export function createPanel(
     iconButton('close', strings.closeChat, actions.onClose),
   ]);
   const banner = element('div', { className: 'banner', text: strings.offline, attributes: { role: 'status', hidden: '' } });
+  const queued = element('div', { className: 'waiting-banner', text: strings.offlineQueued, attributes: { role: 'status', hidden: '' } });
   // "New chat" asks first: the conversation is gone once confirmed.
   const newChat = createNewChatConfirm(strings, panelId, actions.onNewChat, () => input.focus());
   const { element: confirm } = newChat;
@@ -136,7 +139,7 @@ export function createPanel(
         hidden: '',
       },
     },
-    [header, confirm, banner, list.element, list.announcer, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
+    [header, confirm, banner, queued, list.element, list.announcer, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
   );
 
   const updateFooter = (): void => {
@@ -208,6 +211,9 @@ export function createPanel(
     },
     setOffline(offline) {
       banner.hidden = !offline;
+    },
+    setQueued(waiting) {
+      queued.hidden = !waiting;
     },
     setReconnecting(reconnecting) {
       connection.textContent = reconnecting ? strings.reconnecting : '';

@@ -14,7 +14,15 @@ export interface SignedInUser {
   name?: string;
 }
 
+/** Who the site said the visitor is after the page loaded (the script API's `identify`): used over the script tag's. */
+let identified: SignedInUser | undefined;
+
+export function setSignedInUser(user: SignedInUser): void {
+  identified = user;
+}
+
 export function readSignedInUser(siteKey: string): SignedInUser | undefined {
+  if (identified) return identified;
   const script = Array.from(document.querySelectorAll<HTMLScriptElement>('script[data-site-key]')).find((candidate) => candidate.dataset.siteKey === siteKey);
   const { userId, userHash, userTs, userEmail, userName } = script?.dataset ?? {};
   if (!userId || !userHash) return undefined;

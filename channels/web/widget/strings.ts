@@ -36,6 +36,15 @@ export interface WidgetStrings {
   notSentYet: string;
   /** Under a message the service answered with an error (a 5xx): it is being sent again. */
   sendTrouble: string;
+  /** Under a message sent while its attachment uploads (muted, with the upload's progress). */
+  waitingForUpload: string;
+  /** The panel's banner while the service could not be reached since the page loaded: messages wait. */
+  offlineQueued: string;
+  /** A sent photo's button ("View photo {name}") and its viewer's close button. */
+  viewPhoto: string;
+  closeViewer: string;
+  /** The greeting of a panel opened offline before any session told the widget the site's own. */
+  hello: string;
   retry: string;
   failed: string;
   unavailable: string;
@@ -78,6 +87,11 @@ export const ENGLISH = {
   notSent: 'Not sent.',
   notSentYet: 'Not sent yet. It will be sent when the connection is back.',
   sendTrouble: 'There was a problem sending this. Trying again…',
+  waitingForUpload: 'Waiting for the upload…',
+  offlineQueued: "We'll send your message when we're back.",
+  hello: 'Hi! How can we help?',
+  closeViewer: 'Close photo',
+  viewPhoto: 'View photo {name}',
   retry: 'Retry',
   failed: 'Sorry, something went wrong. Please try again.',
   unavailable: 'Chat is unavailable right now. Please try again later.',

@@ -1,30 +1,34 @@
 /**
  * Mounts the widget: a host element with an open shadow root (so the page's CSS cannot reach in
  * and ours cannot leak out) and the launcher at once (never waiting for the service),
- * then, once a session is started, the panel and the chat. Owns opening and closing, focus, the
+ * then, once a session is started, the panel and the chat (from the lazily loaded chat part,
+ * parts.ts; opened while the service could not be reached since the page loaded, the panel comes
+ * first, offline, and the chat joins it once a session is there). Owns opening and closing, focus, the
  * unread count (kept across reloads, shown on the launcher and in the page title while the panel
- * is closed, and the opt-in chime), the embed options of the script tag (`data-position="left"`,
+ * is closed, and the opt-in chime), the embed options of the script tag (`data-position="left"`
+ * or `"right"`: by default right, left in a right-to-left language,
  * `data-theme="dark"` or `"auto"`, `data-sound="on"`, `data-api="Name"` for
  * `window.Name.open()/close()/onUnread(callback)/sound(on)`), and (on small
  * screens, where the panel fills the viewport) keeping the page behind it from scrolling.
  */
 import type { Session, SiteSettings, WidgetApi } from './api.js';
-import { attachmentStringsFrom } from './attachment-strings.js';
-import { createAttachments } from './attachments.js';
-import { createChat, type Chat } from './chat.js';
+import type { ChatPanel, ChatPart } from './chat-part.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
-import { createPageModal } from './modal.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
-import { createPanel, SMALL_SCREEN, type Panel } from './panel.js';
-import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue, type WidgetStrings } from './strings.js';
+import { loadPart } from './parts.js';
+import { exposeScriptApi, type WidgetEvent } from './script-api.js';
+import { setSignedInUser } from './signed-in-user.js';
+import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
 import type { VisitorStore } from './visitor-store.js';
 
 export interface MountOptions {
   api: WidgetApi;
+  /** The service's origin (where the chat part is loaded from). */
+  origin: string;
   store: VisitorStore;
   /** The embedding script's CSP nonce, for browsers without constructable stylesheets. */
   nonce: string | undefined;
@@ -34,28 +38,37 @@ export interface MountOptions {
   script: HTMLScriptElement;
   /** The visitor asked for the chat while there is no session: try now. */
   retry(): void;
+  /** The site told who the visitor is (`identify`): a session with them, now. */
+  identify(): void;
 }
 
 export interface MountedWidget {
   /** A session is there: build the panel (opening it if the visitor already asked). `resume`: connect now, so replies count as unread. */
   start(session: Session, resume: boolean): Promise<void>;
-  /** The service could not be reached: the launcher says so when clicked. */
+  /** The service could not be reached: opened now, the panel takes messages to send once it is back (the launcher says so when even the chat part is missing). */
   setUnavailable(): void;
   /** The service refused this page: no widget. */
   remove(): void;
+  /** A session for the same visitor (now signed in): the chat goes on with its token. */
+  adopt(session: Session): void;
 }
 
-interface ChatApi {
-  open(): void;
-  close(): void;
-  onUnread(callback: (count: number) => void): void;
-  /** Turns the chime for replies on or off (`data-sound="on"` starts it on). */
-  sound(on: boolean): void;
-}
+/** The chat part's file name (`chat-<hash>.js`), set by scripts/build-widget.ts. */
+declare const WIDGET_CHAT_PART: string;
 
 const HOST_TAG = 'assistant-chat-widget';
+/** The site as the offline panel shows it before any session told the widget its settings. */
+const OFFLINE_SITE: SiteSettings = {
+  name: '',
+  greeting: '',
+  accentColor: undefined,
+  language: undefined,
+  maxMessageChars: undefined,
+  maxUploadBytes: undefined,
+};
+/** Where the open panel fills the viewport (panel-styles.ts). */
+const SMALL_SCREEN = '(max-width: 479.98px)';
 const PANEL_ID = 'chat-panel';
-const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
 
 /**
  * The unread count: on the launcher, as "(2) " in front of the page's title while the panel is
@@ -67,6 +80,7 @@ function createUnreadCounter(launcher: Launcher, storageKey: string) {
   // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
   const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
   const set = (count: number): void => {
+    const changed = count !== unread;
     unread = count;
     launcher.setUnread(count);
     // A counter in the tab's title, as messengers do, while the panel is closed.
@@ -77,7 +91,8 @@ function createUnreadCounter(launcher: Launcher, storageKey: string) {
     } catch {
       // No storage: the count lasts as long as the page.
     }
-    for (const listener of listeners) listener(count);
+    // Listeners hear each new count (opening the panel with nothing unread says nothing).
+    if (changed) for (const listener of listeners) listener(count);
   };
   return {
     count: (): number => unread,
@@ -100,50 +115,105 @@ function createUnreadCounter(launcher: Launcher, storageKey: string) {
   };
 }
 
-/** A small script API only when the site names it (`data-api`): the widget adds no global of its own. */
-function exposeChatApi(name: string | undefined, chatApi: ChatApi): void {
-  if (!name || !API_NAME.test(name) || name in window) return;
-  Object.defineProperty(window, name, { value: Object.freeze(chatApi), configurable: true });
+/** The chat part, fetched at once (beside the session) so the panel never waits on it; `onLoaded` once it is there. */
+function createPartLoader(serviceOrigin: string, onLoaded: (part: ChatPart) => void) {
+  let loading: Promise<ChatPart> | undefined;
+  let loaded: ChatPart | undefined;
+  const load = (): Promise<ChatPart> =>
+    (loading ??= loadPart<ChatPart>(serviceOrigin, WIDGET_CHAT_PART).then(
+      (part) => {
+        if (!loaded) onLoaded(part);
+        loaded = part;
+        return part;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
+  void load().catch(() => undefined);
+  return { load, loaded: () => loaded };
 }
 
-/** The panel (with its attachments) and the chat behind it, for a started session. */
-function assembleChat(
-  context: Pick<MountOptions, 'api' | 'store'> & { session: Session; catalogue: Catalogue; strings: WidgetStrings; language: string; onClose(): void },
-  onReply: (preview: string) => void,
-): { panel: Panel; chat: Chat } {
-  const { session, strings } = context;
-  const { site } = session;
-  const attachmentStrings = attachmentStringsFrom(context.catalogue);
-  const attachments = createAttachments({
-    strings: attachmentStrings,
-    maxBytes: site.maxUploadBytes,
-    upload: (file, onProgress, signal) => chat.upload(file, onProgress, signal),
+/** The shadow root's styles in the site's colours, with the chat part's rules once it is there (fetched at once). */
+function styleWithParts(root: ShadowRoot, options: Pick<MountOptions, 'site' | 'nonce' | 'origin'>) {
+  let styledSite = options.site;
+  let partCss = '';
+  const style = (site: SiteSettings | undefined): void => {
+    styledSite = site;
+    applyStyles(root, themeFor(site?.accentColor), options.nonce, partCss);
+  };
+  style(options.site);
+  const parts = createPartLoader(options.origin, (part) => {
+    partCss = part.css;
+    style(styledSite);
   });
-  const panel = createPanel(
-    strings,
-    site,
-    PANEL_ID,
-    {
-      onClose: context.onClose,
-      onNewChat: () => void chat.newChat(),
-      onSend: (text) => chat.send(text),
-      onTyping: (typing) => chat.typing(typing),
+  return { style, parts };
+}
+
+/** Opening and closing the panel: focus, the unread count, and on a phone the page modal (inert page, no scrolling behind it). */
+function createPanelState(
+  host: HTMLElement,
+  launcher: Launcher,
+  unread: ReturnType<typeof createUnreadCounter>,
+  emit: (event: WidgetEvent, detail?: unknown) => void,
+) {
+  let isOpen = false;
+  let shown: ChatPanel | undefined;
+  let prefilled: string | undefined;
+  let pageModal: ReturnType<ChatPart['createPageModal']> | undefined;
+  const smallScreen = window.matchMedia(SMALL_SCREEN);
+  const scrollLock = createPageScrollLock();
+  const update = (): void => {
+    const covering = isOpen && smallScreen.matches;
+    if (covering) scrollLock.lock();
+    else scrollLock.release();
+    pageModal?.set(covering ? shown?.panel.element : undefined);
+  };
+  smallScreen.addEventListener('change', update);
+  return {
+    isOpen: () => isOpen,
+    shown: () => shown,
+    set(panel: ChatPanel, part: ChatPart): void {
+      shown = panel;
+      pageModal ??= part.createPageModal(host);
+      if (prefilled) panel.panel.restoreInput(prefilled);
     },
-    attachments,
-  );
-  attachments.acceptDrops(panel.element);
-  attachments.acceptPaste(panel.input);
-  const chat = createChat({
-    api: context.api,
-    store: context.store,
-    session,
-    strings,
-    panel,
-    attachments: { tray: attachments, strings: attachmentStrings },
-    language: context.language,
-    onReply,
-  });
-  return { panel, chat };
+    /** Words for the composer (the site's `prefill`): put in now, or when the panel is built; never over what the visitor typed. */
+    prefill(text: string): void {
+      prefilled = text;
+      shown?.panel.restoreInput(text);
+    },
+    /** A reply arrived (`chimeOn`: the chime is on): unread while closed, heard only when it would not be seen. */
+    replied(preview: string, chimeOn: boolean): void {
+      emit('message', { text: preview });
+      if (chimeOn && (!isOpen || document.hidden)) chime();
+      if (isOpen) return;
+      unread.set(unread.count() + 1);
+      launcher.setPreview(preview);
+    },
+    open(): void {
+      if (!shown) return;
+      isOpen = true;
+      unread.set(0);
+      launcher.setPreview(undefined);
+      launcher.setExpanded(true);
+      shown.panel.show(true);
+      update();
+      shown.chat()?.connect();
+      shown.panel.focusInitial();
+      emit('open');
+    },
+    close(): void {
+      if (!isOpen || !shown) return;
+      isOpen = false;
+      shown.panel.show(false);
+      update();
+      launcher.setExpanded(false);
+      launcher.element.focus();
+      emit('close');
+    },
+  };
 }
 
 export function mountWidget(options: MountOptions): MountedWidget {
@@ -153,139 +223,141 @@ export function mountWidget(options: MountOptions): MountedWidget {
   const languageFor = (site: SiteSettings | undefined): string => chooseLanguage([site?.language, ...browserLanguages]);
   let language = languageFor(options.site);
   let words: Promise<Catalogue> = options.api.catalogue(language);
+  let catalogue = ENGLISH;
   let strings = stringsFrom(ENGLISH);
 
   const host = document.createElement(HOST_TAG);
   const root = host.attachShadow({ mode: 'open' });
   const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
-  const style = (site: SiteSettings | undefined): void => applyStyles(root, themeFor(site?.accentColor), options.nonce);
-  style(options.site);
+  const { style, parts } = styleWithParts(root, options);
+  // A session whose chat part could not be loaded: tried again when the visitor opens the chat.
+  let waitingStart: (() => void) | undefined;
+  const retry = (): void => (waitingStart ? waitingStart() : options.retry());
 
-  let isOpen = false;
   let wantOpen = false;
   let sound = dataset.sound === 'on';
-  const smallScreen = window.matchMedia(SMALL_SCREEN);
-  const scrollLock = createPageScrollLock();
-  const pageModal = createPageModal(host);
-  let panelElement: HTMLElement | undefined;
-  // On a phone the open panel covers the page: the page neither scrolls nor takes focus behind it.
-  const updateScrollLock = (): void => {
-    const covering = isOpen && smallScreen.matches;
-    if (covering) scrollLock.lock();
-    else scrollLock.release();
-    pageModal.set(covering ? panelElement : undefined);
-  };
-  smallScreen.addEventListener('change', updateScrollLock);
-
-  // What the launcher says while there is no session: connecting, or the service is unreachable.
+  // What the launcher says while there is no panel: connecting, or the service is unreachable.
   const note = element('div', { className: 'launcher-note', attributes: { role: 'status', hidden: '' } });
   let unavailable = false;
-  let started: { open(): void; close(): void } | undefined;
+  let started = false;
 
+  const buildPanel = (part: ChatPart, site: SiteSettings): ChatPanel => {
+    const built = part.createChatPanel({ site, catalogue, strings, panelId: PANEL_ID, onClose: close, onQueued: retry });
+    container.append(built.panel.element);
+    panels.set(built, part);
+    return built;
+  };
+  /** Opens the panel there is, or (the service unreachable since the page loaded) one offline: false when there is none yet. */
+  const showPanel = (): boolean => {
+    const part = parts.loaded();
+    if (!panels.shown() && unavailable && part) {
+      buildPanel(part, options.site ?? { ...OFFLINE_SITE, name: window.location.hostname, greeting: strings.hello }).panel.setQueued(true);
+    }
+    if (!panels.shown()) return false;
+    wantOpen = false;
+    note.hidden = true;
+    panels.open();
+    return true;
+  };
   const open = (): void => {
     if (sound) chime(true);
-    if (!started) {
-      wantOpen = true;
-      note.hidden = false;
-      note.textContent = unavailable ? strings.unavailable : strings.connecting;
-      options.retry();
+    if (showPanel()) {
+      if (!started) retry();
       return;
     }
-    started.open();
+    wantOpen = true;
+    note.hidden = false;
+    note.textContent = unavailable ? strings.unavailable : strings.connecting;
+    retry();
   };
   const close = (): void => {
     wantOpen = false;
     note.hidden = true;
-    started?.close();
+    panels.close();
   };
 
-  const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !started ? close() : open()));
+  const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !panels.shown() ? close() : open()));
   const unread = createUnreadCounter(launcher, `chat-widget-unread:${dataset.siteKey ?? ''}`);
-  const container = element(
-    'div',
-    {
-      className: `root theme-${theme}${dataset.position === 'left' ? ' left' : ''}`,
-      attributes: { lang: language, dir: isRightToLeft(language) ? 'rtl' : 'ltr' },
-    },
-    [launcher.element, note],
-  );
+  const emit = exposeScriptApi(dataset.api, {
+    open,
+    close,
+    onUnread: unread.listen,
+    sound: (on) => void (sound = on),
+    prefill: (text) => panels.prefill(text),
+    setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
+    identify: (user) => (setSignedInUser(user), options.identify()),
+  });
+  const panels = createPanelState(host, launcher, unread, emit);
+  const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
+  const speak = (): void => {
+    container.lang = language;
+    container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
+    // Bottom-left where the page reads right to left, unless the site says where.
+    container.classList.toggle('left', dataset.position === 'left' || (dataset.position !== 'right' && isRightToLeft(language)));
+  };
+  speak();
   root.append(container);
   document.body.append(host);
-  void words.then((catalogue) => {
-    if (started) return;
-    strings = stringsFrom(catalogue);
+  void words.then((loaded) => {
+    if (started || panels.shown()) return;
+    catalogue = loaded;
+    strings = stringsFrom(loaded);
     launcher.setStrings(strings);
     if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
   });
   unread.restore();
 
-  // A small script API only when the site names it: the widget adds no global of its own.
-  exposeChatApi(dataset.api, {
-    open,
-    close,
-    onUnread: unread.listen,
-    sound(on) {
-      sound = on;
-    },
-  });
-
-  return {
+  const mounted: MountedWidget = {
     setUnavailable() {
       unavailable = true;
+      // Asked for while the first session was being tried: the panel opens offline.
+      if (wantOpen && showPanel()) return;
       if (!note.hidden) note.textContent = strings.unavailable;
     },
     remove() {
       host.remove();
       unread.untitle();
     },
+    adopt: (session) => panels.shown()?.chat()?.useSession(session),
     async start(session, resume) {
       if (started) return;
+      waitingStart = undefined;
       const { site } = session;
       style(site);
-      if (languageFor(site) !== language) {
+      let part: ChatPart;
+      try {
+        part = await parts.load();
+      } catch {
+        mounted.setUnavailable();
+        waitingStart = () => void mounted.start(session, resume);
+        return;
+      }
+      if (!panels.shown() && languageFor(site) !== language) {
         language = languageFor(site);
         words = options.api.catalogue(language);
       }
-      const catalogue = await words;
+      const loaded = await words;
       if (started) return;
-      strings = stringsFrom(catalogue);
-      container.lang = language;
-      container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
-      launcher.setStrings(strings);
+      started = true;
+      if (!panels.shown()) {
+        catalogue = loaded;
+        strings = stringsFrom(loaded);
+        speak();
+        launcher.setStrings(strings);
+        buildPanel(part, site);
+      }
       note.hidden = true;
-
-      const { panel, chat } = assembleChat({ ...options, session, catalogue, strings, language, onClose: close }, (preview) => {
-        // Heard only when it would not be seen: the panel closed, or the tab in the background.
-        if (sound && (!isOpen || document.hidden)) chime();
-        if (isOpen) return;
-        unread.set(unread.count() + 1);
-        launcher.setPreview(preview);
+      const chat = panels.shown()!.start({
+        ...options,
+        session,
+        language,
+        onReply: (preview) => panels.replied(preview, sound),
       });
-      container.append(panel.element);
-      panelElement = panel.element;
-      started = {
-        open() {
-          isOpen = true;
-          wantOpen = false;
-          unread.set(0);
-          launcher.setPreview(undefined);
-          launcher.setExpanded(true);
-          panel.show(true);
-          updateScrollLock();
-          chat.connect();
-          panel.focusInitial();
-        },
-        close() {
-          if (!isOpen) return;
-          isOpen = false;
-          panel.show(false);
-          updateScrollLock();
-          launcher.setExpanded(false);
-          launcher.element.focus();
-        },
-      };
-      if (wantOpen) started.open();
-      else if (resume || unread.count() > 0) chat.connect();
+      if (wantOpen) {
+        wantOpen = false;
+        panels.open();
+      } else if (panels.isOpen() || resume || unread.count() > 0) chat.connect();
     },
   };
+  return mounted;
 }

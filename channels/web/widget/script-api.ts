@@ -1,0 +1,85 @@
+/**
+ * The script API a site names with `data-api="ShopChat"` (the widget adds no global otherwise).
+ * It works before the script has loaded: a page may set `window.ShopChat = window.ShopChat || []`
+ * and `ShopChat.push(['open'])`, `ShopChat.push(['on', 'message', callback])`; the widget runs
+ * the queued commands in order once it has mounted, then puts its API in the array's place (whose
+ * `push` keeps working). A name already taken by anything but such an array is left alone.
+ * Methods: `open()`, `close()`, `on(event, callback)` for `message` (`{ text }`: a reply, in plain
+ * words), `open`, `close` and `unread` (the count: called at once, then on each change),
+ * `prefill(text)`, `hide()` / `show()` (the launcher), `identify({ id, email, name, ts, hash })`,
+ * `sound(on)`, and `onUnread(callback)` (as `on('unread', callback)`).
+ */
+import type { SignedInUser } from './signed-in-user.js';
+
+export type WidgetEvent = 'message' | 'open' | 'close' | 'unread';
+
+export interface ScriptApiHooks {
+  open(): void;
+  close(): void;
+  onUnread(callback: (count: number) => void): void;
+  sound(on: boolean): void;
+  prefill(text: string): void;
+  setHidden(hidden: boolean): void;
+  identify(user: SignedInUser): void;
+}
+
+const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
+const EVENTS: readonly string[] = ['message', 'open', 'close'];
+
+type Callback = (detail: unknown) => void;
+
+/** Defines `window[name]` (running what the page queued there) and returns how the widget tells its listeners of an event. */
+export function exposeScriptApi(name: string | undefined, hooks: ScriptApiHooks): (event: WidgetEvent, detail?: unknown) => void {
+  const listeners = new Map<string, Callback[]>();
+  const emit = (event: WidgetEvent, detail?: unknown): void => {
+    for (const listener of listeners.get(event) ?? []) {
+      try {
+        listener(detail);
+      } catch {
+        // A site's listener failing is its own business: the widget and the other listeners go on.
+      }
+    }
+  };
+  const queued: unknown = name && API_NAME.test(name) ? (window as unknown as Record<string, unknown>)[name] : null;
+  if (!name || !(queued === undefined || Array.isArray(queued))) return emit;
+
+  const api = {
+    open: () => hooks.open(),
+    close: () => hooks.close(),
+    sound: (on: unknown) => hooks.sound(on === true),
+    onUnread: (callback: unknown) => api.on('unread', callback),
+    on(event: unknown, callback: unknown): void {
+      if (typeof callback !== 'function') return;
+      if (event === 'unread') hooks.onUnread(callback as (count: number) => void);
+      else if (typeof event === 'string' && EVENTS.includes(event)) listeners.set(event, [...(listeners.get(event) ?? []), callback as Callback]);
+    },
+    prefill: (text: unknown) => hooks.prefill(String(text ?? '')),
+    hide: () => hooks.setHidden(true),
+    show: () => hooks.setHidden(false),
+    identify(user: unknown): void {
+      const value = (user ?? {}) as Record<string, unknown>;
+      const field = (key: string): string | undefined => (typeof value[key] === 'string' || typeof value[key] === 'number' ? String(value[key]) : undefined);
+      const id = field('id');
+      const hash = field('hash');
+      if (!id || !hash) return;
+      const [ts, email, nameField] = [field('ts'), field('email'), field('name')];
+      hooks.identify({ id, hash, ...(ts ? { ts } : {}), ...(email ? { email } : {}), ...(nameField ? { name: nameField } : {}) });
+    },
+    /** A command, as queued before the script loaded: `['open']`, `['on', 'message', callback]`. */
+    push(...commands: unknown[]): void {
+      for (const command of commands) {
+        if (!Array.isArray(command)) continue;
+        const [method, ...args] = command as [unknown, ...unknown[]];
+        const run =
+          typeof method === 'string' && method !== 'push' && Object.prototype.hasOwnProperty.call(api, method)
+            ? (api as Record<string, unknown>)[method]
+            : undefined;
+        if (typeof run === 'function') (run as (...values: unknown[]) => void)(...args);
+      }
+    },
+  };
+  Object.defineProperty(window, name, { value: Object.freeze(api), configurable: true });
+  // Once the widget is mounted (this runs while it is being built).
+  if (Array.isArray(queued)) queueMicrotask(() => api.push(...(queued as unknown[])));
+  return emit;
+}
