@@ -40,7 +40,8 @@ export function addScriptRoutes(router: Router, kit: RouteKit): void {
   const { settings } = kit;
   // the script itself (compressed), not a redirect: one round trip less before the launcher shows.
   router.get('/widget.js', async (request, response) => {
-    sendWidgetScript(request, response, await settings.widget(), 'public, max-age=300');
+    // Revalidated on every load (a 304 while unchanged): a deploy reaches every page at once.
+    sendWidgetScript(request, response, await settings.widget(), 'public, no-cache');
   });
 
   // the widget's words in a language other than English, fetched only by a widget that speaks it.
@@ -61,7 +62,11 @@ export function addScriptRoutes(router: Router, kit: RouteKit): void {
     const parts = (await settings.widget()).parts ?? {};
     const code = Object.hasOwn(parts, file) ? parts[file] : undefined;
     if (code === undefined) {
-      response.set('Access-Control-Allow-Origin', '*').status(404).json({ error: 'no such widget part' });
+      // A page still running the widget.js of an earlier build asks for that build's part: it gets this one's.
+      const current = /^chat-[0-9a-f]{12}\.js$/.test(file) ? Object.keys(parts).find((name) => name.startsWith('chat-')) : undefined;
+      response.set({ 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store' });
+      if (current) response.redirect(302, `/widget/part/${current}`);
+      else response.status(404).json({ error: 'no such widget part' });
       return;
     }
     let part = partBundles.get(file);
