@@ -64,7 +64,14 @@ export const knowledgeOptions = (config: Pick<Config, 'knowledge' | 'model' | 'a
 
 /** The orchestrator's hook (`OrchestratorOptions.knowledge`), structurally. */
 export interface KnowledgeTurnHook {
-  brief(input: { question: string; terms: string; roleId: string; channel: string; metadata: Readonly<Record<string, string>> }): Promise<string | undefined>;
+  brief(input: {
+    question: string;
+    terms: string;
+    roleId: string;
+    channel: string;
+    metadata: Readonly<Record<string, string>>;
+    hitsOnly?: boolean;
+  }): Promise<string | undefined>;
 }
 
 export interface KnowledgeFeature {
@@ -161,6 +168,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
           metrics.increment('knowledge_hits_total', { role: input.roleId });
           return sourcesSection(passages, input.metadata);
         }
+        if (input.hitsOnly) return undefined;
         misses.record({
           role: input.roleId,
           question: input.question,

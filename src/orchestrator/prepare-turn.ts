@@ -45,6 +45,8 @@ export interface TurnKnowledge {
     channel: string;
     /** The channel's report (a widget's `siteKey`, the visitor's `language`): who the content may be for. */
     metadata: Readonly<Record<string, string>>;
+    /** Passages only: nothing (no "I don't know", no miss) when none is found — a turn nobody judged as needing knowledge. */
+    hitsOnly?: boolean;
   }): Promise<string | undefined>;
 }
 
@@ -123,7 +125,12 @@ export async function prepareFreshLeg(
     mcpTools: input.mcpTools,
     rankedNames: judgment.rankedTools,
   });
-  const knowledge = judgment.knowledge?.needed ? await knowledgeBrief(dependencies.judge.logger, input, judgment.knowledge.terms, role.id) : undefined;
+  // A degraded judgment says nothing of knowledge: the customer's own words are searched, and only a hit is told.
+  const knowledge = judgment.knowledge?.needed
+    ? await knowledgeBrief(dependencies.judge.logger, input, judgment.knowledge.terms, role.id)
+    : judgment.degraded
+      ? await knowledgeBrief(dependencies.judge.logger, input, '', role.id, true)
+      : undefined;
   const decision: StoredDecision = {
     runId: input.runId,
     roleId: role.id,
@@ -148,12 +155,13 @@ async function knowledgeBrief(
   input: { history: readonly ModelMessage[]; knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> } },
   terms: string,
   roleId: string,
+  hitsOnly = false,
 ): Promise<string | undefined> {
   const knowledge = input.knowledge;
   if (!knowledge?.hook) return undefined;
   const question = messageText(input.history.filter((message) => message.role === 'user').at(-1) ?? { role: 'user', content: '' });
   try {
-    return await knowledge.hook.brief({ question, terms, roleId, channel: knowledge.channel, metadata: knowledge.metadata });
+    return await knowledge.hook.brief({ question, terms, roleId, channel: knowledge.channel, metadata: knowledge.metadata, ...(hitsOnly ? { hitsOnly } : {}) });
   } catch (error) {
     logger.warn('knowledge-brief-failed', { roleId, error });
     return undefined;

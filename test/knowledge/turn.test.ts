@@ -32,6 +32,8 @@ const knowledgeJudge: Script = (call) => {
       .split('\n')
       .filter((line) => line.startsWith('Customer: '))
       .at(-1) ?? '';
+  // The judge's call failing (output that is no JSON): the turn goes on degraded.
+  if (/broken judge/.test(latest)) return { text: 'not JSON' };
   if ('knowledge' in json) {
     const parcel = /parcel|paquete/i.test(latest);
     json.knowledge = { needed: /parcel|paquete|refund|warranty|deliver|gift|alquil/i.test(latest), terms: parcel ? 'delivery times shipping days' : '' };
@@ -134,6 +136,16 @@ describe('knowledge in the turn', () => {
       role: 'support',
       question: '¿Alquilan tablas de surf en invierno?',
     });
+  });
+
+  it("a turn whose judge failed searches the customer's own words: a hit reaches the brief, no hit adds nothing (no miss)", async () => {
+    await turn('how long do refunds take? (broken judge)');
+    expect(models.replyCalls().at(-1)!.system).toContain('Refunds reach your card within 5 to 7 business days.');
+    const misses = rig.metrics.value('knowledge_misses_total', { role: 'support' }) ?? 0;
+    await turn('good morning (broken judge)');
+    expect(models.replyCalls().at(-1)!.system).not.toContain("business's published content");
+    expect(models.replyCalls().at(-1)!.system).not.toContain('has nothing on this question');
+    expect(rig.metrics.value('knowledge_misses_total', { role: 'support' }) ?? 0).toBe(misses);
   });
 
   it('adds nothing when the judge does not mark the turn as needing knowledge', async () => {
