@@ -17,6 +17,8 @@ const output = process.stdout;
 const services = await createServices(config, {
   logger: createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) }),
 });
+// Turns run in this process: it answers from the business's knowledge too.
+services.knowledge.start();
 const channel = createCliChannel({ write: (text) => output.write(`\nassistant › ${text}\n\n`) });
 let lastRunId: string | undefined;
 const handle = createInboundHandler({

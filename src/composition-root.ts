@@ -88,7 +88,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, ...actions.turnHooks };
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();
-  knowledge.start();
   const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store });
   const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
   const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat };
@@ -126,13 +125,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     handoffs: handoff.store,
     takeover: takeover.service,
     contacts,
+    knowledge,
     transcriptLinks: page.links,
     app,
     startWorker() {
       const worker = answering.start();
-      // Once per process (each owner starts once): retention, hand-off notices and their recovery, the writer, sweepers, idle hand-backs.
-      for (const start of [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start, csat.start])
-        start();
+      // Once per process (each owner starts once): retention, notices, the writer, sweepers, idle hand-backs, the knowledge index.
+      const starts = [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start];
+      for (const start of [...starts, csat.start, knowledge.start]) start();
       return worker;
     },
     beginShutdown: base.beginShutdown,

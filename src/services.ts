@@ -55,6 +55,8 @@ export interface Services {
   /** Human takeover of handed-off conversations (WhatsApp, the live transcript page, the admin API). */
   takeover: TakeoverService;
   contacts: ContactStore;
+  /** The business's knowledge: `start()` builds this process's index (workers and the terminal chat; a web process serves only its admin API). */
+  knowledge: { start(): void };
   transcriptLinks: TranscriptLinks;
   app: express.Express;
   /** Starts a BullMQ worker for turns in this process; the first also starts retention and hand-off notices. */
