@@ -17,6 +17,7 @@ import type { AssistantTool } from '../contracts/tool.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { createConfiguredModelProvider, type ModelProvider } from '../model/provider.js';
+import type { TurnKnowledge } from '../orchestrator/prepare-turn.js';
 import type { RedisClient } from '../redis.js';
 import { createKnowledgeRouter } from './admin.js';
 import { fitPassages, missSection, sourcesSection } from './brief.js';
@@ -62,17 +63,8 @@ export const knowledgeOptions = (config: Pick<Config, 'knowledge' | 'model' | 'a
   models: () => overrides.models ?? createConfiguredModelProvider(config.model),
 });
 
-/** The orchestrator's hook (`OrchestratorOptions.knowledge`), structurally. */
-export interface KnowledgeTurnHook {
-  brief(input: {
-    question: string;
-    terms: string;
-    roleId: string;
-    channel: string;
-    metadata: Readonly<Record<string, string>>;
-    hitsOnly?: boolean;
-  }): Promise<string | undefined>;
-}
+/** The orchestrator's hook (`OrchestratorOptions.knowledge`). */
+export type KnowledgeTurnHook = TurnKnowledge;
 
 export interface KnowledgeFeature {
   router: Router;
