@@ -51,6 +51,8 @@ export interface KnowledgeFeatureOptions {
   scheduleEveryMs?: number;
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
   mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
+  /** Told of each question the knowledge had no answer for (the reports' roll-ups). */
+  onMiss?: (miss: { channel: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
 }
@@ -161,6 +163,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
           return sourcesSection(passages, input.metadata);
         }
         if (input.hitsOnly) return undefined;
+        options.onMiss?.({ channel: input.channel });
         misses.record({
           role: input.roleId,
           question: input.question,

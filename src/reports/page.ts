@@ -121,6 +121,7 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
     card(minutes(totals.teammateFirstResponse.medianSeconds), `team's median first reply (p90 ${minutes(totals.teammateFirstResponse.p90Seconds)})`),
     card(`${totals.actions.run} / ${totals.actions.declined} / ${totals.actions.failed}`, 'actions run / declined / failed'),
     card(cost === undefined ? '–' : cost.toFixed(4), 'model cost per conversation'),
+    card(String(totals.knowledgeMisses), 'questions your knowledge had no answer for'),
     csat,
   ].join('');
   const charts = [

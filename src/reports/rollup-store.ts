@@ -90,6 +90,8 @@ for _, e in ipairs(events) do
       redis.call('HSETNX', waiting, e.v, e.t .. '|' .. f)
     elseif e.k == 'action' then
       inc(f .. 'act_' .. e.o, 1)
+    elseif e.k == 'miss' then
+      inc(f .. 'miss', 1)
     elseif e.k == 'usage' then
       inc(f .. 'calls', e.n)
       inc(f .. 'tok_in:' .. e.m, e.ti)
@@ -174,6 +176,8 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
         }
         case 'action':
           return { ...base, o: event.outcome };
+        case 'miss':
+          return base;
         case 'usage':
           return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
       }

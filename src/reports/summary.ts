@@ -65,6 +65,8 @@ export interface DayFigures {
   actionsRun: number;
   actionsDeclined: number;
   actionsFailed: number;
+  /** Questions the business's knowledge had no answer for. */
+  knowledgeMisses: number;
   modelCalls: number;
   inputTokens: number;
   outputTokens: number;
@@ -99,6 +101,7 @@ export interface ReportSummary extends ReportQuery {
       histogram: { upToSeconds: number | null; replies: number }[];
     };
     actions: { run: number; declined: number; failed: number };
+    knowledgeMisses: number;
     model: {
       calls: number;
       inputTokens: number;
@@ -182,6 +185,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       actionsRun: n('act_run'),
       actionsDeclined: n('act_declined'),
       actionsFailed: n('act_failed'),
+      knowledgeMisses: n('miss'),
       modelCalls: n('calls'),
       inputTokens,
       outputTokens,
@@ -212,6 +216,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
         histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
       },
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
+      knowledgeMisses: total('knowledgeMisses'),
       model: {
         calls: total('modelCalls'),
         inputTokens: total('inputTokens'),

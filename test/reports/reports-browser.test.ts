@@ -127,7 +127,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(href).toBe('/admin/reports/csv/daily.csv?from=2026-11-28&to=2026-11-30&channel=whatsapp');
   const csv = await page.request.get(`${origin}${href}`);
   expect(csv.status()).toBe(200);
-  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,');
+  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,0,');
   await saveScreenshot(page, 'reports-light');
   expectClean(watched);
 });

@@ -13,7 +13,7 @@ import { createReportsFeature, type ReportsFeature } from '../../src/reports/ind
 import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
 
 const TOKEN = 'reports-admin-token-0123456789abcdef';
 const DAY1 = '2026-11-02';
@@ -171,6 +171,21 @@ describe('roll-ups', () => {
     await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: '2026-10-01|whatsapp' as never });
   });
 
+  test("a question the knowledge had no answer for counts on today's roll-up and in the summary", async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    reports.recordMiss({ channel: 'whatsapp' });
+    reports.recordMiss({ channel: 'whatsapp' });
+    await eventually(async () => {
+      await reports.store.flush();
+      const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|whatsapp` as never });
+      return document?.counts.miss === 2 || undefined;
+    });
+    const figures = await summary(`from=${day}&to=${day}&channel=whatsapp`);
+    expect(figures.totals.knowledgeMisses).toBe(2);
+    expect(figures.days[0].knowledgeMisses).toBe(2);
+    await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|whatsapp` as never });
+  });
+
   test("a turn's metered model calls count on today's roll-up", async () => {
     const day = new Date().toISOString().slice(0, 10);
     const calls = [
@@ -211,7 +226,7 @@ describe('roll-ups', () => {
     expect(response.headers['content-disposition']).toBe(`attachment; filename="daily-whatsapp-${DAY1}-${DAY2}.csv"`);
     const lines = response.text.trim().split('\r\n');
     expect(lines[0]).toMatch(/^day,conversations,messages in,messages out,hand-offs,resolved without a person/);
-    expect(lines[1]).toBe(`${DAY1},2,3,4,1,1,yes,1,1,1,2,2.0000`);
+    expect(lines[1]).toBe(`${DAY1},2,3,4,1,1,yes,1,1,1,0,2,2.0000`);
     for (const table of ['handoffs', 'first-response', 'models']) {
       const one = await http.get(`/admin/reports/csv/${table}.csv?from=${DAY1}&to=${DAY2}`).set('Authorization', `Bearer ${TOKEN}`);
       expect(one.status).toBe(200);
