@@ -158,7 +158,9 @@ function createChunkWriter(chunks: Collection, fileId: ObjectIdInstance) {
   const flush = async (bytes: Buffer) => {
     const n = count;
     count += 1;
-    await chunks.insertOne({ _id: chunkId(fileId, n) as never, files_id: fileId, n, data: new Binary(bytes), at: new Date() });
+    // By `_id`, replacing: a retried fetch (a fixed id) overwrites what a crashed attempt left.
+    const _id = chunkId(fileId, n) as never;
+    await chunks.replaceOne({ _id }, { files_id: fileId, n, data: new Binary(bytes), at: new Date() }, { upsert: true });
   };
   return {
     get count() {
@@ -229,7 +231,8 @@ async function putMedia(
       ...(input.channel ? { channel: input.channel } : {}),
       chunks: 'keyed',
     };
-    await files.insertOne({ _id: id, length: size, chunkSize: CHUNK_BYTES, uploadDate: new Date(), filename: input.filename ?? '', metadata });
+    const file = { length: size, chunkSize: CHUNK_BYTES, uploadDate: new Date(), filename: input.filename ?? '', metadata };
+    await files.replaceOne({ _id: id }, file, { upsert: true });
   } catch (error) {
     // Removes the chunks written so far (no insert is in flight: each one is awaited).
     await store.removeChunks(id, writer.count).catch(() => undefined);

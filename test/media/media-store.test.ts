@@ -115,6 +115,30 @@ describe('GridFS compatibility', () => {
   });
 });
 
+describe('a retried fetch', () => {
+  test('stores over the chunks a crashed attempt left under the same id, and reads the new bytes', async () => {
+    const { Binary, ObjectId } = mongoose.mongo;
+    const id = newMediaId();
+    const chunks = harness.services.mongo.collection('media.chunks');
+    // A crashed attempt: two chunks written, no file record.
+    for (const n of [0, 1]) {
+      await chunks.insertOne({
+        _id: `${id}:${n}` as never,
+        files_id: ObjectId.createFromHexString(id),
+        n,
+        data: new Binary(Buffer.alloc(255 * 1024, 9)),
+        at: new Date(),
+      });
+    }
+    const bytes = Buffer.concat([PNG_BYTES, Buffer.alloc(300 * 1024, 3)]);
+    const info = await store.put(Readable.from([bytes]), { id, contentType: 'image/png', conversationId: 'c6', maxBytes: 1024 * 1024 });
+    expect(info.size).toBe(bytes.length);
+    expect(await collect((await store.open(id))!.stream)).toEqual(bytes);
+    await store.remove(id);
+    expect(await chunks.countDocuments({ files_id: ObjectId.createFromHexString(id) })).toBe(0);
+  });
+});
+
 describe('chunks without a file', () => {
   const chunks = () => harness.services.mongo.collection('media.chunks');
 
