@@ -17,12 +17,12 @@ function sections(text: string): Section[] {
   const path: { level: number; text: string }[] = [];
   let current: Section = { path: [], lines: [] };
   for (const line of text.split('\n')) {
-    const heading = /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
-    if (heading) {
+    const [, hashes, title] = /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line) ?? [];
+    if (hashes && title) {
       out.push(current);
-      const level = heading[1]!.length;
-      while (path.length > 0 && path.at(-1)!.level >= level) path.pop();
-      path.push({ level, text: heading[2]!.trim() });
+      const level = hashes.length;
+      while ((path.at(-1)?.level ?? 0) >= level) path.pop();
+      path.push({ level, text: title.trim() });
       current = { path: path.map((entry) => entry.text), lines: [] };
       continue;
     }

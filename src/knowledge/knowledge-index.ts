@@ -154,16 +154,20 @@ export async function createKnowledgeIndex(
     const bit = new Map(distinct.map((word, at) => [word, at]));
     const arabic = distinct.reduce((sum, word, at) => (ARABIC.test(word) ? sum | (1 << at) : sum), 0);
     const needs = variants.map((list) => {
-      const mask = list.reduce((sum, word) => (bit.has(word) ? sum | (1 << bit.get(word)!) : sum), 0);
+      const mask = list.reduce((sum, word) => {
+        const at = bit.get(word);
+        return at === undefined ? sum : sum | (1 << at);
+      }, 0);
       return { mask, least: Math.max(1, Math.ceil(popcount(mask) * minCoverage)) };
     });
     const query = [...distinct.map(alternatives), ...Array.from({ length: SURFACE_BIT - distinct.length }, () => []), ...distinct.map(mentions)];
     const { slots, scores, masks } = lexical.score(query);
     const ranked: { slot: number; score: number }[] = [];
     for (const slot of slots) {
-      const mentioned = ((masks[slot]! >>> SURFACE_BIT) | (masks[slot]! & arabic)) & 0xffff;
-      if (scores[slot]! > 0 && needs.some((need) => need.mask !== 0 && popcount(mentioned & need.mask) >= need.least) && inScope(slot))
-        ranked.push({ slot, score: scores[slot]! });
+      const mask = masks[slot] ?? 0;
+      const score = scores[slot] ?? 0;
+      const mentioned = ((mask >>> SURFACE_BIT) | (mask & arabic)) & 0xffff;
+      if (score > 0 && needs.some((need) => need.mask !== 0 && popcount(mentioned & need.mask) >= need.least) && inScope(slot)) ranked.push({ slot, score });
     }
     lexical.reset(slots);
     return ranked.sort((a, b) => b.score - a.score).slice(0, depth);
@@ -210,9 +214,9 @@ export async function createKnowledgeIndex(
           .forEach(({ slot }, rank) => fused.set(slot, (fused.get(slot) ?? 0) + 1 / (RRF_K + rank + 1)));
         best = [...fused].map(([slot, score]) => ({ slot, score })).sort((a, b) => b.score - a.score);
       }
-      return best.slice(0, limit).map(({ slot, score }) => {
-        const chunk = chunks[slot]!;
-        return { chunkId: chunk.id, title: chunk.title, headingPath: chunk.headingPath, url: chunk.url, text: chunk.text, score };
+      return best.slice(0, limit).flatMap(({ slot, score }) => {
+        const chunk = chunks[slot];
+        return chunk ? [{ chunkId: chunk.id, title: chunk.title, headingPath: chunk.headingPath, url: chunk.url, text: chunk.text, score }] : [];
       });
     },
 

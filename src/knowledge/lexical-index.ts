@@ -69,8 +69,8 @@ export class LexicalIndex {
         this.documentFrequency.push(0);
         this.sorted = undefined;
       }
-      let list = this.postings[id]!;
-      const used = this.used[id]!;
+      let list = this.listOf(id);
+      const used = this.used[id] ?? 0;
       if (used === list.length) {
         const grown = new Uint32Array(list.length * 2);
         grown.set(list);
@@ -78,7 +78,7 @@ export class LexicalIndex {
       }
       list[used] = (slot << 8) | Math.min(MAX_TF, Math.round(count));
       this.used[id] = used + 1;
-      this.documentFrequency[id]! += 1;
+      this.documentFrequency[id] = (this.documentFrequency[id] ?? 0) + 1;
     }
     this.lengths[slot] = weighted.length;
     this.alive[slot] = 1;
@@ -91,7 +91,7 @@ export class LexicalIndex {
     this.alive[slot] = 2;
     this.live -= 1;
     this.dead += 1;
-    this.totalLength -= this.lengths[slot]!;
+    this.totalLength -= this.lengths[slot] ?? 0;
     if (this.dead * 4 > this.slotCount) this.compact();
   }
 
@@ -102,19 +102,24 @@ export class LexicalIndex {
     let high = sorted.length;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if (sorted[middle]! < prefix) low = middle + 1;
+      if ((sorted[middle] ?? '') < prefix) low = middle + 1;
       else high = middle;
     }
     const out: string[] = [];
-    for (let at = low; at < sorted.length && out.length < limit && sorted[at]!.startsWith(prefix); at += 1) out.push(sorted[at]!);
+    for (let at = low; at < sorted.length && out.length < limit; at += 1) {
+      const term = sorted[at];
+      if (term === undefined || !term.startsWith(prefix)) break;
+      out.push(term);
+    }
     return out;
   }
 
   /** Gives back the room posting lists grew into (after a build; they grow again on change). */
   trim(): void {
-    for (let id = 0; id < this.postings.length; id += 1) {
-      if (this.used[id]! < this.postings[id]!.length) this.postings[id] = this.postings[id]!.slice(0, Math.max(1, this.used[id]!));
-    }
+    this.postings.forEach((list, id) => {
+      const used = this.used[id] ?? 0;
+      if (used < list.length) this.postings[id] = list.slice(0, Math.max(1, used));
+    });
   }
 
   /**
@@ -134,19 +139,19 @@ export class LexicalIndex {
           continue;
         }
         // Dead postings still count until the next compaction: never more than the live slots.
-        const df = Math.min(this.documentFrequency[id]!, this.live);
+        const df = Math.min(this.documentFrequency[id] ?? 0, this.live);
         const idf = Math.log(1 + (this.live - df + 0.5) / (df + 0.5));
-        const list = this.postings[id]!;
-        const used = this.used[id]!;
+        const list = this.listOf(id);
+        const used = this.used[id] ?? 0;
         for (let at = 0; at < used; at += 1) {
-          const entry = list[at]!;
+          const entry = list[at] ?? 0;
           const slot = entry >>> 8;
           if (this.alive[slot] !== 1) continue;
           const tf = (entry & 0xff) / 2;
-          const norm = tf + K1 * (1 - B + (B * this.lengths[slot]!) / average);
+          const norm = tf + K1 * (1 - B + (B * (this.lengths[slot] ?? 0)) / average);
           if (this.masks[slot] === 0 && this.scores[slot] === 0) slots.push(slot);
-          this.scores[slot]! += (weight * idf * tf * (K1 + 1)) / norm;
-          this.masks[slot]! |= 1 << bit;
+          this.scores[slot] = (this.scores[slot] ?? 0) + (weight * idf * tf * (K1 + 1)) / norm;
+          this.masks[slot] = (this.masks[slot] ?? 0) | (1 << bit);
         }
       }
     });
@@ -155,11 +160,19 @@ export class LexicalIndex {
 
   /** Sets `bit` on the slots already scored that hold term `id` (a term that tells relevance, not rank). */
   private mark(id: number, bit: number): void {
-    const list = this.postings[id]!;
-    for (let at = 0; at < this.used[id]!; at += 1) {
-      const slot = list[at]! >>> 8;
-      if (this.scores[slot]! > 0) this.masks[slot]! |= bit;
+    const list = this.listOf(id);
+    const used = this.used[id] ?? 0;
+    for (let at = 0; at < used; at += 1) {
+      const slot = (list[at] ?? 0) >>> 8;
+      if ((this.scores[slot] ?? 0) > 0) this.masks[slot] = (this.masks[slot] ?? 0) | bit;
     }
+  }
+
+  /** A term's posting list (every id the vocabulary handed out has one). */
+  private listOf(id: number): Uint32Array {
+    const list = this.postings[id];
+    if (!list) throw new Error(`knowledge index: term ${id} has no posting list`);
+    return list;
   }
 
   /** Clears what `score` left on these slots. */
@@ -190,9 +203,13 @@ export class LexicalIndex {
   /** Drops dead slots from every posting list and frees them. */
   private compact(): void {
     for (let id = 0; id < this.postings.length; id += 1) {
-      const list = this.postings[id]!;
+      const list = this.listOf(id);
+      const used = this.used[id] ?? 0;
       let kept = 0;
-      for (let at = 0; at < this.used[id]!; at += 1) if (this.alive[list[at]! >>> 8] === 1) list[kept++] = list[at]!;
+      for (let at = 0; at < used; at += 1) {
+        const entry = list[at] ?? 0;
+        if (this.alive[entry >>> 8] === 1) list[kept++] = entry;
+      }
       this.used[id] = kept;
       this.documentFrequency[id] = kept;
       if (kept * 4 < list.length && list.length > 4) this.postings[id] = list.slice(0, Math.max(4, kept));

@@ -15,7 +15,7 @@ const MIN_RESCORE = 200;
 
 /** Set bits of every 16-bit value (64 KB): two lookups count a word's. */
 const BITS16 = new Uint8Array(65_536);
-for (let value = 1; value < 65_536; value += 1) BITS16[value] = (value & 1) + BITS16[value >>> 1]!;
+for (let value = 1; value < 65_536; value += 1) BITS16[value] = (value & 1) + (BITS16[value >>> 1] ?? 0);
 
 export class VectorIndex {
   private dimensions = 0;
@@ -44,10 +44,11 @@ export class VectorIndex {
     if (norm === 0) return false;
     const offset = slot * this.dimensions;
     this.bits.fill(0, slot * this.words, (slot + 1) * this.words);
-    for (let at = 0; at < vector.length; at += 1) {
-      this.codes[offset + at] = Math.round((vector[at]! / largest) * 127);
-      if (vector[at]! > 0) this.bits[slot * this.words + (at >>> 5)]! |= 1 << (at & 31);
-    }
+    vector.forEach((value, at) => {
+      this.codes[offset + at] = Math.round((value / largest) * 127);
+      const word = slot * this.words + (at >>> 5);
+      if (value > 0) this.bits[word] = (this.bits[word] ?? 0) | (1 << (at & 31));
+    });
     this.scales[slot] = largest / 127 / Math.sqrt(norm);
     if (this.present[slot] !== 1) this.count += 1;
     this.present[slot] = 1;
@@ -74,10 +75,10 @@ export class VectorIndex {
     if (this.count === 0 || query.length !== dimensions) return [];
     let norm = 0;
     const signs = new Uint32Array(words);
-    for (let at = 0; at < dimensions; at += 1) {
-      norm += query[at]! * query[at]!;
-      if (query[at]! > 0) signs[at >>> 5]! |= 1 << (at & 31);
-    }
+    query.forEach((value, at) => {
+      norm += value * value;
+      if (value > 0) signs[at >>> 5] = (signs[at >>> 5] ?? 0) | (1 << (at & 31));
+    });
     if (norm === 0) return [];
     // 1. Hamming distance of the sign bits, and how many slots lie at each distance.
     const histogram = new Uint32Array(dimensions + 1);
@@ -87,24 +88,24 @@ export class VectorIndex {
       let distance = 0;
       const base = slot * words;
       for (let word = 0; word < words; word += 1) {
-        const differing = this.bits[base + word]! ^ signs[word]!;
-        distance += BITS16[differing & 0xffff]! + BITS16[differing >>> 16]!;
+        const differing = (this.bits[base + word] ?? 0) ^ (signs[word] ?? 0);
+        distance += (BITS16[differing & 0xffff] ?? 0) + (BITS16[differing >>> 16] ?? 0);
       }
       this.distances[slot] = distance;
-      histogram[distance]! += 1;
+      histogram[distance] = (histogram[distance] ?? 0) + 1;
     }
     let cutoff = 0;
     const wanted = Math.max(MIN_RESCORE, k * RESCORE_PER_RESULT);
-    for (let seen = 0; cutoff < dimensions && seen + histogram[cutoff]! < wanted; cutoff += 1) seen += histogram[cutoff]!;
+    for (let seen = 0; cutoff < dimensions && seen + (histogram[cutoff] ?? 0) < wanted; cutoff += 1) seen += histogram[cutoff] ?? 0;
     // 2. The closest, rescored by their int8 codes.
     const scale = 1 / Math.sqrt(norm);
     const found: { slot: number; similarity: number }[] = [];
     for (let slot = 0; slot < slots; slot += 1) {
-      if (this.present[slot] !== 1 || this.distances[slot]! > cutoff) continue;
+      if (this.present[slot] !== 1 || (this.distances[slot] ?? 0) > cutoff) continue;
       const offset = slot * dimensions;
       let dot = 0;
-      for (let at = 0; at < dimensions; at += 1) dot += this.codes[offset + at]! * query[at]!;
-      const similarity = dot * this.scales[slot]! * scale;
+      for (let at = 0; at < dimensions; at += 1) dot += (this.codes[offset + at] ?? 0) * (query[at] ?? 0);
+      const similarity = dot * (this.scales[slot] ?? 0) * scale;
       if (similarity >= minSimilarity && accept(slot)) found.push({ slot, similarity });
     }
     return found.sort((a, b) => b.similarity - a.similarity).slice(0, k);
