@@ -19,6 +19,7 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { MediaReferenceSchema } from '../media/content-check.js';
 import { luaScript, type RedisClient } from '../redis.js';
@@ -164,6 +165,8 @@ export interface TranscriptOutbox {
   ensureGroup(): Promise<void>;
   /** Up to `count` entries for this consumer: a dead consumer's first, then new ones (blocking up to `blockMs`). */
   read(count: number, blockMs: number): Promise<OutboxEntry[]>;
+  /** Ends a blocking read now, as if its time had run out (CLIENT UNBLOCK; on a cluster the read runs its time). */
+  interrupt(): Promise<void>;
   /** Acknowledges and deletes entries MongoDB has acknowledged. */
   remove(ids: readonly string[]): Promise<void>;
   /** Entries not yet written to MongoDB (XLEN). */
@@ -267,6 +270,10 @@ export function createTranscriptOutbox(options: {
   let lastBacklog = 0;
   let nextClaimAt = 0;
   let nextReapAt = Date.now() + REAP_EVERY_MS;
+  /** The blocking connection's client id while it stays connected (for CLIENT UNBLOCK); a cluster's reads are not interrupted. */
+  let readerId: number | undefined;
+  const interruptible = reader !== redis && reader instanceof Redis;
+  if (interruptible) reader.on('close', () => (readerId = undefined));
 
   /** Entries another writer read and left unacknowledged for CLAIM_IDLE_MS (it died): taken over. */
   const claimIdle = async (count: number): Promise<OutboxEntry[]> => {
@@ -302,8 +309,13 @@ export function createTranscriptOutbox(options: {
         const taken = await claimIdle(count);
         if (taken.length > 0) return taken;
       }
+      if (interruptible && readerId === undefined) readerId = Number(await reader.client('ID'));
       const reply = (await reader.xreadgroup('GROUP', TRANSCRIPT_WRITER_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, '>')) as StreamReply;
       return (reply?.[0]?.[1] ?? []).map(([id, fields]) => decode(id, fields));
+    },
+
+    async interrupt() {
+      if (readerId !== undefined) await redis.client('UNBLOCK', readerId);
     },
 
     async remove(ids) {

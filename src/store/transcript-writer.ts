@@ -202,6 +202,8 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
       stopped = true;
       wake?.();
       if (!running) return;
+      // A read waiting for entries ends now (it has none): the loop sees it was stopped.
+      await outbox.interrupt().catch((error: unknown) => logger.warn('transcript-outbox-interrupt-failed', { error }));
       await running;
       // Out of the outbox's group (kept while entries are pending for it: another writer takes them over).
       await outbox.leave().catch((error: unknown) => logger.warn('transcript-outbox-leave-failed', { error }));

@@ -5,7 +5,7 @@
  * admitted, is a session open) is the source's (`mcp-tool-source.ts`).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AppError, errorText } from '../errors/index.js';
 import type { AdmittedTool } from './mcp-admission.js';
@@ -43,7 +43,7 @@ export interface CallSession {
 
 /** Calls an admitted read: its input checked, its scoped arguments bound to `context.caller`. */
 export async function callRead(session: CallSession, name: string, read: AdmittedTool, input: unknown, context: ToolCallContext): Promise<unknown> {
-  const { client, timeout, resultCharCap, countCall } = session;
+  const { resultCharCap, countCall } = session;
   const parsedInput = ToolArgumentsSchema.safeParse(input ?? {});
   if (!parsedInput.success) {
     countCall(name, 'invalid_input');
@@ -56,30 +56,14 @@ export async function callRead(session: CallSession, name: string, read: Admitte
     if (error instanceof ToolScopeError) countCall(name, 'scope_denied');
     throw error;
   }
-  let response: unknown;
-  try {
-    response = await client.callTool({ name, arguments: bound, _meta: callerMeta(context.caller) }, CallToolResultSchema, {
-      signal: context.signal,
-      timeout,
-    });
-  } catch (error) {
-    const malformed = isSchemaFailure(error);
-    countCall(name, malformed ? 'malformed' : context.signal.aborted ? 'aborted' : 'failed');
-    if (!malformed && !context.signal.aborted) session.suspect(client);
-    const detail = errorText(error);
-    throw new McpToolCallError(name, malformed ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${detail}`, { cause: error });
-  }
-  const result = CallToolResultSchema.safeParse(response);
-  if (!result.success) {
-    countCall(name, 'malformed');
-    throw new McpToolCallError(name, 'malformed-result', `MCP tool ${name} returned a malformed result`, { cause: result.error });
-  }
-  if (result.data.isError === true) {
+  const params = { name, arguments: bound, _meta: callerMeta(context.caller) };
+  const result = await sendCall(session, params, context.signal);
+  if (result.isError === true) {
     countCall(name, 'tool_error');
-    throw new McpToolCallError(name, 'tool-error', `MCP tool ${name} returned an error: ${capText(resultText(result.data), resultCharCap)}`);
+    throw new McpToolCallError(name, 'tool-error', `MCP tool ${name} returned an error: ${capText(resultText(result), resultCharCap)}`);
   }
   countCall(name, 'success');
-  return cappedResult(result.data, resultCharCap);
+  return cappedResult(result, resultCharCap);
 }
 
 /** Calls an admitted write with its bound arguments, the caller and the idempotency key in `_meta`. */
@@ -89,30 +73,38 @@ export async function callWriteTool(
   boundArguments: Readonly<Record<string, unknown>>,
   request: { caller: Caller; idempotencyKey: string; signal: AbortSignal },
 ): Promise<unknown> {
-  const { client, timeout, resultCharCap, countCall } = session;
+  const { resultCharCap, countCall } = session;
+  const meta = { ...callerMeta(request.caller), [IDEMPOTENCY_META_KEY]: request.idempotencyKey };
+  const result = await sendCall(session, { name, arguments: { ...boundArguments }, _meta: meta }, request.signal);
+  if (result.isError === true) {
+    countCall(name, 'tool_error');
+    throw new McpToolCallError(name, 'tool-error', capText(resultText(result), resultCharCap));
+  }
+  countCall(name, 'success');
+  return cappedResult(result, resultCharCap);
+}
+
+/**
+ * Sends one call and checks the shape of what comes back: a failed or aborted call, and a result
+ * that is not a tool result, are counted and thrown as `McpToolCallError`s; a failure that is not
+ * the result's shape or an abort tells the source its session may be lost.
+ */
+async function sendCall(session: CallSession, params: Parameters<Client['callTool']>[0], signal: AbortSignal): Promise<CallToolResult> {
+  const { client, timeout, countCall } = session;
+  const name = params.name;
   let response: unknown;
   try {
-    response = await client.callTool(
-      { name, arguments: { ...boundArguments }, _meta: { ...callerMeta(request.caller), [IDEMPOTENCY_META_KEY]: request.idempotencyKey } },
-      CallToolResultSchema,
-      { signal: request.signal, timeout },
-    );
+    response = await client.callTool(params, CallToolResultSchema, { signal, timeout });
   } catch (error) {
-    countCall(name, request.signal.aborted ? 'aborted' : 'failed');
-    if (!request.signal.aborted && !isSchemaFailure(error)) session.suspect(client);
-    throw new McpToolCallError(name, isSchemaFailure(error) ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${errorText(error)}`, {
-      cause: error,
-    });
+    const malformed = isSchemaFailure(error);
+    countCall(name, malformed ? 'malformed' : signal.aborted ? 'aborted' : 'failed');
+    if (!malformed && !signal.aborted) session.suspect(client);
+    throw new McpToolCallError(name, malformed ? 'malformed-result' : 'call-failed', `MCP tool ${name} failed: ${errorText(error)}`, { cause: error });
   }
   const result = CallToolResultSchema.safeParse(response);
   if (!result.success) {
     countCall(name, 'malformed');
     throw new McpToolCallError(name, 'malformed-result', `MCP tool ${name} returned a malformed result`, { cause: result.error });
   }
-  if (result.data.isError === true) {
-    countCall(name, 'tool_error');
-    throw new McpToolCallError(name, 'tool-error', capText(resultText(result.data), resultCharCap));
-  }
-  countCall(name, 'success');
-  return cappedResult(result.data, resultCharCap);
+  return result.data;
 }

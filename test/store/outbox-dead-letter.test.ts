@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptOutbox } from '../../src/store/outbox.js';
+import { duplicateRedis } from '../../src/redis.js';
 import { TRANSCRIPT_WRITER_GROUP, transcriptKeys } from '../../src/store/transcript-keys.js';
 import type { TurnRecords } from '../../src/store/transcript-store.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
@@ -165,6 +166,24 @@ describe("the outbox's consumers", () => {
     await writer.close();
     expect(await consumers()).toHaveLength(before);
     expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'transcript-outbox-consumer-left' }));
+  });
+
+  test("a read waiting for entries is ended by interrupt (a stopping writer does not wait out the read's block)", async () => {
+    const { redis, logger, metrics } = harness.services;
+    const reader = duplicateRedis(redis);
+    try {
+      const outbox = createTranscriptOutbox({ redis, reader, maxBacklog: 1000, database, logger, metrics });
+      await outbox.ensureGroup();
+      await drained();
+      // A first read learns the reader's connection; the second blocks far longer than the test may run.
+      await outbox.read(10, 1);
+      const waiting = outbox.read(10, 600_000);
+      await eventually(async () => String(await redis.client('LIST')).includes('cmd=xreadgroup') || undefined);
+      await outbox.interrupt();
+      expect(await waiting).toEqual([]);
+    } finally {
+      reader.disconnect();
+    }
   });
 
   test('consumers of processes that ended without leaving are removed once nothing is pending for them; one with pending entries is kept', async () => {
