@@ -11,6 +11,8 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createEventLog } from '../../channels/web/event-log.js';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
+import { INBOX_NOTICE_CHANNEL } from '../../src/queue/keys.js';
+import { duplicateRedis } from '../../src/redis.js';
 import type { Script, ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { handoffsSettled, transcriptsWritten, turnsSettled } from '../support/settled.js';
@@ -186,8 +188,16 @@ describe('the widget', () => {
       .send({ clientMessageId: 'typing-hold-1', text: 'do you ship to Spain' });
     expect(posted.status).toBe(202);
     await eventually(() => answer, 15_000);
-    // The visitor goes on typing while the answer is written.
+    // The visitor goes on typing while the answer is written. The worker hears it on the inbox
+    // notices' channel, not in the report's reply: the answer is let go once a listener of our
+    // own has heard it too (a machine that stalls between Redis's two writes does not race it).
+    const notices = duplicateRedis(harness.services.redis);
+    const heard: string[] = [];
+    notices.on('message', (_channel: string, notice: string) => heard.push(notice));
+    await notices.subscribe(INBOX_NOTICE_CHANNEL);
     await typing(true);
+    await eventually(() => heard.some((notice) => notice.startsWith('typing|') && notice.endsWith(conversationId)) || undefined, 10_000);
+    await notices.quit();
     answer?.();
     const events = createEventLog(harness.services.redis);
     const replies = async () => (await events.after(conversationId, '0-0')).filter((event) => event.type === 'delta' || event.type === 'message');
