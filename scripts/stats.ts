@@ -2,7 +2,8 @@
  * `npm run stats`: the code's figures against the limits the project holds (no function over 150
  * lines, no file over 400 in src/, channels/, roles/): the longest functions and the largest
  * files, the composition root's size, how many are over the limits, and — when `.ci/run` wrote
- * test-artifacts/jest-results.json — the test run's wall time and its slowest suites.
+ * test-artifacts/jest-results.json — the test run's wall time and its slowest suites, and the
+ * whole `.ci/run`'s wall time from test-artifacts/ci-run.json.
  * It reports, it never gates: the exit code is always 0.
  *
  *   node --import tsx scripts/stats.ts
@@ -20,6 +21,7 @@ const MAX_FUNCTION_LINES = 150;
 const MAX_FILE_LINES = 400;
 const COMPOSITION_ROOT = 'src/composition-root.ts';
 const JEST_RESULTS = 'test-artifacts/jest-results.json';
+const CI_RUN = 'test-artifacts/ci-run.json';
 
 interface Measure {
   lines: number;
@@ -130,15 +132,28 @@ function jestFigures(): void {
     name: relative(root, suite.name),
   }));
   const wall = Math.max(startTime, ...suites.map((suite) => suite.end)) - startTime;
-  out.push(`Jest (${JEST_RESULTS}): wall time ${seconds(wall)}, ${suites.length} suites`);
+  const busy = suites.reduce((sum, suite) => sum + suite.ms, 0);
+  out.push(`Jest (${JEST_RESULTS}): wall time ${seconds(wall)}, ${suites.length} suites, ${seconds(busy)} of suite time`);
   out.push(`Slowest suites:`);
   for (const suite of suites.sort((a, b) => b.ms - a.ms).slice(0, TOP)) out.push(`  ${seconds(suite.ms).padStart(9)}  ${suite.name}`);
+}
+
+const CiRunSchema = z.object({ startedAt: z.number(), endedAt: z.number() });
+
+/** The last `.ci/run`'s wall time (install, checks and tests), which it writes at its end. */
+function ciRunFigure(): void {
+  const path = join(root, CI_RUN);
+  if (!existsSync(path)) return void out.push(`.ci/run: no ${CI_RUN} (written at its end)`);
+  const parsed = CiRunSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  if (!parsed.success) return void out.push(`.ci/run: ${CI_RUN} is not {startedAt, endedAt}`);
+  out.push(`.ci/run (${CI_RUN}): wall time ${seconds(parsed.data.endedAt - parsed.data.startedAt)}`);
 }
 
 // A report, never a gate: whatever fails is said, and the exit code stays 0.
 try {
   codeFigures();
   jestFigures();
+  ciRunFigure();
 } catch (error) {
   out.push(`stats: ${error instanceof Error ? error.message : String(error)}`);
 }
