@@ -40,9 +40,9 @@ async function script(call: ScriptedCall) {
 }
 
 beforeAll(async () => {
-  // One turn per message; a 1.5 s lock (renewed every 0.5 s) and 100 ms doubling retries keep
+  // One turn per message; a 1.5 s lock (renewed every 0.5 s) and 25 ms doubling retries keep
   // BullMQ's eight attempts at the poisoned job short.
-  harness = await startHarness({ script, env: { COALESCE_MS: '0', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '100' } });
+  harness = await startHarness({ script, env: { COALESCE_MS: '0', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '25' } });
 });
 afterAll(() => harness.close());
 
@@ -137,7 +137,7 @@ describe('a job whose add fails while a message rides on it', () => {
 describe('a job that fails for good outside any turn', () => {
   let coalescing: Harness;
   beforeAll(async () => {
-    coalescing = await startHarness({ script, env: { COALESCE_MS: '300', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '100' } });
+    coalescing = await startHarness({ script, env: { COALESCE_MS: '300', TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '25' } });
   });
   afterAll(() => coalescing.close());
 

@@ -333,7 +333,8 @@ describe('a failing destination', () => {
       lastError: 'webhook answered 500',
     });
     expect(notices(SALES_PHONE)).toHaveLength(1);
-    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'handoff-notice-failed', attempts: 3 }));
+    // Logged and counted just after the failure is stored.
+    await eventually(() => harness.logs.some((line) => line.event === 'handoff-notice-failed' && line.attempts === 3) || undefined);
     expect(harness.services.metrics.value('handoff_notices_total', { kind: 'webhook', outcome: 'failed' })).toBe(1);
 
     const listed = await harness.http.get('/admin/handoffs?limit=5').set('Authorization', 'Bearer admin-token-for-tests-0123456789');
