@@ -272,7 +272,7 @@ export function createTranscriptOutbox(options: {
   let nextReapAt = Date.now() + REAP_EVERY_MS;
   /** The blocking connection's client id while it stays connected (for CLIENT UNBLOCK); a cluster's reads are not interrupted. */
   let readerId: number | undefined;
-  const interruptible = reader !== redis && reader instanceof Redis;
+  let interruptible = reader !== redis && reader instanceof Redis;
   if (interruptible) reader.on('close', () => (readerId = undefined));
 
   /** Entries another writer read and left unacknowledged for CLAIM_IDLE_MS (it died): taken over. */
@@ -309,7 +309,8 @@ export function createTranscriptOutbox(options: {
         const taken = await claimIdle(count);
         if (taken.length > 0) return taken;
       }
-      if (interruptible && readerId === undefined) readerId = Number(await reader.client('ID'));
+      // A server that refuses CLIENT (an ACL) only costs the interruption: the read runs its time.
+      if (interruptible && readerId === undefined) readerId = await reader.client('ID').then(Number, () => void (interruptible = false));
       const reply = (await reader.xreadgroup('GROUP', TRANSCRIPT_WRITER_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, '>')) as StreamReply;
       return (reply?.[0]?.[1] ?? []).map(([id, fields]) => decode(id, fields));
     },
