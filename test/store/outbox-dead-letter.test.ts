@@ -7,6 +7,7 @@
  * processes that ended without leaving are removed once nothing is pending for them.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptOutbox } from '../../src/store/outbox.js';
 import { duplicateRedis } from '../../src/redis.js';
@@ -183,6 +184,31 @@ describe("the outbox's consumers", () => {
       expect(await waiting).toEqual([]);
     } finally {
       reader.disconnect();
+    }
+  });
+
+  test('a reader Redis refuses CLIENT to (an ACL) still reads: only the interruption is lost', async () => {
+    const { redis, logger, metrics, outbox: appender } = harness.services;
+    const user = `outbox-no-client-${Date.now()}`;
+    await redis.acl('SETUSER', user, 'on', '>not-a-secret', '~*', '&*', '+@all', '-client');
+    // The harness's own database, as another user.
+    const url = new URL(harness.env.REDIS_URL ?? '');
+    url.username = user;
+    url.password = 'not-a-secret';
+    const reader = new Redis(url.toString(), { maxRetriesPerRequest: null });
+    try {
+      const outbox = createTranscriptOutbox({ redis, reader, maxBacklog: 1000, database, logger, metrics });
+      await outbox.ensureGroup();
+      await drained();
+      await appender.append([message('SMacl1')]);
+      const read = await outbox.read(10, 1000);
+      expect(read.flatMap((entry) => entry.records.map((record) => (record.kind === 'message' ? record.message._id : '')))).toContain('in:whatsapp:SMacl1');
+      await outbox.interrupt();
+      await outbox.remove(read.map((entry) => entry.id));
+      await outbox.leave();
+    } finally {
+      reader.disconnect();
+      await redis.acl('DELUSER', user);
     }
   });
 
