@@ -23,7 +23,7 @@ const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1')
 const refusal = () => Object.assign(new Error('invalid request'), { name: 'AI_InvalidPromptError' });
 
 /** The lock's release: EVALSHA <sha> 1 <lock key> <token> (its renewal sends a TTL as well). */
-const isLockRelease = (chunk: string) => /^\*5\r\n\$7\r\nevalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nasst:lock:/i.test(chunk);
+const isLockRelease = (command: string) => /^\*5\r\n\$7\r\nevalsha\r\n\$40\r\n[0-9a-f]{40}\r\n\$1\r\n1\r\n\$\d+\r\nasst:lock:/i.test(command);
 
 let rig: QueueRig | undefined;
 let stopProxy: (() => Promise<void>) | undefined;

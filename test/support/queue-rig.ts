@@ -120,11 +120,48 @@ export async function startQueueRig(options: QueueRigOptions): Promise<QueueRig>
 }
 
 /**
- * A TCP proxy to Redis that holds back, by `delayMs`, every chunk a client sends that `matches`
- * (and, to keep the connection's order, whatever that client sends after it meanwhile).
+ * Splits a client's byte stream into whole RESP commands (`*N` arrays of `$len` bulk strings, as
+ * every Redis client sends them): a socket may deliver two commands in one chunk, or one in two.
+ */
+function respCommands(): (chunk: Buffer) => Buffer[] {
+  let pending = Buffer.alloc(0);
+  /** The end of the command starting at `start`, or -1 while it is incomplete. */
+  const commandEnd = (start: number): number => {
+    const lineEnd = (from: number) => pending.indexOf('\r\n', from, 'latin1');
+    let eol = lineEnd(start);
+    if (eol < 0) return -1;
+    if (pending[start] !== 0x2a /* '*' */) return eol + 2; // an inline command: one line
+    const count = Number(pending.toString('latin1', start + 1, eol));
+    let at = eol + 2;
+    for (let index = 0; index < count; index += 1) {
+      eol = lineEnd(at);
+      if (eol < 0) return -1;
+      at = eol + 2 + Number(pending.toString('latin1', at + 1, eol)) + 2;
+      if (at > pending.length) return -1;
+    }
+    return at;
+  };
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    const commands: Buffer[] = [];
+    let start = 0;
+    for (let end = commandEnd(0); end > 0; end = commandEnd(start)) {
+      commands.push(pending.subarray(start, end));
+      start = end;
+      if (start >= pending.length) break;
+    }
+    pending = Buffer.from(pending.subarray(start));
+    return commands;
+  };
+}
+
+/**
+ * A TCP proxy to Redis that holds back, by `delayMs`, every command a client sends that `matches`
+ * (and, to keep the connection's order, whatever that client sends after it meanwhile). It reads
+ * whole commands, so a held command is never missed for sharing a packet with another.
  */
 export async function startDelayingProxy(
-  matches: (chunk: string) => boolean,
+  matches: (command: string) => boolean,
   delayMs: number,
 ): Promise<{ url: string; delayed: () => number; close(): Promise<void> }> {
   const target = new URL(redisUrl());
@@ -133,14 +170,17 @@ export async function startDelayingProxy(
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client).add(upstream);
+    const split = respCommands();
     let chain = Promise.resolve();
     client.on('data', (chunk) => {
-      const hold = matches(chunk.toString('latin1'));
-      if (hold) delayed += 1;
-      chain = chain.then(async () => {
-        if (hold) await new Promise((resolve) => setTimeout(resolve, delayMs));
-        upstream.write(chunk);
-      });
+      for (const command of split(chunk)) {
+        const hold = matches(command.toString('latin1'));
+        if (hold) delayed += 1;
+        chain = chain.then(async () => {
+          if (hold) await new Promise((resolve) => setTimeout(resolve, delayMs));
+          upstream.write(command);
+        });
+      }
     });
     upstream.on('data', (chunk) => client.write(chunk));
     const end = () => {
