@@ -7,8 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { recordFigures } from './burst.js';
+import { RUN_TS } from '../support/run-ts.js';
 
-// A worker process starting under load (tsx compiling the service) may take most of a minute.
+// A worker process starting under load (compiling the service from source) may take most of a minute.
 jest.setTimeout(120_000);
 
 const SALES_PHONE = 'whatsapp:+34600000909';
@@ -35,7 +36,7 @@ describe.each([
       },
       script: () => ({ text: 'The sales team will be in touch.' }),
     });
-    child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    child = spawn(process.execPath, [...RUN_TS, 'test/support/worker-process.ts'], {
       env: { ...process.env, ...harness.env, TEST_QUEUE_PREFIX: harness.queuePrefix, TEST_MODEL_DELAY_MS: '0', TEST_SCRIPT: 'handoff' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { RUN_TS } from '../support/run-ts.js';
 
 const root = process.cwd();
 const dirs: string[] = [];
@@ -19,7 +20,7 @@ afterAll(() => {
 });
 
 function run(script: string, args: string[]): { status: number | null; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', `scripts/${script}`, ...args], { cwd: root, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [...RUN_TS, `scripts/${script}`, ...args], { cwd: root, encoding: 'utf8' });
   return { status: result.status, stderr: result.stderr };
 }
 

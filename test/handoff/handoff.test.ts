@@ -13,8 +13,9 @@ import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/
 import { handoffsSettled, transcriptsWritten } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { RUN_TS } from '../support/run-ts.js';
 
-// A worker process starting under load (tsx compiling the service) may take most of a minute.
+// A worker process starting under load (compiling the service from source) may take most of a minute.
 jest.setTimeout(120_000);
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -363,7 +364,7 @@ describe('a worker killed mid-delivery', () => {
     const quiet = await startHarness({ worker: false, script: assistant, env: handoffEnv() });
     quiet.models.setJudge(judge);
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+      child = spawn(process.execPath, [...RUN_TS, 'test/support/worker-process.ts'], {
         env: { ...process.env, ...quiet.env, TEST_QUEUE_PREFIX: quiet.queuePrefix, TEST_MODEL_DELAY_MS: '0', TEST_SCRIPT: 'handoff' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -34,6 +34,7 @@ import { eventually, newMessageSid, startHarness, testEnv, type Harness, type Lo
 import { startRedisCluster, type RedisClusterHandle } from '../support/services.js';
 import { handoffsSettled, turnsSettled } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 const SALES_PHONE = 'whatsapp:+34600000911';
 const SHOP = 'https://shop.example.test';
@@ -294,7 +295,7 @@ describe('the pipeline on the cluster: web here, the worker in its own process',
       },
     });
     expect(harness.services.redis).toBeInstanceOf(Cluster);
-    worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    worker = spawn(process.execPath, [...RUN_TS, 'test/support/worker-process.ts'], {
       env: { ...process.env, ...harness.env, TEST_QUEUE_PREFIX: harness.queuePrefix, TEST_MODEL_DELAY_MS: '0', TEST_SCRIPT: 'handoff' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

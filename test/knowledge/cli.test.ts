@@ -13,6 +13,7 @@ import { startHelpCenterSite, type HelpCenterSite } from '../support/help-center
 import { testEnv } from '../support/harness.js';
 import { knowledgeMongoUri, ownKnowledgeRedisUrl, startKnowledgeRig, type KnowledgeRig } from '../support/knowledge-rig.js';
 import { textPdf } from '../support/text-pdf.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 interface Run {
   code: number | null;
@@ -42,7 +43,7 @@ describe('npm run knowledge', () => {
 
   const knowledge = (...args: string[]) =>
     new Promise<Run>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/knowledge.ts', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+      const child = spawn(process.execPath, [...RUN_TS, 'scripts/knowledge.ts', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import request from 'supertest';
 import { KNOWLEDGE_ADMIN_TOKEN, knowledgeMongoUri, ownKnowledgeRedisUrl, startKnowledgeRig, type KnowledgeRig } from '../support/knowledge-rig.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 const auth = { Authorization: `Bearer ${KNOWLEDGE_ADMIN_TOKEN}` };
 
@@ -15,7 +16,7 @@ interface KnowledgeProcess {
 }
 
 async function startProcess(env: Record<string, string>): Promise<KnowledgeProcess> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', 'test/support/knowledge-process.ts'], {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...RUN_TS, 'test/support/knowledge-process.ts'], {
     env: { ...process.env, ...env },
     stdio: 'pipe',
   });

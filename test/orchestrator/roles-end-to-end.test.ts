@@ -12,6 +12,7 @@ import { eventually, startHarness, testEnv, type Harness } from '../support/harn
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { stubAssistant } from '../support/stub-assistant.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 const WRITE_TOOLS = ['invoice_issue_refund', 'account_update_email', 'plan_change'];
 
@@ -95,7 +96,7 @@ describe('in the terminal', () => {
       MCP_CATEGORY_PREFIXES: BUSINESS_CATEGORY_PREFIXES,
       USER: `dev${Date.now()}`,
     });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/chat.ts'], {
+    const child = spawn(process.execPath, [...RUN_TS, 'src/chat.ts'], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

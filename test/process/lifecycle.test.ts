@@ -13,9 +13,10 @@ import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, TEST_ACCOUNT_SID, TEST_A
 import { startOpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
 import { inboundWhatsappParams, newTwilioSid, signedWebhook } from '../support/twilio-signature.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 function runMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', 'all'], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

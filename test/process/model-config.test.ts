@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors/index.js';
 import { createConfiguredModelProvider } from '../../src/model/provider.js';
 import { eventually, testEnv } from '../support/harness.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 const BASE = { PUBLIC_BASE_URL: 'https://assistant.example.test', WIDGET_TOKEN_SECRET: 'w'.repeat(32) };
 
@@ -124,7 +125,7 @@ describe('refused at start-up', () => {
 
 /** `src/main.ts web` with this environment: its exit code (after SIGTERM once it listened) and what it printed. */
 async function runWeb(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', 'web'], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

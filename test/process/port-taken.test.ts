@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { ownRedisDatabase, testEnv } from '../support/harness.js';
 import { findFreePort } from '../support/services.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 let squatter: Server;
 let port: number;
@@ -22,7 +23,7 @@ afterAll(async () => {
 test.each(['web', 'all'])(
   '`main %s` on a taken port exits 1 with one line naming the port and what to change',
   async (role) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+    const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', role], {
       env: { PATH: process.env.PATH ?? '', ...testEnv('http://127.0.0.1:9', { PORT: String(port), LOG_LEVEL: 'info', ...ownRedisDatabase(6) }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { eventually, ownRedisDatabase, PUBLIC_BASE_URL, startServiceProcess, testEnv, type ServiceProcess } from '../support/harness.js';
 import { startOpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 const WIDGET_TOKEN_SECRET = 'w'.repeat(40);
 
@@ -23,7 +24,7 @@ function widgetOnlyEnv(extra: Record<string, string> = {}): Record<string, strin
 
 /** Runs `src/main.ts all` to its exit; what it wrote to stderr. */
 async function startUpFailure(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', 'all'], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -15,6 +15,7 @@ import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { findFreePort } from '../support/services.js';
 import { eventually, startHarness, testEnv, TEST_AUTH_TOKEN, TEST_SENDER, TEST_ACCOUNT_SID, newMessageSid, type Harness } from '../support/harness.js';
 import { inboundWhatsappParams, signedWebhook } from '../support/twilio-signature.js';
+import { RUN_TS } from '../support/run-ts.js';
 
 /** Sends raw bytes and returns the raw response (the request asks the server to close). */
 function rawRequest(port: number, text: string): Promise<string> {
@@ -139,7 +140,7 @@ describe('/metrics off the public port', () => {
   test('with METRICS_PORT the process serves /metrics on loopback there, and the service port answers 404', async () => {
     const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
     const [port, metricsPort] = [await findFreePort(), await findFreePort()];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'web'], {
+    const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', 'web'], {
       env: { PATH: process.env.PATH ?? '', ...testEnv(twilio.baseUrl, { PORT: String(port), METRICS_PORT: String(metricsPort), METRICS_TOKEN: token }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -8,8 +8,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, jest, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { RUN_TS } from '../support/run-ts.js';
 
-// A worker process starting under load (tsx compiling the service) may take most of a minute.
+// A worker process starting under load (compiling the service from source) may take most of a minute.
 jest.setTimeout(120_000);
 
 const ADMIN_TOKEN = 'usage-flush-admin-token-0123456789';
@@ -20,7 +21,7 @@ let harness: Harness;
 let worker: ChildProcess | undefined;
 
 async function startWorkerProcess(): Promise<ChildProcess> {
-  const spawned = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+  const spawned = spawn(process.execPath, [...RUN_TS, 'test/support/worker-process.ts'], {
     env: { ...process.env, ...harness.env, TEST_QUEUE_PREFIX: harness.queuePrefix, TEST_MODEL_DELAY_MS: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

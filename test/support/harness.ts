@@ -17,6 +17,7 @@ import { createDeterministicModels, type DeterministicModels, type Script } from
 import { startFakeTwilio } from './fake-twilio.js';
 import { TEST_REDIS_DATABASES } from './services.js';
 import { inboundWhatsappParams, signTwilioRequest, statusCallbackParams, type OutboundMessageStatus } from './twilio-signature.js';
+import { RUN_TS } from './run-ts.js';
 
 export const TEST_ACCOUNT_SID = `AC${'a1'.repeat(16)}`;
 export const TEST_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
@@ -239,7 +240,7 @@ export interface ServiceProcess {
  * and start it again on the same port.
  */
 export async function startServiceProcess(env: Record<string, string>, role: 'web' | 'worker' | 'all' = 'all'): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+  const child = spawn(process.execPath, [...RUN_TS, 'src/main.ts', role], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { eventually } from './harness.js';
+import { RUN_TS } from './run-ts.js';
 
 export interface WorkerProcess {
   process: ChildProcess;
@@ -19,7 +20,7 @@ export async function startWorkerProcess(
   modelDelayMs = 0,
   extra: Record<string, string> = {},
 ): Promise<WorkerProcess> {
-  const spawned = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+  const spawned = spawn(process.execPath, [...RUN_TS, 'test/support/worker-process.ts'], {
     env: { ...process.env, ...env, ...extra, TEST_QUEUE_PREFIX: queuePrefix, TEST_MODEL_DELAY_MS: String(modelDelayMs) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

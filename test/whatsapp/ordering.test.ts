@@ -6,8 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { transcriptsWritten, turnsSettled } from '../support/settled.js';
+import { RUN_TS } from '../support/run-ts.js';
 
-// A worker process starting under load (tsx compiling the service) may take most of a minute.
+// A worker process starting under load (compiling the service from source) may take most of a minute.
 jest.setTimeout(120_000);
 
 describe('a burst from several numbers', () => {
@@ -69,7 +70,7 @@ describe('a worker killed mid-turn', () => {
   });
 
   test('loses nothing: another worker answers once after the lock expires', async () => {
-    child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    child = spawn(process.execPath, [...RUN_TS, 'test/support/worker-process.ts'], {
       env: { ...process.env, ...harness.env, TEST_QUEUE_PREFIX: harness.queuePrefix, TEST_MODEL_DELAY_MS: '60000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
