@@ -47,25 +47,8 @@ async function main(): Promise<void> {
   if (config.env !== 'test') addReadinessCheck(services.app, startProviderCheck(config.model, logger).readiness);
 
   let server: Server | undefined;
-  if (role !== 'worker') {
-    // Listening is confirmed, never assumed: a port another program holds stops the start here.
-    server = await listen(createServer(services.app), config.port);
-    logger.info('server-listening', { port: config.port, role });
-    server.keepAliveTimeout = 65_000;
-  }
-  if (config.metrics.port !== undefined) {
-    // This process's counters, off the public port (loopback unless METRICS_HOST says otherwise).
-    const { port, host, token } = config.metrics;
-    createMetricsApp({ metrics: services.metrics, token, logger })
-      .listen(port, host, () => logger.info('metrics-listening', { host, port }))
-      .on('error', (error) => logger.error('metrics-listen-failed', { host, port, error }))
-      .unref();
-  }
-  if (role !== 'web') {
-    services.startWorker();
-    logger.info('worker-started', { concurrency: config.worker.concurrency });
-  }
-
+  // Stopping is handled before the process says it listens: a SIGTERM sent as soon as it does is a
+  // graceful stop, never the default signal's abrupt exit.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -86,6 +69,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  if (role !== 'worker') {
+    // Listening is confirmed, never assumed: a port another program holds stops the start here.
+    server = await listen(createServer(services.app), config.port);
+    logger.info('server-listening', { port: config.port, role });
+    server.keepAliveTimeout = 65_000;
+  }
+  if (config.metrics.port !== undefined) {
+    // This process's counters, off the public port (loopback unless METRICS_HOST says otherwise).
+    const { port, host, token } = config.metrics;
+    createMetricsApp({ metrics: services.metrics, token, logger })
+      .listen(port, host, () => logger.info('metrics-listening', { host, port }))
+      .on('error', (error) => logger.error('metrics-listen-failed', { host, port, error }))
+      .unref();
+  }
+  if (role !== 'web' && !stopping) {
+    services.startWorker();
+    logger.info('worker-started', { concurrency: config.worker.concurrency });
+  }
 }
 
 main().catch((error: unknown) => {
