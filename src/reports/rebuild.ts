@@ -1,7 +1,8 @@
 /**
  * `npm run reports -- rebuild`: the roll-ups counted again from what MongoDB holds — every
  * message, hand-off, confirmed action and model usage total — through the same events and the
- * same Redis script as the live roll-up, so a rebuild equals what the writer counted. It reads
+ * same Redis script as the live roll-up, so a rebuild equals what the writer counted. Knowledge
+ * misses are in no collection (only the roll-ups counted them): each day's count is carried over. It reads
  * whole collections (a batch job, never near a turn); hand-offs and teammates' messages go last,
  * in time order (the first-response wait). Documents from the oldest message's day on are
  * replaced; older days (their messages gone with retention) keep theirs. Live writers may keep
@@ -33,6 +34,12 @@ export async function rebuildRollups(options: {
   const { connection, store, logger } = options;
   const today = dayOf(new Date());
   const oldest = addDays(today, -HORIZON_DAYS);
+  // Misses counted but not yet flushed are written first: a rebuild carries them over.
+  await store.flush();
+  const misses = await connection
+    .collection<{ _id: string; counts?: { miss?: number } }>(ROLLUP_COLLECTION)
+    .find({ 'counts.miss': { $gt: 0 } }, { projection: { 'counts.miss': 1 } })
+    .toArray();
   await store.reset([], options.channels);
   const days = new Set<string>();
   const messageDays = new Set<string>();
@@ -108,6 +115,10 @@ export async function rebuildRollups(options: {
       inputTokens: usage.inputTokens ?? 0,
       outputTokens: usage.outputTokens ?? 0,
     });
+  }
+  for (const { _id, counts } of misses) {
+    const [day = '', channel = ''] = _id.split('|');
+    await push({ id: '', kind: 'miss', day, channel, count: counts?.miss ?? 0 });
   }
   await drain();
   // A hand-off before a teammate's message at the same millisecond: the wait opens first.

@@ -31,7 +31,7 @@ export type RollupEvent =
   | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number })
   | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number })
   | (EventBase & { kind: 'action'; outcome: 'run' | 'declined' | 'failed' })
-  | (EventBase & { kind: 'miss' })
+  | (EventBase & { kind: 'miss'; count?: number })
   | (EventBase & { kind: 'usage'; model: string; calls: number; inputTokens: number; outputTokens: number });
 
 /** A message (inbound or a reply part, a teammate's, an apology) as an event. */

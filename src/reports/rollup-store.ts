@@ -91,7 +91,7 @@ for _, e in ipairs(events) do
     elseif e.k == 'action' then
       inc(f .. 'act_' .. e.o, 1)
     elseif e.k == 'miss' then
-      inc(f .. 'miss', 1)
+      inc(f .. 'miss', e.n)
     elseif e.k == 'usage' then
       inc(f .. 'calls', e.n)
       inc(f .. 'tok_in:' .. e.m, e.ti)
@@ -177,7 +177,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
         case 'action':
           return { ...base, o: event.outcome };
         case 'miss':
-          return base;
+          return { ...base, n: event.count ?? 1 };
         case 'usage':
           return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
       }
