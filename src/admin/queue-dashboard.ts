@@ -6,11 +6,8 @@
  * only its own bundled assets — the web font it links by default is taken out, and a
  * Content-Security-Policy refuses anything not served from here.
  */
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { createBearerCheck } from './bearer-token.js';
@@ -46,12 +43,28 @@ export function createQueueDashboard(options: QueueDashboardOptions): Router {
   if (!options.adminToken) return router;
   const checkBearer = createBearerCheck(options.adminToken);
 
-  const serverAdapter = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
-  createBullBoard({
-    queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
-    serverAdapter,
-    options: { uiConfig: { boardTitle: 'Queues' } },
-  });
+  // Bull Board is loaded with the first signed-in request: a process nobody opens it in never loads it.
+  let board: Promise<RequestHandler> | undefined;
+  const loadBoard = () => {
+    board ??= (async () => {
+      const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+        import('@bull-board/api'),
+        import('@bull-board/api/bullMQAdapter'),
+        import('@bull-board/express'),
+      ]);
+      const serverAdapter = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
+      createBullBoard({
+        queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
+        serverAdapter,
+        options: { uiConfig: { boardTitle: 'Queues' } },
+      });
+      return serverAdapter.getRouter() as RequestHandler;
+    })().catch((error: unknown) => {
+      board = undefined;
+      throw error;
+    });
+    return board;
+  };
 
   router.use(
     QUEUE_DASHBOARD_PATH,
@@ -75,7 +88,9 @@ export function createQueueDashboard(options: QueueDashboardOptions): Router {
       };
       next();
     },
-    serverAdapter.getRouter(),
+    (request, response, next) => {
+      loadBoard().then((handle) => handle(request, response, next), next);
+    },
   );
   return router;
 }

@@ -156,7 +156,7 @@ export async function crawlSource(
         return { title, text: pdf.text, links: [], noindex: /noindex/i.test(outcome.robots ?? ''), nofollow: true, canonical: undefined };
       }
       if (type.includes('html') || type === '') {
-        return extractHtml(new TextDecoder().decode(outcome.body), outcome.url, outcome.robots);
+        return await extractHtml(new TextDecoder().decode(outcome.body), outcome.url, outcome.robots);
       }
       if (type.startsWith('text/plain') || type.startsWith('text/markdown')) {
         const title = new URL(outcome.url).pathname;

@@ -5,8 +5,8 @@
  * plain text as they are. A file's type is decided by its bytes (the media layer's sniffer for
  * PDF; UTF-8 text without NULs for the rest), never by the declared type alone.
  */
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import type { Readability } from '@mozilla/readability';
+import type { parseHTML } from 'linkedom';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { checkContent, MediaRejectedError, SNIFF_BYTES } from '../media/content-check.js';
 
@@ -81,8 +81,20 @@ function metaRobots(document: DomDocument): { noindex: boolean; nofollow: boolea
   return { noindex: /\b(noindex|none)\b/.test(all), nofollow: /\b(nofollow|none)\b/.test(all) };
 }
 
+let parsers: Promise<{ parseHTML: typeof parseHTML; Readability: typeof Readability }> | undefined;
+
+/** linkedom and Readability, loaded with the first page read: a process that reads none never loads them. */
+function loadParsers() {
+  parsers ??= Promise.all([import('linkedom'), import('@mozilla/readability')]).then(([linkedom, readability]) => ({
+    parseHTML: linkedom.parseHTML,
+    Readability: readability.Readability,
+  }));
+  return parsers;
+}
+
 /** An HTML page's main content, title, links, canonical URL and robots directives. */
-export function extractHtml(html: string, pageUrl: string, robotsHeader?: string | null): ExtractedPage {
+export async function extractHtml(html: string, pageUrl: string, robotsHeader?: string | null): Promise<ExtractedPage> {
+  const { parseHTML, Readability } = await loadParsers();
   const { document: parsed } = parseHTML(html);
   const document = parsed as unknown as DomDocument;
   const robots = metaRobots(document);

@@ -104,7 +104,7 @@ export function createKnowledgeService(dependencies: {
       let title = upload.title ?? upload.filename ?? 'Document';
       if (checked.kind === 'pdf') text = (await extractPdf(upload.bytes)).text;
       if (checked.kind === 'html') {
-        const page = extractHtml(text, upload.url ?? 'https://document.invalid/');
+        const page = await extractHtml(text, upload.url ?? 'https://document.invalid/');
         text = page.text;
         title = upload.title ?? (page.title || title);
       }

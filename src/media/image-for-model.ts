@@ -6,7 +6,7 @@
  * more pixels than `LIMIT_INPUT_PIXELS`: a decompression bomb) are refused as `unreadable`;
  * they never reach the model.
  */
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import { MediaRejectedError } from './content-check.js';
 
 /** The longest side the model resolves (larger images are scaled down by the provider anyway). */
@@ -17,10 +17,19 @@ const PASS_THROUGH_BYTES = 1024 * 1024;
 const LIMIT_INPUT_PIXELS = 100_000_000;
 const JPEG_QUALITY = 80;
 
-// No libvips operation cache (it would hold decoded images after the turn) and one thread per
-// image: the worker's memory stays what its turns hold, and a decode does not take every core.
-sharp.cache(false);
-sharp.concurrency(1);
+let loading: Promise<typeof Sharp> | undefined;
+
+/** sharp, loaded with the first photo: a process that never sees one never pays for libvips at start-up. */
+function loadSharp(): Promise<typeof Sharp> {
+  loading ??= import('sharp').then(({ default: sharp }) => {
+    // No libvips operation cache (it would hold decoded images after the turn) and one thread per
+    // image: the worker's memory stays what its turns hold, and a decode does not take every core.
+    sharp.cache(false);
+    sharp.concurrency(1);
+    return sharp;
+  });
+  return loading;
+}
 
 export interface ModelImage {
   bytes: Uint8Array;
@@ -30,6 +39,7 @@ export interface ModelImage {
 /** The image to send the model for `bytes` (of the sniffed `contentType`); throws `MediaRejectedError('unreadable')`. */
 export async function imageForModel(bytes: Uint8Array, contentType: string): Promise<ModelImage> {
   const options = { limitInputPixels: LIMIT_INPUT_PIXELS, sequentialRead: true, failOn: 'error' as const };
+  const sharp = await loadSharp();
   try {
     const { width = 0, height = 0 } = await sharp(bytes, options).metadata();
     if (width === 0 || height === 0) throw new Error('the image has no size');
