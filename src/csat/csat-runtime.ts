@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { GiveUpHandler } from '../queue/turn-worker.js';
 import type { RedisClient } from '../redis.js';
+import type { PageRatings } from '../transcripts/page-ratings.js';
 import { createCsat, type CsatOptions } from './csat.js';
 import { createCsatQueue, createCsatWorker } from './csat-queue.js';
 import { createCsatState } from './csat-state.js';
@@ -32,8 +33,19 @@ export interface CsatRuntimeOptions extends Pick<CsatOptions, 'heldByTeammate' |
 }
 
 export function createCsatRuntime(options: CsatRuntimeOptions) {
+  const store = createCsatStore(options.mongo);
+  /** The answers the transcript page shows (read whether or not questions are asked now). */
+  const pageRatings: PageRatings = async (conversationId) =>
+    (await store.answersOf(conversationId)).map((answer) => ({
+      id: answer._id,
+      score: answer.score ?? 0,
+      at: answer.answeredAt ?? answer.askedAt,
+      comment: answer.comment,
+      withPerson: answer.withPerson,
+    }));
   if (!options.config.enabled) {
     return {
+      pageRatings,
       wrapHooks:
         <A>(factory: (input: A) => TakeoverHook) =>
         (input: A) =>
@@ -44,7 +56,6 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
       close: async () => undefined,
     };
   }
-  const store = createCsatStore(options.mongo);
   options.whenStoreReady?.('csat indexes', () => store.ensureIndexes());
   const queue = createCsatQueue({ connection: options.connection, prefix: options.prefix });
   const csat = createCsat({
@@ -62,6 +73,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
   });
   let worker: Worker | undefined;
   return {
+    pageRatings,
     /** A takeover hook factory whose hooks are wrapped (`csat.ts`: the hand-back's question, the customer's answers). */
     wrapHooks:
       <A>(factory: (input: A) => TakeoverHook) =>

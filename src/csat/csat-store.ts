@@ -13,6 +13,8 @@ import type { PendingQuestion } from './csat-state.js';
 
 const CSAT_COLLECTION = 'csat';
 
+/** The most answers a conversation's page shows, the newest (at most one per CSAT_COOLDOWN_HOURS). */
+const ANSWERS_SHOWN = 100;
 /** The longest comment kept (the rest is cut). */
 const COMMENT_CHARS = 1000;
 
@@ -79,6 +81,15 @@ export function createCsatStore(connection: Connection) {
     commented: (conversationKey: string, rated: PendingQuestion, comment: string, at: number) =>
       upsert(conversationKey, rated, { ...ratingOf(rated), comment: comment.slice(0, COMMENT_CHARS), commentedAt: new Date(at) }),
     get: async (id: string) => (await collection().findOne({ _id: id })) ?? undefined,
+    /** The conversation's answered questions, oldest first: a range of `_id` (its key, `|`, when asked). */
+    answersOf: async (conversationKey: string) => {
+      const newest = await collection()
+        .find({ _id: { $gt: `${conversationKey}|`, $lt: `${conversationKey}}` }, conversationId: conversationKey, score: { $gte: 1 } })
+        .sort({ _id: -1 })
+        .limit(ANSWERS_SHOWN)
+        .toArray();
+      return newest.reverse();
+    },
   };
 }
 export type CsatStore = ReturnType<typeof createCsatStore>;

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
 import { LIVE_PAGE_SCRIPT } from './live-page-script.js';
 import { actionStateText, awaitsTeam, changeText, type PageAction } from './page-actions.js';
+import { ratingStars, ratingText, type PageRating } from './page-ratings.js';
 import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia } from './transcript-media.js';
 
 /** One message as the page shows it. */
@@ -52,6 +53,8 @@ export interface TranscriptPageInput {
   mediaUrl?: (mediaId: string) => string;
   /** The changes the assistant proposed in this conversation (confirmed actions), shown where they happened. */
   actions?: readonly PageAction[];
+  /** The customer's answers to the satisfaction question, shown where they answered. */
+  ratings?: readonly PageRating[];
 }
 
 const STYLE = `
@@ -109,6 +112,7 @@ button:disabled { opacity: 0.45; cursor: not-allowed; }
 .action .text { font-size: 0.9375rem; }
 .action-state { margin: 0.375rem 0 0; font-size: 0.8125rem; font-weight: 600; }
 .action .actions { margin-top: 0.5rem; }
+.stars { color: #b7791f; letter-spacing: 0.0625rem; margin-right: 0.375rem; }
 ${MEDIA_STYLE}
 `.trim();
 
@@ -196,13 +200,28 @@ function renderAction(action: PageAction, live: boolean, now: number): string {
   );
 }
 
-type Entry = { at: Date; message: PageMessage; action?: never } | { at: Date; action: PageAction; message?: never };
+function renderRating(rating: PageRating): string {
+  const at = new Date(rating.at);
+  const comment = rating.comment ? `<p class="text">“${escapeHtml(rating.comment)}”</p>` : '';
+  return (
+    `<li class="system rating" data-rating-id="${escapeHtml(rating.id)}"><article>` +
+    `<p class="meta"><span class="author">Satisfaction</span> · <time datetime="${at.toISOString()}">${timeFormat.format(at)}</time></p>` +
+    `<p class="text"><span class="stars" aria-hidden="true">${ratingStars(rating.score)}</span>${escapeHtml(ratingText(rating))}</p>${comment}` +
+    '</article></li>'
+  );
+}
 
-function renderMessages(input: Pick<TranscriptPageInput, 'messages' | 'mediaUrl' | 'actions' | 'live' | 'generatedAt'>): string {
+type Entry =
+  | { at: Date; message: PageMessage; action?: never; rating?: never }
+  | { at: Date; action: PageAction; message?: never; rating?: never }
+  | { at: Date; rating: PageRating; message?: never; action?: never };
+
+function renderMessages(input: Pick<TranscriptPageInput, 'messages' | 'mediaUrl' | 'actions' | 'ratings' | 'live' | 'generatedAt'>): string {
   const { messages, mediaUrl } = input;
   const entries: Entry[] = [
     ...messages.map((message) => ({ at: new Date(message.createdAt), message })),
     ...(input.actions ?? []).map((action) => ({ at: new Date(action.createdAt), action })),
+    ...(input.ratings ?? []).map((rating) => ({ at: new Date(rating.at), rating })),
   ].sort((left, right) => left.at.getTime() - right.at.getTime());
   if (entries.length === 0) return '<p class="empty">No messages yet.</p>';
   const parts: string[] = [];
@@ -217,6 +236,10 @@ function renderMessages(input: Pick<TranscriptPageInput, 'messages' | 'mediaUrl'
     }
     if (entry.action) {
       parts.push(renderAction(entry.action, Boolean(input.live?.handoff), input.generatedAt.getTime()));
+      continue;
+    }
+    if (entry.rating) {
+      parts.push(renderRating(entry.rating));
       continue;
     }
     const { message } = entry;

@@ -17,6 +17,7 @@ import { pageHandoff, pageMessage, type LiveTakeover, type LiveTeam } from './li
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
 import type { PageActions } from './page-actions.js';
+import type { PageRatings } from './page-ratings.js';
 import { mediaPath } from './transcript-media.js';
 import { livePageCsp, renderTranscriptPage } from './transcript-page.js';
 
@@ -40,13 +41,23 @@ export interface TranscriptRouterOptions {
   live?: LivePageOptions;
   /** The conversation's confirmed actions (shown inline; the live page runs or declines a team's). */
   actions?: PageActions;
+  /** The conversation's satisfaction answers (shown inline; a failed read leaves them out, never the page). */
+  ratings?: PageRatings;
 }
 
 // Actions are a few short fields and a reply: anything bigger is refused before it is parsed.
 const ACTION_BODY_LIMIT = '16kb';
 
 export function createTranscriptRouter(options: TranscriptRouterOptions): Router {
-  const { links, transcripts, logger, live, actions } = options;
+  const { links, transcripts, logger, live, actions, ratings } = options;
+  const ratingsOf = async (conversationId: string) => {
+    try {
+      return ratings ? await ratings(conversationId) : [];
+    } catch (error) {
+      logger.warn('transcript-ratings-failed', { conversationId, error });
+      return [];
+    }
+  };
   const router = express.Router();
 
   router.get('/transcripts/:conversationId', async (request, response) => {
@@ -60,11 +71,12 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
       return;
     }
 
-    const [conversation, messages, handoffs, changes] = await Promise.all([
+    const [conversation, messages, handoffs, changes, answers] = await Promise.all([
       transcripts.conversations.findById(conversationId).lean().exec(),
       transcripts.conversationMessages(conversationId),
       live ? live.takeover.handoffsOf(conversationId) : Promise.resolve([]),
       actions ? actions.list(conversationId) : Promise.resolve([]),
+      ratingsOf(conversationId),
     ]);
     if (!conversation) {
       logger.warn('transcript-missing', { conversationId });
@@ -83,6 +95,7 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
           conversation: { id: conversation._id, channel: conversation.channel, address: conversation.address, displayName: conversation.displayName },
           messages: messages.map(pageMessage),
           actions: changes,
+          ratings: answers,
           generatedAt: new Date(),
           live: live && {
             nonce,

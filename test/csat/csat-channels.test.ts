@@ -97,6 +97,15 @@ describe('on WhatsApp', () => {
     expect(report.status).toBe(200);
     expect(report.body.csat).toMatchObject({ responses: 1, score: 4, distribution: { '4': 1 }, comments: [{ rating: 4, text: 'Quick and clear, thank you' }] });
 
+    // The transcript page shows the answer where it was given, after the reply it rated.
+    const link = new URL(harness.services.transcriptLinks.url(customer));
+    const page = await harness.http.get(link.pathname + link.search);
+    expect(page.status).toBe(200);
+    const rating = /<li class="system rating"[^>]*>.*?<\/li>/s.exec(page.text)?.[0] ?? '';
+    expect(rating).toContain('Rated 4 out of 5</p>');
+    expect(rating).toContain('<p class="text">“Quick and clear, thank you”</p>');
+    expect(page.text.indexOf('Happy to help: What are your opening hours?')).toBeLessThan(page.text.indexOf(rating));
+
     // The next exchange is the assistant's, and the question is not asked again within the cooldown.
     await harness.sendWhatsapp({ from: customer, body: 'And on Sundays?' });
     await eventually(() => to(customer).find((message) => message.body === 'Happy to help: And on Sundays?'));
@@ -130,6 +139,8 @@ describe('on WhatsApp', () => {
       score: 5,
       answeredVia: 'typed',
     });
+    const link = new URL(harness.services.transcriptLinks.url(customer));
+    expect((await harness.http.get(link.pathname + link.search)).text).toContain('Rated 5 out of 5 after a teammate helped</p>');
   });
 });
 

@@ -16,6 +16,7 @@ import { createTranscriptOutbox, type TranscriptOutbox } from '../../src/store/o
 import { connectMongo, createTranscriptStore, outboundMessageId, type TranscriptStore } from '../../src/store/transcript-store.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import { createTranscriptLinks, type TranscriptLinks } from '../../src/transcripts/transcript-link.js';
+import type { PageRatings } from '../../src/transcripts/page-ratings.js';
 import { createTranscriptRouter } from '../../src/transcripts/transcript-router.js';
 import { eventually, testEnv, type LogLine } from '../support/harness.js';
 
@@ -38,12 +39,12 @@ const logs: LogLine[] = [];
 /** The path and query of a link, as a browser would request them from this server. */
 const pathOf = (link: string) => link.slice(BASE.length);
 
-function appWith(transcriptLinks: TranscriptLinks) {
+function appWith(transcriptLinks: TranscriptLinks, ratings?: PageRatings) {
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
   return request(
     createApp({
       trustProxy: false,
-      routers: [createTranscriptRouter({ links: transcriptLinks, transcripts, logger })],
+      routers: [createTranscriptRouter({ links: transcriptLinks, transcripts, logger, ...(ratings ? { ratings } : {}) })],
       readiness: [],
       logger,
       metrics: createMetrics(),
@@ -237,4 +238,27 @@ test('a conversation without messages says so', async () => {
   const response = await http.get(pathOf(links.url('whatsapp:+447700900777')));
   expect(response.status).toBe(200);
   expect(response.text).toContain('<p class="empty">No messages yet.</p>');
+});
+
+describe("the customer's satisfaction answers", () => {
+  test('are shown where they were given, their comment escaped', async () => {
+    const ratings: PageRatings = async (conversationId) =>
+      conversationId === CUSTOMER ? [{ id: `${CUSTOMER}|1`, score: 2, at: new Date(), comment: HOSTILE_TEXT, withPerson: false }] : [];
+    const response = await appWith(links, ratings).get(pathOf(links.url(CUSTOMER)));
+    expect(response.status).toBe(200);
+    const rating = /<li class="system rating"[^>]*>.*?<\/li>/s.exec(response.text)?.[0] ?? '';
+    expect(rating).toContain('<span class="stars" aria-hidden="true">★★☆☆☆</span>Rated 2 out of 5</p>');
+    expect(rating).toContain('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
+    expect(rating).not.toContain('<script>');
+    // The newest entry: after every message of the conversation.
+    expect(response.text.indexOf('Anything else?')).toBeLessThan(response.text.indexOf(rating));
+  });
+
+  test('that cannot be read leave the page whole, with a log line', async () => {
+    const response = await appWith(links, async () => Promise.reject(new Error('csat read failed'))).get(pathOf(links.url(CUSTOMER)));
+    expect(response.status).toBe(200);
+    expect(response.text).toContain('Anything else?');
+    expect(response.text).not.toContain('class="system rating"');
+    expect(logs.some((line) => line.event === 'transcript-ratings-failed')).toBe(true);
+  });
 });
