@@ -9,6 +9,7 @@
  * Why not Orama's own index: at 20,000 chunks it holds a per-document object of term
  * frequencies, a radix tree and a copy of each document — 337 MB for one text field without the
  * document copies (docs/knowledge.md); this holds the same BM25 in about a tenth of that.
+ * Nor MiniSearch's: 75 MB held at the same 20,000 chunks against 20 MB here (`npm run bench:knowledge-libraries`).
  */
 
 const K1 = 1.2;
