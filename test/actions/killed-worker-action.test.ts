@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, expect, test } from '@jest/globals';
+import { RUN_LEASE_MS } from '../../src/actions/action-runner.js';
 import { ActionRecordSchema } from '../../src/actions/action-store.js';
 import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
@@ -60,7 +61,9 @@ test('the write runs once; the lost answer is resolved with the same key; one ou
   hold.release();
 
   await harness.services.startWorker().waitUntilReady();
-  const messages = await harness.twilio.waitForMessages(2, 20_000);
+  // The next worker calls again only once the dead one's run lease is over (it can't tell a dead
+  // caller from a slow one before): the outcome comes RUN_LEASE_MS after the run began, and then some.
+  const messages = await harness.twilio.waitForMessages(2, RUN_LEASE_MS + 20_000);
   expect(messages[1]?.body).toContain('Outcome:');
   expect(messages[1]?.body).toContain('The delivery of order 5001 is now on 2026-12-06.');
 
