@@ -88,9 +88,8 @@ export function createQueueDashboard(options: QueueDashboardOptions): Router {
       };
       next();
     },
-    (request, response, next) => {
-      loadBoard().then((handle) => handle(request, response, next), next);
-    },
+    // Express passes a rejection (the board failing to load) to the error handler.
+    async (request, response, next) => (await loadBoard())(request, response, next),
   );
   return router;
 }
