@@ -2,8 +2,8 @@
  * `npm run reports -- rebuild`: the roll-ups counted again from what MongoDB holds — every
  * message, hand-off, confirmed action and model usage total — through the same events and the
  * same Redis script as the live roll-up, so a rebuild equals what the writer counted. Knowledge
- * misses are in no collection (only the roll-ups counted them): each day's count is carried over. It reads
- * whole collections (a batch job, never near a turn); hand-offs and teammates' messages go last,
+ * misses are in no collection (only the roll-ups counted them): each day's count is carried over.
+ * It reads whole collections (a batch job, never near a turn); hand-offs and teammates' messages go last,
  * in time order (the first-response wait). Documents from the oldest message's day on are
  * replaced; older days (their messages gone with retention) keep theirs. Live writers may keep
  * running: a record they count

@@ -3,8 +3,9 @@
  * against MiniSearch, the well-kept library of its kind, at 20,000 passages of the knowledge
  * benchmark's synthetic text, both fed the same analysed terms (title ×2, headings ×1.5, text ×1).
  * Each index is built in a process of its own (this file, run with its name), so the memory it adds
- * is its alone: build time, the heap and array buffers (typed arrays) it holds, the RSS it adds, search p50/p99 over 1,000 queries of 2–5 words
- * (top 5), and the time to remove a quarter of the passages (a source crawled again).
+ * is its alone: build time, the heap and array buffers (typed arrays) it holds, the RSS it adds,
+ * search p50/p99 over 1,000 queries of 2–5 words (top 5), and the time to remove a quarter of the
+ * passages (a source crawled again).
  */
 import { spawnSync } from 'node:child_process';
 import MiniSearch from 'minisearch';
