@@ -17,7 +17,7 @@ import { redisKeys } from '../../src/queue/keys.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId } from '../../src/store/transcript-store.js';
 import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import type { ScriptedCall } from '../support/deterministic-model.js';
-import { eventually, newMessageSid, startHarness, type Harness } from '../support/harness.js';
+import { eventually, logsAbout, newMessageSid, startHarness, type Harness } from '../support/harness.js';
 import { transcriptsWritten } from '../support/settled.js';
 
 const customer = 'whatsapp:+447700931001';
@@ -57,7 +57,11 @@ describe('a message whose turn job fails for good', () => {
     // BullMQ gives up on the job that carried all three: its eighth attempt failed too.
     await eventually(() => harness.logs.find((line) => line.event === 'turn-job-failed' && line.attempts === 8), 60_000);
     const received = () => harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
-    await eventually(() => (received().includes('Answer to: third') ? true : undefined), 20_000);
+    await eventually(
+      () => (received().includes('Answer to: third') ? true : undefined),
+      20_000,
+      () => `received: ${JSON.stringify(received())}\n${logsAbout(harness.logs, '931001')}`,
+    );
     expect(received()).toEqual([APOLOGY_TEXT, 'Answer to: second', 'Answer to: third']);
     // Every attempt at it really failed (BullMQ's eight), and the job then failed for good.
     expect(poisonCalls).toBeGreaterThanOrEqual(8);
@@ -91,7 +95,11 @@ describe('a rescue that loses the lock while it gives up', () => {
     await eventually(() => lost() > lostBefore || undefined, 10_000);
     apology.release();
     const received = () => harness.twilio.messages.filter((message) => message.to === unlucky).map((message) => message.body);
-    await eventually(() => (received().includes('Answer to: fifth') ? true : undefined), 20_000);
+    await eventually(
+      () => (received().includes('Answer to: fifth') ? true : undefined),
+      20_000,
+      () => `received: ${JSON.stringify(received())}\n${logsAbout(harness.logs, '931004')}`,
+    );
     // (On a loaded machine another holder may be the one that finishes the give-up: the customer gets the same.)
     expect(received()).toEqual([APOLOGY_TEXT, 'Answer to: fourth', 'Answer to: fifth']);
     await transcriptsWritten(harness.services);
@@ -125,13 +133,18 @@ describe('a job whose add fails while a message rides on it', () => {
       release();
       expect((await firstResponse).status).toBe(200);
       const received = () => harness.twilio.messages.filter((message) => message.to === rider).map((message) => message.body);
-      await eventually(() => (received().includes('Answer to: second') ? true : undefined), 20_000);
+      // The late add comes a second after the refusal, the intake sweeper's job within 15 s at worst.
+      await eventually(
+        () => (received().includes('Answer to: second') ? true : undefined),
+        60_000,
+        () => `received: ${JSON.stringify(received())}\n${logsAbout(harness.logs, '931002')}`,
+      );
       expect(received()).toEqual(['Answer to: first', 'Answer to: second']);
       expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'turn-enqueued-late', messageId: first }));
     } finally {
       Object.assign(queue, { add });
     }
-  });
+  }, 90_000);
 });
 
 describe('a job that fails for good outside any turn', () => {

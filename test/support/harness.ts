@@ -214,15 +214,28 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-/** Polls until `check` returns a value, or fails with what it last saw. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+/**
+ * Polls until `check` returns a value, or fails. `explain` (e.g. `logsAbout`) is added to the
+ * failure: what the service did meanwhile, so a run that failed on another machine says why.
+ */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000, explain?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${explain ? `\n${explain()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** The last `count` log lines that mention `needle`, or are warnings or errors: one compact line each, with how long ago it was logged. */
+export function logsAbout(logs: readonly LogLine[], needle: string, count = 60): string {
+  const now = Date.now();
+  return logs
+    .filter((line) => line.level === 'warn' || line.level === 'error' || JSON.stringify(line).includes(needle))
+    .slice(-count)
+    .map(({ level, event, time, ...rest }) => `-${now - Date.parse(String(time))} ms ${level} ${event} ${JSON.stringify(rest).slice(0, 300)}`)
+    .join('\n');
 }
 
 export interface ServiceProcess {
