@@ -36,6 +36,7 @@ export interface HeldLock {
    * expired, whether or not a renewal timer has noticed yet.
    */
   readonly held: boolean;
+  /** Stops renewing and deletes the key if it still holds this holder's token, even once `held` read false. */
   release(): Promise<void>;
   /**
    * Runs `release`, a script that frees the lock by its token along with other work (the
@@ -72,6 +73,8 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
   const margin = Math.min(1000, Math.floor(ttlMs / 5));
   let validUntil = requestedAt + ttlMs;
   let held = true;
+  /** This holder let the lock go (`release`, or a releasing script that freed it): nothing left to free. */
+  let freed = false;
   let releasing = false;
   const lose = (): void => {
     if (!held) return;
@@ -103,8 +106,12 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
     },
     async release() {
       clearInterval(renew);
-      if (!held) return;
+      if (freed) return;
+      freed = true;
       held = false;
+      // Freed by its token even once the fence read it as lost: a stalled holder's key outlives the
+      // fence by up to the margin, and a retry of its job that found it taken would leave the
+      // inbox to a holder that already gave up. Another holder's lock is never touched.
       await releaseScript(redis, [key], [token]);
     },
     async releaseWith(release) {
@@ -114,6 +121,7 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
         if (released) {
           clearInterval(renew);
           held = false;
+          freed = true;
         }
         return value;
       } finally {

@@ -49,6 +49,21 @@ describe('a holder whose event loop stalls past the TTL', () => {
     await second?.release();
   });
 
+  test('a holder whose fence tripped before its key expired frees the key when it lets go', async () => {
+    const conversationKey = `lock-test:${randomUUID()}`;
+    const lock = await acquireConversationLock(redis, conversationKey, 1500, () => undefined);
+    // Past the fence (the TTL less its 0.3 s margin), not past the TTL: the key is still this holder's.
+    stallEventLoop(1300);
+    expect(lock?.held).toBe(false);
+    expect(await redis.pttl(redisKeys.lock(conversationKey))).toBeGreaterThan(0);
+    await lock?.release();
+    // Its job's retry, a moment later, must find the conversation free, not left to a holder that gave up.
+    expect(await redis.exists(redisKeys.lock(conversationKey))).toBe(0);
+    const next = await acquireConversationLock(redis, conversationKey, 1500, () => undefined);
+    expect(next?.held).toBe(true);
+    await next?.release();
+  });
+
   test('a holder whose renewals keep succeeding keeps the lock past its TTL', async () => {
     const conversationKey = `lock-test:${randomUUID()}`;
     const lock = await acquireConversationLock(redis, conversationKey, 1500, () => undefined);

@@ -10,6 +10,9 @@
  * finishes the give-up: one apology, the rest answered).
  * Nor when the job a message was to add fails to be added (its sender was answered 200: the message
  * is in its inbox and noted) while another message appended meanwhile rides on it.
+ * Nor when the worker's event loop stalls mid-turn past the lock's fence (a GC pause, a starved
+ * CPU): the turn is cut short, and its job's retry must find the lock free, not the key the
+ * stalled holder left behind.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
@@ -27,8 +30,27 @@ let poisonCalls = 0;
 /** Each poisoned text, and whose conversation it is. */
 const poisoned: Record<string, string> = { poison: customer, 'poison again': unlucky };
 
-/** A turn on a poisoned text loses its conversation's lock (the key vanishes) and waits until the worker notices. */
+/** Texts whose first turn stalled the event loop. */
+const stalled = new Set<string>();
+
+/** Blocks the event loop, as a long GC pause or a starved CPU would: no timer or I/O callback runs meanwhile. */
+function stallEventLoop(milliseconds: number): void {
+  const until = Date.now() + milliseconds;
+  while (Date.now() < until) {
+    // busy
+  }
+}
+
+/**
+ * A turn on a poisoned text loses its conversation's lock (the key vanishes) and waits until the
+ * worker notices; the first turn on a `stall …` text stalls the event loop past the lock's fence.
+ */
 async function script(call: ScriptedCall) {
+  if (call.userText.startsWith('stall ') && !stalled.has(call.userText)) {
+    stalled.add(call.userText);
+    // Past the fence (TTL 1.5 s less its 0.3 s margin), often before the key itself expires.
+    stallEventLoop(1300);
+  }
   const victim = poisoned[call.userText];
   if (victim) {
     if (victim === customer) poisonCalls += 1;
@@ -144,6 +166,25 @@ describe('a job whose add fails while a message rides on it', () => {
     } finally {
       Object.assign(queue, { add });
     }
+  }, 90_000);
+});
+
+describe('a turn whose worker stalls past the lock’s fence', () => {
+  test('is cut short, and its job’s retry answers the message once', async () => {
+    // Three customers: the key outlives the fence in most stalls, not all.
+    const customers = ['whatsapp:+447700931005', 'whatsapp:+447700931006', 'whatsapp:+447700931007'];
+    for (const [index, from] of customers.entries()) {
+      const body = `stall ${index + 1}`;
+      expect((await harness.sendWhatsapp({ from, body, messageSid: newMessageSid() })).status).toBe(200);
+      const received = () => harness.twilio.messages.filter((message) => message.to === from).map((message) => message.body);
+      await eventually(
+        () => (received().length > 0 ? true : undefined),
+        20_000,
+        () => logsAbout(harness.logs, from.slice('whatsapp:'.length)),
+      );
+      expect(received()).toEqual([`Answer to: ${body}`]);
+    }
+    expect(harness.logs.filter((line) => line.event === 'conversation-lock-lost' && customers.includes(String(line.conversationKey)))).not.toHaveLength(0);
   }, 90_000);
 });
 
