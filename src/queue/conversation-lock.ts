@@ -108,11 +108,14 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
       clearInterval(renew);
       if (freed) return;
       freed = true;
+      const lost = !held;
       held = false;
       // Freed by its token even once the fence read it as lost: a stalled holder's key outlives the
       // fence by up to the margin, and a retry of its job that found it taken would leave the
-      // inbox to a holder that already gave up. Another holder's lock is never touched.
-      await releaseScript(redis, [key], [token]);
+      // inbox to a holder that already gave up. Another holder's lock is never touched. A lost
+      // lock's key expires within the margin anyway: failing to free it is no error.
+      const freeing = releaseScript(redis, [key], [token]);
+      await (lost ? freeing.catch(() => undefined) : freeing);
     },
     async releaseWith(release) {
       releasing = true;

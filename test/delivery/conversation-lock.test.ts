@@ -13,6 +13,7 @@ import type { TurnQueue } from '../../src/queue/turn-queue.js';
 import { createIntakeLedger } from '../../src/queue/intake-ledger.js';
 import { redisKeys } from '../../src/queue/keys.js';
 import { eventually } from '../support/harness.js';
+import { stallEventLoop } from '../support/stall.js';
 import { createIntake } from '../../src/turn/intake.js';
 import { acquireConversationLock, holdConversationLock, lockRequest } from '../../src/queue/conversation-lock.js';
 
@@ -21,14 +22,6 @@ beforeAll(() => {
   redis = new Redis(process.env.TEST_REDIS_URL ?? '');
 });
 afterAll(() => redis.quit());
-
-/** Blocks the event loop, as a long synchronous task would: no timer or I/O callback runs meanwhile. */
-function stallEventLoop(milliseconds: number): void {
-  const until = Date.now() + milliseconds;
-  while (Date.now() < until) {
-    // busy
-  }
-}
 
 describe('a holder whose event loop stalls past the TTL', () => {
   test('reads the lock as lost at once, so it never holds it together with the next holder', async () => {

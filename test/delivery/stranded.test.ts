@@ -22,6 +22,7 @@ import { APOLOGY_TEXT } from '../../src/turn/handle-inbound.js';
 import type { ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, logsAbout, newMessageSid, startHarness, type Harness } from '../support/harness.js';
 import { transcriptsWritten } from '../support/settled.js';
+import { stallEventLoop } from '../support/stall.js';
 
 const customer = 'whatsapp:+447700931001';
 const unlucky = 'whatsapp:+447700931004';
@@ -32,14 +33,6 @@ const poisoned: Record<string, string> = { poison: customer, 'poison again': unl
 
 /** Texts whose first turn stalled the event loop. */
 const stalled = new Set<string>();
-
-/** Blocks the event loop, as a long GC pause or a starved CPU would: no timer or I/O callback runs meanwhile. */
-function stallEventLoop(milliseconds: number): void {
-  const until = Date.now() + milliseconds;
-  while (Date.now() < until) {
-    // busy
-  }
-}
 
 /**
  * A turn on a poisoned text loses its conversation's lock (the key vanishes) and waits until the
