@@ -8,6 +8,7 @@
  */
 import type { Queue } from 'bullmq';
 import express, { type RequestHandler, type Router } from 'express';
+import { loadOnce } from '../load-once.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { createBearerCheck } from './bearer-token.js';
@@ -44,27 +45,20 @@ export function createQueueDashboard(options: QueueDashboardOptions): Router {
   const checkBearer = createBearerCheck(options.adminToken);
 
   // Bull Board is loaded with the first signed-in request: a process nobody opens it in never loads it.
-  let board: Promise<RequestHandler> | undefined;
-  const loadBoard = () => {
-    board ??= (async () => {
-      const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
-        import('@bull-board/api'),
-        import('@bull-board/api/bullMQAdapter'),
-        import('@bull-board/express'),
-      ]);
-      const serverAdapter = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
-      createBullBoard({
-        queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
-        serverAdapter,
-        options: { uiConfig: { boardTitle: 'Queues' } },
-      });
-      return serverAdapter.getRouter() as RequestHandler;
-    })().catch((error: unknown) => {
-      board = undefined;
-      throw error;
+  const loadBoard = loadOnce(async () => {
+    const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+      import('@bull-board/api'),
+      import('@bull-board/api/bullMQAdapter'),
+      import('@bull-board/express'),
+    ]);
+    const serverAdapter = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
+    createBullBoard({
+      queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
+      serverAdapter,
+      options: { uiConfig: { boardTitle: 'Queues' } },
     });
-    return board;
-  };
+    return serverAdapter.getRouter() as RequestHandler;
+  });
 
   router.use(
     QUEUE_DASHBOARD_PATH,

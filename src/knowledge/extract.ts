@@ -8,6 +8,7 @@
 import type { Readability } from '@mozilla/readability';
 import type { parseHTML } from 'linkedom';
 import { extractText, getDocumentProxy } from 'unpdf';
+import { loadOnce } from '../load-once.js';
 import { checkContent, MediaRejectedError, SNIFF_BYTES } from '../media/content-check.js';
 
 export type TextKind = 'pdf' | 'html' | 'markdown' | 'text';
@@ -81,16 +82,11 @@ function metaRobots(document: DomDocument): { noindex: boolean; nofollow: boolea
   return { noindex: /\b(noindex|none)\b/.test(all), nofollow: /\b(nofollow|none)\b/.test(all) };
 }
 
-let parsers: Promise<{ parseHTML: typeof parseHTML; Readability: typeof Readability }> | undefined;
-
 /** linkedom and Readability, loaded with the first page read: a process that reads none never loads them. */
-function loadParsers() {
-  parsers ??= Promise.all([import('linkedom'), import('@mozilla/readability')]).then(([linkedom, readability]) => ({
-    parseHTML: linkedom.parseHTML,
-    Readability: readability.Readability,
-  }));
-  return parsers;
-}
+const loadParsers = loadOnce(async (): Promise<{ parseHTML: typeof parseHTML; Readability: typeof Readability }> => {
+  const [linkedom, readability] = await Promise.all([import('linkedom'), import('@mozilla/readability')]);
+  return { parseHTML: linkedom.parseHTML, Readability: readability.Readability };
+});
 
 /** An HTML page's main content, title, links, canonical URL and robots directives. */
 export async function extractHtml(html: string, pageUrl: string, robotsHeader?: string | null): Promise<ExtractedPage> {

@@ -7,6 +7,7 @@
  * they never reach the model.
  */
 import type Sharp from 'sharp';
+import { loadOnce } from '../load-once.js';
 import { MediaRejectedError } from './content-check.js';
 
 /** The longest side the model resolves (larger images are scaled down by the provider anyway). */
@@ -17,19 +18,15 @@ const PASS_THROUGH_BYTES = 1024 * 1024;
 const LIMIT_INPUT_PIXELS = 100_000_000;
 const JPEG_QUALITY = 80;
 
-let loading: Promise<typeof Sharp> | undefined;
-
 /** sharp, loaded with the first photo: a process that never sees one never pays for libvips at start-up. */
-function loadSharp(): Promise<typeof Sharp> {
-  loading ??= import('sharp').then(({ default: sharp }) => {
-    // No libvips operation cache (it would hold decoded images after the turn) and one thread per
-    // image: the worker's memory stays what its turns hold, and a decode does not take every core.
-    sharp.cache(false);
-    sharp.concurrency(1);
-    return sharp;
-  });
-  return loading;
-}
+const loadSharp = loadOnce(async (): Promise<typeof Sharp> => {
+  const { default: sharp } = await import('sharp');
+  // No libvips operation cache (it would hold decoded images after the turn) and one thread per
+  // image: the worker's memory stays what its turns hold, and a decode does not take every core.
+  sharp.cache(false);
+  sharp.concurrency(1);
+  return sharp;
+});
 
 export interface ModelImage {
   bytes: Uint8Array;

@@ -148,7 +148,6 @@ function respCommands(): (chunk: Buffer) => Buffer[] {
     for (let end = commandEnd(0); end > 0; end = commandEnd(start)) {
       commands.push(pending.subarray(start, end));
       start = end;
-      if (start >= pending.length) break;
     }
     pending = Buffer.from(pending.subarray(start));
     return commands;
