@@ -30,6 +30,16 @@ export class ActionOutcomePendingError extends AppError {}
  */
 export const RUN_LEASE_MS = 16_000;
 
+/**
+ * How long after a confirmation's time is up an answer that arrived in time may still be on its
+ * way to its turn (a burst's quiet period, at most 10 s; a customer typing, at most 30 s; the
+ * conversation's turn before it): the sweeper records it `expired` only after this too.
+ */
+export const ANSWER_GRACE_MS = 60_000;
+
+/** When the customer's answer arrived: the message's receive time, else now. */
+export const answeredAt = (context: Pick<ToolCallContext, 'receivedAt'>, now: () => number): number => context.receivedAt ?? now();
+
 /** Until when a `running` action's attempt holds it (records from before leases: its last step plus the lease). */
 export const leaseEnd = (record: ActionRecord): number => (record.leaseUntil ? Date.parse(record.leaseUntil) : Date.parse(record.updatedAt) + RUN_LEASE_MS);
 
@@ -191,7 +201,8 @@ export function createActionRunner(options: ActionRunnerOptions) {
       await move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
       return { reply: words.refused };
     }
-    if (record.state === 'proposed' && now() > Date.parse(record.expiresAt)) {
+    // In time by when the answer arrived, not when its turn runs (held while the customer typed, say).
+    if (record.state === 'proposed' && answeredAt(context, now) > Date.parse(record.expiresAt)) {
       const expired = await move(record, ['proposed'], 'expired', { reason: 'no answer in time' });
       if (answer === 'other') return { fresh: true };
       return expired ? outcomeOf(expired, language) : { reply: words.expired };

@@ -59,7 +59,8 @@ export type ContinuationStep = { result: TurnResult } | { session: SessionFacts;
 /** The leg's input as the pending question's tool reads it: the batch's tap, when it has one, on its own. */
 function answerInput(input: TurnInput, runId: string): TurnInput {
   if (!input.tap) return { ...input, runId };
-  return { ...input, runId, inbound: { ...input.inbound, text: input.tap.text, metadata: { ...input.inbound.metadata, choice: input.tap.choice } } };
+  const { text, choice, receivedAt } = input.tap;
+  return { ...input, runId, inbound: { ...input.inbound, text, receivedAt, metadata: { ...input.inbound.metadata, choice } } };
 }
 
 /** A leg the service answers in its own words, without the model. */
