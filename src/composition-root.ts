@@ -82,7 +82,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   handoff.deliverBy(teamNoticeSenders(plugins, handoff.teams));
   logger.info('channels-enabled', { channels: [...channels.keys()] });
 
-  const actionDeps = { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweepMs: overrides.actionSweepMs };
+  const actionDeps = { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweep: overrides };
   const actions = createActionsFeature(infra, config, actionDeps);
   const mcpTools = () => [...actions.mcpTools(), ...knowledge.tools()];
   const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, ...actions.turnHooks };

@@ -34,6 +34,8 @@ export interface ServiceOverrides {
   intakeSweep?: { intervalMs: number; staleMs: number };
   /** How often the action sweeper looks for unanswered confirmations and runs nobody came back to (default 10 s). */
   actionSweepMs?: number;
+  /** How long after a confirmation's time is up the sweeper waits for an answer that arrived in time (default 60 s). */
+  actionAnswerGraceMs?: number;
 }
 
 export interface Services {

@@ -23,10 +23,22 @@ export class ActionOutcomePendingError extends AppError {}
 
 /**
  * How long a run is taken to be in progress before another caller may resolve its outcome: the
- * MCP call's timeout (15 s) and a second, so an attempt that is still alive has given up first.
- * An attempt that ends without an outcome releases it at once; only a dead one holds it this long.
+ * MCP call's timeout (15 s) and a second, so the server is done with the first call (or never
+ * will be). Only the server's answer ends it sooner: a client that gave up (an abort, a timeout,
+ * a lost connection or conversation lock) or died leaves it held to its end, since the server
+ * may still be applying the change.
  */
 export const RUN_LEASE_MS = 16_000;
+
+/**
+ * How long after a confirmation's time is up an answer that arrived in time may still be on its
+ * way to its turn (a burst's quiet period, at most 10 s; a customer typing, at most 30 s; the
+ * conversation's turn before it): the sweeper records it `expired` only after this too.
+ */
+export const ANSWER_GRACE_MS = 60_000;
+
+/** When the customer's answer arrived: the message's receive time, else now. */
+export const answeredAt = (context: Pick<ToolCallContext, 'receivedAt'>, now: () => number): number => context.receivedAt ?? now();
 
 /** Until when a `running` action's attempt holds it (records from before leases: its last step plus the lease). */
 export const leaseEnd = (record: ActionRecord): number => (record.leaseUntil ? Date.parse(record.leaseUntil) : Date.parse(record.updatedAt) + RUN_LEASE_MS);
@@ -145,8 +157,10 @@ export function createActionRunner(options: ActionRunnerOptions) {
     if (!write) return move(running, ['running'], 'failed', { error: 'This action is no longer available on the business system.' });
     // Due again once its lease is over: a run nobody comes back to is resolved by the sweeper.
     await later(store.due(record.conversationId, record._id, now() + 2 * RUN_LEASE_MS));
+    let answered = false;
     try {
       const result = await source.callWrite(record.tool, record.args, { caller: context.caller, idempotencyKey: record._id, signal: context.signal });
+      answered = true;
       return await move(running, ['running'], 'done', { result });
     } catch (error) {
       // Refused or answered with an error: it did not happen. A lost answer may have: retried with the same key
@@ -155,9 +169,11 @@ export function createActionRunner(options: ActionRunnerOptions) {
       if (refused && source.connected?.() !== false) {
         return move(running, ['running'], 'failed', { error: errorText(error).slice(0, 500) });
       }
-      logger.warn('action-outcome-unknown', { actionId: record._id, tool: record.tool, error });
-      // This attempt is over: the next one resolves it at once, with the same key (a worker that dies here holds it till the lease ends).
-      await tryMove(running, ['running'], 'running', { leaseUntil: iso() }, running.updatedAt).catch(() => undefined);
+      // The server answered (or never got the call): no call is in flight, the next attempt resolves it at once.
+      const over = answered || (error instanceof McpToolCallError && error.reason !== 'call-failed');
+      logger.warn('action-outcome-unknown', { actionId: record._id, tool: record.tool, held: !over, error });
+      // Otherwise the client gave up while the server may still work on it: the lease holds to its end.
+      if (over) await tryMove(running, ['running'], 'running', { leaseUntil: iso() }, running.updatedAt).catch(() => undefined);
       throw pending(record, 'its outcome is not known yet', error);
     }
   };
@@ -185,7 +201,8 @@ export function createActionRunner(options: ActionRunnerOptions) {
       await move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
       return { reply: words.refused };
     }
-    if (record.state === 'proposed' && now() > Date.parse(record.expiresAt)) {
+    // In time by when the answer arrived, not when its turn runs (held while the customer typed, say).
+    if (record.state === 'proposed' && answeredAt(context, now) > Date.parse(record.expiresAt)) {
       const expired = await move(record, ['proposed'], 'expired', { reason: 'no answer in time' });
       if (answer === 'other') return { fresh: true };
       return expired ? outcomeOf(expired, language) : { reply: words.expired };

@@ -49,7 +49,7 @@ export const ActionRecordSchema = z.object({
   error: z.string().optional(),
   /** Calls made to the MCP server (more than one only when an outcome was lost and resolved). */
   calls: z.number().int().nonnegative(),
-  /** While `running`: until when the attempt that runs it holds it (another caller resolves it only after; released when that attempt ends). */
+  /** While `running`: until when the attempt that runs it holds it (another caller resolves it only after; released sooner only by the server's answer). */
   leaseUntil: Iso.optional(),
   createdAt: Iso,
   expiresAt: Iso,

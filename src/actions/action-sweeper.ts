@@ -1,6 +1,7 @@
 /**
  * Ends the actions nobody came back to, on time: a confirmation the customer never answered is
- * `expired` when its time is up (counted then, not when the customer next writes), and a run
+ * `expired` a minute after its time is up (an answer that arrived in time may still be waiting
+ * for its turn until then; counted then, not when the customer next writes), and a run
  * whose attempt died (its lease over) is resolved with its own idempotency key once the
  * business system answers — the record ends `done` or `failed`, and the customer's next
  * message resumes the question with that outcome.
@@ -9,7 +10,7 @@
  * sweeper and a turn) never do a step twice.
  */
 import type { Logger } from '../logger.js';
-import { ActionOutcomePendingError, leaseEnd, proposerContext, RUN_LEASE_MS, type ActionRunner } from './action-runner.js';
+import { ActionOutcomePendingError, ANSWER_GRACE_MS, leaseEnd, proposerContext, RUN_LEASE_MS, type ActionRunner } from './action-runner.js';
 import type { ActionStore } from './action-store.js';
 
 export interface ActionSweeperOptions {
@@ -18,6 +19,8 @@ export interface ActionSweeperOptions {
   logger: Logger;
   /** How often it looks (default 10 s). */
   intervalMs?: number;
+  /** How long after a confirmation's time is up an answer that arrived in time may still come (default `ANSWER_GRACE_MS`). */
+  graceMs?: number;
   now?: () => number;
 }
 
@@ -36,7 +39,9 @@ export function createActionSweeper(options: ActionSweeperOptions) {
     const record = await store.get(conversationKey, actionId);
     if (!record || ['done', 'failed', 'cancelled', 'expired'].includes(record.state)) return store.undue(conversationKey, actionId);
     if (record.state === 'proposed') {
-      if (now() <= Date.parse(record.expiresAt)) return store.due(conversationKey, actionId, Date.parse(record.expiresAt));
+      // An answer that arrived in time may still be on its way to its turn: expired once that is over too.
+      const over = Date.parse(record.expiresAt) + (options.graceMs ?? ANSWER_GRACE_MS);
+      if (now() <= over) return store.due(conversationKey, actionId, over);
       const reason = record.confirmer === 'teammate' ? 'no decision in time' : 'no answer in time';
       await runner.tryMove(record, ['proposed'], 'expired', { reason });
       return;

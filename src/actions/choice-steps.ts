@@ -10,7 +10,7 @@ import type { McpWriteTool } from '../tools/mcp-tool-source.js';
 import { ToolScopeError } from '../tools/scope.js';
 import { ToolInterrupt, type ResumeOutcome, type ToolCallContext } from '../contracts/tool.js';
 import type { Language } from '../words/language.js';
-import type { ActionRunner } from './action-runner.js';
+import { answeredAt, type ActionRunner } from './action-runner.js';
 import { enumChoices, enumQuestionText, tappedOption, typedOption, unsettledEnum } from './enum-question.js';
 import type { ChoicePending } from './pending-question.js';
 import { LANGUAGE_PROPERTY, languagePropertyOf } from './write-language.js';
@@ -85,7 +85,7 @@ export function createChoiceSteps(options: ChoiceStepsOptions) {
       metrics.increment('action_choices_total', { tool: write.name, outcome: 'dropped' });
       return { fresh: true };
     }
-    if (now() > Date.parse(pending.expiresAt)) {
+    if (answeredAt(context, now) > Date.parse(pending.expiresAt)) {
       metrics.increment('action_choices_total', { tool: write.name, outcome: 'expired' });
       return { reply: words.expired };
     }

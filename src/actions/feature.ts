@@ -31,7 +31,8 @@ export function createActionsFeature(
     handoffTool(channelId: string, team: TeamId): AssistantTool | undefined;
     /** Queues the service's words into the conversation through its hand-off (`TakeoverService.tellDecision`). */
     takeover: { tellDecision(input: { conversationId: string; by: Parameters<TellDecision>[1]; text: string; key: string }): Promise<boolean> };
-    sweepMs?: number | undefined;
+    /** The sweeper's pace (default 10 s) and its wait for an answer that arrived in time (default `ANSWER_GRACE_MS`). */
+    sweep?: { actionSweepMs?: number | undefined; actionAnswerGraceMs?: number | undefined };
   },
 ) {
   const { logger, metrics } = infra;
@@ -72,7 +73,15 @@ export function createActionsFeature(
     if (joined?.reads !== reads || joined.writes !== writes) joined = { reads, writes, all: [...reads, ...writes] };
     return joined.all;
   };
-  const sweeper = actions ? createActionSweeper({ store, runner: actions.runner, logger, ...(deps.sweepMs ? { intervalMs: deps.sweepMs } : {}) }) : undefined;
+  const sweeper = actions
+    ? createActionSweeper({
+        store,
+        runner: actions.runner,
+        logger,
+        ...(deps.sweep?.actionSweepMs ? { intervalMs: deps.sweep.actionSweepMs } : {}),
+        ...(deps.sweep?.actionAnswerGraceMs !== undefined ? { graceMs: deps.sweep.actionAnswerGraceMs } : {}),
+      })
+    : undefined;
   // The customer hears what the team decided, in the service's words, through their conversation's hand-off.
   const tellDecision: TellDecision = async (record, by) => {
     const text = teamDecisionText(record);

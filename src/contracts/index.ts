@@ -271,6 +271,8 @@ export interface TurnInput {
   tap?: {
     text: string;
     choice: string;
+    /** When the tap's message arrived (ms since the epoch): a question's expiry is decided by it, not by when the turn runs. */
+    receivedAt: number;
     /** The history without the tap's message: what the model reads when the tap was answered by the service's words. */
     history: readonly ModelMessage[];
   };

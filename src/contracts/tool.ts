@@ -51,6 +51,11 @@ export interface ToolCallContext {
   session: Readonly<SessionFacts>;
   /** Channel-reported details of the message being answered (profile name, page URL…). */
   metadata: Readonly<Record<string, string>>;
+  /**
+   * When the message being answered arrived (ms since the epoch): an answer is in time by when it
+   * arrived, not by when its turn runs (a burst's quiet period, a customer typing). Absent: now.
+   */
+  receivedAt?: number;
   signal: AbortSignal;
 }
 

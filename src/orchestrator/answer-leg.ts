@@ -46,26 +46,32 @@ export type LegAnswer = (
   meter: TurnMeter,
 ) => Promise<TurnResult>;
 
-/** Keeps what the model's call left: the session facts it learned, the question a tool asked. */
-async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: PreparedLeg, result: CallModelResult): Promise<void> {
+/**
+ * Keeps what the model's call left: the session facts it learned, the question a tool asked
+ * (with its choices and `choicesExpireAt`, so a retry of this batch shows it again as asked).
+ */
+async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: PreparedLeg, result: CallModelResult, choicesExpireAt: number): Promise<void> {
   if (result.session) {
     await state.writeSession(input.conversationId, { ...leg.session, ...result.session });
   }
-  if (result.interrupt) {
+  const { interrupt } = result;
+  if (interrupt) {
     await state.setPending(input.conversationId, {
       runId: leg.decision.runId,
-      toolName: result.interrupt.toolName,
-      question: result.interrupt.question,
-      data: result.interrupt.data,
+      toolName: interrupt.toolName,
+      question: interrupt.question,
+      data: interrupt.data,
       attempts: 0,
       askedIn: input.inbound.messageId,
-      ...(result.interrupt.language !== undefined ? { language: result.interrupt.language } : {}),
+      roleId: leg.role.id,
+      ...(interrupt.choices?.length ? { choices: [...interrupt.choices], choicesExpireAt } : {}),
+      ...(interrupt.language !== undefined ? { language: interrupt.language } : {}),
     });
   }
 }
 
 /** The turn's result from the model's call (`text`: the reply, or the service's words for none). */
-function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult, text: string): TurnResult {
+function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult, text: string, choicesExpireAt: number): TurnResult {
   const { decision, role } = leg;
   return {
     runId: decision.runId,
@@ -78,7 +84,7 @@ function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLe
     ...(result.interrupt?.choices
       ? {
           choices: result.interrupt.choices,
-          choicesExpireAt: questionExpiresAt(result.interrupt.expiresAt),
+          choicesExpireAt,
           ...(result.interrupt.language !== undefined ? { choicesLanguage: result.interrupt.language } : {}),
         }
       : {}),
@@ -138,7 +144,8 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         beforeAction: input.beforeAction,
       });
       metrics.increment('model_calls_total', { purpose: 'reply' });
-      await keepCallOutcome(dependencies.state, input, leg, result);
+      const choicesExpireAt = questionExpiresAt(result.interrupt?.expiresAt);
+      await keepCallOutcome(dependencies.state, input, leg, result, choicesExpireAt);
       // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
       // A model that fails is no reply: the turn fails and its message is retried.
       const text = result.text || serviceWords(languageOf(input.inbound.metadata.language)).emptyReply;
@@ -154,7 +161,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         systemChars: system.length,
         ms: Math.round(performance.now() - started),
       });
-      return legResult(channel, input, leg, result, text);
+      return legResult(channel, input, leg, result, text, choicesExpireAt);
     } catch (error) {
       // No reply stands in for the model's: the turn fails, and its message is retried (an
       // outage: every entry down) or given up on (a refusal for good), visibly either way.

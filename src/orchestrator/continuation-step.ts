@@ -59,7 +59,8 @@ export type ContinuationStep = { result: TurnResult } | { session: SessionFacts;
 /** The leg's input as the pending question's tool reads it: the batch's tap, when it has one, on its own. */
 function answerInput(input: TurnInput, runId: string): TurnInput {
   if (!input.tap) return { ...input, runId };
-  return { ...input, runId, inbound: { ...input.inbound, text: input.tap.text, metadata: { ...input.inbound.metadata, choice: input.tap.choice } } };
+  const { text, choice, receivedAt } = input.tap;
+  return { ...input, runId, inbound: { ...input.inbound, text, receivedAt, metadata: { ...input.inbound.metadata, choice } } };
 }
 
 /** A leg the service answers in its own words, without the model. */
@@ -68,11 +69,30 @@ function serviceResult(runId: string, roleId: string, text: string): TurnResult 
 }
 
 /**
+ * The question this batch's own turn asked, shown again as it was asked: a retry of that turn
+ * (its reply never stored) answers nothing, so the message that led to the question is never
+ * taken for its answer (a chosen "1" for a confirmation's yes, a tap for a foreign one).
+ */
+function askedAgain(pending: PendingInterrupt, runId: string, roleId: string): TurnResult {
+  return {
+    ...serviceResult(runId, pending.roleId ?? roleId, pending.question),
+    failed: false,
+    ...(pending.choices?.length
+      ? {
+          choices: pending.choices,
+          ...(pending.choicesExpireAt !== undefined ? { choicesExpireAt: pending.choicesExpireAt } : {}),
+          ...(pending.language !== undefined ? { choicesLanguage: pending.language } : {}),
+        }
+      : {}),
+  };
+}
+
+/**
  * The question this batch answers: none when a later batch finds it answered (its reply is
- * out; the DEL ends it) or when this very batch asked it (a retry of the turn that asked).
+ * out; the DEL ends it). One this very batch asked is shown again before (`askedAgain`).
  */
 async function openQuestion(state: ConversationState, input: TurnInput, pending: PendingInterrupt | undefined): Promise<PendingInterrupt | undefined> {
-  if (!pending || pending.askedIn === input.inbound.messageId) return undefined;
+  if (!pending) return undefined;
   if (pending.answeredBy === undefined || pending.answeredBy === input.inbound.messageId) return pending;
   await state.clearPending(input.conversationId);
   return undefined;
@@ -108,6 +128,11 @@ export async function continueBatch(dependencies: ContinuationStepDependencies, 
   const { metrics } = dependencies;
   let { session } = turn;
   const others = input.inbound.text.trim() !== '';
+  if (turn.pending && turn.pending.askedIn === input.inbound.messageId) {
+    metrics.increment('continuations_total', { outcome: 'shown_again' });
+    logger.warn('continuation-shown-again', { parentRunId: turn.pending.runId, toolName: turn.pending.toolName });
+    return { result: askedAgain(turn.pending, runId, turn.activeRoleId ?? defaultRole(dependencies.roles).id) };
+  }
   const pending = await openQuestion(dependencies.state, input, turn.pending);
   if (pending) {
     // Resuming ends the question (once: a retry of this batch resumes the same answer again).

@@ -101,13 +101,20 @@ export async function resumeContinuation(
   // that drops the question (a new turn) or gets a fixed reply stores nothing.
   await decisions.put(conversationId, decision);
   if ('askAgain' in outcome) {
-    const language = outcome.askAgain.language ?? pending.language;
+    const { askAgain } = outcome;
+    const language = askAgain.language ?? pending.language;
+    const choices = askAgain.choices?.length ? { choices: [...askAgain.choices], choicesExpireAt: questionExpiresAt(askAgain.expiresAt) } : undefined;
+    // Asked in reply to this batch (a confirmation after a chosen value, a question again): only a
+    // later message answers it; this batch's retry shows it again, never takes its answer for this one.
     await state.setPending(conversationId, {
       runId: input.runId,
       toolName: pending.toolName,
-      question: outcome.askAgain.question,
-      data: outcome.askAgain.data,
+      question: askAgain.question,
+      data: askAgain.data,
       attempts: pending.attempts + 1,
+      askedIn: input.inbound.messageId,
+      roleId: role.id,
+      ...choices,
       ...(language !== undefined ? { language } : {}),
     });
     metrics.increment('continuations_total', { outcome: 'asked_again' });
@@ -116,15 +123,9 @@ export async function resumeContinuation(
       result: {
         runId: input.runId,
         roleId: role.id,
-        text: outcome.askAgain.question,
+        text: askAgain.question,
         failed: false,
-        ...(outcome.askAgain.choices?.length
-          ? {
-              choices: outcome.askAgain.choices,
-              choicesExpireAt: questionExpiresAt(outcome.askAgain.expiresAt),
-              ...(language !== undefined ? { choicesLanguage: language } : {}),
-            }
-          : {}),
+        ...(choices ? { ...choices, ...(language !== undefined ? { choicesLanguage: language } : {}) } : {}),
         offeredTools: decision.offeredTools,
         toolCalls: [],
         modelCalls: 0,

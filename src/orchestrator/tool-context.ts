@@ -25,6 +25,7 @@ export function toolContextFor(
     facts: leg.facts,
     session: leg.session,
     metadata: input.inbound.metadata,
+    receivedAt: input.inbound.receivedAt,
     signal: input.signal,
   };
 }

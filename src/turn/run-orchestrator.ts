@@ -27,7 +27,10 @@ function boundedHistory(history: readonly RecentMessage[]): RecentMessage[] {
  * What a batch says to its turn: the last tap on an answer button on its own (`tap`), and the
  * other messages' words as the turn's inbound (the last message's id, no `choice`).
  */
-function turnWords(batch: readonly InboundMessage[]): { inbound: InboundMessage; tap?: { text: string; choice: string; messageId: string } } {
+function turnWords(batch: readonly InboundMessage[]): {
+  inbound: InboundMessage;
+  tap?: { text: string; choice: string; messageId: string; receivedAt: number };
+} {
   const last = batch.at(-1);
   if (!last) throw new Error('an empty batch has no turn');
   const tapAt = batch.findLastIndex((received) => received.metadata.choice !== undefined);
@@ -37,7 +40,7 @@ function turnWords(batch: readonly InboundMessage[]): { inbound: InboundMessage;
   const metadata = Object.fromEntries(Object.entries(last.metadata).filter(([name]) => name !== 'choice'));
   return {
     inbound: { ...last, text: others.map((received) => received.text).join('\n'), metadata },
-    tap: { text: tapped.text, choice: tapped.metadata.choice, messageId: tapped.messageId },
+    tap: { text: tapped.text, choice: tapped.metadata.choice, messageId: tapped.messageId, receivedAt: tapped.receivedAt },
   };
 }
 
@@ -96,6 +99,7 @@ export async function runOrchestrator(
           tap: {
             text: tap.text,
             choice: tap.choice,
+            receivedAt: tap.receivedAt,
             history: modelHistory(
               history.filter((entry) => entry.id !== tapId),
               turnMedia.filter((_, index) => index !== tapAt),

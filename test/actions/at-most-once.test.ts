@@ -60,7 +60,8 @@ beforeAll(async () => {
       ACTION_CONFIRM_TTL_SECONDS: '12',
       MESSAGE_RETRY_BACKOFF_MS: '100',
     },
-    overrides: { roles: roster, actionSweepMs: 300 },
+    // The sweeper's wait for an answer that arrived in time, short for the expiry test.
+    overrides: { roles: roster, actionSweepMs: 300, actionAnswerGraceMs: 1000 },
   });
   harness.models.setJudge(judgeRoutingTo('bookkeeper'));
   for (const address of [ANA, BEA, CARL, DORA, EVA]) {

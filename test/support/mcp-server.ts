@@ -69,6 +69,12 @@ export interface McpTestServer {
   refunds(): { number: string; amount: string }[];
   /** The next write of `tool` takes effect, then holds its answer until `release()` (a run whose outcome is lost). */
   holdNextWrite(tool: string): { reached: Promise<void>; release(): void };
+  /**
+   * The next write of `tool` works until `release()` before it takes effect, and notes its
+   * idempotency key only then (as a server that records keys on completion): a call with the
+   * same key meanwhile is not known yet, and takes effect too.
+   */
+  slowNextWrite(tool: string): { reached: Promise<void>; release(): void };
   /** Replaces a tool's annotations and tells every connected client its tool list changed. */
   changeAnnotations(name: string, annotations: ToolAnnotations): Promise<void>;
   close(): Promise<void>;
@@ -449,6 +455,16 @@ interface Session {
   notificationStream: ServerResponse | undefined;
 }
 
+/** Parks the next write of `name` in `gates`: `reached` once it arrives, held until `release()`. */
+function gate(gates: Map<string, { reached: () => void; released: Promise<void> }>, name: string): { reached: Promise<void>; release(): void } {
+  let reached = () => undefined as void;
+  let release = () => undefined as void;
+  const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  gates.set(name, { reached, released });
+  return { reached: reachedPromise, release };
+}
+
 async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -464,11 +480,18 @@ export async function startMcpServer(options: { extraReadTools?: number; port?: 
   const applied: AppliedWrite[] = [];
   const answered = new Map<string, CallToolResult>();
   const holds = new Map<string, { reached: () => void; released: Promise<void> }>();
+  const slows = new Map<string, { reached: () => void; released: Promise<void> }>();
   /** A write: once per idempotency key (a repeated key gets the first answer, no second effect). */
   const runWrite = async (tool: FixtureTool, args: unknown, meta: Record<string, unknown> | undefined): Promise<CallToolResult> => {
     const key = typeof meta?.['wa-assistant/idempotency-key'] === 'string' ? meta['wa-assistant/idempotency-key'] : undefined;
     const seen = key === undefined ? undefined : answered.get(`${tool.name}|${key}`);
     if (seen) return seen;
+    const slow = slows.get(tool.name);
+    if (slow) {
+      slows.delete(tool.name);
+      slow.reached();
+      await slow.released;
+    }
     const result = tool.run(args);
     if (!result.isError) applied.push({ tool: tool.name, arguments: { ...(args as Record<string, unknown>) }, idempotencyKey: key });
     if (key !== undefined) answered.set(`${tool.name}|${key}`, result);
@@ -576,14 +599,8 @@ export async function startMcpServer(options: { extraReadTools?: number; port?: 
     orders: () => [...state.orders.values()].map((order) => ({ ...order })),
     paymentLinks: () => [...state.paymentLinks],
     refunds: () => [...state.refunds],
-    holdNextWrite(name) {
-      let reached = () => undefined as void;
-      let release = () => undefined as void;
-      const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      holds.set(name, { reached, released });
-      return { reached: reachedPromise, release };
-    },
+    holdNextWrite: (name) => gate(holds, name),
+    slowNextWrite: (name) => gate(slows, name),
     async changeAnnotations(name, annotations) {
       const tool = tools.find((candidate) => candidate.name === name);
       if (!tool) throw new Error(`test MCP server has no tool ${name}`);

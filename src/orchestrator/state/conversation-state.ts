@@ -18,8 +18,16 @@ const PendingInterruptSchema = z.object({
   attempts: z.number().int().nonnegative(),
   /** The question's language (ISO 639-1), when its tool said: the reply to a late answer is in it. */
   language: z.string().optional(),
-  /** The message (the last of its batch) whose turn asked it: that batch's retry never answers it. */
+  /**
+   * The message (the last of its batch) whose turn asked it: only a later message answers it;
+   * that batch's retry (its reply never stored) shows the question again, as it was asked.
+   */
   askedIn: z.string().optional(),
+  /** The role whose turn asked it (the reply that shows it again is that role's). */
+  roleId: z.string().optional(),
+  /** The answers it offered to tap, and until when (ms since the epoch): shown again with it. */
+  choices: z.array(z.object({ id: z.string(), label: z.string() })).optional(),
+  choicesExpireAt: z.number().optional(),
   /**
    * The message (the last of its batch) whose turn answered it: that batch's retry answers the
    * same way again (the answer's outcome is never lost); a later message finds it over.
