@@ -63,7 +63,7 @@ type MessageMethods = Pick<
 
 /** The parts with the reply's question on the last (the one it is sent with). */
 function withQuestion(parts: MessageRecord[], question: ReplyQuestion | undefined): MessageRecord[] {
-  return question ? parts.map((part, index) => (index === parts.length - 1 ? { ...part, question } : part)) : parts;
+  return question ? parts.map((part) => (part.part === (part.partCount ?? 1) - 1 ? { ...part, question } : part)) : parts;
 }
 
 export function createTranscriptMessages({ redis, outbox, record }: TranscriptContext): MessageMethods {

@@ -132,3 +132,30 @@ test('widget: a confirmation whose send was refused once shows once, with its bu
     web.transport.send = send;
   }
 }, 60_000);
+
+test('a reply of several parts keeps its question on its last part, read back as stored, and out of the transcript records', async () => {
+  const { transcripts } = harness.services;
+  const question = {
+    choices: [
+      { id: 'act:x:confirm', label: 'Confirm' },
+      { id: 'act:x:cancel', label: 'Cancel' },
+    ],
+    choicesExpireAt: 1_796_000_123_456,
+    choicesLanguage: 'es',
+  };
+  const added: unknown[] = [];
+  const stored = await transcripts.saveReplyParts(
+    {
+      conversationId: 'whatsapp:+447700906502',
+      channel: 'whatsapp',
+      replyTo: newMessageSid(),
+      roleId: 'bookkeeper',
+      parts: ['First part.', 'Please confirm:\n1. Confirm\n2. Cancel'],
+      question,
+    },
+    { add: (more) => void added.push(...more), flush: async () => undefined },
+  );
+  const resumed = await transcripts.replyParts('whatsapp', stored[0]?.replyTo ?? '');
+  for (const parts of [stored, resumed]) expect(parts.map((part) => part.question)).toEqual([undefined, question]);
+  expect(JSON.stringify(added)).not.toContain('act:x:confirm');
+});
