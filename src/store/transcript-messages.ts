@@ -2,25 +2,41 @@
  * A conversation's messages: an inbound message is recorded (to the outbox), a reply's parts are
  * stored once in Redis as its send ledger (one hash per reply under the conversation's hash tag,
  * `transcript-keys.ts`), each field a ledger entry keyed by its message `_id`
- * (`out:<channel>:<inbound>#<part>`); the first part carries the reply's one-shot `turn` payload.
+ * (`out:<channel>:<inbound>#<part>`); the first part carries the reply's one-shot `turn` payload,
+ * the last its `question` (the answers to tap it is sent with, a field of its own stored with the parts).
  */
 import { StorageWriteError } from '../errors/index.js';
 import { luaScript } from '../redis.js';
 import { LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
-import { fromStored, ledgerSlot, now, partRecords, toOutbox, toRecord, type StoredPart, type TranscriptContext } from './transcript-records.js';
-import { APOLOGY_PART, inboundMessageId, outboundMessageId, type MessageRecord, type TranscriptStore } from './transcript-types.js';
+import {
+  fromStored,
+  ledgerSlot,
+  now,
+  partRecords,
+  storedQuestion,
+  toOutbox,
+  toQuestion,
+  toRecord,
+  type StoredPart,
+  type TranscriptContext,
+} from './transcript-records.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId, type MessageRecord, type ReplyQuestion, type TranscriptStore } from './transcript-types.js';
 
-// Stores a reply's parts (and its one-shot turn payload) unless an earlier attempt stored them.
+// Stores a reply's parts (its one-shot turn payload, its question) unless an earlier attempt stored them.
 const savePartsScript = luaScript(`
 if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
 local fields = {}
-for i = 3, #ARGV do
-  fields[#fields + 1] = tostring(i - 3)
+for i = 4, #ARGV do
+  fields[#fields + 1] = tostring(i - 4)
   fields[#fields + 1] = ARGV[i]
 end
 if ARGV[2] ~= '' then
   fields[#fields + 1] = 'turn'
   fields[#fields + 1] = ARGV[2]
+end
+if ARGV[3] ~= '' then
+  fields[#fields + 1] = 'question'
+  fields[#fields + 1] = ARGV[3]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
@@ -45,13 +61,18 @@ type MessageMethods = Pick<
   'recordInbound' | 'markInboundFailed' | 'replyParts' | 'saveReplyParts' | 'takeTurn' | 'dropTurn' | 'message' | 'saveApology'
 >;
 
+/** The parts with the reply's question on the last (the one it is sent with). */
+function withQuestion(parts: MessageRecord[], question: ReplyQuestion | undefined): MessageRecord[] {
+  return question ? parts.map((part) => (part.part === (part.partCount ?? 1) - 1 ? { ...part, question } : part)) : parts;
+}
+
 export function createTranscriptMessages({ redis, outbox, record }: TranscriptContext): MessageMethods {
   const replyParts = async (channel: string, replyTo: string): Promise<MessageRecord[]> => {
     const stored = await redis.hgetall(transcriptKeys.reply(channel, replyTo));
     if (stored['0'] === undefined) return [];
     const first = toRecord(stored['0']);
     const rest = Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => stored[String(index + 1)]);
-    return [first, ...rest.filter((raw) => raw !== undefined).map(toRecord)];
+    return withQuestion([first, ...rest.filter((raw) => raw !== undefined).map(toRecord)], toQuestion(stored.question));
   };
 
   return {
@@ -90,7 +111,7 @@ export function createTranscriptMessages({ redis, outbox, record }: TranscriptCo
       ]);
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, claimFirst }, records) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, question, claimFirst }, records) {
       const started = Date.now();
       const documents = parts.map((text, index): StoredPart => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -114,19 +135,22 @@ export function createTranscriptMessages({ redis, outbox, record }: TranscriptCo
       const inserted = await savePartsScript(
         redis,
         [transcriptKeys.reply(channel, replyTo)],
-        [LEDGER_TTL_SECONDS, turn ?? '', ...claimed.map((document) => JSON.stringify(document))],
+        [LEDGER_TTL_SECONDS, turn ?? '', question ? storedQuestion(question) : '', ...claimed.map((document) => JSON.stringify(document))],
       );
       if (inserted === 1) {
         await record(
           records,
           documents.map((document) => toOutbox(fromStored(document))),
         );
-        // Parts this attempt stored carry its turn payload (see `dropTurn`), the first its claim.
-        return claimed.map((document, index) => ({
-          ...fromStored(document),
-          ...(index === 0 && turn ? { turn } : {}),
-          ...(index === 0 && claimFirst ? { claimedNow: true as const } : {}),
-        }));
+        // Parts this attempt stored carry its turn payload (see `dropTurn`), the first its claim, the last its question.
+        return withQuestion(
+          claimed.map((document, index) => ({
+            ...fromStored(document),
+            ...(index === 0 && turn ? { turn } : {}),
+            ...(index === 0 && claimFirst ? { claimedNow: true as const } : {}),
+          })),
+          question,
+        );
       }
       // An earlier attempt stored this reply: what it stored wins.
       const stored = await replyParts(channel, replyTo);

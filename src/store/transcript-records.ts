@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import { OutboxMessageSchema, type TranscriptOutbox, type TranscriptRecord } from './outbox.js';
 import { transcriptKeys } from './transcript-keys.js';
-import { statusRank, type MessageRecord, type MessageStatus, type TurnRecords } from './transcript-types.js';
+import { statusRank, type MessageRecord, type MessageStatus, type ReplyQuestion, type TurnRecords } from './transcript-types.js';
 
 /** Now, as records and ledger entries stamp it. */
 export const now = () => new Date().toISOString();
@@ -32,8 +32,35 @@ export function toRecord(raw: string): MessageRecord {
   return fromStored(StoredPartSchema.parse(JSON.parse(raw)));
 }
 
+/** A reply's question as its ledger holds it (the `question` field beside its parts). */
+const StoredQuestionSchema = z.object({
+  choices: z.array(z.object({ id: z.string(), label: z.string() })).min(1),
+  choicesExpireAt: z.number().optional(),
+  choicesLanguage: z.string().optional(),
+});
+
+/** A reply's question as the ledger stores it: the answers and their extras only. */
+export function storedQuestion({ choices, choicesExpireAt, choicesLanguage }: ReplyQuestion): string {
+  return JSON.stringify({
+    choices: choices.map(({ id, label }) => ({ id, label })),
+    ...(choicesExpireAt !== undefined ? { choicesExpireAt } : {}),
+    ...(choicesLanguage !== undefined ? { choicesLanguage } : {}),
+  });
+}
+
+/** The stored question read back; undefined when absent or unreadable (the part's text lists its answers anyway). */
+export function toQuestion(raw: string | undefined): ReplyQuestion | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = StoredQuestionSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function toOutbox(part: MessageRecord): TranscriptRecord {
-  const { claimedAt: _claimedAt, claimedNow: _claimedNow, errorCode: _errorCode, turn: _turn, createdAt, updatedAt, ...rest } = part;
+  const { claimedAt: _claimedAt, claimedNow: _claimedNow, errorCode: _errorCode, turn: _turn, question: _question, createdAt, updatedAt, ...rest } = part;
   return { kind: 'message', message: { ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
 }
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Model } from 'mongoose';
 import type { TranscriptRecord } from './outbox.js';
 import type { MediaReference } from '../media/inbound-media.js';
+import type { SendOptions } from '../contracts/index.js';
 
 const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'undelivered'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -65,6 +66,12 @@ export interface MessageRecord {
   roleId?: string;
   /** On a reply's first part until its post-turn step runs: what that step needs (JSON, owned by the caller). */
   turn?: string;
+  /**
+   * On a reply's last part: the answers to tap it is sent with (and until when, in which
+   * language), as the turn that stored the reply asked them, so a retry resuming the reply sends
+   * the same question. Kept in the reply's ledger beside its parts; never recorded.
+   */
+  question?: ReplyQuestion;
   status: MessageStatus;
   /** When the part was last claimed for sending: where to look for it if the outcome was lost. */
   claimedAt?: Date;
@@ -80,6 +87,9 @@ export interface MessageRecord {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** A reply's question: what its last part needs to show its answers as buttons. */
+export type ReplyQuestion = Pick<SendOptions, 'choices' | 'choicesExpireAt' | 'choicesLanguage'> & { choices: NonNullable<SendOptions['choices']> };
 
 export interface DeliveryRecord {
   /** The channel's message id (Twilio's SID). */
@@ -152,6 +162,8 @@ export interface TranscriptStore {
       parts: readonly string[];
       /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
       turn?: string;
+      /** The answers to tap sent with the last part, kept in the same write for a retry resuming the reply. */
+      question?: ReplyQuestion;
       /**
        * The caller sends the first part at once: when this attempt stores the parts, the first is
        * stored claimed (`sending`, `claimedNow`), one write instead of a store and a claim.

@@ -58,7 +58,8 @@ export function createLedgerSender(transcripts: TranscriptStore, metrics: Metric
   };
 
   /**
-   * Sends each part once, in order; throws at the first part that could not go out. Parts this
+   * Sends each part once, in order, the last with the reply's question's answers to tap (kept
+   * with the parts, so a resumed reply shows them too); throws at the first part that could not go out. Parts this
    * attempt stored carry their turn: marking the last one sent takes it in the same write, and
    * the result says whether it did (the caller then owns finishing the turn).
    */
@@ -69,14 +70,13 @@ export function createLedgerSender(transcripts: TranscriptStore, metrics: Metric
     logger: Logger,
     assertHeld?: () => void,
     records?: TurnRecords,
-    /** Answers to tap, with the last part (actions: a reply resumed from the ledger goes as text alone), and until when. */
-    question?: Pick<SendOptions, 'choices' | 'choicesExpireAt' | 'choicesLanguage'>,
   ): Promise<boolean> => {
     let turnTaken = false;
     for (const [index, part] of parts.entries()) {
       const last = index === parts.length - 1;
       const takeTurn = last && parts[0]?.turn !== undefined;
-      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn, last && question?.choices?.length ? question : undefined);
+      // The reply's question goes with the part that stores it (its last), stored or resumed alike.
+      const result = await sendPart(channel, message, part, logger, assertHeld, records, takeTurn, part.question);
       turnTaken = result.turnTaken;
       if (result.outcome === 'sent' || result.outcome === 'resent') {
         metrics.increment('reply_parts_sent_total', { channel: channel.id });

@@ -138,6 +138,16 @@ export async function runOrchestrator(
       roleId: result.roleId,
       parts: channel.splitReply(result.text),
       turn: storedTurn(result),
+      // The question's answers to tap, kept with the parts: a retry resuming them sends the same question.
+      ...(result.choices?.length
+        ? {
+            question: {
+              choices: result.choices,
+              ...(result.choicesExpireAt !== undefined ? { choicesExpireAt: result.choicesExpireAt } : {}),
+              ...(result.choicesLanguage !== undefined ? { choicesLanguage: result.choicesLanguage } : {}),
+            },
+          }
+        : {}),
       claimFirst: true,
     },
     records,

@@ -41,21 +41,7 @@ export async function sendReply(
     // Both settle before the turn ends either way: a send still in flight when the turn fails
     // would race its own retry.
     const [sent, saved] = await Promise.allSettled([
-      deliver(
-        channel,
-        message,
-        parts,
-        logger,
-        assertHeld,
-        records,
-        result?.choices
-          ? {
-              choices: result.choices,
-              ...(result.choicesExpireAt !== undefined ? { choicesExpireAt: result.choicesExpireAt } : {}),
-              ...(result.choicesLanguage !== undefined ? { choicesLanguage: result.choicesLanguage } : {}),
-            }
-          : undefined,
-      ),
+      deliver(channel, message, parts, logger, assertHeld, records),
       transcripts.saveRecent(conversationId, withMessages(history, replies), message.receivedAt),
     ]);
     if (sent.status === 'rejected') throw sent.reason;
