@@ -94,6 +94,19 @@ export class WithSession {
 }
 
 /**
+ * Returned by a tool's `execute` when the service itself must tell the customer something it
+ * promised (a closed team's opening): `words` go out with the turn's reply, after the model's
+ * text (once, even if the model wrote them too), whatever the model does with `output`, which is
+ * what the model gets and should say the words were sent.
+ */
+export class WithServiceWords {
+  constructor(
+    readonly output: unknown,
+    readonly words: string,
+  ) {}
+}
+
+/**
  * How a tool's `resume` answers: a result the model continues from, the question asked again,
  * `fresh` (the answer was no answer: the pending question is dropped and the message is a new
  * turn), or `reply` (a fixed answer the service gives without the model, e.g. an expired

@@ -23,7 +23,7 @@ export interface HandoffOutcome {
   team: string;
   /** What the assistant should tell the customer, in substance. */
   nextSteps: string;
-  /** The same, addressed to the customer (the widget's status line). */
+  /** The same, addressed to the customer (a closed team's: the service sends it with the reply). */
   customerText: string;
   bookingUrl?: string;
   handoffId?: string;
@@ -64,7 +64,7 @@ export function createHandoffService(options: {
       options.metrics.increment('handoffs_total', { team: input.team, outcome: created ? 'opened' : 'added' });
       options.logger.info(created ? 'handoff-opened' : 'handoff-added', { handoffId: handoff._id, team: input.team, channel: input.channel });
       // Team hours (out-of-hours.ts): a closed team's customer is told when it is back.
-      const closed = closedTeam({ team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere });
+      const closed = closedTeam({ teamId: input.team, team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere });
       if (closed) {
         const { opensAt, ...texts } = closed;
         options.logger.info('handoff-out-of-hours', { handoffId: handoff._id, team: input.team, opensAt: new Date(opensAt).toISOString() });

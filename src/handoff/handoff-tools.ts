@@ -3,11 +3,12 @@
  * (to support). Irreversible, so roles admit them by name through `include`; what they do is
  * record a hand-off and notify a team, never anything destructive. Whether the customer's
  * address reaches them is the channel's to say (its `CustomerReach`); where it does not (the
- * web), a contact is required first. Which facts a teammate sees is the role's to say.
+ * web), a contact is required first. Which facts a teammate sees is the role's to say. While
+ * the team is closed, the service itself tells the customer when it is back, with the reply.
  */
 import { z } from 'zod';
 import type { Facts } from '../contracts/index.js';
-import type { AssistantTool, ToolCallContext } from '../contracts/tool.js';
+import { WithServiceWords, type AssistantTool, type ToolCallContext } from '../contracts/tool.js';
 import type { HandoffAction, HandoffRecord } from './handoff-store.js';
 import type { HandoffOutcome, HandoffService } from './handoff-service.js';
 import type { TeamId } from './teams.js';
@@ -87,6 +88,11 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
         language: input.language ?? context.metadata.language,
       });
       await options.onHandoff?.(context, outcome);
+      // A closed team: the service tells the customer when it is back (the model is told it did).
+      if (outcome.opensAt !== undefined && outcome.customerText) {
+        const { customerText, ...told } = outcome;
+        return new WithServiceWords(told, customerText);
+      }
       return outcome;
     },
   };

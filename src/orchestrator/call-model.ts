@@ -31,7 +31,7 @@ import { withFailover } from './failover.js';
 import type { ModelCallObserver } from './metering.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
-import { ToolInterrupt, WithSession, type AssistantTool, type Choice, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
+import { ToolInterrupt, WithServiceWords, WithSession, type AssistantTool, type Choice, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
 import type { ToolCallRecord } from '../contracts/index.js';
 
 export const TOOL_OUTPUT_CHAR_CAP = 8000;
@@ -73,6 +73,8 @@ export interface CallModelResult {
   interrupt?: { toolName: string; question: string; data: unknown; choices?: readonly Choice[]; expiresAt?: number; language?: string };
   /** Session facts tools set during the leg. */
   session?: SessionFacts;
+  /** The service's own words tools asked to go out with the reply (`WithServiceWords`), once each. */
+  serviceWords?: readonly string[];
   /** Tokens over all the leg's steps. */
   usage: LanguageModelUsage;
   /** The entry that answered. */
@@ -83,6 +85,7 @@ interface LegRecorder {
   calls: ToolCallRecord[];
   interrupt?: CallModelResult['interrupt'];
   session?: SessionFacts;
+  serviceWords?: string[];
 }
 
 /** Wraps a tool result as untrusted, size-capped text. */
@@ -124,6 +127,11 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
             recorder.session = { ...recorder.session, ...output.session };
             const session = { ...context.session, ...output.session };
             context = { ...context, session, caller: reselect(context.caller, session) };
+            output = output.output;
+          }
+          if (output instanceof WithServiceWords) {
+            const { words } = output;
+            if (!recorder.serviceWords?.includes(words)) recorder.serviceWords = [...(recorder.serviceWords ?? []), words];
             output = output.output;
           }
           if (output instanceof ToolInterrupt) {
@@ -223,5 +231,6 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     toolCalls: recorder.calls,
     ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
     ...(recorder.session ? { session: recorder.session } : {}),
+    ...(recorder.serviceWords ? { serviceWords: recorder.serviceWords } : {}),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * A hand-off on WhatsApp while the team is closed, through the whole service: the hand-off and
- * its notices are recorded, the customer is told in their language when the team is back, the
+ * its notices are recorded, the customer is told by the service itself, in their language and
+ * with the team's name in it, when the team is back (the model here ignores the sentence), the
  * webhook notice goes at once and the member's WhatsApp notice waits in the notices queue as a
  * delayed job until the opening. (The team opens only on the weekday three days from now, so the
  * test never runs while it is open.)
@@ -15,18 +16,28 @@ const MEMBER = 'whatsapp:+34600915001';
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 const openDay = DAYS[(new Date().getUTCDay() + 3) % 7]!;
 
-function toolOutput(call: ScriptedCall): { customerText?: string; nextSteps?: string; opensAt?: string } | undefined {
+function toolOutput(call: ScriptedCall): { customerText?: string; nextSteps?: string; opensAt?: string; status?: string } | undefined {
   const last = call.toolResults.at(-1)?.output as { value?: unknown } | undefined;
   if (!last) return undefined;
   const text = typeof last.value === 'string' ? last.value : JSON.stringify(last.value);
   return JSON.parse(text.replace(/^<tool-output>\n?|\n?<\/tool-output>$/g, '')) as { customerText?: string };
 }
 
-/** Hands off to support on "persona", in Spanish; then says what the tool told it to. */
+const told: string[] = [];
+
+/**
+ * Hands off to support on "persona", in Spanish, then says something of its own, never the
+ * hours; on "person", in English, then repeats the sentence the service said it sent.
+ */
 const assistant: Script = (call) => {
   const output = toolOutput(call);
-  if (output) return { text: output.customerText ?? 'Done.' };
+  if (output) {
+    told.push(output.nextSteps ?? '');
+    if (/person\b/.test(call.userText)) return { text: `Done. ${/"(Our .*)"/.exec(output.nextSteps ?? '')?.[1] ?? ''}` };
+    return { text: 'He pasado su caso al equipo.' };
+  }
   if (/persona/i.test(call.userText)) return { toolCalls: [{ name: 'open_support_chat', input: { reason: 'No puede iniciar sesión', language: 'es' } }] };
+  if (/person\b/.test(call.userText)) return { toolCalls: [{ name: 'open_support_chat', input: { reason: 'Cannot log in', language: 'en' } }] };
   return { text: 'Hola' };
 };
 
@@ -58,8 +69,15 @@ afterAll(async () => {
 test('the customer is told when the team is back; the webhook goes now, the WhatsApp notice waits for the opening', async () => {
   const customer = 'whatsapp:+447700915001';
   await harness.sendWhatsapp({ from: customer, body: 'Quiero hablar con una persona' });
-  const reply = await eventually(() => harness.twilio.messages.find((message) => message.to === customer));
-  expect(reply.body).toMatch(/^Nuestro equipo \(soporte\) vuelve el \S+ a las 9:00 \(UTC\) y le responderá aquí entonces\./);
+  const hours = /Nuestro equipo de soporte vuelve el \S+ a las 9:00 \(UTC\) y le responderá aquí entonces\./g;
+  await eventually(() => harness.twilio.messages.find((message) => message.to === customer && /Nuestro/.test(message.body)));
+  const said = harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+  expect(said.join('\n')).toContain('He pasado su caso al equipo.');
+  expect(said.join('\n').match(hours)).toHaveLength(1);
+  // The model was told the service sent it, not asked to say it.
+  expect(told[0]).toMatch(
+    /^The soporte is closed right now.*The service sends the customer this message itself, with your reply: "Nuestro equipo de soporte vuelve/,
+  );
 
   await eventually(() => (receiver.received.length > 0 ? true : undefined));
   expect(JSON.stringify(receiver.received[0]?.body)).toContain('Out of hours: the customer was told you are back');
@@ -72,4 +90,13 @@ test('the customer is told when the team is back; the webhook goes now, the What
   expect(held?.data).toMatchObject({ handoffId: handoff?._id, destinationId: MEMBER });
   expect(harness.twilio.messages.filter((message) => message.to === MEMBER)).toHaveLength(0);
   expect(handoff?.notices.find((notice) => notice.destination.id === MEMBER)?.status).toBe('pending');
+});
+
+test('a model that repeats the sentence does not make the customer read it twice', async () => {
+  const customer = 'whatsapp:+447700915002';
+  await harness.sendWhatsapp({ from: customer, body: 'I want a person' });
+  await eventually(() => harness.twilio.messages.find((message) => message.to === customer));
+  const said = harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
+  expect(said.join('\n').match(/Our soporte is back/g)).toHaveLength(1);
+  expect(said.join('\n')).toMatch(/^Done\. Our soporte is back \S+ at 09:00 \(UTC\) and will answer here then\./);
 });
