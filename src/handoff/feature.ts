@@ -11,6 +11,7 @@ import { recentMessages } from '../store/recent-messages.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import { createHandoffService } from './handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff-store.js';
+import { settlingHeldNotices } from './held-notices.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES, type HandoffToolOptions } from './handoff-tools.js';
 import { createNoticeDelivery } from './notice-delivery.js';
 import { createNoticeQueue, type NoticeSenders } from './notice-queue.js';
@@ -29,8 +30,6 @@ export function createHandoffFeature(
   } & Pick<HandoffToolOptions, 'privateFacts' | 'pendingActions'>,
 ) {
   const { logger, metrics } = infra;
-  const store = createHandoffStore(infra.mongo);
-  infra.mongoLink.whenConnected('hand-off indexes', () => store.ensureIndexes());
   const teams = parseTeams(config.handoff.teamsJson);
   const noticeOptions = {
     connection: infra.bull,
@@ -39,6 +38,9 @@ export function createHandoffFeature(
     prefix: infra.queuePrefix,
   };
   const notices = createNoticeQueue(noticeOptions);
+  // Taking, handing back or closing a hand-off withdraws its notices still held for the team's opening.
+  const store = settlingHeldNotices(createHandoffStore(infra.mongo), { teams, notices, logger, metrics });
+  infra.mongoLink.whenConnected('hand-off indexes', () => store.ensureIndexes());
   const service = createHandoffService({ teams, store: deps.countHandoffs ? deps.countHandoffs(store) : store, notices, logger, metrics });
   const toolsByChannel = new Map<string, readonly AssistantTool[]>();
   let delivery: ReturnType<typeof createNoticeDelivery> | undefined;

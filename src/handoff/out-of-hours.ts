@@ -45,13 +45,7 @@ function describeOpening(hours: TeamHours, opensAt: number, at: number, language
 }
 
 /** What a hand-off to a closed team tells the customer and the assistant; undefined while the team is open. */
-export function closedTeam(input: {
-  teamId: TeamId;
-  team: Team;
-  at: number;
-  language: Language;
-  reachedHere?: string | undefined;
-}): ClosedTeam | undefined {
+export function closedTeam(input: { teamId: TeamId; team: Team; at: number; language: Language; reachedHere?: string | undefined }): ClosedTeam | undefined {
   const { team, at, language } = input;
   const opensAt = closedUntil(team, at);
   if (opensAt === undefined || !team.hours) return undefined;
@@ -74,6 +68,11 @@ export function noticeHeldUntil(team: Team, destination: Pick<Destination, 'kind
   if (destination.kind !== 'whatsapp' || team.notifyOutOfHours) return undefined;
   const opensAt = closedUntil(team, handoffCreatedAt.getTime());
   return opensAt !== undefined && opensAt > now ? opensAt : undefined;
+}
+
+/** Whether a notice to `destination` waited (or waits) for the team's opening: its hand-off was opened while the team was closed. */
+export function heldForOpening(team: Team, destination: Pick<Destination, 'kind'>, handoffCreatedAt: Date): boolean {
+  return noticeHeldUntil(team, destination, handoffCreatedAt, handoffCreatedAt.getTime()) !== undefined;
 }
 
 /**

@@ -6,8 +6,9 @@
  * delayed job until the opening. (The team opens only on the weekday three days from now, so the
  * test never runs while it is open.)
  */
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Queue } from 'bullmq';
+import { createHandoffStore } from '../../src/handoff/handoff-store.js';
 import type { Script, ScriptedCall } from '../support/deterministic-model.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
@@ -99,4 +100,59 @@ test('a model that repeats the sentence does not make the customer read it twice
   const said = harness.twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
   expect(said.join('\n').match(/Our soporte is back/g)).toHaveLength(1);
   expect(said.join('\n')).toMatch(/^Done\. Our soporte is back \S+ at 09:00 \(UTC\) and will answer here then\./);
+});
+
+describe('a notice held for the opening ends with its hand-off', () => {
+  const ANA = { id: `page:Ana`, name: 'Ana', via: 'page' as const };
+  const queue = () => new Queue('handoff-notices', { connection: { url: harness.config.redisUrl }, prefix: harness.queuePrefix });
+
+  /** A Spanish customer's hand-off, once its WhatsApp notice waits as a delayed job. */
+  async function heldHandoff(customer: string) {
+    await harness.sendWhatsapp({ from: customer, body: 'Quiero hablar con una persona' });
+    const handoff = await eventually(async () =>
+      (await harness.services.handoffs.list({ limit: 20 })).find((candidate) => candidate.customer.address === customer),
+    );
+    const notices = queue();
+    await eventually(async () => (await notices.getDelayed()).find((job) => job.data.handoffId === handoff._id));
+    await notices.close();
+    return { handoff };
+  }
+
+  const memberNotice = async (handoffId: string) => (await harness.services.handoffs.notice(handoffId, MEMBER))?.status;
+
+  test.each([
+    ['closed', async (id: string) => void (await harness.services.takeover.close({ handoffId: id, by: ANA, reason: 'page' }))],
+    ['taken', async (id: string) => void (await harness.services.takeover.takeOver({ handoffId: id, by: ANA }))],
+    [
+      'taken and handed back',
+      async (id: string) => {
+        await harness.services.takeover.takeOver({ handoffId: id, by: ANA });
+        await harness.services.takeover.handBack({ handoffId: id, by: ANA, reason: 'page' });
+      },
+    ],
+  ])('%s: the held notice is withdrawn and its delayed job removed', async (how, end) => {
+    const customer = `whatsapp:+44770091510${how.length}`;
+    const { handoff } = await heldHandoff(customer);
+    await end(handoff._id);
+    expect(await memberNotice(handoff._id)).toBe('withdrawn');
+    const notices = queue();
+    expect((await notices.getDelayed()).filter((job) => job.data.handoffId === handoff._id)).toHaveLength(0);
+    await notices.close();
+  });
+
+  test('a held job that fires after its hand-off ended sends nothing', async () => {
+    const customer = 'whatsapp:+447700915199';
+    const { handoff } = await heldHandoff(customer);
+    const notices = queue();
+    const held = await notices.getJob(`${handoff._id}_${MEMBER.replace(':', '_')}`);
+    // Ended behind the settling's back (as a process dying between the end and the withdrawal would leave it).
+    const raw = createHandoffStore(harness.services.mongo);
+    await raw.close(handoff._id, ANA, 'page');
+    expect(await memberNotice(handoff._id)).toBe('pending');
+    await held?.promote();
+    await eventually(async () => ((await memberNotice(handoff._id)) === 'withdrawn' ? true : undefined));
+    await eventually(async () => ((await held?.getState()) === 'completed' ? true : undefined));
+    await notices.close();
+    expect(harness.twilio.messages.filter((message) => message.to === MEMBER && message.body.startsWith('New hand-off'))).toHaveLength(0);
+  });
 });
