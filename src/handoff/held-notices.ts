@@ -21,7 +21,7 @@ interface HeldNoticesOptions {
 }
 
 /** Withdraws the hand-off's notices that wait for its team to open; how many it withdrew. */
-export async function withdrawHeldNotices(store: Pick<HandoffStore, 'withdrawNotice'>, handoff: HandoffRecord, options: HeldNoticesOptions): Promise<number> {
+async function withdrawHeldNotices(store: Pick<HandoffStore, 'withdrawNotice'>, handoff: HandoffRecord, options: HeldNoticesOptions): Promise<number> {
   const team = options.teams[handoff.team];
   if (!team) return 0;
   let withdrawn = 0;
