@@ -52,6 +52,13 @@ export interface ToolCallContext {
   /** Channel-reported details of the message being answered (profile name, page URL…). */
   metadata: Readonly<Record<string, string>>;
   signal: AbortSignal;
+  /**
+   * Where the leg's reply goes out: the service's own words for the customer, sent with that
+   * reply (after the model's text, once, even if the model writes them too) whatever the model
+   * does — words the service promises (a closed team's opening). Absent where no reply follows
+   * the call: the tool then leaves the words to the model.
+   */
+  sayToCustomer?: (words: string) => void;
 }
 
 /**
@@ -90,19 +97,6 @@ export class WithSession {
   constructor(
     readonly output: unknown,
     readonly session: SessionFacts,
-  ) {}
-}
-
-/**
- * Returned by a tool's `execute` when the service itself must tell the customer something it
- * promised (a closed team's opening): `words` go out with the turn's reply, after the model's
- * text (once, even if the model wrote them too), whatever the model does with `output`, which is
- * what the model gets and should say the words were sent.
- */
-export class WithServiceWords {
-  constructor(
-    readonly output: unknown,
-    readonly words: string,
   ) {}
 }
 

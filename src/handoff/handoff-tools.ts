@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { Facts } from '../contracts/index.js';
-import { WithServiceWords, type AssistantTool, type ToolCallContext } from '../contracts/tool.js';
+import type { AssistantTool, ToolCallContext } from '../contracts/tool.js';
 import type { HandoffAction, HandoffRecord } from './handoff-store.js';
 import type { HandoffOutcome, HandoffService } from './handoff-service.js';
 import type { TeamId } from './teams.js';
@@ -86,13 +86,11 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
         ...(actions.length ? { actions: [...actions] } : {}),
         ...(options.reach ? { reachedHere: options.reach.phrase } : {}),
         language: input.language ?? context.metadata.language,
+        serviceSays: context.sayToCustomer !== undefined,
       });
       await options.onHandoff?.(context, outcome);
-      // A closed team: the service tells the customer when it is back (the model is told it did).
-      if (outcome.opensAt !== undefined && outcome.customerText) {
-        const { customerText, ...told } = outcome;
-        return new WithServiceWords(told, customerText);
-      }
+      // A closed team: the service tells the customer when it is back, with the reply (the model is told it does).
+      if (outcome.opensAt !== undefined && context.sayToCustomer) context.sayToCustomer(outcome.customerText);
       return outcome;
     },
   };

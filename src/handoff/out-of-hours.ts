@@ -23,7 +23,7 @@ export interface ClosedTeam {
   opensAt: number;
   /** The customer's sentence, in their language: the service sends it with the turn's reply. */
   customerText: string;
-  /** What the assistant is told: the team is closed, and the customer was sent that sentence. */
+  /** What the assistant is told: the team is closed, and that the service sends that sentence (or, where it can't, to say it). */
   nextSteps: string;
 }
 
@@ -45,7 +45,15 @@ function describeOpening(hours: TeamHours, opensAt: number, at: number, language
 }
 
 /** What a hand-off to a closed team tells the customer and the assistant; undefined while the team is open. */
-export function closedTeam(input: { teamId: TeamId; team: Team; at: number; language: Language; reachedHere?: string | undefined }): ClosedTeam | undefined {
+export function closedTeam(input: {
+  teamId: TeamId;
+  team: Team;
+  at: number;
+  language: Language;
+  reachedHere?: string | undefined;
+  /** The service sends `customerText` itself: the assistant is told so, not asked to say it. */
+  serviceSays?: boolean | undefined;
+}): ClosedTeam | undefined {
   const { team, at, language } = input;
   const opensAt = closedUntil(team, at);
   if (opensAt === undefined || !team.hours) return undefined;
@@ -59,7 +67,10 @@ export function closedTeam(input: { teamId: TeamId; team: Team; at: number; lang
     customerText,
     nextSteps:
       `The ${team.label} is closed right now: the hand-off is recorded, and they are back ${english} and will answer ${team.responseTime} from then. ` +
-      `The service sends the customer this message itself, with your reply: "${customerText}" Do not repeat it, and do not promise anything sooner. Keep helping the customer meanwhile.`,
+      (input.serviceSays
+        ? `The service sends the customer this message itself, with your reply: "${customerText}" Do not repeat it, and do not promise anything sooner.`
+        : `Tell the customer so, in these words: "${customerText}" Do not promise anything sooner.`) +
+      ' Keep helping the customer meanwhile.',
   };
 }
 

@@ -65,7 +65,7 @@ async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: 
 }
 
 /**
- * The reply with the service's own words a tool asked for (`WithServiceWords`): after the
+ * The reply with the service's own words a tool asked for (`sayToCustomer`): after the
  * model's text, or before a question a tool asked (its choices go with the last part); a word
  * the model already wrote verbatim is not said twice. Streamed as the rest of the reply was.
  */

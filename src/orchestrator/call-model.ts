@@ -31,7 +31,7 @@ import { withFailover } from './failover.js';
 import type { ModelCallObserver } from './metering.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
-import { ToolInterrupt, WithServiceWords, WithSession, type AssistantTool, type Choice, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
+import { ToolInterrupt, WithSession, type AssistantTool, type Choice, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
 import type { ToolCallRecord } from '../contracts/index.js';
 
 export const TOOL_OUTPUT_CHAR_CAP = 8000;
@@ -73,7 +73,7 @@ export interface CallModelResult {
   interrupt?: { toolName: string; question: string; data: unknown; choices?: readonly Choice[]; expiresAt?: number; language?: string };
   /** Session facts tools set during the leg. */
   session?: SessionFacts;
-  /** The service's own words tools asked to go out with the reply (`WithServiceWords`), once each. */
+  /** The service's own words tools asked to go out with the reply (`ToolCallContext.sayToCustomer`), once each. */
   serviceWords?: readonly string[];
   /** Tokens over all the leg's steps. */
   usage: LanguageModelUsage;
@@ -113,7 +113,12 @@ function modelInputSchema(schema: AssistantTool['inputSchema']): Schema {
 function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorder: LegRecorder): ToolSet {
   const set: ToolSet = {};
   // A tool that sets session facts (select_entity) rebinds the caller for the rest of the leg.
-  let context = leg.toolContext;
+  let context: ToolCallContext = {
+    ...leg.toolContext,
+    sayToCustomer: (words) => {
+      if (!recorder.serviceWords?.includes(words)) recorder.serviceWords = [...(recorder.serviceWords ?? []), words];
+    },
+  };
   for (const assistantTool of tools) {
     set[assistantTool.name] = dynamicTool({
       description: assistantTool.description,
@@ -127,11 +132,6 @@ function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorde
             recorder.session = { ...recorder.session, ...output.session };
             const session = { ...context.session, ...output.session };
             context = { ...context, session, caller: reselect(context.caller, session) };
-            output = output.output;
-          }
-          if (output instanceof WithServiceWords) {
-            const { words } = output;
-            if (!recorder.serviceWords?.includes(words)) recorder.serviceWords = [...(recorder.serviceWords ?? []), words];
             output = output.output;
           }
           if (output instanceof ToolInterrupt) {
