@@ -90,7 +90,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await tools.start();
   const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store });
   const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
-  const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat };
+  const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat, handOver: handoff.giveUpHandOver(HANDOFF_BINDINGS) };
   const answering = turns.answerWith({ ...turnParts, heldByTeammate: takeover.heldByTeammate });
   const app = createApp({
     ...base.app,

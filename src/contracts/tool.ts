@@ -57,6 +57,13 @@ export interface ToolCallContext {
    */
   receivedAt?: number;
   signal: AbortSignal;
+  /**
+   * Where the leg's reply goes out: the service's own words for the customer, sent with that
+   * reply (after the model's text, once, even if the model writes them too) whatever the model
+   * does — words the service promises (a closed team's opening). Absent where no reply follows
+   * the call: the tool then leaves the words to the model.
+   */
+  sayToCustomer?: (words: string) => void;
 }
 
 /**

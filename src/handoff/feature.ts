@@ -11,6 +11,8 @@ import { recentMessages } from '../store/recent-messages.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import { createHandoffService } from './handoff-service.js';
 import { createHandoffStore, type HandoffStore } from './handoff-store.js';
+import { createGiveUpHandOver } from './give-up-handoff.js';
+import { settlingHeldNotices } from './held-notices.js';
 import { createHandoffTools, HANDOFF_TOOL_NAMES, type HandoffToolOptions } from './handoff-tools.js';
 import { createNoticeDelivery } from './notice-delivery.js';
 import { createNoticeQueue, type NoticeSenders } from './notice-queue.js';
@@ -29,8 +31,6 @@ export function createHandoffFeature(
   } & Pick<HandoffToolOptions, 'privateFacts' | 'pendingActions'>,
 ) {
   const { logger, metrics } = infra;
-  const store = createHandoffStore(infra.mongo);
-  infra.mongoLink.whenConnected('hand-off indexes', () => store.ensureIndexes());
   const teams = parseTeams(config.handoff.teamsJson);
   const noticeOptions = {
     connection: infra.bull,
@@ -39,8 +39,12 @@ export function createHandoffFeature(
     prefix: infra.queuePrefix,
   };
   const notices = createNoticeQueue(noticeOptions);
+  // Taking, handing back or closing a hand-off withdraws its notices still held for the team's opening.
+  const store = settlingHeldNotices(createHandoffStore(infra.mongo), { teams, notices, logger, metrics });
+  infra.mongoLink.whenConnected('hand-off indexes', () => store.ensureIndexes());
   const service = createHandoffService({ teams, store: deps.countHandoffs ? deps.countHandoffs(store) : store, notices, logger, metrics });
   const toolsByChannel = new Map<string, readonly AssistantTool[]>();
+  const reachByChannel = new Map<string, NonNullable<HandoffToolOptions['reach']>>();
   let delivery: ReturnType<typeof createNoticeDelivery> | undefined;
 
   return {
@@ -57,8 +61,12 @@ export function createHandoffFeature(
         ...channel,
       });
       toolsByChannel.set(channelId, tools);
+      if (channel.reach) reachByChannel.set(channelId, channel.reach);
       return tools;
     },
+    /** A message the service gave up on, handed to the team of its conversation's role (`bindings`: each role's `{handoff}` tool). */
+    giveUpHandOver: (bindings: Readonly<Record<string, Readonly<Record<string, string>>>>) =>
+      createGiveUpHandOver({ service, teams, bindings, reachOf: (channelId) => reachByChannel.get(channelId) }),
     /** The channel's tool that hands a conversation to `team` (undefined: the channel has no hand-offs). */
     toolOf: (channelId: string, team: TeamId) => toolsByChannel.get(channelId)?.find((tool) => tool.name === HANDOFF_TOOL_NAMES[team]),
     /** Notices go out through the enabled channels' senders (WhatsApp) and the teams' webhooks. */

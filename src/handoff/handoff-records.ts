@@ -8,7 +8,8 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Facts } from '../contracts/index.js';
 import type { Destination, TeamId } from './teams.js';
 
-export type NoticeStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'uncertain';
+/** `withdrawn`: never sent, its hand-off taken or ended while the notice waited for the team to open. */
+export type NoticeStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'uncertain' | 'withdrawn';
 
 export const HANDOFF_STATUSES = ['open', 'taken', 'handed_back', 'closed'] as const;
 export type HandoffStatus = (typeof HANDOFF_STATUSES)[number];
@@ -201,6 +202,8 @@ export interface HandoffStore {
   markNoticeSent(id: string, channelMessageId: string | undefined): Promise<void>;
   releaseNotice(id: string, error: string): Promise<void>;
   markNoticeFailed(id: string, status: 'failed' | 'uncertain', error: string): Promise<void>;
+  /** pending → withdrawn (never sent: its hand-off was taken or ended first); false when it was not pending. */
+  withdrawNotice(id: string, reason: string): Promise<boolean>;
   /** Deletes hand-offs and their notices created before `cutoff`; returns how many hand-offs. */
   purgeOlderThan(cutoff: Date): Promise<number>;
   /** Recent hand-offs with their notices, newest first (admin API; not a hot path). */

@@ -16,6 +16,8 @@ export type HandoffRequestInput = Omit<HandoffRequest, 'destinations'> & {
   reachedHere?: string;
   /** The customer's language (an ISO 639-1 code, checked): what a closed team's message is written in. */
   language?: string | undefined;
+  /** The service sends a closed team's words itself (`ToolCallContext.sayToCustomer`): the assistant is told so, not asked to say them. */
+  serviceSays?: boolean;
 };
 
 export interface HandoffOutcome {
@@ -23,7 +25,7 @@ export interface HandoffOutcome {
   team: string;
   /** What the assistant should tell the customer, in substance. */
   nextSteps: string;
-  /** The same, addressed to the customer (the widget's status line). */
+  /** The same, addressed to the customer (a closed team's: the service sends it with the reply). */
   customerText: string;
   bookingUrl?: string;
   handoffId?: string;
@@ -47,7 +49,7 @@ export function createHandoffService(options: {
   now?: () => number;
 }) {
   return {
-    async request({ reachedHere, language, ...input }: HandoffRequestInput): Promise<HandoffOutcome> {
+    async request({ reachedHere, language, serviceSays, ...input }: HandoffRequestInput): Promise<HandoffOutcome> {
       const team = options.teams[input.team];
       if (!team) {
         options.logger.warn('handoff-team-unconfigured', { team: input.team });
@@ -64,7 +66,7 @@ export function createHandoffService(options: {
       options.metrics.increment('handoffs_total', { team: input.team, outcome: created ? 'opened' : 'added' });
       options.logger.info(created ? 'handoff-opened' : 'handoff-added', { handoffId: handoff._id, team: input.team, channel: input.channel });
       // Team hours (out-of-hours.ts): a closed team's customer is told when it is back.
-      const closed = closedTeam({ team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere });
+      const closed = closedTeam({ teamId: input.team, team, at: (options.now ?? Date.now)(), language: languageOf(language), reachedHere, serviceSays });
       if (closed) {
         const { opensAt, ...texts } = closed;
         options.logger.info('handoff-out-of-hours', { handoffId: handoff._id, team: input.team, opensAt: new Date(opensAt).toISOString() });

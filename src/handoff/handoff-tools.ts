@@ -3,7 +3,8 @@
  * (to support). Irreversible, so roles admit them by name through `include`; what they do is
  * record a hand-off and notify a team, never anything destructive. Whether the customer's
  * address reaches them is the channel's to say (its `CustomerReach`); where it does not (the
- * web), a contact is required first. Which facts a teammate sees is the role's to say.
+ * web), a contact is required first. Which facts a teammate sees is the role's to say. While
+ * the team is closed, the service itself tells the customer when it is back, with the reply.
  */
 import { z } from 'zod';
 import type { Facts } from '../contracts/index.js';
@@ -85,8 +86,11 @@ function handoffTool(team: TeamId, description: string, options: HandoffToolOpti
         ...(actions.length ? { actions: [...actions] } : {}),
         ...(options.reach ? { reachedHere: options.reach.phrase } : {}),
         language: input.language ?? context.metadata.language,
+        serviceSays: context.sayToCustomer !== undefined,
       });
       await options.onHandoff?.(context, outcome);
+      // A closed team: the service tells the customer when it is back, with the reply (the model is told it does).
+      if (outcome.opensAt !== undefined && context.sayToCustomer) context.sayToCustomer(outcome.customerText);
       return outcome;
     },
   };

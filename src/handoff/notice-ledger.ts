@@ -1,10 +1,11 @@
 /**
  * The notice ledger: one document per hand-off and destination (`<hand-off>|<destination>`),
- * pending → sending → sent once, or failed (a lost outcome is looked up, then claimed again).
+ * pending → sending → sent once, or failed (a lost outcome is looked up, then claimed again), or
+ * pending → withdrawn (a notice held for the team's opening whose hand-off was taken or ended).
  */
 import { noticeId, type HandoffModels, type NoticeRecord, type HandoffStore } from './handoff-records.js';
 
-type NoticeLedger = Pick<HandoffStore, 'notice' | 'claimNotice' | 'reclaimNotice' | 'markNoticeSent' | 'releaseNotice' | 'markNoticeFailed'>;
+type NoticeLedger = Pick<HandoffStore, 'notice' | 'claimNotice' | 'reclaimNotice' | 'markNoticeSent' | 'releaseNotice' | 'markNoticeFailed' | 'withdrawNotice'>;
 
 export function createNoticeLedger({ notices }: HandoffModels, now: () => number): NoticeLedger {
   return {
@@ -33,6 +34,11 @@ export function createNoticeLedger({ notices }: HandoffModels, now: () => number
 
     async markNoticeFailed(id, status, error) {
       await notices.updateOne({ _id: id }, { $set: { status, lastError: error } }).exec();
+    },
+
+    async withdrawNotice(id, reason) {
+      const withdrawn = await notices.findOneAndUpdate({ _id: id, status: 'pending' }, { $set: { status: 'withdrawn', lastError: reason } }).exec();
+      return withdrawn !== null;
     },
   };
 }

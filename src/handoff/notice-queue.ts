@@ -14,7 +14,7 @@ import { errorText } from '../errors/index.js';
 import { sendOnce } from '../ledger/send-ledger.js';
 import { noticeId, type HandoffRecord, type HandoffStore, type NoticeRecord } from './handoff-store.js';
 import { buildNotice, type Notice } from './notice.js';
-import { noticeHeldUntil } from './out-of-hours.js';
+import { heldForOpening, noticeHeldUntil } from './out-of-hours.js';
 import type { Destination, Team, Teams } from './teams.js';
 import { NoticeSendError } from './webhook-sender.js';
 
@@ -22,6 +22,9 @@ const NOTICE_QUEUE_NAME = 'handoff-notices';
 
 const NoticeJobSchema = z.object({ handoffId: z.string().min(1), destinationId: z.string().min(1) });
 export type NoticeJob = z.infer<typeof NoticeJobSchema>;
+
+/** The notice's job id: its ledger id, so a notice is queued once whoever queues it. */
+export const noticeJobId = (handoffId: string, destinationId: string) => noticeId(handoffId, destinationId).replace(/[:|]/g, '_');
 
 export interface NoticeSenders {
   /** Sends a WhatsApp notice; returns the channel's message id. Throws NoticeSendError. */
@@ -59,7 +62,7 @@ export function createNoticeQueue(options: NoticeQueueOptions) {
         handoff.destinations.map((destination: Destination) => ({
           name: 'notice',
           data: { handoffId: handoff._id, destinationId: destination.id },
-          opts: { jobId: noticeId(handoff._id, destination.id).replace(/[:|]/g, '_') },
+          opts: { jobId: noticeJobId(handoff._id, destination.id) },
         })),
       );
     },
@@ -103,6 +106,14 @@ export function createNoticeWorker(options: NoticeWorkerOptions): Worker<NoticeJ
       return;
     }
     if (notice.status !== 'pending' && notice.status !== 'sending') return;
+    // A notice held for the opening whose hand-off was taken or ended meanwhile is never sent (held-notices.ts).
+    if (handoff.status !== 'open' && notice.status === 'pending' && heldForOpening(team, notice.destination, handoff.createdAt)) {
+      if (await store.withdrawNotice(id, `hand-off ${handoff.status} before the team opened`)) {
+        metrics.increment('handoff_notices_total', { kind: notice.destination.kind, outcome: 'withdrawn' });
+        logger.info('handoff-notice-withdrawn', { handoffId, destinationId, status: handoff.status });
+      }
+      return;
+    }
     // Team hours: a WhatsApp notice of a hand-off opened while the team was closed waits for the opening (out-of-hours.ts).
     const now = (options.now ?? Date.now)();
     const heldUntil = noticeHeldUntil(team, notice.destination, handoff.createdAt, now);

@@ -1,15 +1,17 @@
 /**
  * A hand-off while its team is closed (`hours` in HANDOFF_TEAMS): the hand-off and its notices
- * are recorded as always, but the customer is told, in their language, when a person will
- * answer; the team's WhatsApp notices are held until it opens (webhooks go at once, for on-call
+ * are recorded as always, but the customer is told, in their language and with the team's name
+ * in it, when a person will answer — by the service itself, with the turn's reply, whatever the
+ * model writes (the model is only told the sentence was sent); the team's WhatsApp notices are held until it opens (webhooks go at once, for on-call
  * tools) unless the team sets `notifyOutOfHours`; and the response time the team promises counts
  * from the opening. Everything is decided from the hand-off's creation time, so each retry and
  * each destination reads the same opening.
  */
 import { fill, hoursWords } from '../words/hours-words.js';
 import type { Language } from '../words/language.js';
+import { teamName } from '../words/team-words.js';
 import { nextOpening, zoneAbbreviation, type TeamHours } from './team-hours.js';
-import type { Destination, Team } from './teams.js';
+import type { Destination, Team, TeamId } from './teams.js';
 
 /** WhatsApp's customer service window: a free-form reply more than this after the customer's last message needs a template. */
 const WHATSAPP_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -19,9 +21,9 @@ const WEEK_MS = 6 * 24 * 60 * 60 * 1000;
 export interface ClosedTeam {
   /** When the team opens (ms since the epoch). */
   opensAt: number;
-  /** The customer's sentence, in their language. */
+  /** The customer's sentence, in their language: the service sends it with the turn's reply. */
   customerText: string;
-  /** What the assistant is told to do with it. */
+  /** What the assistant is told: the team is closed, and that the service sends that sentence (or, where it can't, to say it). */
   nextSteps: string;
 }
 
@@ -43,20 +45,32 @@ function describeOpening(hours: TeamHours, opensAt: number, at: number, language
 }
 
 /** What a hand-off to a closed team tells the customer and the assistant; undefined while the team is open. */
-export function closedTeam(input: { team: Team; at: number; language: Language; reachedHere?: string | undefined }): ClosedTeam | undefined {
+export function closedTeam(input: {
+  teamId: TeamId;
+  team: Team;
+  at: number;
+  language: Language;
+  reachedHere?: string | undefined;
+  /** The service sends `customerText` itself: the assistant is told so, not asked to say it. */
+  serviceSays?: boolean | undefined;
+}): ClosedTeam | undefined {
   const { team, at, language } = input;
   const opensAt = closedUntil(team, at);
   if (opensAt === undefined || !team.hours) return undefined;
   const when = describeOpening(team.hours, opensAt, at, language);
   const words = hoursWords(language);
-  const customerText = fill(input.reachedHere ? words.backHere : words.backLater, { team: team.label, when });
+  const name = teamName({ id: input.teamId, label: team.label, labels: team.labels }, language);
+  const customerText = fill(input.reachedHere ? words.backHere : words.backLater, { team: name, when });
   const english = describeOpening(team.hours, opensAt, at, 'en');
   return {
     opensAt,
     customerText,
     nextSteps:
       `The ${team.label} is closed right now: the hand-off is recorded, and they are back ${english} and will answer ${team.responseTime} from then. ` +
-      `Tell the customer so, in these words: "${customerText}" Do not promise anything sooner. Keep helping the customer meanwhile.`,
+      (input.serviceSays
+        ? `The service sends the customer this message itself, with your reply: "${customerText}" Do not repeat it, and do not promise anything sooner.`
+        : `Tell the customer so, in these words: "${customerText}" Do not promise anything sooner.`) +
+      ' Keep helping the customer meanwhile.',
   };
 }
 
@@ -65,6 +79,11 @@ export function noticeHeldUntil(team: Team, destination: Pick<Destination, 'kind
   if (destination.kind !== 'whatsapp' || team.notifyOutOfHours) return undefined;
   const opensAt = closedUntil(team, handoffCreatedAt.getTime());
   return opensAt !== undefined && opensAt > now ? opensAt : undefined;
+}
+
+/** Whether a notice to `destination` waited (or waits) for the team's opening: its hand-off was opened while the team was closed. */
+export function heldForOpening(team: Team, destination: Pick<Destination, 'kind'>, handoffCreatedAt: Date): boolean {
+  return noticeHeldUntil(team, destination, handoffCreatedAt, handoffCreatedAt.getTime()) !== undefined;
 }
 
 /**

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
 import { formatIssues } from '../errors/issues.js';
+import { LANGUAGES } from '../words/language.js';
 import { HoursSchema } from './team-hours.js';
 
 const TEAM_IDS = ['sales', 'support'] as const;
@@ -24,7 +25,10 @@ const MemberSchema = z.strictObject({
 });
 
 const TeamSchema = z.object({
+  /** The team's name in English: notices, and the service's English words to customers ("Our support team is back…"). */
   label: z.string().min(1).max(60),
+  /** The team's name in other languages, read after "our" (`{"es": "equipo de soporte"}`); the service's own name for a sales or support team where none is given. */
+  labels: z.partialRecord(z.enum(LANGUAGES), z.string().trim().min(1).max(60)).optional(),
   whatsapp: z.array(whatsappNumber).max(20).default([]),
   webhooks: z
     .array(z.url({ protocol: /^https?$/ }))

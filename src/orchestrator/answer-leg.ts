@@ -70,6 +70,19 @@ async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: 
   }
 }
 
+/**
+ * The reply with the service's own words a tool asked for (`sayToCustomer`): after the
+ * model's text, or before a question a tool asked (its choices go with the last part); a word
+ * the model already wrote verbatim is not said twice. Streamed as the rest of the reply was.
+ */
+function withServiceWords(text: string, result: CallModelResult, onTextDelta: ((delta: string) => void) | undefined): string {
+  const said = (result.serviceWords ?? []).filter((words) => !text.includes(words));
+  if (said.length === 0) return text;
+  if (result.interrupt) return [...said, text].join('\n\n');
+  onTextDelta?.(`\n\n${said.join('\n\n')}`);
+  return [text, ...said].join('\n\n');
+}
+
 /** The turn's result from the model's call (`text`: the reply, or the service's words for none). */
 function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult, text: string, choicesExpireAt: number): TurnResult {
   const { decision, role } = leg;
@@ -148,7 +161,10 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       await keepCallOutcome(dependencies.state, input, leg, result, choicesExpireAt);
       // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
       // A model that fails is no reply: the turn fails and its message is retried.
-      const text = result.text || serviceWords(languageOf(input.inbound.metadata.language)).emptyReply;
+      // The service's own words a tool asked for go with it, whatever the model wrote.
+      const text = result.text
+        ? withServiceWords(result.text, result, input.onTextDelta)
+        : (result.serviceWords?.join('\n\n') ?? serviceWords(languageOf(input.inbound.metadata.language)).emptyReply);
       logger.info('turn-answered', {
         roleId: role.id,
         tier: decision.tier,

@@ -73,6 +73,8 @@ export interface CallModelResult {
   interrupt?: { toolName: string; question: string; data: unknown; choices?: readonly Choice[]; expiresAt?: number; language?: string };
   /** Session facts tools set during the leg. */
   session?: SessionFacts;
+  /** The service's own words tools asked to go out with the reply (`ToolCallContext.sayToCustomer`), once each. */
+  serviceWords?: readonly string[];
   /** Tokens over all the leg's steps. */
   usage: LanguageModelUsage;
   /** The entry that answered. */
@@ -83,6 +85,7 @@ interface LegRecorder {
   calls: ToolCallRecord[];
   interrupt?: CallModelResult['interrupt'];
   session?: SessionFacts;
+  serviceWords?: string[];
 }
 
 /** Wraps a tool result as untrusted, size-capped text. */
@@ -110,7 +113,12 @@ function modelInputSchema(schema: AssistantTool['inputSchema']): Schema {
 function toToolSet(tools: readonly AssistantTool[], leg: CallModelInput, recorder: LegRecorder): ToolSet {
   const set: ToolSet = {};
   // A tool that sets session facts (select_entity) rebinds the caller for the rest of the leg.
-  let context = leg.toolContext;
+  let context: ToolCallContext = {
+    ...leg.toolContext,
+    sayToCustomer: (words) => {
+      if (!recorder.serviceWords?.includes(words)) recorder.serviceWords = [...(recorder.serviceWords ?? []), words];
+    },
+  };
   for (const assistantTool of tools) {
     set[assistantTool.name] = dynamicTool({
       description: assistantTool.description,
@@ -223,5 +231,6 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     toolCalls: recorder.calls,
     ...(recorder.interrupt ? { interrupt: recorder.interrupt } : {}),
     ...(recorder.session ? { session: recorder.session } : {}),
+    ...(recorder.serviceWords ? { serviceWords: recorder.serviceWords } : {}),
   };
 }

@@ -25,7 +25,7 @@ import { continueBatch } from './continuation-step.js';
 import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
 import { checkRosterLimits } from './define-role.js';
 import { finishTurn, recordUsage } from './finish-turn.js';
-import type { JudgeDependencies } from './judge.js';
+import { defaultRole, type JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
 import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
 import type { UnlistedResume } from './resume-continuation.js';
@@ -65,6 +65,8 @@ export interface Orchestrator {
   resetConversation(conversationId: string): Promise<void>;
   /** The decision a leg stored, while it has not expired (for the CLI's `/decision`). */
   decision(conversationId: string, runId: string): Promise<StoredDecision | undefined>;
+  /** The role the conversation is routed to, or the roster's default before its first turn. */
+  activeRole(conversationId: string): Promise<string>;
 }
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
@@ -171,5 +173,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     },
 
     decision: (conversationId, runId) => options.decisions.get(conversationId, runId),
+
+    async activeRole(conversationId) {
+      return (await options.state.readTurnStart(conversationId)).activeRoleId ?? defaultRole(roles).id;
+    },
   };
 }

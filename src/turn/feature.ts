@@ -18,6 +18,7 @@ import { createTurnWorker, type GiveUpHandler } from '../queue/turn-worker.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
+import type { GiveUpHandOver } from './give-up.js';
 import { createGiveUpHandler, createHoldingNoticeHandler, createInboundHandler } from './handle-inbound.js';
 import { createIntake } from './intake.js';
 
@@ -64,6 +65,8 @@ export function createTurnsFeature(
       heldByTeammate(conversationKey: string): Promise<boolean>;
       /** The satisfaction question: told of each answered turn, and of a given-up message (no question after an apology). */
       csat?: { noteTurn(result: TurnResult): void; giveUp(inner: GiveUpHandler): GiveUpHandler };
+      /** Hands a message the service gave up on to the team of its conversation's role. */
+      handOver?: GiveUpHandOver;
     }) {
       const { channels, transcripts } = parts;
       const handle = createInboundHandler({
@@ -76,7 +79,14 @@ export function createTurnsFeature(
         takeover: parts.takeover,
         ...(parts.csat ? { onTurn: (result: TurnResult) => parts.csat?.noteTurn(result) } : {}),
       });
-      const baseGiveUp = createGiveUpHandler({ channels, transcripts, logger, metrics });
+      const baseGiveUp = createGiveUpHandler({
+        channels,
+        transcripts,
+        logger,
+        metrics,
+        handOver: parts.handOver,
+        activeRole: (conversationId) => parts.orchestrator.activeRole(conversationId),
+      });
       const giveUp = parts.csat ? parts.csat.giveUp(baseGiveUp) : baseGiveUp;
       // A model outage's holding message, sent by the worker while the failed message waits for its retry.
       const holding = createHoldingNoticeHandler({

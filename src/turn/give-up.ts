@@ -1,12 +1,15 @@
 /**
- * What giving up on a message does (`createGiveUpHandler`): the customer gets one apology, the
- * transcript records it failed, a metric and a log say so.
+ * What giving up on a message does (`createGiveUpHandler`): the message goes to a person (a
+ * hand-off to the team of the conversation's role, its notice carrying the unanswered messages)
+ * and the customer is told a person will answer, or, with no team to take it, gets an apology
+ * that asks nothing; once per outage either way. The transcript records it failed, a metric and
+ * a log say so.
  */
 import { errorText } from '../errors/index.js';
-import type { GiveUpHandler } from '../queue/turn-worker.js';
+import type { GiveUpHandler, InboundBatch } from '../queue/turn-worker.js';
 import { APOLOGY_PART, inboundMessageId, outboundMessageId, partRecords, type MessageStatus } from '../store/transcript-store.js';
+import { giveUpWords } from '../words/give-up-words.js';
 import { languageOf } from '../words/language.js';
-import { serviceWords } from '../words/service-words.js';
 import type { InboundHandlerOptions } from './inbound-options.js';
 import { createLedgerSender } from './ledger-sender.js';
 
@@ -15,14 +18,62 @@ const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'rea
 /** Ledger states of a part not (known to be) sent yet. */
 const unsentStatuses = new Set<MessageStatus>(['pending', 'sending', 'uncertain']);
 
+/** Hands the messages given up on to a person (`src/handoff/give-up-handoff.ts`); undefined when no team can take them. */
+export type GiveUpHandOver = (failed: {
+  channelId: string;
+  conversationId: string;
+  roleId: string;
+  customer: { address: string; displayName?: string | undefined };
+  unanswered: readonly string[];
+  before: readonly { direction: 'inbound' | 'outbound'; text: string }[];
+  language?: string | undefined;
+}) => Promise<{ text: string } | undefined>;
+
+export interface GiveUpOptions extends Omit<InboundHandlerOptions, 'orchestrator' | 'onTurn'> {
+  handOver?: GiveUpHandOver | undefined;
+  /** The role the conversation is routed to (whose team takes what the service gave up on). */
+  activeRole?: ((conversationId: string) => Promise<string>) | undefined;
+}
+
 /**
  * What giving up on a message does: counts and logs it, records the inbound and its unsent parts as failed (and out of the
- * model's history), then sends one apology through the ledger unless the customer had this outage's (`apologised`).
+ * model's history), hands the messages to a person (a hand-off), then sends one message through the ledger saying so (or an apology
+ * that asks nothing, with no team to take them) unless the customer had this outage's (`apologised`).
  * Each step is best effort: an outage that outlived the budget may keep some from happening (the log says). Never throws.
  */
-export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orchestrator' | 'onTurn'>): GiveUpHandler {
+export function createGiveUpHandler(options: GiveUpOptions): GiveUpHandler {
   const { transcripts, metrics } = options;
   const deliver = createLedgerSender(transcripts, metrics);
+
+  /** The messages to the conversation's team (best effort: a failure leaves the apology that asks nothing). */
+  const handOver = async (failed: {
+    channelId: string;
+    conversationId: string;
+    message: InboundBatch['message'];
+    unanswered: string[];
+    before: readonly { direction: 'inbound' | 'outbound'; text: string }[];
+  }): Promise<{ text: string } | undefined> => {
+    if (!options.handOver) return undefined;
+    const { message } = failed;
+    try {
+      const roleId = await options.activeRole?.(failed.conversationId);
+      if (!roleId) return undefined;
+      const handedOver = await options.handOver({
+        channelId: failed.channelId,
+        conversationId: failed.conversationId,
+        roleId,
+        customer: { address: message.from.address, displayName: message.from.displayName },
+        unanswered: failed.unanswered,
+        before: failed.before.map(({ direction, text }) => ({ direction, text })),
+        language: message.metadata.language,
+      });
+      if (handedOver) metrics.increment('inbound_handed_over_total', { channel: failed.channelId });
+      return handedOver;
+    } catch (error) {
+      options.logger.error('give-up-hand-over-failed', { conversationKey: message.conversationKey, messageId: message.messageId, error });
+      return undefined;
+    }
+  };
 
   return async ({ message, earlier }, { reason, error, attempts, apologised }, assertHeld) => {
     const logger = options.logger.child({ conversationKey: message.conversationKey, messageId: message.messageId });
@@ -47,9 +98,12 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     const channel = message.teammate ? undefined : options.channels.get(message.channel);
     if (!channel) return counted();
     let conversationId = message.conversationKey;
+    let before: { id: string; direction: 'inbound' | 'outbound'; text: string }[] = [];
     try {
       const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
       conversationId = conversation.conversationId;
+      const batchIds = new Set([...earlier, message].map((failed) => inboundMessageId(channel.id, failed.messageId)));
+      before = conversation.recent.filter((entry) => !batchIds.has(entry.id));
       if (!held('record')) return;
       for (const failed of [...earlier, message]) {
         await transcripts.markInboundFailed({
@@ -82,15 +136,23 @@ export function createGiveUpHandler(options: Omit<InboundHandlerOptions, 'orches
     } catch (recordError) {
       logger.error('inbound-failure-unrecorded', { error: recordError });
     }
+    if (!held('hand-over')) return;
+    const handedOver = await handOver({
+      channelId: channel.id,
+      conversationId,
+      message,
+      unanswered: [...earlier, message].map((failed) => failed.text),
+      before,
+    });
     if (!held('apology')) return;
     counted();
-    if (apologised) return logger.info('apology-covered', { reason });
+    if (apologised) return logger.info('apology-covered', { reason, handedOver: handedOver !== undefined });
     try {
       const apology = await transcripts.saveApology({
         conversationId,
         channel: channel.id,
         replyTo: message.messageId,
-        text: serviceWords(languageOf(message.metadata.language)).apology,
+        text: handedOver?.text ?? giveUpWords(languageOf(message.metadata.language)).apology,
       });
       await deliver(channel, message, [apology], logger, assertHeld);
     } catch (apologyError) {

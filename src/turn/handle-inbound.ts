@@ -16,7 +16,7 @@
 import type { MediaTurn } from '../media/inbound-media.js';
 import type { HoldingNotice, InboundBatch, InboundHandler, TurnGate } from '../queue/turn-worker.js';
 import type { TurnRecords } from '../store/transcript-store.js';
-import { serviceWords } from '../words/service-words.js';
+import { giveUpWords } from '../words/give-up-words.js';
 import { createHoldingNotice, type HoldingNoticeOptions } from './holding-notice.js';
 import type { InboundHandlerOptions } from './inbound-options.js';
 import { createLedgerSender } from './ledger-sender.js';
@@ -28,7 +28,7 @@ import { createTurnFinisher } from './stored-turn.js';
 export { createGiveUpHandler } from './give-up.js';
 
 /** The apology for a message given up on, in English (a web visitor's comes in their language). */
-export const APOLOGY_TEXT = serviceWords('en').apology;
+export const APOLOGY_TEXT = giveUpWords('en').apology;
 
 export function createInboundHandler(options: InboundHandlerOptions): InboundHandler {
   const { transcripts, metrics } = options;

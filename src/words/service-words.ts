@@ -2,8 +2,8 @@
  * The service's own fixed words to customers outside confirmed actions (those are in
  * src/actions/words.ts): the company question of `select_entity`, the reply to an answer whose
  * question expired, a WhatsApp list message's button, and what the service says when the model
- * can't (an empty answer, the apology for a message given up on, the holding message during a
- * model outage, the reply to a reset). Never model-written; every language has every key (the
+ * can't (an empty answer, the holding message during a model
+ * outage, the reply to a reset); what it says about a message it gave up on is `give-up-words.ts`. Never model-written; every language has every key (the
  * type says so).
  */
 import type { Language } from './language.js';
@@ -21,8 +21,6 @@ interface ServiceWords {
   listButton: string;
   /** The model answered with nothing. */
   emptyReply: string;
-  /** A message the service gave up on (its retries spent): the customer's cue to send it again. */
-  apology: string;
   /** Sent once while the model providers are down, before the answer. */
   holding: string;
   /** The reply to a customer who reset the conversation. */
@@ -41,7 +39,6 @@ const WORDS: Record<Language, ServiceWords> = {
     questionExpired: 'Sorry, that question has expired. Could you tell me again what you would like to do?',
     listButton: 'Choose',
     emptyReply: "Sorry, I couldn't put an answer together for that. Could you say a little more about what you need?",
-    apology: "Sorry — something went wrong on our side and we couldn't answer your last message. Please send it again.",
     holding: "We're having a technical problem — we'll answer here shortly.",
     reset: 'Done — we are starting a new conversation. How can I help?',
     knowledgeMissing: "I'm sorry, I don't have that information.",
@@ -54,7 +51,6 @@ const WORDS: Record<Language, ServiceWords> = {
     questionExpired: 'Lo siento, esa pregunta ha caducado. ¿Podría decirme de nuevo qué le gustaría hacer?',
     listButton: 'Elegir',
     emptyReply: 'Lo siento, no he podido preparar una respuesta. ¿Podría contarme un poco más sobre lo que necesita?',
-    apology: 'Lo sentimos: algo ha fallado por nuestra parte y no hemos podido responder a su último mensaje. Envíelo de nuevo, por favor.',
     holding: 'Estamos teniendo un problema técnico; le responderemos aquí en breve.',
     reset: 'Hecho: empezamos una conversación nueva. ¿En qué puedo ayudarle?',
     knowledgeMissing: 'Lo siento, no tengo esa información.',
@@ -67,7 +63,6 @@ const WORDS: Record<Language, ServiceWords> = {
     questionExpired: 'Désolé, cette question a expiré. Pourriez-vous me redire ce que vous souhaitez faire ?',
     listButton: 'Choisir',
     emptyReply: "Désolé, je n'ai pas pu formuler de réponse. Pourriez-vous m'en dire un peu plus sur ce dont vous avez besoin ?",
-    apology: "Désolé, un problème est survenu de notre côté et nous n'avons pas pu répondre à votre dernier message. Veuillez le renvoyer.",
     holding: 'Nous rencontrons un problème technique ; nous vous répondrons ici très bientôt.',
     reset: "C'est fait : nous commençons une nouvelle conversation. Comment puis-je vous aider ?",
     knowledgeMissing: "Désolé, je n'ai pas cette information.",
@@ -80,7 +75,6 @@ const WORDS: Record<Language, ServiceWords> = {
     questionExpired: 'Entschuldigung, diese Frage ist abgelaufen. Könnten Sie mir noch einmal sagen, was Sie tun möchten?',
     listButton: 'Auswählen',
     emptyReply: 'Entschuldigung, ich konnte keine Antwort zusammenstellen. Können Sie etwas genauer sagen, was Sie brauchen?',
-    apology: 'Entschuldigung – bei uns ist etwas schiefgelaufen, und wir konnten Ihre letzte Nachricht nicht beantworten. Bitte senden Sie sie noch einmal.',
     holding: 'Wir haben gerade ein technisches Problem – wir antworten Ihnen hier in Kürze.',
     reset: 'Erledigt – wir beginnen ein neues Gespräch. Wie kann ich helfen?',
     knowledgeMissing: 'Das tut mir leid, diese Information habe ich nicht.',
@@ -93,7 +87,6 @@ const WORDS: Record<Language, ServiceWords> = {
     questionExpired: 'Desculpe, essa pergunta expirou. Pode dizer-me novamente o que gostaria de fazer?',
     listButton: 'Escolher',
     emptyReply: 'Desculpe, não consegui preparar uma resposta. Pode dizer-me um pouco mais sobre o que precisa?',
-    apology: 'Desculpe — algo correu mal do nosso lado e não conseguimos responder à sua última mensagem. Envie-a novamente, por favor.',
     holding: 'Estamos com um problema técnico — responderemos aqui em breve.',
     reset: 'Feito — vamos começar uma nova conversa. Como posso ajudar?',
     knowledgeMissing: 'Desculpe, não tenho essa informação.',
@@ -106,7 +99,6 @@ const WORDS: Record<Language, ServiceWords> = {
     questionExpired: 'عذرًا، انتهت صلاحية هذا السؤال. هل يمكنك إخباري مجددًا بما تريد فعله؟',
     listButton: 'اختر',
     emptyReply: 'عذرًا، لم أتمكن من إعداد إجابة. هل يمكنك توضيح ما تحتاجه أكثر قليلًا؟',
-    apology: 'عذرًا، حدث خطأ من جهتنا ولم نتمكن من الرد على رسالتك الأخيرة. يُرجى إرسالها مرة أخرى.',
     holding: 'نواجه مشكلة تقنية، وسنرد عليك هنا قريبًا.',
     reset: 'تم، سنبدأ محادثة جديدة. كيف يمكنني مساعدتك؟',
     knowledgeMissing: 'عذرًا، ليست لدي هذه المعلومة.',

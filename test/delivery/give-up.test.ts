@@ -200,7 +200,8 @@ describe('a web visitor whose widget speaks Spanish', () => {
     expect((await post('spanish-0001', '¿dónde está mi pedido?')).status).toBe(202);
     expect(await answers(2)).toEqual([
       'Estamos teniendo un problema técnico; le responderemos aquí en breve.',
-      'Lo sentimos: algo ha fallado por nuestra parte y no hemos podido responder a su último mensaje. Envíelo de nuevo, por favor.',
+      // No team to hand it to: an apology that asks nothing.
+      'Lo sentimos: algo ha fallado por nuestra parte y no hemos podido responder a su último mensaje. Disculpe la espera.',
     ]);
     expect((await post('spanish-0002', 'nada')).status).toBe(202);
     expect((await answers(3))[2]).toBe('Lo siento, no he podido preparar una respuesta. ¿Podría contarme un poco más sobre lo que necesita?');

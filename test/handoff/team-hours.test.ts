@@ -86,15 +86,21 @@ describe('a hand-off while the team is closed', () => {
   const friday = at('2026-03-27T16:30:00Z'); // 17:30 CET, after Friday's close
 
   test('tells the customer when the team is back, in their language, with the zone of the opening', () => {
-    const en = closedTeam({ team: support, at: friday, language: 'en', reachedHere: 'here on WhatsApp' });
+    const en = closedTeam({ teamId: 'support', team: support, at: friday, language: 'en', reachedHere: 'here on WhatsApp' });
     expect(en?.customerText).toBe('Our support team is back Monday at 09:00 (CEST) and will answer here then. Meanwhile I can keep helping you.');
     expect(en?.nextSteps).toContain('within two hours from then');
-    expect(closedTeam({ team: support, at: friday, language: 'es' })?.customerText).toContain('el lunes a las 9:00 (CEST)');
-    expect(closedTeam({ team: support, at: friday, language: 'de' })?.customerText).toContain('am Montag um 9:00 (CEST)');
-    expect(closedTeam({ team: support, at: at('2026-03-23T10:00:00Z'), language: 'en' })).toBeUndefined();
+    expect(closedTeam({ teamId: 'support', team: support, at: friday, language: 'es' })?.customerText).toBe(
+      'Nuestro equipo de soporte vuelve el lunes a las 9:00 (CEST) y se pondrá en contacto con usted entonces. Mientras tanto, puedo seguir ayudándole.',
+    );
+    // The operator's own name for the team in a language wins over the service's.
+    const named = { ...support, labels: { de: 'Kundendienst' } };
+    expect(closedTeam({ teamId: 'support', team: named, at: friday, language: 'de' })?.customerText).toMatch(/^Unser Kundendienst ist am Montag/);
+    expect(closedTeam({ teamId: 'sales', team: support, at: friday, language: 'pt' })?.customerText).toMatch(/^A nossa equipa comercial volta/);
+    expect(closedTeam({ teamId: 'support', team: support, at: friday, language: 'de' })?.customerText).toContain('am Montag um 9:00 (CEST)');
+    expect(closedTeam({ teamId: 'support', team: support, at: at('2026-03-23T10:00:00Z'), language: 'en' })).toBeUndefined();
     // More than a week away (a run of closed dates): the date too.
     const away = { ...support, hours: { ...paris, closed: ['2026-03-30', '2026-03-31', '2026-04-01', '2026-04-02', '2026-04-03'] } };
-    expect(closedTeam({ team: away, at: friday, language: 'en' })?.customerText).toContain('Monday, April 6 at 09:00 (CEST)');
+    expect(closedTeam({ teamId: 'support', team: away, at: friday, language: 'en' })?.customerText).toContain('Monday, April 6 at 09:00 (CEST)');
   });
 
   test('the service records the hand-off, queues its notices and answers with the opening', async () => {
@@ -127,7 +133,7 @@ describe('a hand-off while the team is closed', () => {
     expect(queued).toEqual(['ho_1']);
     expect(outcome).toMatchObject({ status: 'handed_off', handoffId: 'ho_1', opensAt: '2026-03-30T07:00:00.000Z' });
     expect(outcome.customerText).toBe(
-      'Notre équipe (support team) est de retour lundi à 9:00 (CEST) et vous répondra ici. En attendant, je peux continuer à vous aider.',
+      "Notre équipe d'assistance est de retour lundi à 9:00 (CEST) et vous répondra ici. En attendant, je peux continuer à vous aider.",
     );
   });
 
