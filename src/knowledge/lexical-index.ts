@@ -122,15 +122,19 @@ export class LexicalIndex {
   }
 
   /**
-   * Index terms `prefix + w` where `w` is within `maxEdits` of `word` (typo tolerance: only for a
-   * word the index lacks), at most `limit`, from the sorted vocabulary (its `prefix` range only).
+   * Index terms `prefix + w` where `w` begins with `word`'s first letter and is within `maxEdits`
+   * of it (typo tolerance: only for a word the index lacks; a first letter is rarely the one
+   * mistyped), at most `limit`, from the sorted vocabulary's range of that beginning (terms
+   * beginning with `exclude` skipped).
    */
-  near(prefix: string, word: string, maxEdits: number, limit: number): string[] {
+  near(prefix: string, word: string, maxEdits: number, limit: number, exclude?: string): string[] {
     const sorted = this.vocabulary();
+    const start = prefix + word.slice(0, 1);
     const out: string[] = [];
-    for (let at = this.lowerBound(prefix); at < sorted.length && out.length < limit; at += 1) {
+    for (let at = this.lowerBound(start); at < sorted.length && out.length < limit; at += 1) {
       const term = sorted[at] ?? '';
-      if (!term.startsWith(prefix)) break;
+      if (!term.startsWith(start)) break;
+      if (exclude !== undefined && term.startsWith(exclude)) continue;
       if (Math.abs(term.length - prefix.length - word.length) <= maxEdits && withinEdits(word, term.slice(prefix.length), maxEdits)) out.push(term);
     }
     return out;

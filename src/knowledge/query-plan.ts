@@ -41,6 +41,8 @@ export interface QueryPlan {
   weights: number[];
   /** Each variant's words as a bit mask, and their total weight. */
   variants: { mask: number; total: number }[];
+  /** Coverage by mentioned-words mask, as computed. */
+  memo: Map<number, number>;
 }
 
 /** A word's weight by rarity; one the index lacks in every form weighs as one only a single passage holds. */
@@ -58,10 +60,10 @@ function surfaceForms(lexical: LexicalIndex, word: string): string[] {
  * ("ordr"); five or six: one edit; seven and more: two. Shorter words are taken as written
  * ("rent" is no typo of "rest").
  */
-function corrections(lexical: LexicalIndex, word: string): string[] {
+function corrections(lexical: LexicalIndex, prefix: string, word: string): string[] {
   if (word.length < 4) return [];
-  if (word.length === 4) return lexical.near(SURFACE, word, 1, CORRECTIONS).filter((term) => term.length - SURFACE.length === 5);
-  return lexical.near(SURFACE, word, word.length >= 7 ? 2 : 1, CORRECTIONS);
+  const found = lexical.near(prefix, word, word.length >= 7 ? 2 : 1, CORRECTIONS, prefix === '' ? SURFACE : undefined);
+  return word.length === 4 ? found.filter((term) => term.length - prefix.length === 5) : found;
 }
 
 function wordPlan(lexical: LexicalIndex, languages: readonly Language[], word: string): { alternatives: [string, number][]; mentions: [string, number][]; frequency: number } | undefined {
@@ -70,19 +72,28 @@ function wordPlan(lexical: LexicalIndex, languages: readonly Language[], word: s
   const shortest = stems.reduce((a, b) => (b.length < a.length ? b : a));
   if (shortest.length >= 4) for (const term of lexical.expand(shortest, PREFIX_EXPANSIONS)) if (!stems.includes(term)) alternatives.push([term, PREFIX_WEIGHT]);
   const stemFrequency = Math.max(0, ...stems.map((term) => lexical.frequency(term)));
-  if (ARABIC.test(word)) return { alternatives, mentions: stems.map((term): [string, number] => [term, 0]), frequency: stemFrequency };
+  if (ARABIC.test(word)) return { alternatives, mentions: [], frequency: stemFrequency };
   const surfaces = new Set(surfaceForms(lexical, word));
   let frequency = Math.max(stemFrequency, lexical.frequency(SURFACE + word));
   const known = frequency > 0;
   if (!known && isMisspeltStopWord(word)) return undefined;
-  if (!known && !/\d/.test(word)) for (const corrected of corrections(lexical, word)) surfaces.add(corrected);
+  const correctedStems = new Set<string>();
+  if (!known && !/\d/.test(word)) {
+    for (const corrected of corrections(lexical, SURFACE, word)) surfaces.add(corrected);
+    // A typo may sit nearer the stem of the word it misspells ("asembly" → "assembl" of "assembled").
+    if (shortest.length >= 5) for (const corrected of corrections(lexical, '', shortest)) correctedStems.add(corrected);
+  }
   if (!known) {
     for (const surface of surfaces) {
       frequency = Math.max(frequency, lexical.frequency(surface));
       for (const language of languages) alternatives.push([stem(surface.slice(SURFACE.length), language), CORRECTION_WEIGHT]);
     }
+    for (const term of correctedStems) {
+      frequency = Math.max(frequency, lexical.frequency(term));
+      alternatives.push([term, CORRECTION_WEIGHT]);
+    }
   }
-  const mentions: [string, number][] = [...surfaces, ...stems].map((term) => [term, 0]);
+  const mentions: [string, number][] = [...surfaces].map((term) => [term, 0]);
   return { alternatives, mentions, frequency: /^\d+$/.test(word) ? Math.max(frequency, lexical.slots / NUMBER_RARITY) : frequency };
 }
 
@@ -107,6 +118,7 @@ export function planQuery(lexical: LexicalIndex, languages: readonly Language[],
   const weights = plans.map(({ frequency }) => idf(documents, frequency));
   const bit = new Map(distinct.map((word, at) => [word, at]));
   return {
+    memo: new Map(),
     entries: [...plans.map((plan) => plan.alternatives), ...Array.from({ length: SURFACE_BIT - plans.length }, () => []), ...plans.map((plan) => plan.mentions)],
     weights,
     variants: variants.map((list) => {
@@ -123,9 +135,16 @@ export function planQuery(lexical: LexicalIndex, languages: readonly Language[],
   };
 }
 
-/** The best share of a variant's weight the words a passage mentions carry (its slot's mask from the lexical index). */
+/**
+ * The best share of a variant's weight the words a passage mentions carry, from its slot's mask
+ * in the lexical index: a word is mentioned by its BM25 entry (a stem, what a stem begins, a
+ * typo's correction) or its surface forms. Memoised by mask (a query has few distinct ones).
+ */
 export function coverage(plan: QueryPlan, slotMask: number): number {
-  const mentioned = (slotMask >>> SURFACE_BIT) & ((1 << SURFACE_BIT) - 1);
+  const words = (1 << SURFACE_BIT) - 1;
+  const mentioned = ((slotMask >>> SURFACE_BIT) | slotMask) & words;
+  const known = plan.memo.get(mentioned);
+  if (known !== undefined) return known;
   let best = 0;
   for (const variant of plan.variants) {
     if (variant.total <= 0) continue;
@@ -133,5 +152,6 @@ export function coverage(plan: QueryPlan, slotMask: number): number {
     for (let at = 0; at < plan.weights.length; at += 1) if (variant.mask & mentioned & (1 << at)) covered += plan.weights[at] ?? 0;
     best = Math.max(best, covered / variant.total);
   }
+  plan.memo.set(mentioned, best);
   return best;
 }

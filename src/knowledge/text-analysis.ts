@@ -21,7 +21,7 @@ import { stopwords as portugueseStopWords } from '@orama/stopwords/portuguese';
 import { stopwords as spanishStopWords } from '@orama/stopwords/spanish';
 import { LANGUAGES, type Language } from '../words/language.js';
 
-/** What customers add in chat that says nothing of what they ask (no stop-word list holds it). */
+/** What customers add in chat that says nothing of what they ask, and question words (no stop-word list holds them all). */
 const CHAT_FILLER: Record<Language, string> = {
   en:
     'hi hello hey hiya heya yo thanks thank cheers please pls plz ok okay um uh hmm lol guys u ur wanna gonna gotta kinda sorta ' +
@@ -29,10 +29,10 @@ const CHAT_FILLER: Record<Language, string> = {
     'nah yeah yes good morning afternoon evening long much many get gets got getting need want roughly usually maybe possible chance ask help ' +
     'one now still ago around kind thinking think love told friend checking happens happen came come comes put see lying guess bit way ' +
     'isn aren wasn weren don doesn didn won wouldn couldn shouldn hasn haven ve ll re im id',
-  es: 'hola gracias porfa favor oye vale bueno pues saber quisiera querria necesito buenas',
-  fr: 'bonjour salut merci svp stp voudrais savoir besoin',
-  de: 'hallo danke bitte mochte moechte wissen brauche',
-  pt: 'ola obrigado obrigada favor gostaria saber preciso',
+  es: 'hola gracias porfa favor oye vale bueno pues saber quisiera querria necesito buenas cuanto cuantos cuanta cual cuales',
+  fr: 'bonjour salut merci svp stp voudrais savoir besoin combien comment pourquoi quel quels quelle',
+  de: 'hallo danke bitte mochte moechte wissen brauche lange wieviel warum welche welcher welches',
+  pt: 'ola obrigado obrigada favor gostaria saber preciso quanto quantos quanta qual quais',
   ar: 'مرحبا شكرا فضلك سمحت',
 };
 
@@ -127,10 +127,13 @@ export function terms(folded: readonly string[], language: Language): string[] {
   return out;
 }
 
-const LONG_STOP_WORDS = [...ALL_STOP_WORDS].filter((word) => word.length >= 4);
+/** Stop words of four letters or more by their first letter. */
+const LONG_STOP_WORDS = new Map<string, string[]>();
+for (const word of ALL_STOP_WORDS) if (word.length >= 4) LONG_STOP_WORDS.set(word.charAt(0), [...(LONG_STOP_WORDS.get(word.charAt(0)) ?? []), word]);
 
-/** Whether a word is a misspelt stop word or filler ("wich", "plese"): one edit from one of four letters or more. */
-export const isMisspeltStopWord = (word: string) => word.length >= 4 && LONG_STOP_WORDS.some((stop) => withinEdits(word, stop, 1));
+/** Whether a word is a misspelt stop word or filler ("wich", "plese"): one edit from one of four letters or more, with the same first letter. */
+export const isMisspeltStopWord = (word: string) =>
+  word.length >= 4 && (LONG_STOP_WORDS.get(word.charAt(0)) ?? []).some((stop) => withinEdits(word, stop, 1));
 
 /** The words of a query that can tell passages apart (folded, no stop words or filler, ≥ 2 letters or holding a digit), once each. */
 export function significantWords(query: string): string[] {

@@ -74,7 +74,7 @@ function table(title: string, outcomes: Outcome[]): void {
   }
   const { recall5, paraphrase5, declined, lost } = summary(outcomes);
   print(
-    `answerable (paraphrases apart) r@5 ${recall5.toFixed(2)} · paraphrases r@5 ${paraphrase5.toFixed(2)} · unanswerable declined ${declined.toFixed(2)} · answerable lost to the relevance rule ${lost.toFixed(2)}`,
+    `answerable (paraphrases apart) r@5 ${recall5.toFixed(3)} · paraphrases r@5 ${paraphrase5.toFixed(3)} · unanswerable declined ${declined.toFixed(3)} · answerable lost to the relevance rule ${lost.toFixed(3)}`,
   );
 }
 
@@ -91,4 +91,20 @@ for (const embeddings of [false, true]) {
   }
 }
 for (const { mode, outcomes } of results) table(mode, outcomes);
+
+/** The targets: the customer's words, the judge's terms, and embeddings that never lower the declines. */
+const [own, judged, ownHybrid, judgedHybrid] = results.map(({ outcomes }) => summary(outcomes));
+if (own && judged && ownHybrid && judgedHybrid) {
+  const checks: [string, boolean][] = [
+    ["customer's words: r@5 ≥ 0.85", own.recall5 >= 0.85],
+    ["customer's words: unanswerable declined ≥ 0.60", own.declined >= 0.6],
+    ['answerable lost to the relevance rule ≤ 0.05', Math.max(own.lost, judged.lost) <= 0.05 + 1e-9],
+    ["judge's terms: r@5 ≥ 0.90", judged.recall5 >= 0.9],
+    ["judge's terms: paraphrases r@5 ≥ 0.80", judged.paraphrase5 >= 0.8],
+    ['embeddings never lower the declines', ownHybrid.declined >= own.declined && judgedHybrid.declined >= judged.declined],
+  ];
+  print('\ntargets');
+  for (const [name, met] of checks) print(`${met ? 'met   ' : 'MISSED'} ${name}`);
+  if (checks.some(([, met]) => !met)) process.exitCode = 1;
+}
 print(`\n${Math.round(performance.now() - started)} ms`);
