@@ -84,10 +84,13 @@ function wordPlan(lexical: LexicalIndex, languages: readonly Language[], word: s
     if (shortest.length >= 5) for (const corrected of corrections(lexical, '', shortest)) correctedStems.add(corrected);
   }
   if (!known) {
+    const ranked = new Set<string>(stems);
     for (const surface of surfaces) {
       frequency = Math.max(frequency, lexical.frequency(surface));
-      for (const language of languages) alternatives.push([stem(surface.slice(SURFACE.length), language), CORRECTION_WEIGHT]);
+      // The first few forms also rank (BM25), each stem once.
+      for (const language of languages) if (ranked.size < stems.length + PREFIX_EXPANSIONS) ranked.add(stem(surface.slice(SURFACE.length), language));
     }
+    for (const term of ranked) if (!stems.includes(term)) alternatives.push([term, CORRECTION_WEIGHT]);
     for (const term of correctedStems) {
       frequency = Math.max(frequency, lexical.frequency(term));
       alternatives.push([term, CORRECTION_WEIGHT]);
