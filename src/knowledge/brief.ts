@@ -15,11 +15,11 @@ import type { Passage } from './model.js';
 const CHARS_PER_TOKEN = 4;
 
 /** Content as quoted data: no markup can open or close a tag (`<` and `>` as entities). */
-const escape = (text: string) => text.replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeMarkup = (text: string) => text.replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A label (title, heading, file name, URL) on one line of its own: escaped, every line break and control character a space. */
 const escapeLabel = (text: string) =>
-  escape(text)
+  escapeMarkup(text)
     .replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
@@ -33,7 +33,7 @@ function passageLabel(passage: Pick<Passage, 'title' | 'headingPath'>): string {
 function sourceBlock(passage: Passage, n: number): string {
   const lines = [`<source n="${n}">`, `title: ${passageLabel(passage)}`];
   if (passage.url) lines.push(`link: ${escapeLabel(passage.url)}`);
-  lines.push(escape(passage.text.trim()), '</source>');
+  lines.push(escapeMarkup(passage.text.trim()), '</source>');
   return lines.join('\n');
 }
 

@@ -31,8 +31,8 @@ const MAX_EXTRA = 4;
 /** A bare number weighs at most as a word in this share of the passages: "1.72 tall" is about height, not "1". */
 const NUMBER_RARITY = 4;
 /** Bit of a word's mentions: its BM25 entry's bit plus this. */
-export const SURFACE_BIT = MAX_QUERY_TERMS / 2;
-export const MAX_WORDS = SURFACE_BIT;
+const SURFACE_BIT = MAX_QUERY_TERMS / 2;
+const MAX_WORDS = SURFACE_BIT;
 
 export interface QueryPlan {
   /** The lexical index's query: BM25 entries by word, empty up to `SURFACE_BIT`, then each word's mentions. */
@@ -66,7 +66,11 @@ function corrections(lexical: LexicalIndex, prefix: string, word: string): strin
   return word.length === 4 ? found.filter((term) => term.length - prefix.length === 5) : found;
 }
 
-function wordPlan(lexical: LexicalIndex, languages: readonly Language[], word: string): { alternatives: [string, number][]; mentions: [string, number][]; frequency: number } | undefined {
+function wordPlan(
+  lexical: LexicalIndex,
+  languages: readonly Language[],
+  word: string,
+): { alternatives: [string, number][]; mentions: [string, number][]; frequency: number } | undefined {
   const stems = [...new Set(languages.map((language) => stem(word, language)))];
   const alternatives: [string, number][] = stems.map((term) => [term, 1]);
   const shortest = stems.reduce((a, b) => (b.length < a.length ? b : a));
@@ -122,7 +126,11 @@ export function planQuery(lexical: LexicalIndex, languages: readonly Language[],
   const bit = new Map(distinct.map((word, at) => [word, at]));
   return {
     memo: new Map(),
-    entries: [...plans.map((plan) => plan.alternatives), ...Array.from({ length: SURFACE_BIT - plans.length }, () => []), ...plans.map((plan) => plan.mentions)],
+    entries: [
+      ...plans.map((plan) => plan.alternatives),
+      ...Array.from({ length: SURFACE_BIT - plans.length }, () => []),
+      ...plans.map((plan) => plan.mentions),
+    ],
     weights,
     variants: variants.map((list) => {
       let mask = 0;

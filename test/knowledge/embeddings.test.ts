@@ -82,7 +82,7 @@ describe('MODEL_EMBEDDING: hybrid retrieval', () => {
     expect(second.service.index.vectors()).toBe(second.service.index.size());
   });
 
-  it("embeds the question once; a hit by meaning alone, not very close, is no answer", async () => {
+  it('embeds the question once; a hit by meaning alone, not very close, is no answer', async () => {
     const feature = features[1]!;
     const before = stub.requests.length;
     const passages = await feature.retrieve('where is my parcel?', { channel: 'whatsapp' });

@@ -60,7 +60,15 @@ describe('no knowledge at all', () => {
       conversationId,
       firstTurn: true,
       runId: randomUUID(),
-      inbound: { channel: channel.id, conversationKey: conversationId, messageId: randomUUID(), from: { address: conversationId }, text, receivedAt: Date.now(), metadata: {} },
+      inbound: {
+        channel: channel.id,
+        conversationKey: conversationId,
+        messageId: randomUUID(),
+        from: { address: conversationId },
+        text,
+        receivedAt: Date.now(),
+        metadata: {},
+      },
       history: [{ role: 'user', content: text }],
       signal: new AbortController().signal,
       logger: quiet,
@@ -74,7 +82,9 @@ describe('no knowledge at all', () => {
     expect(empty.reply).not.toContain('has nothing on this question');
     expect(empty.reply).not.toContain("don't have that information");
     expect(rig.metrics.value('knowledge_misses_total', { role: 'support' }) ?? 0).toBe(0);
-    const misses = await request(rig.app).get('/admin/knowledge/misses').set({ Authorization: `Bearer ${KNOWLEDGE_ADMIN_TOKEN}` });
+    const misses = await request(rig.app)
+      .get('/admin/knowledge/misses')
+      .set({ Authorization: `Bearer ${KNOWLEDGE_ADMIN_TOKEN}` });
     expect((misses.body as { misses: unknown[] }).misses).toEqual([]);
 
     await rig.feature.service.addFaq([{ question: 'How long does delivery take?', answer: 'Standard delivery takes 2 to 3 business days.' }]);

@@ -13,8 +13,8 @@ import { stubEmbedding } from '../../support/embedding-stub.js';
 import { FAQ, MANUAL, PAGES } from './help-center.js';
 import { makePdf } from './pdf.js';
 
-export const DIMENSIONS = 256;
-export const EMBEDDING_LABEL = 'stub:bag-of-words';
+const DIMENSIONS = 256;
+const EMBEDDING_LABEL = 'stub:bag-of-words';
 export const embed = (text: string) => Float32Array.from(stubEmbedding(text, DIMENSIONS));
 
 const SITE = 'https://help.veloria.example';
@@ -41,8 +41,7 @@ export async function helpCenterIndex(chunks: readonly ChunkRecord[], embeddings
   const index = await createKnowledgeIndex({ ...options, ...(embeddings ? { embeddingModel: EMBEDDING_LABEL } : {}) });
   await index.load(
     (async function* () {
-      for (const chunk of chunks)
-        yield embeddings ? { ...chunk, vector: packVector([...embed(chunkInput(chunk))]), embeddingModel: EMBEDDING_LABEL } : chunk;
+      for (const chunk of chunks) yield embeddings ? { ...chunk, vector: packVector([...embed(chunkInput(chunk))]), embeddingModel: EMBEDDING_LABEL } : chunk;
     })(),
   );
   return index;

@@ -13,51 +13,349 @@ export interface HelpPage {
 }
 
 export const PAGES: HelpPage[] = [
-  { id: 'delivery-times', lang: 'en', title: 'Delivery times', sections: { '': 'Orders placed before 2 pm on a business day leave our warehouse the same day. Standard delivery takes 3 to 5 business days in mainland Spain and Portugal, and 5 to 8 business days to the rest of the European Union. Express delivery arrives the next business day in mainland Spain. We do not deliver on Sundays or public holidays.' } },
-  { id: 'shipping-costs', lang: 'en', title: 'Shipping costs', sections: { '': 'Shipping is free on orders over €50. Smaller orders pay €4.95 for standard shipping and €9.95 for express. A complete bike ships in its own box for €39 to any address in Spain and Portugal.' } },
-  { id: 'international', lang: 'en', title: 'International shipping', sections: { '': 'We ship to every country of the European Union, the United Kingdom, Switzerland and Norway. Orders to the United Kingdom, Switzerland and Norway may owe import duties and customs fees, paid by the recipient. We do not ship outside Europe.' } },
-  { id: 'tracking', lang: 'en', title: 'Tracking your order', sections: { '': 'As soon as your order leaves the warehouse we email you a tracking link from the carrier (SEUR in Spain, DHL elsewhere). You can also follow every order under Account > Orders. A tracking number starts working a few hours after dispatch.' } },
-  { id: 'returns', lang: 'en', title: 'Returns policy', sections: { '': 'You can return any product within 30 days of delivery. Accessories must be unused and in their original packaging. An e-bike can be returned if it has been ridden less than 50 km and shows no damage; we check the odometer when it arrives. Custom-built bikes cannot be returned.' } },
-  { id: 'return-process', lang: 'en', title: 'How to return an item', sections: { '': 'Sign in, open Account > Orders, choose the order and press Request a return. Print the prepaid label we email you, pack the item and drop it at any post office or SEUR point. For an e-bike we send a courier to collect the box from your address.' } },
-  { id: 'refunds', lang: 'en', title: 'Refunds', sections: { '': 'We refund you within 5 business days of receiving your return, to the payment method you used. Your bank may take another 3 to 10 days to show the money. Orders paid with a gift card are refunded as store credit. The original shipping cost is refunded only if the item was faulty.' } },
-  { id: 'exchanges', lang: 'en', title: 'Exchanges', sections: { '': 'To swap an item for another size or colour, request a return and place a new order: that way the new item leaves at once instead of waiting for the first one to come back. Frame sizes of an e-bike can be exchanged within 14 days if the bike is unridden.' } },
-  { id: 'damaged', lang: 'en', title: 'Damaged or missing items', sections: { '': 'If a parcel arrives damaged or a part is missing, write to us within 48 hours with photos of the box and the product. Sign the courier receipt as "damaged" when the box is visibly broken. We send the replacement part or a new bike at our cost.' } },
-  { id: 'payment', lang: 'en', title: 'Payment methods', sections: { '': 'We accept Visa, Mastercard, American Express, PayPal, Bizum, Apple Pay and Google Pay. Bank transfer is available for orders over €1,000 and the order ships when the money arrives. Your card is charged when the order is confirmed.' } },
-  { id: 'financing', lang: 'en', title: 'Financing and instalments', sections: { '': 'With Klarna you can split any order into 3 interest-free payments. E-bikes over €600 can also be financed over 6 to 36 months, subject to approval; the rate is shown at checkout before you confirm.' } },
-  { id: 'invoices', lang: 'en', title: 'Invoices', sections: { '': 'Every order comes with a VAT invoice. Download it under Account > Orders > Invoice. To add a company name and tax ID, enter them at checkout; we cannot change the name on an invoice once it has been issued.' } },
-  { id: 'gift-cards', lang: 'en', title: 'Gift cards', sections: { '': 'Gift cards come in amounts from €25 to €500 and are valid for two years from purchase. Enter the code at checkout; what you do not spend stays on the card. Gift cards cannot be exchanged for cash.' } },
-  { id: 'promo-codes', lang: 'en', title: 'Discount codes', sections: { '': 'One discount code can be used per order: enter it in the basket. Codes do not apply to items already on sale. Subscribers to our newsletter get 10% off their first order.' } },
-  { id: 'password', lang: 'en', title: 'Resetting your password', sections: { '': 'On the sign-in page choose Forgot password and enter your email address. The reset link we send is valid for one hour. If the email does not arrive, check your spam folder.' } },
-  { id: 'delete-account', lang: 'en', title: 'Deleting your account', sections: { '': 'Go to Account > Settings > Privacy and choose Delete account. Your personal data is erased within 30 days, except invoices, which the law requires us to keep for six years.' } },
-  { id: 'privacy', lang: 'en', title: 'Privacy', sections: { '': 'We store your name, addresses, phone number and order history to deliver your orders. We never sell personal data. Under the GDPR you may ask for a copy of your data or its correction; write to our data protection officer at privacy@veloria.example.' } },
-  { id: 'warranty', lang: 'en', title: 'Warranty', sections: { '': 'Every product has a two-year warranty. Veloria frames are guaranteed for ten years. Batteries are covered for two years or 500 charge cycles, whichever comes first. The warranty does not cover wear parts such as tyres, brake pads and chains.' } },
-  { id: 'warranty-claim', lang: 'en', title: 'Making a warranty claim', sections: { '': 'Fill in the claim form with the serial number, a photo of the fault and your proof of purchase. Our workshop answers within 3 business days and collects the bike when a repair is needed.' } },
-  { id: 'servicing', lang: 'en', title: 'Servicing and repairs', sections: { '': 'Our store workshops service any e-bike. The annual service costs €69 and includes a motor software update; a brake adjustment costs €15. Book a slot online; most repairs are ready within 48 hours.' } },
-  { id: 'battery-care', lang: 'en', title: 'Battery care', sections: { '': 'Store the battery at 30 to 60% charge, between 10 and 25 °C. Do not leave it in direct sun or charge it below 0 °C. In winter, charge it fully once every three months to keep the cells healthy.' } },
-  { id: 'stores', lang: 'en', title: 'Our stores', sections: { '': 'Visit us in Madrid (Calle de Atocha 42), Barcelona (Carrer de Pujades 120) and Valencia (Avenida del Puerto 8). Every store has a workshop and a test track.' } },
-  { id: 'opening-hours', lang: 'en', title: 'Opening hours', sections: { '': 'Our stores open Monday to Friday from 10:00 to 20:00 and Saturday from 10:00 to 14:00. They are closed on Sundays and public holidays.' } },
-  { id: 'test-rides', lang: 'en', title: 'Test rides', sections: { '': 'Book a free test ride of 30 minutes at any store. Bring an identity document; riders under 16 need an adult with them.' } },
-  { id: 'sizing', lang: 'en', title: 'Choosing your frame size', sections: { '': 'Riders from 155 to 165 cm take size S, from 165 to 178 cm size M and from 178 to 190 cm size L. Between two sizes, measure your inseam: under 80 cm choose the smaller frame.' } },
-  { id: 'assembly', lang: 'en', title: 'Assembling your bike', sections: { '': 'Bikes arrive 90% assembled. You fit the handlebar, the pedals and the front wheel, which takes about 20 minutes with the tools in the box. Charge the battery fully before the first ride.' } },
-  { id: 'click-collect', lang: 'en', title: 'Click and collect', sections: { '': 'Choose Click and collect at checkout to pick up your order in a store for free. It is ready within two hours during opening hours and we keep it for seven days.' } },
-  { id: 'contact', lang: 'en', title: 'Contact us', sections: { '': 'Write to help@veloria.example or call +34 910 000 000, Monday to Friday from 9:00 to 18:00. The chat on this site answers every day.' } },
-  { id: 'insurance', lang: 'en', title: 'Theft insurance', sections: { '': 'Insure your e-bike against theft and accidental damage with our partner Ciclosure for €8 a month, for up to three years. Add it at checkout or within 30 days of purchase.' } },
-  { id: 'trade-in', lang: 'en', title: 'Trade in your old bike', sections: { '': 'Bring your old bicycle to a store and get up to €300 of credit toward a new e-bike. Our mechanics assess it on the spot; any brand is accepted if it is roadworthy.' } },
-  { id: 'business', lang: 'en', title: 'Business and fleet orders', sections: { '': 'Companies ordering five or more bikes get fleet prices and a dedicated account manager. We also arrange bike leasing for employees through salary sacrifice schemes.' } },
-  { id: 'cancel', lang: 'en', title: 'Cancelling an order', sections: { '': 'You can cancel an order free of charge until it leaves the warehouse: open Account > Orders and press Cancel. Once it has been dispatched, refuse the delivery or return it instead.' } },
+  {
+    id: 'delivery-times',
+    lang: 'en',
+    title: 'Delivery times',
+    sections: {
+      '': 'Orders placed before 2 pm on a business day leave our warehouse the same day. Standard delivery takes 3 to 5 business days in mainland Spain and Portugal, and 5 to 8 business days to the rest of the European Union. Express delivery arrives the next business day in mainland Spain. We do not deliver on Sundays or public holidays.',
+    },
+  },
+  {
+    id: 'shipping-costs',
+    lang: 'en',
+    title: 'Shipping costs',
+    sections: {
+      '': 'Shipping is free on orders over €50. Smaller orders pay €4.95 for standard shipping and €9.95 for express. A complete bike ships in its own box for €39 to any address in Spain and Portugal.',
+    },
+  },
+  {
+    id: 'international',
+    lang: 'en',
+    title: 'International shipping',
+    sections: {
+      '': 'We ship to every country of the European Union, the United Kingdom, Switzerland and Norway. Orders to the United Kingdom, Switzerland and Norway may owe import duties and customs fees, paid by the recipient. We do not ship outside Europe.',
+    },
+  },
+  {
+    id: 'tracking',
+    lang: 'en',
+    title: 'Tracking your order',
+    sections: {
+      '': 'As soon as your order leaves the warehouse we email you a tracking link from the carrier (SEUR in Spain, DHL elsewhere). You can also follow every order under Account > Orders. A tracking number starts working a few hours after dispatch.',
+    },
+  },
+  {
+    id: 'returns',
+    lang: 'en',
+    title: 'Returns policy',
+    sections: {
+      '': 'You can return any product within 30 days of delivery. Accessories must be unused and in their original packaging. An e-bike can be returned if it has been ridden less than 50 km and shows no damage; we check the odometer when it arrives. Custom-built bikes cannot be returned.',
+    },
+  },
+  {
+    id: 'return-process',
+    lang: 'en',
+    title: 'How to return an item',
+    sections: {
+      '': 'Sign in, open Account > Orders, choose the order and press Request a return. Print the prepaid label we email you, pack the item and drop it at any post office or SEUR point. For an e-bike we send a courier to collect the box from your address.',
+    },
+  },
+  {
+    id: 'refunds',
+    lang: 'en',
+    title: 'Refunds',
+    sections: {
+      '': 'We refund you within 5 business days of receiving your return, to the payment method you used. Your bank may take another 3 to 10 days to show the money. Orders paid with a gift card are refunded as store credit. The original shipping cost is refunded only if the item was faulty.',
+    },
+  },
+  {
+    id: 'exchanges',
+    lang: 'en',
+    title: 'Exchanges',
+    sections: {
+      '': 'To swap an item for another size or colour, request a return and place a new order: that way the new item leaves at once instead of waiting for the first one to come back. Frame sizes of an e-bike can be exchanged within 14 days if the bike is unridden.',
+    },
+  },
+  {
+    id: 'damaged',
+    lang: 'en',
+    title: 'Damaged or missing items',
+    sections: {
+      '': 'If a parcel arrives damaged or a part is missing, write to us within 48 hours with photos of the box and the product. Sign the courier receipt as "damaged" when the box is visibly broken. We send the replacement part or a new bike at our cost.',
+    },
+  },
+  {
+    id: 'payment',
+    lang: 'en',
+    title: 'Payment methods',
+    sections: {
+      '': 'We accept Visa, Mastercard, American Express, PayPal, Bizum, Apple Pay and Google Pay. Bank transfer is available for orders over €1,000 and the order ships when the money arrives. Your card is charged when the order is confirmed.',
+    },
+  },
+  {
+    id: 'financing',
+    lang: 'en',
+    title: 'Financing and instalments',
+    sections: {
+      '': 'With Klarna you can split any order into 3 interest-free payments. E-bikes over €600 can also be financed over 6 to 36 months, subject to approval; the rate is shown at checkout before you confirm.',
+    },
+  },
+  {
+    id: 'invoices',
+    lang: 'en',
+    title: 'Invoices',
+    sections: {
+      '': 'Every order comes with a VAT invoice. Download it under Account > Orders > Invoice. To add a company name and tax ID, enter them at checkout; we cannot change the name on an invoice once it has been issued.',
+    },
+  },
+  {
+    id: 'gift-cards',
+    lang: 'en',
+    title: 'Gift cards',
+    sections: {
+      '': 'Gift cards come in amounts from €25 to €500 and are valid for two years from purchase. Enter the code at checkout; what you do not spend stays on the card. Gift cards cannot be exchanged for cash.',
+    },
+  },
+  {
+    id: 'promo-codes',
+    lang: 'en',
+    title: 'Discount codes',
+    sections: {
+      '': 'One discount code can be used per order: enter it in the basket. Codes do not apply to items already on sale. Subscribers to our newsletter get 10% off their first order.',
+    },
+  },
+  {
+    id: 'password',
+    lang: 'en',
+    title: 'Resetting your password',
+    sections: {
+      '': 'On the sign-in page choose Forgot password and enter your email address. The reset link we send is valid for one hour. If the email does not arrive, check your spam folder.',
+    },
+  },
+  {
+    id: 'delete-account',
+    lang: 'en',
+    title: 'Deleting your account',
+    sections: {
+      '': 'Go to Account > Settings > Privacy and choose Delete account. Your personal data is erased within 30 days, except invoices, which the law requires us to keep for six years.',
+    },
+  },
+  {
+    id: 'privacy',
+    lang: 'en',
+    title: 'Privacy',
+    sections: {
+      '': 'We store your name, addresses, phone number and order history to deliver your orders. We never sell personal data. Under the GDPR you may ask for a copy of your data or its correction; write to our data protection officer at privacy@veloria.example.',
+    },
+  },
+  {
+    id: 'warranty',
+    lang: 'en',
+    title: 'Warranty',
+    sections: {
+      '': 'Every product has a two-year warranty. Veloria frames are guaranteed for ten years. Batteries are covered for two years or 500 charge cycles, whichever comes first. The warranty does not cover wear parts such as tyres, brake pads and chains.',
+    },
+  },
+  {
+    id: 'warranty-claim',
+    lang: 'en',
+    title: 'Making a warranty claim',
+    sections: {
+      '': 'Fill in the claim form with the serial number, a photo of the fault and your proof of purchase. Our workshop answers within 3 business days and collects the bike when a repair is needed.',
+    },
+  },
+  {
+    id: 'servicing',
+    lang: 'en',
+    title: 'Servicing and repairs',
+    sections: {
+      '': 'Our store workshops service any e-bike. The annual service costs €69 and includes a motor software update; a brake adjustment costs €15. Book a slot online; most repairs are ready within 48 hours.',
+    },
+  },
+  {
+    id: 'battery-care',
+    lang: 'en',
+    title: 'Battery care',
+    sections: {
+      '': 'Store the battery at 30 to 60% charge, between 10 and 25 °C. Do not leave it in direct sun or charge it below 0 °C. In winter, charge it fully once every three months to keep the cells healthy.',
+    },
+  },
+  {
+    id: 'stores',
+    lang: 'en',
+    title: 'Our stores',
+    sections: {
+      '': 'Visit us in Madrid (Calle de Atocha 42), Barcelona (Carrer de Pujades 120) and Valencia (Avenida del Puerto 8). Every store has a workshop and a test track.',
+    },
+  },
+  {
+    id: 'opening-hours',
+    lang: 'en',
+    title: 'Opening hours',
+    sections: { '': 'Our stores open Monday to Friday from 10:00 to 20:00 and Saturday from 10:00 to 14:00. They are closed on Sundays and public holidays.' },
+  },
+  {
+    id: 'test-rides',
+    lang: 'en',
+    title: 'Test rides',
+    sections: { '': 'Book a free test ride of 30 minutes at any store. Bring an identity document; riders under 16 need an adult with them.' },
+  },
+  {
+    id: 'sizing',
+    lang: 'en',
+    title: 'Choosing your frame size',
+    sections: {
+      '': 'Riders from 155 to 165 cm take size S, from 165 to 178 cm size M and from 178 to 190 cm size L. Between two sizes, measure your inseam: under 80 cm choose the smaller frame.',
+    },
+  },
+  {
+    id: 'assembly',
+    lang: 'en',
+    title: 'Assembling your bike',
+    sections: {
+      '': 'Bikes arrive 90% assembled. You fit the handlebar, the pedals and the front wheel, which takes about 20 minutes with the tools in the box. Charge the battery fully before the first ride.',
+    },
+  },
+  {
+    id: 'click-collect',
+    lang: 'en',
+    title: 'Click and collect',
+    sections: {
+      '': 'Choose Click and collect at checkout to pick up your order in a store for free. It is ready within two hours during opening hours and we keep it for seven days.',
+    },
+  },
+  {
+    id: 'contact',
+    lang: 'en',
+    title: 'Contact us',
+    sections: { '': 'Write to help@veloria.example or call +34 910 000 000, Monday to Friday from 9:00 to 18:00. The chat on this site answers every day.' },
+  },
+  {
+    id: 'insurance',
+    lang: 'en',
+    title: 'Theft insurance',
+    sections: {
+      '': 'Insure your e-bike against theft and accidental damage with our partner Ciclosure for €8 a month, for up to three years. Add it at checkout or within 30 days of purchase.',
+    },
+  },
+  {
+    id: 'trade-in',
+    lang: 'en',
+    title: 'Trade in your old bike',
+    sections: {
+      '': 'Bring your old bicycle to a store and get up to €300 of credit toward a new e-bike. Our mechanics assess it on the spot; any brand is accepted if it is roadworthy.',
+    },
+  },
+  {
+    id: 'business',
+    lang: 'en',
+    title: 'Business and fleet orders',
+    sections: {
+      '': 'Companies ordering five or more bikes get fleet prices and a dedicated account manager. We also arrange bike leasing for employees through salary sacrifice schemes.',
+    },
+  },
+  {
+    id: 'cancel',
+    lang: 'en',
+    title: 'Cancelling an order',
+    sections: {
+      '': 'You can cancel an order free of charge until it leaves the warehouse: open Account > Orders and press Cancel. Once it has been dispatched, refuse the delivery or return it instead.',
+    },
+  },
 
-  { id: 'es-envios', lang: 'es', title: 'Plazos de entrega', sections: { '': 'Los pedidos realizados antes de las 14:00 en día laborable salen del almacén el mismo día. La entrega estándar tarda de 3 a 5 días laborables en la península y de 5 a 8 días al resto de la Unión Europea. No repartimos los domingos ni festivos.' } },
-  { id: 'es-gastos', lang: 'es', title: 'Gastos de envío', sections: { '': 'El envío es gratuito en pedidos de más de 50 €. Los pedidos menores pagan 4,95 € por el envío estándar. Una bicicleta completa se envía en su caja por 39 €.' } },
-  { id: 'es-devoluciones', lang: 'es', title: 'Devoluciones', sections: { '': 'Puedes devolver cualquier producto en los 30 días siguientes a la entrega. Los accesorios deben estar sin usar y en su embalaje original. Una bicicleta eléctrica se acepta si ha recorrido menos de 50 km.' } },
-  { id: 'es-reembolsos', lang: 'es', title: 'Reembolsos', sections: { '': 'Te devolvemos el dinero en 5 días laborables desde que recibimos la devolución, con el mismo medio de pago. Los pedidos pagados con tarjeta regalo se reembolsan como saldo en la tienda.' } },
-  { id: 'es-pagos', lang: 'es', title: 'Formas de pago', sections: { '': 'Aceptamos Visa, Mastercard, American Express, PayPal, Bizum, Apple Pay y Google Pay. La transferencia bancaria está disponible para pedidos de más de 1.000 €.' } },
-  { id: 'es-financiacion', lang: 'es', title: 'Financiación', sections: { '': 'Con Klarna puedes pagar cualquier pedido en 3 plazos sin intereses. Las bicicletas eléctricas de más de 600 € se pueden financiar de 6 a 36 meses.' } },
-  { id: 'es-garantia', lang: 'es', title: 'Garantía', sections: { '': 'Todos los productos tienen dos años de garantía. Los cuadros Veloria tienen diez años. Las baterías están cubiertas dos años o 500 ciclos de carga. La garantía no cubre piezas de desgaste como neumáticos, pastillas de freno y cadenas.' } },
-  { id: 'es-tiendas', lang: 'es', title: 'Nuestras tiendas', sections: { '': 'Estamos en Madrid (Calle de Atocha 42), Barcelona (Carrer de Pujades 120) y Valencia (Avenida del Puerto 8). Todas las tiendas tienen taller y pista de pruebas.' } },
-  { id: 'es-horarios', lang: 'es', title: 'Horarios de apertura', sections: { '': 'Las tiendas abren de lunes a viernes de 10:00 a 20:00 y los sábados de 10:00 a 14:00. Cerramos domingos y festivos.' } },
-  { id: 'es-tallas', lang: 'es', title: 'Guía de tallas', sections: { '': 'Con una altura de 155 a 165 cm corresponde la talla S, de 165 a 178 cm la talla M y de 178 a 190 cm la talla L. Si estás entre dos tallas, mide tu entrepierna.' } },
-  { id: 'es-regalo', lang: 'es', title: 'Tarjetas regalo', sections: { '': 'Las tarjetas regalo van de 25 € a 500 € y son válidas durante dos años. Introduce el código al pagar. No se pueden canjear por dinero en efectivo.' } },
-  { id: 'es-contacto', lang: 'es', title: 'Contacto', sections: { '': 'Escríbenos a help@veloria.example o llama al +34 910 000 000, de lunes a viernes de 9:00 a 18:00. El chat responde todos los días.' } },
+  {
+    id: 'es-envios',
+    lang: 'es',
+    title: 'Plazos de entrega',
+    sections: {
+      '': 'Los pedidos realizados antes de las 14:00 en día laborable salen del almacén el mismo día. La entrega estándar tarda de 3 a 5 días laborables en la península y de 5 a 8 días al resto de la Unión Europea. No repartimos los domingos ni festivos.',
+    },
+  },
+  {
+    id: 'es-gastos',
+    lang: 'es',
+    title: 'Gastos de envío',
+    sections: {
+      '': 'El envío es gratuito en pedidos de más de 50 €. Los pedidos menores pagan 4,95 € por el envío estándar. Una bicicleta completa se envía en su caja por 39 €.',
+    },
+  },
+  {
+    id: 'es-devoluciones',
+    lang: 'es',
+    title: 'Devoluciones',
+    sections: {
+      '': 'Puedes devolver cualquier producto en los 30 días siguientes a la entrega. Los accesorios deben estar sin usar y en su embalaje original. Una bicicleta eléctrica se acepta si ha recorrido menos de 50 km.',
+    },
+  },
+  {
+    id: 'es-reembolsos',
+    lang: 'es',
+    title: 'Reembolsos',
+    sections: {
+      '': 'Te devolvemos el dinero en 5 días laborables desde que recibimos la devolución, con el mismo medio de pago. Los pedidos pagados con tarjeta regalo se reembolsan como saldo en la tienda.',
+    },
+  },
+  {
+    id: 'es-pagos',
+    lang: 'es',
+    title: 'Formas de pago',
+    sections: {
+      '': 'Aceptamos Visa, Mastercard, American Express, PayPal, Bizum, Apple Pay y Google Pay. La transferencia bancaria está disponible para pedidos de más de 1.000 €.',
+    },
+  },
+  {
+    id: 'es-financiacion',
+    lang: 'es',
+    title: 'Financiación',
+    sections: {
+      '': 'Con Klarna puedes pagar cualquier pedido en 3 plazos sin intereses. Las bicicletas eléctricas de más de 600 € se pueden financiar de 6 a 36 meses.',
+    },
+  },
+  {
+    id: 'es-garantia',
+    lang: 'es',
+    title: 'Garantía',
+    sections: {
+      '': 'Todos los productos tienen dos años de garantía. Los cuadros Veloria tienen diez años. Las baterías están cubiertas dos años o 500 ciclos de carga. La garantía no cubre piezas de desgaste como neumáticos, pastillas de freno y cadenas.',
+    },
+  },
+  {
+    id: 'es-tiendas',
+    lang: 'es',
+    title: 'Nuestras tiendas',
+    sections: {
+      '': 'Estamos en Madrid (Calle de Atocha 42), Barcelona (Carrer de Pujades 120) y Valencia (Avenida del Puerto 8). Todas las tiendas tienen taller y pista de pruebas.',
+    },
+  },
+  {
+    id: 'es-horarios',
+    lang: 'es',
+    title: 'Horarios de apertura',
+    sections: { '': 'Las tiendas abren de lunes a viernes de 10:00 a 20:00 y los sábados de 10:00 a 14:00. Cerramos domingos y festivos.' },
+  },
+  {
+    id: 'es-tallas',
+    lang: 'es',
+    title: 'Guía de tallas',
+    sections: {
+      '': 'Con una altura de 155 a 165 cm corresponde la talla S, de 165 a 178 cm la talla M y de 178 a 190 cm la talla L. Si estás entre dos tallas, mide tu entrepierna.',
+    },
+  },
+  {
+    id: 'es-regalo',
+    lang: 'es',
+    title: 'Tarjetas regalo',
+    sections: {
+      '': 'Las tarjetas regalo van de 25 € a 500 € y son válidas durante dos años. Introduce el código al pagar. No se pueden canjear por dinero en efectivo.',
+    },
+  },
+  {
+    id: 'es-contacto',
+    lang: 'es',
+    title: 'Contacto',
+    sections: { '': 'Escríbenos a help@veloria.example o llama al +34 910 000 000, de lunes a viernes de 9:00 a 18:00. El chat responde todos los días.' },
+  },
 ];
 
 /** What every model's page of the manual says too (a page about 800 characters: one passage each). */
@@ -72,10 +370,18 @@ export const MANUAL = {
   id: 'manual',
   file: 'veloria-owners-manual.pdf',
   pages: [
-    'Veloria C3 city bike. Range: up to 70 km on one charge. Charging time: 4 hours from empty. Maximum load: 120 kg including the rider. Recommended tyre pressure: 3.5 to 4.5 bar. Battery: 418 Wh, removable with the frame key.' + ' ' + handling('Veloria C3'),
-    'Veloria T5 trekking bike. Range: up to 110 km on one charge. Charging time: 5 hours from empty. Maximum load: 130 kg including the rider and luggage. Recommended tyre pressure: 3 to 4 bar. Battery: 625 Wh integrated in the down tube.' + ' ' + handling('Veloria T5'),
-    'Veloria T7 trekking bike. Range: up to 150 km with its dual battery. Charging time: 6.5 hours for both packs. Maximum load: 140 kg. Recommended tyre pressure: 3 to 4 bar. Batteries: 2 × 500 Wh; the second pack sits behind the seat tube.' + ' ' + handling('Veloria T7'),
-    'Veloria X9 cargo bike. Range: up to 80 km with a full load. Charging time: 5.5 hours. Maximum load: 200 kg, of which 80 kg in the front box. Recommended tyre pressure: 2.5 to 3.5 bar. Fit the child seat only in the front box.' + ' ' + handling('Veloria X9'),
+    'Veloria C3 city bike. Range: up to 70 km on one charge. Charging time: 4 hours from empty. Maximum load: 120 kg including the rider. Recommended tyre pressure: 3.5 to 4.5 bar. Battery: 418 Wh, removable with the frame key.' +
+      ' ' +
+      handling('Veloria C3'),
+    'Veloria T5 trekking bike. Range: up to 110 km on one charge. Charging time: 5 hours from empty. Maximum load: 130 kg including the rider and luggage. Recommended tyre pressure: 3 to 4 bar. Battery: 625 Wh integrated in the down tube.' +
+      ' ' +
+      handling('Veloria T5'),
+    'Veloria T7 trekking bike. Range: up to 150 km with its dual battery. Charging time: 6.5 hours for both packs. Maximum load: 140 kg. Recommended tyre pressure: 3 to 4 bar. Batteries: 2 × 500 Wh; the second pack sits behind the seat tube.' +
+      ' ' +
+      handling('Veloria T7'),
+    'Veloria X9 cargo bike. Range: up to 80 km with a full load. Charging time: 5.5 hours. Maximum load: 200 kg, of which 80 kg in the front box. Recommended tyre pressure: 2.5 to 3.5 bar. Fit the child seat only in the front box.' +
+      ' ' +
+      handling('Veloria X9'),
     'Display error codes. E01: motor sensor fault, switch off and on again. E04: battery too hot or too cold, let it reach room temperature. E07: speed sensor not detected, check the magnet on the rear wheel. E09: throttle error, visit a workshop.',
   ],
 };
@@ -91,7 +397,7 @@ export const FAQ: [string, string][] = [
   ['Where do I find the serial number?', 'The serial number is engraved under the bottom bracket, where the cranks meet the frame.'],
   ['Do you match prices?', 'We match the price of any authorised Spanish dealer for the same model in stock; send us the link before you order.'],
   ['Can I order by phone?', 'Yes. Call +34 910 000 000 on weekdays and we take the order and the payment by card over the phone.'],
-  ['Do you have a kids bike?', 'Our smallest model is the C3 in size S, for riders from 155 cm. We do not sell children\'s bikes.'],
+  ['Do you have a kids bike?', "Our smallest model is the C3 in size S, for riders from 155 cm. We do not sell children's bikes."],
   ['Can I add a child seat?', 'A rear child seat fits the C3 and the T5 on their rear rack. On the X9 it goes in the front box.'],
   ['Is there a loyalty programme?', 'Members of Veloria Club earn 1 point per euro spent; 100 points are worth €5 off your next order.'],
 ];
@@ -135,10 +441,20 @@ export const QUESTIONS: [QuestionClass, string, string, string][] = [
   ['plain', 'Do you offer theft insurance?', 'theft insurance', 'insurance'],
   ['plain', 'Can I cancel my order?', 'cancel order', 'cancel'],
 
-  ['chatty', 'hi there!! so um I was just wondering how long delivery usually takes to get to me? thanks so much', 'delivery times', 'delivery-times es-envios'],
+  [
+    'chatty',
+    'hi there!! so um I was just wondering how long delivery usually takes to get to me? thanks so much',
+    'delivery times',
+    'delivery-times es-envios',
+  ],
   ['chatty', 'hello, quick question please, do u guys accept paypal or something like that?', 'payment methods PayPal', 'payment es-pagos'],
   ['chatty', 'hey hey, I wanna send back something I bought last week, what do I need to do??', 'return item how to', 'return-process returns'],
-  ['chatty', 'good morning! could you please tell me something about the warranty on the batteries? cheers', 'battery warranty charge cycles', 'warranty es-garantia'],
+  [
+    'chatty',
+    'good morning! could you please tell me something about the warranty on the batteries? cheers',
+    'battery warranty charge cycles',
+    'warranty es-garantia',
+  ],
   ['chatty', "ok so basically my password isn't working and I can't get in, help pls", 'reset password forgot', 'password'],
   ['chatty', "hiya, I'm kinda thinking about getting a bike but do you have shops where I can actually see them?", 'stores addresses', 'stores es-tiendas'],
   ['chatty', 'hello!!! are you guys open on saturday or nah', 'opening hours Saturday', 'opening-hours es-horarios'],
@@ -237,7 +553,12 @@ export const QUESTIONS: [QuestionClass, string, string, string][] = [
   ['paraphrase', "I'd like my cash back", 'refund money payment method', 'refunds es-reembolsos'],
   ['paraphrase', 'Someone nicked my ride, am I covered?', 'theft insurance', 'insurance'],
   ['paraphrase', 'How do I look after the power pack in cold weather?', 'battery care winter charge temperature', 'battery-care'],
-  ['paraphrase', "Can I get my money back on something I just don't want anymore?", 'returns policy return product days', 'returns es-devoluciones return-process'],
+  [
+    'paraphrase',
+    "Can I get my money back on something I just don't want anymore?",
+    'returns policy return product days',
+    'returns es-devoluciones return-process',
+  ],
   ['paraphrase', 'Can I try before I buy?', 'test ride book store', 'test-rides'],
 
   ['unanswerable', 'Do you rent bikes by the day?', 'bike rental day', ''],

@@ -2,7 +2,7 @@
  * A minimal PDF writer for the evaluation's manual: one page per text, Helvetica, lines wrapped
  * at 90 characters (WinAnsi text, so plain Latin-1). Enough for the extractor the crawl uses.
  */
-const escape = (text: string) => text.replace(/[\\()]/g, (match) => `\\${match}`);
+const escapePdfText = (text: string) => text.replace(/[\\()]/g, (match) => `\\${match}`);
 
 function wrap(text: string, width = 90): string[] {
   const lines: string[] = [];
@@ -25,7 +25,7 @@ export function makePdf(pages: readonly string[]): Uint8Array {
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>';
   pages.forEach((text, at) => {
     const content = `BT /F1 10 Tf 14 TL 50 780 Td ${wrap(text)
-      .map((line) => `(${escape(line)}) Tj T*`)
+      .map((line) => `(${escapePdfText(line)}) Tj T*`)
       .join(' ')} ET`;
     const pageId = pageIds[at] ?? 0;
     objects[pageId] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageId + 1} 0 R >>`;
