@@ -131,8 +131,13 @@ export function terms(folded: readonly string[], language: Language): string[] {
 const LONG_STOP_WORDS = new Map<string, string[]>();
 for (const word of ALL_STOP_WORDS) if (word.length >= 4) LONG_STOP_WORDS.set(word.charAt(0), [...(LONG_STOP_WORDS.get(word.charAt(0)) ?? []), word]);
 
-/** Whether a word is a misspelt stop word or filler ("wich", "plese"): one edit from one of four letters or more, with the same first letter. */
-export const isMisspeltStopWord = (word: string) => word.length >= 4 && (LONG_STOP_WORDS.get(word.charAt(0)) ?? []).some((stop) => withinEdits(word, stop, 1));
+/**
+ * Whether a word is a misspelt stop word or filler ("wich", "plese"): one edit from one of four
+ * letters or more, with the same first letter; a four-letter word only by a letter left out
+ * ("code" is no misspelt "come").
+ */
+export const isMisspeltStopWord = (word: string) =>
+  word.length >= 4 && (LONG_STOP_WORDS.get(word.charAt(0)) ?? []).some((stop) => (word.length > 4 || stop.length === 5) && withinEdits(word, stop, 1));
 
 /** The words of a query that can tell passages apart (folded, no stop words or filler, ≥ 2 letters or holding a digit), once each. */
 export function significantWords(query: string): string[] {
