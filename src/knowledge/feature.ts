@@ -154,6 +154,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
     suggestions,
     fromTeam: suggestions.fromTeam,
     turn: {
+      hasContent: () => built && index.size() > 0,
       async brief(input) {
         if (!built) return undefined;
         const audience = { site: input.metadata.siteKey, channel: input.channel };

@@ -8,9 +8,10 @@
  */
 import { languageOf, type Language } from '../words/language.js';
 import { chunkVector } from './embeddings.js';
-import { LexicalIndex, MAX_QUERY_TERMS, weighTerms } from './lexical-index.js';
+import { LexicalIndex, weighTerms } from './lexical-index.js';
 import type { Audience, ChunkRecord, Passage } from './model.js';
-import { detectLanguage, isStopWord, significantWords, stem, terms, words } from './text-analysis.js';
+import { ARABIC, coverage, planQuery, SURFACE } from './query-plan.js';
+import { detectLanguage, isStopWord, significantWords, terms, words } from './text-analysis.js';
 import { VectorIndex } from './vector-index.js';
 
 const EVERYONE = '*';
@@ -18,21 +19,8 @@ const EVERYONE = '*';
 const RRF_K = 60;
 /** How deep each ranking goes into the fusion. */
 const FUSION_DEPTH = 50;
-/** Index terms a query word's prefix may stand for, and their weight against an exact match. */
-const PREFIX_EXPANSIONS = 8;
-const PREFIX_WEIGHT = 0.6;
-/**
- * Each passage's words are indexed as written too (folded, under this mark), for relevance only:
- * a query word counts as mentioned when a word of the passage begins with it (less its last two
- * letters when it is longer than five: "returns" → "retur"), as a person would read it; a stem
- * alone would let "cards" be found in "your card" of a refunds page. Arabic words, whose articles
- * and prepositions are joined to them, count by their stem.
- */
-const SURFACE = '\u0001';
-const SURFACE_EXPANSIONS = 64;
-const SURFACE_BIT = 16;
-const MAX_WORDS = MAX_QUERY_TERMS - SURFACE_BIT;
-const ARABIC = /[\u0600-\u06ff]/;
+/** The least similarity a vector hit needs relative to the best one, to be fused at all. */
+const RELATIVE_FLOOR = 0.85;
 
 export interface SearchOptions {
   /** The query's embedding: adds the vector ranking (fused with BM25). */
@@ -71,23 +59,21 @@ interface StoredChunk {
   scope: readonly string[];
 }
 
-const popcount = (value: number) => {
-  let bits = value - ((value >>> 1) & 0x55555555);
-  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333);
-  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-};
-
 export async function createKnowledgeIndex(
   options: {
+    /** The share of a query's weight (by rarity) a passage must mention to be relevant (0: any one word). */
     minCoverage?: number;
     /** The least cosine a vector hit needs (below: not relevant). */
     minSimilarity?: number;
+    /** The cosine at which a vector hit is relevant even when the word rule rejects it (calibrated per model). */
+    closeSimilarity?: number;
     /** MODEL_EMBEDDING's label: only vectors it made are held (none without it). */
     embeddingModel?: string | undefined;
   } = {},
 ): Promise<KnowledgeIndex> {
-  const minCoverage = options.minCoverage ?? 0.5;
+  const minCoverage = options.minCoverage ?? 0.45;
   const minSimilarity = options.minSimilarity ?? 0.3;
+  const closeSimilarity = options.closeSimilarity ?? 0.85;
   const lexical = new LexicalIndex();
   const vectors = new VectorIndex();
   const chunks: (StoredChunk | undefined)[] = [];
@@ -132,45 +118,34 @@ export async function createKnowledgeIndex(
     return slot;
   };
 
-  /** Each query word's index terms: its stem in every language the index holds, then what its shortest stem begins. */
-  const alternatives = (word: string): [string, number][] => {
-    const exact = [...new Set([...languages].map((language) => stem(word, language)))];
-    const out: [string, number][] = exact.map((term) => [term, 1]);
-    const shortest = exact.reduce((a, b) => (b.length < a.length ? b : a));
-    if (shortest.length >= 4) for (const term of lexical.expand(shortest, PREFIX_EXPANSIONS)) if (!exact.includes(term)) out.push([term, PREFIX_WEIGHT]);
-    return out;
-  };
-
-  /** The passage words a query word is mentioned by (see SURFACE). */
-  const mentions = (word: string): [string, number][] => {
-    if (ARABIC.test(word)) return [];
-    const prefix = word.length > 5 ? word.slice(0, -2) : word;
-    const found = new Set([SURFACE + word, ...lexical.expand(SURFACE + word, SURFACE_EXPANSIONS), ...lexical.expand(SURFACE + prefix, SURFACE_EXPANSIONS)]);
-    return [...found].map((term) => [term, 0]);
-  };
-
+  /** Passages the word rule finds relevant, best first: BM25 weighted by the share of the query they cover. */
   const lexicalRanking = (variants: string[][], inScope: (slot: number) => boolean, depth: number) => {
-    const distinct = [...new Set(variants.flat())].slice(0, MAX_WORDS);
-    const bit = new Map(distinct.map((word, at) => [word, at]));
-    const arabic = distinct.reduce((sum, word, at) => (ARABIC.test(word) ? sum | (1 << at) : sum), 0);
-    const needs = variants.map((list) => {
-      const mask = list.reduce((sum, word) => {
-        const at = bit.get(word);
-        return at === undefined ? sum : sum | (1 << at);
-      }, 0);
-      return { mask, least: Math.max(1, Math.ceil(popcount(mask) * minCoverage)) };
-    });
-    const query = [...distinct.map(alternatives), ...Array.from({ length: SURFACE_BIT - distinct.length }, () => []), ...distinct.map(mentions)];
-    const { slots, scores, masks } = lexical.score(query);
+    const plan = planQuery(lexical, [...languages], variants);
+    const { slots, scores, masks } = lexical.score(plan.entries);
     const ranked: { slot: number; score: number }[] = [];
     for (const slot of slots) {
-      const mask = masks[slot] ?? 0;
       const score = scores[slot] ?? 0;
-      const mentioned = ((mask >>> SURFACE_BIT) | (mask & arabic)) & 0xffff;
-      if (score > 0 && needs.some((need) => need.mask !== 0 && popcount(mentioned & need.mask) >= need.least) && inScope(slot)) ranked.push({ slot, score });
+      const covered = coverage(plan, masks[slot] ?? 0);
+      if (score > 0 && covered > 0 && covered >= minCoverage && inScope(slot)) ranked.push({ slot, score: score * covered });
     }
     lexical.reset(slots);
     return ranked.sort((a, b) => b.score - a.score).slice(0, depth);
+  };
+
+  /**
+   * Lexical and vector rankings fused by reciprocal rank: a vector hit counts when it is within
+   * `RELATIVE_FLOOR` of the best one and the word rule found it relevant too, or alone when it
+   * is `closeSimilarity` close (so embeddings never turn a decline into a passage on their own).
+   */
+  const fuse = (ranked: { slot: number; score: number }[], vector: Float32Array, inScope: (slot: number) => boolean) => {
+    const fused = new Map<number, number>();
+    ranked.forEach(({ slot }, rank) => fused.set(slot, 1 / (RRF_K + rank + 1)));
+    const hits = vectors.nearest(vector, FUSION_DEPTH, minSimilarity, inScope);
+    const floor = (hits[0]?.similarity ?? 0) * RELATIVE_FLOOR;
+    hits
+      .filter(({ slot, similarity }) => similarity >= floor && (fused.has(slot) || similarity >= closeSimilarity))
+      .forEach(({ slot }, rank) => fused.set(slot, (fused.get(slot) ?? 0) + 1 / (RRF_K + rank + 1)));
+    return [...fused].map(([slot, score]) => ({ slot, score })).sort((a, b) => b.score - a.score);
   };
 
   return {
@@ -205,15 +180,7 @@ export async function createKnowledgeIndex(
       const vector = searchOptions.vector;
       const depth = vector ? FUSION_DEPTH : limit;
       const ranked = variants.length > 0 ? lexicalRanking(variants, inScope, depth) : [];
-      let best: { slot: number; score: number }[] = ranked;
-      if (vector && vectors.size() > 0) {
-        const fused = new Map<number, number>();
-        ranked.forEach(({ slot }, rank) => fused.set(slot, 1 / (RRF_K + rank + 1)));
-        vectors
-          .nearest(vector, FUSION_DEPTH, minSimilarity, inScope)
-          .forEach(({ slot }, rank) => fused.set(slot, (fused.get(slot) ?? 0) + 1 / (RRF_K + rank + 1)));
-        best = [...fused].map(([slot, score]) => ({ slot, score })).sort((a, b) => b.score - a.score);
-      }
+      const best = vector && vectors.size() > 0 ? fuse(ranked, vector, inScope) : ranked;
       return best.slice(0, limit).flatMap(({ slot, score }) => {
         const chunk = chunks[slot];
         return chunk ? [{ chunkId: chunk.id, title: chunk.title, headingPath: chunk.headingPath, url: chunk.url, text: chunk.text, score }] : [];

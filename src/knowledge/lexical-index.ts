@@ -12,6 +12,8 @@
  * Nor MiniSearch's: 75 MB held at the same 20,000 chunks against 20 MB here (`npm run bench:knowledge-libraries`).
  */
 
+import { withinEdits } from './text-analysis.js';
+
 const K1 = 1.2;
 const B = 0.75;
 const MAX_TF = 255;
@@ -98,7 +100,52 @@ export class LexicalIndex {
 
   /** Index terms starting with `prefix` (at most `limit`), from a sorted copy of the vocabulary built when first needed. */
   expand(prefix: string, limit: number): string[] {
-    const sorted = (this.sorted ??= [...this.ids.keys()].sort());
+    const sorted = this.vocabulary();
+    const out: string[] = [];
+    for (let at = this.lowerBound(prefix); at < sorted.length && out.length < limit; at += 1) {
+      const term = sorted[at];
+      if (term === undefined || !term.startsWith(prefix)) break;
+      out.push(term);
+    }
+    return out;
+  }
+
+  /** Live slots holding `term` (dead postings count until the next compaction: never more than the live slots). */
+  frequency(term: string): number {
+    const id = this.ids.get(term);
+    return id === undefined ? 0 : Math.min(this.documentFrequency[id] ?? 0, this.live);
+  }
+
+  /** Live slots. */
+  get slots(): number {
+    return this.live;
+  }
+
+  /**
+   * Index terms `prefix + w` where `w` begins with `word`'s first letter and is within `maxEdits`
+   * of it (typo tolerance: only for a word the index lacks; a first letter is rarely the one
+   * mistyped), at most `limit`, from the sorted vocabulary's range of that beginning (terms
+   * beginning with `exclude` skipped).
+   */
+  near(prefix: string, word: string, maxEdits: number, limit: number, exclude?: string): string[] {
+    const sorted = this.vocabulary();
+    const start = prefix + word.slice(0, 1);
+    const out: string[] = [];
+    for (let at = this.lowerBound(start); at < sorted.length && out.length < limit; at += 1) {
+      const term = sorted[at] ?? '';
+      if (!term.startsWith(start)) break;
+      if (exclude !== undefined && term.startsWith(exclude)) continue;
+      if (Math.abs(term.length - prefix.length - word.length) <= maxEdits && withinEdits(word, term.slice(prefix.length), maxEdits)) out.push(term);
+    }
+    return out;
+  }
+
+  private vocabulary(): string[] {
+    return (this.sorted ??= [...this.ids.keys()].sort());
+  }
+
+  private lowerBound(prefix: string): number {
+    const sorted = this.vocabulary();
     let low = 0;
     let high = sorted.length;
     while (low < high) {
@@ -106,13 +153,7 @@ export class LexicalIndex {
       if ((sorted[middle] ?? '') < prefix) low = middle + 1;
       else high = middle;
     }
-    const out: string[] = [];
-    for (let at = low; at < sorted.length && out.length < limit; at += 1) {
-      const term = sorted[at];
-      if (term === undefined || !term.startsWith(prefix)) break;
-      out.push(term);
-    }
-    return out;
+    return low;
   }
 
   /** Gives back the room posting lists grew into (after a build; they grow again on change). */

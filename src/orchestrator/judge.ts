@@ -171,7 +171,7 @@ function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; promp
     '- rankedTools: the most useful tools for this turn, best first (empty when no tools are listed);',
     '- facts: each question answered from the conversation, null when unknown. Never guess.',
     input.knowledge
-      ? '- knowledge: needed=true when the answer depends on the business\'s own published information (policies, delivery, returns, prices, opening hours, how-tos); terms: what to search its help pages for, expanding the customer\'s words ("how long does my parcel take" → "delivery times shipping days"), in the language of the business\'s content.'
+      ? '- knowledge: needed=true when the answer depends on the business\'s own published information (policies, delivery, returns, prices, opening hours, how-tos); terms: a few keywords in the words and language of the business\'s content — translated, the customer\'s words rewritten as its help pages would put them ("where is my parcel" → "order tracking"), no filler.'
       : '',
     `Roles:\n${roles}`,
     tools ? `Tools:\n${tools}` : '',

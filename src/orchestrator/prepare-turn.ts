@@ -36,6 +36,8 @@ export interface PreparedLeg {
  * no Redis command on orchestrator state.
  */
 export interface TurnKnowledge {
+  /** Whether there is anything to search (the index built and holding a passage): without it the turn has no knowledge step. */
+  hasContent(): boolean;
   brief(input: {
     /** The customer's latest message (what a miss lists). */
     question: string;
@@ -94,13 +96,15 @@ export async function prepareFreshLeg(
     .slice(-2)
     .map(messageText)
     .join(' ');
+  // No source, document or FAQ: the judge is not asked about knowledge, and nothing is searched.
+  const knowledgeOn = input.knowledge?.hook?.hasContent() === true;
   const judgment = await judgeTurn(dependencies.judge, {
     roles,
     history: input.history,
     activeRoleId: pointerRole?.id,
     activeFacts: pointerFacts.facts,
     candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
-    ...(input.knowledge?.hook ? { knowledge: true } : {}),
+    ...(knowledgeOn ? { knowledge: true } : {}),
     signal: input.signal,
   });
   const role = byId.get(judgment.roleId) ?? defaultRole(roles);
@@ -126,11 +130,13 @@ export async function prepareFreshLeg(
     rankedNames: judgment.rankedTools,
   });
   // A degraded judgment says nothing of knowledge: the customer's own words are searched, and only a hit is told.
-  const knowledge = judgment.knowledge?.needed
-    ? await knowledgeBrief(dependencies.judge.logger, input, judgment.knowledge.terms, role.id)
-    : judgment.degraded
-      ? await knowledgeBrief(dependencies.judge.logger, input, '', role.id, true)
-      : undefined;
+  const knowledge = !knowledgeOn
+    ? undefined
+    : judgment.knowledge?.needed
+      ? await knowledgeBrief(dependencies.judge.logger, input, judgment.knowledge.terms, role.id)
+      : judgment.degraded
+        ? await knowledgeBrief(dependencies.judge.logger, input, '', role.id, true)
+        : undefined;
   const decision: StoredDecision = {
     runId: input.runId,
     roleId: role.id,
