@@ -88,7 +88,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, ...actions.turnHooks };
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();
-  const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store });
+  const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store, transcripts });
   const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
   const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat };
   const answering = turns.answerWith({ ...turnParts, heldByTeammate: takeover.heldByTeammate });

@@ -9,13 +9,19 @@
  * so a typed 1–5 answers too; then an optional comment: the customer's next message within
  * CSAT_COMMENT_MINUTES, unless it asks something (ends in "?") — that one is the assistant's.
  *
+ * Never while another question waits for the customer (a choice or a confirmation the assistant
+ * asked): a typed "3" is that question's answer.
+ *
  * The answer never reaches the model: the takeover hook's wrapper (`hook`) takes the batch
- * before its turn (no turn runs, nothing is recorded as a message), stores the answer by `_id`
- * in the `csat` collection (`csat-store.ts`) with the conversation, its role and whether a
- * person took part, and thanks the customer in the question's language.
+ * before its turn (no turn runs), stores the answer by `_id` in the `csat` collection
+ * (`csat-store.ts`) with the conversation, its role and whether a person took part, and thanks
+ * the customer in the question's language (the widget's, or the one the customer writes in). Every
+ * message of it — question, rating, comment, the service's answers — is part of the conversation:
+ * its history the widget reads back and its transcript (`csat-transcript.ts`), kept from the model.
+ * A second tap on a rated question is answered "already noted", logged and counted.
  */
 import { choiceLines } from '../contracts/choices.js';
-import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
 import type { Choice } from '../contracts/tool.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { Logger } from '../logger.js';
@@ -23,8 +29,10 @@ import type { Metrics } from '../metrics.js';
 import type { GiveUpHandler } from '../queue/turn-worker.js';
 import { csatWords } from '../words/csat-words.js';
 import { languageOf, type Language } from '../words/language.js';
-import type { CsatConversation, CsatState, PendingQuestion, Seen } from './csat-state.js';
+import { languageOfText } from '../words/text-language.js';
+import type { CsatConversation, CsatState, PendingQuestion } from './csat-state.js';
 import { csatRecordId, type CsatStore } from './csat-store.js';
+import { CSAT_REPLY_PART, type CsatTranscript } from './csat-transcript.js';
 
 /** How long a question takes a rating: WhatsApp's window, after which nobody remembers it. */
 const SCORE_WAIT_MS = 24 * 60 * 60 * 1000;
@@ -37,11 +45,15 @@ export interface CsatOptions {
   commentMs: number;
   state: CsatState;
   store: CsatStore;
+  /** Puts the question's messages in the conversation's history and transcript, and sends the service's words. */
+  transcript: CsatTranscript;
   channels: ReadonlyMap<string, ChannelDefinition>;
   /** Whether a teammate holds the conversation now (the takeover mirror). */
   heldByTeammate(conversationKey: string): Promise<boolean>;
   /** Whether a hand-off of the conversation is open or taken (a team is still to answer). */
   handoffOpen?(conversationKey: string): Promise<boolean>;
+  /** Whether another question waits for the customer's answer (a choice or a confirmation the assistant asked). */
+  questionWaiting?(conversationKey: string): Promise<boolean>;
   /** The role a hand-off was opened from. */
   handoffRole?(handoffId: string): Promise<string | undefined>;
   /** Queues the quiet check of a conversation for `delayMs` from now (`at`: the reply it follows). */
@@ -65,23 +77,9 @@ function tapOf(message: InboundMessage): { askedAt: number; score: number } | un
   return match ? { askedAt: Number(match[1]), score: Number(match[2]) } : undefined;
 }
 
-/** Sends the service's words to the conversation's customer outside a turn (`kind` keeps each message's id its own). */
-async function sendWords(channel: ChannelDefinition, seen: Seen, kind: string, text: string, at: number, extra?: SendOptions): Promise<void> {
-  const inbound: InboundMessage = {
-    channel: seen.channel,
-    conversationKey: seen.conversationKey,
-    messageId: `${seen.conversationKey}:csat-${kind}`,
-    from: seen.from,
-    text: '',
-    receivedAt: at,
-    metadata: seen.metadata,
-  };
-  await channel.transport.send(inbound, text, 0, extra);
-}
-
 /** Why the question is not asked now, or undefined when it may be. */
 async function refusalOf(
-  options: Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen'>,
+  options: Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen' | 'questionWaiting'>,
   at: number,
   conversationKey: string,
   conversation: CsatConversation,
@@ -97,6 +95,7 @@ async function refusalOf(
   if (window !== undefined && at - (conversation.inboundAt ?? 0) >= window) return 'window';
   if (await options.heldByTeammate(conversationKey)) return 'held';
   if (details.trigger === 'quiet' && (await options.handoffOpen?.(conversationKey))) return 'handoff-open';
+  if (await options.questionWaiting?.(conversationKey)) return 'question-waiting';
   return undefined;
 }
 
@@ -114,7 +113,8 @@ export function createCsat(options: CsatOptions) {
       return false;
     }
     const askedAt = now();
-    const language = languageOf(conversation.seen.metadata.language);
+    // The widget says the visitor's language; on WhatsApp it is the one the customer writes in.
+    const language = languageOf(conversation.seen.metadata.language, conversation.language);
     const pending: PendingQuestion = {
       id: csatRecordId(conversationKey, askedAt),
       stage: 'score',
@@ -133,11 +133,37 @@ export function createCsat(options: CsatOptions) {
     }
     const choices = choicesOf(askedAt, language);
     const words = csatWords(language);
-    await sendWords(channel, conversation.seen, `${askedAt}-q`, `${words.question}\n${choiceLines(choices)}`, now(), { choices, choicesLanguage: language });
+    await options.transcript.say(channel, {
+      seen: conversation.seen,
+      replyTo: `${conversationKey}:csat-${askedAt}-q`,
+      part: 0,
+      text: `${words.question}\n${choiceLines(choices)}`,
+      extra: { choices, choicesLanguage: language },
+    });
     metrics.increment('csat_total', { channel: channel.id, outcome: 'asked' });
     logger.info('csat-asked', { conversationKey, trigger: details.trigger });
     await store.asked(conversationKey, pending).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey, error }));
     return true;
+  };
+
+  /** The service's words answering the customer's `message` (one per message: its own ledger part). */
+  const reply = (channel: ChannelDefinition, message: InboundMessage, text: string) =>
+    options.transcript.say(channel, {
+      seen: { channel: message.channel, conversationKey: message.conversationKey, from: message.from, metadata: message.metadata },
+      replyTo: message.messageId,
+      part: CSAT_REPLY_PART,
+      text,
+    });
+
+  /** A tap on a question that no longer waits: "already noted" when it was rated, else nothing more; logged and counted either way. */
+  const tapAgain = async (batch: readonly InboundMessage[], channel: ChannelDefinition, askedAt: number, rated: number | undefined, language: string) => {
+    const message = batch.at(-1);
+    if (!message) return;
+    const noted = rated === askedAt;
+    metrics.increment('csat_total', { channel: channel.id, outcome: noted ? 'tapped_again' : 'tapped_late' });
+    logger.info('csat-tapped-again', { conversationKey: message.conversationKey, rated: noted });
+    await options.transcript.heard(channel, batch);
+    if (noted) await reply(channel, message, csatWords(languageOf(language)).alreadyNoted);
   };
 
   /** The batch answers the pending question (a score, or the comment after one): stored and thanked, no turn. */
@@ -145,25 +171,31 @@ export function createCsat(options: CsatOptions) {
     const message = batch.at(-1);
     if (!message || now() > pending.until) return 'none';
     const key = message.conversationKey;
-    const seen: Seen = { channel: message.channel, conversationKey: key, from: message.from, metadata: message.metadata };
     const words = csatWords(languageOf(pending.language));
     const tap = batch.map(tapOf).findLast((found) => found !== undefined);
     const typed = pending.stage === 'score' && batch.length === 1 && !message.media?.length ? TYPED_SCORE.exec(message.text) : null;
     const score = tap?.askedAt === pending.askedAt ? tap.score : typed ? Number(typed[1]) : undefined;
+    if (score !== undefined && pending.stage === 'comment') {
+      // A second tap on the question already rated: the first rating stands.
+      await tapAgain(batch, channel, pending.askedAt, pending.askedAt, pending.language);
+      return 'handled';
+    }
     if (score !== undefined) {
+      // A rating inside a burst of other messages: recorded, and the rest is the assistant's (its turn records them all).
+      const alone = batch.every((entry) => tapOf(entry) !== undefined || TYPED_SCORE.test(entry.text));
       // Redis first and the customer's next words, then MongoDB (never a MongoDB wait before a send): a write
       // that fails is logged, and the comment's write carries the score again.
       const rated: PendingQuestion = { ...pending, score, answeredVia: tap ? 'tap' : 'typed', answeredAt: now() };
-      // A second tap on the same question (while its comment is awaited) changes the score, nothing else.
-      await state.setPending(key, pending.stage === 'score' ? { ...rated, stage: 'comment', until: now() + options.commentMs } : rated);
-      if (pending.stage === 'score') {
-        metrics.increment('csat_total', { channel: channel.id, outcome: 'answered' });
-        logger.info('csat-answered', { conversationKey: key, score });
-        await sendWords(channel, seen, `${pending.askedAt}-a`, words.commentPrompt, now());
+      await state.rated(key, alone ? { ...rated, stage: 'comment', until: now() + options.commentMs } : rated);
+      if (!alone) await state.clearPending(key);
+      metrics.increment('csat_total', { channel: channel.id, outcome: 'answered' });
+      logger.info('csat-answered', { conversationKey: key, score });
+      if (alone) {
+        await options.transcript.heard(channel, batch);
+        await reply(channel, message, words.commentPrompt);
       }
       await store.answered(key, rated).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
-      // A rating inside a burst of other messages: recorded, and the rest is the assistant's.
-      return batch.every((entry) => tapOf(entry) !== undefined || TYPED_SCORE.test(entry.text)) ? 'handled' : 'recorded';
+      return alone ? 'handled' : 'recorded';
     }
     if (pending.stage === 'score' || tap) return 'none';
     const comment = batch
@@ -173,7 +205,8 @@ export function createCsat(options: CsatOptions) {
     if (!comment || batch.some((entry) => entry.media?.length || entry.metadata.choice) || /[?？¿؟]\s*$/u.test(comment)) return 'none';
     await state.clearPending(key);
     metrics.increment('csat_total', { channel: channel.id, outcome: 'commented' });
-    await sendWords(channel, seen, `${pending.askedAt}-c`, words.thanks, now());
+    await options.transcript.heard(channel, batch);
+    await reply(channel, message, words.thanks);
     await store.commented(key, pending, comment, now()).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
     return 'handled';
   };
@@ -190,11 +223,14 @@ export function createCsat(options: CsatOptions) {
       return async (batch, channel, turnLogger, context) => {
         const customer = batch.filter((message) => !message.teammate);
         const last = customer.at(-1);
+        // The language the customer writes in, when their words show one (WhatsApp says none).
+        const language = last?.metadata.language ? undefined : languageOfText(customer.map((message) => message.text).join('\n'));
         const noting = last
-          ? state.noteInbound(last, now()).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
+          ? state.noteInbound(last, now(), language).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
           : undefined;
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
-        const pending = await noting;
+        const note = await noting;
+        const pending = note?.pending;
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
         const conversationKey = batch[0]?.conversationKey;
         if (handled && entry?.action === 'handed_back' && conversationKey) {
@@ -207,7 +243,12 @@ export function createCsat(options: CsatOptions) {
         const tapped = customer.some((message) => tapOf(message) !== undefined);
         if (!pending) {
           // A tap on a question that is no longer waiting: never a turn of its own.
-          return tapped && customer.length === 1;
+          const tap = customer.length === 1 ? tapOf(last) : undefined;
+          if (!tap) return false;
+          await tapAgain(customer, channel, tap.askedAt, note?.rated, languageOf(last.metadata.language, note?.language)).catch((error: unknown) =>
+            turnLogger.warn('csat-answer-failed', { error }),
+          );
+          return true;
         }
         try {
           const answered = await answer(customer, pending, channel);

@@ -8,9 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
 import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../../src/contracts/index.js';
 import { createCsat } from '../../src/csat/csat.js';
 import { createCsatState } from '../../src/csat/csat-state.js';
+import { createCsatTranscript } from '../../src/csat/csat-transcript.js';
+import { createTranscriptOutbox } from '../../src/store/outbox.js';
+import { createTranscriptStore } from '../../src/store/transcript-store.js';
 import type { CsatStore } from '../../src/csat/csat-store.js';
 import type { GiveUpHandler } from '../../src/queue/turn-worker.js';
 import { createLogger } from '../../src/logger.js';
@@ -51,18 +55,23 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
       void records.push({ op: 'commented', conversationId, comment, ...(options.mongoDown ? { score: rated.score } : {}) }),
   } as unknown as CsatStore;
   const scheduled: { key: string; at: number; delayMs: number }[] = [];
+  const logger = createLogger({ level: 'error', sink: () => undefined });
+  // The real transcript store on the real Redis (its outbox is never drained here: no MongoDB).
+  const outbox = createTranscriptOutbox({ redis, maxBacklog: 10_000, database: 'csat-rules', logger, metrics: createMetrics() });
+  const transcripts = createTranscriptStore(mongoose.createConnection(), { redis, outbox });
   const csat = createCsat({
     afterMs: 30 * 60_000,
     cooldownMs: DAY,
     commentMs: 15 * 60_000,
     state: createCsatState(redis),
     store,
+    transcript: createCsatTranscript(transcripts),
     channels: new Map([['whatsapp', channel]]),
     heldByTeammate: async () => options.held === true,
     handoffOpen: async () => options.handoffOpen === true,
     handoffRole: async () => 'support',
     scheduleQuiet: async (key, at, delayMs) => void scheduled.push({ key, at, delayMs }),
-    logger: createLogger({ level: 'error', sink: () => undefined }),
+    logger,
     metrics: createMetrics(),
     now: () => clock,
   });
@@ -81,8 +90,9 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
   const write = (text: string, choice?: string) => hook([message(text, choice)], channel, createLogger({ level: 'error', sink: () => undefined }));
   /** The assistant answered: its quiet check is queued for `at`. */
   const replied = async () => {
+    const count = scheduled.length;
     csat.noteTurn({ roleId: 'sales', failed: false, postTurn: { conversationId: key } } as unknown as TurnResult);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; scheduled.length === count && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 25));
     return scheduled.at(-1)!.at;
   };
   return {
