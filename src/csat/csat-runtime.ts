@@ -50,6 +50,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
   if (!options.config.enabled) {
     return {
       pageRatings,
+      feedback: undefined,
       wrapHooks:
         <A>(factory: (input: A) => TakeoverHook) =>
         (input: A) =>
@@ -80,6 +81,8 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
   let worker: Worker | undefined;
   return {
     pageRatings,
+    /** The comment after a rating, as the turn's judge decides it (the orchestrator's hook). */
+    feedback: csat.feedback,
     /** A takeover hook factory whose hooks are wrapped (`csat.ts`: the hand-back's question, the customer's answers). */
     wrapHooks:
       <A>(factory: (input: A) => TakeoverHook) =>

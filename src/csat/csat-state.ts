@@ -147,6 +147,9 @@ export function createCsatState(redis: RedisClient) {
       );
       return claimed === 1;
     },
+    /** The question waiting for an answer (or a comment), if any. */
+    pending: async (conversationKey: string): Promise<PendingQuestion | undefined> =>
+      parsed(PendingSchema, await redis.hget(csatKey(conversationKey), 'pending')),
     setPending: (conversationKey: string, pending: PendingQuestion) => touch(conversationKey, { pending: JSON.stringify(pending) }),
     /** The question is rated (and now waits for a comment): a later tap on it is told so. */
     rated: (conversationKey: string, pending: PendingQuestion) => touch(conversationKey, { pending: JSON.stringify(pending), rated: String(pending.askedAt) }),

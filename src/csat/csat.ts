@@ -3,25 +3,23 @@
  * after a teammate hands a conversation back (`handed_back`, a person took part), and after a
  * conversation the assistant handled alone went quiet for CSAT_AFTER_MINUTES since its last reply
  * (`quiet`, a delayed job per reply: only the latest one finds nothing newer). Never while a
- * teammate holds the conversation or a hand-off waits for one, never outside the channel's
- * free-text window (WhatsApp's 24 hours), never when the service's last word was an apology for a
- * failure. Five choices to tap (a WhatsApp list, the widget's buttons) with their numbered lines,
- * so a typed 1–5 answers too; then an optional comment: the customer's next message within
- * CSAT_COMMENT_MINUTES, unless it asks something (ends in "?") — that one is the assistant's.
+ * teammate holds the conversation or a hand-off waits for one, never while another question
+ * waits for the customer (a choice or a confirmation the assistant asked: a typed "3" is that
+ * question's answer), never outside the channel's free-text window (WhatsApp's 24 hours), never
+ * when the service's last word was an apology for a failure. Asked in the widget's language, or
+ * on WhatsApp the one the customer writes in. Five choices to tap (a WhatsApp list, the widget's
+ * buttons) with their numbered lines, so a typed 1–5 answers too; then an optional comment
+ * within CSAT_COMMENT_MINUTES (`csat-answers.ts`: the turn's judge says whether the words are one).
  *
- * Never while another question waits for the customer (a choice or a confirmation the assistant
- * asked): a typed "3" is that question's answer.
- *
- * The answer never reaches the model: the takeover hook's wrapper (`hook`) takes the batch
- * before its turn (no turn runs), stores the answer by `_id` in the `csat` collection
- * (`csat-store.ts`) with the conversation, its role and whether a person took part, and thanks
- * the customer in the question's language (the widget's, or the one the customer writes in). Every
- * message of it — question, rating, comment, the service's answers — is part of the conversation:
- * its history the widget reads back and its transcript (`csat-transcript.ts`), kept from the model.
- * A second tap on a rated question is answered "already noted", logged and counted.
+ * The rating never reaches the model: the takeover hook's wrapper (`hook`) takes the batch before
+ * its turn (no turn runs), stores it by `_id` in the `csat` collection (`csat-store.ts`) with the
+ * conversation, its role and whether a person took part, and answers in the question's language.
+ * Every message of it — the question, the rating, the service's answers — is part of the
+ * conversation: its history the widget reads back and its transcript (`csat-transcript.ts`),
+ * kept from the model.
  */
 import { choiceLines } from '../contracts/choices.js';
-import type { ChannelDefinition, InboundMessage, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
 import type { Choice } from '../contracts/tool.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { Logger } from '../logger.js';
@@ -32,12 +30,11 @@ import { languageOf, type Language } from '../words/language.js';
 import { languageOfText } from '../words/text-language.js';
 import type { CsatConversation, CsatState, PendingQuestion } from './csat-state.js';
 import { csatRecordId, type CsatStore } from './csat-store.js';
-import { CSAT_REPLY_PART, type CsatTranscript } from './csat-transcript.js';
+import { createCsatAnswers, TAP_PREFIX, tapOf } from './csat-answers.js';
+import type { CsatTranscript } from './csat-transcript.js';
 
 /** How long a question takes a rating: WhatsApp's window, after which nobody remembers it. */
 const SCORE_WAIT_MS = 24 * 60 * 60 * 1000;
-const TAP_PREFIX = 'csat:';
-const TYPED_SCORE = /^\s*([1-5])\s*(?:\/\s*5|⭐+|stars?)?\s*[.!]?\s*$/iu;
 
 export interface CsatOptions {
   afterMs: number;
@@ -68,13 +65,6 @@ type AskDetails = { trigger: 'handed_back'; handoffId: string } | { trigger: 'qu
 /** The question's choices: scores 1 to 5, each id naming the question (a tap on an older one is told apart). */
 function choicesOf(askedAt: number, language: Language): Choice[] {
   return csatWords(language).scores.map((label, index) => ({ id: `${TAP_PREFIX}${askedAt}:${index + 1}`, label }));
-}
-
-/** A tap's question time and score, from its choice id. */
-function tapOf(message: InboundMessage): { askedAt: number; score: number } | undefined {
-  const choice = message.metadata.choice;
-  const match = choice?.startsWith(TAP_PREFIX) ? /^csat:(\d+):([1-5])$/.exec(choice) : null;
-  return match ? { askedAt: Number(match[1]), score: Number(match[2]) } : undefined;
 }
 
 /** Why the question is not asked now, or undefined when it may be. */
@@ -146,73 +136,11 @@ export function createCsat(options: CsatOptions) {
     return true;
   };
 
-  /** The service's words answering the customer's `message` (one per message: its own ledger part). */
-  const reply = (channel: ChannelDefinition, message: InboundMessage, text: string) =>
-    options.transcript.say(channel, {
-      seen: { channel: message.channel, conversationKey: message.conversationKey, from: message.from, metadata: message.metadata },
-      replyTo: message.messageId,
-      part: CSAT_REPLY_PART,
-      text,
-    });
-
-  /** A tap on a question that no longer waits: "already noted" when it was rated, else nothing more; logged and counted either way. */
-  const tapAgain = async (batch: readonly InboundMessage[], channel: ChannelDefinition, askedAt: number, rated: number | undefined, language: string) => {
-    const message = batch.at(-1);
-    if (!message) return;
-    const noted = rated === askedAt;
-    metrics.increment('csat_total', { channel: channel.id, outcome: noted ? 'tapped_again' : 'tapped_late' });
-    logger.info('csat-tapped-again', { conversationKey: message.conversationKey, rated: noted });
-    await options.transcript.heard(channel, batch);
-    if (noted) await reply(channel, message, csatWords(languageOf(language)).alreadyNoted);
-  };
-
-  /** The batch answers the pending question (a score, or the comment after one): stored and thanked, no turn. */
-  const answer = async (batch: readonly InboundMessage[], pending: PendingQuestion, channel: ChannelDefinition): Promise<'handled' | 'recorded' | 'none'> => {
-    const message = batch.at(-1);
-    if (!message || now() > pending.until) return 'none';
-    const key = message.conversationKey;
-    const words = csatWords(languageOf(pending.language));
-    const tap = batch.map(tapOf).findLast((found) => found !== undefined);
-    const typed = pending.stage === 'score' && batch.length === 1 && !message.media?.length ? TYPED_SCORE.exec(message.text) : null;
-    const score = tap?.askedAt === pending.askedAt ? tap.score : typed ? Number(typed[1]) : undefined;
-    if (score !== undefined && pending.stage === 'comment') {
-      // A second tap on the question already rated: the first rating stands.
-      await tapAgain(batch, channel, pending.askedAt, pending.askedAt, pending.language);
-      return 'handled';
-    }
-    if (score !== undefined) {
-      // A rating inside a burst of other messages: recorded, and the rest is the assistant's (its turn records them all).
-      const alone = batch.every((entry) => tapOf(entry) !== undefined || TYPED_SCORE.test(entry.text));
-      // Redis first and the customer's next words, then MongoDB (never a MongoDB wait before a send): a write
-      // that fails is logged, and the comment's write carries the score again.
-      const rated: PendingQuestion = { ...pending, score, answeredVia: tap ? 'tap' : 'typed', answeredAt: now() };
-      await state.rated(key, alone ? { ...rated, stage: 'comment', until: now() + options.commentMs } : rated);
-      if (!alone) await state.clearPending(key);
-      metrics.increment('csat_total', { channel: channel.id, outcome: 'answered' });
-      logger.info('csat-answered', { conversationKey: key, score });
-      if (alone) {
-        await options.transcript.heard(channel, batch);
-        await reply(channel, message, words.commentPrompt);
-      }
-      await store.answered(key, rated).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
-      return alone ? 'handled' : 'recorded';
-    }
-    if (pending.stage === 'score' || tap) return 'none';
-    const comment = batch
-      .map((entry) => entry.text.trim())
-      .filter(Boolean)
-      .join('\n');
-    if (!comment || batch.some((entry) => entry.media?.length || entry.metadata.choice) || /[?？¿؟]\s*$/u.test(comment)) return 'none';
-    await state.clearPending(key);
-    metrics.increment('csat_total', { channel: channel.id, outcome: 'commented' });
-    await options.transcript.heard(channel, batch);
-    await reply(channel, message, words.thanks);
-    await store.commented(key, pending, comment, now()).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
-    return 'handled';
-  };
+  const { answer, tapAgain, feedback } = createCsatAnswers({ ...options, now });
 
   return {
     ask,
+    feedback,
 
     /**
      * Wraps the takeover hook: a teammate's hand-back is followed by the question; a customer's

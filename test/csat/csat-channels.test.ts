@@ -104,7 +104,8 @@ describe('on WhatsApp', () => {
     ];
     const recent = await harness.services.transcripts.recent(customer);
     expect(recent.map((entry) => entry.text.split('\n')[0])).toEqual(exchange);
-    expect(recent.map((entry) => entry.offModel)).toEqual([undefined, undefined, 'rating', 'rating', 'rating', 'rating', 'rating']);
+    // The comment and its thanks are a turn's (its judge read the words as a comment): the rating's own messages are kept from the model.
+    expect(recent.map((entry) => entry.offModel)).toEqual([undefined, undefined, 'rating', 'rating', 'rating', undefined, undefined]);
     const transcript = await eventually(async () => {
       const all = await harness.services.transcripts.conversationMessages(customer);
       return all.length === exchange.length && all.every((message) => message.direction === 'inbound' || message.status !== 'pending') ? all : undefined;
@@ -152,6 +153,24 @@ describe('on WhatsApp', () => {
     expect(again()).toBe(before + 1);
     const [record] = await answers(customer);
     expect(record).toMatchObject({ language: 'es', score: 4, answeredVia: 'tap' });
+  });
+
+  test('after a rating, a request is answered by the assistant, not taken as a comment', async () => {
+    const customer = 'whatsapp:+447700914005';
+    await harness.sendWhatsapp({ from: customer, body: 'Can I change my delivery address?' });
+    const question = await eventually(() => to(customer).find((message) => message.choices?.length === 5));
+    const poor = question.choices![1]!;
+    await harness.sendWhatsapp({ from: customer, body: poor.title, listRow: { id: poor.id, title: poor.title } });
+    await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
+    const judged = harness.models.calls.filter((call) => call.structured).length;
+    await harness.sendWhatsapp({ from: customer, body: 'I want to speak to a person' });
+    await eventually(() => to(customer).find((message) => message.body === 'Done. The team will answer you here.'));
+    expect(to(customer).map((message) => message.body)).not.toContain('Thank you for your feedback!');
+    // Decided in the judge's one call: one structured call for the turn, no other.
+    expect(harness.models.calls.filter((call) => call.structured).length).toBe(judged + 1);
+    const [record] = await answers(customer);
+    expect(record).toMatchObject({ score: 2 });
+    expect(record?.comment).toBeUndefined();
   });
 
   test('not asked while another question waits for the customer: a later "3" answers that question, not a rating', async () => {

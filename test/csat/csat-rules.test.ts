@@ -3,7 +3,8 @@
  * controls and a channel that records what it sends: once within the cooldown, never while a
  * teammate holds the conversation or a hand-off waits, never outside WhatsApp's 24-hour window,
  * never after an apology, never when the customer wrote after the reply it follows; and how its
- * answers are taken (a tap of this question, a typed 1–5, a comment; a question is no comment).
+ * answers are taken (a tap of this question, a typed 1–5; the words after it left to the turn's
+ * judge, which says whether they are a comment).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
@@ -130,8 +131,11 @@ test('asked once after the quiet period: a tap rates, the next message comments,
   const four = question!.options!.choices![3]!;
   expect(await r.write(four.label, four.id)).toBe(true);
   expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
-  expect(await r.write('Quick and clear')).toBe(true);
-  expect(r.sent.at(-1)?.text).toBe('Thank you for your feedback!');
+  // Words after the rating are the turn's: its judge reads them as a comment (`feedback`), thanked in the service's words.
+  expect(await r.write('Quick and clear')).toBe(false);
+  expect(await r.csat.feedback.awaiting(r.key)).toBe(true);
+  expect(await r.csat.feedback.comment({ conversationId: r.key, channel: 'whatsapp', text: 'Quick and clear' })).toBe('Thank you for your feedback!');
+  expect(await r.csat.feedback.awaiting(r.key)).toBe(false);
   expect(r.records.map(({ op, score, via, comment }) => ({ op, score, via, comment }))).toEqual([
     { op: 'asked', score: undefined, via: undefined, comment: undefined },
     { op: 'answered', score: 4, via: 'tap', comment: undefined },
@@ -157,7 +161,10 @@ test('a typed score works; a question after it is not a comment but a turn', asy
   r.advance(31 * 60_000);
   await r.quiet(at);
   expect(await r.write(' 5 ')).toBe(true);
+  // A question: the turn's judge says so, and the comment stops waiting.
   expect(await r.write('How do I reset my password?')).toBe(false);
+  await r.csat.feedback.moveOn(r.key);
+  expect(await r.csat.feedback.awaiting(r.key)).toBe(false);
   expect(r.records.filter((record) => record.op !== 'asked')).toEqual([{ op: 'answered', conversationId: r.key, score: 5, via: 'typed' }]);
   // The question stopped waiting: a later "3" is an ordinary message.
   expect(await r.write('3')).toBe(false);
@@ -228,6 +235,7 @@ test('MongoDB failing on the rating: the customer is still thanked (no turn), an
   const two = r.sent[0]!.options!.choices![1]!;
   expect(await r.write(two.label, two.id)).toBe(true);
   expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
-  expect(await r.write('Slow answers')).toBe(true);
+  expect(await r.write('Slow answers')).toBe(false);
+  await r.csat.feedback.comment({ conversationId: r.key, channel: 'whatsapp', text: 'Slow answers' });
   expect(r.records.at(-1)).toMatchObject({ op: 'commented', comment: 'Slow answers', score: 2 });
 });
