@@ -75,10 +75,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {redis.call('HGET', KEYS[1], 'pending') or '', redis.call('HGET', KEYS[1], 'rated') or '', redis.call('HGET', KEYS[1], 'language') or ''}
 `);
 
-// KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms. 1: asked (askedAt and pending set); 0: within the cooldown.
+// KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms, quiet since ('' for none). 1: asked (askedAt and
+// pending set); 0: within the cooldown; 2: the customer wrote, or the assistant replied, after `quiet since` (checked again where the claim is made).
 const CLAIM_ASK = luaScript(`
 local asked = tonumber(redis.call('HGET', KEYS[1], 'askedAt') or '')
 if asked and tonumber(ARGV[1]) - asked < tonumber(ARGV[2]) then return 0 end
+local inbound = tonumber(redis.call('HGET', KEYS[1], 'inboundAt') or '')
+if ARGV[5] ~= '' and ((inbound and inbound > tonumber(ARGV[5])) or redis.call('HGET', KEYS[1], 'replyAt') ~= ARGV[5]) then return 2 end
 redis.call('HSET', KEYS[1], 'askedAt', ARGV[1], 'pending', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
@@ -139,13 +142,13 @@ export function createCsatState(redis: RedisClient) {
     noteReply: (conversationKey: string, roleId: string, at: number) => touch(conversationKey, { replyAt: String(at), role: roleId }),
     noteApology: (conversationKey: string, at: number) => touch(conversationKey, { apologyAt: String(at) }),
     /** Marks the question asked unless one was within `cooldownMs`: true when this call may ask it. */
-    async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number): Promise<boolean> {
+    async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number, quietSince?: number): Promise<'asked' | 'cooldown' | 'not-quiet'> {
       const claimed = await CLAIM_ASK(
         redis,
         [csatKey(conversationKey)],
-        [String(pending.askedAt), String(cooldownMs), JSON.stringify(pending), String(STATE_TTL_MS)],
+        [String(pending.askedAt), String(cooldownMs), JSON.stringify(pending), String(STATE_TTL_MS), quietSince === undefined ? '' : String(quietSince)],
       );
-      return claimed === 1;
+      return claimed === 1 ? 'asked' : claimed === 2 ? 'not-quiet' : 'cooldown';
     },
     /** The question waiting for an answer (or a comment), if any. */
     pending: async (conversationKey: string): Promise<PendingQuestion | undefined> =>

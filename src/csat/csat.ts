@@ -117,8 +117,10 @@ export function createCsat(options: CsatOptions) {
       trigger: details.trigger,
       ...(details.trigger === 'handed_back' ? { handoffId: details.handoffId } : {}),
     };
-    if (!(await state.claimAsk(conversationKey, pending, options.cooldownMs))) {
-      logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: 'cooldown' });
+    // The customer writing meanwhile is checked again with the claim: a turn starting now keeps the question unasked.
+    const claim = await state.claimAsk(conversationKey, pending, options.cooldownMs, details.trigger === 'quiet' ? details.at : undefined);
+    if (claim !== 'asked') {
+      logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: claim });
       return false;
     }
     const choices = choicesOf(askedAt, language);

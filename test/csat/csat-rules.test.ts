@@ -56,6 +56,8 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
       void records.push({ op: 'commented', conversationId, comment, ...(options.mongoDown ? { score: rated.score } : {}) }),
   } as unknown as CsatStore;
   const scheduled: { key: string; at: number; delayMs: number }[] = [];
+  /** Runs while the question's last check is made (the customer writing at that very moment). */
+  const checking: { meanwhile?: () => Promise<unknown> } = {};
   const logger = createLogger({ level: 'error', sink: () => undefined });
   // The real transcript store on the real Redis (its outbox is never drained here: no MongoDB).
   const outbox = createTranscriptOutbox({ redis, maxBacklog: 10_000, database: 'csat-rules', logger, metrics: createMetrics() });
@@ -71,6 +73,7 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
     heldByTeammate: async () => options.held === true,
     handoffOpen: async () => options.handoffOpen === true,
     handoffRole: async () => 'support',
+    questionWaiting: async () => (await checking.meanwhile?.(), false),
     scheduleQuiet: async (key, at, delayMs) => void scheduled.push({ key, at, delayMs }),
     logger,
     metrics: createMetrics(),
@@ -106,6 +109,7 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
     replied,
     message,
     advance: (ms: number) => void (clock += ms),
+    checking,
     quiet: (at: number) => csat.ask(key, { trigger: 'quiet', at }),
   };
 }
@@ -209,6 +213,20 @@ test('not asked: the customer wrote since, a teammate holds it, a hand-off waits
   await giveUp({ message: apology.message('hello?'), earlier: [] }, { reason: 'budget', error: new Error('model down'), attempts: 3 }, () => undefined);
   apology.advance(30 * 60_000);
   expect(await apology.quiet(replyAt)).toBe(false);
+});
+
+test('not asked when the customer writes while the quiet check is being made', async () => {
+  const r = rig();
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(30 * 60_000);
+  r.checking.meanwhile = async () => {
+    r.checking.meanwhile = undefined;
+    r.advance(1);
+    await r.write('one more thing');
+  };
+  expect(await r.quiet(at)).toBe(false);
+  expect(r.sent).toEqual([]);
 });
 
 test('after a hand-back: asked at once, with a person and the hand-off role, even before the quiet period', async () => {
