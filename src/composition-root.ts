@@ -82,13 +82,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   handoff.deliverBy(teamNoticeSenders(plugins, handoff.teams));
   logger.info('channels-enabled', { channels: [...channels.keys()] });
 
+  const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store, transcripts });
   const actionDeps = { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweep: overrides };
   const actions = createActionsFeature(infra, config, actionDeps);
   const mcpTools = () => [...actions.mcpTools(), ...knowledge.tools()];
-  const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, ...actions.turnHooks };
+  const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, feedback: csat.feedback, ...actions.turnHooks };
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();
-  const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store });
   const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
   const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat, handOver: handoff.giveUpHandOver(HANDOFF_BINDINGS) };
   const answering = turns.answerWith({ ...turnParts, heldByTeammate: takeover.heldByTeammate });

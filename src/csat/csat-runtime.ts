@@ -13,16 +13,20 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { GiveUpHandler } from '../queue/turn-worker.js';
 import type { RedisClient } from '../redis.js';
+import type { TranscriptStore } from '../store/transcript-store.js';
 import type { PageRatings } from '../transcripts/page-ratings.js';
 import { createCsat, type CsatOptions } from './csat.js';
 import { createCsatQueue, createCsatWorker } from './csat-queue.js';
 import { createCsatState } from './csat-state.js';
 import { createCsatStore } from './csat-store.js';
+import { createCsatTranscript } from './csat-transcript.js';
 
-export interface CsatRuntimeOptions extends Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen' | 'handoffRole' | 'now'> {
+export interface CsatRuntimeOptions extends Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen' | 'handoffRole' | 'questionWaiting' | 'now'> {
   config: Config['csat'];
   redis: RedisClient;
   mongo: Connection;
+  /** Where the question's messages join the conversation (its history and transcript). */
+  transcripts: TranscriptStore;
   connection: ConnectionOptions;
   prefix: string;
   channels: ReadonlyMap<string, ChannelDefinition>;
@@ -46,6 +50,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
   if (!options.config.enabled) {
     return {
       pageRatings,
+      feedback: undefined,
       wrapHooks:
         <A>(factory: (input: A) => TakeoverHook) =>
         (input: A) =>
@@ -62,10 +67,12 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
     ...options.config,
     state: createCsatState(options.redis),
     store,
+    transcript: createCsatTranscript(options.transcripts),
     channels: options.channels,
     heldByTeammate: options.heldByTeammate,
     ...(options.handoffOpen ? { handoffOpen: options.handoffOpen } : {}),
     ...(options.handoffRole ? { handoffRole: options.handoffRole } : {}),
+    ...(options.questionWaiting ? { questionWaiting: options.questionWaiting } : {}),
     ...(options.now ? { now: options.now } : {}),
     scheduleQuiet: (conversationKey, at, delayMs) => queue.scheduleQuiet(conversationKey, at, delayMs),
     logger: options.logger,
@@ -74,6 +81,8 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
   let worker: Worker | undefined;
   return {
     pageRatings,
+    /** The comment after a rating, as the turn's judge decides it (the orchestrator's hook). */
+    feedback: csat.feedback,
     /** A takeover hook factory whose hooks are wrapped (`csat.ts`: the hand-back's question, the customer's answers). */
     wrapHooks:
       <A>(factory: (input: A) => TakeoverHook) =>

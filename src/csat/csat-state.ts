@@ -4,9 +4,11 @@
  * where its customer's last message came from (`seen`: channel, address, metadata — what a
  * question sent outside a turn is addressed by) and when (`inboundAt`), when the assistant last
  * answered and as which role (`replyAt`, `role`), when the service last apologised for a failure
- * (`apologyAt`), when the question was last asked (`askedAt`, the cooldown) and the question
- * waiting for an answer (`pending`). A customer's batch costs one round trip (`noteInbound`:
- * one script writes `seen` and returns `pending`).
+ * (`apologyAt`), when the question was last asked (`askedAt`, the cooldown), the question
+ * waiting for an answer (`pending`), the last question rated (`rated`, its ask time: a second tap
+ * on it is answered "already noted") and the language the customer writes in (`language`, what a
+ * question is asked in when the channel does not say). A customer's batch costs one round trip
+ * (`noteInbound`: one script writes `seen` and the language, and returns `pending` and `rated`).
  */
 import { z } from 'zod';
 import type { InboundMessage } from '../contracts/index.js';
@@ -54,19 +56,32 @@ export interface CsatConversation {
   apologyAt?: number;
   askedAt?: number;
   pending?: PendingQuestion;
+  rated?: number;
+  language?: string;
 }
 
-// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms. Returns the pending question (or false).
+/** What a customer's batch finds: the question waiting for their answer, the last question they rated, their language. */
+export interface InboundNote {
+  pending?: PendingQuestion;
+  rated?: number;
+  language?: string;
+}
+
+// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms, language ('' to keep the one noted). Returns {pending, rated, language} ('' for none).
 const NOTE_INBOUND = luaScript(`
 redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'language', ARGV[4]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return redis.call('HGET', KEYS[1], 'pending')
+return {redis.call('HGET', KEYS[1], 'pending') or '', redis.call('HGET', KEYS[1], 'rated') or '', redis.call('HGET', KEYS[1], 'language') or ''}
 `);
 
-// KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms. 1: asked (askedAt and pending set); 0: within the cooldown.
+// KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms, quiet since ('' for none). 1: asked (askedAt and
+// pending set); 0: within the cooldown; 2: the customer wrote, or the assistant replied, after `quiet since` (checked again where the claim is made).
 const CLAIM_ASK = luaScript(`
 local asked = tonumber(redis.call('HGET', KEYS[1], 'askedAt') or '')
 if asked and tonumber(ARGV[1]) - asked < tonumber(ARGV[2]) then return 0 end
+local inbound = tonumber(redis.call('HGET', KEYS[1], 'inboundAt') or '')
+if ARGV[5] ~= '' and ((inbound and inbound > tonumber(ARGV[5])) or redis.call('HGET', KEYS[1], 'replyAt') ~= ARGV[5]) then return 2 end
 redis.call('HSET', KEYS[1], 'askedAt', ARGV[1], 'pending', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
@@ -89,17 +104,21 @@ export function createCsatState(redis: RedisClient) {
     await redis.multi().hset(csatKey(conversationKey), fields).pexpire(csatKey(conversationKey), STATE_TTL_MS).exec();
   };
   return {
-    /** Notes a customer's message (where it came from, when); returns the question waiting for their answer, if any. */
-    async noteInbound(message: InboundMessage, at: number): Promise<PendingQuestion | undefined> {
+    /** Notes a customer's message (where it came from, when, in which language if known); returns what waits for their answer. */
+    async noteInbound(message: InboundMessage, at: number, language?: string): Promise<InboundNote> {
       const seen: Seen = {
         channel: message.channel,
         conversationKey: message.conversationKey,
         from: message.from,
         metadata: Object.fromEntries(Object.entries(message.metadata).filter(([key]) => key !== 'choice')),
       };
-      const pending = (await NOTE_INBOUND(redis, [csatKey(message.conversationKey)], [JSON.stringify(seen), String(at), String(STATE_TTL_MS)])) as
-        string | null;
-      return parsed(PendingSchema, pending);
+      const [pending, rated, noted] = (await NOTE_INBOUND(
+        redis,
+        [csatKey(message.conversationKey)],
+        [JSON.stringify(seen), String(at), String(STATE_TTL_MS), language ?? ''],
+      )) as [string, string, string];
+      const question = parsed(PendingSchema, pending);
+      return { ...(question ? { pending: question } : {}), ...(rated ? { rated: Number(rated) } : {}), ...(noted ? { language: noted } : {}) };
     },
     async read(conversationKey: string): Promise<CsatConversation> {
       const hash = await redis.hgetall(csatKey(conversationKey));
@@ -110,26 +129,33 @@ export function createCsatState(redis: RedisClient) {
         replyAt: numberOf(hash.replyAt),
         apologyAt: numberOf(hash.apologyAt),
         askedAt: numberOf(hash.askedAt),
+        rated: numberOf(hash.rated),
       };
       return {
         ...Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined && Number.isFinite(value))),
         ...(seen ? { seen } : {}),
         ...(pending ? { pending } : {}),
         ...(hash.role ? { role: hash.role } : {}),
+        ...(hash.language ? { language: hash.language } : {}),
       };
     },
     noteReply: (conversationKey: string, roleId: string, at: number) => touch(conversationKey, { replyAt: String(at), role: roleId }),
     noteApology: (conversationKey: string, at: number) => touch(conversationKey, { apologyAt: String(at) }),
     /** Marks the question asked unless one was within `cooldownMs`: true when this call may ask it. */
-    async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number): Promise<boolean> {
+    async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number, quietSince?: number): Promise<'asked' | 'cooldown' | 'not-quiet'> {
       const claimed = await CLAIM_ASK(
         redis,
         [csatKey(conversationKey)],
-        [String(pending.askedAt), String(cooldownMs), JSON.stringify(pending), String(STATE_TTL_MS)],
+        [String(pending.askedAt), String(cooldownMs), JSON.stringify(pending), String(STATE_TTL_MS), quietSince === undefined ? '' : String(quietSince)],
       );
-      return claimed === 1;
+      return claimed === 1 ? 'asked' : claimed === 2 ? 'not-quiet' : 'cooldown';
     },
+    /** The question waiting for an answer (or a comment), if any. */
+    pending: async (conversationKey: string): Promise<PendingQuestion | undefined> =>
+      parsed(PendingSchema, await redis.hget(csatKey(conversationKey), 'pending')),
     setPending: (conversationKey: string, pending: PendingQuestion) => touch(conversationKey, { pending: JSON.stringify(pending) }),
+    /** The question is rated (and now waits for a comment): a later tap on it is told so. */
+    rated: (conversationKey: string, pending: PendingQuestion) => touch(conversationKey, { pending: JSON.stringify(pending), rated: String(pending.askedAt) }),
     async clearPending(conversationKey: string): Promise<void> {
       await redis.hdel(csatKey(conversationKey), 'pending');
     },

@@ -3,19 +3,23 @@
  * after a teammate hands a conversation back (`handed_back`, a person took part), and after a
  * conversation the assistant handled alone went quiet for CSAT_AFTER_MINUTES since its last reply
  * (`quiet`, a delayed job per reply: only the latest one finds nothing newer). Never while a
- * teammate holds the conversation or a hand-off waits for one, never outside the channel's
- * free-text window (WhatsApp's 24 hours), never when the service's last word was an apology for a
- * failure. Five choices to tap (a WhatsApp list, the widget's buttons) with their numbered lines,
- * so a typed 1–5 answers too; then an optional comment: the customer's next message within
- * CSAT_COMMENT_MINUTES, unless it asks something (ends in "?") — that one is the assistant's.
+ * teammate holds the conversation or a hand-off waits for one, never while another question
+ * waits for the customer (a choice or a confirmation the assistant asked: a typed "3" is that
+ * question's answer), never outside the channel's free-text window (WhatsApp's 24 hours), never
+ * when the service's last word was an apology for a failure. Asked in the widget's language, or
+ * on WhatsApp the one the customer writes in. Five choices to tap (a WhatsApp list, the widget's
+ * buttons) with their numbered lines, so a typed 1–5 answers too; then an optional comment
+ * within CSAT_COMMENT_MINUTES (`csat-answers.ts`: the turn's judge says whether the words are one).
  *
- * The answer never reaches the model: the takeover hook's wrapper (`hook`) takes the batch
- * before its turn (no turn runs, nothing is recorded as a message), stores the answer by `_id`
- * in the `csat` collection (`csat-store.ts`) with the conversation, its role and whether a
- * person took part, and thanks the customer in the question's language.
+ * The rating never reaches the model: the takeover hook's wrapper (`hook`) takes the batch before
+ * its turn (no turn runs), stores it by `_id` in the `csat` collection (`csat-store.ts`) with the
+ * conversation, its role and whether a person took part, and answers in the question's language.
+ * Every message of it — the question, the rating, the service's answers — is part of the
+ * conversation: its history the widget reads back and its transcript (`csat-transcript.ts`),
+ * kept from the model.
  */
 import { choiceLines } from '../contracts/choices.js';
-import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
 import type { Choice } from '../contracts/tool.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { Logger } from '../logger.js';
@@ -23,13 +27,14 @@ import type { Metrics } from '../metrics.js';
 import type { GiveUpHandler } from '../queue/turn-worker.js';
 import { csatWords } from '../words/csat-words.js';
 import { languageOf, type Language } from '../words/language.js';
-import type { CsatConversation, CsatState, PendingQuestion, Seen } from './csat-state.js';
+import { languageOfText } from '../words/text-language.js';
+import type { CsatConversation, CsatState, PendingQuestion } from './csat-state.js';
 import { csatRecordId, type CsatStore } from './csat-store.js';
+import { createCsatAnswers, TAP_PREFIX, tapOf } from './csat-answers.js';
+import type { CsatTranscript } from './csat-transcript.js';
 
 /** How long a question takes a rating: WhatsApp's window, after which nobody remembers it. */
 const SCORE_WAIT_MS = 24 * 60 * 60 * 1000;
-const TAP_PREFIX = 'csat:';
-const TYPED_SCORE = /^\s*([1-5])\s*(?:\/\s*5|⭐+|stars?)?\s*[.!]?\s*$/iu;
 
 export interface CsatOptions {
   afterMs: number;
@@ -37,11 +42,15 @@ export interface CsatOptions {
   commentMs: number;
   state: CsatState;
   store: CsatStore;
+  /** Puts the question's messages in the conversation's history and transcript, and sends the service's words. */
+  transcript: CsatTranscript;
   channels: ReadonlyMap<string, ChannelDefinition>;
   /** Whether a teammate holds the conversation now (the takeover mirror). */
   heldByTeammate(conversationKey: string): Promise<boolean>;
   /** Whether a hand-off of the conversation is open or taken (a team is still to answer). */
   handoffOpen?(conversationKey: string): Promise<boolean>;
+  /** Whether another question waits for the customer's answer (a choice or a confirmation the assistant asked). */
+  questionWaiting?(conversationKey: string): Promise<boolean>;
   /** The role a hand-off was opened from. */
   handoffRole?(handoffId: string): Promise<string | undefined>;
   /** Queues the quiet check of a conversation for `delayMs` from now (`at`: the reply it follows). */
@@ -58,30 +67,9 @@ function choicesOf(askedAt: number, language: Language): Choice[] {
   return csatWords(language).scores.map((label, index) => ({ id: `${TAP_PREFIX}${askedAt}:${index + 1}`, label }));
 }
 
-/** A tap's question time and score, from its choice id. */
-function tapOf(message: InboundMessage): { askedAt: number; score: number } | undefined {
-  const choice = message.metadata.choice;
-  const match = choice?.startsWith(TAP_PREFIX) ? /^csat:(\d+):([1-5])$/.exec(choice) : null;
-  return match ? { askedAt: Number(match[1]), score: Number(match[2]) } : undefined;
-}
-
-/** Sends the service's words to the conversation's customer outside a turn (`kind` keeps each message's id its own). */
-async function sendWords(channel: ChannelDefinition, seen: Seen, kind: string, text: string, at: number, extra?: SendOptions): Promise<void> {
-  const inbound: InboundMessage = {
-    channel: seen.channel,
-    conversationKey: seen.conversationKey,
-    messageId: `${seen.conversationKey}:csat-${kind}`,
-    from: seen.from,
-    text: '',
-    receivedAt: at,
-    metadata: seen.metadata,
-  };
-  await channel.transport.send(inbound, text, 0, extra);
-}
-
 /** Why the question is not asked now, or undefined when it may be. */
 async function refusalOf(
-  options: Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen'>,
+  options: Pick<CsatOptions, 'heldByTeammate' | 'handoffOpen' | 'questionWaiting'>,
   at: number,
   conversationKey: string,
   conversation: CsatConversation,
@@ -97,6 +85,7 @@ async function refusalOf(
   if (window !== undefined && at - (conversation.inboundAt ?? 0) >= window) return 'window';
   if (await options.heldByTeammate(conversationKey)) return 'held';
   if (details.trigger === 'quiet' && (await options.handoffOpen?.(conversationKey))) return 'handoff-open';
+  if (await options.questionWaiting?.(conversationKey)) return 'question-waiting';
   return undefined;
 }
 
@@ -114,7 +103,8 @@ export function createCsat(options: CsatOptions) {
       return false;
     }
     const askedAt = now();
-    const language = languageOf(conversation.seen.metadata.language);
+    // The widget says the visitor's language; on WhatsApp it is the one the customer writes in.
+    const language = languageOf(conversation.seen.metadata.language, conversation.language);
     const pending: PendingQuestion = {
       id: csatRecordId(conversationKey, askedAt),
       stage: 'score',
@@ -127,59 +117,32 @@ export function createCsat(options: CsatOptions) {
       trigger: details.trigger,
       ...(details.trigger === 'handed_back' ? { handoffId: details.handoffId } : {}),
     };
-    if (!(await state.claimAsk(conversationKey, pending, options.cooldownMs))) {
-      logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: 'cooldown' });
+    // The customer writing meanwhile is checked again with the claim: a turn starting now keeps the question unasked.
+    const claim = await state.claimAsk(conversationKey, pending, options.cooldownMs, details.trigger === 'quiet' ? details.at : undefined);
+    if (claim !== 'asked') {
+      logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: claim });
       return false;
     }
     const choices = choicesOf(askedAt, language);
     const words = csatWords(language);
-    await sendWords(channel, conversation.seen, `${askedAt}-q`, `${words.question}\n${choiceLines(choices)}`, now(), { choices, choicesLanguage: language });
+    await options.transcript.say(channel, {
+      seen: conversation.seen,
+      replyTo: `${conversationKey}:csat-${askedAt}-q`,
+      part: 0,
+      text: `${words.question}\n${choiceLines(choices)}`,
+      extra: { choices, choicesLanguage: language },
+    });
     metrics.increment('csat_total', { channel: channel.id, outcome: 'asked' });
     logger.info('csat-asked', { conversationKey, trigger: details.trigger });
     await store.asked(conversationKey, pending).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey, error }));
     return true;
   };
 
-  /** The batch answers the pending question (a score, or the comment after one): stored and thanked, no turn. */
-  const answer = async (batch: readonly InboundMessage[], pending: PendingQuestion, channel: ChannelDefinition): Promise<'handled' | 'recorded' | 'none'> => {
-    const message = batch.at(-1);
-    if (!message || now() > pending.until) return 'none';
-    const key = message.conversationKey;
-    const seen: Seen = { channel: message.channel, conversationKey: key, from: message.from, metadata: message.metadata };
-    const words = csatWords(languageOf(pending.language));
-    const tap = batch.map(tapOf).findLast((found) => found !== undefined);
-    const typed = pending.stage === 'score' && batch.length === 1 && !message.media?.length ? TYPED_SCORE.exec(message.text) : null;
-    const score = tap?.askedAt === pending.askedAt ? tap.score : typed ? Number(typed[1]) : undefined;
-    if (score !== undefined) {
-      // Redis first and the customer's next words, then MongoDB (never a MongoDB wait before a send): a write
-      // that fails is logged, and the comment's write carries the score again.
-      const rated: PendingQuestion = { ...pending, score, answeredVia: tap ? 'tap' : 'typed', answeredAt: now() };
-      // A second tap on the same question (while its comment is awaited) changes the score, nothing else.
-      await state.setPending(key, pending.stage === 'score' ? { ...rated, stage: 'comment', until: now() + options.commentMs } : rated);
-      if (pending.stage === 'score') {
-        metrics.increment('csat_total', { channel: channel.id, outcome: 'answered' });
-        logger.info('csat-answered', { conversationKey: key, score });
-        await sendWords(channel, seen, `${pending.askedAt}-a`, words.commentPrompt, now());
-      }
-      await store.answered(key, rated).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
-      // A rating inside a burst of other messages: recorded, and the rest is the assistant's.
-      return batch.every((entry) => tapOf(entry) !== undefined || TYPED_SCORE.test(entry.text)) ? 'handled' : 'recorded';
-    }
-    if (pending.stage === 'score' || tap) return 'none';
-    const comment = batch
-      .map((entry) => entry.text.trim())
-      .filter(Boolean)
-      .join('\n');
-    if (!comment || batch.some((entry) => entry.media?.length || entry.metadata.choice) || /[?？¿؟]\s*$/u.test(comment)) return 'none';
-    await state.clearPending(key);
-    metrics.increment('csat_total', { channel: channel.id, outcome: 'commented' });
-    await sendWords(channel, seen, `${pending.askedAt}-c`, words.thanks, now());
-    await store.commented(key, pending, comment, now()).catch((error: unknown) => logger.warn('csat-record-failed', { conversationKey: key, error }));
-    return 'handled';
-  };
+  const { answer, tapAgain, feedback } = createCsatAnswers({ ...options, now });
 
   return {
     ask,
+    feedback,
 
     /**
      * Wraps the takeover hook: a teammate's hand-back is followed by the question; a customer's
@@ -190,11 +153,14 @@ export function createCsat(options: CsatOptions) {
       return async (batch, channel, turnLogger, context) => {
         const customer = batch.filter((message) => !message.teammate);
         const last = customer.at(-1);
+        // The language the customer writes in, when their words show one (WhatsApp says none).
+        const language = last?.metadata.language ? undefined : languageOfText(customer.map((message) => message.text).join('\n'));
         const noting = last
-          ? state.noteInbound(last, now()).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
+          ? state.noteInbound(last, now(), language).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
           : undefined;
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
-        const pending = await noting;
+        const note = await noting;
+        const pending = note?.pending;
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
         const conversationKey = batch[0]?.conversationKey;
         if (handled && entry?.action === 'handed_back' && conversationKey) {
@@ -207,7 +173,12 @@ export function createCsat(options: CsatOptions) {
         const tapped = customer.some((message) => tapOf(message) !== undefined);
         if (!pending) {
           // A tap on a question that is no longer waiting: never a turn of its own.
-          return tapped && customer.length === 1;
+          const tap = customer.length === 1 ? tapOf(last) : undefined;
+          if (!tap) return false;
+          await tapAgain(customer, channel, tap.askedAt, note?.rated, languageOf(last.metadata.language, note?.language)).catch((error: unknown) =>
+            turnLogger.warn('csat-answer-failed', { error }),
+          );
+          return true;
         }
         try {
           const answered = await answer(customer, pending, channel);

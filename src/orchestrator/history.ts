@@ -1,6 +1,7 @@
 /**
  * Server-authoritative history: the transcript's recent messages as model messages, bounded in
- * count and characters so a long conversation never grows the prompt without limit.
+ * count and characters so a long conversation never grows the prompt without limit; what the
+ * history keeps for the customer only (`offModel`: ratings, an outage's messages) is left out.
  */
 import type { ModelMessage } from 'ai';
 
@@ -9,12 +10,15 @@ const HISTORY_CHAR_LIMIT = 12_000;
 export interface TranscriptLine {
   direction: 'inbound' | 'outbound';
   text: string;
+  /** Kept for the customer's history only (a rating, an outage's messages): never the model's. */
+  offModel?: string | undefined;
 }
 
 export function toModelHistory(lines: readonly TranscriptLine[]): ModelMessage[] {
   const kept: ModelMessage[] = [];
   let budget = HISTORY_CHAR_LIMIT;
   for (const line of [...lines].reverse()) {
+    if (line.offModel !== undefined) continue;
     if (line.text.length > budget) break;
     budget -= line.text.length;
     kept.push({ role: line.direction === 'inbound' ? 'user' : 'assistant', content: line.text });

@@ -45,6 +45,8 @@ export interface JudgeInput {
   candidates: readonly ToolCandidate[];
   /** The business's published knowledge is configured: the judgment also says whether this turn needs it, and its search terms. */
   knowledge?: boolean;
+  /** The customer was just asked for a comment on the service (`TurnFeedback`): the judgment also says whether the latest message is only that. */
+  feedback?: boolean;
   signal: AbortSignal;
 }
 
@@ -57,6 +59,8 @@ export interface Judgment {
   learned: Facts;
   /** With `JudgeInput.knowledge`: whether the turn needs the business's knowledge, and the terms to search it for. */
   knowledge?: { needed: boolean; terms: string };
+  /** With `JudgeInput.feedback`: the latest message is only a comment on the service, nothing to answer or do. */
+  feedbackOnly?: boolean;
   /** The merged call failed or was skipped. */
   degraded: boolean;
   modelCalls: number;
@@ -94,7 +98,7 @@ function roleIds(roles: readonly RoleDefinition[]): [string, ...string[]] {
 
 const KnowledgeJudgmentSchema = z.object({ needed: z.boolean(), terms: z.string().max(200) });
 
-function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[], knowledge: boolean) {
+function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: readonly string[], knowledge: boolean, feedback: boolean) {
   const facts: Record<string, z.ZodType> = {};
   for (const role of roles) {
     for (const [key, question] of roleFacts(role)) facts[factKey(role.id, key)] = factSchema(question);
@@ -106,10 +110,14 @@ function buildJudgmentSchema(roles: readonly RoleDefinition[], candidateNames: r
     rankedTools: candidateNames.length ? z.array(z.enum(candidateNames as [string, ...string[]])).max(12) : z.array(z.string()).max(0),
     facts: z.object(facts),
     ...(knowledge ? { knowledge: KnowledgeJudgmentSchema } : {}),
+    ...(feedback ? { feedbackOnly: z.boolean() } : {}),
   });
 }
 
-type JudgmentOutput = Omit<z.infer<ReturnType<typeof buildJudgmentSchema>>, 'knowledge'> & { knowledge?: z.infer<typeof KnowledgeJudgmentSchema> };
+type JudgmentOutput = Omit<z.infer<ReturnType<typeof buildJudgmentSchema>>, 'knowledge' | 'feedbackOnly'> & {
+  knowledge?: z.infer<typeof KnowledgeJudgmentSchema>;
+  feedbackOnly?: boolean;
+};
 type StructuredOutput<T> = OutputInterface<T, DeepPartial<T>, never>;
 
 /** How many shortlists' outputs one roster keeps (a shortlist is at most 30 of the catalogue's names). */
@@ -133,11 +141,16 @@ function cachedOutput<T>(owner: object, key: string, build: () => z.ZodType<T>):
   return output;
 }
 
-function judgmentOutput(roles: readonly RoleDefinition[], candidateNames: readonly string[], knowledge: boolean): StructuredOutput<JudgmentOutput> {
+function judgmentOutput(
+  roles: readonly RoleDefinition[],
+  candidateNames: readonly string[],
+  knowledge: boolean,
+  feedback: boolean,
+): StructuredOutput<JudgmentOutput> {
   return cachedOutput(
     roles,
-    `judgment${knowledge ? '+knowledge' : ''}\n${candidateNames.join('\n')}`,
-    () => buildJudgmentSchema(roles, candidateNames, knowledge) as z.ZodType<JudgmentOutput>,
+    `judgment${knowledge ? '+knowledge' : ''}${feedback ? '+feedback' : ''}\n${candidateNames.join('\n')}`,
+    () => buildJudgmentSchema(roles, candidateNames, knowledge, feedback) as z.ZodType<JudgmentOutput>,
   );
 }
 
@@ -172,6 +185,9 @@ function judgePrompt(input: Omit<JudgeInput, 'signal'>): { system: string; promp
     '- facts: each question answered from the conversation, null when unknown. Never guess.',
     input.knowledge
       ? '- knowledge: needed=true when the answer depends on the business\'s own published information (policies, delivery, returns, prices, opening hours, how-tos); terms: a few keywords in the words and language of the business\'s content — translated, the customer\'s words rewritten as its help pages would put them ("where is my parcel" → "order tracking"), no filler.'
+      : '',
+    input.feedback
+      ? '- feedbackOnly: the customer has just rated the service and was invited to comment. true only when the latest message is nothing but a comment on how it went (praise, criticism, thanks), with nothing to answer or do; false for a request, a question, a new topic or anything the assistant should act on.'
       : '',
     `Roles:\n${roles}`,
     tools ? `Tools:\n${tools}` : '',
@@ -273,6 +289,7 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
         roles,
         input.candidates.map((tool) => tool.name),
         input.knowledge === true,
+        input.feedback === true,
       );
       const output = await structured(dependencies, schema, system, prompt, input.signal);
       breaker.succeeded();
@@ -284,6 +301,7 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
         rankedTools: output.rankedTools,
         learned: learnedFor(output.route, output.facts),
         ...(output.knowledge ? { knowledge: output.knowledge } : {}),
+        ...(output.feedbackOnly !== undefined ? { feedbackOnly: output.feedbackOnly } : {}),
         degraded: false,
         modelCalls,
       };

@@ -27,6 +27,8 @@ export interface PreparedLeg {
   modelCalls: number;
   /** The business's published content for this turn (or what to say without it), for the system prompt. */
   knowledge?: string | undefined;
+  /** The judge read the latest message as only a comment on the service (asked with `feedback`). */
+  feedbackOnly?: boolean;
 }
 
 /**
@@ -82,6 +84,8 @@ export async function prepareFreshLeg(
     knownFacts?: ReadonlyMap<string, VersionedFacts> | undefined;
     /** The business's knowledge, when configured, and where the turn is answered (for its audience). */
     knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> };
+    /** The customer was just asked for a comment on the service: the judge says whether the latest message is only that. */
+    feedback?: boolean;
   },
 ): Promise<PreparedLeg> {
   const { roles, facts } = dependencies;
@@ -105,6 +109,7 @@ export async function prepareFreshLeg(
     activeFacts: pointerFacts.facts,
     candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
     ...(knowledgeOn ? { knowledge: true } : {}),
+    ...(input.feedback ? { feedback: true } : {}),
     signal: input.signal,
   });
   const role = byId.get(judgment.roleId) ?? defaultRole(roles);
@@ -152,7 +157,15 @@ export async function prepareFreshLeg(
     role.id !== input.activeRoleId ? facts.writeActiveRole(input.conversationId, role.id) : undefined,
     dependencies.decisions.put(input.conversationId, decision),
   ]);
-  return { decision, role, offered, session: input.session, modelCalls, ...(knowledge ? { knowledge } : {}) };
+  return {
+    decision,
+    role,
+    offered,
+    session: input.session,
+    modelCalls,
+    ...(knowledge ? { knowledge } : {}),
+    ...(judgment.feedbackOnly === true ? { feedbackOnly: true } : {}),
+  };
 }
 
 /** The knowledge section for a turn that needs it; a failure leaves it out (logged), never fails the turn. */

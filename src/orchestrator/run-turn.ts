@@ -28,6 +28,7 @@ import { finishTurn, recordUsage } from './finish-turn.js';
 import { defaultRole, type JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
 import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
+import { answerFeedback, type TurnFeedback } from './turn-feedback.js';
 import type { UnlistedResume } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
@@ -55,6 +56,8 @@ export interface OrchestratorOptions {
   staleTap?: (choice: string, context: ToolCallContext) => Promise<string | undefined>;
   /** The business's published knowledge (src/knowledge/): cited passages in the brief of a turn that needs them. */
   knowledge?: TurnKnowledge;
+  /** A comment the customer may be writing on the service they just rated: the judge's call says whether it is one. */
+  feedback?: TurnFeedback;
 }
 
 export interface Orchestrator {
@@ -103,11 +106,18 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       };
       // Once per turn, before anything is offered: who the service verified is talking. Read
       // alongside the conversation's state (independent keys: one round trip's wait, not two).
-      const [contact, start] = await Promise.all([
+      const [contact, start, feedback] = await Promise.all([
         channel.identify?.(input.inbound),
         input.firstTurn
           ? options.state.reset(input.conversationId, roleIds).then(() => undefined)
           : options.state.readTurnStart(input.conversationId, factRoleIds),
+        // Whether a comment on the service is awaited (a failed read: answered as any turn).
+        options.feedback && !input.firstTurn && !input.tap
+          ? options.feedback.awaiting(input.conversationId).then(
+              (awaiting) => (awaiting ? options.feedback : undefined),
+              () => undefined,
+            )
+          : undefined,
       ]);
       const activeRoleId = start?.activeRoleId;
       const step = await continueBatch(continuation, {
@@ -140,9 +150,12 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           signal: input.signal,
           knownFacts: start?.facts,
           knowledge: { hook: options.knowledge, channel: channel.id, metadata: input.inbound.metadata },
+          ...(feedback && said === undefined ? { feedback: true } : {}),
         },
       );
       routed.roleId = leg.role.id;
+      const commented = feedback && said === undefined ? await answerFeedback(feedback, input, channel.id, leg, runId) : undefined;
+      if (commented) return done(commented);
       if (said === undefined) return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
       input.onTextDelta?.(`${said}\n\n`);
       const answered = await answer(channel, input, leg, input.tap?.history ?? input.history, undefined, logger, contact, meter);

@@ -36,7 +36,32 @@ end
 return {created, renamed, stored[3] or '[]'}
 `);
 
-type ConversationMethods = Pick<TranscriptStore, 'openConversation' | 'recent' | 'saveRecent'>;
+// Appends entries (JSON, ARGV[3..]) to the recent history unless there (by id), keeping the newest ARGV[1];
+// ARGV[2] the customer's time ('' for none). 0: no conversation to append to.
+const appendScript = luaScript(`
+local raw = redis.call('HGET', KEYS[1], 'recent')
+if not raw then return 0 end
+local recent = cjson.decode(raw)
+local known = {}
+for _, entry in ipairs(recent) do known[entry.id] = true end
+for i = 3, #ARGV do
+  local entry = cjson.decode(ARGV[i])
+  if not known[entry.id] then
+    known[entry.id] = true
+    recent[#recent + 1] = entry
+  end
+end
+local keep = tonumber(ARGV[1])
+local from = math.max(1, #recent - keep + 1)
+local kept = {}
+for i = from, #recent do kept[#kept + 1] = recent[i] end
+if #kept == 0 then return 1 end
+redis.call('HSET', KEYS[1], 'recent', cjson.encode(kept))
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], '${CUSTOMER_AT_FIELD}', ARGV[2]) end
+return 1
+`);
+
+type ConversationMethods = Pick<TranscriptStore, 'openConversation' | 'recent' | 'saveRecent' | 'appendRecent'>;
 
 export function createTranscriptConversations({ redis, record }: TranscriptContext): ConversationMethods {
   /** Conversations whose hash's TTL this process set within TTL_REFRESH_MS. */
@@ -81,6 +106,15 @@ export function createTranscriptConversations({ redis, record }: TranscriptConte
       const results = await redis.pipeline().hset(hash, fields).expire(hash, CONVERSATION_TTL_SECONDS).exec();
       for (const [error] of results ?? []) if (error) throw error;
       ttlRefreshed.set(conversationId, true);
+    },
+
+    async appendRecent(conversationId, entries, customerAt) {
+      if (entries.length === 0) return;
+      await appendScript(
+        redis,
+        [transcriptKeys.conversation(conversationId)],
+        [String(RECENT_MESSAGE_LIMIT), customerAt === undefined ? '' : String(customerAt), ...entries.map((entry) => JSON.stringify(entry))],
+      );
     },
   };
 }

@@ -34,7 +34,17 @@ export const HOLDING_PART = 98;
 /** How many recent messages a conversation keeps inline for the model's context. */
 export const RECENT_MESSAGE_LIMIT = 20;
 
-export const RecentMessageSchema = z.object({ id: z.string(), direction: z.enum(['inbound', 'outbound']), text: z.string() });
+export const RecentMessageSchema = z.object({
+  id: z.string(),
+  direction: z.enum(['inbound', 'outbound']),
+  text: z.string(),
+  /**
+   * Kept in the history the customer reads back (the widget's) but never shown to the model: a
+   * satisfaction question and its answers (`rating`), a message given up on in an outage, the
+   * holding message and the apology (`outage`).
+   */
+  offModel: z.enum(['rating', 'outage']).optional(),
+});
 
 /** One entry of the recent history; `id` is the message's `_id`, so replaying a turn never appends it twice. */
 export type RecentMessage = z.infer<typeof RecentMessageSchema>;
@@ -147,6 +157,12 @@ export interface TranscriptStore {
    * `customerAt` stamps when the customer last wrote (WhatsApp's 24-hour window) in the same write.
    */
   saveRecent(conversationId: string, recent: readonly RecentMessage[], customerAt?: number): Promise<void>;
+  /**
+   * Appends to the conversation's recent history in one script (entries it holds already are
+   * skipped; the oldest go past RECENT_MESSAGE_LIMIT): for words the service says outside a
+   * turn. Nothing when the conversation is not in Redis. `customerAt` as in `saveRecent`.
+   */
+  appendRecent(conversationId: string, entries: readonly RecentMessage[], customerAt?: number): Promise<void>;
   /** Reply parts an earlier attempt stored for an inbound message (a checkpoint), in order. */
   replyParts(channel: string, replyTo: string): Promise<MessageRecord[]>;
   /**

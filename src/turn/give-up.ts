@@ -7,11 +7,20 @@
  */
 import { errorText } from '../errors/index.js';
 import type { GiveUpHandler, InboundBatch } from '../queue/turn-worker.js';
-import { APOLOGY_PART, inboundMessageId, outboundMessageId, partRecords, type MessageStatus } from '../store/transcript-store.js';
+import {
+  APOLOGY_PART,
+  HOLDING_PART,
+  inboundMessageId,
+  outboundMessageId,
+  partRecords,
+  type MessageStatus,
+  type RecentMessage,
+} from '../store/transcript-store.js';
 import { giveUpWords } from '../words/give-up-words.js';
 import { languageOf } from '../words/language.js';
 import type { InboundHandlerOptions } from './inbound-options.js';
 import { createLedgerSender } from './ledger-sender.js';
+import { withMessages } from './reply-plan.js';
 
 /** Ledger states of a part that left (or may have left) for the customer. */
 const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'read']);
@@ -36,9 +45,10 @@ export interface GiveUpOptions extends Omit<InboundHandlerOptions, 'orchestrator
 }
 
 /**
- * What giving up on a message does: counts and logs it, records the inbound and its unsent parts as failed (and out of the
- * model's history), hands the messages to a person (a hand-off), then sends one message through the ledger saying so (or an apology
- * that asks nothing, with no team to take them) unless the customer had this outage's (`apologised`).
+ * What giving up on a message does: counts and logs it, records the inbound and its unsent parts as failed (the
+ * inbound, the holding message and the apology kept in the history the customer reads back, out of the model's), hands the
+ * messages to a person (a hand-off), then sends one message through the ledger saying so (or an apology that asks nothing, with
+ * no team to take them) unless the customer had this outage's (`apologised`).
  * Each step is best effort: an outage that outlived the budget may keep some from happening (the log says). Never throws.
  */
 export function createGiveUpHandler(options: GiveUpOptions): GiveUpHandler {
@@ -124,13 +134,28 @@ export function createGiveUpHandler(options: GiveUpOptions): GiveUpHandler {
         const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
         await transcripts.markPartFailed(part._id, 'failed', undefined, why);
       }
-      const dropped = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
-      if (!parts.some((part) => sentStatuses.has(part.status))) {
-        for (const failed of [...earlier, message]) dropped.add(inboundMessageId(channel.id, failed.messageId));
-      }
+      // The history keeps what the customer sent and saw (the widget reads it back), out of the model's
+      // history unless a part of its answer was sent; a part never sent is not in it.
+      const unsentParts = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
+      const answered = parts.some((part) => sentStatuses.has(part.status));
+      const failedIds = new Set([...earlier, message].map((failed) => inboundMessageId(channel.id, failed.messageId)));
+      const kept = conversation.recent
+        .filter((entry) => !unsentParts.has(entry.id))
+        .map((entry) => (!answered && failedIds.has(entry.id) ? { ...entry, offModel: 'outage' as const } : entry));
+      const holding = await transcripts.message(outboundMessageId(channel.id, message.messageId, HOLDING_PART));
       await transcripts.saveRecent(
         conversationId,
-        conversation.recent.filter((entry) => !dropped.has(entry.id)),
+        withMessages(kept, [
+          ...[...earlier, message].map((failed): RecentMessage => ({
+            id: inboundMessageId(channel.id, failed.messageId),
+            direction: 'inbound',
+            text: failed.text,
+            ...(answered ? {} : { offModel: 'outage' as const }),
+          })),
+          ...(holding && sentStatuses.has(holding.status)
+            ? [{ id: holding._id, direction: 'outbound' as const, text: holding.text, offModel: 'outage' as const }]
+            : []),
+        ]),
         message.receivedAt,
       );
     } catch (recordError) {
@@ -154,6 +179,8 @@ export function createGiveUpHandler(options: GiveUpOptions): GiveUpHandler {
         replyTo: message.messageId,
         text: handedOver?.text ?? giveUpWords(languageOf(message.metadata.language)).apology,
       });
+      // In the history the customer reads back (never the model's), before it leaves.
+      await transcripts.appendRecent(conversationId, [{ id: apology._id, direction: 'outbound', text: apology.text, offModel: 'outage' }]);
       await deliver(channel, message, [apology], logger, assertHeld);
     } catch (apologyError) {
       // Not sent for the fence: the apology stays claimed for the next holder to resolve and send.

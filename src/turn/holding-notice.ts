@@ -18,7 +18,7 @@ import type { ChannelDefinition, InboundMessage } from '../contracts/index.js';
 import type { HoldingNotice, InboundBatch } from '../queue/turn-worker.js';
 import { languageOf } from '../words/language.js';
 import { serviceWords } from '../words/service-words.js';
-import { HOLDING_PART, outboundMessageId, type MessageRecord, type MessageStatus, type TranscriptStore } from '../store/transcript-store.js';
+import { HOLDING_PART, inboundMessageId, outboundMessageId, type MessageRecord, type MessageStatus, type TranscriptStore } from '../store/transcript-store.js';
 
 /** The holding message in English (a web visitor's comes in their language). */
 export const HOLDING_NOTICE_TEXT = serviceWords('en').holding;
@@ -91,6 +91,15 @@ export function createHoldingNotice(options: HoldingNoticeOptions): HoldingNotic
             part: HOLDING_PART,
           }));
         if (!unsent(notice.status)) return true;
+        // The history the customer reads back holds the waiting messages and the notice (never the model's): a reload shows them.
+        await transcripts.appendRecent(message.conversationKey, [
+          ...[...batch.earlier, message].map((waiting) => ({
+            id: inboundMessageId(channel.id, waiting.messageId),
+            direction: 'inbound' as const,
+            text: waiting.text,
+          })),
+          { id: notice._id, direction: 'outbound', text: notice.text, offModel: 'outage' },
+        ]);
         await options.deliver(channel, message, [notice], logger, assertHeld);
         metrics.increment('holding_notices_total', { channel: channel.id });
         logger.warn('holding-notice-sent', { waitedMs: now() - firstOf(batch) });

@@ -14,6 +14,7 @@ import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { handoffsSettled } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
 import type { CsatRecord } from '../../src/csat/csat-store.js';
+import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
 
 const CLEO = 'whatsapp:+34600914001';
 const SHOP = 'https://csat-shop.example.test';
@@ -91,6 +92,27 @@ describe('on WhatsApp', () => {
     expect(record?.roleId).not.toBe('unknown');
     expect(replyCalls()).toBe(calls);
 
+    // Every message of it is the conversation's, in order: its recent history (kept from the model) and its transcript.
+    const exchange = [
+      'What are your opening hours?',
+      'Happy to help: What are your opening hours?',
+      'How did we do? Tap a rating — it takes a second.',
+      good.title,
+      'Thank you! Anything you would like to add? Just write it here — or carry on, no need to answer.',
+      'Quick and clear, thank you',
+      'Thank you for your feedback!',
+    ];
+    const recent = await harness.services.transcripts.recent(customer);
+    expect(recent.map((entry) => entry.text.split('\n')[0])).toEqual(exchange);
+    // The comment and its thanks are a turn's (its judge read the words as a comment): the rating's own messages are kept from the model.
+    expect(recent.map((entry) => entry.offModel)).toEqual([undefined, undefined, 'rating', 'rating', 'rating', undefined, undefined]);
+    const transcript = await eventually(async () => {
+      const all = await harness.services.transcripts.conversationMessages(customer);
+      return all.length === exchange.length && all.every((message) => message.direction === 'inbound' || message.status !== 'pending') ? all : undefined;
+    });
+    expect(transcript.map((message) => message.text.split('\n')[0])).toEqual(exchange);
+    expect(transcript.filter((message) => message.direction === 'outbound').map((message) => message.status)).toEqual(['queued', 'queued', 'queued', 'queued']);
+
     // The owner's report shows the answer and its comment.
     const today = new Date().toISOString().slice(0, 10);
     const report = await harness.http.get(`/admin/reports/summary?from=${today}&to=${today}&channel=whatsapp`).set('Authorization', `Bearer ${REPORTS_TOKEN}`);
@@ -111,6 +133,68 @@ describe('on WhatsApp', () => {
     await eventually(() => to(customer).find((message) => message.body === 'Happy to help: And on Sundays?'));
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(to(customer).filter((message) => message.choices?.length === 5)).toHaveLength(1);
+  });
+
+  test('asked in the language the customer writes in; a second tap on the rated list is answered, logged and counted', async () => {
+    const customer = 'whatsapp:+34600914003';
+    await harness.sendWhatsapp({ from: customer, body: 'Hola, ¿a qué hora abrís el sábado?' });
+    const question = await eventually(() => to(customer).find((message) => message.choices?.length === 5));
+    expect(question.body).toBe('¿Qué tal le hemos atendido? Elija una valoración; solo es un segundo.');
+    expect(question.choices?.at(-1)?.title).toBe('⭐⭐⭐⭐⭐ Excelente');
+    const good = question.choices![3]!;
+    await harness.sendWhatsapp({ from: customer, body: good.title, listRow: { id: good.id, title: good.title } });
+    await eventually(() => to(customer).find((message) => message.body.startsWith('¡Gracias! ¿Quiere añadir algo?')));
+    const again = () => harness.services.metrics.value('csat_total', { channel: 'whatsapp', outcome: 'tapped_again' });
+    const before = again();
+    // The same list tapped again (another row): the first rating stands, and the customer is told so.
+    const best = question.choices![4]!;
+    await harness.sendWhatsapp({ from: customer, body: best.title, listRow: { id: best.id, title: best.title } });
+    await eventually(() => to(customer).find((message) => message.body === 'Ya tenemos su valoración. ¡Gracias!'));
+    expect(again()).toBe(before + 1);
+    const [record] = await answers(customer);
+    expect(record).toMatchObject({ language: 'es', score: 4, answeredVia: 'tap' });
+  });
+
+  test('after a rating, a request is answered by the assistant, not taken as a comment', async () => {
+    const customer = 'whatsapp:+447700914005';
+    await harness.sendWhatsapp({ from: customer, body: 'Can I change my delivery address?' });
+    const question = await eventually(() => to(customer).find((message) => message.choices?.length === 5));
+    const poor = question.choices![1]!;
+    await harness.sendWhatsapp({ from: customer, body: poor.title, listRow: { id: poor.id, title: poor.title } });
+    await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
+    const judged = harness.models.calls.filter((call) => call.structured).length;
+    await harness.sendWhatsapp({ from: customer, body: 'I want to speak to a person' });
+    await eventually(() => to(customer).find((message) => message.body === 'Done. The team will answer you here.'));
+    expect(to(customer).map((message) => message.body)).not.toContain('Thank you for your feedback!');
+    // Decided in the judge's one call: one structured call for the turn, no other.
+    expect(harness.models.calls.filter((call) => call.structured).length).toBe(judged + 1);
+    const [record] = await answers(customer);
+    expect(record).toMatchObject({ score: 2 });
+    expect(record?.comment).toBeUndefined();
+  });
+
+  test('not asked while another question waits for the customer: a later "3" answers that question, not a rating', async () => {
+    const customer = 'whatsapp:+447700914004';
+    await harness.sendWhatsapp({ from: customer, body: 'Which of my companies is billed?' });
+    await eventually(() => to(customer).find((message) => message.body.startsWith('Happy to help')));
+    // The assistant's own question (a choice, as select_entity asks it) waits for the customer.
+    await createConversationState(harness.services.redis).setPending(customer, {
+      runId: 'run-choice',
+      toolName: 'select_entity',
+      question: 'Which one? 1. Acme 2. Globex 3. Initech',
+      data: {},
+      attempts: 0,
+    });
+    await eventually(() =>
+      harness.logs.find((line) => line.event === 'csat-not-asked' && line.conversationKey === customer && line.reason === 'question-waiting'),
+    );
+    expect(to(customer).filter((message) => message.choices?.length === 5)).toHaveLength(0);
+    const before = to(customer).length;
+    await harness.sendWhatsapp({ from: customer, body: '3' });
+    // Answered by the assistant's turn (whatever the choice's outcome), never thanked for a rating.
+    await eventually(() => to(customer).length > before);
+    expect(to(customer).at(-1)?.body).not.toMatch(/^Thank you! Anything/);
+    expect(await harness.services.mongo.collection<CsatRecord>('csat').countDocuments({ conversationId: customer })).toBe(0);
   });
 
   test("after a teammate's #done: asked at once, stored with a person and the hand-off", async () => {

@@ -3,14 +3,19 @@
  * controls and a channel that records what it sends: once within the cooldown, never while a
  * teammate holds the conversation or a hand-off waits, never outside WhatsApp's 24-hour window,
  * never after an apology, never when the customer wrote after the reply it follows; and how its
- * answers are taken (a tap of this question, a typed 1–5, a comment; a question is no comment).
+ * answers are taken (a tap of this question, a typed 1–5; the words after it left to the turn's
+ * judge, which says whether they are a comment).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
 import type { ChannelDefinition, InboundMessage, SendOptions, TurnResult } from '../../src/contracts/index.js';
 import { createCsat } from '../../src/csat/csat.js';
 import { createCsatState } from '../../src/csat/csat-state.js';
+import { createCsatTranscript } from '../../src/csat/csat-transcript.js';
+import { createTranscriptOutbox } from '../../src/store/outbox.js';
+import { createTranscriptStore } from '../../src/store/transcript-store.js';
 import type { CsatStore } from '../../src/csat/csat-store.js';
 import type { GiveUpHandler } from '../../src/queue/turn-worker.js';
 import { createLogger } from '../../src/logger.js';
@@ -51,18 +56,26 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
       void records.push({ op: 'commented', conversationId, comment, ...(options.mongoDown ? { score: rated.score } : {}) }),
   } as unknown as CsatStore;
   const scheduled: { key: string; at: number; delayMs: number }[] = [];
+  /** Runs while the question's last check is made (the customer writing at that very moment). */
+  const checking: { meanwhile?: () => Promise<unknown> } = {};
+  const logger = createLogger({ level: 'error', sink: () => undefined });
+  // The real transcript store on the real Redis (its outbox is never drained here: no MongoDB).
+  const outbox = createTranscriptOutbox({ redis, maxBacklog: 10_000, database: 'csat-rules', logger, metrics: createMetrics() });
+  const transcripts = createTranscriptStore(mongoose.createConnection(), { redis, outbox });
   const csat = createCsat({
     afterMs: 30 * 60_000,
     cooldownMs: DAY,
     commentMs: 15 * 60_000,
     state: createCsatState(redis),
     store,
+    transcript: createCsatTranscript(transcripts),
     channels: new Map([['whatsapp', channel]]),
     heldByTeammate: async () => options.held === true,
     handoffOpen: async () => options.handoffOpen === true,
     handoffRole: async () => 'support',
+    questionWaiting: async () => (await checking.meanwhile?.(), false),
     scheduleQuiet: async (key, at, delayMs) => void scheduled.push({ key, at, delayMs }),
-    logger: createLogger({ level: 'error', sink: () => undefined }),
+    logger,
     metrics: createMetrics(),
     now: () => clock,
   });
@@ -81,8 +94,9 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
   const write = (text: string, choice?: string) => hook([message(text, choice)], channel, createLogger({ level: 'error', sink: () => undefined }));
   /** The assistant answered: its quiet check is queued for `at`. */
   const replied = async () => {
+    const count = scheduled.length;
     csat.noteTurn({ roleId: 'sales', failed: false, postTurn: { conversationId: key } } as unknown as TurnResult);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; scheduled.length === count && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 25));
     return scheduled.at(-1)!.at;
   };
   return {
@@ -95,6 +109,7 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
     replied,
     message,
     advance: (ms: number) => void (clock += ms),
+    checking,
     quiet: (at: number) => csat.ask(key, { trigger: 'quiet', at }),
   };
 }
@@ -120,8 +135,11 @@ test('asked once after the quiet period: a tap rates, the next message comments,
   const four = question!.options!.choices![3]!;
   expect(await r.write(four.label, four.id)).toBe(true);
   expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
-  expect(await r.write('Quick and clear')).toBe(true);
-  expect(r.sent.at(-1)?.text).toBe('Thank you for your feedback!');
+  // Words after the rating are the turn's: its judge reads them as a comment (`feedback`), thanked in the service's words.
+  expect(await r.write('Quick and clear')).toBe(false);
+  expect(await r.csat.feedback.awaiting(r.key)).toBe(true);
+  expect(await r.csat.feedback.comment({ conversationId: r.key, channel: 'whatsapp', text: 'Quick and clear' })).toBe('Thank you for your feedback!');
+  expect(await r.csat.feedback.awaiting(r.key)).toBe(false);
   expect(r.records.map(({ op, score, via, comment }) => ({ op, score, via, comment }))).toEqual([
     { op: 'asked', score: undefined, via: undefined, comment: undefined },
     { op: 'answered', score: 4, via: 'tap', comment: undefined },
@@ -147,7 +165,10 @@ test('a typed score works; a question after it is not a comment but a turn', asy
   r.advance(31 * 60_000);
   await r.quiet(at);
   expect(await r.write(' 5 ')).toBe(true);
+  // A question: the turn's judge says so, and the comment stops waiting.
   expect(await r.write('How do I reset my password?')).toBe(false);
+  await r.csat.feedback.moveOn(r.key);
+  expect(await r.csat.feedback.awaiting(r.key)).toBe(false);
   expect(r.records.filter((record) => record.op !== 'asked')).toEqual([{ op: 'answered', conversationId: r.key, score: 5, via: 'typed' }]);
   // The question stopped waiting: a later "3" is an ordinary message.
   expect(await r.write('3')).toBe(false);
@@ -194,6 +215,20 @@ test('not asked: the customer wrote since, a teammate holds it, a hand-off waits
   expect(await apology.quiet(replyAt)).toBe(false);
 });
 
+test('not asked when the customer writes while the quiet check is being made', async () => {
+  const r = rig();
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(30 * 60_000);
+  r.checking.meanwhile = async () => {
+    r.checking.meanwhile = undefined;
+    r.advance(1);
+    await r.write('one more thing');
+  };
+  expect(await r.quiet(at)).toBe(false);
+  expect(r.sent).toEqual([]);
+});
+
 test('after a hand-back: asked at once, with a person and the hand-off role, even before the quiet period', async () => {
   const r = rig();
   await r.write('I want a person');
@@ -218,6 +253,7 @@ test('MongoDB failing on the rating: the customer is still thanked (no turn), an
   const two = r.sent[0]!.options!.choices![1]!;
   expect(await r.write(two.label, two.id)).toBe(true);
   expect(r.sent.at(-1)?.text).toMatch(/^Thank you! Anything/);
-  expect(await r.write('Slow answers')).toBe(true);
+  expect(await r.write('Slow answers')).toBe(false);
+  await r.csat.feedback.comment({ conversationId: r.key, channel: 'whatsapp', text: 'Slow answers' });
   expect(r.records.at(-1)).toMatchObject({ op: 'commented', comment: 'Slow answers', score: 2 });
 });

@@ -89,8 +89,9 @@ const ROUTES: { pattern: RegExp; route: string }[] = [
 ];
 
 /**
- * The default judge: routes by keyword, marks weather/sports small talk out of scope, answers
- * every other field with the schema's default. Tests override it to simulate failures.
+ * The default judge: routes by keyword, marks weather/sports small talk out of scope, reads words
+ * after a rating as a comment unless they ask or want something, answers every other field with
+ * the schema's default. Tests override it to simulate failures.
  */
 export const keywordJudge: Script = (call) => {
   const json = schemaDefault(call.schema) as Record<string, unknown>;
@@ -103,6 +104,8 @@ export const keywordJudge: Script = (call) => {
   const match = ROUTES.find((candidate) => candidate.pattern.test(latest) && routes.includes(candidate.route));
   if (match) json.route = match.route;
   if ('inScope' in json) json.inScope = !/weather|football|lottery/i.test(latest);
+  // Words after a rating: a comment unless they ask or want something.
+  if ('feedbackOnly' in json) json.feedbackOnly = !/\?|person|want|need|can you/i.test(latest);
   return { text: JSON.stringify(json) };
 };
 
