@@ -117,9 +117,9 @@ function labelled(provider: string, baseUrl: string | undefined, addressVariable
   return { label: `${kind} at ${trimSlash(baseUrl)} (${addressVariable})`, addressVariable };
 }
 
-/** What an operator starts when nothing listens at an address. */
-function startAdvice(base: string): string {
-  return new URL(base).port === '11434' ? 'start Ollama (`ollama serve`, or `sudo systemctl start ollama`)' : 'start that server';
+/** What an operator starts when nothing listens at an address (an OpenAI-compatible one may well be Ollama). */
+function startAdvice(addressVariable: string): string {
+  return /^OPENAI_(BASE_URL|COMPATIBLE_)/.test(addressVariable) ? 'start the server (Ollama: `ollama serve`)' : 'start the server';
 }
 
 /** The system error code (ECONNREFUSED, ENOTFOUND…) under a failed fetch, if any. */
@@ -139,7 +139,7 @@ function unreachableProblem(target: Target, url: string, error: unknown): string
   const fix = addressVariable ? ` or fix ${addressVariable}` : '';
   const code = networkCode(error);
   const address = new URL(url);
-  if (code === 'ECONNREFUSED') return `nothing listens at ${base}${addressVariable ? ` (${addressVariable})` : ''}: ${startAdvice(base)}${fix}`;
+  if (code === 'ECONNREFUSED' && addressVariable) return `nothing listens at ${base} (${addressVariable}): ${startAdvice(addressVariable)}${fix}`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `could not reach ${label}: ${address.hostname} does not resolve (${code}): check the network${fix}`;
   const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
   return addressVariable ? `${label} did not answer (${why})` : `${label} did not answer at ${base} (${why})`;

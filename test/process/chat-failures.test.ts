@@ -50,7 +50,7 @@ describe('npm run chat when it cannot answer', () => {
         USER: `dev${Date.now()}`,
       }),
     );
-    const line = `chat: no answer from the model: nothing listens at http://127.0.0.1:${modelPort}/v1 (OPENAI_BASE_URL): start that server or fix OPENAI_BASE_URL; then send your message again`;
+    const line = `chat: no answer from the model: nothing listens at http://127.0.0.1:${modelPort}/v1 (OPENAI_BASE_URL): start the server (Ollama: \`ollama serve\`) or fix OPENAI_BASE_URL; then send your message again`;
     const said = (count: number) => chat.output().split(line).length - 1 === count || undefined;
     try {
       await eventually(() => chat.output().includes('you ›') || undefined, 30_000);
