@@ -200,9 +200,13 @@ describe('scripts/start.sh', () => {
 describe('scripts/start.sh --stop', () => {
   let start: ReturnType<typeof run> | undefined;
   afterAll(async () => {
-    start?.child.kill('SIGKILL');
+    // A start still running (the test failed) ends its own way: its build step and stores with it.
+    if (start && start.child.exitCode === null && start.child.signalCode === null) {
+      start.child.kill('SIGTERM');
+      await start.exited;
+    }
     await startScript({}, ['--stop']);
-  });
+  }, 120_000);
 
   test('while a start runs: that start is stopped first (its own stores with it), said so; then nothing is left to stop', async () => {
     writeFileSync(join(copy, '.env'), `PUBLIC_BASE_URL=http://localhost:3000\nOPENAI_API_KEY=sk-x\nWIDGET_TOKEN_SECRET=${'s'.repeat(40)}\n`);
