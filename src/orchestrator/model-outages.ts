@@ -6,8 +6,8 @@
  * recovery while its reply still fails) one warn line, `model-recovered`, says how long it lasted
  * and how many calls failed meanwhile. A call that failed because every entry
  * of its list was out (`ModelsUnavailableError`) is a debug line wherever it is logged: each
- * provider's outage line already said why. `active()`: whether this process knows of a provider
- * that is out (one whose outage it saw begin and that has not answered since).
+ * provider's outage line already said why. `active()`: whether a provider this process saw go out
+ * failed within the last minute (a fallback nobody calls again stays out, but not active).
  */
 import { errorText } from '../errors/index.js';
 import type { Logger } from '../logger.js';
@@ -19,7 +19,7 @@ export interface ModelOutages {
   skipped(logger: Logger, provider: string): void;
   /** `provider` answered. */
   answered(logger: Logger, provider: string): void;
-  /** Whether this process knows of a provider that is out. */
+  /** Whether this process saw a provider fail (or skipped it) within the last minute, its outage not over. */
   active(): boolean;
 }
 
@@ -36,11 +36,13 @@ function causeOf(error: unknown): string {
 
 /** Answers in a row that end an outage. */
 const RECOVERED_AFTER = 2;
+/** How long after its last failure an outage still counts as active. */
+const ACTIVE_MS = 60_000;
 
 export function createModelOutages(now: () => number = Date.now): ModelOutages {
-  const out = new Map<string, { since: number; failedCalls: number; answeredInARow: number }>();
+  const out = new Map<string, { since: number; lastFailedAt: number; failedCalls: number; answeredInARow: number }>();
   const begin = (logger: Logger, provider: string, cause: string) => {
-    out.set(provider, { since: now(), failedCalls: 1, answeredInARow: 0 });
+    out.set(provider, { since: now(), lastFailedAt: now(), failedCalls: 1, answeredInARow: 0 });
     logger.warn('model-outage', { provider, cause });
   };
   return {
@@ -49,12 +51,14 @@ export function createModelOutages(now: () => number = Date.now): ModelOutages {
       if (!outage) return begin(logger, provider, causeOf(error));
       outage.failedCalls += 1;
       outage.answeredInARow = 0;
+      outage.lastFailedAt = now();
     },
     skipped(logger, provider) {
       const outage = out.get(provider);
       if (!outage) return begin(logger, provider, 'its circuit breaker is open (opened by another process)');
       outage.failedCalls += 1;
       outage.answeredInARow = 0;
+      outage.lastFailedAt = now();
       logger.debug('model-entry-skipped', { provider });
     },
     answered(logger, provider) {
@@ -65,6 +69,6 @@ export function createModelOutages(now: () => number = Date.now): ModelOutages {
       out.delete(provider);
       logger.warn('model-recovered', { provider, outageMs: now() - outage.since, failedCalls: outage.failedCalls });
     },
-    active: () => out.size > 0,
+    active: () => [...out.values()].some((outage) => now() - outage.lastFailedAt < ACTIVE_MS),
   };
 }
