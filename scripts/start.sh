@@ -4,7 +4,7 @@
 #   bash scripts/start.sh                                        # asks which model provider (first run)
 #   OPENAI_API_KEY=sk-… bash scripts/start.sh                    # or ANTHROPIC_API_KEY=… / GOOGLE_GENERATIVE_AI_API_KEY=…
 #   OPENAI_BASE_URL=http://localhost:11434/v1 bash scripts/start.sh   # an OpenAI-compatible server (Ollama)
-#   bash scripts/start.sh --stop                                 # stops a Redis/FerretDB an earlier run left
+#   bash scripts/start.sh --stop                                 # stops a running start (service and stores) and stores an earlier run left
 #
 # Installs what the service needs (Node 24 via npm, the npm packages, redis-server, Go and
 # FerretDB), writes a working .env on the first run (the model lists for the provider given, the
@@ -22,6 +22,7 @@ export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=f
 mkdir -p .data
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+stopped_any=""
 # Stops the local store whose pid file .data/<name>.pid names (one this script started).
 stop_store() {
   local name="$1" pidfile=".data/$1.pid" pid
@@ -32,13 +33,37 @@ stop_store() {
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
     echo "start: stopped $name (pid $pid)"
+    stopped_any=1
   fi
   rm -f "$pidfile"
 }
 
+# Each running start (this script, past --stop) is named by .data/start-<its pid>.pid.
+running_start() { [[ -r "/proc/$1/cmdline" ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q 'scripts/start\.sh'; }
+
+# --stop: a start still running is stopped first — its own Ctrl-C path stops its service, then the
+# stores it started (stopping the stores under a running service would leave it failing on every
+# call) — then whatever store an earlier run left.
 if [[ "${1:-}" == "--stop" ]]; then
+  for pidfile in .data/start-*.pid; do
+    [[ -f "$pidfile" ]] || continue
+    pid="$(cat "$pidfile")"
+    if running_start "$pid"; then
+      echo "start: the service is running (bash scripts/start.sh, pid $pid): stopping it first, then the stores it started"
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 600); do running_start "$pid" || break; sleep 0.1; done
+      if running_start "$pid"; then
+        echo "start: pid $pid is still stopping after 60 s; its stores are left to it" >&2
+        exit 1
+      fi
+      echo "start: stopped the service (pid $pid) and its stores"
+      stopped_any=1
+    fi
+    rm -f "$pidfile"
+  done
   stop_store redis
   stop_store ferretdb
+  [[ -n "$stopped_any" ]] || echo "start: nothing to stop: no service, Redis or FerretDB started by this script is running"
   exit 0
 fi
 
@@ -57,6 +82,7 @@ model_check=""
 cleanup() {
   local status=$?
   trap - INT TERM EXIT
+  rm -f ".data/start-$$.pid"
   if [[ -n "$step" ]] && kill -0 "$step" 2>/dev/null; then
     echo "start: stopping the step that was running"
     kill -TERM -- "-$step" 2>/dev/null || true
@@ -76,6 +102,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+echo $$ >".data/start-$$.pid"
 
 # Runs "$@" as a step of its own (see above); with a label, says every 5 s that it is still running.
 run_step() {
@@ -106,14 +133,23 @@ node=node_modules/.bin/node
 
 # --- First run: a .env that works as it is, for whichever model provider is given --------------
 # The model ids an OpenAI-compatible server lists at $1 (Ollama: the models it has pulled), one a
-# line, asked with OPENAI_API_KEY when there is one.
+# line, asked with OPENAI_API_KEY when there is one. A server that can't be reached: status 3, and
+# why in words on stdout ("nothing listens at …", "… does not resolve").
 listed_models() {
   KEY="${OPENAI_API_KEY:-}" "$node" --input-type=module -e '
+    const base = process.argv[1].replace(/\/+$/, "");
     const headers = process.env.KEY ? { authorization: `Bearer ${process.env.KEY}` } : {};
-    const response = await fetch(`${process.argv[1].replace(/\/+$/, "")}/models`, { headers, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
-    const body = response?.ok ? await response.json().catch(() => ({})) : {};
+    const response = await fetch(`${base}/models`, { headers, signal: AbortSignal.timeout(5000) }).catch((error) => {
+      const code = error?.cause?.code ?? error?.cause?.errors?.[0]?.code;
+      const why = code === "ECONNREFUSED" ? `nothing listens at ${base}`
+        : code === "ENOTFOUND" || code === "EAI_AGAIN" ? `could not reach ${base}: ${new URL(base).hostname} does not resolve (${code})`
+        : `could not reach ${base} (${error?.cause?.message ?? error?.message})`;
+      process.stdout.write(why);
+      process.exit(3);
+    });
+    const body = response.ok ? await response.json().catch(() => ({})) : {};
     const ids = Array.isArray(body.data) ? body.data.map((model) => model?.id).filter((id) => typeof id === "string") : [];
-    process.stdout.write(ids.join("\n"));' "$1" 2>/dev/null || true
+    process.stdout.write(ids.join("\n"));' "$1" 2>/dev/null
 }
 
 ask_provider() {
@@ -155,7 +191,17 @@ if [[ ! -f .env ]]; then
     # key, but the service needs one to configure OpenAI's entries, so any word does.
     provider="the OpenAI-compatible server at $OPENAI_BASE_URL (OPENAI_BASE_URL)"
     oai_key="${oai_key:-no-key-needed}"
-    listed="$(listed_models "$OPENAI_BASE_URL")"
+    reached=0
+    listed="$(listed_models "$OPENAI_BASE_URL")" || reached=$?
+    if ((reached != 0)); then
+      # Not reached: no model to take from it. Named on the command line, the models are used as
+      # given (the model check says again, before the URL to open, that the server is not there).
+      unreachable="$listed" listed=""
+      if [[ -z "$fast" ]]; then
+        echo "start: ${unreachable:-could not reach $OPENAI_BASE_URL} (OPENAI_BASE_URL): start the server (Ollama: \`ollama serve\`) or fix OPENAI_BASE_URL, then run again; nothing was started" >&2
+        exit 1
+      fi
+    fi
     # A server that serves OpenAI's own models (a proxy) keeps the default lists.
     if [[ -z "$fast" ]] && grep -qx 'gpt-5-mini' <<<"$listed" && grep -qx 'gpt-5' <<<"$listed"; then
       fast="gpt-5-mini" smart="${smart:-gpt-5}"
@@ -165,7 +211,7 @@ if [[ ! -f .env ]]; then
       model="$listed"
       if [[ -z "$model" && -t 0 ]]; then read -rp "The model to use at $OPENAI_BASE_URL (e.g. llama3.1:8b): " model; fi
       if [[ -z "$model" ]]; then
-        echo "start: $OPENAI_BASE_URL lists no model; name one: MODEL_FAST=openai:llama3.1:8b MODEL_SMART=openai:llama3.1:8b" >&2
+        echo "start: $OPENAI_BASE_URL lists no model: pull one (Ollama: \`ollama pull llama3.1:8b\`) or name one: MODEL_FAST=openai:llama3.1:8b MODEL_SMART=openai:llama3.1:8b" >&2
         exit 1
       fi
       fast="openai:$model"
@@ -211,6 +257,12 @@ while IFS= read -r name; do
     echo "start: $name from the command line wins over the value in .env"
   fi
 done < <(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' .env | sort -u)
+# A local PUBLIC_BASE_URL (http://localhost:N, as the first run writes it) follows PORT, unless the
+# command line gives it: PORT=3001 alone must not leave it naming another port.
+if [[ ! -v "given[PUBLIC_BASE_URL]" && "${PUBLIC_BASE_URL:-}" =~ ^http://(localhost|127\.0\.0\.1)(:([0-9]+))?/?$ && "${BASH_REMATCH[3]:-80}" != "${PORT:-3000}" ]]; then
+  export PUBLIC_BASE_URL="http://${BASH_REMATCH[1]}:${PORT:-3000}"
+  echo "start: PUBLIC_BASE_URL follows PORT: $PUBLIC_BASE_URL (a local address; .env is unchanged)"
+fi
 unset given
 
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
@@ -225,18 +277,12 @@ if ! "$node" --import tsx --input-type=module -e '
 fi
 # The port, before anything is started (the service says the same and stops, should it be taken later).
 if [[ "${1:-all}" != worker ]] && listening "${PORT:-3000}"; then
-  echo "start: port ${PORT:-3000} is already in use by another program: stop it, or set PORT to a free port (in .env or on the command line)" >&2
+  echo "start: port ${PORT:-3000} is already in use by another program: stop it, or set PORT to a free port (in .env or on the command line: PORT=3001 bash scripts/start.sh; a local PUBLIC_BASE_URL follows it)" >&2
   exit 1
 fi
 # Each configured model provider asked once (a models list or the model's entry), in the
 # background: what is wrong is printed before the demo URL.
-"$node" --import tsx --input-type=module -e '
-  const { loadConfig } = await import("./src/config.ts");
-  const { startProviderCheck } = await import("./src/model/provider-check.ts");
-  const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; }, enabled: () => false };
-  for (const result of await startProviderCheck(loadConfig().model, quiet).done)
-    if (result.state !== "ok") process.stdout.write(`${result.state === "refused" ? "PROBLEM" : "note"}: ${result.problem}\n`);
-' >.data/model-check.txt 2>&1 &
+"$node" --import tsx scripts/model-check.ts >.data/model-check.txt 2>&1 &
 model_check=$!
 
 # --- The stores: local ones started when the URLs point at loopback and nothing listens ----------
@@ -306,9 +352,10 @@ fi
 # Once it answers: the model check's findings in words, then where to open the widget.
 announce() {
   local port="${PORT:-3000}" base="${PUBLIC_BASE_URL:-http://localhost:${PORT:-3000}}"
-  # A local PUBLIC_BASE_URL on another port than the one listened on: this port's page is the one that answers.
+  # A local PUBLIC_BASE_URL given on the command line with another port than the one listened on
+  # (one from .env follows PORT, above): this port's page is the one that answers.
   if [[ "$base" =~ ^http://(localhost|127\.0\.0\.1)(:([0-9]+))?/?$ && "${BASH_REMATCH[3]:-80}" != "$port" ]]; then
-    echo "start: PUBLIC_BASE_URL ($base) names another port than PORT ($port): set both to the same port in .env"
+    echo "start: PUBLIC_BASE_URL ($base) names another port than PORT ($port): give both the same port"
     base="http://localhost:$port"
   fi
   "$node" --input-type=module -e '

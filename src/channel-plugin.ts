@@ -32,8 +32,25 @@ export interface ChannelPlugin {
   notices?: Pick<NoticeSenders, 'whatsapp' | 'findWhatsapp'>;
   /** How short takeover messages (relays, "Ana took this") reach a teammate's WhatsApp. */
   teamText?: TeamTextSender;
+  /**
+   * Asks the channel's provider once, in the background, whether the configured credentials work
+   * (a refusal is one log line); the check `/readyz` reports. Started by `main`, not under NODE_ENV=test.
+   */
+  startCheck?(): ChannelCheck;
   /** Releases what the channel holds (subscriptions, timers); called once, on shutdown. */
   close?(): Promise<void>;
+}
+
+/** A channel's readiness check: fails (degraded) once its provider refused the credentials. */
+export interface ChannelCheck {
+  name: string;
+  check(): Promise<void>;
+  degradable: true;
+}
+
+/** Starts every channel's credential check (see `ChannelPlugin.startCheck`). */
+export function startChannelChecks(plugins: readonly ChannelPlugin[]): ChannelCheck[] {
+  return plugins.flatMap((plugin) => (plugin.startCheck ? [plugin.startCheck()] : []));
 }
 
 /** The shared services a channel builds its pieces from. */

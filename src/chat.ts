@@ -3,10 +3,13 @@
  * Redis and MongoDB and the configured model (OpenAI, or OPENAI_BASE_URL). Turns bypass the
  * queue but take the same per-conversation path as a worker. `/reset` starts over,
  * `/decision` shows the last turn's role, tier, facts and offered tools, `/quit` leaves.
+ * The stores must be running (the service's, or your own): without them it says so in one line
+ * and exits; a turn that gets no answer is one line naming the cause, and the chat goes on.
  */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 import { createCliChannel } from '../channels/cli/index.js';
+import { noAnswerLine, storesDown } from './chat-words.js';
 import { loadConfig } from './config.js';
 import { createServices } from './composition-root.js';
 import { createLogger } from './logger.js';
@@ -14,8 +17,14 @@ import { createInboundHandler } from './turn/handle-inbound.js';
 
 const config = loadConfig();
 const output = process.stdout;
+const down = await storesDown(config);
+if (down) {
+  process.stderr.write(`${down}\n`);
+  process.exit(1);
+}
+// Errors only: a failed turn is told in words below, not in the log's JSON lines.
 const services = await createServices(config, {
-  logger: createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) }),
+  logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }),
 });
 // Turns run in this process: it answers from the business's knowledge too.
 services.knowledge.start();
@@ -62,7 +71,7 @@ for await (const line of terminal) {
       new AbortController().signal,
       // One process, no lock: nothing else answers this conversation.
       () => undefined,
-    );
+    ).catch(async (error: unknown) => output.write(`${await noAnswerLine(error, config.model)}\n\n`));
   }
   output.write('you › ');
 }

@@ -9,7 +9,7 @@ import { WEB_CHANNEL_ID } from '../channels/web/index.js';
 import { createWhatsappPlugin } from '../channels/whatsapp/plugin.js';
 import { whatsappMediaSource } from '../channels/whatsapp/media-source.js';
 import { WHATSAPP_CHANNEL_ID } from '../channels/whatsapp/webhook.js';
-import { enabledPlugins, teamNoticeSenders, type ChannelContext } from './channel-plugin.js';
+import { enabledPlugins, startChannelChecks, teamNoticeSenders, type ChannelContext } from './channel-plugin.js';
 import type { Config } from './config.js';
 import type { ChannelDefinition } from './contracts/index.js';
 import { createApp } from './http/app.js';
@@ -135,11 +135,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       for (const start of [...starts, csat.start, knowledge.start]) start();
       return worker;
     },
+    startChannelChecks: () => startChannelChecks(plugins),
     beginShutdown: base.beginShutdown,
     async close() {
       base.beginShutdown();
-      for (const close of [store.stopBackground, handoff.closeDelivery, takeover.close, turns.closeWorkers, csat.close]) await close();
-      contacts.close();
+      for (const close of [store.stopBackground, handoff.closeDelivery, takeover.close, turns.closeWorkers, csat.close, contacts.close]) await close();
       for (const close of [actions.close, store.closeUsage, reports.close, knowledge.close, tools.close, turns.close, handoff.close]) await close();
       await Promise.all(plugins.map((plugin) => plugin.close?.()));
       // After the workers: the records their last turns appended are written if MongoDB answers.

@@ -44,7 +44,10 @@ async function main(): Promise<void> {
   // Each configured model provider, asked once in the background (never waited on): a refused key
   // or model is one log line naming the variable, and /readyz says `model: degraded`. Not under
   // NODE_ENV=test: a test's process talks to loopback stubs only, never to a provider's host.
-  if (config.env !== 'test') addReadinessCheck(services.app, startProviderCheck(config.model, logger).readiness);
+  // The same for each channel's credentials (Twilio's): a refusal is one line, /readyz degraded.
+  if (config.env !== 'test') {
+    for (const check of [startProviderCheck(config.model, logger).readiness, ...services.startChannelChecks()]) addReadinessCheck(services.app, check);
+  }
 
   let server: Server | undefined;
   // Stopping is handled before the process says it listens: a SIGTERM sent as soon as it does is a

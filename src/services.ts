@@ -7,6 +7,7 @@ import type express from 'express';
 import type { Connection } from 'mongoose';
 import type { Config } from './config.js';
 import type { ContactStore } from './contacts/contact-store.js';
+import type { ChannelCheck } from './channel-plugin.js';
 import type { ChannelDefinition, RoleDefinition } from './contracts/index.js';
 import type { HandoffStore } from './handoff/handoff-store.js';
 import type { Logger } from './logger.js';
@@ -63,6 +64,8 @@ export interface Services {
   app: express.Express;
   /** Starts a BullMQ worker for turns in this process; the first also starts retention and hand-off notices. */
   startWorker(): Worker<TurnJob>;
+  /** Starts each channel's credential check in the background (Twilio's): their readiness checks. */
+  startChannelChecks(): ChannelCheck[];
   /** Marks the process as draining: readiness fails from now on. */
   beginShutdown(): void;
   close(): Promise<void>;

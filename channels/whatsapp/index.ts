@@ -152,7 +152,8 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
       const code = errorField(error, 'code');
       const httpStatus = errorStatus(error);
       throw new ChannelSendError(
-        `Twilio refused the message: ${errorText(error)}`,
+        // Refused only when Twilio answered; a host that could not be reached is said so.
+        `${httpStatus === undefined ? 'Could not reach Twilio' : 'Twilio refused the message'}: ${errorText(error)}`,
         isRetryableTwilioError(httpStatus),
         typeof code === 'number' || typeof code === 'string' ? code : httpStatus,
         // Without an HTTP answer (a timeout, a dropped connection) Twilio may have it.

@@ -4,6 +4,7 @@
  * (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_WHATSAPP_FROM); off, its routes don't exist.
  */
 import type { ChannelContext, ChannelPlugin } from '../../src/channel-plugin.js';
+import { startTwilioCheck } from './credential-check.js';
 import { createWhatsappChannel } from './index.js';
 import { createWhatsappNoticeSender, createWhatsappTeamTextSender } from './notice-sender.js';
 import { whatsappReach } from './reach.js';
@@ -48,5 +49,6 @@ export function createWhatsappPlugin(settings: WhatsappPluginSettings | undefine
     }),
     notices: { whatsapp: createWhatsappNoticeSender(twilio), findWhatsapp: createWhatsappNoticeLookup(twilio) },
     teamText: createWhatsappTeamTextSender(twilio),
+    startCheck: () => startTwilioCheck(twilio, logger).readiness,
   };
 }

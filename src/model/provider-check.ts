@@ -28,6 +28,12 @@ type Fetch = typeof fetch;
 interface Target {
   provider: string;
   variable: string;
+  /** The provider in words: its name, or the server a base URL names and the variable naming it. */
+  label: string;
+  /** The variable holding its address, when it is not the provider's default. */
+  addressVariable: string | undefined;
+  /** The base URL asked (the provider's default, or the one configured). */
+  base: string;
   /** The requests to make: each a URL, its headers, and the model it asks about (a list request: none). */
   requests: { url: string; headers: Record<string, string>; model?: string }[];
   /** Models to find in a models list's `data[].id` (OpenAI-style providers). */
@@ -64,6 +70,8 @@ function targets(config: ModelConfig): Target[] {
       result.push({
         provider,
         variable: 'OPENAI_API_KEY',
+        base,
+        ...labelled(provider, openai.baseUrl, 'OPENAI_BASE_URL', 'the OpenAI-compatible server'),
         requests: [{ url: `${base}/models`, headers: { authorization: `Bearer ${openai.apiKey}` } }],
         listed: models,
       });
@@ -73,6 +81,8 @@ function targets(config: ModelConfig): Target[] {
       result.push({
         provider,
         variable: 'ANTHROPIC_API_KEY',
+        base,
+        ...labelled(provider, anthropic.baseUrl, 'ANTHROPIC_BASE_URL', 'the Anthropic API'),
         requests: models.map((model) => ({ url: `${base}/models/${encodeURIComponent(model)}`, headers, model })),
       });
     } else if (provider === 'google' && google) {
@@ -81,6 +91,8 @@ function targets(config: ModelConfig): Target[] {
       result.push({
         provider,
         variable: 'GOOGLE_GENERATIVE_AI_API_KEY',
+        base,
+        ...labelled(provider, google.baseUrl, 'GOOGLE_GENERATIVE_AI_BASE_URL', 'the Google API'),
         requests: models.map((model) => ({ url: `${base}/models/${encodeURIComponent(model)}`, headers, model })),
       });
     } else if (compatible[provider]) {
@@ -89,12 +101,48 @@ function targets(config: ModelConfig): Target[] {
       result.push({
         provider,
         variable: server.apiKey ? `${name}_API_KEY` : `${name}_BASE_URL`,
+        base: trimSlash(server.baseUrl),
+        ...labelled(provider, server.baseUrl, `${name}_BASE_URL`, `the ${provider} server`),
         requests: [{ url: `${trimSlash(server.baseUrl)}/models`, headers: server.apiKey ? { authorization: `Bearer ${server.apiKey}` } : {} }],
         listed: models,
       });
     }
   }
   return result;
+}
+
+/** How a provider is named in a problem: by its own name, or by the server its base URL points at. */
+function labelled(provider: string, baseUrl: string | undefined, addressVariable: string, kind: string): Pick<Target, 'label' | 'addressVariable'> {
+  if (baseUrl === undefined) return { label: provider, addressVariable: undefined };
+  return { label: `${kind} at ${trimSlash(baseUrl)} (${addressVariable})`, addressVariable };
+}
+
+/** What an operator starts when nothing listens at an address (an OpenAI-compatible one may well be Ollama). */
+function startAdvice(addressVariable: string): string {
+  return /^OPENAI_(BASE_URL|COMPATIBLE_)/.test(addressVariable) ? 'start the server (Ollama: `ollama serve`)' : 'start the server';
+}
+
+/** The system error code (ECONNREFUSED, ENOTFOUND…) under a failed fetch, if any. */
+function networkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** A provider that did not answer, in words: nothing listening, a name that does not resolve, or no answer in time. */
+function unreachableProblem(target: Target, url: string, error: unknown): string {
+  const { label, addressVariable, base } = target;
+  const fix = addressVariable ? ` or fix ${addressVariable}` : '';
+  const code = networkCode(error);
+  const address = new URL(url);
+  if (code === 'ECONNREFUSED' && addressVariable) return `nothing listens at ${base} (${addressVariable}): ${startAdvice(addressVariable)}${fix}`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `could not reach ${label}: ${address.hostname} does not resolve (${code}): check the network${fix}`;
+  const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+  return addressVariable ? `${label} did not answer (${why})` : `${label} did not answer at ${base} (${why})`;
 }
 
 /** Google answers an invalid key with 400 `API_KEY_INVALID`; everyone else with 401 or 403. */
@@ -137,22 +185,21 @@ async function checkTarget(target: Target, fetcher: Fetch, timeoutMs: number): P
     try {
       answer = await request(fetcher, url, headers, timeoutMs);
     } catch (error) {
-      const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-      return result('unreachable', `${provider} did not answer at ${new URL(url).origin} (${why}); the service starts and retries at each call`);
+      return result('unreachable', unreachableProblem(target, url, error));
     }
     const { status, body } = answer;
-    if (keyRefused(status, body)) return result('refused', `${provider} refused ${variable} (${status}): set a valid key in ${variable}`, status);
+    const { label } = target;
+    if (keyRefused(status, body)) return result('refused', `${label} refused ${variable} (${status}): set a valid key in ${variable}`, status);
     if (status === 404 && model !== undefined)
-      return result('refused', `${provider} does not know the model "${model}" (404): fix the MODEL_* list that names it`, status);
-    if (status === 404) return result('unchecked', `${provider} has no models list at ${url}: its models are not checked`, status);
-    if (status < 200 || status >= 300)
-      return result('unreachable', `${provider} answered ${status} at ${url}; the service starts and retries at each call`, status);
+      return result('refused', `${label} does not know the model "${model}" (404): fix the MODEL_* list that names it`, status);
+    if (status === 404) return result('unchecked', `${label} has no models list at ${url}: its models are not checked`, status);
+    if (status < 200 || status >= 300) return result('unreachable', `${label} answered ${status} at ${url}`, status);
     const ids = target.listed ? listedIds(body) : undefined;
     const missing = ids && ids.length > 0 ? (target.listed ?? []).filter((id) => !ids.includes(id)) : [];
     if (missing.length > 0) {
       return result(
         'refused',
-        `${provider} does not list the model${missing.length > 1 ? 's' : ''} ${missing.map((id) => `"${id}"`).join(', ')}: fix the MODEL_* list that names it`,
+        `${target.label} does not list the model${missing.length > 1 ? 's' : ''} ${missing.map((id) => `"${id}"`).join(', ')}: fix the MODEL_* list that names it`,
       );
     }
   }
@@ -160,7 +207,7 @@ async function checkTarget(target: Target, fetcher: Fetch, timeoutMs: number): P
 }
 
 /** Checks every provider the model lists name, all at once; never throws. */
-async function checkProviders(config: ModelConfig, options: { fetch?: Fetch; timeoutMs?: number } = {}): Promise<ProviderCheckResult[]> {
+export async function checkProviders(config: ModelConfig, options: { fetch?: Fetch; timeoutMs?: number } = {}): Promise<ProviderCheckResult[]> {
   const fetcher = options.fetch ?? fetch;
   return Promise.all(targets(config).map((target) => checkTarget(target, fetcher, options.timeoutMs ?? CHECK_TIMEOUT_MS)));
 }

@@ -23,10 +23,14 @@ import { questionExpiresAt } from './state/keys.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 import { describedHistory, holdsFiles } from './vision.js';
+import type { ModelOutages } from './model-outages.js';
+import { ModelsUnavailableError } from './failover.js';
 
 export interface AnswerDependencies {
   models: ModelProvider;
   breakers?: ProviderBreakers | undefined;
+  /** The process's outage lines: a turn failing in an outage is a debug line (the outage was said once). */
+  outages?: ModelOutages | undefined;
   limits: ModelLimits;
   metrics: Metrics;
   state: ConversationState;
@@ -117,7 +121,7 @@ function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLe
 
 /** The leg's answer (see `LegAnswer`); a model that fails is no reply: the turn fails and its message is retried. */
 export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
-  const { models, breakers, metrics } = dependencies;
+  const { models, breakers, outages, metrics } = dependencies;
   return async (channel, input, leg, history, note, logger, contact, meter) => {
     const { decision, role } = leg;
     const caller = callerFor(contact, leg.session);
@@ -135,12 +139,13 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
     const started = performance.now();
     const messages = withCustomerContext(history, grounding.untrusted);
     let described: Promise<readonly ModelMessage[]> | undefined;
-    const vision = { models, breakers, timeoutMs: dependencies.visionTimeoutMs, logger, metrics };
+    const vision = { models, breakers, outages, timeoutMs: dependencies.visionTimeoutMs, logger, metrics };
     try {
       const result = await callModel({
         tier: decision.tier,
         entries: models.entries(decision.tier),
         breakers,
+        outages,
         observer: meter.observe,
         logger,
         metrics,
@@ -184,7 +189,9 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       if (input.signal.aborted) throw error;
       metrics.increment('model_calls_total', { purpose: 'reply' });
       metrics.increment('model_failures_total');
-      logger.error('model-failed', { roleId: role.id, error });
+      // Every model out (retried): the outage's own line said it; a refusal for good is an error.
+      if (error instanceof ModelsUnavailableError) logger.debug('model-failed', { roleId: role.id, error });
+      else logger.error('model-failed', { roleId: role.id, error });
       throw error;
     }
   };

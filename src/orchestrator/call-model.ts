@@ -29,6 +29,7 @@ import type { ProviderBreakers } from '../model/provider-breaker.js';
 import { MODEL_TELEMETRY, type ModelEntry, type ModelTier } from '../model/provider.js';
 import { withFailover } from './failover.js';
 import type { ModelCallObserver } from './metering.js';
+import type { ModelOutages } from './model-outages.js';
 import { reselect } from '../tools/caller.js';
 import { ToolScopeError, type ScopeDenial } from '../tools/scope.js';
 import { ToolInterrupt, WithSession, type AssistantTool, type Choice, type SessionFacts, type ToolCallContext } from '../contracts/tool.js';
@@ -47,6 +48,7 @@ export interface CallModelInput {
   /** The tier's list, in priority order: a retryable failure moves the leg to the next entry. */
   entries: readonly ModelEntry[];
   breakers: ProviderBreakers | undefined;
+  outages?: ModelOutages | undefined;
   /** The turn's meter: told of every attempt. */
   observer: ModelCallObserver | undefined;
   logger: Logger;
@@ -185,6 +187,7 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
       chain: input.tier,
       entries: input.entries,
       breakers: input.breakers,
+      outages: input.outages,
       timeoutMs: input.limits.timeoutMs,
       signal: input.signal,
       purpose: 'reply',

@@ -9,6 +9,8 @@
  * Every call settles its provider's breaker: a success, a refusal of the request or output the
  * SDK could not parse (the provider answered, so it is up) report success; a retryable failure
  * reports failure; an abort reports neither but gives up a probe claim the call held (`released`).
+ * The process's outage lines (`ModelOutages`) hear the same: a provider's first failure or skip is
+ * one warn line, each further attempt a debug line, its first answer again one warn line.
  *
  * `mayFallOver` lets a caller forbid the move once something left for the customer (a streamed
  * chunk): that failure ends the call as retryable instead.
@@ -22,6 +24,7 @@ import type { ModelChain, ModelEntry } from '../model/provider.js';
 import type { ModelCallPurpose } from '../contracts/index.js';
 import { withDeadline } from './deadline.js';
 import { metered, type ModelCallObserver } from './metering.js';
+import type { ModelOutages } from './model-outages.js';
 
 /** Every entry of a tier's list failed (or its breaker is open): retryable, an infrastructure failure. */
 export class ModelsUnavailableError extends ModelCallError {
@@ -34,6 +37,8 @@ export interface FailoverOptions {
   chain: ModelChain;
   entries: readonly ModelEntry[];
   breakers: ProviderBreakers | undefined;
+  /** The process's outage lines (absent: each failure is a debug line only). */
+  outages?: ModelOutages | undefined;
   /** Each entry's own deadline. */
   timeoutMs: number;
   signal: AbortSignal;
@@ -95,12 +100,13 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
   run: (attempt: Attempt) => Promise<T>,
   mayFallOver: () => boolean = () => true,
 ): Promise<T & { entry: ModelEntry }> {
-  const { entries, breakers, logger, metrics } = options;
+  const { entries, breakers, outages, logger, metrics } = options;
   let lastError: unknown = new Error(`no ${options.chain} model is configured`);
   for (const [index, entry] of entries.entries()) {
     const last = index === entries.length - 1;
     if (breakers && !(await breakers.admit(entry.provider))) {
       metrics.increment('model_entry_skipped_total', { provider: entry.provider });
+      outages?.skipped(logger, entry.provider);
       lastError = new Error(`the ${entry.provider} circuit breaker is open`);
       continue;
     }
@@ -109,6 +115,7 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
         withDeadline(options.timeoutMs, options.signal, (signal) => run({ entry, signal, last })),
       );
       await breakers?.succeeded(entry.provider).catch((error: unknown) => breakerUnwritten(logger, entry.provider, error));
+      outages?.answered(logger, entry.provider);
       return { ...result, entry };
     } catch (error) {
       // Aborted with its turn, or a list inside this attempt (the vision description) ran out:
@@ -120,13 +127,20 @@ export async function withFailover<T extends { usage: LanguageModelUsage }>(
       if (!mayTryNext(error)) {
         // The provider answered (an HTTP status refusing this request): it is up, which settles a probe.
         await breakers?.succeeded(entry.provider).catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
+        outages?.answered(logger, entry.provider);
         throw error instanceof ModelCallError ? error : new ModelCallError(`model call failed: ${errorText(error)}`, false, { cause: error });
       }
       lastError = error;
-      const settle = answeredUnusable(error) ? breakers?.succeeded(entry.provider) : breakers?.failed(entry.provider);
+      const unusable = answeredUnusable(error);
+      const settle = unusable ? breakers?.succeeded(entry.provider) : breakers?.failed(entry.provider);
       await settle?.catch((breakerError: unknown) => breakerUnwritten(logger, entry.provider, breakerError));
       metrics.increment('model_entry_failed_total', { provider: entry.provider, purpose: options.purpose });
-      logger.warn('model-entry-failed', { chain: options.chain, purpose: options.purpose, model: entry.label, next: !last, error });
+      if (unusable) outages?.answered(logger, entry.provider);
+      else outages?.failed(logger, entry.provider, error);
+      // An outage's attempts at debug: its first failure is its own warn line (model-outages.ts).
+      const fields = { chain: options.chain, purpose: options.purpose, model: entry.label, next: !last, error };
+      if (unusable) logger.warn('model-entry-failed', fields);
+      else logger.debug('model-entry-failed', fields);
       if (!mayFallOver()) throw new ModelCallError(`model call failed after output began: ${errorText(error)}`, true, { cause: error });
     }
   }

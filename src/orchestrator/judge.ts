@@ -16,9 +16,10 @@ import type { ProviderBreakers } from '../model/provider-breaker.js';
 import { MODEL_TELEMETRY, type ModelProvider, type ModelTier } from '../model/provider.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { FactQuestion, Facts, RoleDefinition } from '../contracts/index.js';
-import { withFailover } from './failover.js';
+import { ModelsUnavailableError, withFailover } from './failover.js';
 import { messageText } from './history.js';
 import type { ModelCallObserver } from './metering.js';
+import type { ModelOutages } from './model-outages.js';
 
 /** Caps that keep the judge's prompt bounded whatever the roster or catalogue size. */
 export const JUDGE_LIMITS = {
@@ -71,6 +72,8 @@ export interface JudgeDependencies {
   models: ModelProvider;
   /** The per-provider breakers shared through Redis (absent: none). */
   breakers: ProviderBreakers | undefined;
+  /** The process's outage lines: while a provider is out, a failed judgment is a debug line. */
+  outages?: ModelOutages | undefined;
   /** The merged judgment's own (per-process) breaker: open, it goes straight to the route fallback. */
   breaker: CircuitBreaker;
   logger: Logger;
@@ -208,12 +211,23 @@ function learnedFor(roleId: string, facts: Record<string, unknown>): Facts {
   return learned;
 }
 
+/**
+ * A judgment's failure: a warn line, or a debug one when every model was out (each provider's
+ * outage line said why) or, for a skipped judgment, while a provider is out.
+ */
+function logWhileOut(dependencies: JudgeDependencies, event: string, fields: { error?: unknown; breaker: unknown } | { error: unknown }): void {
+  const outage = 'error' in fields ? fields.error instanceof ModelsUnavailableError : dependencies.outages?.active() === true;
+  if (outage) dependencies.logger.debug(event, fields);
+  else dependencies.logger.warn(event, fields);
+}
+
 async function structured<T>(dependencies: JudgeDependencies, output: StructuredOutput<T>, system: string, prompt: string, signal: AbortSignal): Promise<T> {
   const result = await withFailover(
     {
       chain: 'fast',
       entries: dependencies.models.entries('fast'),
       breakers: dependencies.breakers,
+      outages: dependencies.outages,
       timeoutMs: dependencies.timeoutMs,
       signal,
       purpose: 'judge',
@@ -275,7 +289,7 @@ export function defaultRole<Role extends { id: string }>(roles: Iterable<Role>):
 }
 
 export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInput): Promise<Judgment> {
-  const { logger, metrics, breaker } = dependencies;
+  const { metrics, breaker } = dependencies;
   const roles = input.roles;
   const known = new Set(roles.map((role) => role.id));
   const previous = input.activeRoleId && known.has(input.activeRoleId) ? input.activeRoleId : defaultRole(roles).id;
@@ -309,11 +323,11 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
       if (input.signal.aborted) throw error;
       breaker.failed();
       metrics.increment('judge_calls_total', { outcome: 'failed' });
-      logger.warn('judge-failed', { error, breaker: breaker.state() });
+      logWhileOut(dependencies, 'judge-failed', { error, breaker: breaker.state() });
     }
   } else {
     metrics.increment('judge_calls_total', { outcome: 'skipped' });
-    logger.warn('judge-skipped', { breaker: breaker.state() });
+    logWhileOut(dependencies, 'judge-skipped', { breaker: breaker.state() });
   }
 
   modelCalls += 1;
@@ -332,7 +346,7 @@ export async function judgeTurn(dependencies: JudgeDependencies, input: JudgeInp
   } catch (error) {
     if (input.signal.aborted) throw error;
     metrics.increment('route_fallback_total', { outcome: 'failed' });
-    logger.warn('route-fallback-failed', { error });
+    logWhileOut(dependencies, 'route-fallback-failed', { error });
     return {
       roleId: previous,
       tier: 'fast',

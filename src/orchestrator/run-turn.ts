@@ -27,6 +27,7 @@ import { checkRosterLimits } from './define-role.js';
 import { finishTurn, recordUsage } from './finish-turn.js';
 import { defaultRole, type JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
+import { createModelOutages } from './model-outages.js';
 import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
 import { answerFeedback, type TurnFeedback } from './turn-feedback.js';
 import type { UnlistedResume } from './resume-continuation.js';
@@ -79,9 +80,12 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   const roleIds = roles.map((role) => role.id);
   /** Roles that keep facts: read with the turn's start state (one MGET), whichever the judge routes to. */
   const factRoleIds = roles.filter((role) => role.facts).map((role) => role.id);
+  // This process's model outages, one warn line each way (model-outages.ts).
+  const outages = createModelOutages();
   const judge: JudgeDependencies = {
     models: options.models,
     breakers: options.breakers,
+    outages,
     breaker: createCircuitBreaker(options.judgeBreaker ?? { threshold: 3, cooldownMs: 30_000 }),
     logger: options.logger,
     metrics,
@@ -89,7 +93,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   };
   /** The MCP reads this caller could be bound to: an anonymous caller gets the public ones only. */
   const mcpToolsFor = (caller: Caller) => (options.mcpTools?.() ?? []).filter((tool) => callerMayUse(tool, caller));
-  const answer = createLegAnswer({ ...options, visionTimeoutMs: judge.timeoutMs });
+  const answer = createLegAnswer({ ...options, outages, visionTimeoutMs: judge.timeoutMs });
   const continuation = { ...options, byId, mcpToolsFor, answer };
   const finishing = { ...options, byId };
 

@@ -13,10 +13,12 @@ import type { ProviderBreakers } from '../model/provider-breaker.js';
 import { MODEL_TELEMETRY, type ModelProvider } from '../model/provider.js';
 import { ModelsUnavailableError, withFailover } from './failover.js';
 import type { ModelCallObserver } from './metering.js';
+import type { ModelOutages } from './model-outages.js';
 
 export interface VisionDependencies {
   models: ModelProvider;
   breakers: ProviderBreakers | undefined;
+  outages?: ModelOutages | undefined;
   timeoutMs: number;
   logger: Logger;
   metrics: Metrics;
@@ -40,6 +42,7 @@ async function describe(dependencies: VisionDependencies, files: FilePart[], sig
         chain: 'vision',
         entries,
         breakers: dependencies.breakers,
+        outages: dependencies.outages,
         timeoutMs: dependencies.timeoutMs,
         signal,
         purpose: 'vision',

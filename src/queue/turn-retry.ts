@@ -62,7 +62,10 @@ export async function onFailure(
   }
   const waiting = await ensureRedrive(context, conversationKey, message.messageId, state.attempts, state.nextAttemptAt);
   metrics.increment('inbound_retries_total', { channel: message.channel, kind });
-  logger.warn('inbound-retrying', {
+  // An outage's retries: the first of a message at info, each further one at debug (the outage
+  // has lines of its own); a failure that may be a bug stays a warning.
+  const level = kind !== 'infrastructure' ? 'warn' : state.attempts <= 1 ? 'info' : 'debug';
+  logger[level]('inbound-retrying', {
     conversationKey,
     messageId: message.messageId,
     messages: batch.entries.length,

@@ -165,6 +165,16 @@ describe('every provider down for a while, then back', () => {
     }
     expect(rig.harness.twilio.messages.map((message) => message.body)).not.toContain(APOLOGY_TEXT);
     expect(rig.harness.logs.filter((line) => line.event === 'inbound-failed')).toEqual([]);
+    // The log: one warn line when each provider went out, one when the one answering came back;
+    // every failed attempt, retry and skipped judgment at debug; nothing at error.
+    const loud = rig.harness.logs.filter((line) => line.level === 'warn' || line.level === 'error');
+    const about = (event: string) => loud.filter((line) => line.event === event).map((line) => `${line.level} ${String(line.provider)}`);
+    expect(about('model-outage')).toEqual(['warn anthropic', 'warn local']);
+    const recovered = about('model-recovered');
+    expect(recovered.length).toBeGreaterThan(0);
+    expect(new Set(recovered).size).toBe(recovered.length);
+    expect(loud.filter((line) => line.event === 'holding-notice-sent')).toHaveLength(customers.length);
+    expect(loud.filter((line) => !['model-outage', 'model-recovered', 'holding-notice-sent', 'redis-aof-off'].includes(line.event))).toEqual([]);
   }, 120_000);
 });
 

@@ -2,12 +2,14 @@
  * A bad key is found at start, not by the first customer: the process asks each configured
  * provider once in the background (it still starts), a refusal is one log line naming the
  * variable to fix, and `/readyz` says `model: degraded`. The providers here are loopback stubs:
- * OpenAI's refusing every key (401), Anthropic's knowing one model.
+ * OpenAI's refusing every key (401), Anthropic's knowing one model. Twilio's credentials are
+ * checked the same way (the fake Twilio API refusing a wrong auth token): `whatsapp: degraded`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { eventually, ownRedisDatabase, startServiceProcess, testEnv, type ServiceProcess } from '../support/harness.js';
+import { eventually, ownRedisDatabase, startServiceProcess, TEST_ACCOUNT_SID, TEST_AUTH_TOKEN, testEnv, type ServiceProcess } from '../support/harness.js';
+import { startFakeTwilio } from '../support/fake-twilio.js';
 import { findFreePort } from '../support/services.js';
 
 const BAD_KEY = 'sk-refused-by-the-stub-0123';
@@ -110,5 +112,31 @@ describe('the model providers are checked at start', () => {
     expect(events(started.output(), 'model-provider-refused')).toEqual([]);
     const ready = await fetch(`${base}/readyz`);
     expect(await ready.json()).toEqual(expect.objectContaining({ status: 'ready', checks: expect.objectContaining({ model: 'ok' }) }));
+  }, 60_000);
+});
+
+describe('the Twilio credentials are checked at start', () => {
+  test('a wrong auth token: one line naming the variables, /readyz says whatsapp degraded, the service still serves', async () => {
+    const twilio = await startFakeTwilio({ accountSid: TEST_ACCOUNT_SID, authToken: TEST_AUTH_TOKEN });
+    try {
+      const { base, service: started } = await start({
+        OPENAI_API_KEY: 'sk-good-key-4567',
+        TWILIO_API_BASE_URL: twilio.baseUrl,
+        TWILIO_AUTH_TOKEN: 'a-made-up-token-5678',
+      });
+      const refused = await eventually(() => {
+        const lines = events(started.output(), 'twilio-credentials-refused');
+        return lines.length > 0 ? lines : undefined;
+      }, 20_000);
+      expect(refused).toEqual([expect.objectContaining({ level: 'error', status: 401, variables: ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN'] })]);
+      expect(started.output()).not.toContain('a-made-up-token-5678');
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual(
+        expect.objectContaining({ status: 'degraded', checks: expect.objectContaining({ whatsapp: 'degraded', model: 'ok' }) }),
+      );
+    } finally {
+      await twilio.close();
+    }
   }, 60_000);
 });

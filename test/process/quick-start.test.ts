@@ -9,7 +9,7 @@
  * Redis and FerretDB listen on free ports (the script starts a store for any loopback URL).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
@@ -57,6 +57,9 @@ describe('the quick start', () => {
     // A fresh clone's files, times kept (so the lock file is not newer than the installed packages).
     cpSync(root, copy, { recursive: true, preserveTimestamps: true, filter: (source) => !SKIPPED.has(source.slice(root.length + 1).split('/')[0] ?? '') });
     symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+    // Never newer than the installed packages (a checkout's lock can be): `npm ci` through the link
+    // would empty the project's own node_modules.
+    utimesSync(join(copy, 'package-lock.json'), new Date(0), new Date(0));
     stub = await startOpenAIStub();
     stub.respondWith({ text: 'Hello from the quick start.' });
     const [port, redisPort, mongoPort] = [await findFreePort(), await findFreePort(), await findFreePort()];

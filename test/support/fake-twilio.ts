@@ -490,6 +490,10 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     if (method === 'GET' && path === messagesPath) {
       return listMessages(params);
     }
+    // The account itself (the service's credential check at start).
+    if (method === 'GET' && path === `/2010-04-01/Accounts/${accountSid}.json`) {
+      return [200, { sid: accountSid, friendly_name: 'Fake account', status: 'active', type: 'Full', uri: path }];
+    }
     if (method === 'POST' && path === '/v2/Indicators/Typing.json') {
       return createTypingIndicator(params, receivedAt, receivedAtHrtime);
     }

@@ -84,6 +84,7 @@ describe('a WhatsApp turn', () => {
     harness.models.setScript(() => (failures-- > 0 ? { error: new Error('upstream 500') } : { text: 'The real answer.' }));
     const before = harness.services.metrics.value('model_failures_total');
     const callsBefore = harness.models.replyCalls().length;
+    const logsBefore = harness.logs.length;
     await harness.sendWhatsapp({ from: 'whatsapp:+447700900004', body: 'hello?' });
     // Retried after 2 s, then 4 s (MESSAGE_RETRY_BACKOFF_MS doubling).
     const [answer] = await harness.twilio.waitForMessages(1, 20_000);
@@ -91,7 +92,10 @@ describe('a WhatsApp turn', () => {
     await turnsSettled(harness.services);
     expect(harness.twilio.messages).toHaveLength(1);
     expect(harness.services.metrics.value('model_failures_total')).toBe(before + 2);
-    expect(harness.logs).toContainEqual(expect.objectContaining({ level: 'error', event: 'model-failed' }));
+    // One warn line when the model went out and one when it came back; each failed attempt at debug.
+    const logged = harness.logs.slice(logsBefore);
+    expect(logged.filter((line) => line.level === 'warn' || line.level === 'error').map((line) => line.event)).toEqual(['model-outage', 'model-recovered']);
+    expect(logged.filter((line) => line.event === 'model-failed').map((line) => line.level)).toEqual(['debug', 'debug']);
     expect(harness.models.replyCalls().length - callsBefore).toBe(3);
   }, 30_000);
 
