@@ -49,6 +49,8 @@ export interface Chat {
   newChat(): Promise<void>;
   /** Uploads an attachment with the session's token (renewed once if refused). */
   upload: Upload;
+  /** Ends the conversation on this device (the site's `reset()`): nothing more is sent, read, renewed or stored. */
+  end(): void;
 }
 
 const MAX_PAGE_URL_LENGTH = 2_000;
@@ -179,10 +181,11 @@ export function createChat(options: ChatOptions): Chat {
       }
     },
   });
+  let ended = false;
   store.onChange((stored) => {
     // Another tab started a new chat or renewed the session: follow it.
     const session = keeper.current();
-    if (!stored.token || stored.token === session.token) return;
+    if (ended || !stored.token || stored.token === session.token) return;
     if (stored.conversationId && stored.conversationId !== session.conversationId) {
       switchConversation({ token: stored.token, conversationId: stored.conversationId, expiresAt: undefined }, true);
     } else {
@@ -224,6 +227,14 @@ export function createChat(options: ChatOptions): Chat {
         typingReports.ended();
         connect();
       });
+    },
+    end() {
+      ended = true;
+      keeper.end();
+      stream.close();
+      outbox.clear();
+      options.attachments.tray.clear();
+      connection.setStreamDown(false);
     },
     upload: (file, onProgress, signal) => authorized((token) => uploadFile(api.uploadUrl(file.name), token, file, onProgress, signal)),
     async newChat() {

@@ -45,6 +45,8 @@ export interface EventStream {
   connect(fromEventId: string | undefined): void;
   /** The service answered something else: skip the rest of a backoff wait and reconnect now. */
   retryNow(): void;
+  /** Closes the connection for good (the conversation ended on this device). */
+  close(): void;
 }
 
 type Json = Record<string, unknown>;
@@ -159,6 +161,12 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     },
     retryNow() {
       retry?.();
+    },
+    close() {
+      clearTimeout(retryTimer);
+      retry = undefined;
+      source?.close();
+      source = undefined;
     },
   };
 }

@@ -7,7 +7,8 @@
  * Methods: `open()`, `close()`, `on(event, callback)` for `message` (`{ text }`: a reply, in plain
  * words), `open`, `close` and `unread` (the count: called at once, then on each change),
  * `prefill(text)`, `hide()` / `show()` (the launcher), `identify({ id, email, name, ts, hash })`,
- * `sound(on)`, and `onUnread(callback)` (as `on('unread', callback)`).
+ * `sound(on)`, `onUnread(callback)` (as `on('unread', callback)`), and `reset()` (also
+ * `identify(null)`: the site's user signed out) which ends the conversation on this device.
  */
 import type { SignedInUser } from './signed-in-user.js';
 
@@ -21,6 +22,8 @@ export interface ScriptApiHooks {
   prefill(text: string): void;
   setHidden(hidden: boolean): void;
   identify(user: SignedInUser): void;
+  /** Ends the conversation on this device and starts a fresh anonymous one. */
+  reset(): void;
 }
 
 const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
@@ -56,7 +59,12 @@ export function exposeScriptApi(name: string | undefined, hooks: ScriptApiHooks)
     prefill: (text: unknown) => hooks.prefill(String(text ?? '')),
     hide: () => hooks.setHidden(true),
     show: () => hooks.setHidden(false),
+    reset: () => hooks.reset(),
     identify(user: unknown): void {
+      if (user === null) {
+        hooks.reset();
+        return;
+      }
       const value = (user ?? {}) as Record<string, unknown>;
       const field = (key: string): string | undefined => (typeof value[key] === 'string' || typeof value[key] === 'number' ? String(value[key]) : undefined);
       const id = field('id');

@@ -1,23 +1,34 @@
 /**
  * Remembers who the visitor is for one site key: the visitor id and the session token (and the
- * conversation it opens), in localStorage under one key per site. Never the messages: history
- * always comes from the server. Storage can be unavailable (privacy modes, sandboxed frames);
+ * conversation it opens, and the id of the site's signed-in user it was saved for), in
+ * localStorage under one key per site. Never the messages: history always comes from the server.
+ * `forget()` drops it with the unread count (the site's `reset()`, or a page signed in as
+ * somebody else than the stored conversation's user). Storage can be unavailable (privacy modes, sandboxed frames);
  * the widget then simply starts a fresh session on each page.
  */
 import { parseSite, type SiteSettings } from './api.js';
+import { readSignedInUser } from './signed-in-user.js';
 
 export interface StoredVisitor {
   visitorId?: string;
   token?: string;
   conversationId?: string;
+  /** The signed-in user (their id, as the page named them) the session was saved for. */
+  userId?: string;
 }
+
+/** Where the unread count is kept across reloads (session storage). */
+export const unreadKey = (siteKey: string): string => `chat-widget-unread:${siteKey}`;
 
 export interface VisitorStore {
   load(): StoredVisitor;
   /** The site's settings from the last session (the launcher is drawn at once, in the site's colour). */
   loadSite(): SiteSettings | undefined;
   saveSite(site: SiteSettings): void;
-  save(visitor: Required<StoredVisitor>): void;
+  /** Saves the session for the page's signed-in user (as the page names them now). */
+  save(visitor: Required<Omit<StoredVisitor, 'userId'>>): void;
+  /** Forgets the visitor and their unread count on this device. */
+  forget(): void;
   /** Calls `listener` when another tab changes this site's entry. */
   onChange(listener: (visitor: StoredVisitor) => void): void;
 }
@@ -32,7 +43,7 @@ function parse(raw: string | null): StoredVisitor {
     if (typeof value !== 'object' || value === null) return {};
     const record = value as Record<string, unknown>;
     const pick = (key: string): string | undefined => (typeof record[key] === 'string' ? (record[key] as string) : undefined);
-    return { visitorId: pick('visitorId'), token: pick('token'), conversationId: pick('conversationId') };
+    return { visitorId: pick('visitorId'), token: pick('token'), conversationId: pick('conversationId'), userId: pick('userId') };
   } catch {
     return {};
   }
@@ -50,9 +61,17 @@ export function createVisitorStore(siteKey: string): VisitorStore {
     },
     save(visitor) {
       try {
-        window.localStorage.setItem(key, JSON.stringify(visitor));
+        window.localStorage.setItem(key, JSON.stringify({ ...visitor, userId: readSignedInUser(siteKey)?.id }));
       } catch {
         // Storage full or disabled: the session still works for this page.
+      }
+    },
+    forget() {
+      try {
+        window.localStorage.removeItem(key);
+        window.sessionStorage.removeItem(unreadKey(siteKey));
+      } catch {
+        // Nothing was stored.
       }
     },
     loadSite() {

@@ -23,7 +23,7 @@ import { setSignedInUser } from './signed-in-user.js';
 import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
-import type { VisitorStore } from './visitor-store.js';
+import { unreadKey, type VisitorStore } from './visitor-store.js';
 
 export interface MountOptions {
   api: WidgetApi;
@@ -40,6 +40,8 @@ export interface MountOptions {
   retry(): void;
   /** The site told who the visitor is (`identify`): a session with them, now. */
   identify(): void;
+  /** The site's `reset()` (or `identify(null)`): forget this device's conversation and start a fresh anonymous one. */
+  reset(): void;
 }
 
 export interface MountedWidget {
@@ -51,6 +53,8 @@ export interface MountedWidget {
   remove(): void;
   /** A session for the same visitor (now signed in): the chat goes on with its token. */
   adopt(session: Session): void;
+  /** The site's `reset()`: the chat, its panel and the unread count are gone; `start` begins anew. */
+  reset(): void;
 }
 
 /** The chat part's file name (`chat-<hash>.js`), set by scripts/build-widget.ts. */
@@ -213,6 +217,16 @@ function createPanelState(
       launcher.element.focus();
       emit('close');
     },
+    /** The conversation ended on this device: its chat stops and its panel goes (closed first). */
+    drop(): void {
+      this.close();
+      shown?.chat()?.end();
+      shown?.panel.element.remove();
+      shown = undefined;
+      prefilled = undefined;
+      unread.set(0);
+      launcher.setPreview(undefined);
+    },
   };
 }
 
@@ -277,7 +291,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   };
 
   const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !panels.shown() ? close() : open()));
-  const unread = createUnreadCounter(launcher, `chat-widget-unread:${dataset.siteKey ?? ''}`);
+  const unread = createUnreadCounter(launcher, unreadKey(dataset.siteKey ?? ''));
   const emit = exposeScriptApi(dataset.api, {
     open,
     close,
@@ -286,6 +300,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
     prefill: (text) => panels.prefill(text),
     setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
     identify: (user) => (setSignedInUser(user), options.identify()),
+    reset: () => options.reset(),
   });
   const panels = createPanelState(host, launcher, unread, emit);
   const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
@@ -319,6 +334,12 @@ export function mountWidget(options: MountOptions): MountedWidget {
       unread.untitle();
     },
     adopt: (session) => panels.shown()?.chat()?.useSession(session),
+    reset() {
+      panels.drop();
+      started = false;
+      waitingStart = undefined;
+      note.hidden = true;
+    },
     async start(session, resume) {
       if (started) return;
       waitingStart = undefined;
