@@ -180,7 +180,7 @@ describe('forged identity', () => {
 });
 
 describe('a verified visitor later on', () => {
-  test("a renewal keeps the verified user only on a page naming that user; a page signed in as nobody or somebody else gets a fresh visitor", async () => {
+  test('a renewal keeps the verified user only on a page naming that user; a page signed in as nobody or somebody else gets a fresh visitor', async () => {
     const amelia = { id: 'u-amelia' };
     const first = await session({ user: signed(amelia) });
 

@@ -27,7 +27,9 @@ let releaseInvoice: () => void = () => undefined;
 function sitePage(userId: string | undefined): string {
   const ts = Math.floor(Date.now() / 1000);
   const user = userId
-    ? `data-user-id="${userId}" data-user-ts="${ts}" data-user-hash="${createHmac('sha256', SECRET).update([userId, '', '', String(ts)].join('\n')).digest('hex')}"`
+    ? `data-user-id="${userId}" data-user-ts="${ts}" data-user-hash="${createHmac('sha256', SECRET)
+        .update([userId, '', '', String(ts)].join('\n'))
+        .digest('hex')}"`
     : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><main><h1>Shop</h1></main>
 <script>window.__events = []; window.ShopChat = window.ShopChat || []; ShopChat.push(['on', 'unread', (count) => __events.push('unread: ' + count)]);</script>
@@ -166,6 +168,5 @@ describe('a page signed in as somebody else, or as nobody', () => {
       expect(renewed.status).toBe(200);
       expect(renewed.body.conversationId).not.toBe(amelia.conversationId);
       expect(renewed.body.visitorId).not.toBe(amelia.visitorId);
-    }),
-  );
+    }));
 });

@@ -12,9 +12,9 @@ import { uploadFile } from './attachment-upload.js';
 import type { Attachments, Upload } from './attachments.js';
 import { showSentAttachments } from './sent-attachments.js';
 import { createEventHandlers, createQuestionButtons, createTypingIndicator, createTypingReporter } from './chat-events.js';
-import { createSessionKeeper, type ConversationSwitch } from './chat-session.js';
+import { createSessionKeeper, type ConversationSwitch, type SessionKeeper } from './chat-session.js';
 import { createEventStream } from './event-stream.js';
-import { createConnectionState } from './chat-connection.js';
+import { createConnectionState, type ConnectionState } from './chat-connection.js';
 import { element } from './dom.js';
 import { createHistorySync } from './chat-history.js';
 import { createOutbox, type Outbox } from './outbox.js';
@@ -92,6 +92,31 @@ function sendComposed(
   outbox.enqueueUploading(trimmed, files, progress);
 }
 
+/** The chat's outbox: each message sent with the page and the widget's language, under the session's token; `onBack`: one got through. */
+function createChatOutbox(options: ChatOptions, keeper: SessionKeeper, connection: ConnectionState, onBack: () => void): Outbox {
+  const { api, panel, strings } = options;
+  const list = panel.list;
+  return createOutbox({
+    strings,
+    addBubble: (text) => list.addOutgoing(text),
+    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless, strings),
+    send: (message) => {
+      const page = currentPage();
+      const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
+      return keeper.authorized((token) => api.sendMessage(token, sent));
+    },
+    onTooLong(text, maxChars) {
+      panel.restoreInput(text);
+      panel.setComposerError(strings.tooLong(maxChars ?? keeper.current().site.maxMessageChars));
+    },
+    onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
+    onUnreachable(unreachable) {
+      connection.setSendingBlocked(unreachable);
+      if (!unreachable) onBack();
+    },
+  });
+}
+
 export function createChat(options: ChatOptions): Chat {
   const { api, store, strings, panel } = options;
   const list = panel.list;
@@ -106,6 +131,8 @@ export function createChat(options: ChatOptions): Chat {
   const questions = createQuestionButtons(list, strings.choicesLabel, (choice) => {
     connect();
     outbox.enqueue(choice.label, [], choice.id);
+    // The used button is disabled now: focus goes on to the message box (never to the page, where Escape would no longer close the panel).
+    panel.input.focus();
   });
 
   const history = createHistorySync({
@@ -132,26 +159,8 @@ export function createChat(options: ChatOptions): Chat {
     else stream.connect(undefined);
   };
 
-  const outbox = createOutbox({
-    strings,
-    addBubble: (text) => list.addOutgoing(text),
-    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless, strings),
-    send: (message) => {
-      const page = currentPage();
-      const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
-      return authorized((token) => api.sendMessage(token, sent));
-    },
-    onTooLong(text, maxChars) {
-      panel.restoreInput(text);
-      panel.setComposerError(strings.tooLong(maxChars ?? keeper.current().site.maxMessageChars));
-    },
-    onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
-    onUnreachable(unreachable) {
-      connection.setSendingBlocked(unreachable);
-      // A message got through: the service is back, so the stream need not wait out its backoff.
-      if (!unreachable) stream.retryNow();
-    },
-  });
+  // A message got through: the service is back, so the stream need not wait out its backoff.
+  const outbox = createChatOutbox(options, keeper, connection, () => stream.retryNow());
 
   const stream = createEventStream({
     url: (lastEventId) => api.eventsUrl(keeper.current().token, lastEventId),

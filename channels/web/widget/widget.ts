@@ -230,6 +230,12 @@ function createPanelState(
   };
 }
 
+/** The widget's element on the page, its shadow root, and the palette the script tag asks for (`data-theme`). */
+function createHost(themeOption: string | undefined) {
+  const host = document.createElement(HOST_TAG);
+  return { host, root: host.attachShadow({ mode: 'open' }), theme: themeOption === 'dark' || themeOption === 'auto' ? themeOption : 'light' };
+}
+
 export function mountWidget(options: MountOptions): MountedWidget {
   const { dataset } = options.script;
   const browserLanguages = [...(navigator.languages ?? []), navigator.language];
@@ -240,9 +246,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let catalogue = ENGLISH;
   let strings = stringsFrom(ENGLISH);
 
-  const host = document.createElement(HOST_TAG);
-  const root = host.attachShadow({ mode: 'open' });
-  const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
+  const { host, root, theme } = createHost(dataset.theme);
   const { style, parts } = styleWithParts(root, options);
   // A session whose chat part could not be loaded: tried again when the visitor opens the chat.
   let waitingStart: (() => void) | undefined;
@@ -366,7 +370,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
         speak();
         launcher.setStrings(strings);
         buildPanel(part, site);
-      }
+      } else panels.shown()!.panel.setSite(site);
       note.hidden = true;
       const chat = panels.shown()!.start({
         ...options,
