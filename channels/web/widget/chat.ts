@@ -32,6 +32,8 @@ export interface ChatOptions {
   attachments: { tray: Attachments; strings: AttachmentStrings };
   /** A reply or hand-off arrived (the widget counts it as unread while closed, and previews `text`). */
   onReply(text: string): void;
+  /** The service took a message of the visitor's. */
+  onSent(text: string): void;
   /** The language the widget speaks, sent with each message. */
   language: string;
 }
@@ -103,6 +105,8 @@ function createChatOutbox(options: ChatOptions, keeper: SessionKeeper, connectio
     send: (message) => {
       const page = currentPage();
       const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
+      // A conversation the visitor wrote in is followed on every page from now on (idle visitors open no stream).
+      options.store.follow(keeper.current().conversationId);
       return keeper.authorized((token) => api.sendMessage(token, sent));
     },
     onTooLong(text, maxChars) {
@@ -110,6 +114,7 @@ function createChatOutbox(options: ChatOptions, keeper: SessionKeeper, connectio
       panel.setComposerError(strings.tooLong(maxChars ?? keeper.current().site.maxMessageChars));
     },
     onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
+    onSent: options.onSent,
     onUnreachable(unreachable) {
       connection.setSendingBlocked(unreachable);
       if (!unreachable) onBack();

@@ -104,7 +104,8 @@ async function boot(): Promise<void> {
       store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
       store.saveSite(session.site);
       done = true;
-      await widget.start(session, Boolean(stored.token));
+      // The event stream opens at once only for a conversation the visitor wrote in (an idle visitor's opens with the panel).
+      await widget.start(session, store.follows(session.conversationId));
       return;
     }
     if (result.kind === 'status' && result.status < 500 && result.status !== 408 && result.status !== 429) {

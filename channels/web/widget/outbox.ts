@@ -24,6 +24,8 @@ export interface OutboxOptions {
   send(message: { clientMessageId: string; text: string; attachments?: string[]; choice?: string }): Promise<ApiResult<AcceptedMessage>>;
   /** The server refused the text as too long; the bubble is already gone. */
   onTooLong(text: string, maxChars: number | undefined): void;
+  /** The service took the message `text` (once per message). */
+  onSent(text: string): void;
   /** Sending is paused for `seconds`; undefined when it resumes. */
   onPaused(seconds: number | undefined): void;
   /** Sending waits for the service to be reachable again (`true`), or no longer does. */
@@ -234,6 +236,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       entry.overdue = false;
       entry.messageId = result.value.messageId;
       entry.bubble.setState('sent');
+      options.onSent(entry.text);
     } else if (isTransient(result)) {
       waitForService(entry, result.kind === 'status');
     } else if (result.kind === 'status' && result.status === 429) {

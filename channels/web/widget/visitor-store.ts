@@ -1,7 +1,8 @@
 /**
  * Remembers who the visitor is for one site key: the visitor id and the session token (and the
  * conversation it opens, and the id of the site's signed-in user it was saved for), in
- * localStorage under one key per site. Never the messages: history always comes from the server.
+ * localStorage under one key per site, and the conversation the visitor wrote in (worth following
+ * on every page). Never the messages: history always comes from the server.
  * `forget()` drops it with the unread count (the site's `reset()`, or a page signed in as
  * somebody else than the stored conversation's user). Storage can be unavailable (privacy modes, sandboxed frames);
  * the widget then simply starts a fresh session on each page.
@@ -27,8 +28,11 @@ export interface VisitorStore {
   saveSite(site: SiteSettings): void;
   /** Saves the session for the page's signed-in user (as the page names them now). */
   save(visitor: Required<Omit<StoredVisitor, 'userId'>>): void;
-  /** Forgets the visitor and their unread count on this device. */
+  /** Forgets the visitor, their unread count and the conversation they follow on this device. */
   forget(): void;
+  /** The visitor wrote in `conversationId`: it has replies to follow (the event stream opens on each page, panel closed or not). */
+  follow(conversationId: string): void;
+  follows(conversationId: string): boolean;
   /** Calls `listener` when another tab changes this site's entry. */
   onChange(listener: (visitor: StoredVisitor) => void): void;
 }
@@ -51,6 +55,7 @@ function parse(raw: string | null): StoredVisitor {
 
 export function createVisitorStore(siteKey: string): VisitorStore {
   const key = `${KEY_PREFIX}${siteKey}`;
+  const followKey = `chat-widget-follow:${siteKey}`;
   return {
     load() {
       try {
@@ -69,6 +74,7 @@ export function createVisitorStore(siteKey: string): VisitorStore {
     forget() {
       try {
         window.localStorage.removeItem(key);
+        window.localStorage.removeItem(followKey);
         window.sessionStorage.removeItem(unreadKey(siteKey));
       } catch {
         // Nothing was stored.
@@ -87,6 +93,20 @@ export function createVisitorStore(siteKey: string): VisitorStore {
         window.localStorage.setItem(`${SITE_PREFIX}${siteKey}`, JSON.stringify(site));
       } catch {
         // As for the visitor: without storage the launcher waits for the site's colour.
+      }
+    },
+    follow(conversationId) {
+      try {
+        window.localStorage.setItem(followKey, conversationId);
+      } catch {
+        // Without storage the next page opens the stream when the panel does.
+      }
+    },
+    follows(conversationId) {
+      try {
+        return window.localStorage.getItem(followKey) === conversationId;
+      } catch {
+        return false;
       }
     },
     onChange(listener) {

@@ -16,10 +16,11 @@ import type { ChatPanel, ChatPart } from './chat-part.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
+import { createUnreadCounter, type UnreadCounter } from './unread-counter.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
 import { loadPart } from './parts.js';
 import { exposeScriptApi, type WidgetEvent } from './script-api.js';
-import { setSignedInUser } from './signed-in-user.js';
+import { readSignedInUser, setSignedInUser } from './signed-in-user.js';
 import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
@@ -74,51 +75,6 @@ const OFFLINE_SITE: SiteSettings = {
 const SMALL_SCREEN = '(max-width: 479.98px)';
 const PANEL_ID = 'chat-panel';
 
-/**
- * The unread count: on the launcher, as "(2) " in front of the page's title while the panel is
- * closed, kept across reloads (session storage), and told to the script API's listeners.
- */
-function createUnreadCounter(launcher: Launcher, storageKey: string) {
-  let unread = 0;
-  const listeners: ((count: number) => void)[] = [];
-  // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
-  const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
-  const set = (count: number): void => {
-    const changed = count !== unread;
-    unread = count;
-    launcher.setUnread(count);
-    // A counter in the tab's title, as messengers do, while the panel is closed.
-    document.title = count > 0 ? `(${count > 9 ? '9+' : count}) ${untitled()}` : untitled();
-    try {
-      if (count > 0) sessionStorage.setItem(storageKey, String(count));
-      else sessionStorage.removeItem(storageKey);
-    } catch {
-      // No storage: the count lasts as long as the page.
-    }
-    // Listeners hear each new count (opening the panel with nothing unread says nothing).
-    if (changed) for (const listener of listeners) listener(count);
-  };
-  return {
-    count: (): number => unread,
-    set,
-    restore(): void {
-      try {
-        const stored = Number(sessionStorage.getItem(storageKey));
-        if (stored > 0) set(stored);
-      } catch {
-        // No storage.
-      }
-    },
-    listen(callback: (count: number) => void): void {
-      listeners.push(callback);
-      callback(unread);
-    },
-    untitle(): void {
-      document.title = untitled();
-    },
-  };
-}
-
 /** The chat part, fetched at once (beside the session) so the panel never waits on it; `onLoaded` once it is there. */
 function createPartLoader(serviceOrigin: string, onLoaded: (part: ChatPart) => void) {
   let loading: Promise<ChatPart> | undefined;
@@ -156,12 +112,7 @@ function styleWithParts(root: ShadowRoot, options: Pick<MountOptions, 'site' | '
 }
 
 /** Opening and closing the panel: focus, the unread count, and on a phone the page modal (inert page, no scrolling behind it). */
-function createPanelState(
-  host: HTMLElement,
-  launcher: Launcher,
-  unread: ReturnType<typeof createUnreadCounter>,
-  emit: (event: WidgetEvent, detail?: unknown) => void,
-) {
+function createPanelState(host: HTMLElement, launcher: Launcher, unread: UnreadCounter, emit: (event: WidgetEvent, detail?: unknown) => void) {
   let isOpen = false;
   let shown: ChatPanel | undefined;
   let prefilled: string | undefined;
@@ -228,6 +179,13 @@ function createPanelState(
       launcher.setPreview(undefined);
     },
   };
+}
+
+/** The widget's language and direction on its root; bottom-left where the page reads right to left, unless the site says where (`data-position`). */
+function speakIn(container: HTMLElement, language: string, position: string | undefined): void {
+  container.lang = language;
+  container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
+  container.classList.toggle('left', position === 'left' || (position !== 'right' && isRightToLeft(language)));
 }
 
 /** The widget's element on the page, its shadow root, and the palette the script tag asks for (`data-theme`). */
@@ -300,6 +258,8 @@ export function mountWidget(options: MountOptions): MountedWidget {
     open,
     close,
     onUnread: unread.listen,
+    offUnread: unread.unlisten,
+    state: () => ({ open: panels.isOpen(), unread: unread.count(), signedIn: readSignedInUser(dataset.siteKey ?? '') !== undefined }),
     sound: (on) => void (sound = on),
     prefill: (text) => panels.prefill(text),
     setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
@@ -308,12 +268,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   });
   const panels = createPanelState(host, launcher, unread, emit);
   const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
-  const speak = (): void => {
-    container.lang = language;
-    container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
-    // Bottom-left where the page reads right to left, unless the site says where.
-    container.classList.toggle('left', dataset.position === 'left' || (dataset.position !== 'right' && isRightToLeft(language)));
-  };
+  const speak = (): void => speakIn(container, language, dataset.position);
   speak();
   root.append(container);
   document.body.append(host);
@@ -377,6 +332,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
         session,
         language,
         onReply: (preview) => panels.replied(preview, sound),
+        onSent: (text) => emit('sent', { text }),
       });
       if (wantOpen) {
         wantOpen = false;
