@@ -142,6 +142,37 @@ describe('signing out', () => {
   );
 });
 
+describe('signing out with a message still waiting', () => {
+  test('the waiting message is dropped: never sent, in either conversation', async () =>
+    withPage(async ({ page }) => {
+      const amelia = await ameliaTalks(page);
+      const parts = widget(page);
+      let down = true;
+      await page.route('**/api/widget/messages', (route) => (down ? route.abort('connectionrefused') : route.continue()));
+      await parts.input.fill('Cancel my standing order');
+      await parts.input.press('Enter');
+      await eventually(async () => (await page.locator('assistant-chat-widget .delivery.waiting').count()) === 1);
+
+      await page.evaluate('ShopChat.reset()');
+      const fresh = await eventually(async () => {
+        const stored = await storedVisitor(page, 'reset-site').catch(() => undefined);
+        return stored?.token && stored.visitorId !== amelia.visitorId ? stored : undefined;
+      });
+      down = false;
+      await openWidget(page);
+      expect(await visibleTexts(page)).toEqual([]);
+      await parts.input.fill('Hello');
+      await parts.input.press('Enter');
+      await waitForText(parts.assistantBubbles.last(), 'Answer to: Hello');
+      const texts = async (token: string) =>
+        ((await harness.http.get('/api/widget/history').set('Origin', origin).set('Authorization', `Bearer ${token}`)).body.messages as { text: string }[]).map(
+          (message) => message.text,
+        );
+      expect(await texts(fresh.token!)).toEqual(['Hello', 'Answer to: Hello']);
+      expect(await texts(amelia.token!)).not.toContain('Cancel my standing order');
+    }));
+});
+
 describe('a page signed in as somebody else, or as nobody', () => {
   test.each(['/signed-out', '/bob'])('%s with the last user’s token still stored never shows their conversation', async (path) =>
     withPage(async ({ page }) => {
