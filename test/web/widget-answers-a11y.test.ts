@@ -7,6 +7,8 @@
  * (Escape still closes the panel); answers are plain buttons in a labelled group, the header's
  * buttons are not described by their own name again, and a reply is announced once, its list
  * items separated, and then taken out of the live region (browsing reads it once, in the log).
+ * axe-core also runs in every other state: open, closed with an unread reply and its preview,
+ * "New chat?", a refused and a waiting message, the photo viewer, in both palettes (a yellow accent).
  * Questions reach the widget as the web channel writes them: events in its event log.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -16,6 +18,7 @@ import { writeWidgetBundle } from '../../scripts/build-widget.js';
 import { createEventLog, type EventLog } from '../../channels/web/event-log.js';
 import { launchBrowser, type LaunchedBrowser } from '../support/browser.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { PNG_BYTES } from '../support/media-fixtures.js';
 import { findFreePort } from '../support/services.js';
 import { hostPage, openWidget, startWidgetHost, storedVisitor, waitForText, widget, type WidgetHost } from '../support/widget-page.js';
 
@@ -250,4 +253,73 @@ describe('keyboard and screen readers', () => {
       await watched.close();
     }
   });
+});
+
+describe.each(['light', 'dark'])('axe in every state, the %s palette', (palette) => {
+  test('closed with an unread reply, open, "New chat?", a refused and a waiting message, the photo viewer', async () => {
+    const watched = await chromium.newPage(undefined, { colorScheme: palette === 'dark' ? 'dark' : 'light' });
+    try {
+      const { page } = watched;
+      const found: Record<string, string[]> = {};
+      const check = async (state: string) => {
+        // Measured once the panel's opening fade is over (axe would blend its colours with the page's).
+        await page.evaluate(`Promise.all(document.querySelector('assistant-chat-widget').shadowRoot.getAnimations()
+          .filter((animation) => animation.effect.getTiming().iterations !== Infinity).map((animation) => animation.finished))`);
+        const violations = await axeViolations(page);
+        if (violations.length > 0) found[state] = violations;
+      };
+      const { parts, siteKey } = await chat(page, `/yellow/${palette}`, 'site-yellow');
+      await check('open');
+
+      await parts.close.click();
+      await reply(page, siteKey, 'Your **order** is ready.');
+      await page.locator('assistant-chat-widget .launcher-preview').waitFor({ state: 'visible' });
+      await check('closed, unread');
+
+      await widget(page).launcher.click();
+      await parts.newChat.click();
+      await parts.confirmNewChat.waitFor({ state: 'visible' });
+      await check('new chat?');
+      await page.keyboard.press('Escape');
+
+      let failure: 'refuse' | 'drop' | undefined = 'refuse';
+      await page.route('**/api/widget/messages', (route) =>
+        failure === 'drop'
+          ? route.abort('connectionrefused')
+          : failure === 'refuse'
+            ? route.fulfill({ status: 400, contentType: 'application/json', body: '{"error":"refused"}', headers: { 'Access-Control-Allow-Origin': '*' } })
+            : route.continue(),
+      );
+      await parts.input.fill('Refused one');
+      await parts.input.press('Enter');
+      await page.getByRole('button', { name: 'Retry', exact: true }).waitFor({ state: 'visible' });
+      await check('refused');
+      failure = 'drop';
+      await parts.input.fill('Waiting one');
+      await parts.input.press('Enter');
+      await page.locator('assistant-chat-widget .delivery.waiting').waitFor({ state: 'visible' });
+      await check('waiting');
+      failure = undefined;
+
+      await page.evaluate(`(() => {
+        const input = document.querySelector('assistant-chat-widget').shadowRoot.querySelector('textarea');
+        const bytes = Uint8Array.from(atob('${PNG_BYTES.toString('base64')}'), (character) => character.charCodeAt(0));
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], 'cleat.png', { type: 'image/png' }));
+        input.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      })()`);
+      await page.locator('assistant-chat-widget .attachment.ready').waitFor();
+      await parts.input.fill('The cleat');
+      await parts.input.press('Enter');
+      const photo = page.getByRole('button', { name: 'View photo cleat.png', exact: true });
+      await eventually(async () => (await photo.count()) === 1 && (await photo.isEnabled()));
+      await photo.click();
+      await page.getByRole('dialog', { name: 'cleat.png', exact: true }).waitFor({ state: 'visible' });
+      await check('photo viewer');
+      expect(found).toEqual({});
+      expect(watched.record.pageErrors).toEqual([]);
+    } finally {
+      await watched.close();
+    }
+  }, 90_000);
 });

@@ -109,11 +109,11 @@ describe('signing out', () => {
         await parts.input.press('Enter');
         await waitForText(parts.visitorBubbles.last(), 'And my invoice?');
         await page.evaluate(`ShopChat.close()`);
+        // Released on every look: the answer's model call may not be waiting yet at the first.
         await eventually(async () => {
           releaseInvoice();
-          return (await parts.badge.count()) > 0;
+          return (await parts.badge.isVisible()) && (await parts.badge.innerText()) === '1';
         });
-        await eventually(async () => (await parts.badge.count()) > 0 && (await parts.badge.innerText()) === '1');
 
         await page.evaluate(`ShopChat.${call}`);
 
