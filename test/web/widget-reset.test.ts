@@ -9,6 +9,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { writeWidgetBundle } from '../../scripts/build-widget.js';
+import { createEventLog } from '../../channels/web/event-log.js';
 import { DESKTOP, launchBrowser, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { findFreePort } from '../support/services.js';
@@ -170,6 +171,51 @@ describe('signing out with a message still waiting', () => {
         );
       expect(await texts(fresh.token!)).toEqual(['Hello', 'Answer to: Hello']);
       expect(await texts(amelia.token!)).not.toContain('Cancel my standing order');
+    }));
+});
+
+describe('signing out while the history is being read', () => {
+  test("the last user's conversation never streams into the page afterwards (no reply, unread or preview of theirs)", async () =>
+    withPage(async ({ page }) => {
+      const amelia = await ameliaTalks(page);
+      const events = createEventLog(harness.services.redis);
+      // Amelia follows her conversation: the next page reads its history at once. Held until she has signed out.
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let heldToken: string | undefined;
+      let released = false;
+      await page.route('**/api/widget/history', async (route) => {
+        if (!released) {
+          heldToken = route.request().headers().authorization;
+          await held;
+        }
+        await route.continue();
+      });
+      await page.goto(`${host.origin}/amelia`);
+      await eventually(() => heldToken !== undefined);
+      await page.evaluate(`window.__heard = []; ShopChat.on('message', (message) => __heard.push(message.text)); ShopChat.reset()`);
+      const fresh = await eventually(async () => {
+        const stored = await storedVisitor(page, 'reset-site').catch(() => undefined);
+        return stored?.token && stored.visitorId !== amelia.visitorId ? stored : undefined;
+      });
+      released = true;
+      release();
+
+      const history = page.waitForResponse(
+        (response) => response.url().includes('/api/widget/history') && response.request().headers().authorization !== heldToken,
+      );
+      await openWidget(page);
+      await history;
+      // Both conversations get a reply on every look, until the new one's has been heard twice.
+      let round = 0;
+      await eventually(async () => {
+        round += 1;
+        await events.append(amelia.conversationId!, 'message', { id: `out:leak-${round}:0`, role: 'assistant', text: 'Your card ends 4242.', at: Date.now() });
+        await events.append(fresh.conversationId!, 'message', { id: `out:fresh-${round}:0`, role: 'assistant', text: 'Welcome!', at: Date.now() });
+        return ((await page.evaluate('__heard')) as string[]).filter((text) => text === 'Welcome!').length >= 2;
+      });
+      expect(await page.evaluate('__heard')).not.toContain('Your card ends 4242.');
+      expect(await visibleTexts(page)).not.toContain('Your card ends 4242.');
     }));
 });
 

@@ -45,7 +45,7 @@ export interface EventStream {
   connect(fromEventId: string | undefined): void;
   /** The service answered something else: skip the rest of a backoff wait and reconnect now. */
   retryNow(): void;
-  /** Closes the connection for good (the conversation ended on this device). */
+  /** Closes the connection for good (the conversation ended on this device): `connect` does nothing after it. */
   close(): void;
 }
 
@@ -93,6 +93,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let retry: (() => void) | undefined;
   let up: boolean | undefined;
+  let closed = false;
 
   const setUp = (next: boolean): void => {
     if (up === next) return;
@@ -152,6 +153,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
 
   return {
     connect(fromEventId) {
+      if (closed) return;
       clearTimeout(retryTimer);
       retry = undefined;
       lastEventId = fromEventId;
@@ -163,6 +165,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       retry?.();
     },
     close() {
+      closed = true;
       clearTimeout(retryTimer);
       retry = undefined;
       source?.close();
