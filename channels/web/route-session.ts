@@ -1,6 +1,8 @@
 /**
  * Visitor sessions: the service chooses the visitor id (a returning visitor proves who they are
- * with their token), a website-verified user is bound into the token; a new chat keeps the visitor.
+ * with their token), a website-verified user is bound into the token and goes on only on pages
+ * naming that user (a page signed in as somebody else, or as nobody, gets a visitor of its own);
+ * a new chat keeps the visitor.
  */
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
@@ -19,6 +21,11 @@ const SessionRequestSchema = z.object({
   /** The signed-in user as the site signed them; checked by verifyVisitorIdentity, never trusted as is. */
   user: z.unknown().optional(),
 });
+
+/** The user id a page names (signed or not): a token's user goes on only on a page naming that same user. */
+function claimedUserId(user: unknown): string | undefined {
+  return typeof user === 'object' && user !== null && 'id' in user && typeof user.id === 'string' ? user.id : undefined;
+}
 
 function publicSite(site: Site, maxMessageChars: number, maxUploadBytes: number) {
   return { name: site.name, greeting: site.greeting, accentColor: site.accentColor, language: site.language, maxMessageChars, maxUploadBytes };
@@ -70,9 +77,9 @@ export function addSessionRoutes(router: Router, kit: RouteKit): void {
       logger.warn('widget-identity-rejected', { siteKey: site.key, reason: identity.reason });
     }
     const verified = identity.status === 'verified' ? identity.user : undefined;
-    if (claims?.user && verified && verified.id !== claims.user.id) {
-      // Another user signed in on this browser: they get their own visitor, never the last one's chats.
-      logger.info('widget-identity-switched', { siteKey: site.key });
+    if (claims?.user && claimedUserId(parsed.data.user) !== claims.user.id) {
+      // The page is signed in as another user, or as nobody (signed out): a visitor of its own, never the last user's chats.
+      logger.info('widget-identity-switched', { siteKey: site.key, signedOut: parsed.data.user === undefined || parsed.data.user === null });
       claims = undefined;
     }
     // A site that stopped verifying users (no secret any more) has no verified visitors left.

@@ -13,7 +13,8 @@ export const BROWSER_NETWORK_ERROR = /^Failed to load resource: /;
 /** The widget's parts as a visitor finds them (by role and name where it has them). */
 export function widget(page: Page) {
   return {
-    launcher: page.getByRole('button', { name: 'Open chat', exact: true }),
+    /** "Open chat", or "Open chat, 2 new messages" while replies are unread. */
+    launcher: page.getByRole('button', { name: /^Open chat(, \d+ new messages?)?$/ }),
     dialog: page.getByRole('dialog'),
     log: page.getByRole('log'),
     input: page.getByRole('textbox', { name: 'Your message' }),

@@ -358,7 +358,7 @@ describe('opening and sending', () => {
     await parts.badge.waitFor({ state: 'visible', timeout: 10_000 });
     expect(await parts.badge.innerText()).toBe('1');
     await saveScreenshot(page, 'widget-unread');
-    expect(await page.locator('assistant-chat-widget #chat-unread').innerText()).toBe('1 new message');
+    expect(await parts.launcher.getAttribute('aria-label')).toBe('Open chat, 1 new message');
     await parts.launcher.click();
     await parts.badge.waitFor({ state: 'hidden' });
     await waitForText(parts.assistantBubbles.last(), 'We will call you back shortly.');

@@ -97,7 +97,7 @@ test('after a reload the open question is tappable, and a tap answers it like a 
     const open = groups.last();
     expect(await passedOver.getByRole('button', { name: 'Confirm' }).isDisabled()).toBe(true);
     expect(await passedOver.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(true);
-    expect(await passedOver.getByRole('button', { name: 'Cancel' }).getAttribute('aria-pressed')).toBe('false');
+    expect(await passedOver.getByRole('button', { name: 'Cancel' }).evaluate((button) => button.classList.contains('chosen'))).toBe(false);
     const confirm = open.getByRole('button', { name: 'Confirm' });
     expect(await confirm.isDisabled()).toBe(false);
     expect(await open.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(false);
@@ -108,7 +108,7 @@ test('after a reload the open question is tappable, and a tap answers it like a 
     expect(await bubbleText(parts.assistantBubbles.last())).toContain('The delivery of order 5001 is now on 2026-12-05.');
     expect(await bubbleText(parts.visitorBubbles.last())).toBe('Confirm');
     expect(await confirm.isDisabled()).toBe(true);
-    expect(await confirm.getAttribute('aria-pressed')).toBe('true');
+    expect(await confirm.evaluate((button) => button.classList.contains('chosen'))).toBe(true);
     expect(mcp.applied.map((write) => write.tool)).toEqual(['order_reschedule_delivery']);
 
     // Answered: back disabled, the used one marked.
@@ -118,7 +118,7 @@ test('after a reload the open question is tappable, and a tap answers it like a 
     const answered = groups.last();
     expect(await answered.getByRole('button', { name: 'Confirm' }).isDisabled()).toBe(true);
     expect(await answered.getByRole('button', { name: 'Cancel' }).isDisabled()).toBe(true);
-    expect(await answered.getByRole('button', { name: 'Confirm' }).getAttribute('aria-pressed')).toBe('true');
+    expect(await answered.getByRole('button', { name: 'Confirm' }).evaluate((button) => button.classList.contains('chosen'))).toBe(true);
     expect(await groups.first().getByRole('button', { name: 'Confirm' }).isDisabled()).toBe(true);
     expect(mcp.applied.map((write) => write.tool)).toEqual(['order_reschedule_delivery']);
     expect(watched.record.pageErrors).toEqual([]);

@@ -112,7 +112,7 @@ test('a confirmation shows Confirm and Cancel buttons; pressing Confirm (by keyb
     expect(await bubbleText(parts.assistantBubbles.last())).toContain('The delivery of order 5001 is now on 2026-12-05.');
     expect(await confirm.isDisabled()).toBe(true);
     expect(await cancel.isDisabled()).toBe(true);
-    expect(await confirm.getAttribute('aria-pressed')).toBe('true');
+    expect(await confirm.evaluate((button) => button.classList.contains('chosen'))).toBe(true);
     // The visitor's answer shows as their message, with the button's label.
     expect(await bubbleText(parts.visitorBubbles.last())).toBe('Confirm');
     expect(mcp.applied.map((write) => write.tool)).toEqual(['order_reschedule_delivery']);

@@ -180,17 +180,26 @@ describe('forged identity', () => {
 });
 
 describe('a verified visitor later on', () => {
-  test('an unsigned or forged renewal keeps the verified user; another signed user gets a fresh visitor', async () => {
+  test('a renewal keeps the verified user only on a page naming that user; a page signed in as nobody or somebody else gets a fresh visitor', async () => {
     const amelia = { id: 'u-amelia' };
     const first = await session({ user: signed(amelia) });
 
-    const unsigned = await session({ token: first.token });
-    expect(unsigned.conversationId).toBe(first.conversationId);
-    expect((await identify(await inboundOf(unsigned)))?.name).toBe('Amelia Hart');
+    // The same user with a hash that no longer verifies (a page left open): still theirs.
+    const stale = await session({ token: first.token, user: signed(amelia, { ts: nowSeconds() - 2 * 3600 }) });
+    expect(stale.conversationId).toBe(first.conversationId);
+    expect((await identify(await inboundOf(stale)))?.name).toBe('Amelia Hart');
 
+    // Signed out: the page names nobody, and never gets Amelia's chat back.
+    const signedOut = await session({ token: first.token });
+    expect(signedOut.visitorId).not.toBe(first.visitorId);
+    expect(signedOut.conversationId).not.toBe(first.conversationId);
+    expect(await identify(await inboundOf(signedOut))).toBeUndefined();
+    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'widget-identity-switched', signedOut: true }));
+
+    // A forged other user neither gets Amelia's chat nor becomes Bob.
     const forged = await session({ token: first.token, user: signed({ id: 'u-bob' }, { secret: 'wrong-secret-0123456789-0123456789' }) });
-    expect(forged.conversationId).toBe(first.conversationId);
-    expect((await identify(await inboundOf(forged)))?.name).toBe('Amelia Hart');
+    expect(forged.conversationId).not.toBe(first.conversationId);
+    expect(await identify(await inboundOf(forged))).toBeUndefined();
 
     const bob = { id: 'u-bob' };
     const switched = await session({ token: first.token, user: signed(bob) });

@@ -208,9 +208,12 @@ async function pasteDrawn(page: Page, name: string, width: number, height: numbe
   })()`);
 }
 
-/** The aria-label of what has focus inside the widget. */
+/** The name of what has focus inside the widget (its aria-label, else its title, else its text). */
 const focusedLabel = async (page: Page): Promise<string | null> =>
-  (await page.evaluate(`document.querySelector('assistant-chat-widget').shadowRoot.activeElement?.getAttribute('aria-label') ?? null`)) as string | null;
+  (await page.evaluate(`(() => {
+    const active = document.querySelector('assistant-chat-widget').shadowRoot.activeElement;
+    return active ? active.getAttribute('aria-label') ?? active.getAttribute('title') ?? active.textContent : null;
+  })()`)) as string | null;
 
 describe('photos and documents', () => {
   test.each([
@@ -254,12 +257,14 @@ describe('photos and documents', () => {
         expect(bannerBox.width / bannerBox.height).toBeGreaterThan(18);
         expect(bannerBox.width / bannerBox.height).toBeLessThan(22);
 
-        // By keyboard: the photo opens, the close button has focus and keeps it; Escape closes the viewer, not the panel.
+        // By keyboard: the photo opens, the close button has focus, Tab goes between it and Download only; Escape closes the viewer, not the panel.
         await tiny.focus();
         await page.keyboard.press('Enter');
         const viewer = page.getByRole('dialog', { name: 'tiny.png', exact: true });
         await viewer.waitFor({ state: 'visible' });
         expect(await focusedLabel(page)).toBe('Close photo');
+        await page.keyboard.press('Tab');
+        expect(await focusedLabel(page)).toBe('Download');
         await page.keyboard.press('Tab');
         expect(await focusedLabel(page)).toBe('Close photo');
         const large = (await viewer.locator('canvas').boundingBox())!;

@@ -117,7 +117,7 @@ const READ_STYLES = `(selector) => {
   for (let element = node; element; element = up(element)) opacity *= Number(getComputedStyle(element).opacity);
   const style = getComputedStyle(node);
   return {
-    name: (node.getAttribute('aria-label') || node.textContent || node.className || node.tagName).slice(0, 30),
+    name: (node.getAttribute('aria-label') || node.getAttribute('title') || node.textContent || node.className || node.tagName).slice(0, 30),
     outline: style.outlineStyle === 'none' ? null : { width: parseFloat(style.outlineWidth), colour: parse(style.outlineColor) },
     around: parseFloat(style.outlineOffset) < 0 ? background(node) : background(up(node)),
     colour: parse(style.color),

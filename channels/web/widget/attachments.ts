@@ -313,9 +313,11 @@ export const ATTACHMENT_CSS = `
 .sent-attachments .thumbnail { display: block; max-width: 200px; max-height: 160px; border-radius: 12px; box-shadow: 0 0 0 1px var(--line); }
 .photo { padding: 0; border: 0; border-radius: 12px; background: none; cursor: zoom-in; }
 .photo:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
-.viewer { position: absolute; inset: 0; z-index: 3; display: flex; align-items: center; justify-content: center; padding: 60px 16px 16px; background: rgba(12, 17, 29, 0.94); }
+.viewer { position: fixed; inset: 0; z-index: 2147483001; display: flex; align-items: center; justify-content: center; padding: 60px 16px 16px; background: rgba(12, 17, 29, 0.94); }
 .viewer-photo { max-width: 100%; max-height: 100%; min-width: 0; min-height: 0; border-radius: 8px; }
-.viewer .viewer-close { position: absolute; top: 10px; inset-inline-end: 10px; color: #fff; }
+.viewer-bar { position: absolute; top: 10px; inset-inline-end: 10px; display: flex; align-items: center; gap: 12px; color: #fff; }
+.viewer-download { color: #fff; font-weight: 600; text-decoration: underline; text-underline-offset: 2px; }
+.viewer-bar :focus-visible { outline: 3px solid #fff; outline-offset: 2px; }
 .sent-attachments .thumbnail:not(.drawn) { width: 120px; height: 90px; background: var(--surface); }
 .sent-file { display: inline-flex; align-items: center; gap: 6px; padding: 8px 12px; border-radius: 12px; background: var(--bg); border: 1px solid var(--line); color: var(--text); font-size: 13px; }
 a.sent-file:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }

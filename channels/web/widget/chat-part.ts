@@ -35,6 +35,8 @@ export interface ChatContext {
   language: string;
   /** A reply or hand-off arrived: its plain-text preview. */
   onReply(preview: string): void;
+  /** The service took a message of the visitor's (its text). */
+  onSent(text: string): void;
 }
 
 export interface ChatPanel {
@@ -95,6 +97,7 @@ function createChatPanel(context: PanelContext): ChatPanel {
         attachments: { tray: attachments, strings: attachmentStrings },
         language: chatContext.language,
         onReply: (text) => chatContext.onReply(plainText(text).replace(/\s+/g, ' ').trim()),
+        onSent: chatContext.onSent,
       });
       panel.setQueued(false);
       for (const { text, bubble } of waiting.splice(0)) {

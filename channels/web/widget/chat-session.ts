@@ -29,6 +29,8 @@ export interface SessionKeeper {
    * retries once; the calls it wraps are safe to repeat.
    */
   authorized<Value>(call: (token: string) => Promise<ApiResult<Value>>): Promise<ApiResult<Value>>;
+  /** The conversation ended on this device (the site's `reset()`): nothing is renewed or stored any more. */
+  end(): void;
 }
 
 export function createSessionKeeper(
@@ -40,13 +42,17 @@ export function createSessionKeeper(
 ): SessionKeeper {
   let session = initial;
   let renewal: Promise<boolean> | undefined;
-  const save = (): void => store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
+  let ended = false;
+  const save = (): void => {
+    if (!ended) store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
+  };
 
   const renew = (): Promise<boolean> => {
+    if (ended) return Promise.resolve(false);
     renewal ??= api
       .startSession({ visitorId: session.visitorId, token: session.token })
       .then((result) => {
-        if (!result.ok) return false;
+        if (!result.ok || ended) return false;
         const { token, conversationId, visitorId, expiresAt } = result.value;
         session = { ...session, visitorId };
         if (conversationId === session.conversationId) session = { ...session, token, expiresAt };
@@ -67,7 +73,11 @@ export function createSessionKeeper(
     },
     renew,
     save,
+    end() {
+      ended = true;
+    },
     async authorized(call) {
+      if (ended) return { ok: false, kind: 'network' };
       if (session.expiresAt !== undefined && Date.now() > session.expiresAt - RENEW_BEFORE_EXPIRY_MS) await renew();
       const first = await call(session.token);
       if (first.ok) return first;

@@ -12,9 +12,9 @@ import { uploadFile } from './attachment-upload.js';
 import type { Attachments, Upload } from './attachments.js';
 import { showSentAttachments } from './sent-attachments.js';
 import { createEventHandlers, createQuestionButtons, createTypingIndicator, createTypingReporter } from './chat-events.js';
-import { createSessionKeeper, type ConversationSwitch } from './chat-session.js';
+import { createSessionKeeper, type ConversationSwitch, type SessionKeeper } from './chat-session.js';
 import { createEventStream } from './event-stream.js';
-import { createConnectionState } from './chat-connection.js';
+import { createConnectionState, type ConnectionState } from './chat-connection.js';
 import { element } from './dom.js';
 import { createHistorySync } from './chat-history.js';
 import { createOutbox, type Outbox } from './outbox.js';
@@ -32,6 +32,8 @@ export interface ChatOptions {
   attachments: { tray: Attachments; strings: AttachmentStrings };
   /** A reply or hand-off arrived (the widget counts it as unread while closed, and previews `text`). */
   onReply(text: string): void;
+  /** The service took a message of the visitor's. */
+  onSent(text: string): void;
   /** The language the widget speaks, sent with each message. */
   language: string;
 }
@@ -49,6 +51,8 @@ export interface Chat {
   newChat(): Promise<void>;
   /** Uploads an attachment with the session's token (renewed once if refused). */
   upload: Upload;
+  /** Ends the conversation on this device (the site's `reset()`): nothing more is sent, read, renewed or stored. */
+  end(): void;
 }
 
 const MAX_PAGE_URL_LENGTH = 2_000;
@@ -90,6 +94,34 @@ function sendComposed(
   outbox.enqueueUploading(trimmed, files, progress);
 }
 
+/** The chat's outbox: each message sent with the page and the widget's language, under the session's token; `onBack`: one got through. */
+function createChatOutbox(options: ChatOptions, keeper: SessionKeeper, connection: ConnectionState, onBack: () => void): Outbox {
+  const { api, panel, strings } = options;
+  const list = panel.list;
+  return createOutbox({
+    strings,
+    addBubble: (text) => list.addOutgoing(text),
+    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless, strings),
+    send: (message) => {
+      const page = currentPage();
+      const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
+      // A conversation the visitor wrote in is followed on every page from now on (idle visitors open no stream).
+      options.store.follow(keeper.current().conversationId);
+      return keeper.authorized((token) => api.sendMessage(token, sent));
+    },
+    onTooLong(text, maxChars) {
+      panel.restoreInput(text);
+      panel.setComposerError(strings.tooLong(maxChars ?? keeper.current().site.maxMessageChars));
+    },
+    onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
+    onSent: options.onSent,
+    onUnreachable(unreachable) {
+      connection.setSendingBlocked(unreachable);
+      if (!unreachable) onBack();
+    },
+  });
+}
+
 export function createChat(options: ChatOptions): Chat {
   const { api, store, strings, panel } = options;
   const list = panel.list;
@@ -104,6 +136,8 @@ export function createChat(options: ChatOptions): Chat {
   const questions = createQuestionButtons(list, strings.choicesLabel, (choice) => {
     connect();
     outbox.enqueue(choice.label, [], choice.id);
+    // The used button is disabled now: focus goes on to the message box (never to the page, where Escape would no longer close the panel).
+    panel.input.focus();
   });
 
   const history = createHistorySync({
@@ -130,26 +164,8 @@ export function createChat(options: ChatOptions): Chat {
     else stream.connect(undefined);
   };
 
-  const outbox = createOutbox({
-    strings,
-    addBubble: (text) => list.addOutgoing(text),
-    showAttachments: (bubble, attachments, textless) => showSentAttachments(bubble.element, attachments, textless, strings),
-    send: (message) => {
-      const page = currentPage();
-      const sent = { ...message, language: options.language, ...(page ? { page } : {}) };
-      return authorized((token) => api.sendMessage(token, sent));
-    },
-    onTooLong(text, maxChars) {
-      panel.restoreInput(text);
-      panel.setComposerError(strings.tooLong(maxChars ?? keeper.current().site.maxMessageChars));
-    },
-    onPaused: (seconds) => panel.setComposerError(seconds === undefined ? undefined : strings.rateLimited(seconds)),
-    onUnreachable(unreachable) {
-      connection.setSendingBlocked(unreachable);
-      // A message got through: the service is back, so the stream need not wait out its backoff.
-      if (!unreachable) stream.retryNow();
-    },
-  });
+  // A message got through: the service is back, so the stream need not wait out its backoff.
+  const outbox = createChatOutbox(options, keeper, connection, () => stream.retryNow());
 
   const stream = createEventStream({
     url: (lastEventId) => api.eventsUrl(keeper.current().token, lastEventId),
@@ -179,10 +195,11 @@ export function createChat(options: ChatOptions): Chat {
       }
     },
   });
+  let ended = false;
   store.onChange((stored) => {
     // Another tab started a new chat or renewed the session: follow it.
     const session = keeper.current();
-    if (!stored.token || stored.token === session.token) return;
+    if (ended || !stored.token || stored.token === session.token) return;
     if (stored.conversationId && stored.conversationId !== session.conversationId) {
       switchConversation({ token: stored.token, conversationId: stored.conversationId, expiresAt: undefined }, true);
     } else {
@@ -224,6 +241,14 @@ export function createChat(options: ChatOptions): Chat {
         typingReports.ended();
         connect();
       });
+    },
+    end() {
+      ended = true;
+      keeper.end();
+      stream.close();
+      outbox.clear();
+      options.attachments.tray.clear();
+      connection.setStreamDown(false);
     },
     upload: (file, onProgress, signal) => authorized((token) => uploadFile(api.uploadUrl(file.name), token, file, onProgress, signal)),
     async newChat() {

@@ -4,7 +4,7 @@
  * or Space presses them) inside the log's live region, so a screen reader reads them with the
  * message. A tap sends the button's label as the visitor's message with the choice's id; once
  * one is used, or a newer message makes the question stale, every button of the group is
- * disabled (the one used stays marked pressed).
+ * disabled (the one used stays marked, in the accent). They are plain buttons, not toggles.
  */
 import { element } from './dom.js';
 
@@ -15,7 +15,7 @@ export interface WidgetChoice {
 
 export interface ChoiceGroup {
   readonly element: HTMLElement;
-  /** No answer can be chosen any more (used, answered, stale or expired); `chosen`: the one used, marked pressed. */
+  /** No answer can be chosen any more (used, answered, stale or expired); `chosen`: the one used, marked. */
   disable(chosen?: string): void;
 }
 
@@ -31,18 +31,18 @@ export function parseChoices(value: unknown): WidgetChoice[] | undefined {
 export const CHOICES_CSS = `
 .choices { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0 2px; }
 .choices button {
-  border: 1px solid var(--accent); background: transparent; color: var(--accent); border-radius: 16px;
+  border: 1px solid var(--focus); background: var(--bg); color: var(--link); border-radius: 16px;
   padding: 5px 12px; cursor: pointer; font-size: 14px;
 }
-.choices button:hover:not(:disabled) { background: var(--accent); color: var(--on-accent); }
+.choices button:hover:not(:disabled) { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
 .choices button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 .choices button:disabled { cursor: default; border-color: var(--muted); color: var(--muted); }
-.choices button[aria-pressed="true"] { background: var(--accent); color: var(--on-accent); opacity: 1; }
+.choices button.chosen { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
 `;
 
 export function createChoiceGroup(choices: readonly WidgetChoice[], label: string, onChoose: (choice: WidgetChoice) => void): ChoiceGroup {
   const buttons = choices.map((choice) => {
-    const button = element('button', { text: choice.label, attributes: { type: 'button', 'data-choice': choice.id, 'aria-pressed': 'false' } });
+    const button = element('button', { text: choice.label, attributes: { type: 'button', 'data-choice': choice.id } });
     button.addEventListener('click', () => {
       if (button.disabled) return;
       disable(choice.id);
@@ -54,7 +54,7 @@ export function createChoiceGroup(choices: readonly WidgetChoice[], label: strin
   const disable = (chosen?: string): void => {
     for (const button of buttons) {
       button.disabled = true;
-      if (button.dataset.choice === chosen) button.setAttribute('aria-pressed', 'true');
+      if (button.dataset.choice === chosen) button.classList.add('chosen');
     }
   };
   return { element: group, disable };

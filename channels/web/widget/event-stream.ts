@@ -45,6 +45,8 @@ export interface EventStream {
   connect(fromEventId: string | undefined): void;
   /** The service answered something else: skip the rest of a backoff wait and reconnect now. */
   retryNow(): void;
+  /** Closes the connection for good (the conversation ended on this device): `connect` does nothing after it. */
+  close(): void;
 }
 
 type Json = Record<string, unknown>;
@@ -91,6 +93,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let retry: (() => void) | undefined;
   let up: boolean | undefined;
+  let closed = false;
 
   const setUp = (next: boolean): void => {
     if (up === next) return;
@@ -150,6 +153,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
 
   return {
     connect(fromEventId) {
+      if (closed) return;
       clearTimeout(retryTimer);
       retry = undefined;
       lastEventId = fromEventId;
@@ -159,6 +163,13 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     },
     retryNow() {
       retry?.();
+    },
+    close() {
+      closed = true;
+      clearTimeout(retryTimer);
+      retry = undefined;
+      source?.close();
+      source = undefined;
     },
   };
 }

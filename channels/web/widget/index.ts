@@ -11,6 +11,7 @@
 import { createWidgetApi, type ApiResult, type Session, type WidgetApi } from './api.js';
 import { createVisitorStore, type StoredVisitor } from './visitor-store.js';
 import { reportToSiteDeveloper } from './developer-console.js';
+import { readSignedInUser, setSignedInUser } from './signed-in-user.js';
 import { mountWidget } from './widget.js';
 
 // A service that is unreachable while the page loads is tried again, then every 30 s.
@@ -60,7 +61,12 @@ async function boot(): Promise<void> {
   const serviceOrigin = new URL(script.src, window.location.href).origin;
   const api = createWidgetApi(serviceOrigin, siteKey);
   const store = createVisitorStore(siteKey);
-  const stored = store.load();
+  // A conversation saved for a signed-in user is never resumed on a page signed in as somebody else, or as nobody.
+  const saved = store.load();
+  if (saved.userId !== undefined && saved.userId !== readSignedInUser(siteKey)?.id) store.forget();
+  let stored = store.load();
+  // Bumped by reset(): a session asked for before it is not used.
+  let generation = 0;
   const pending = startSession(api, stored);
   await domReady();
   let session: Session | undefined;
@@ -74,8 +80,14 @@ async function boot(): Promise<void> {
     retry: () => void attempt(),
     // Signed in since the page loaded: the same visitor's session again, with who they are.
     identify: () => void (session ? startSession(api, store.load()).then((result) => result.ok && adopt(result.value)) : attempt()),
+    reset: () => reset(true),
   });
   const adopt = (next: Session): void => {
+    // Another user than the session's (the service started a fresh visitor): nothing of the last one's chat stays.
+    if (session && next.visitorId !== session.visitorId) {
+      reset(false);
+      return;
+    }
     session = next;
     store.save({ visitorId: next.visitorId, token: next.token, conversationId: next.conversationId });
     widget.adopt(next);
@@ -92,7 +104,8 @@ async function boot(): Promise<void> {
       store.save({ visitorId: session.visitorId, token: session.token, conversationId: session.conversationId });
       store.saveSite(session.site);
       done = true;
-      await widget.start(session, Boolean(stored.token));
+      // The event stream opens at once only for a conversation the visitor wrote in (an idle visitor's opens with the panel).
+      await widget.start(session, store.follows(session.conversationId));
       return;
     }
     if (result.kind === 'status' && result.status < 500 && result.status !== 408 && result.status !== 429) {
@@ -116,12 +129,35 @@ async function boot(): Promise<void> {
     inFlight ??= (async () => {
       clearTimeout(timer);
       if (done) return;
-      await settle(await (first ?? startSession(api, stored)));
+      let asked = generation;
+      let result = await (first ?? startSession(api, stored));
+      // Reset while the session was asked for: ask again, without the conversation it ended.
+      while (asked !== generation) {
+        asked = generation;
+        result = await startSession(api, stored);
+      }
+      await settle(result);
     })().finally(() => {
       inFlight = undefined;
     });
     return inFlight;
   };
+  /**
+   * The site's `reset()` (`signedOut`): this device's conversation ends (history, session, queued
+   * messages, unread) and a fresh anonymous one starts; or, another user signed in, a fresh one of theirs.
+   */
+  function reset(signedOut: boolean): void {
+    if (signedOut) setSignedInUser(null);
+    store.forget();
+    stored = {};
+    session = undefined;
+    generation += 1;
+    widget.reset();
+    if (done) {
+      done = false;
+      void attempt();
+    }
+  }
   window.addEventListener('online', () => {
     if (failures > 0) void attempt();
   });

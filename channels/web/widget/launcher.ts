@@ -1,9 +1,10 @@
 /**
- * The launcher: a round button in the site's accent colour, always named "Open chat" (in the
- * widget's language), with an unread badge for replies that arrived while the panel was closed,
- * and a one-line preview of the newest of them beside it (a button that opens the chat).
+ * The launcher: a round button in the site's accent colour, named "Open chat" (in the widget's
+ * language), with an unread badge for replies that arrived while the panel was closed — then named
+ * "Open chat, 2 new messages", so the number it shows is part of its name — and a one-line
+ * preview of the newest of them beside it (a button that opens the chat).
  */
-import { element, icon, screenReaderText } from './dom.js';
+import { element, icon } from './dom.js';
 import type { WidgetStrings } from './strings.js';
 
 export interface Launcher {
@@ -22,8 +23,6 @@ export function createLauncher(initial: WidgetStrings, panelId: string, onOpen: 
   let strings = initial;
   let unread = 0;
   const badge = element('span', { className: 'badge', attributes: { 'aria-hidden': 'true', hidden: '' } });
-  const unreadText = screenReaderText('');
-  unreadText.id = 'chat-unread';
   const button = element(
     'button',
     {
@@ -36,7 +35,7 @@ export function createLauncher(initial: WidgetStrings, panelId: string, onOpen: 
         'aria-controls': panelId,
       },
     },
-    [icon('chat'), badge, unreadText],
+    [icon('chat'), badge],
   );
   button.addEventListener('click', onOpen);
   const preview = element('button', { className: 'launcher-preview', attributes: { type: 'button', hidden: '', dir: 'auto' } });
@@ -44,10 +43,8 @@ export function createLauncher(initial: WidgetStrings, panelId: string, onOpen: 
   const setUnread = (count: number): void => {
     unread = count;
     badge.hidden = count === 0;
-    badge.textContent = count > 9 ? '9+' : String(count);
-    unreadText.textContent = count === 0 ? '' : strings.unread(count);
-    if (count === 0) button.removeAttribute('aria-describedby');
-    else button.setAttribute('aria-describedby', unreadText.id);
+    badge.textContent = count > 99 ? '99+' : String(count);
+    button.setAttribute('aria-label', count === 0 ? strings.openChat : `${strings.openChat}, ${strings.unread(count)}`);
   };
   return {
     element: button,
@@ -59,7 +56,6 @@ export function createLauncher(initial: WidgetStrings, panelId: string, onOpen: 
     },
     setStrings(next) {
       strings = next;
-      button.setAttribute('aria-label', strings.openChat);
       setUnread(unread);
     },
     setPreview(text) {

@@ -27,7 +27,8 @@ export function renderEntry(entry: AssistantEntry): void {
   else entry.bubble.setAttribute('aria-busy', 'true');
 }
 
-export function createBubbles(strings: WidgetStrings, siteName: string) {
+/** `site.name` is read as each message is drawn (it changes when a panel opened offline gets its session). */
+export function createBubbles(strings: WidgetStrings, site: { name: string }) {
   // Times in the visitor's own locale, whatever language the widget speaks.
   const timeFormat = new Intl.DateTimeFormat(navigator.languages?.length ? [...navigator.languages] : undefined, { hour: 'numeric', minute: '2-digit' });
   const timeOf = (at: number | undefined): string => (at === undefined ? '' : `, ${timeFormat.format(at)}`);
@@ -37,7 +38,7 @@ export function createBubbles(strings: WidgetStrings, siteName: string) {
   const senderLine = (sender: Sender | 'visitor', at: number | undefined): HTMLElement => {
     const parts: Node[] = [];
     if (sender !== 'visitor') {
-      const name = sender.kind === 'teammate' ? sender.name : siteName;
+      const name = sender.kind === 'teammate' ? sender.name : site.name;
       parts.push(
         element('span', { className: `sender-avatar ${sender.kind}`, text: initial(name) }),
         element('span', { className: 'sender-name', text: name, attributes: { dir: 'auto' } }),
@@ -57,7 +58,7 @@ export function createBubbles(strings: WidgetStrings, siteName: string) {
   };
   /** What a screen reader hears before a reply: its sender and time. */
   const prefixOf = (sender: Sender, at: number | undefined): string =>
-    `${sender.kind === 'teammate' ? `${sender.name}${sender.team ? ` (${sender.team})` : ''}` : siteName}${timeOf(at)}:`;
+    `${sender.kind === 'teammate' ? `${sender.name}${sender.team ? ` (${sender.team})` : ''}` : site.name}${timeOf(at)}:`;
   const assistantEntry = (text: string, complete: boolean, sender: Sender, at: number | undefined): AssistantEntry => {
     const content = element('div', { className: 'content', attributes: { dir: 'auto' } });
     const teammate = sender.kind === 'teammate';
@@ -84,7 +85,7 @@ export function createBubbles(strings: WidgetStrings, siteName: string) {
   /** The greeting, at `at` (when the conversation began, or the panel was first shown). */
   const greetingMessage = (greeting: string, at: number): HTMLElement => {
     const bubble = element('div', { className: 'message assistant' }, [
-      screenReaderText(`${siteName}${timeOf(at)}:`),
+      screenReaderText(`${site.name}${timeOf(at)}:`),
       element('div', { className: 'content', attributes: { dir: 'auto' } }, [renderRichText(greeting)]),
     ]);
     const wrapper = element('div', { className: 'incoming' }, [senderLine({ kind: 'assistant' }, at), bubble]);

@@ -17,12 +17,13 @@ import { createIndicators, createLogLayout } from './message-log.js';
 import { createBubbles, renderEntry, type AssistantEntry } from './message-bubbles.js';
 import type { WidgetStrings } from './strings.js';
 
-/** `waiting`: not sent yet, resent by itself (muted); `failed`: given up on (red, with Retry). */
+/** `waiting`: not sent yet, resent by itself (muted); `failed`: refused, or waiting over 2 minutes (red, with Retry or Send all). */
 type DeliveryState = 'pending' | 'sent' | 'waiting' | 'failed';
 
 export interface OutgoingBubble {
   readonly element: HTMLElement;
-  setState(state: DeliveryState, failure?: { reason: string; onRetry?: () => void; progress?: HTMLElement }): void;
+  /** `failure.retryLabel`: what its button says (Retry by default). */
+  setState(state: DeliveryState, failure?: { reason: string; onRetry?: () => void; retryLabel?: string; progress?: HTMLElement }): void;
 }
 
 export interface MessageList {
@@ -55,6 +56,8 @@ export interface MessageList {
   addStatus(text: string): void;
   addNotice(text: string): void;
   scrollToEnd(): void;
+  /** The site's name (replies from now on) and greeting (shown again at the next `replace`). */
+  setSite(name: string, greeting: string): void;
 }
 
 /** A visitor's message as it is being sent: its state in words under it, and "Retry" when it failed. */
@@ -87,7 +90,7 @@ function outgoingBubble(
       delivery.append(element('span', { text: failure.reason }));
       if (failure.progress) delivery.append(failure.progress);
       if (failure.onRetry) {
-        const retry = element('button', { className: 'link-button', text: strings.retry, attributes: { type: 'button' } });
+        const retry = element('button', { className: 'link-button', text: failure.retryLabel ?? strings.retry, attributes: { type: 'button' } });
         retry.addEventListener('click', failure.onRetry, { once: true });
         delivery.append(retry);
       }
@@ -108,8 +111,49 @@ function addRetry(entry: AssistantEntry, retryOf: string | undefined, label: str
   entry.element.append(retry);
 }
 
-export function createMessageList(strings: WidgetStrings, siteName: string, greeting: string): MessageList {
-  const { prefixOf, assistantEntry, visitorMessage, greetingMessage } = createBubbles(strings, siteName);
+/** How long an announcement stays in the live region (long enough to be queued by any screen reader). */
+const ANNOUNCEMENT_MS = 5_000;
+
+/** A message's text as said aloud: its paragraphs, list items and code blocks each a sentence of their own, never run together. */
+function spokenText(content: HTMLElement): string {
+  const blocks = Array.from(content.querySelectorAll('p, li, pre'), (block) => (block.textContent ?? '').trim()).filter(Boolean);
+  const parts = blocks.length > 0 ? blocks : [(content.textContent ?? '').trim()];
+  return parts.map((part) => (/[.!?:;…]$/.test(part) ? part : `${part}.`)).join(' ');
+}
+
+/** The live region new replies are announced in; each announcement is taken out once spoken (left in place, browsing would read it a second time beside the log). */
+function createAnnouncer() {
+  const announcer = element('div', { className: 'sr-only', attributes: { 'aria-live': 'polite', 'aria-atomic': 'false' } });
+  const announce = (text: string): void => {
+    const said = element('p', { text });
+    announcer.append(said);
+    setTimeout(() => said.remove(), ANNOUNCEMENT_MS);
+  };
+  return { announcer, announce };
+}
+
+/** The greeting atop the log: drawn at each redraw (`show`), and in the site's words once they arrive (`set`). */
+function createGreeting(log: HTMLElement, draw: (greeting: string, at: number) => HTMLElement, initial: string) {
+  let greeting = initial;
+  let shown: { node: HTMLElement; at: number } | undefined;
+  return {
+    show(at: number): void {
+      shown = greeting ? { node: draw(greeting, at), at } : undefined;
+      if (shown) log.append(shown.node);
+    },
+    set(next: string): void {
+      greeting = next;
+      if (!shown?.node.isConnected || !greeting) return;
+      const node = draw(greeting, shown.at);
+      shown.node.replaceWith(node);
+      shown.node = node;
+    },
+  };
+}
+
+export function createMessageList(strings: WidgetStrings, siteName: string, siteGreeting: string): MessageList {
+  const site = { name: siteName };
+  const { prefixOf, assistantEntry, visitorMessage, greetingMessage } = createBubbles(strings, site);
   let retryHandler: ((visitorMessageId: string) => void) | undefined;
   const visitorTexts = new Map<string, string>();
   const lastSent: { delivery?: HTMLElement } = {};
@@ -118,12 +162,8 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
     className: 'log',
     attributes: { role: 'log', 'aria-live': 'off', 'aria-label': strings.conversationLabel, tabindex: '0' },
   });
-  const announcer = element('div', { className: 'sr-only', attributes: { 'aria-live': 'polite', 'aria-atomic': 'false' } });
-  const announce = (text: string): void => {
-    announcer.append(element('p', { text }));
-    while (announcer.childElementCount > 3) announcer.firstElementChild?.remove();
-  };
-  const indicators = createIndicators(log, strings, siteName, announce);
+  const { announcer, announce } = createAnnouncer();
+  const indicators = createIndicators(log, strings, site, announce);
   const { typing, stillWorking } = indicators;
   const assistants = new Map<string, AssistantEntry>();
   const visitors = new Set<string>();
@@ -139,9 +179,8 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
   const offerRetry = (entry: AssistantEntry, retryOf: string | undefined): void => addRetry(entry, retryOf, strings.tryAgain, (id) => retryHandler?.(id));
   const render = renderEntry;
   const shownAt = Date.now();
-  const showGreeting = (at = shownAt): void => {
-    if (greeting) log.append(greetingMessage(greeting, at));
-  };
+  const greetingLine = createGreeting(log, greetingMessage, siteGreeting);
+  const showGreeting = (at = shownAt): void => greetingLine.show(at);
   showGreeting();
 
   return {
@@ -230,7 +269,7 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       }
       offerRetry(entry, retryOf);
       if (pinned) scrollToEnd();
-      announce(`${prefixOf(sender, at)} ${entry.content.textContent ?? ''}`);
+      announce(`${prefixOf(sender, at)} ${spokenText(entry.content)}`);
       return true;
     },
     restartStreaming() {
@@ -251,5 +290,10 @@ export function createMessageList(strings: WidgetStrings, siteName: string, gree
       append(element('div', { className: 'notice', text }));
     },
     scrollToEnd,
+    setSite(name, nextGreeting) {
+      site.name = name;
+      indicators.rename();
+      greetingLine.set(nextGreeting);
+    },
   };
 }

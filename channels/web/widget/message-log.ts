@@ -54,17 +54,22 @@ export function createLogLayout(log: HTMLElement, typing: HTMLElement) {
 type LogLayout = ReturnType<typeof createLogLayout>;
 
 /** The typing indicator (always last while it shows) and the "still working" line under it. */
-export function createIndicators(log: HTMLElement, strings: WidgetStrings, siteName: string, announce: (text: string) => void) {
+export function createIndicators(log: HTMLElement, strings: WidgetStrings, site: { name: string }, announce: (text: string) => void) {
   const stillWorking = element('div', { className: 'still-working', text: strings.stillWorking });
+  const typingText = screenReaderText(strings.typing(site.name));
   const typing = element('div', { className: 'typing' }, [
     element('span', { className: 'dot', attributes: { 'aria-hidden': 'true' } }),
     element('span', { className: 'dot', attributes: { 'aria-hidden': 'true' } }),
     element('span', { className: 'dot', attributes: { 'aria-hidden': 'true' } }),
-    screenReaderText(strings.typing(siteName)),
+    typingText,
   ]);
   return {
     typing,
     stillWorking,
+    /** The site's name changed (the session arrived): "… is typing" says the new one. */
+    rename(): void {
+      typingText.textContent = strings.typing(site.name);
+    },
     setStillWorking(visible: boolean, layout: LogLayout): void {
       if (visible === stillWorking.isConnected) return;
       if (!visible) {

@@ -6,9 +6,10 @@
  * reached for (no answer, or a 5xx) waits at the head of the queue and is resent by itself,
  * with backoff and as soon as the chat says the service is back, in a muted state ("Not sent yet"
  * for no answer, "There was a problem sending this" for a 5xx: the service is reachable, so the
- * chat does not say it is reconnecting). Red "Not sent" with Retry only once the outbox gives up:
- * a definitive refusal (a 4xx), or a message that has waited `GIVE_UP_MS` (it and every message
- * queued behind it, so none goes out of order).
+ * chat does not say it is reconnecting). Once it has waited `GIVE_UP_MS` it and every message
+ * queued behind it turn red ("Not sent", with Retry to try at once) but are still resent by
+ * themselves, in order, and turn "Sent" when the service takes them. A definitive refusal (a 4xx)
+ * is red at once and not resent by itself; with several refused, one "Send all" sends them again in order.
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
 import type { SentAttachment } from './sent-attachments.js';
@@ -23,6 +24,8 @@ export interface OutboxOptions {
   send(message: { clientMessageId: string; text: string; attachments?: string[]; choice?: string }): Promise<ApiResult<AcceptedMessage>>;
   /** The server refused the text as too long; the bubble is already gone. */
   onTooLong(text: string, maxChars: number | undefined): void;
+  /** The service took the message `text` (once per message). */
+  onSent(text: string): void;
   /** Sending is paused for `seconds`; undefined when it resumes. */
   onPaused(seconds: number | undefined): void;
   /** Sending waits for the service to be reachable again (`true`), or no longer does. */
@@ -58,6 +61,8 @@ interface Outgoing {
   /** `held`: its files are still uploading (nothing behind it is sent). */
   state: 'held' | 'queued' | 'sending' | 'sent' | 'failed';
   messageId?: string;
+  /** Waited past GIVE_UP_MS: red, and still resent by itself. */
+  overdue?: boolean;
   /** When it first could not reach the service (cleared when it is sent, or retried by the visitor). */
   waitingSince?: number;
 }
@@ -82,20 +87,6 @@ function newClientMessageId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Given up on: red "Not sent" with Retry, which queues it again (`requeue`). */
-function markNotSent(entry: Outgoing, strings: WidgetStrings, requeue: () => void): void {
-  entry.state = 'failed';
-  entry.bubble.setState('failed', {
-    reason: strings.notSent,
-    onRetry: () => {
-      entry.state = 'queued';
-      entry.waitingSince = undefined;
-      entry.bubble.setState('pending');
-      requeue();
-    },
-  });
-}
-
 const newEntry = (options: OutboxOptions, text: string, choice: string | undefined): Outgoing => ({
   clientMessageId: newClientMessageId(),
   text,
@@ -113,62 +104,119 @@ function attachFiles(options: OutboxOptions, entry: Outgoing, attachments: reado
   entry.bubble.setState('pending');
 }
 
+/** Waiting past GIVE_UP_MS: every message still queued is red "Not sent" with Retry (and is still resent by itself). */
+function markOverdue(entries: readonly Outgoing[], strings: WidgetStrings, onRetry: () => void): void {
+  for (const entry of entries) {
+    if (entry.state !== 'queued' || entry.overdue) continue;
+    entry.overdue = true;
+    entry.bubble.setState('failed', { reason: strings.notSent, onRetry });
+  }
+}
+
+/** Refused messages: red "Not sent"; one has Retry, several one "Send all" under the newest (`sendAgain`). */
+function showRefused(entries: readonly Outgoing[], strings: WidgetStrings, sendAgain: () => void): void {
+  const refused = entries.filter((entry) => entry.state === 'failed');
+  refused.forEach((entry, index) =>
+    entry.bubble.setState('failed', {
+      reason: strings.notSent,
+      ...(index === refused.length - 1 ? { onRetry: sendAgain, retryLabel: refused.length > 1 ? strings.sendAll : strings.retry } : {}),
+    }),
+  );
+}
+
+/** The refused messages queued again, in order, after those still waiting (as if typed now). */
+function requeueRefused(entries: readonly Outgoing[]): Outgoing[] {
+  const again = entries.filter((entry) => entry.state === 'failed');
+  for (const entry of again) {
+    entry.state = 'queued';
+    entry.waitingSince = undefined;
+    entry.bubble.setState('pending');
+  }
+  return [...entries.filter((entry) => !again.includes(entry)), ...again];
+}
+
+/**
+ * Whether the head message waits for the service (nothing else is sent until `resume()` or its
+ * timer, with backoff), and telling the chat when that means the service does not answer.
+ */
+function createServiceWait(onUnreachable: (unreachable: boolean) => void, pump: () => void) {
+  let unreachable = false;
+  let reported = false;
+  let resends = 0;
+  let resendTimer: ReturnType<typeof setTimeout> | undefined;
+  const resume = (): void => {
+    clearTimeout(resendTimer);
+    if (!unreachable) return;
+    resendTimer = undefined;
+    pump();
+  };
+  return {
+    resume,
+    set(next: boolean, serviceFailing = false): void {
+      if (!next) {
+        resends = 0;
+        clearTimeout(resendTimer);
+      }
+      unreachable = next;
+      // "Reconnecting…" is for a service that does not answer; one that answers with an error (a 5xx) is reachable.
+      const report = next && !serviceFailing;
+      if (reported === report) return;
+      reported = report;
+      onUnreachable(report);
+    },
+    resendLater(): void {
+      const delay = RESEND_DELAYS_MS[Math.min(resends, RESEND_DELAYS_MS.length - 1)] ?? 1_000;
+      resends += 1;
+      clearTimeout(resendTimer);
+      resendTimer = setTimeout(resume, delay * (0.75 + Math.random() / 2));
+    },
+    /** Waiting for the resend timer: only it (or `resume()`) sends. */
+    resendPending: (): boolean => unreachable && resendTimer !== undefined,
+    /** Resumed: the head is being tried again. */
+    resending: (): boolean => unreachable && resendTimer === undefined,
+  };
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { strings } = options;
   let entries: Outgoing[] = [];
   let sending = false;
   let pausedUntil = 0;
   let resumeTimer: ReturnType<typeof setTimeout> | undefined;
-  // The head message could not reach the service: nothing is sent until resume() or the timer.
-  let unreachable = false;
-  let reported = false;
-  let resends = 0;
-  let resendTimer: ReturnType<typeof setTimeout> | undefined;
+  const wait = createServiceWait(options.onUnreachable, () => void pump());
+  const { resume } = wait;
+  const setUnreachable = wait.set;
 
-  const setUnreachable = (next: boolean, serviceFailing = false): void => {
-    if (!next) {
-      resends = 0;
-      clearTimeout(resendTimer);
-    }
-    unreachable = next;
-    // "Reconnecting…" is for a service that does not answer; one that answers with an error (a 5xx) is reachable.
-    const report = next && !serviceFailing;
-    if (reported === report) return;
-    reported = report;
-    options.onUnreachable(report);
-  };
-  const resume = (): void => {
-    clearTimeout(resendTimer);
-    if (!unreachable) return;
-    resendTimer = undefined;
-    void pump();
-  };
-
-  /** Keeps `entry` first in line and tries it again later (muted: it is not given up on), or gives up after GIVE_UP_MS. */
+  /**
+   * Keeps `entry` first in line and tries it again later: muted, or (waiting past GIVE_UP_MS) red
+   * with Retry, it and every message queued behind it (none goes out of order); resent by itself either way.
+   */
   const waitForService = (entry: Outgoing, serviceFailing: boolean): void => {
     entry.state = 'queued';
     entry.waitingSince ??= Date.now();
-    if (Date.now() - entry.waitingSince >= GIVE_UP_MS) {
-      // Given up: it and every message queued behind it are "Not sent" (none goes out of order), each with Retry.
-      setUnreachable(false);
-      for (const other of entries) if (other.state === 'queued') fail(other);
-      return;
-    }
     // First, so the line below the bubble is brought into view in the log as it then is.
     setUnreachable(true, serviceFailing);
-    entry.bubble.setState('waiting', { reason: serviceFailing ? strings.sendTrouble : strings.notSentYet });
-    const delay = RESEND_DELAYS_MS[Math.min(resends, RESEND_DELAYS_MS.length - 1)] ?? 1_000;
-    resends += 1;
-    clearTimeout(resendTimer);
-    resendTimer = setTimeout(resume, delay * (0.75 + Math.random() / 2));
+    if (Date.now() - entry.waitingSince >= GIVE_UP_MS) markOverdue(entries, strings, retryOverdue);
+    else entry.bubble.setState('waiting', { reason: serviceFailing ? strings.sendTrouble : strings.notSentYet });
+    wait.resendLater();
   };
 
-  const fail = (entry: Outgoing): void =>
-    markNotSent(entry, strings, () => {
-      // A retried message goes after those still waiting, as if typed now.
-      entries = [...entries.filter((other) => other !== entry), entry];
+  /** Retry under a message waiting past GIVE_UP_MS: muted again while it (and those behind it) are tried now. */
+  const retryOverdue = (): void => {
+    for (const other of entries.filter((candidate) => candidate.overdue)) {
+      other.overdue = false;
+      other.bubble.setState('waiting', { reason: strings.notSentYet });
+    }
+    resume();
+  };
+  /** Refused (a 4xx): red, with Retry (or Send all) under the newest refused message. */
+  const fail = (entry: Outgoing): void => {
+    entry.state = 'failed';
+    showRefused(entries, strings, () => {
+      entries = requeueRefused(entries);
       void pump();
     });
+  };
 
   const pause = (seconds: number): void => {
     pausedUntil = Date.now() + seconds * 1000;
@@ -185,8 +233,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (!isTransient(result)) setUnreachable(false);
     if (result.ok) {
       entry.state = 'sent';
+      entry.overdue = false;
       entry.messageId = result.value.messageId;
       entry.bubble.setState('sent');
+      options.onSent(entry.text);
     } else if (isTransient(result)) {
       waitForService(entry, result.kind === 'status');
     } else if (result.kind === 'status' && result.status === 429) {
@@ -203,12 +253,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const pump = async (): Promise<void> => {
     // While waiting for the service, only resume() (or its timer) sends, so order is kept.
-    if (sending || Date.now() < pausedUntil || (unreachable && resendTimer !== undefined)) return;
+    if (sending || Date.now() < pausedUntil || wait.resendPending()) return;
     const entry = entries.find((candidate) => candidate.state === 'queued' || candidate.state === 'held');
     if (entry?.state === 'held') return;
     if (!entry) {
       // What waited turned out to be in the history already: nothing is waiting any more.
-      if (unreachable && resendTimer === undefined) setUnreachable(false);
+      if (wait.resending()) setUnreachable(false);
       return;
     }
     sending = true;

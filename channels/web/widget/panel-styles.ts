@@ -103,5 +103,7 @@ ${ATTACHMENT_CSS}
 ${CHOICES_CSS}
 @media (max-width: 479.98px) { .panel, .left .panel { top: 0; right: 0; bottom: 0; left: 0; width: 100%; height: 100%; max-height: none; border-radius: 0; } .header { padding-top: calc(14px + env(safe-area-inset-top, 0px)); } .message, .outgoing, .incoming { max-width: 90%; } .icon-button { width: 44px; height: 44px; } .input { font-size: 16px; } .composer { padding-bottom: calc(12px + env(safe-area-inset-bottom, 0px)); }
 }
+@media (max-height: 359.98px) { .header { gap: 8px; padding: 4px 6px 4px 12px; } .avatar { display: none; } .title { font-size: 15px; } .subtitle { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; } .icon-button { width: 32px; height: 32px; } .log { padding: 8px 12px; } .composer { gap: 6px; padding: 6px 8px; } .input { min-height: 36px; padding: 7px 10px; } .send { width: 36px; height: 36px; } .composer-footer.filled { padding-bottom: 4px; }
+}
 @media (prefers-reduced-motion: reduce) { .dot { animation: none; opacity: 0.7; } .panel { animation: none; } }
 `;

@@ -42,6 +42,8 @@ export interface Panel {
   setReconnecting(reconnecting: boolean): void;
   /** Who the visitor is talking to: the header's subtitle and avatar follow. */
   setHolder(holder: Sender): void;
+  /** The site's name and greeting (a panel opened offline learns them when the session arrives). */
+  setSite(site: { name: string; greeting: string }): void;
 }
 
 const COUNTER_THRESHOLD = 0.8;
@@ -79,6 +81,43 @@ function createNewChatConfirm(strings: WidgetStrings, panelId: string, onConfirm
   };
 }
 
+/** The header: the site's (or the holding teammate's) initial, the site's name, who the visitor talks to, "New chat" and close. */
+function createHeader(strings: WidgetStrings, siteName: string, panelId: string, actions: { onNewChat(): void; onClose(): void }) {
+  const iconButton = (name: 'compose' | 'close', label: string, onClick: () => void): HTMLButtonElement => {
+    // Named by its title alone (a tooltip too): an aria-label beside it would be read again as the description.
+    const button = element('button', { className: 'icon-button', attributes: { type: 'button', title: label } }, [icon(name)]);
+    button.addEventListener('click', onClick);
+    return button;
+  };
+  const initial = (name: string): string => (name.trim()[0] ?? '?').toUpperCase();
+  const avatar = element('div', { className: 'avatar', text: initial(siteName), attributes: { 'aria-hidden': 'true' } });
+  // A live region: a screen reader hears it when a teammate takes over or hands back.
+  const subtitle = element('p', { className: 'subtitle', text: strings.talkingToAssistant, attributes: { id: `${panelId}-subtitle`, 'aria-live': 'polite' } });
+  const title = element('h2', { className: 'title', text: siteName, attributes: { id: `${panelId}-title` } });
+  let holderName: string | undefined;
+  const header = element('div', { className: 'header' }, [
+    avatar,
+    element('div', { className: 'heading' }, [title, subtitle]),
+    iconButton('compose', strings.newChat, actions.onNewChat),
+    iconButton('close', strings.closeChat, actions.onClose),
+  ]);
+  return {
+    element: header,
+    setHolder(holder: Sender): void {
+      const teammate = holder.kind === 'teammate';
+      const text = teammate ? strings.talkingToTeammate(holder.name, holder.team) : strings.talkingToAssistant;
+      if (subtitle.textContent !== text) subtitle.textContent = text;
+      holderName = teammate ? holder.name : undefined;
+      avatar.textContent = initial(holderName ?? title.textContent ?? '');
+      avatar.classList.toggle('teammate', teammate);
+    },
+    setName(name: string): void {
+      title.textContent = name;
+      if (holderName === undefined) avatar.textContent = initial(name);
+    },
+  };
+}
+
 export function createPanel(
   strings: WidgetStrings,
   site: { name: string; greeting: string; maxMessageChars: number | undefined },
@@ -88,22 +127,7 @@ export function createPanel(
   attachments?: { button: HTMLElement; tray: HTMLElement },
 ): Panel {
   const list = createMessageList(strings, site.name, site.greeting);
-  const iconButton = (name: 'compose' | 'close', label: string, onClick: () => void): HTMLButtonElement => {
-    const button = element('button', { className: 'icon-button', attributes: { type: 'button', 'aria-label': label, title: label } }, [icon(name)]);
-    button.addEventListener('click', onClick);
-    return button;
-  };
-
-  const initial = (name: string): string => (name.trim()[0] ?? '?').toUpperCase();
-  const avatar = element('div', { className: 'avatar', text: initial(site.name), attributes: { 'aria-hidden': 'true' } });
-  // A live region: a screen reader hears it when a teammate takes over or hands back.
-  const subtitle = element('p', { className: 'subtitle', text: strings.talkingToAssistant, attributes: { id: `${panelId}-subtitle`, 'aria-live': 'polite' } });
-  const header = element('div', { className: 'header' }, [
-    avatar,
-    element('div', { className: 'heading' }, [element('h2', { className: 'title', text: site.name, attributes: { id: `${panelId}-title` } }), subtitle]),
-    iconButton('compose', strings.newChat, () => askNewChat()),
-    iconButton('close', strings.closeChat, actions.onClose),
-  ]);
+  const header = createHeader(strings, site.name, panelId, { onNewChat: () => askNewChat(), onClose: actions.onClose });
   const banner = element('div', { className: 'banner', text: strings.offline, attributes: { role: 'status', hidden: '' } });
   const queued = element('div', { className: 'waiting-banner', text: strings.offlineQueued, attributes: { role: 'status', hidden: '' } });
   // "New chat" asks first: the conversation is gone once confirmed.
@@ -119,7 +143,7 @@ export function createPanel(
     attributes: { id: `${panelId}-input`, rows: '1', placeholder: strings.placeholder, autocomplete: 'off', enterkeyhint: 'send' },
   });
   const label = element('label', { className: 'sr-only', text: strings.inputLabel, attributes: { for: input.id } });
-  const send = element('button', { className: 'send', attributes: { type: 'submit', 'aria-label': strings.send, title: strings.send } }, [icon('send')]);
+  const send = element('button', { className: 'send', attributes: { type: 'submit', title: strings.send } }, [icon('send')]);
   const composer = element('form', { className: 'composer' }, [label, ...(attachments ? [attachments.button] : []), input, send]);
   const composerError = element('span', { className: 'composer-error', attributes: { role: 'status' } });
   const counter = element('span', { className: 'counter', attributes: { 'aria-hidden': 'true' } });
@@ -139,7 +163,7 @@ export function createPanel(
         hidden: '',
       },
     },
-    [header, confirm, banner, queued, list.element, list.announcer, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
+    [header.element, confirm, banner, queued, list.element, list.announcer, connection, ...(attachments ? [attachments.tray] : []), composer, footer],
   );
 
   const updateFooter = (): void => {
@@ -218,12 +242,10 @@ export function createPanel(
     setReconnecting(reconnecting) {
       connection.textContent = reconnecting ? strings.reconnecting : '';
     },
-    setHolder(holder) {
-      const teammate = holder.kind === 'teammate';
-      const text = teammate ? strings.talkingToTeammate(holder.name, holder.team) : strings.talkingToAssistant;
-      if (subtitle.textContent !== text) subtitle.textContent = text;
-      avatar.textContent = initial(teammate ? holder.name : site.name);
-      avatar.classList.toggle('teammate', teammate);
+    setHolder: header.setHolder,
+    setSite(next) {
+      header.setName(next.name);
+      list.setSite(next.name, next.greeting);
     },
   };
 }

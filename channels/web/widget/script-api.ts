@@ -5,26 +5,41 @@
  * the queued commands in order once it has mounted, then puts its API in the array's place (whose
  * `push` keeps working). A name already taken by anything but such an array is left alone.
  * Methods: `open()`, `close()`, `on(event, callback)` for `message` (`{ text }`: a reply, in plain
- * words), `open`, `close` and `unread` (the count: called at once, then on each change),
+ * words), `sent` (`{ text }`: a message of the visitor's the service took), `open`, `close` and
+ * `unread` (the count: called at once, then on each change), `off(event, callback)`, `state()`
+ * (`{ open, unread, signedIn }`),
  * `prefill(text)`, `hide()` / `show()` (the launcher), `identify({ id, email, name, ts, hash })`,
- * `sound(on)`, and `onUnread(callback)` (as `on('unread', callback)`).
+ * `sound(on)`, `onUnread(callback)` (as `on('unread', callback)`), and `reset()` (also
+ * `identify(null)`: the site's user signed out) which ends the conversation on this device.
  */
 import type { SignedInUser } from './signed-in-user.js';
 
-export type WidgetEvent = 'message' | 'open' | 'close' | 'unread';
+export type WidgetEvent = 'message' | 'sent' | 'open' | 'close' | 'unread';
+
+/** What `state()` tells the site. */
+export interface WidgetState {
+  open: boolean;
+  unread: number;
+  /** The page named a signed-in user (the script tag's, or `identify`'s). */
+  signedIn: boolean;
+}
 
 export interface ScriptApiHooks {
   open(): void;
   close(): void;
   onUnread(callback: (count: number) => void): void;
+  offUnread(callback: (count: number) => void): void;
+  state(): WidgetState;
   sound(on: boolean): void;
   prefill(text: string): void;
   setHidden(hidden: boolean): void;
   identify(user: SignedInUser): void;
+  /** Ends the conversation on this device and starts a fresh anonymous one. */
+  reset(): void;
 }
 
 const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
-const EVENTS: readonly string[] = ['message', 'open', 'close'];
+const EVENTS: readonly string[] = ['message', 'sent', 'open', 'close'];
 
 type Callback = (detail: unknown) => void;
 
@@ -53,10 +68,24 @@ export function exposeScriptApi(name: string | undefined, hooks: ScriptApiHooks)
       if (event === 'unread') hooks.onUnread(callback as (count: number) => void);
       else if (typeof event === 'string' && EVENTS.includes(event)) listeners.set(event, [...(listeners.get(event) ?? []), callback as Callback]);
     },
+    off(event: unknown, callback: unknown): void {
+      if (event === 'unread') hooks.offUnread(callback as (count: number) => void);
+      else if (typeof event === 'string')
+        listeners.set(
+          event,
+          (listeners.get(event) ?? []).filter((listener) => listener !== callback),
+        );
+    },
+    state: (): WidgetState => ({ ...hooks.state() }),
     prefill: (text: unknown) => hooks.prefill(String(text ?? '')),
     hide: () => hooks.setHidden(true),
     show: () => hooks.setHidden(false),
+    reset: () => hooks.reset(),
     identify(user: unknown): void {
+      if (user === null) {
+        hooks.reset();
+        return;
+      }
       const value = (user ?? {}) as Record<string, unknown>;
       const field = (key: string): string | undefined => (typeof value[key] === 'string' || typeof value[key] === 'number' ? String(value[key]) : undefined);
       const id = field('id');

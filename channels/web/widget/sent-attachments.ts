@@ -54,7 +54,7 @@ export function showSentAttachments(
   wrapper: HTMLElement,
   attachments: readonly SentAttachment[],
   textless: boolean,
-  words: { viewPhoto: string; closeViewer: string },
+  words: { viewPhoto: string; closeViewer: string; downloadPhoto: string },
 ): void {
   if (attachments.length === 0) return;
   const file = (attachment: SentAttachment): HTMLElement => {
@@ -85,7 +85,7 @@ export function showSentAttachments(
     );
     button.append(canvas);
     button.addEventListener('click', () => {
-      if (bytes) void openPhotoViewer(bytes, attachment.name, words.closeViewer, button);
+      if (bytes) void openPhotoViewer(bytes, attachment.name, { close: words.closeViewer, download: words.downloadPhoto }, button);
     });
     return button;
   };

@@ -14,15 +14,18 @@ export interface SignedInUser {
   name?: string;
 }
 
-/** Who the site said the visitor is after the page loaded (the script API's `identify`): used over the script tag's. */
-let identified: SignedInUser | undefined;
+/**
+ * Who the site said the visitor is after the page loaded (the script API's `identify`, or
+ * `null` from `reset()` / `identify(null)`: nobody, whatever the script tag says): used over the script tag's.
+ */
+let identified: SignedInUser | null | undefined;
 
-export function setSignedInUser(user: SignedInUser): void {
+export function setSignedInUser(user: SignedInUser | null): void {
   identified = user;
 }
 
 export function readSignedInUser(siteKey: string): SignedInUser | undefined {
-  if (identified) return identified;
+  if (identified !== undefined) return identified ?? undefined;
   const script = Array.from(document.querySelectorAll<HTMLScriptElement>('script[data-site-key]')).find((candidate) => candidate.dataset.siteKey === siteKey);
   const { userId, userHash, userTs, userEmail, userName } = script?.dataset ?? {};
   if (!userId || !userHash) return undefined;

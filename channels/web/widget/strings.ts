@@ -43,9 +43,13 @@ export interface WidgetStrings {
   /** A sent photo's button ("View photo {name}") and its viewer's close button. */
   viewPhoto: string;
   closeViewer: string;
+  /** The viewer's link saving the photo. */
+  downloadPhoto: string;
   /** The greeting of a panel opened offline before any session told the widget the site's own. */
   hello: string;
   retry: string;
+  /** Under the newest of several refused messages: sends them all again, in order. */
+  sendAll: string;
   failed: string;
   unavailable: string;
   characterCount(used: number, maxChars: number): string;
@@ -91,8 +95,10 @@ export const ENGLISH = {
   offlineQueued: "We'll send your message when we're back.",
   hello: 'Hi! How can we help?',
   closeViewer: 'Close photo',
+  downloadPhoto: 'Download',
   viewPhoto: 'View photo {name}',
   retry: 'Retry',
+  sendAll: 'Send all',
   failed: 'Sorry, something went wrong. Please try again.',
   unavailable: 'Chat is unavailable right now. Please try again later.',
   connecting: 'Connecting…',

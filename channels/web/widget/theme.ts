@@ -1,8 +1,9 @@
 /**
  * Derives the widget's colours from the site's accent colour: the text colour that reads on
- * it, a link colour that reads on every surface of the panel (≥ 4.5:1, an assistant's bubble
+ * it (≥ 4.5:1), a link colour that reads on every surface of the panel (≥ 4.5:1, an assistant's bubble
  * included), and an edge colour (≥ 3:1 against those and the page) for focus rings and the launcher's outline — a light accent (#fab005) gets
- * a darker shade of itself, a dark accent in the dark palette a lighter one. Only a
+ * a darker shade of itself, a dark accent in the dark palette a lighter one. Every coloured
+ * foreground (links, answer buttons, their outlines) uses these shades, never the raw accent. Only a
  * validated hex colour ever reaches the stylesheet, so site settings cannot inject CSS.
  */
 
@@ -68,7 +69,9 @@ export function themeFor(accentColor: string | undefined): Theme {
   const light = parseHex(LIGHT_SURFACE) as Rgb;
   const dark = parseHex(DARK_BUBBLE) as Rgb;
   const accent = hex(rgb);
-  const onAccent = contrast(rgb, white) >= contrast(rgb, parseHex(DARK_TEXT) as Rgb) ? '#ffffff' : DARK_TEXT;
+  // White or the dark text, whichever reads better; black where neither reaches 4.5:1 (a mid-tone accent).
+  const [onWhite, onDark] = [contrast(rgb, white), contrast(rgb, parseHex(DARK_TEXT) as Rgb)];
+  const onAccent = Math.max(onWhite, onDark) < 4.5 ? '#000000' : onWhite >= onDark ? '#ffffff' : DARK_TEXT;
   return {
     light: { accent, onAccent, link: shadeFor(rgb, light, 4.5, black), edge: shadeFor(rgb, light, 3, black) },
     dark: { accent, onAccent, link: shadeFor(rgb, dark, 4.5, white), edge: shadeFor(rgb, dark, 3, white) },

@@ -16,14 +16,15 @@ import type { ChatPanel, ChatPart } from './chat-part.js';
 import { chime } from './chime.js';
 import { element } from './dom.js';
 import { createLauncher, type Launcher } from './launcher.js';
+import { createUnreadCounter, type UnreadCounter } from './unread-counter.js';
 import { createPageScrollLock } from './page-scroll-lock.js';
 import { loadPart } from './parts.js';
 import { exposeScriptApi, type WidgetEvent } from './script-api.js';
-import { setSignedInUser } from './signed-in-user.js';
+import { readSignedInUser, setSignedInUser } from './signed-in-user.js';
 import { chooseLanguage, ENGLISH, isRightToLeft, stringsFrom, type Catalogue } from './strings.js';
 import { applyStyles } from './styles.js';
 import { themeFor } from './theme.js';
-import type { VisitorStore } from './visitor-store.js';
+import { unreadKey, type VisitorStore } from './visitor-store.js';
 
 export interface MountOptions {
   api: WidgetApi;
@@ -40,6 +41,8 @@ export interface MountOptions {
   retry(): void;
   /** The site told who the visitor is (`identify`): a session with them, now. */
   identify(): void;
+  /** The site's `reset()` (or `identify(null)`): forget this device's conversation and start a fresh anonymous one. */
+  reset(): void;
 }
 
 export interface MountedWidget {
@@ -51,6 +54,8 @@ export interface MountedWidget {
   remove(): void;
   /** A session for the same visitor (now signed in): the chat goes on with its token. */
   adopt(session: Session): void;
+  /** The site's `reset()`: the chat, its panel and the unread count are gone; `start` begins anew. */
+  reset(): void;
 }
 
 /** The chat part's file name (`chat-<hash>.js`), set by scripts/build-widget.ts. */
@@ -69,51 +74,6 @@ const OFFLINE_SITE: SiteSettings = {
 /** Where the open panel fills the viewport (panel-styles.ts). */
 const SMALL_SCREEN = '(max-width: 479.98px)';
 const PANEL_ID = 'chat-panel';
-
-/**
- * The unread count: on the launcher, as "(2) " in front of the page's title while the panel is
- * closed, kept across reloads (session storage), and told to the script API's listeners.
- */
-function createUnreadCounter(launcher: Launcher, storageKey: string) {
-  let unread = 0;
-  const listeners: ((count: number) => void)[] = [];
-  // Our "(2) " in front of the page's title: taken off again without assuming the page kept its title.
-  const untitled = (): string => document.title.replace(/^\(\d+\+?\) /, '');
-  const set = (count: number): void => {
-    const changed = count !== unread;
-    unread = count;
-    launcher.setUnread(count);
-    // A counter in the tab's title, as messengers do, while the panel is closed.
-    document.title = count > 0 ? `(${count > 9 ? '9+' : count}) ${untitled()}` : untitled();
-    try {
-      if (count > 0) sessionStorage.setItem(storageKey, String(count));
-      else sessionStorage.removeItem(storageKey);
-    } catch {
-      // No storage: the count lasts as long as the page.
-    }
-    // Listeners hear each new count (opening the panel with nothing unread says nothing).
-    if (changed) for (const listener of listeners) listener(count);
-  };
-  return {
-    count: (): number => unread,
-    set,
-    restore(): void {
-      try {
-        const stored = Number(sessionStorage.getItem(storageKey));
-        if (stored > 0) set(stored);
-      } catch {
-        // No storage.
-      }
-    },
-    listen(callback: (count: number) => void): void {
-      listeners.push(callback);
-      callback(unread);
-    },
-    untitle(): void {
-      document.title = untitled();
-    },
-  };
-}
 
 /** The chat part, fetched at once (beside the session) so the panel never waits on it; `onLoaded` once it is there. */
 function createPartLoader(serviceOrigin: string, onLoaded: (part: ChatPart) => void) {
@@ -152,12 +112,7 @@ function styleWithParts(root: ShadowRoot, options: Pick<MountOptions, 'site' | '
 }
 
 /** Opening and closing the panel: focus, the unread count, and on a phone the page modal (inert page, no scrolling behind it). */
-function createPanelState(
-  host: HTMLElement,
-  launcher: Launcher,
-  unread: ReturnType<typeof createUnreadCounter>,
-  emit: (event: WidgetEvent, detail?: unknown) => void,
-) {
+function createPanelState(host: HTMLElement, launcher: Launcher, unread: UnreadCounter, emit: (event: WidgetEvent, detail?: unknown) => void) {
   let isOpen = false;
   let shown: ChatPanel | undefined;
   let prefilled: string | undefined;
@@ -213,7 +168,30 @@ function createPanelState(
       launcher.element.focus();
       emit('close');
     },
+    /** The conversation ended on this device: its chat stops and its panel goes (closed first). */
+    drop(): void {
+      this.close();
+      shown?.chat()?.end();
+      shown?.panel.element.remove();
+      shown = undefined;
+      prefilled = undefined;
+      unread.set(0);
+      launcher.setPreview(undefined);
+    },
   };
+}
+
+/** The widget's language and direction on its root; bottom-left where the page reads right to left, unless the site says where (`data-position`). */
+function speakIn(container: HTMLElement, language: string, position: string | undefined): void {
+  container.lang = language;
+  container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
+  container.classList.toggle('left', position === 'left' || (position !== 'right' && isRightToLeft(language)));
+}
+
+/** The widget's element on the page, its shadow root, and the palette the script tag asks for (`data-theme`). */
+function createHost(themeOption: string | undefined) {
+  const host = document.createElement(HOST_TAG);
+  return { host, root: host.attachShadow({ mode: 'open' }), theme: themeOption === 'dark' || themeOption === 'auto' ? themeOption : 'light' };
 }
 
 export function mountWidget(options: MountOptions): MountedWidget {
@@ -226,9 +204,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let catalogue = ENGLISH;
   let strings = stringsFrom(ENGLISH);
 
-  const host = document.createElement(HOST_TAG);
-  const root = host.attachShadow({ mode: 'open' });
-  const theme = dataset.theme === 'dark' || dataset.theme === 'auto' ? dataset.theme : 'light';
+  const { host, root, theme } = createHost(dataset.theme);
   const { style, parts } = styleWithParts(root, options);
   // A session whose chat part could not be loaded: tried again when the visitor opens the chat.
   let waitingStart: (() => void) | undefined;
@@ -277,24 +253,22 @@ export function mountWidget(options: MountOptions): MountedWidget {
   };
 
   const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !panels.shown() ? close() : open()));
-  const unread = createUnreadCounter(launcher, `chat-widget-unread:${dataset.siteKey ?? ''}`);
+  const unread = createUnreadCounter(launcher, unreadKey(dataset.siteKey ?? ''));
   const emit = exposeScriptApi(dataset.api, {
     open,
     close,
     onUnread: unread.listen,
+    offUnread: unread.unlisten,
+    state: () => ({ open: panels.isOpen(), unread: unread.count(), signedIn: readSignedInUser(dataset.siteKey ?? '') !== undefined }),
     sound: (on) => void (sound = on),
     prefill: (text) => panels.prefill(text),
     setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
     identify: (user) => (setSignedInUser(user), options.identify()),
+    reset: () => options.reset(),
   });
   const panels = createPanelState(host, launcher, unread, emit);
   const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
-  const speak = (): void => {
-    container.lang = language;
-    container.dir = isRightToLeft(language) ? 'rtl' : 'ltr';
-    // Bottom-left where the page reads right to left, unless the site says where.
-    container.classList.toggle('left', dataset.position === 'left' || (dataset.position !== 'right' && isRightToLeft(language)));
-  };
+  const speak = (): void => speakIn(container, language, dataset.position);
   speak();
   root.append(container);
   document.body.append(host);
@@ -319,6 +293,12 @@ export function mountWidget(options: MountOptions): MountedWidget {
       unread.untitle();
     },
     adopt: (session) => panels.shown()?.chat()?.useSession(session),
+    reset() {
+      panels.drop();
+      started = false;
+      waitingStart = undefined;
+      note.hidden = true;
+    },
     async start(session, resume) {
       if (started) return;
       waitingStart = undefined;
@@ -345,13 +325,14 @@ export function mountWidget(options: MountOptions): MountedWidget {
         speak();
         launcher.setStrings(strings);
         buildPanel(part, site);
-      }
+      } else panels.shown()!.panel.setSite(site);
       note.hidden = true;
       const chat = panels.shown()!.start({
         ...options,
         session,
         language,
         onReply: (preview) => panels.replied(preview, sound),
+        onSent: (text) => emit('sent', { text }),
       });
       if (wantOpen) {
         wantOpen = false;
