@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MediaRejectedError } from '../media/content-check.js';
 import type { RedisClient } from '../redis.js';
-import { KEY_PREFIX, luaScript } from '../redis.js';
+import { createCrawlLocks } from './crawl-lock.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
 import { checkDocument, extractHtml, extractPdf } from './extract.js';
 import type { Embedder } from './embeddings.js';
@@ -18,9 +18,8 @@ import type { MissLog } from './misses.js';
 import type { Audience, OwnerRecord, Passage, SourceInput, SourceRecord } from './model.js';
 import type { KnowledgeStore } from './store.js';
 
-const CRAWL_LOCK_MS = 30 * 60_000;
-/** Releases a crawl lock only if this crawl still holds it. */
-const releaseLock = luaScript("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+/** How long removing a source waits, past one page's fetch, for its running crawl to stop. */
+const STOP_MARGIN_MS = 5_000;
 
 export interface DocumentUpload {
   bytes: Uint8Array;
@@ -55,18 +54,19 @@ export function createKnowledgeService(dependencies: {
     ...(owner.sourceId ? { sourceId: owner.sourceId } : {}),
   });
 
+  const locks = createCrawlLocks(redis);
   const crawl = async (sourceId: string): Promise<CrawlReport | undefined> => {
-    const lock = `${KEY_PREFIX}:knowledge:crawl:${sourceId}`;
-    const token = newId('crawl');
-    if ((await redis.set(lock, token, 'PX', CRAWL_LOCK_MS, 'NX')) !== 'OK') return undefined;
+    const token = await locks.take(sourceId);
+    if (!token) return undefined;
     try {
       const source = await store.getSource(sourceId);
       if (!source) return undefined;
-      const report = await crawlSource(source, { store, library, limits: dependencies.limits, logger });
-      metrics.increment('knowledge_crawls_total', { outcome: report.errors.length > 0 ? 'errors' : 'ok' });
+      const stopped = () => locks.stopped(sourceId, token);
+      const report = await crawlSource(source, { store, library, limits: dependencies.limits, logger, stopped });
+      metrics.increment('knowledge_crawls_total', { outcome: report.outcome });
       return report;
     } finally {
-      await releaseLock(redis, [lock], [token]);
+      await locks.release(sourceId, token);
     }
   };
 
@@ -142,11 +142,17 @@ export function createKnowledgeService(dependencies: {
 
     async remove(kind: 'faq' | 'documents' | 'sources' | 'pages', id: string): Promise<boolean> {
       if (kind === 'sources') {
-        const source = await store.getSource(id);
-        if (!source) return false;
-        for (const pageId of source.pageIds) await library.remove(pageId);
-        await store.removeSource(id);
-        return true;
+        // A running crawl of it is stopped first: the removal wins, and no crawl writes it back.
+        const token = await locks.stopAndTake(id, dependencies.limits.timeoutMs + STOP_MARGIN_MS);
+        try {
+          const source = await store.getSource(id);
+          if (!source) return false;
+          await store.removeSource(id);
+          for (const pageId of source.pageIds) await library.remove(pageId);
+          return true;
+        } finally {
+          if (token) await locks.release(id, token);
+        }
       }
       if (kind === 'pages') return id.startsWith('page:') && library.remove(id);
       const prefix = kind === 'faq' ? 'faq_' : 'doc_';
@@ -165,6 +171,7 @@ export function createKnowledgeService(dependencies: {
           sites: source.sites ?? [],
           pages: source.pageIds.length,
           lastCrawlAt: source.lastCrawlAt,
+          lastCrawl: source.lastCrawlOutcome,
           errors: source.errors,
         })),
         documents: documents.map(ownerView),
