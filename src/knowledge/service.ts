@@ -12,6 +12,7 @@ import { createCrawlLocks } from './crawl-lock.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
 import { checkDocument, extractHtml, extractPdf } from './extract.js';
 import type { Embedder } from './embeddings.js';
+import type { WorkerIndexStatus } from './index-sync.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import { newId, type KnowledgeLibrary } from './library.js';
 import type { MissLog } from './misses.js';
@@ -41,6 +42,8 @@ export function createKnowledgeService(dependencies: {
   metrics: Metrics;
   /** MODEL_EMBEDDING: the query is embedded (one request) and the vector ranking fused with BM25. */
   embedder?: Embedder | undefined;
+  /** Every process's index against the store, as each last checked it. */
+  workers?: () => Promise<WorkerIndexStatus[]>;
 }) {
   const { store, index, library, redis, logger, metrics, embedder } = dependencies;
   const ownerView = (owner: OwnerRecord) => ({
@@ -161,9 +164,15 @@ export function createKnowledgeService(dependencies: {
     },
 
     async overview() {
-      const [sources, documents, pages] = await Promise.all([store.listSources(), store.listOwners('documents'), store.listOwners('pages')]);
+      const [sources, documents, pages, workers] = await Promise.all([
+        store.listSources(),
+        store.listOwners('documents'),
+        store.listOwners('pages'),
+        dependencies.workers?.() ?? [],
+      ]);
       return {
         index: { chunks: index.size(), owners: index.owners() },
+        workers,
         sources: sources.map((source) => ({
           id: source._id,
           url: source.url,
