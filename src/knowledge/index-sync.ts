@@ -1,9 +1,8 @@
 /**
  * Keeping this process's index the store's. MongoDB is the record; the change stream only makes
  * a change reach the index fast. This module owns what makes the index converge anyway:
- *   - `held`: each owner this index holds and the text hash it holds it at; its version is the
- *     owner count and an order-free digest of those pairs (the store's version is the same digest
- *     over MongoDB's owner records);
+ *   - the version of this index (`held-owners.ts`) against the same digest over MongoDB's owner
+ *     records;
  *   - the build at start (owner records first, then only the chunks they list: a chunk written
  *     by a writer that died before its owner was, never reaches the index);
  *   - resync: the owners whose hash differs from MongoDB's are read again (or dropped), one apply
@@ -11,7 +10,7 @@
  *     (retried until it succeeds), and by the periodic check, which also publishes this process's
  *     versions (`GET /admin/knowledge` → `workers`, and `knowledge_index_in_sync`).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
@@ -21,46 +20,13 @@ import type { GapReason, KnowledgeChange } from './changes.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import type { KnowledgeLibrary } from './library.js';
 import type { KnowledgeStore } from './store.js';
+import { ownersVersion, type HeldOwners } from './held-owners.js';
 
 const STATUS_KEY = `${KEY_PREFIX}:knowledge:index-status`;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 /** A process's published status older than this many checks is a process that is gone. */
 const STALE_CHECKS = 5;
-
-/** The version of a set of (owner, hash) pairs: `<owners>-<digest>`, the same whatever their order. */
-function ownersVersion(pairs: Iterable<readonly [string, string]>): string {
-  let digest = 0n;
-  let count = 0;
-  for (const [owner, hash] of pairs) {
-    digest ^= createHash('sha256').update(`${owner}\n${hash}`).digest().readBigUInt64BE(0);
-    count += 1;
-  }
-  return `${count}-${digest.toString(16).padStart(16, '0')}`;
-}
-
-/** What this process's index holds, owner by owner (the library tells it of every change it makes or applies). */
-export class HeldOwners {
-  private readonly hashes = new Map<string, string>();
-
-  indexed(owner: string, hash: string | undefined): void {
-    if (hash === undefined) this.hashes.delete(owner);
-    else this.hashes.set(owner, hash);
-  }
-
-  reset(entries: Iterable<readonly [string, string]>): void {
-    this.hashes.clear();
-    for (const [owner, hash] of entries) this.hashes.set(owner, hash);
-  }
-
-  entries(): [string, string][] {
-    return [...this.hashes];
-  }
-
-  version(): string {
-    return ownersVersion(this.hashes);
-  }
-}
 
 /** One process's index as its last check saw it: its version and the store's, compared. */
 const WorkerIndexStatusSchema = z.object({

@@ -13,7 +13,7 @@ import { KEY_PREFIX, type RedisClient } from '../redis.js';
 import { announceChange, type KnowledgeChange } from './changes.js';
 import { chunkText } from './chunking.js';
 import type { Embedder } from './embeddings.js';
-import type { HeldOwners } from './index-sync.js';
+import type { HeldOwners } from './held-owners.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import type { ChunkRecord, OwnerRecord } from './model.js';
 import { dropSteering } from './steering.js';

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MediaRejectedError } from '../media/content-check.js';
 import type { RedisClient } from '../redis.js';
-import { createCrawlLocks } from './crawl-lock.js';
+import { createCrawlLocks, type CrawlLocks } from './crawl-lock.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
 import { checkDocument, extractHtml, extractPdf } from './extract.js';
 import type { Embedder } from './embeddings.js';
@@ -21,6 +21,26 @@ import type { KnowledgeStore } from './store.js';
 
 /** How long removing a source waits, past one page's fetch, for its running crawl to stop. */
 const STOP_MARGIN_MS = 5_000;
+
+/**
+ * Removes a source and its pages. A running crawl of it is stopped first (`crawl-lock.ts`): the
+ * removal wins, and no crawl writes the source back.
+ */
+async function removeSource(
+  id: string,
+  { store, library, locks, waitMs }: { store: KnowledgeStore; library: KnowledgeLibrary; locks: CrawlLocks; waitMs: number },
+): Promise<boolean> {
+  const token = await locks.stopAndTake(id, waitMs);
+  try {
+    const source = await store.getSource(id);
+    if (!source) return false;
+    await store.removeSource(id);
+    for (const pageId of source.pageIds) await library.remove(pageId);
+    return true;
+  } finally {
+    if (token) await locks.release(id, token);
+  }
+}
 
 export interface DocumentUpload {
   bytes: Uint8Array;
@@ -144,19 +164,7 @@ export function createKnowledgeService(dependencies: {
     },
 
     async remove(kind: 'faq' | 'documents' | 'sources' | 'pages', id: string): Promise<boolean> {
-      if (kind === 'sources') {
-        // A running crawl of it is stopped first: the removal wins, and no crawl writes it back.
-        const token = await locks.stopAndTake(id, dependencies.limits.timeoutMs + STOP_MARGIN_MS);
-        try {
-          const source = await store.getSource(id);
-          if (!source) return false;
-          await store.removeSource(id);
-          for (const pageId of source.pageIds) await library.remove(pageId);
-          return true;
-        } finally {
-          if (token) await locks.release(id, token);
-        }
-      }
+      if (kind === 'sources') return removeSource(id, { store, library, locks, waitMs: dependencies.limits.timeoutMs + STOP_MARGIN_MS });
       if (kind === 'pages') return id.startsWith('page:') && library.remove(id);
       const prefix = kind === 'faq' ? 'faq_' : 'doc_';
       if (!id.startsWith(prefix)) return false;
