@@ -5,7 +5,8 @@
  * answered 304 follows them all.
  */
 import { createHash } from 'node:crypto';
-import { checkDocument, extractHtml, extractPdf, type ExtractedPage } from './extract.js';
+import { checkDocument, type ExtractedPage } from './extract.js';
+import { readHtml, readPdf } from './extract-guard.js';
 import type { SourceRecord } from './model.js';
 import type { FetchOutcome } from './site-fetch.js';
 import { sameOriginAllowed } from './site-fetch.js';
@@ -45,18 +46,18 @@ export function followableLinks(links: readonly string[], origin: string, source
 
 /**
  * A fetched body as a page: undefined for a type the crawl does not read (an image); throws
- * when the body is one it reads but cannot (a broken PDF).
+ * when the body is one it reads but cannot (a broken PDF, a page past the reading budget).
  */
 export async function readPage(outcome: Extract<FetchOutcome, { kind: 'ok' }>): Promise<ExtractedPage | undefined> {
   const type = outcome.contentType.toLowerCase();
   if (type.includes('pdf')) {
     checkDocument('application/pdf', outcome.body);
-    const pdf = await extractPdf(outcome.body);
+    const pdf = await readPdf(outcome.body);
     const title = decodeURIComponent(new URL(outcome.url).pathname.split('/').at(-1) ?? outcome.url);
     return { title, text: pdf.text, links: [], noindex: /noindex/i.test(outcome.robots ?? ''), nofollow: true, canonical: undefined };
   }
   if (type.includes('html') || type === '') {
-    return extractHtml(new TextDecoder().decode(outcome.body), outcome.url, outcome.robots);
+    return readHtml(new TextDecoder().decode(outcome.body), outcome.url, outcome.robots);
   }
   if (type.startsWith('text/plain') || type.startsWith('text/markdown')) {
     const title = new URL(outcome.url).pathname;

@@ -10,7 +10,8 @@ import { MediaRejectedError } from '../media/content-check.js';
 import type { RedisClient } from '../redis.js';
 import { createCrawlLocks, type CrawlLocks } from './crawl-lock.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
-import { checkDocument, extractHtml, extractPdf } from './extract.js';
+import { checkDocument } from './extract.js';
+import { readHtml, readPdf } from './extract-guard.js';
 import type { Embedder } from './embeddings.js';
 import type { WorkerIndexStatus } from './index-sync.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
@@ -125,9 +126,9 @@ export function createKnowledgeService(dependencies: {
       const checked = checkDocument(upload.contentType, upload.bytes);
       let text = checked.text ?? '';
       let title = upload.title ?? upload.filename ?? 'Document';
-      if (checked.kind === 'pdf') text = (await extractPdf(upload.bytes)).text;
+      if (checked.kind === 'pdf') text = (await readPdf(upload.bytes)).text;
       if (checked.kind === 'html') {
-        const page = await extractHtml(text, upload.url ?? 'https://document.invalid/');
+        const page = await readHtml(text, upload.url ?? 'https://document.invalid/');
         text = page.text;
         title = upload.title ?? (page.title || title);
       }
