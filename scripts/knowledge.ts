@@ -59,7 +59,11 @@ const sitesOf = (value: string | undefined) =>
     .map((site) => site.trim())
     .filter(Boolean);
 
-const crawlLine = (report: CrawlReport) => `${JSON.stringify(report)}\n`;
+/** The crawl's report on stdout; a failed crawl (robots.txt, the start page, DNS) is also one line on stderr and exit 1. */
+function printCrawl(report: CrawlReport): void {
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  if (report.outcome === 'failed') throw new Refused(`crawl failed: ${report.errors[0] ?? 'unknown reason'}`);
+}
 
 type Options = { title?: string | undefined; url?: string | undefined; sitemap?: string | undefined; sites?: string | undefined; maxBytes: number };
 
@@ -77,7 +81,7 @@ async function add(feature: KnowledgeFeature, target: string, options: Options):
     process.stdout.write(`added source ${source._id} ${source.url}; crawling…\n`);
     const report = await service.crawl(source._id);
     if (!report) throw new Refused(`a crawl of ${source._id} is already running`);
-    process.stdout.write(crawlLine(report));
+    printCrawl(report);
     return;
   }
   const info = await stat(target).catch(() => undefined);
@@ -106,7 +110,7 @@ async function list(feature: KnowledgeFeature): Promise<void> {
     `sources (${overview.sources.length})`,
     ...overview.sources.map(
       (source) =>
-        `  ${source.id}  ${source.url}  ${source.pages} pages  last crawl ${source.lastCrawlAt ? new Date(source.lastCrawlAt).toISOString() : 'never'}${source.errors.length ? `  ${source.errors.length} errors` : ''}`,
+        `  ${source.id}  ${source.url}  ${source.pages} pages  last crawl ${source.lastCrawlAt ? `${new Date(source.lastCrawlAt).toISOString()} ${source.lastCrawl ?? ''}`.trim() : 'never'}${source.errors.length ? `  ${source.errors.length} errors, first: ${source.errors[0]}` : ''}`,
     ),
     `documents and FAQ (${overview.documents.length})`,
     ...overview.documents.map((item) => `  ${item.id}  ${item.kind}  ${item.title}  ${item.chunks} passages${item.url ? `  ${item.url}` : ''}`),
@@ -131,7 +135,7 @@ async function run(feature: KnowledgeFeature, command: string, args: string[], o
   if (kind !== 'sources' || !(await feature.service.store.getSource(target))) throw new Refused(`unknown source: ${target}`);
   const report = await feature.service.crawl(target);
   if (!report) throw new Refused(`a crawl of ${target} is already running`);
-  process.stdout.write(crawlLine(report));
+  printCrawl(report);
 }
 
 async function main(argv: string[]): Promise<number> {

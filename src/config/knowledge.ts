@@ -2,7 +2,15 @@
 import { z } from 'zod';
 import { jsonText, positiveInt } from './fields.js';
 
-const knowledgeUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+const LOOPBACK_HOSTNAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** A crawl sends no credentials and reads plain http only from a loopback test server: such a URL is refused, never added to crawl nothing. */
+const knowledgeUrl = z
+  .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+  .refine((value) => !/^[a-z]+:\/\/[^/?#]*@/i.test(value), 'a source URL cannot carry a user name or password: the crawl sends none')
+  .refine(
+    (value) => URL.parse(value)?.protocol !== 'http:' || LOOPBACK_HOSTNAMES.has(URL.parse(value)?.hostname ?? ''),
+    'expected https: plain http is read from a loopback test server only',
+  );
 
 /** One website to crawl, as KNOWLEDGE_SOURCES and `POST /admin/knowledge/sources` take it. */
 export const KnowledgeSourceSchema = z.strictObject({

@@ -3,10 +3,16 @@
  * and Readability (site header, navigation, footer and cookie banners left out), its headings
  * kept as Markdown `#` lines so chunking can split by them; PDF text through unpdf; Markdown and
  * plain text as they are. A file's type is decided by its bytes (the media layer's sniffer for
- * PDF; UTF-8 text without NULs for the rest), never by the declared type alone.
+ * PDF; UTF-8 text without NULs for the rest), never by the declared type alone. What a file may
+ * cost to read is capped before the expensive part: HTML nested deeper than `MAX_HTML_DEPTH`
+ * elements (Readability's time grows with the cube of the depth), a PDF of more than
+ * `MAX_PDF_PAGES` pages or whose compressed streams inflate to more than `MAX_PDF_INFLATED_BYTES`;
+ * each is refused with the reason. `extract-thread.ts` runs these in a worker thread with a time
+ * and memory budget.
  */
 import type { Readability } from '@mozilla/readability';
 import type { parseHTML } from 'linkedom';
+import { inflateSync } from 'node:zlib';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { loadOnce } from '../load-once.js';
 import { checkContent, MediaRejectedError, SNIFF_BYTES } from '../media/content-check.js';
@@ -23,6 +29,10 @@ export interface ExtractedPage {
   noindex: boolean;
   nofollow: boolean;
 }
+
+const MAX_HTML_DEPTH = 400;
+const MAX_PDF_PAGES = 2_000;
+const MAX_PDF_INFLATED_BYTES = 100 * 1024 * 1024;
 
 const BLOCKS = new Set(['P', 'LI', 'TD', 'TH', 'PRE', 'BLOCKQUOTE', 'DT', 'DD', 'FIGCAPTION', 'CAPTION']);
 const HEADINGS = /^H([1-6])$/;
@@ -42,6 +52,17 @@ interface DomNode {
   nodeName: string;
   textContent: string | null;
   childNodes: ArrayLike<DomNode>;
+}
+
+/** The element tree's depth, walked without recursion, stopping once past `limit`. */
+function depthOver(root: DomNode, limit: number): boolean {
+  const stack: [DomNode, number][] = [[root, 0]];
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const [node, depth] = entry;
+    if (depth > limit) return true;
+    for (const child of Array.from(node.childNodes)) if (child.nodeType === 1) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -92,6 +113,9 @@ const loadParsers = loadOnce(async (): Promise<{ parseHTML: typeof parseHTML; Re
 export async function extractHtml(html: string, pageUrl: string, robotsHeader?: string | null): Promise<ExtractedPage> {
   const { parseHTML, Readability } = await loadParsers();
   const { document: parsed } = parseHTML(html);
+  if (depthOver(parsed as unknown as DomNode, MAX_HTML_DEPTH)) {
+    throw new MediaRejectedError('unreadable', `the page nests its elements deeper than ${MAX_HTML_DEPTH} levels`);
+  }
   const document = parsed as unknown as DomDocument;
   const robots = metaRobots(document);
   const header = (robotsHeader ?? '').toLowerCase();
@@ -135,8 +159,41 @@ export async function extractHtml(html: string, pageUrl: string, robotsHeader?: 
   };
 }
 
+/**
+ * Refuses a PDF whose Flate-compressed streams inflate to more than MAX_PDF_INFLATED_BYTES in
+ * all, inflating each (output capped) before the PDF reader would hold them all at once.
+ */
+function checkInflation(bytes: Uint8Array): void {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let total = 0;
+  for (let at = buffer.indexOf('stream', 0, 'latin1'); at >= 0; at = buffer.indexOf('stream', at + 6, 'latin1')) {
+    if (buffer.subarray(Math.max(0, at - 3), at).toString('latin1') === 'end') continue;
+    const dictionary = buffer.subarray(Math.max(0, at - 512), at).toString('latin1');
+    if (!dictionary.slice(dictionary.lastIndexOf('<<')).includes('/FlateDecode')) continue;
+    let start = at + 6;
+    if (buffer[start] === 0x0d) start += 1;
+    if (buffer[start] === 0x0a) start += 1;
+    const end = buffer.indexOf('endstream', start, 'latin1');
+    if (end < 0) break;
+    try {
+      total += inflateSync(buffer.subarray(start, end), { maxOutputLength: MAX_PDF_INFLATED_BYTES - total + 1 }).length;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') total = MAX_PDF_INFLATED_BYTES + 1;
+    }
+    if (total > MAX_PDF_INFLATED_BYTES) {
+      throw new MediaRejectedError('too-large', `the PDF's compressed content inflates to more than ${MAX_PDF_INFLATED_BYTES / 1024 / 1024} MB`);
+    }
+    at = end;
+  }
+}
+
 export async function extractPdf(bytes: Uint8Array): Promise<{ text: string; pages: number }> {
+  checkInflation(bytes);
   const pdf = await getDocumentProxy(new Uint8Array(bytes));
+  if (pdf.numPages > MAX_PDF_PAGES) {
+    await pdf.cleanup();
+    throw new MediaRejectedError('too-large', `the PDF has ${pdf.numPages} pages, more than ${MAX_PDF_PAGES}`);
+  }
   const { text, totalPages } = await extractText(pdf, { mergePages: false });
   await pdf.cleanup();
   return { text: text.map((page) => page.trim()).join('\n\n'), pages: totalPages };

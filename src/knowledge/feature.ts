@@ -6,8 +6,9 @@
  *   - `turn`: the orchestrator's `knowledge` hook (the brief section of a turn the judge marks);
  *   - `retrieve(query, { site, channel, terms })`;
  *   - `start()`: builds this process's index from MongoDB in the background (retried until it
- *     succeeds; `ready()` resolves then), follows the change stream, registers the configured
- *     sources and re-crawls each every `recrawlHours`; `close()`.
+ *     succeeds; `ready()` resolves then), follows the change stream, checks its index against
+ *     MongoDB every minute (`index-sync.ts`), registers the configured sources and re-crawls each
+ *     every `recrawlHours`; `close()`.
  * Until the index is built a turn gets no knowledge section (never a false "I don't know").
  */
 import type { Router } from 'express';
@@ -24,6 +25,8 @@ import { fitPassages, missSection, sourcesSection } from './brief.js';
 import { followChanges, streamPosition, type ChangeFollower } from './changes.js';
 import { createConfiguredEmbeddingModel, type EmbeddingModelConfig } from '../model/provider.js';
 import { createKnowledgeEmbedder } from './embeddings.js';
+import { HeldOwners } from './held-owners.js';
+import { createIndexSync, type IndexSync } from './index-sync.js';
 import { createKnowledgeIndex } from './knowledge-index.js';
 import { createKnowledgeLibrary } from './library.js';
 import { createMissLog } from './misses.js';
@@ -34,6 +37,7 @@ import { createKnowledgeStore } from './store.js';
 import { createSuggestions, type Suggestions, type TeamExchange } from './suggestions.js';
 
 const SCHEDULE_EVERY_MS = 60_000;
+const SYNC_EVERY_MS = 60_000;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 10_000;
 
@@ -49,6 +53,8 @@ export interface KnowledgeFeatureOptions {
   model?: EmbeddingModelConfig | undefined;
   /** How often the re-crawl schedule looks for due sources (tests shorten it). */
   scheduleEveryMs?: number;
+  /** How often this process compares its index with MongoDB's owners (tests shorten or lengthen it). */
+  syncEveryMs?: number;
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
   mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
   /** Told of each question the knowledge had no answer for (the reports' roll-ups). */
@@ -89,9 +95,22 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const embedding = options.model ? createConfiguredEmbeddingModel(options.model) : undefined;
   const embedder = embedding ? createKnowledgeEmbedder(embedding, logger, metrics) : undefined;
   const index = await createKnowledgeIndex({ embeddingModel: embedder?.label });
-  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder });
+  const held = new HeldOwners();
+  const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder, held });
+  const sync: IndexSync = createIndexSync({ store, index, library, held, redis, logger, metrics, everyMs: options.syncEveryMs ?? SYNC_EVERY_MS });
   const misses = createMissLog(redis, { logger, metrics });
-  const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics, embedder });
+  const service = createKnowledgeService({
+    store,
+    index,
+    library,
+    misses,
+    redis,
+    limits: config.crawl,
+    logger,
+    metrics,
+    embedder,
+    workers: sync.workers,
+  });
   const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, logger, metrics });
   const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics, suggestions });
   let built = false;
@@ -117,10 +136,11 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
       try {
         const position = await streamPosition(redis);
         const started = performance.now();
-        const count = await index.load(store.allChunks());
+        const count = await sync.build();
         built = true;
         logger.info('knowledge-index-built', { chunks: count, ms: Math.round(performance.now() - started) });
-        follower = followChanges(redis, position, library.apply, { logger, metrics });
+        follower = followChanges(redis, position, sync.apply, { logger, metrics, onGap: sync.requestResync });
+        sync.start();
         markReady();
         library
           .embedMissing(index.unembeddedOwners())
@@ -184,6 +204,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
       closed = true;
       if (timer) clearInterval(timer);
       await follower?.close();
+      await sync.close();
       await suggestions.close();
     },
   };

@@ -3,8 +3,9 @@
  * growable `Uint32Array` of postings, each `slot << 8 | weighted term frequency` (title words
  * count 2, heading words 1.5, text words 1, doubled to stay integers). Field lengths are one
  * `Float32Array`. A removed slot is marked dead and skipped; once dead slots pass a quarter of
- * all, one pass drops them from every posting list (and from the document frequencies) and their
- * slots are reused.
+ * all, one pass drops them from every posting list (and from the document frequencies), forgets
+ * the terms no live slot holds any more (the vocabulary and prefix expansion hold live terms
+ * only), and their slots are reused.
  *
  * Why not Orama's own index: at 20,000 chunks it holds a per-document object of term
  * frequencies, a radix tree and a copy of each document — 337 MB for one text field without the
@@ -263,5 +264,29 @@ export class LexicalIndex {
       }
     }
     this.dead = 0;
+    this.dropEmptyTerms();
+  }
+
+  /** Forgets the terms whose posting lists a compaction emptied, renumbering the rest. */
+  private dropEmptyTerms(): void {
+    if (this.used.every((count) => count > 0)) return;
+    const postings: Uint32Array[] = [];
+    const used: number[] = [];
+    const documentFrequency: number[] = [];
+    for (const [term, id] of this.ids) {
+      const count = this.used[id] ?? 0;
+      if (count === 0) {
+        this.ids.delete(term);
+        continue;
+      }
+      this.ids.set(term, postings.length);
+      postings.push(this.listOf(id));
+      used.push(count);
+      documentFrequency.push(this.documentFrequency[id] ?? 0);
+    }
+    this.postings = postings;
+    this.used = used;
+    this.documentFrequency = documentFrequency;
+    this.sorted = undefined;
   }
 }

@@ -2,15 +2,18 @@
  * What changes the knowledge: FAQ entries, uploaded documents and crawled pages are cleaned
  * (steering text dropped and logged), chunked by heading, written to MongoDB, applied to this
  * process's index and announced on the change stream for every other process. Removal goes the
- * same way. A page whose text hash did not change is not written again.
+ * same way. A page whose text hash did not change is not written again. A change whose
+ * announcement fails stays written (MongoDB is the record): the other processes' periodic check
+ * finds it (`index-sync.ts`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
-import { announceChange } from './changes.js';
+import { announceChange, type KnowledgeChange } from './changes.js';
 import { chunkText } from './chunking.js';
 import type { Embedder } from './embeddings.js';
+import type { HeldOwners } from './held-owners.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import type { ChunkRecord, OwnerRecord } from './model.js';
 import { dropSteering } from './steering.js';
@@ -55,8 +58,19 @@ export function createKnowledgeLibrary(dependencies: {
   metrics: Metrics;
   /** MODEL_EMBEDDING: chunks are embedded before they are written. */
   embedder?: Embedder | undefined;
+  /** Told of each owner this process's index takes in or drops, with the hash it holds. */
+  held?: HeldOwners | undefined;
 }): KnowledgeLibrary {
-  const { store, index, redis, logger, metrics, embedder } = dependencies;
+  const { store, index, redis, logger, metrics, embedder, held } = dependencies;
+
+  const announce = async (change: KnowledgeChange) => {
+    try {
+      await announceChange(redis, change);
+    } catch (error) {
+      metrics.increment('knowledge_announce_failed_total');
+      logger.warn('knowledge-announce-failed', { ...change, error });
+    }
+  };
 
   /** The chunks with their vectors; without them (logged) when the provider fails, so the owner is written lexically and marked to be embedded on its next put. */
   const embedded = async (chunks: ChunkRecord[], ownerId: string): Promise<{ chunks: ChunkRecord[]; complete: boolean }> => {
@@ -74,9 +88,11 @@ export function createKnowledgeLibrary(dependencies: {
     const owner = change.op === 'upsert' ? await store.getOwner(change.owner) : undefined;
     if (!owner) {
       await index.removeOwner(change.owner);
+      held?.indexed(change.owner, undefined);
       return;
     }
     await index.replaceOwner(owner._id, await store.chunksOf(owner));
+    held?.indexed(owner._id, owner.hash);
   };
 
   return {
@@ -108,7 +124,8 @@ export function createKnowledgeLibrary(dependencies: {
       };
       await store.putOwner(owner, chunks);
       await index.replaceOwner(owner._id, chunks);
-      await announceChange(redis, { op: 'upsert', owner: owner._id });
+      held?.indexed(owner._id, owner.hash);
+      await announce({ op: 'upsert', owner: owner._id });
       metrics.increment('knowledge_changes_total', { kind: content.kind, op: 'upsert' });
       return { chunks: chunks.length, dropped: dropped.length, unchanged: false };
     },
@@ -116,7 +133,8 @@ export function createKnowledgeLibrary(dependencies: {
     async remove(ownerId) {
       const removed = await store.removeOwner(ownerId);
       await index.removeOwner(ownerId);
-      await announceChange(redis, { op: 'delete', owner: ownerId });
+      held?.indexed(ownerId, undefined);
+      await announce({ op: 'delete', owner: ownerId });
       if (removed) metrics.increment('knowledge_changes_total', { kind: removed.kind, op: 'delete' });
       return removed !== undefined;
     },
@@ -137,7 +155,8 @@ export function createKnowledgeLibrary(dependencies: {
           if (!result.complete) break;
           await store.putOwner(owner, result.chunks);
           await index.replaceOwner(ownerId, result.chunks);
-          await announceChange(redis, { op: 'upsert', owner: ownerId });
+          held?.indexed(ownerId, owner.hash);
+          await announce({ op: 'upsert', owner: ownerId });
           done += 1;
         }
       } finally {

@@ -60,6 +60,8 @@ export interface SourceRecord extends SourceInput {
   pageIds: string[];
   lastCrawlAt?: Date | undefined;
   lastCrawlPages?: number | undefined;
+  /** `ok`, `errors` (some pages failed), `failed` (robots.txt or the start page unreadable: the last pages kept). */
+  lastCrawlOutcome?: 'ok' | 'errors' | 'failed' | undefined;
   errors: string[];
 }
 

@@ -8,19 +8,40 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MediaRejectedError } from '../media/content-check.js';
 import type { RedisClient } from '../redis.js';
-import { KEY_PREFIX, luaScript } from '../redis.js';
+import { createCrawlLocks, type CrawlLocks } from './crawl-lock.js';
 import { crawlSource, type CrawlLimits, type CrawlReport } from './crawler.js';
-import { checkDocument, extractHtml, extractPdf } from './extract.js';
+import { checkDocument } from './extract.js';
+import { readHtml, readPdf } from './extract-guard.js';
 import type { Embedder } from './embeddings.js';
+import type { WorkerIndexStatus } from './index-sync.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import { newId, type KnowledgeLibrary } from './library.js';
 import type { MissLog } from './misses.js';
 import type { Audience, OwnerRecord, Passage, SourceInput, SourceRecord } from './model.js';
 import type { KnowledgeStore } from './store.js';
 
-const CRAWL_LOCK_MS = 30 * 60_000;
-/** Releases a crawl lock only if this crawl still holds it. */
-const releaseLock = luaScript("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+/** How long removing a source waits, past one page's fetch, for its running crawl to stop. */
+const STOP_MARGIN_MS = 5_000;
+
+/**
+ * Removes a source and its pages. A running crawl of it is stopped first (`crawl-lock.ts`): the
+ * removal wins, and no crawl writes the source back.
+ */
+async function removeSource(
+  id: string,
+  { store, library, locks, waitMs }: { store: KnowledgeStore; library: KnowledgeLibrary; locks: CrawlLocks; waitMs: number },
+): Promise<boolean> {
+  const token = await locks.stopAndTake(id, waitMs);
+  try {
+    const source = await store.getSource(id);
+    if (!source) return false;
+    await store.removeSource(id);
+    for (const pageId of source.pageIds) await library.remove(pageId);
+    return true;
+  } finally {
+    if (token) await locks.release(id, token);
+  }
+}
 
 export interface DocumentUpload {
   bytes: Uint8Array;
@@ -42,6 +63,8 @@ export function createKnowledgeService(dependencies: {
   metrics: Metrics;
   /** MODEL_EMBEDDING: the query is embedded (one request) and the vector ranking fused with BM25. */
   embedder?: Embedder | undefined;
+  /** Every process's index against the store, as each last checked it. */
+  workers?: () => Promise<WorkerIndexStatus[]>;
 }) {
   const { store, index, library, redis, logger, metrics, embedder } = dependencies;
   const ownerView = (owner: OwnerRecord) => ({
@@ -55,18 +78,19 @@ export function createKnowledgeService(dependencies: {
     ...(owner.sourceId ? { sourceId: owner.sourceId } : {}),
   });
 
+  const locks = createCrawlLocks(redis);
   const crawl = async (sourceId: string): Promise<CrawlReport | undefined> => {
-    const lock = `${KEY_PREFIX}:knowledge:crawl:${sourceId}`;
-    const token = newId('crawl');
-    if ((await redis.set(lock, token, 'PX', CRAWL_LOCK_MS, 'NX')) !== 'OK') return undefined;
+    const token = await locks.take(sourceId);
+    if (!token) return undefined;
     try {
       const source = await store.getSource(sourceId);
       if (!source) return undefined;
-      const report = await crawlSource(source, { store, library, limits: dependencies.limits, logger });
-      metrics.increment('knowledge_crawls_total', { outcome: report.errors.length > 0 ? 'errors' : 'ok' });
+      const stopped = () => locks.stopped(sourceId, token);
+      const report = await crawlSource(source, { store, library, limits: dependencies.limits, logger, stopped });
+      metrics.increment('knowledge_crawls_total', { outcome: report.outcome });
       return report;
     } finally {
-      await releaseLock(redis, [lock], [token]);
+      await locks.release(sourceId, token);
     }
   };
 
@@ -102,9 +126,9 @@ export function createKnowledgeService(dependencies: {
       const checked = checkDocument(upload.contentType, upload.bytes);
       let text = checked.text ?? '';
       let title = upload.title ?? upload.filename ?? 'Document';
-      if (checked.kind === 'pdf') text = (await extractPdf(upload.bytes)).text;
+      if (checked.kind === 'pdf') text = (await readPdf(upload.bytes)).text;
       if (checked.kind === 'html') {
-        const page = await extractHtml(text, upload.url ?? 'https://document.invalid/');
+        const page = await readHtml(text, upload.url ?? 'https://document.invalid/');
         text = page.text;
         title = upload.title ?? (page.title || title);
       }
@@ -141,13 +165,7 @@ export function createKnowledgeService(dependencies: {
     },
 
     async remove(kind: 'faq' | 'documents' | 'sources' | 'pages', id: string): Promise<boolean> {
-      if (kind === 'sources') {
-        const source = await store.getSource(id);
-        if (!source) return false;
-        for (const pageId of source.pageIds) await library.remove(pageId);
-        await store.removeSource(id);
-        return true;
-      }
+      if (kind === 'sources') return removeSource(id, { store, library, locks, waitMs: dependencies.limits.timeoutMs + STOP_MARGIN_MS });
       if (kind === 'pages') return id.startsWith('page:') && library.remove(id);
       const prefix = kind === 'faq' ? 'faq_' : 'doc_';
       if (!id.startsWith(prefix)) return false;
@@ -155,9 +173,15 @@ export function createKnowledgeService(dependencies: {
     },
 
     async overview() {
-      const [sources, documents, pages] = await Promise.all([store.listSources(), store.listOwners('documents'), store.listOwners('pages')]);
+      const [sources, documents, pages, workers] = await Promise.all([
+        store.listSources(),
+        store.listOwners('documents'),
+        store.listOwners('pages'),
+        dependencies.workers?.() ?? [],
+      ]);
       return {
         index: { chunks: index.size(), owners: index.owners() },
+        workers,
         sources: sources.map((source) => ({
           id: source._id,
           url: source.url,
@@ -165,6 +189,7 @@ export function createKnowledgeService(dependencies: {
           sites: source.sites ?? [],
           pages: source.pageIds.length,
           lastCrawlAt: source.lastCrawlAt,
+          lastCrawl: source.lastCrawlOutcome,
           errors: source.errors,
         })),
         documents: documents.map(ownerView),

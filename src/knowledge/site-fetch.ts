@@ -104,8 +104,26 @@ export async function fetchPage(
     }
     return { kind: 'failed', url: url.toString(), reason: `more than ${MAX_REDIRECTS} redirects` };
   } catch (error) {
-    return { kind: 'failed', url: url.toString(), reason: isTimeout(error, signal) ? 'timed out' : 'network error' };
+    return { kind: 'failed', url: url.toString(), reason: isTimeout(error, signal) ? 'timed out' : networkReason(error) };
   }
+}
+
+const NETWORK_REASONS: Record<string, string> = {
+  ENOTFOUND: 'host not found (DNS)',
+  EAI_AGAIN: 'host not found (DNS lookup failed)',
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+/** What a failed request's cause says, in words an operator acts on (never the raw stack). */
+function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : '';
+  if (NETWORK_REASONS[code]) return NETWORK_REASONS[code];
+  if (/CERT|TLS|SSL/.test(code)) return `TLS certificate refused (${code})`;
+  return code ? `network error (${code})` : 'network error';
 }
 
 export interface Robots {
@@ -113,14 +131,19 @@ export interface Robots {
   sitemaps: string[];
 }
 
-/** The origin's robots.txt: missing (4xx) allows everything; unreachable (5xx, network) allows nothing. */
-export async function fetchRobots(origin: string, options: { timeoutMs: number }): Promise<Robots> {
+/**
+ * The origin's robots.txt: missing (404/410) allows everything; one that cannot be read (5xx, a
+ * network or DNS failure, a redirect off the origin) is `failed` with the reason — the crawl
+ * stops there and changes nothing, rather than reading it as "allow nothing".
+ */
+export async function fetchRobots(origin: string, options: { timeoutMs: number }): Promise<{ robots: Robots } | { failed: string }> {
   const robotsUrl = `${origin}/robots.txt`;
   const outcome = await fetchPage(robotsUrl, { origin, maxBytes: 512 * 1024, timeoutMs: options.timeoutMs });
-  if (outcome.kind === 'gone') return { allowed: () => true, sitemaps: [] };
-  if (outcome.kind !== 'ok') return { allowed: () => false, sitemaps: [] };
+  if (outcome.kind === 'gone') return { robots: { allowed: () => true, sitemaps: [] } };
+  if (outcome.kind === 'not-modified') return { failed: 'answered 304 to an unconditional request' };
+  if (outcome.kind === 'failed') return { failed: outcome.reason };
   const robots = robotsParser(robotsUrl, new TextDecoder().decode(outcome.body));
-  return { allowed: (url) => robots.isAllowed(url, USER_AGENT) !== false, sitemaps: robots.getSitemaps() };
+  return { robots: { allowed: (url) => robots.isAllowed(url, USER_AGENT) !== false, sitemaps: robots.getSitemaps() } };
 }
 
 const xml = new XMLParser({ ignoreAttributes: true, isArray: (name) => name === 'url' || name === 'sitemap' });

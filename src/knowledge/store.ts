@@ -3,7 +3,8 @@
  * (uploads and FAQ entries), `knowledge_pages` (what crawls found) and `knowledge_chunks` (the
  * passages the index serves). Every write and every read of one record goes by `_id` (FerretDB
  * 1.x pushes down nothing else), at most 20 statements per command; the only scans are the
- * index build at start and the operator's listing, never near a turn.
+ * index build at start, the owners' hashes each process's index check reads (owner records only,
+ * two fields), and the operator's listing, never near a turn.
  */
 import type { Connection } from 'mongoose';
 import type { mongo } from 'mongoose';
@@ -25,6 +26,8 @@ export interface KnowledgeStore {
   /** Every chunk (the index build at start). */
   allChunks(): AsyncIterable<ChunkRecord>;
   listOwners(kind: 'documents' | 'pages'): Promise<OwnerRecord[]>;
+  /** Every owner's text hash and chunk ids (what the index should hold), read with those fields only. */
+  ownerHashes(): Promise<Map<string, { hash: string; chunkIds: string[] }>>;
   putSource(source: SourceRecord): Promise<void>;
   getSource(id: string): Promise<SourceRecord | undefined>;
   listSources(): Promise<SourceRecord[]>;
@@ -89,6 +92,15 @@ export function createKnowledgeStore(connection: Connection): KnowledgeStore {
       return collection<OwnerRecord>(kind === 'pages' ? 'knowledge_pages' : 'knowledge_documents')
         .find({})
         .toArray();
+    },
+
+    async ownerHashes() {
+      const found = new Map<string, { hash: string; chunkIds: string[] }>();
+      for (const name of ['knowledge_documents', 'knowledge_pages']) {
+        const cursor = collection<OwnerRecord>(name).find({}, { projection: { _id: 1, hash: 1, chunkIds: 1 } });
+        for await (const owner of cursor) found.set(owner._id, { hash: owner.hash, chunkIds: owner.chunkIds });
+      }
+      return found;
     },
 
     async putSource(source) {

@@ -3,7 +3,8 @@
  * disallowed page, also listed in the sitemap), a sitemap, a redirect, a 404, a `noindex`
  * page, a page that needs JavaScript (empty without it), a page with an injected instruction,
  * a canonical duplicate, and ETag validators (a re-crawl gets 304s). Pages can be changed or
- * removed between crawls; every request is recorded.
+ * removed between crawls, made to answer another status (robots.txt too) or held until released;
+ * every request is recorded.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -14,6 +15,10 @@ export interface HelpCenterSite {
   requests: { path: string; conditional: boolean }[];
   /** Replaces (or adds) a page's HTML; `undefined` removes it (404). */
   setPage(path: string, html: string | undefined): void;
+  /** Makes `path` (robots.txt included) answer `status` with no body; `undefined` restores it. */
+  setStatus(path: string, status: number | undefined): void;
+  /** Holds the next answers for `path` until the returned function is called. */
+  hold(path: string): () => void;
   /** The most requests that were in flight at once. */
   maxInFlight(): number;
   close(): Promise<void>;
@@ -92,6 +97,8 @@ function helpCenterPages(): Map<string, string> {
 
 export async function startHelpCenterSite(): Promise<HelpCenterSite> {
   const pages = helpCenterPages();
+  const statuses = new Map<string, number>();
+  const holds = new Map<string, Promise<void>>();
   const requests: HelpCenterSite['requests'] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -103,6 +110,9 @@ export async function startHelpCenterSite(): Promise<HelpCenterSite> {
     requests.push({ path, conditional: request.headers['if-none-match'] !== undefined });
     // A little latency, so concurrent requests overlap and the politeness cap is visible.
     await new Promise((resolve) => setTimeout(resolve, 15));
+    await holds.get(path);
+    const status = statuses.get(path);
+    if (status !== undefined) return { status, type: 'text/plain', body: `status ${status}` };
     if (path === '/robots.txt') {
       return { status: 200, type: 'text/plain', body: `User-agent: *\nDisallow: /private/\n\nSitemap: ${origin}/sitemap.xml\n` };
     }
@@ -142,6 +152,23 @@ export async function startHelpCenterSite(): Promise<HelpCenterSite> {
     setPage(path, html) {
       if (html === undefined) pages.delete(path);
       else pages.set(path, html);
+    },
+    setStatus(path, status) {
+      if (status === undefined) statuses.delete(path);
+      else statuses.set(path, status);
+    },
+    hold(path) {
+      let release: () => void = () => undefined;
+      holds.set(
+        path,
+        new Promise<void>((resolve) => {
+          release = () => {
+            holds.delete(path);
+            resolve();
+          };
+        }),
+      );
+      return () => release();
     },
     maxInFlight: () => maxInFlight,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

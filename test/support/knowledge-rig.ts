@@ -62,6 +62,8 @@ export async function startKnowledgeRig(options: {
   mongoUri: string;
   config?: Partial<KnowledgeConfig>;
   scheduleEveryMs?: number;
+  /** How often the rig's index is checked against MongoDB (the feature's default: a minute). */
+  syncEveryMs?: number;
 }): Promise<KnowledgeRig> {
   const redis = new Redis(options.redisUrl);
   const connection = mongoose.createConnection(options.mongoUri, { serverSelectionTimeoutMS: 5000 });
@@ -77,6 +79,7 @@ export async function startKnowledgeRig(options: {
     config: { ...TEST_KNOWLEDGE_CONFIG, ...options.config },
     adminToken: KNOWLEDGE_ADMIN_TOKEN,
     ...(options.scheduleEveryMs ? { scheduleEveryMs: options.scheduleEveryMs } : {}),
+    ...(options.syncEveryMs ? { syncEveryMs: options.syncEveryMs } : {}),
   });
   const app = express();
   app.use(feature.router);
