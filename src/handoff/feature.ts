@@ -24,12 +24,14 @@ export function createHandoffFeature(
     transcripts: TranscriptStore;
     /** The signed transcript link a notice carries. */
     links: { url(conversationId: string, issuedAt?: Date): string };
-    /** Wraps the store so each hand-off it opens is counted (the reports' roll-ups). */
+    /** Wraps the store so each hand-off it opens and ends is counted (the reports' roll-ups). */
     countHandoffs?: <S extends HandoffStore>(store: S) => S;
   } & Pick<HandoffToolOptions, 'privateFacts' | 'pendingActions'>,
 ) {
   const { logger, metrics } = infra;
-  const store = createHandoffStore(infra.mongo);
+  const created = createHandoffStore(infra.mongo);
+  // Everyone uses the counted store: hand-offs open through the service, end through takeover.
+  const store = deps.countHandoffs ? deps.countHandoffs(created) : created;
   infra.mongoLink.whenConnected('hand-off indexes', () => store.ensureIndexes());
   const teams = parseTeams(config.handoff.teamsJson);
   const noticeOptions = {
@@ -39,7 +41,7 @@ export function createHandoffFeature(
     prefix: infra.queuePrefix,
   };
   const notices = createNoticeQueue(noticeOptions);
-  const service = createHandoffService({ teams, store: deps.countHandoffs ? deps.countHandoffs(store) : store, notices, logger, metrics });
+  const service = createHandoffService({ teams, store, notices, logger, metrics });
   const toolsByChannel = new Map<string, readonly AssistantTool[]>();
   let delivery: ReturnType<typeof createNoticeDelivery> | undefined;
 

@@ -16,7 +16,7 @@ import type { RedisClient } from '../redis.js';
 import type { TranscriptRecord } from '../store/outbox.js';
 import { rebuildRollups } from './rebuild.js';
 import { createReportsRouter, type CsatSource } from './router.js';
-import { dayOf, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
+import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { ModelPrices } from './summary.js';
 
@@ -52,13 +52,22 @@ interface OpenedHandoff {
   created: boolean;
 }
 
+/** What a hand-off's end returns (undefined: it did not end it); `endedAt` absent means now. */
+type EndedHandoff = { _id: string; conversationId: string; channel: string; endedAt?: Date | undefined } | undefined;
+
+interface CountedHandoffStore {
+  open(...args: never[]): Promise<OpenedHandoff>;
+  handBack?(...args: never[]): Promise<EndedHandoff>;
+  close?(...args: never[]): Promise<EndedHandoff>;
+}
+
 export interface ReportsFeature {
   /** `/admin/reports/*` (mount at the root, before the admin API's bearer check on `/admin`). */
   router: Router;
   /** The transcript writer's hook: records MongoDB has just acknowledged. Never throws. */
   recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
-  /** Wraps a hand-off store so that each hand-off it creates is counted. */
-  recordHandoffs<S extends { open(...args: never[]): Promise<OpenedHandoff> }>(store: S): S;
+  /** Wraps a hand-off store so that each hand-off it creates, and each end, is counted. */
+  recordHandoffs<S extends CountedHandoffStore>(store: S): S;
   /** One finished turn's metered model calls (beside the usage store's record). Never throws. */
   recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number }[] }): Promise<void>;
   /** A question the business's knowledge had no answer for (counted today on its channel). Never throws. */
@@ -108,12 +117,23 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     recordTranscripts: (records) => count(transcriptEvents(records), 'transcripts'),
     recordHandoffs(handoffs) {
       const open = handoffs.open.bind(handoffs) as (...args: never[]) => Promise<OpenedHandoff>;
-      const wrapped = async (...args: never[]) => {
-        const opened = await open(...args);
-        if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff');
-        return opened;
+      const wrapped: Partial<CountedHandoffStore> = {
+        async open(...args: never[]) {
+          const opened = await open(...args);
+          if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff');
+          return opened;
+        },
       };
-      return Object.assign(Object.create(handoffs) as typeof handoffs, { open: wrapped });
+      for (const name of ['handBack', 'close'] as const) {
+        const end = handoffs[name]?.bind(handoffs) as ((...args: never[]) => Promise<EndedHandoff>) | undefined;
+        if (!end) continue;
+        wrapped[name] = async (...args: never[]) => {
+          const ended = await end(...args);
+          if (ended) await count([handoffEndEvent({ ...ended, endedAt: ended.endedAt ?? new Date() })], 'handoff-end');
+          return ended;
+        };
+      }
+      return Object.assign(Object.create(handoffs) as typeof handoffs, wrapped);
     },
     async recordUsage({ channelId, calls }) {
       const day = dayOf(new Date());

@@ -3,8 +3,9 @@
  * message, hand-off, confirmed action and model usage total — through the same events and the
  * same Redis script as the live roll-up, so a rebuild equals what the writer counted. Knowledge
  * misses are in no collection (only the roll-ups counted them): each day's count is carried over.
- * It reads whole collections (a batch job, never near a turn); hand-offs and teammates' messages go last,
- * in time order (the first-response wait). Documents from the oldest message's day on are
+ * It reads whole collections (a batch job, never near a turn); hand-offs, their ends and
+ * teammates' messages (with their acceptance by the channel: a delivery id) go last, in time
+ * order (the first-response wait). Documents from the oldest message's day on are
  * replaced; older days (their messages gone with retention) keep theirs. Live writers may keep
  * running: a record they count
  * meanwhile is deduped for recent days; run it again after a writer backlog older than
@@ -12,10 +13,11 @@
  */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
-import { actionEvent, addDays, dayOf, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
+import { actionEvent, addDays, dayOf, deliveredEvent, handoffEndEvent, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
 import { HORIZON_DAYS, ROLLUP_COLLECTION, type RollupStore } from './rollup-store.js';
 
 const EVENTS_PER_SCRIPT = 500;
+const TIMED_ORDER: readonly RollupEvent['kind'][] = ['handoff', 'out', 'delivered', 'handoff_end'];
 
 interface RebuildResult {
   messages: number;
@@ -79,22 +81,28 @@ export async function rebuildRollups(options: {
 
   const messages = connection
     .collection('messages')
-    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1 }, batchSize: 1000 });
+    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1, channelMessageId: 1 }, batchSize: 1000 });
   for await (const message of messages) {
     if (typeof message.conversationId !== 'string' || typeof message.channel !== 'string' || !(message.createdAt instanceof Date)) continue;
     const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0]);
     result.messages += 1;
     messageDays.add(event.day);
-    if (event.kind === 'out' && event.teammate) timed.push({ at: event.at, event });
-    else await push(event);
+    if (event.kind === 'out' && event.teammate) {
+      timed.push({ at: event.at, event });
+      // The channel took it (it has a delivery id): a reply that reached the customer.
+      if (typeof message.channelMessageId === 'string') timed.push({ at: event.at, event: deliveredEvent(event.message, message.createdAt) });
+    } else await push(event);
   }
   for await (const handoff of connection
     .collection('handoffs')
-    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1 } })) {
+    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1, endedAt: 1 } })) {
     if (!(handoff.createdAt instanceof Date)) continue;
     const event = handoffEvent(handoff as unknown as Parameters<typeof handoffEvent>[0]);
     result.handoffs += 1;
-    if (event.kind === 'handoff') timed.push({ at: event.at, event });
+    timed.push({ at: new Date(handoff.createdAt).getTime(), event });
+    if (handoff.endedAt instanceof Date) {
+      timed.push({ at: handoff.endedAt.getTime(), event: handoffEndEvent(handoff as unknown as Parameters<typeof handoffEndEvent>[0]) });
+    }
   }
   for await (const action of connection.collection('actions').find({}, { projection: { _id: 1, channel: 1, state: 1, reason: 1, updatedAt: 1 } })) {
     const event = actionEvent(action as unknown as Parameters<typeof actionEvent>[0]);
@@ -121,8 +129,8 @@ export async function rebuildRollups(options: {
     await push({ id: '', kind: 'miss', day, channel, count: counts?.miss ?? 0 });
   }
   await drain();
-  // A hand-off before a teammate's message at the same millisecond: the wait opens first.
-  timed.sort((a, b) => a.at - b.at || (a.event.kind === 'handoff' ? -1 : 0) - (b.event.kind === 'handoff' ? -1 : 0));
+  // At the same millisecond: a hand-off's wait opens, a teammate's message is written, the channel takes it, then a hand-off ends.
+  timed.sort((a, b) => a.at - b.at || TIMED_ORDER.indexOf(a.event.kind) - TIMED_ORDER.indexOf(b.event.kind));
   for (const { event } of timed) await push(event);
   await drain();
   // Days from the oldest message on are counted anew (their documents replaced); older days keep

@@ -33,20 +33,52 @@ export interface RollupDocument {
 }
 
 /**
- * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate (hash
- * conversation → `at|day|channel|`), then the day keys the events name by index. ARGV[1] the
- * events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s).
+ * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate's
+ * first reply (hash conversation → `at|day|channel|hand-off[|ended at]`), KEYS[3] teammates'
+ * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
+ * then the day keys the events name by index. ARGV[1] the events (JSON), ARGV[2] the response
+ * buckets, ARGV[3] the day keys' TTL (s).
  */
 const countScript = luaScript(`
-local totals, waiting = KEYS[1], KEYS[2]
+local totals, waiting, replies = KEYS[1], KEYS[2], KEYS[3]
 local events = cjson.decode(ARGV[1])
 local bounds = cjson.decode(ARGV[2])
 local touched = {}
+local anyReply = redis.call('HLEN', replies) > 0
 local function key(i) touched[i] = true return KEYS[i] end
 local function inc(field, n) if n ~= 0 then redis.call('HINCRBY', totals, field, n) end end
 local function unresolved(u, f, conv) if redis.call('SADD', key(u), conv) == 1 then inc(f .. 'unres', 1) end end
 local function person(e)
   if redis.call('SADD', key(e.p), e.v) == 1 and redis.call('SISMEMBER', key(e.a), e.v) == 1 then unresolved(e.u, e.f, e.v) end
+end
+local function split(text)
+  local parts = {}
+  for part in string.gmatch(text .. '|', '([^|]*)|') do parts[#parts + 1] = part end
+  return parts
+end
+-- A teammate's message to conv written at t reached the customer: the first one ends the wait.
+local function replied(conv, t)
+  local held = redis.call('HGET', waiting, conv)
+  if not held then return end
+  local w = split(held)
+  local ended = tonumber(w[5] or '')
+  if ended and t > ended then
+    redis.call('HDEL', waiting, conv)
+    return
+  end
+  local seconds = (t - tonumber(w[1])) / 1000
+  if seconds < 0 then return end
+  local from = w[2] .. '|' .. w[3] .. '|'
+  local bucket = #bounds
+  for b = 1, #bounds do
+    if seconds <= bounds[b] then
+      bucket = b - 1
+      break
+    end
+  end
+  inc(from .. 'frt:' .. bucket, 1)
+  inc(from .. 'frt_n', 1)
+  redis.call('HDEL', waiting, conv)
 end
 for _, e in ipairs(events) do
   local fresh = e.i == '' or redis.call('SADD', key(e.s), e.i) == 1
@@ -63,23 +95,18 @@ for _, e in ipairs(events) do
       inc(f .. 'out', 1)
       if e.tm then
         person(e)
-        local held = redis.call('HGET', waiting, e.v)
+        if redis.call('HEXISTS', waiting, e.v) == 1 then
+          redis.call('HSET', replies, e.m, e.t .. '|' .. e.v)
+          anyReply = true
+        end
+      end
+    elseif e.k == 'delivered' then
+      if anyReply then
+        local held = redis.call('HGET', replies, e.m)
         if held then
+          redis.call('HDEL', replies, e.m)
           local cut = string.find(held, '|', 1, true)
-          local seconds = (e.t - tonumber(string.sub(held, 1, cut - 1))) / 1000
-          if seconds >= 0 then
-            local from = string.sub(held, cut + 1)
-            local bucket = #bounds
-            for b = 1, #bounds do
-              if seconds <= bounds[b] then
-                bucket = b - 1
-                break
-              end
-            end
-            inc(from .. 'frt:' .. bucket, 1)
-            inc(from .. 'frt_n', 1)
-            redis.call('HDEL', waiting, e.v)
-          end
+          replied(string.sub(held, cut + 1), tonumber(string.sub(held, 1, cut - 1)))
         end
       end
     elseif e.k == 'handoff' then
@@ -87,7 +114,14 @@ for _, e in ipairs(events) do
       inc(f .. 'ho_team:' .. e.team, 1)
       inc(f .. 'ho_role:' .. e.role, 1)
       person(e)
-      redis.call('HSETNX', waiting, e.v, e.t .. '|' .. f)
+      -- The newest hand-off's wait: an earlier one still waiting was ended or never answered.
+      redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h)
+    elseif e.k == 'handoff_end' then
+      local held = redis.call('HGET', waiting, e.v)
+      if held then
+        local w = split(held)
+        if w[4] == e.h and not w[5] then redis.call('HSET', waiting, e.v, held .. '|' .. e.t) end
+      end
     elseif e.k == 'action' then
       inc(f .. 'act_' .. e.o, 1)
     elseif e.k == 'miss' then
@@ -126,6 +160,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
   const prefix = `${KEY_PREFIX}:{reports:${connection.name}}`;
   const totalsKey = `${prefix}:totals`;
   const waitingKey = `${prefix}:waiting`;
+  const repliesKey = `${prefix}:replies`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
   const written = new Map<string, string>();
   let flushing: Promise<void> = Promise.resolve();
@@ -133,7 +168,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
 
   const count = async (events: readonly RollupEvent[]) => {
     if (events.length === 0) return;
-    const keys = [totalsKey, waitingKey];
+    const keys = [totalsKey, waitingKey, repliesKey];
     const index = new Map<string, number>();
     const at = (key: string) => {
       let found = index.get(key);
@@ -171,9 +206,13 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
             p: at(dayKey('person', day, channel)),
             u: at(dayKey('unres', day, channel)),
           };
-          if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true } : { ...base, tm: false };
-          return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role) };
+          if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true, m: event.message } : { ...base, tm: false };
+          return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
         }
+        case 'delivered':
+          return { ...base, m: event.message };
+        case 'handoff_end':
+          return { ...base, v: event.conversation, h: event.handoff, t: event.at };
         case 'action':
           return { ...base, o: event.outcome };
         case 'miss':
@@ -218,6 +257,11 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
     const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
     if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
+    // A teammate's message the channel never took (refused, or its record lost) waits no longer than a hand-off.
+    const unsent = await redis.hgetall(repliesKey);
+    const cutoff = Date.parse(`${waitedTooLong}T00:00:00Z`);
+    const lost = Object.entries(unsent).filter(([, held]) => Number(held.split('|')[0]) < cutoff);
+    if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
   };
 
   const flush = () => {
@@ -242,7 +286,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     async reset(days, channels, { daySetsOnly = false, keepSeen = false } = {}) {
       await flushing.catch(() => undefined);
       if (!daySetsOnly) written.clear();
-      const keys = daySetsOnly ? [] : [totalsKey, waitingKey];
+      const keys = daySetsOnly ? [] : [totalsKey, waitingKey, repliesKey];
       for (const day of days) {
         if (!keepSeen) keys.push(dayKey('seen', day));
         for (const channel of channels) for (const set of ['active', 'person', 'unres']) keys.push(dayKey(set, day, channel));

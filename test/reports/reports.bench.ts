@@ -56,12 +56,15 @@ function conversationEvents(index: number): RollupEvent[] {
     events.push(
       inbound
         ? { id: `m:in:${conversation}:${n}`, day, channel, kind: 'in', conversation }
-        : { id: `m:out:${conversation}:${n}`, day, channel, kind: 'out', conversation, teammate: false, at },
+        : { id: `m:out:${conversation}:${n}`, day, channel, kind: 'out', conversation, teammate: false, at, message: `out:${conversation}:${n}` },
     );
+    // Each message sent has its delivery record (the channel took it).
+    if (!inbound) events.push({ id: '', day, channel, kind: 'delivered', message: `out:${conversation}:${n}` });
   }
   if (index % 20 === 0) {
-    events.push({ id: `h:${conversation}`, day, channel, kind: 'handoff', conversation, team: 'support', role: 'support', at: start + 400_000 });
-    events.push({ id: `m:tm:${conversation}`, day, channel, kind: 'out', conversation, teammate: true, at: start + 400_000 + 240_000 });
+    events.push({ id: `h:${conversation}`, day, channel, kind: 'handoff', conversation, team: 'support', role: 'support', at: start + 400_000, handoff: `ho:${conversation}` });
+    events.push({ id: `m:tm:${conversation}`, day, channel, kind: 'out', conversation, teammate: true, at: start + 400_000 + 240_000, message: `tm:${conversation}` });
+    events.push({ id: '', day, channel, kind: 'delivered', message: `tm:${conversation}` });
   }
   events.push({ id: '', day, channel, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
   return events;
@@ -79,7 +82,7 @@ let pending: RollupEvent[] = [];
 for (let index = 0; index < CONVERSATIONS; index += 1) {
   for (const event of conversationEvents(index)) {
     pending.push(event);
-    if (event.kind !== 'usage' && event.kind !== 'handoff') records += 1;
+    if (event.kind === 'in' || event.kind === 'out') records += 1;
     if (pending.length >= RECORDS_PER_BATCH) {
       await reports.store.count(pending);
       scripts += 1;

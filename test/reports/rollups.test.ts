@@ -65,6 +65,8 @@ const firstBatch: TranscriptRecord[] = [
 const secondBatch: TranscriptRecord[] = [
   // The teammate answers B five minutes after the hand-off (opened at minute 12).
   message('out:whatsapp:B2#0', B, 'outbound', at(DAY1, 17), 'teammate:Ana'),
+  { kind: 'status', _id: 'out:whatsapp:B2#0', status: 'sent', channelMessageId: 'SMB2', at: at(DAY1, 17) },
+  { kind: 'delivery', _id: 'SMB2', messageId: 'out:whatsapp:B2#0', at: at(DAY1, 17) },
   // C comes back the next day: not resolved on day 1.
   message('in:web:C2', C, 'inbound', at(DAY2, 5)),
   message('out:web:C2#0', C, 'outbound', at(DAY2, 6), 'sales'),
