@@ -15,12 +15,12 @@ import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { TranscriptRecord } from '../store/outbox.js';
 import { rebuildRollups } from './rebuild.js';
-import { createReportsRouter, type CsatSource } from './router.js';
+import { createReportsRouter } from './router.js';
 import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
+import type { SatisfactionSource } from './satisfaction.js';
 import type { ModelPrices } from './summary.js';
 
-export type { CsatSource } from './router.js';
 
 export interface ReportsConfig {
   /** ADMIN_TOKEN: without it the page and its API do not exist. */
@@ -42,7 +42,7 @@ export interface ReportsFeatureOptions {
   metrics: Metrics;
   config: ReportsConfig;
   /** Satisfaction answers, once something stores them; until then the page says none yet. */
-  csat?: CsatSource;
+  csat?: SatisfactionSource;
   /** The UTC day (tests pin it). */
   today?: () => string;
 }

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { barChart, escapeHtml } from './charts.js';
+import { satisfactionSection } from './page-satisfaction.js';
 import type { ReportQuery, ReportSummary } from './summary.js';
 import { reportTables, type Table } from './tables.js';
 
@@ -41,6 +42,10 @@ th:first-child, td:first-child { text-align: left; }
 .note, .error { color: var(--muted); }
 .error { color: #cf222e; font-weight: 600; }
 header { display: flex; justify-content: space-between; align-items: baseline; }
+.chart.spread svg { max-width: 420px; }
+ol.comments { padding-left: 1.2rem; }
+ol.comments li { margin: 6px 0; }
+.rating { font-weight: 600; }
 `;
 
 /** The page's Content-Security-Policy: nothing but its own hashed style and forms to itself. */
@@ -111,7 +116,10 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
   const tables = reportTables(summary);
   const cost = totals.model.costPerConversation;
   const csat = summary.csat
-    ? card(`${summary.csat.score.toFixed(2)} / 5`, `satisfaction (${summary.csat.responses} answers)`)
+    ? card(
+        summary.csat.score === null ? 'none yet' : `${summary.csat.score.toFixed(2)} / 5`,
+        `satisfaction (${summary.csat.responses} of ${summary.csat.asked} answered, ${percent(summary.csat.responseRate)})`,
+      )
     : card('none yet', 'satisfaction answers');
   const cards = [
     card(String(totals.conversations), 'conversations (with a customer message, per day)'),
@@ -135,10 +143,9 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: summary.days.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
-    tables,
-  )
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(tables)
+    .filter((one) => one.name !== 'satisfaction')
     .map((one) => table(base, query, one))
-    .join('')}`;
+    .join('')}${satisfactionSection(base, query, summary.csat, table(base, query, tables.satisfaction))}`;
   return layout(`Reports ${summary.from} to ${summary.to}`, body);
 }

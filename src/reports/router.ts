@@ -14,13 +14,9 @@ import type { Metrics } from '../metrics.js';
 import { renderError, renderReport, renderSignIn, REPORTS_CSP } from './page.js';
 import type { RollupStore } from './rollup-store.js';
 import { createReportSessions } from './session.js';
-import { parseQuery, readSummary, type CsatFigures, type ModelPrices, type ReportQuery, type ReportSummary } from './summary.js';
-import { reportTables, TABLE_NAMES, toCsv, type TableName } from './tables.js';
-
-/** Where satisfaction answers come from (`src/csat/`): null when the range has none. */
-export interface CsatSource {
-  summary(query: ReportQuery): Promise<CsatFigures | null>;
-}
+import type { CsatAnswer, SatisfactionSource } from './satisfaction.js';
+import { parseQuery, readSummary, withSatisfaction, type ModelPrices, type ReportSummary } from './summary.js';
+import { answersTable, reportTables, TABLE_NAMES, toCsv, type Table, type TableName } from './tables.js';
 
 export interface ReportsRouterOptions {
   adminToken: string | undefined;
@@ -30,7 +26,7 @@ export interface ReportsRouterOptions {
   channels: () => readonly string[];
   prices: ModelPrices | undefined;
   store: RollupStore;
-  csat?: CsatSource | undefined;
+  csat?: SatisfactionSource | undefined;
   logger: Logger;
   metrics: Metrics;
   /** The UTC day (tests pin it). */
@@ -73,8 +69,8 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
   const signedIn = (request: Request) => sessions.valid(request.get('cookie'));
   const apiAllowed = (request: Request) => signedIn(request) || checkBearer(request.get('authorization')) === 'ok';
 
-  /** The query's summary, or a refusal already answered. */
-  const summaryFor = async (request: Request, response: Response, html: boolean): Promise<ReportSummary | undefined> => {
+  /** The query's summary (and the satisfaction answers), or a refusal already answered. */
+  const summaryFor = async (request: Request, response: Response, html: boolean): Promise<{ summary: ReportSummary; answers: CsatAnswer[] } | undefined> => {
     const channels = options.channels();
     const parsed = parseQuery(request.query, channels, today());
     if ('error' in parsed) {
@@ -83,8 +79,11 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     }
     try {
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
-      const summary = await readSummary(store, parsed.query, channels, today(), options.prices);
-      return { ...summary, csat: (await options.csat?.summary(parsed.query)) ?? null };
+      const [summary, satisfaction] = await Promise.all([
+        readSummary(store, parsed.query, channels, today(), options.prices),
+        options.csat ? options.csat.read(parsed.query) : null,
+      ]);
+      return { summary: withSatisfaction(summary, satisfaction), answers: satisfaction?.answers ?? [] };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);
@@ -132,8 +131,8 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       response.redirect(303, `${request.baseUrl}/sign-in${query ? `?${query}` : ''}`);
       return;
     }
-    const summary = await summaryFor(request, response, true);
-    if (summary) response.type('html').send(renderReport(request.baseUrl, summary, options.channels()));
+    const found = await summaryFor(request, response, true);
+    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels()));
   });
 
   router.get('/summary', async (request, response) => {
@@ -141,8 +140,8 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       reject(request, response, 401, 'sign in, or send Authorization: Bearer <ADMIN_TOKEN>', false);
       return;
     }
-    const summary = await summaryFor(request, response, false);
-    if (summary) response.json(summary);
+    const found = await summaryFor(request, response, false);
+    if (found) response.json(found.summary);
   });
 
   router.get('/csv/:table', async (request, response) => {
@@ -151,13 +150,14 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       reject(request, response, 401, 'sign in, or send Authorization: Bearer <ADMIN_TOKEN>', false);
       return;
     }
-    if (!(TABLE_NAMES as readonly string[]).includes(name)) {
-      reject(request, response, 404, `no table ${name}; tables: ${TABLE_NAMES.join(', ')}`, false);
+    if (!([...TABLE_NAMES, 'answers'] as readonly string[]).includes(name)) {
+      reject(request, response, 404, `no table ${name}; tables: ${[...TABLE_NAMES, 'answers'].join(', ')}`, false);
       return;
     }
-    const summary = await summaryFor(request, response, false);
-    if (!summary) return;
-    const table = reportTables(summary)[name as TableName];
+    const found = await summaryFor(request, response, false);
+    if (!found) return;
+    const { summary } = found;
+    const table: Table = name === 'answers' ? answersTable(found.answers) : reportTables(summary)[name as TableName];
     response
       .type('text/csv; charset=utf-8')
       .set('Content-Disposition', `attachment; filename="${name}-${summary.channel}-${summary.from}-${summary.to}.csv"`)

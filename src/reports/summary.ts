@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { addDays, RESPONSE_BUCKETS, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
+import type { CsatFigures } from './satisfaction.js';
 
 const MAX_RANGE_DAYS = 400;
 const DEFAULT_RANGE_DAYS = 30;
@@ -55,7 +56,10 @@ export interface DayFigures {
   day: string;
   conversations: number;
   messagesIn: number;
+  /** Everything sent to the customer: the transcript's outbound messages and `ratingMessages`. */
   messagesOut: number;
+  /** The satisfaction question's messages (question, comment prompt, thanks): not in the transcript. */
+  ratingMessages: number;
   handoffs: number;
   /** Conversations with a person (a hand-off or a teammate's message) or whose customer wrote again the next day. */
   notResolved: number;
@@ -74,13 +78,6 @@ export interface DayFigures {
   cost?: number;
 }
 
-export interface CsatFigures {
-  responses: number;
-  /** Mean of the 1–5 answers. */
-  score: number;
-  distribution: Record<'1' | '2' | '3' | '4' | '5', number>;
-  comments: { at: string; rating: number; text: string }[];
-}
 
 export interface ReportSummary extends ReportQuery {
   days: DayFigures[];
@@ -111,7 +108,7 @@ export interface ReportSummary extends ReportQuery {
       costPerConversation?: number;
     };
   };
-  /** Null until a satisfaction source exists (or when nobody answered yet). */
+  /** Null without a satisfaction source, or when no question was asked in the range. */
   csat: CsatFigures | null;
 }
 
@@ -178,6 +175,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       conversations: n('conv'),
       messagesIn: n('in'),
       messagesOut: n('out'),
+      ratingMessages: 0,
       handoffs: n('ho'),
       notResolved: n('unres'),
       resolvedWithoutPerson: Math.max(0, n('conv') - n('unres')),
@@ -227,6 +225,17 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
     },
     csat: null,
   };
+}
+
+/** The summary with the satisfaction question's messages added to each day's messages out, and its figures. */
+export function withSatisfaction(summary: ReportSummary, read: { figures: CsatFigures; messagesByDay: Record<string, number> } | null): ReportSummary {
+  if (!read) return { ...summary, csat: null };
+  const days = summary.days.map((day) => {
+    const rating = read.messagesByDay[day.day] ?? 0;
+    return { ...day, ratingMessages: rating, messagesOut: day.messagesOut + rating };
+  });
+  const added = days.reduce((sum, day) => sum + day.ratingMessages, 0);
+  return { ...summary, days, totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added }, csat: read.figures };
 }
 
 /** The ids of the range's documents: every day × channel. */
