@@ -31,7 +31,7 @@ import type { Audience, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
 import { createKnowledgeStore } from './store.js';
-import { createSuggestions, type Suggestions, type TeamExchange } from './suggestions.js';
+import { createSuggestions, type DraftUsageRecorder, type Suggestions, type TeamExchange } from './suggestions.js';
 
 const SCHEDULE_EVERY_MS = 60_000;
 const FIRST_RETRY_MS = 500;
@@ -55,6 +55,8 @@ export interface KnowledgeFeatureOptions {
   onMiss?: (miss: { channel: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
+  /** Told of each suggestion draft's model call (the usage store and the reports meter it like a turn's). */
+  onUsage?: DraftUsageRecorder | undefined;
 }
 
 /** The options the composition root gives: the knowledge's configuration, the admin token, the models (a test's, or the configured ones). */
@@ -92,7 +94,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder });
   const misses = createMissLog(redis, { logger, metrics });
   const service = createKnowledgeService({ store, index, library, misses, redis, limits: config.crawl, logger, metrics, embedder });
-  const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, logger, metrics });
+  const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, usage: options.onUsage, logger, metrics });
   const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics, suggestions });
   let built = false;
   let closed = false;

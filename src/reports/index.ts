@@ -69,7 +69,7 @@ export interface ReportsFeature {
   /** Wraps a hand-off store so that each hand-off it creates, and each end, is counted. */
   recordHandoffs<S extends CountedHandoffStore>(store: S): S;
   /** One finished turn's metered model calls (beside the usage store's record). Never throws. */
-  recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number }[] }): Promise<void>;
+  recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[] }): Promise<void>;
   /** A question the business's knowledge had no answer for (counted today on its channel). Never throws. */
   recordMiss(miss: { channel: string }): void;
   /** `npm run reports -- rebuild`. */
@@ -140,7 +140,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
       const byModel = new Map<string, { calls: number; inputTokens: number; outputTokens: number }>();
       for (const call of calls) {
         const sum = byModel.get(call.model) ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
-        sum.calls += 1;
+        sum.calls += call.requests ?? 1;
         sum.inputTokens += call.inputTokens;
         sum.outputTokens += call.outputTokens;
         byModel.set(call.model, sum);
