@@ -120,9 +120,9 @@ export function createSuggestions(dependencies: {
   /** The draft's model calls, metered as a turn's are; a failure is logged, never the suggestion's. */
   const meter = async (exchange: TeamExchange, calls: readonly DraftCall[]) => {
     if (calls.length === 0 || !dependencies.usage) return;
-    await dependencies.usage({ roleId: DRAFT_ROLE, channelId: exchange.channel, calls }).catch((error: unknown) =>
-      logger.warn('knowledge-suggestion-usage-failed', { handoffId: exchange.handoffId, error }),
-    );
+    await dependencies
+      .usage({ roleId: DRAFT_ROLE, channelId: exchange.channel, calls })
+      .catch((error: unknown) => logger.warn('knowledge-suggestion-usage-failed', { handoffId: exchange.handoffId, error }));
   };
 
   /** Takes the decision once: false when it was already taken. */

@@ -21,7 +21,6 @@ import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { SatisfactionSource } from './satisfaction.js';
 import type { ModelPrices } from './summary.js';
 
-
 export interface ReportsConfig {
   /** ADMIN_TOKEN: without it the page and its API do not exist. */
   adminToken: string | undefined;

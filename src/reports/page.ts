@@ -143,7 +143,9 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: summary.days.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(tables)
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
+    tables,
+  )
     .filter((one) => one.name !== 'satisfaction')
     .map((one) => table(base, query, one))
     .join('')}${satisfactionSection(base, query, summary.csat, table(base, query, tables.satisfaction))}`;

@@ -59,12 +59,26 @@ export function messageEvent(message: {
 }
 
 /** A message the channel accepted (its delivery id recorded): not deduped, the wait it ends is removed once counted. */
-export const deliveredEvent = (messageId: string, at: string | Date): RollupEvent => ({ id: '', kind: 'delivered', day: dayOf(at), channel: '', message: messageId });
+export const deliveredEvent = (messageId: string, at: string | Date): RollupEvent => ({
+  id: '',
+  kind: 'delivered',
+  day: dayOf(at),
+  channel: '',
+  message: messageId,
+});
 
 /** A hand-off's end (`handed_back` or `closed`), at `endedAt`. */
 export function handoffEndEvent(handoff: { _id: string; conversationId: string; channel: string; endedAt: Date | string }): RollupEvent {
   const at = new Date(handoff.endedAt);
-  return { id: '', kind: 'handoff_end', day: dayOf(at), channel: handoff.channel, conversation: handoff.conversationId, handoff: handoff._id, at: at.getTime() };
+  return {
+    id: '',
+    kind: 'handoff_end',
+    day: dayOf(at),
+    channel: handoff.channel,
+    conversation: handoff.conversationId,
+    handoff: handoff._id,
+    at: at.getTime(),
+  };
 }
 
 /**

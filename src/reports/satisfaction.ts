@@ -68,7 +68,7 @@ export interface SatisfactionSource {
 }
 
 /** A web conversation (`web:<site>:<visitor>:<chat>`) by its site, any other by its channel. */
-export const siteOf = (record: Pick<CsatRecord, 'channel' | 'conversationId'>) =>
+const siteOf = (record: Pick<CsatRecord, 'channel' | 'conversationId'>) =>
   record.channel === 'web' ? (record.conversationId.split(':')[1] ?? 'web') : record.channel;
 
 function group(records: readonly CsatRecord[]): RatingGroup {

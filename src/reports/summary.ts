@@ -78,7 +78,6 @@ export interface DayFigures {
   cost?: number;
 }
 
-
 export interface ReportSummary extends ReportQuery {
   days: DayFigures[];
   totals: {

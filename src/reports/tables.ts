@@ -92,7 +92,14 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
 }
 
 const mean = (score: number | null) => (score === null ? '' : score.toFixed(2));
-const groupRow = (by: string, name: string, group: RatingGroup) => [by, name, group.asked, group.responses, share(group.responses, group.asked), mean(group.score)];
+const groupRow = (by: string, name: string, group: RatingGroup) => [
+  by,
+  name,
+  group.asked,
+  group.responses,
+  share(group.responses, group.asked),
+  mean(group.score),
+];
 
 /** The satisfaction answers split every way the page shows them: overall, each rating, who answered before, team, site. */
 function satisfactionTable(summary: ReportSummary): Table {
@@ -100,13 +107,19 @@ function satisfactionTable(summary: ReportSummary): Table {
   const rows: (string | number)[][] = [];
   if (csat) {
     rows.push(groupRow('all', 'all', { asked: csat.asked, responses: csat.responses, score: csat.score }));
-    for (const rating of ['5', '4', '3', '2', '1'] as const) rows.push(['rating', rating, '', csat.distribution[rating], share(csat.distribution[rating], csat.responses), '']);
+    for (const rating of ['5', '4', '3', '2', '1'] as const)
+      rows.push(['rating', rating, '', csat.distribution[rating], share(csat.distribution[rating], csat.responses), '']);
     rows.push(groupRow('answered by', 'the assistant alone', csat.byPerson.assistantAlone));
     rows.push(groupRow('answered by', 'a teammate', csat.byPerson.afterTeammate));
     for (const [team, group] of Object.entries(csat.byTeam)) rows.push(groupRow('team', team, group));
     for (const [site, group] of Object.entries(csat.bySite)) rows.push(groupRow('site', site, group));
   }
-  return { name: 'satisfaction', title: 'Satisfaction by rating, who answered, team and site', columns: ['by', 'name', 'asked', 'answers', 'share', 'mean rating'], rows };
+  return {
+    name: 'satisfaction',
+    title: 'Satisfaction by rating, who answered, team and site',
+    columns: ['by', 'name', 'asked', 'answers', 'share', 'mean rating'],
+    rows,
+  };
 }
 
 /** Every answered satisfaction question of the range (`/csv/answers.csv`; not on the page). */

@@ -178,7 +178,10 @@ describe('learned from your team', () => {
     const drafts = harness.models.calls.filter(isDraft).length;
     expect(drafts).toBe(2);
     const today = new Date().toISOString().slice(0, 10);
-    const usage = (await harness.http.get(`/admin/usage?from=${today}&to=${today}`).set(auth)).body as { rows: { roleId: string; calls: number }[]; total: { calls: number } };
+    const usage = (await harness.http.get(`/admin/usage?from=${today}&to=${today}`).set(auth)).body as {
+      rows: { roleId: string; calls: number }[];
+      total: { calls: number };
+    };
     expect(usage.total.calls).toBe(made);
     expect(usage.rows.filter((row) => row.roleId === 'faq-suggestion').reduce((sum, row) => sum + row.calls, 0)).toBe(drafts);
     const report = await harness.http.get(`/admin/reports/summary?from=${today}&to=${today}`).set(auth);

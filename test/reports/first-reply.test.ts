@@ -28,12 +28,29 @@ function teammateMessage(id: string, conversationId: string, written: Date, outc
   const iso = written.toISOString();
   const message: TranscriptRecord = {
     kind: 'message',
-    message: { _id: id, conversationId, channel: 'whatsapp', direction: 'outbound', text: 'on it', status: 'pending', roleId: 'teammate:Ana', createdAt: iso, updatedAt: iso },
+    message: {
+      _id: id,
+      conversationId,
+      channel: 'whatsapp',
+      direction: 'outbound',
+      text: 'on it',
+      status: 'pending',
+      roleId: 'teammate:Ana',
+      createdAt: iso,
+      updatedAt: iso,
+    },
   };
   if (outcome === 'refused') {
-    return [message, { kind: 'status', _id: id, status: 'failed', errorMessage: 'outside the 24-hour window and no approved reply template (replyContentSid)', at: iso }];
+    return [
+      message,
+      { kind: 'status', _id: id, status: 'failed', errorMessage: 'outside the 24-hour window and no approved reply template (replyContentSid)', at: iso },
+    ];
   }
-  return [message, { kind: 'status', _id: id, status: 'sent', channelMessageId: `SM${id}`, at: iso }, { kind: 'delivery', _id: `SM${id}`, messageId: id, at: iso }];
+  return [
+    message,
+    { kind: 'status', _id: id, status: 'sent', channelMessageId: `SM${id}`, at: iso },
+    { kind: 'delivery', _id: `SM${id}`, messageId: id, at: iso },
+  ];
 }
 
 /** Opens (and, with `ended`, ends) a hand-off through the counted store, as the hand-off feature does; kept in MongoDB for the rebuild. */
@@ -92,7 +109,7 @@ describe("the team's first reply", () => {
     expect((await firstReplies())[`${DAY1}|whatsapp`]).toEqual({ 'frt:3': 1, frt_n: 1 });
   });
 
-  test("a conversation handed off again is measured from the current hand-off, not an earlier one that ended unanswered", async () => {
+  test('a conversation handed off again is measured from the current hand-off, not an earlier one that ended unanswered', async () => {
     const F = 'whatsapp:+447700900302';
     await handoff('ho_first_f1', F, at(DAY1, 0), at(DAY1, 60));
     await handoff('ho_first_f2', F, at(DAY3, 0));

@@ -62,8 +62,27 @@ function conversationEvents(index: number): RollupEvent[] {
     if (!inbound) events.push({ id: '', day, channel, kind: 'delivered', message: `out:${conversation}:${n}` });
   }
   if (index % 20 === 0) {
-    events.push({ id: `h:${conversation}`, day, channel, kind: 'handoff', conversation, team: 'support', role: 'support', at: start + 400_000, handoff: `ho:${conversation}` });
-    events.push({ id: `m:tm:${conversation}`, day, channel, kind: 'out', conversation, teammate: true, at: start + 400_000 + 240_000, message: `tm:${conversation}` });
+    events.push({
+      id: `h:${conversation}`,
+      day,
+      channel,
+      kind: 'handoff',
+      conversation,
+      team: 'support',
+      role: 'support',
+      at: start + 400_000,
+      handoff: `ho:${conversation}`,
+    });
+    events.push({
+      id: `m:tm:${conversation}`,
+      day,
+      channel,
+      kind: 'out',
+      conversation,
+      teammate: true,
+      at: start + 400_000 + 240_000,
+      message: `tm:${conversation}`,
+    });
     events.push({ id: '', day, channel, kind: 'delivered', message: `tm:${conversation}` });
   }
   events.push({ id: '', day, channel, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });

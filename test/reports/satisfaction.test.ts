@@ -27,7 +27,12 @@ let http: ReturnType<typeof request>;
 const links = createTranscriptLinks({ secret: 'reports-csat-link-secret-0123456789abcdef', publicBaseUrl: 'https://shop.example.test', ttlHours: 24 });
 
 /** A question asked (and maybe rated, maybe commented) through the satisfaction question's store. */
-async function question(conversation: string, askedAt: number, answer?: { score: number; at: number; comment?: string; commentAt?: number }, handoffId?: string) {
+async function question(
+  conversation: string,
+  askedAt: number,
+  answer?: { score: number; at: number; comment?: string; commentAt?: number },
+  handoffId?: string,
+) {
   const store = createCsatStore(harness.services.mongo);
   const channel = conversation.split(':')[0] ?? 'whatsapp';
   const pending: PendingQuestion = {
@@ -97,11 +102,29 @@ describe('satisfaction', () => {
       distribution: { '1': 0, '2': 1, '3': 0, '4': 1, '5': 1 },
       byPerson: { assistantAlone: { asked: 3, responses: 2, score: 4.5 }, afterTeammate: { asked: 1, responses: 1, score: 2 } },
       byTeam: { support: { asked: 1, responses: 1, score: 2 } },
-      bySite: { harbour: { asked: 2, responses: 2, score: 4.5 }, quay: { asked: 1, responses: 0, score: null }, whatsapp: { asked: 1, responses: 1, score: 2 } },
+      bySite: {
+        harbour: { asked: 2, responses: 2, score: 4.5 },
+        quay: { asked: 1, responses: 0, score: null },
+        whatsapp: { asked: 1, responses: 1, score: 2 },
+      },
     });
     expect(csat.comments).toEqual([
-      { at: new Date(at(DAY2, 1)).toISOString(), rating: 2, text: 'Took ages', channel: 'whatsapp', conversation: 'whatsapp:+447700900401', transcript: expect.any(String) },
-      { at: new Date(at(DAY1, 11)).toISOString(), rating: 5, text: 'Spot on', channel: 'web', conversation: 'web:harbour:visitor-1:chat-1', transcript: expect.any(String) },
+      {
+        at: new Date(at(DAY2, 1)).toISOString(),
+        rating: 2,
+        text: 'Took ages',
+        channel: 'whatsapp',
+        conversation: 'whatsapp:+447700900401',
+        transcript: expect.any(String),
+      },
+      {
+        at: new Date(at(DAY1, 11)).toISOString(),
+        rating: 5,
+        text: 'Spot on',
+        channel: 'web',
+        conversation: 'web:harbour:visitor-1:chat-1',
+        transcript: expect.any(String),
+      },
     ]);
     expect(csat.comments[0].transcript).toMatch(/^https:\/\/shop\.example\.test\/transcripts\/whatsapp%3A%2B447700900401\?expires=\d+&sig=[\w-]{43}$/);
     const web = await summary(`from=${DAY1}&to=${DAY2}&channel=web`);
@@ -141,7 +164,9 @@ describe('satisfaction', () => {
     expect(page.text).toContain('3.67 / 5 from 3 answers to 4 questions asked (75% answered)');
     expect(page.text).toContain('<title id="c-csat-t">Ratings, 1 to 5</title><desc id="c-csat-d">5: 1, 4: 1, 3: 0, 2: 1, 1: 0</desc>');
     expect(page.text).toContain('<th scope="row">team</th><td>support</td>');
-    expect(page.text).toMatch(/<q>Took ages<\/q>.*<a href="https:\/\/shop\.example\.test\/transcripts\/whatsapp%3A%2B447700900401\?expires=\d+&amp;sig=[\w-]{43}">Open the conversation<\/a>/);
+    expect(page.text).toMatch(
+      /<q>Took ages<\/q>.*<a href="https:\/\/shop\.example\.test\/transcripts\/whatsapp%3A%2B447700900401\?expires=\d+&amp;sig=[\w-]{43}">Open the conversation<\/a>/,
+    );
     expect(page.text).toContain(`href="/admin/reports/csv/answers.csv?from=${DAY1}&to=${DAY2}&channel=all"`);
   });
 });
