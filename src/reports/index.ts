@@ -102,6 +102,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     channels,
     prices: config.prices,
     store,
+    redis,
     csat: options.csat,
     logger,
     metrics,
