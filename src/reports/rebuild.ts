@@ -1,16 +1,15 @@
 /**
  * `npm run reports -- rebuild`: the roll-ups counted again from what MongoDB holds — every
- * message, hand-off, confirmed action and model usage total — through the same events and the
- * same Redis script as the live roll-up, so a rebuild equals what the writer counted. Knowledge
- * misses are in no collection (only the roll-ups counted them): each day's count is carried over.
- * It reads whole collections (a batch job, never near a turn); hand-offs, their ends and
- * teammates' messages (with their acceptance by the channel: a delivery id) go last, in time
- * order (the first-response wait). Documents from the oldest message's day on are
- * replaced; older days (their messages gone with retention) keep theirs. Live writers may keep
- * running: a record they count
- * meanwhile is deduped for recent days; run it again after a writer backlog older than
- * HORIZON_DAYS.
- */
+ * message, hand-off (and its end), confirmed action and model usage total — through the same
+ * events and the same Redis script as the live roll-up, so a rebuild equals what the writer
+ * counted. Knowledge misses are in no collection (only the roll-ups counted them): each day's
+ * count is carried over. It reads whole collections (a batch job, never near a turn); hand-offs,
+ * their ends and teammates' messages (with their acceptance by the channel: a delivery id) go
+ * last, in time order (the first-response wait). Documents from the oldest message's day on are
+ * replaced; older days (their messages gone with retention) keep theirs untouched. It holds the
+ * fleet's flush lock throughout: live writers keep counting into Redis (the recent days' dedupe
+ * sets emptied with the totals at the start, so a record is counted once, by whichever sees it
+ * first) and what they count is written with the rebuild's figures at the end. */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { actionEvent, addDays, dayOf, deliveredEvent, handoffEndEvent, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
@@ -33,21 +32,32 @@ export async function rebuildRollups(options: {
   channels: readonly string[];
   logger: Logger;
 }): Promise<RebuildResult> {
+  // No flush but the rebuild's own meanwhile: what live writers count goes on into Redis's totals,
+  // deduped against the rebuild's records, and is written with them at the end.
+  return options.store.exclusive((flush) => recount(options, flush));
+}
+
+async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () => Promise<void>): Promise<RebuildResult> {
   const { connection, store, logger } = options;
   const today = dayOf(new Date());
   const oldest = addDays(today, -HORIZON_DAYS);
-  // Misses counted but not yet flushed are written first: a rebuild carries them over.
-  await store.flush();
+  // What was counted before is written first: misses (in no collection) are carried over from the documents.
+  await flush();
   const misses = await connection
     .collection<{ _id: string; counts?: { miss?: number } }>(ROLLUP_COLLECTION)
     .find({ 'counts.miss': { $gt: 0 } }, { projection: { 'counts.miss': 1 } })
     .toArray();
-  await store.reset([], options.channels);
+  // The days live records still arrive for: their sets emptied with the totals in one DEL, so from
+  // here a record is counted once, by whichever of a live writer and the rebuild sees it first.
+  const recent = Array.from({ length: HORIZON_DAYS + 3 }, (_, index) => addDays(today, 1 - index));
+  await store.reset(recent, options.channels);
   const days = new Set<string>();
   const messageDays = new Set<string>();
   /** `day|channel` whose sets were emptied: each once, before any event of it (or its neighbours) is counted. */
-  const cleared = new Set<string>();
-  const seenCleared = new Set<string>();
+  const cleared = new Set<string>(recent.flatMap((day) => options.channels.map((channel) => `${day}|${channel}`)));
+  const seenCleared = new Set<string>(recent);
+  /** Days before it keep their documents untouched (retention purged their messages). */
+  let firstMessageDay: string | undefined;
   const clear = async (events: readonly RollupEvent[]) => {
     const fresh = new Map<string, string[]>();
     for (const { day, channel } of events) {
@@ -70,6 +80,7 @@ export async function rebuildRollups(options: {
     await store.count(batch);
   };
   const push = async (event: RollupEvent) => {
+    if (firstMessageDay !== undefined && event.day < firstMessageDay && event.kind !== 'delivered' && event.kind !== 'handoff_end') return;
     days.add(event.day);
     // Older days take no late record: no dedupe set for them (a year of ids would fill Redis).
     pending.push(event.day < oldest ? { ...event, id: '' } : event);
@@ -93,6 +104,7 @@ export async function rebuildRollups(options: {
       if (typeof message.channelMessageId === 'string') timed.push({ at: event.at, event: deliveredEvent(event.message, message.createdAt) });
     } else await push(event);
   }
+  firstMessageDay = [...messageDays].sort()[0] ?? '9999-12-31';
   for await (const handoff of connection
     .collection('handoffs')
     .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1, endedAt: 1 } })) {
@@ -133,17 +145,15 @@ export async function rebuildRollups(options: {
   timed.sort((a, b) => a.at - b.at || TIMED_ORDER.indexOf(a.event.kind) - TIMED_ORDER.indexOf(b.event.kind));
   for (const { event } of timed) await push(event);
   await drain();
-  // Days from the oldest message on are counted anew (their documents replaced); older days keep
-  // theirs (retention purged their messages), raised by anything counted for them now.
-  const firstMessageDay = [...messageDays].sort()[0];
-  if (firstMessageDay) {
+  // Days from the oldest message on are counted anew (their documents replaced); older days keep theirs.
+  if (messageDays.size > 0) {
     const existing = await connection
       .collection<{ _id: string }>(ROLLUP_COLLECTION)
       .find({}, { projection: { _id: 1 } })
       .toArray();
     await store.drop(existing.map((document) => document._id).filter((id) => id >= firstMessageDay));
   }
-  await store.flush();
+  await flush();
   // Sets of days past the horizon were only the rebuild's: gone now (no live record comes for them).
   for (const pair of cleared) {
     const [day = '', channel = ''] = pair.split('|');

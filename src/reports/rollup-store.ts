@@ -1,20 +1,19 @@
 /**
  * Daily roll-ups: one MongoDB document per UTC day and channel (`_id` `2026-12-01|whatsapp`),
- * its `counts` the day's absolute totals. Events are counted in Redis first, one Lua script per
- * batch (the transcript writer's batch: one EVALSHA per batch, not per record), which dedupes by
- * record (a retried batch counts once), keeps the day's sets a figure needs (conversations with
- * a customer message, with a person, not resolved) and the hand-offs waiting for a teammate's
- * first reply. A flush (every `flushIntervalMs`, and before every report) writes the totals to
- * MongoDB with `$max` by `_id`, so a repeated or concurrent flush never counts twice and never
- * goes back (the pattern of `src/store/usage-store.ts`). Redis keeps a day's sets and totals for
- * HORIZON_DAYS: a record arriving later than that is not deduped (`npm run reports -- rebuild`
- * recounts everything). Reads are by `_id` only: the day × channel ids of the range, `$in` in
- * batches of 20.
- */
+ * its `counts` the day's totals. Events are counted in Redis first, one Lua script per batch (the
+ * transcript writer's batch: one EVALSHA per batch, not per record), which dedupes by record (a
+ * retried batch counts once), keeps the day's sets a figure needs (conversations with a customer
+ * message, with a person, not resolved) and the hand-offs waiting for a teammate's first reply.
+ * A flush (every `flushIntervalMs`, and before every report) adds what was counted since the
+ * last one to MongoDB, exactly once (`rollup-flush.ts`). Redis keeps a day's sets for
+ * HORIZON_DAYS after its last record: a record arriving later than that is counted but not
+ * deduped (`npm run reports -- rebuild` recounts everything). Reads are by `_id` only: the day ×
+ * channel ids of the range, `$in` in batches of 20. */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
-import { addDays, metricPart, RESPONSE_BUCKETS, rollupId, type RollupEvent } from './rollup-events.js';
+import { createRollupFlusher } from './rollup-flush.js';
+import { addDays, metricPart, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
 /**
@@ -25,7 +24,6 @@ export const HORIZON_DAYS = 3;
 /** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
 const WAIT_DAYS = 8;
 const IDS_PER_READ = 20;
-const STATEMENTS_PER_COMMAND = 20;
 
 export interface RollupDocument {
   _id: string;
@@ -139,8 +137,10 @@ return #events`);
 export interface RollupStore {
   /** Counts events (one Redis script; each deduped by its id). */
   count(events: readonly RollupEvent[]): Promise<void>;
-  /** Writes Redis's totals to MongoDB (`$max` by `_id`); one flush at a time per process. */
+  /** Adds Redis's totals to MongoDB (`rollup-flush.ts`); one flush at a time in the fleet (a report waits a little for one in progress). */
   flush(): Promise<void>;
+  /** Runs `work` holding the fleet's flush lock (no other flush meanwhile); its `flush` flushes under it. */
+  exclusive<T>(work: (flush: () => Promise<void>) => Promise<T>): Promise<T>;
   /** The roll-up documents of these ids that exist (reads of ≤ 20 ids each). */
   read(ids: readonly string[]): Promise<RollupDocument[]>;
   /**
@@ -162,7 +162,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
   const waitingKey = `${prefix}:waiting`;
   const repliesKey = `${prefix}:replies`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
-  const written = new Map<string, string>();
+  const flusher = createRollupFlusher(connection, redis, { totals: totalsKey, prefix });
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
@@ -224,35 +224,13 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400]);
   };
 
-  const flushOnce = async () => {
-    const fields = await redis.hgetall(totalsKey);
-    const documents = new Map<string, Record<string, number>>();
-    for (const [field, value] of Object.entries(fields)) {
-      const [day = '', channel = '', metric = ''] = field.split('|');
-      const id = rollupId(day, channel);
-      const counts = documents.get(id) ?? {};
-      counts[metric] = Number(value);
-      documents.set(id, counts);
-    }
-    const changed = [...documents].filter(([id, counts]) => written.get(id) !== JSON.stringify(counts));
-    for (let start = 0; start < changed.length; start += STATEMENTS_PER_COMMAND) {
-      const slice = changed.slice(start, start + STATEMENTS_PER_COMMAND);
-      await collection.bulkWrite(
-        slice.map(([_id, counts]) => ({
-          updateOne: {
-            filter: { _id },
-            update: { $max: Object.fromEntries(Object.entries(counts).map(([metric, n]) => [`counts.${metric}`, n])) },
-            upsert: true,
-          },
-        })),
-        { ordered: false },
-      );
-      for (const [id, counts] of slice) written.set(id, JSON.stringify(counts));
-    }
-    // Days past the horizon take no more records: their totals (written) leave Redis, and waits past WAIT_DAYS.
-    const oldest = addDays(new Date().toISOString().slice(0, 10), -HORIZON_DAYS);
-    const done = Object.keys(fields).filter((field) => field.slice(0, 10) < oldest);
-    if (done.length > 0) await redis.hdel(totalsKey, ...done);
+  /** Adds the totals to MongoDB (`rollup-flush.ts`), then drops waits nobody will answer. */
+  const flushOnce = async (wait: boolean) => {
+    if (!(await flusher.flush(wait))) return;
+    await prune();
+  };
+
+  const prune = async () => {
     const waits = await redis.hgetall(waitingKey);
     const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
     const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
@@ -264,14 +242,21 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
   };
 
-  const flush = () => {
-    flushing = flushing.catch(() => undefined).then(flushOnce);
+  const flush = (wait = true) => {
+    flushing = flushing.catch(() => undefined).then(() => flushOnce(wait));
     return flushing;
   };
 
   return {
     count,
-    flush,
+    flush: () => flush(true),
+    exclusive: (work) =>
+      flusher.exclusive(async (flushHeld) =>
+        work(async () => {
+          await flushHeld();
+          await prune();
+        }),
+      ),
     async read(ids) {
       const found: RollupDocument[] = [];
       const batches: string[][] = [];
@@ -285,7 +270,6 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     },
     async reset(days, channels, { daySetsOnly = false, keepSeen = false } = {}) {
       await flushing.catch(() => undefined);
-      if (!daySetsOnly) written.clear();
       const keys = daySetsOnly ? [] : [totalsKey, waitingKey, repliesKey];
       for (const day of days) {
         if (!keepSeen) keys.push(dayKey('seen', day));
@@ -297,12 +281,11 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     },
     async drop(ids) {
       for (let start = 0; start < ids.length; start += IDS_PER_READ) await collection.deleteMany({ _id: { $in: ids.slice(start, start + IDS_PER_READ) } });
-      written.clear();
     },
     start(intervalMs) {
       if (timer) return;
       timer = setInterval(() => {
-        flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
+        flush(false).catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
       }, intervalMs);
       timer.unref();
     },
