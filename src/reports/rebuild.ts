@@ -56,8 +56,8 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
   /** `day|channel` whose sets were emptied: each once, before any event of it (or its neighbours) is counted. */
   const cleared = new Set<string>(recent.flatMap((day) => options.channels.map((channel) => `${day}|${channel}`)));
   const seenCleared = new Set<string>(recent);
-  /** Days before it keep their documents untouched (retention purged their messages). */
-  let firstMessageDay: string | undefined;
+  /** The oldest message's day, once all are read: days before it keep their documents untouched (retention purged their messages). */
+  const first: { day?: string } = {};
   const clear = async (events: readonly RollupEvent[]) => {
     const fresh = new Map<string, string[]>();
     for (const { day, channel } of events) {
@@ -80,7 +80,7 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
     await store.count(batch);
   };
   const push = async (event: RollupEvent) => {
-    if (firstMessageDay !== undefined && event.day < firstMessageDay && event.kind !== 'delivered' && event.kind !== 'handoff_end') return;
+    if (first.day !== undefined && event.day < first.day && event.kind !== 'delivered' && event.kind !== 'handoff_end') return;
     days.add(event.day);
     // Older days take no late record: no dedupe set for them (a year of ids would fill Redis).
     pending.push(event.day < oldest ? { ...event, id: '' } : event);
@@ -104,7 +104,7 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
       if (typeof message.channelMessageId === 'string') timed.push({ at: event.at, event: deliveredEvent(event.message, message.createdAt) });
     } else await push(event);
   }
-  firstMessageDay = [...messageDays].sort()[0] ?? '9999-12-31';
+  first.day = [...messageDays].sort()[0] ?? '9999-12-31';
   for await (const handoff of connection
     .collection('handoffs')
     .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1, endedAt: 1 } })) {
@@ -151,7 +151,7 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
       .collection<{ _id: string }>(ROLLUP_COLLECTION)
       .find({}, { projection: { _id: 1 } })
       .toArray();
-    await store.drop(existing.map((document) => document._id).filter((id) => id >= firstMessageDay));
+    await store.drop(existing.map((document) => document._id).filter((id) => id >= (first.day ?? '')));
   }
   await flush();
   // Sets of days past the horizon were only the rebuild's: gone now (no live record comes for them).

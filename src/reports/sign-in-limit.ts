@@ -6,8 +6,8 @@
  */
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 
-export const SIGN_IN_ATTEMPTS = 10;
-export const SIGN_IN_WINDOW_MINUTES = 15;
+const SIGN_IN_ATTEMPTS = 10;
+const SIGN_IN_WINDOW_MINUTES = 15;
 const WINDOW_MS = SIGN_IN_WINDOW_MINUTES * 60_000;
 
 // KEYS: the window's counter. ARGV: its TTL (s). Returns the count in this window.
