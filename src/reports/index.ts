@@ -10,6 +10,7 @@
  */
 import express, { type Router } from 'express';
 import type { Connection } from 'mongoose';
+import type { TeamHours } from '../handoff/team-hours.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
@@ -44,6 +45,8 @@ export interface ReportsFeatureOptions {
   csat?: SatisfactionSource;
   /** The UTC day (tests pin it). */
   today?: () => string;
+  /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
+  teamHours?: (team: string) => TeamHours | undefined;
 }
 
 interface OpenedHandoff {
@@ -86,7 +89,7 @@ const REPORTS_PATH = '/admin/reports';
 
 export function createReportsFeature(options: ReportsFeatureOptions): ReportsFeature {
   const { connection, redis, logger, metrics, config } = options;
-  const store = createRollupStore(connection, redis, logger);
+  const store = createRollupStore(connection, redis, logger, options.teamHours);
   const channels = () => (typeof config.channels === 'function' ? config.channels() : config.channels);
   const count = async (events: readonly RollupEvent[], what: string) => {
     try {

@@ -127,6 +127,10 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
     card(percent(totals.resolvedWithoutPersonShare), 'resolved without a person'),
     card(percent(totals.handoffRate), 'hand-off rate'),
     card(minutes(totals.teammateFirstResponse.medianSeconds), `team's median first reply (p90 ${minutes(totals.teammateFirstResponse.p90Seconds)})`),
+    card(
+      minutes(totals.teammateFirstResponseWithinHours.medianSeconds),
+      `median first reply within team hours (p90 ${minutes(totals.teammateFirstResponseWithinHours.p90Seconds)})`,
+    ),
     card(`${totals.actions.run} / ${totals.actions.declined} / ${totals.actions.failed}`, 'actions run / declined / failed'),
     card(cost === undefined ? '–' : cost.toFixed(4), 'model cost per conversation'),
     card(String(totals.knowledgeMisses), 'questions your knowledge had no answer for'),

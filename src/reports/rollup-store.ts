@@ -12,6 +12,8 @@
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import type { TeamHours } from '../handoff/team-hours.js';
+import { openMsBetween } from './open-hours.js';
 import { createRollupFlusher } from './rollup-flush.js';
 import { addDays, metricPart, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
 
@@ -32,16 +34,18 @@ export interface RollupDocument {
 
 /**
  * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate's
- * first reply (hash conversation → `at|day|channel|hand-off[|ended at]`), KEYS[3] teammates'
+ * first reply (hash conversation → `at|day|channel|hand-off|team[|ended at]`), KEYS[3] teammates'
  * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
  * then the day keys the events name by index. ARGV[1] the events (JSON), ARGV[2] the response
- * buckets, ARGV[3] the day keys' TTL (s).
+ * buckets, ARGV[3] the day keys' TTL (s). Returns the first replies it counted
+ * (`day|channel||team|start|reply`), for their wait within the team's hours.
  */
 const countScript = luaScript(`
 local totals, waiting, replies = KEYS[1], KEYS[2], KEYS[3]
 local events = cjson.decode(ARGV[1])
 local bounds = cjson.decode(ARGV[2])
 local touched = {}
+local counted = {}
 local anyReply = redis.call('HLEN', replies) > 0
 local function key(i) touched[i] = true return KEYS[i] end
 local function inc(field, n) if n ~= 0 then redis.call('HINCRBY', totals, field, n) end end
@@ -59,7 +63,7 @@ local function replied(conv, t)
   local held = redis.call('HGET', waiting, conv)
   if not held then return end
   local w = split(held)
-  local ended = tonumber(w[5] or '')
+  local ended = tonumber(w[6] or '')
   if ended and t > ended then
     redis.call('HDEL', waiting, conv)
     return
@@ -77,6 +81,8 @@ local function replied(conv, t)
   inc(from .. 'frt:' .. bucket, 1)
   inc(from .. 'frt_n', 1)
   redis.call('HDEL', waiting, conv)
+  -- The caller counts the wait within the team's hours: hand-off day|channel|, team, start, reply.
+  counted[#counted + 1] = from .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
 end
 for _, e in ipairs(events) do
   local fresh = e.i == '' or redis.call('SADD', key(e.s), e.i) == 1
@@ -113,12 +119,12 @@ for _, e in ipairs(events) do
       inc(f .. 'ho_role:' .. e.role, 1)
       person(e)
       -- The newest hand-off's wait: an earlier one still waiting was ended or never answered.
-      redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h)
+      redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h .. '|' .. e.team)
     elseif e.k == 'handoff_end' then
       local held = redis.call('HGET', waiting, e.v)
       if held then
         local w = split(held)
-        if w[4] == e.h and not w[5] then redis.call('HSET', waiting, e.v, held .. '|' .. e.t) end
+        if w[4] == e.h and not w[6] then redis.call('HSET', waiting, e.v, held .. '|' .. e.t) end
       end
     elseif e.k == 'action' then
       inc(f .. 'act_' .. e.o, 1)
@@ -132,7 +138,7 @@ for _, e in ipairs(events) do
   end
 end
 for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
-return #events`);
+return counted`);
 
 export interface RollupStore {
   /** Counts events (one Redis script; each deduped by its id). */
@@ -154,7 +160,13 @@ export interface RollupStore {
   close(): Promise<void>;
 }
 
-export function createRollupStore(connection: Connection, redis: RedisClient, logger: Logger): RollupStore {
+export function createRollupStore(
+  connection: Connection,
+  redis: RedisClient,
+  logger: Logger,
+  /** A team's opening hours (HANDOFF_TEAMS), by team id; undefined: always open. */
+  teamHours: (team: string) => TeamHours | undefined = () => undefined,
+): RollupStore {
   const collection = connection.collection<RollupDocument>(ROLLUP_COLLECTION);
   // One namespace per database (tests share a Redis, not a database); one hash tag for a script's keys.
   const prefix = `${KEY_PREFIX}:{reports:${connection.name}}`;
@@ -163,6 +175,18 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
   const repliesKey = `${prefix}:replies`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
   const flusher = createRollupFlusher(connection, redis, { totals: totalsKey, prefix });
+  /** First replies' waits within the team's hours (`frth:` buckets): a second command, only for a batch that answered a hand-off. */
+  const countOpenHours = async (counted: readonly string[]) => {
+    const pipeline = redis.pipeline();
+    for (const reply of counted) {
+      const [day = '', channel = '', , team = '', start = '', at = ''] = reply.split('|');
+      const seconds = openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000;
+      const bucket = RESPONSE_BUCKETS.findIndex((bound) => seconds <= bound);
+      pipeline.hincrby(totalsKey, `${day}|${channel}|frth:${bucket === -1 ? RESPONSE_BUCKETS.length : bucket}`, 1);
+      pipeline.hincrby(totalsKey, `${day}|${channel}|frth_n`, 1);
+    }
+    await pipeline.exec();
+  };
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
@@ -221,7 +245,8 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
           return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
       }
     });
-    await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400]);
+    const counted = (await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400])) as string[];
+    if (counted.length > 0) await countOpenHours(counted);
   };
 
   /** Adds the totals to MongoDB (`rollup-flush.ts`), then drops waits nobody will answer. */

@@ -90,12 +90,9 @@ export interface ReportSummary extends ReportQuery {
     handoffsByRole: Record<string, number>;
     /** Over settled days only. */
     resolvedWithoutPersonShare: number | null;
-    teammateFirstResponse: {
-      replies: number;
-      medianSeconds: number | null;
-      p90Seconds: number | null;
-      histogram: { upToSeconds: number | null; replies: number }[];
-    };
+    teammateFirstResponse: FirstResponse;
+    /** The same waits counting only the time the team was open (its `hours` in HANDOFF_TEAMS). */
+    teammateFirstResponseWithinHours: FirstResponse;
     actions: { run: number; declined: number; failed: number };
     knowledgeMisses: number;
     model: {
@@ -111,7 +108,23 @@ export interface ReportSummary extends ReportQuery {
   csat: CsatFigures | null;
 }
 
+interface FirstResponse {
+  replies: number;
+  medianSeconds: number | null;
+  p90Seconds: number | null;
+  histogram: { upToSeconds: number | null; replies: number }[];
+}
+
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
+
+function firstResponse(histogram: readonly number[]): FirstResponse {
+  return {
+    replies: histogram.reduce((sum, n) => sum + n, 0),
+    medianSeconds: quantile(histogram, 0.5),
+    p90Seconds: quantile(histogram, 0.9),
+    histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
+  };
+}
 
 /** The value at quantile `q` of a histogram over RESPONSE_BUCKETS, interpolated within its bucket. */
 function quantile(histogram: readonly number[], q: number): number | null {
@@ -145,6 +158,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   const byRole: Record<string, number> = {};
   const byModel: Record<string, { inputTokens: number; outputTokens: number }> = {};
   const histogram = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
+  const withinHours = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
   let priced = true;
   const days = daysBetween(query.from, query.to).map((day): DayFigures => {
     const counts = perDay.get(day) ?? {};
@@ -154,6 +168,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       if (metric.startsWith('ho_team:')) byTeam[named(metric, 'ho_team:')] = (byTeam[named(metric, 'ho_team:')] ?? 0) + n;
       else if (metric.startsWith('ho_role:')) byRole[named(metric, 'ho_role:')] = (byRole[named(metric, 'ho_role:')] ?? 0) + n;
       else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
+      else if (metric.startsWith('frth:')) withinHours[Number(metric.slice(5))] = (withinHours[Number(metric.slice(5))] ?? 0) + n;
       else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
         const input = metric.startsWith('tok_in:');
         const model = named(metric, input ? 'tok_in:' : 'tok_out:');
@@ -206,12 +221,8 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       handoffsByTeam: byTeam,
       handoffsByRole: byRole,
       resolvedWithoutPersonShare: settledConversations > 0 ? total('resolvedWithoutPerson', settled) / settledConversations : null,
-      teammateFirstResponse: {
-        replies: histogram.reduce((sum, n) => sum + n, 0),
-        medianSeconds: quantile(histogram, 0.5),
-        p90Seconds: quantile(histogram, 0.9),
-        histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
-      },
+      teammateFirstResponse: firstResponse(histogram),
+      teammateFirstResponseWithinHours: firstResponse(withinHours),
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
       knowledgeMisses: total('knowledgeMisses'),
       model: {

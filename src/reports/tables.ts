@@ -75,10 +75,11 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
     'first-response': {
       name: 'first-response',
       title: "Teammates' first reply after a hand-off",
-      columns: ['within', 'replies'],
+      columns: ['within', 'replies', 'replies, counting only team hours'],
       rows: totals.teammateFirstResponse.histogram.map((bucket, index, all) => [
         bucket.upToSeconds === null ? `over ${duration(all[index - 1]?.upToSeconds ?? null)}` : duration(bucket.upToSeconds),
         bucket.replies,
+        totals.teammateFirstResponseWithinHours.histogram[index]?.replies ?? 0,
       ]),
     },
     models: {

@@ -19,6 +19,9 @@ const DAY3 = new Date().toISOString().slice(0, 10);
 const DAY1 = addDays(DAY3, -2);
 const at = (day: string, minute: number) => new Date(Date.parse(`${day}T09:00:00Z`) + minute * 60_000);
 
+const WEEKDAY = ['09:00-18:00'];
+const SALES_HOURS = { timeZone: 'Europe/London', weekly: { mon: WEEKDAY, tue: WEEKDAY, wed: WEEKDAY, thu: WEEKDAY, fri: WEEKDAY }, closed: [] };
+
 let harness: Harness;
 let reports: ReportsFeature;
 let writer: TranscriptWriter;
@@ -54,8 +57,8 @@ function teammateMessage(id: string, conversationId: string, written: Date, outc
 }
 
 /** Opens (and, with `ended`, ends) a hand-off through the counted store, as the hand-off feature does; kept in MongoDB for the rebuild. */
-async function handoff(id: string, conversationId: string, opened: Date, ended?: Date) {
-  const record = { _id: id, conversationId, channel: 'whatsapp', team: 'support', roleId: 'support', status: 'open', createdAt: opened };
+async function handoff(id: string, conversationId: string, opened: Date, ended?: Date, team = 'support') {
+  const record = { _id: id, conversationId, channel: 'whatsapp', team, roleId: 'support', status: 'open', createdAt: opened };
   await harness.services.mongo.collection('handoffs').insertOne(record as never);
   const store = reports.recordHandoffs({
     open: async () => ({ handoff: record, created: true }),
@@ -68,12 +71,15 @@ async function handoff(id: string, conversationId: string, opened: Date, ended?:
   }
 }
 
-const firstReplies = async () => {
+/** The first-reply histograms of each day: elapsed (`frt`), or within the team's hours (`frth`). */
+const firstReplies = async (kind: 'frt' | 'frth' = 'frt') => {
   await reports.store.flush();
   const documents = await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray();
   const replies: Record<string, Record<string, number>> = {};
   for (const document of documents) {
-    const counts = Object.fromEntries(Object.entries(document.counts as Record<string, number>).filter(([metric]) => metric.startsWith('frt')));
+    const counts = Object.fromEntries(
+      Object.entries(document.counts as Record<string, number>).filter(([metric]) => metric.startsWith(`${kind}:`) || metric === `${kind}_n`),
+    );
     if (Object.keys(counts).length > 0) replies[String(document._id)] = counts;
   }
   return replies;
@@ -88,6 +94,8 @@ beforeAll(async () => {
     logger,
     metrics,
     config: { adminToken: undefined, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp'], prices: undefined },
+    // Sales works weekdays 09:00–18:00 in London; support has no hours (always open).
+    teamHours: (team) => (team === 'sales' ? SALES_HOURS : undefined),
   });
   writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 10, logger, metrics, rollup: reports.recordTranscripts });
 }, 60_000);
@@ -132,9 +140,19 @@ describe("the team's first reply", () => {
     expect((await firstReplies())[`${DAY3}|whatsapp`]).toEqual({ 'frt:1': 2, frt_n: 2 });
   });
 
+  test("a wait is also counted within the team's hours: 40 s after Monday's opening, not the weekend", async () => {
+    const K = 'whatsapp:+447700900305';
+    // Handed to sales on Saturday 7 November 2026 at 10:00 (London is on GMT), answered Monday at 09:00:40.
+    await handoff('ho_first_k', K, new Date('2026-11-07T10:00:00Z'), undefined, 'sales');
+    await writer.apply(teammateMessage('out:tm:K1', K, new Date('2026-11-09T09:00:40Z'), 'sent'));
+    // Elapsed: 47 hours (within 48 h, bucket 9); within the team's hours: 40 s (bucket 0).
+    expect((await firstReplies('frt'))['2026-11-07|whatsapp']).toEqual({ 'frt:9': 1, frt_n: 1 });
+    expect((await firstReplies('frth'))['2026-11-07|whatsapp']).toEqual({ 'frth:0': 1, frth_n: 1 });
+  });
+
   test('a rebuild from MongoDB gives the same first replies', async () => {
-    const live = await firstReplies();
+    const live = [await firstReplies('frt'), await firstReplies('frth')];
     await reports.rebuild();
-    expect(await firstReplies()).toEqual(live);
+    expect([await firstReplies('frt'), await firstReplies('frth')]).toEqual(live);
   });
 });

@@ -151,6 +151,9 @@ describe('roll-ups', () => {
       'ho_role:support': 1,
       'frt:1': 1,
       frt_n: 1,
+      // Support has no hours: always open, the same wait.
+      'frth:1': 1,
+      frth_n: 1,
       act_run: 1,
       act_failed: 1,
       act_declined: 1,
