@@ -16,6 +16,7 @@ import type { RollupStore } from './rollup-store.js';
 import { createReportSessions } from './session.js';
 import { mountSignIn } from './sign-in-routes.js';
 import type { CsatAnswer, SatisfactionSource } from './satisfaction.js';
+import { previousRange } from './ranges.js';
 import { parseQuery, readSummary, withSatisfaction, type ModelPrices, type ReportSummary } from './summary.js';
 import { answersTable, reportTables, TABLE_NAMES, toCsv, type Table, type TableName } from './tables.js';
 
@@ -82,11 +83,13 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     }
     try {
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
-      const [summary, satisfaction] = await Promise.all([
+      const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
+      const [summary, satisfaction, previous] = await Promise.all([
         readSummary(store, parsed.query, channels, today(), options.prices),
         options.csat ? options.csat.read(parsed.query) : null,
+        options.csat ? options.csat.read(before) : null,
       ]);
-      return { summary: withSatisfaction(summary, satisfaction), answers: satisfaction?.answers ?? [] };
+      return { summary: withSatisfaction(summary, satisfaction, previous), answers: satisfaction?.answers ?? [] };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);
@@ -117,7 +120,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       return;
     }
     const found = await summaryFor(request, response, true);
-    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels()));
+    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today()));
   });
 
   router.get('/summary', async (request, response) => {

@@ -2,12 +2,14 @@
  * The report's figures for a date range and channel, from the roll-up documents alone: per day
  * (conversations, messages, hand-offs, resolved without a person, actions, model use) and over
  * the range (shares, the teammates' median and p90 first response from the histogram, cost per
- * conversation). The query is checked here: dates `YYYY-MM-DD`, `from` ≤ `to`, at most
- * MAX_RANGE_DAYS, a known channel. Pure but for `readSummary`.
+ * conversation), and the previous period's totals beside them. The query is checked here: dates
+ * `YYYY-MM-DD` or a preset (`ranges.ts`), `from` ≤ `to`, at most MAX_RANGE_DAYS, a known channel.
+ * Pure but for `readSummary`.
  */
 import { z } from 'zod';
 import { addDays, RESPONSE_BUCKETS, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
+import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
 import type { CsatFigures } from './satisfaction.js';
 
 const MAX_RANGE_DAYS = 400;
@@ -30,16 +32,19 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
   const schema = z.object({
     from: Day.optional(),
     to: Day.optional(),
+    preset: z.enum(Object.keys(PRESETS) as [Preset, ...Preset[]], { error: `must be one of ${Object.keys(PRESETS).join(', ')}` }).optional(),
     channel: z.enum(['all', ...channels], { error: `must be all or one of ${channels.join(', ')}` }).default('all'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
-  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), channel: single(input.channel) });
+  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), preset: single(input.preset), channel: single(input.channel) });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return { error: `${issue?.path.join('.') || 'query'} ${issue?.message ?? 'is invalid'}` };
   }
-  const to = parsed.data.to ?? today;
-  const from = parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
+  // A preset names the days itself (from and to beside it are ignored).
+  const named = parsed.data.preset ? presetRange(parsed.data.preset, today) : undefined;
+  const to = named?.to ?? parsed.data.to ?? today;
+  const from = named?.from ?? parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
   if (from > to) return { error: 'from must not be after to' };
   const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
   if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
@@ -106,6 +111,8 @@ export interface ReportSummary extends ReportQuery {
   };
   /** Null without a satisfaction source, or when no question was asked in the range. */
   csat: CsatFigures | null;
+  /** The previous period (as many days, just before): its totals and satisfaction, to compare with. */
+  previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null };
 }
 
 interface FirstResponse {
@@ -237,15 +244,31 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   };
 }
 
-/** The summary with the satisfaction question's messages added to each day's messages out, and its figures. */
-export function withSatisfaction(summary: ReportSummary, read: { figures: CsatFigures; messagesByDay: Record<string, number> } | null): ReportSummary {
-  if (!read) return { ...summary, csat: null };
+type SatisfactionPart = { figures: CsatFigures; messagesByDay: Record<string, number> };
+
+/** The summary with the satisfaction question's messages added to each day's messages out, and its figures (the previous period's too). */
+export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart | null, previousRead: SatisfactionPart | null = null): ReportSummary {
+  const previous = summary.previous && {
+    ...summary.previous,
+    totals: {
+      ...summary.previous.totals,
+      messagesOut: summary.previous.totals.messagesOut + Object.values(previousRead?.messagesByDay ?? {}).reduce((sum, n) => sum + n, 0),
+    },
+    csat: previousRead?.figures ?? null,
+  };
+  if (!read) return { ...summary, csat: null, ...(previous ? { previous } : {}) };
   const days = summary.days.map((day) => {
     const rating = read.messagesByDay[day.day] ?? 0;
     return { ...day, ratingMessages: rating, messagesOut: day.messagesOut + rating };
   });
   const added = days.reduce((sum, day) => sum + day.ratingMessages, 0);
-  return { ...summary, days, totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added }, csat: read.figures };
+  return {
+    ...summary,
+    days,
+    totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added },
+    csat: read.figures,
+    ...(previous ? { previous } : {}),
+  };
 }
 
 /** The ids of the range's documents: every day × channel. */
@@ -254,6 +277,7 @@ function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
   return daysBetween(query.from, query.to).flatMap((day) => wanted.map((channel) => rollupId(day, channel)));
 }
 
+/** The range's summary and, in `previous`, the previous period's totals: one read of both ranges' documents. */
 export async function readSummary(
   store: RollupStore,
   query: ReportQuery,
@@ -261,5 +285,8 @@ export async function readSummary(
   today: string,
   prices?: ModelPrices,
 ): Promise<ReportSummary> {
-  return summarise(query, await store.read(rangeIds(query, channels)), today, prices);
+  const before = { ...query, ...previousRange(query.from, query.to) };
+  const documents = await store.read([...rangeIds(before, channels), ...rangeIds(query, channels)]);
+  const previous = summarise(before, documents, today, prices);
+  return { ...summarise(query, documents, today, prices), previous: { from: before.from, to: before.to, totals: previous.totals, csat: null } };
 }

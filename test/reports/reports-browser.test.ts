@@ -211,3 +211,31 @@ for (const colorScheme of ['light', 'dark'] as const) {
     expectClean(watched);
   });
 }
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`a preset by keyboard at 390 px (${colorScheme}): its days, marked as shown, each figure beside the previous period's`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    // The default 30 days are the "Last 30 days" preset.
+    expect(await page.locator('nav.presets a[aria-current="page"]').innerText()).toBe('Last 30 days');
+    const isOn = () => page.evaluate("document.activeElement?.textContent === 'Last 7 days'");
+    for (let presses = 0; presses < 20 && !(await isOn()); presses += 1) await page.keyboard.press('Tab');
+    expect(await isOn()).toBe(true);
+    await Promise.all([page.waitForURL(/preset=last-7-days/), page.keyboard.press('Enter')]);
+    expect(await page.title()).toBe('Reports 2026-11-24 to 2026-11-30');
+    expect(await page.locator('nav.presets a[aria-current="page"]').innerText()).toBe('Last 7 days');
+    // 24..30 WhatsApp conversations a day and 5 on the web; the 7 days before: 17..23 and 5.
+    const conversations = page.locator('.card', { hasText: 'conversations' });
+    expect(await conversations.locator('.value').innerText()).toBe('224');
+    expect(await conversations.locator('.before').innerText()).toBe('previous period: 175');
+    expect(await page.locator('p.note').first().innerText()).toContain('2026-11-24 to 2026-11-30 (UTC days), compared with 2026-11-17 to 2026-11-23');
+    // The shown preset reads as text in the palette, not as a link.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('nav.presets a[aria-current]')).color")).toBe(
+      colorScheme === 'dark' ? 'rgb(230, 237, 243)' : 'rgb(27, 31, 36)',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    await saveScreenshot(page, `reports-presets-phone-${colorScheme}`);
+    expectClean(watched);
+  });
+}

@@ -236,6 +236,24 @@ describe('roll-ups', () => {
     expect(web.totals).toMatchObject({ conversations: 2, messagesIn: 2, handoffs: 0, resolvedWithoutPersonShare: 0.5 });
   });
 
+  test('a preset names its days; each figure comes with the previous period of as many days', async () => {
+    expect(await summary('preset=last-7-days')).toMatchObject({ from: '2026-11-14', to: TODAY, previous: { from: '2026-11-07', to: '2026-11-13' } });
+    expect(await summary('preset=today')).toMatchObject({ from: TODAY, to: TODAY });
+    expect(await summary('preset=this-month')).toMatchObject({ from: '2026-11-01', to: TODAY });
+    expect(await summary('preset=last-month&from=2026-01-01')).toMatchObject({
+      from: '2026-10-01',
+      to: '2026-10-31',
+      previous: { from: '2026-08-31', to: '2026-09-30' },
+    });
+    // Day 2 beside day 1.
+    const body = await summary(`from=${DAY2}&to=${DAY2}&channel=all`);
+    expect(body.totals).toMatchObject({ conversations: 1, messagesIn: 1 });
+    expect(body.previous).toMatchObject({ from: DAY1, to: DAY1, totals: { conversations: 3, messagesIn: 4, messagesOut: 5, handoffs: 1 } });
+    const bad = await http.get('/admin/reports/summary?preset=yesterday-ish').set('Authorization', `Bearer ${TOKEN}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('preset must be one of today, last-7-days, last-30-days, this-month, last-month');
+  });
+
   test('every table downloads as CSV', async () => {
     const response = await http.get(`/admin/reports/csv/daily.csv?from=${DAY1}&to=${DAY2}&channel=whatsapp`).set('Authorization', `Bearer ${TOKEN}`);
     expect(response.status).toBe(200);
