@@ -5,7 +5,7 @@
  *      teammate, counted as the transcript writer's hook counts them (batches of 200 records:
  *      one script each) — client round trips, Redis commands inside the scripts (INFO
  *      commandstats), time; then the flush's MongoDB commands.
- *   2. The page's data: the summary for 30 days, all channels, from those roll-ups (20 runs;
+ *   2. The page's data: the summary for 30 days, all channels, with the previous 30 days to compare, from those roll-ups (20 runs;
  *      median and worst; the target is ≤ 1 s).
  * Prints a table; exits 1 when the summary's median misses the target.
  */
