@@ -50,11 +50,17 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
   // The days live records still arrive for: their sets emptied with the totals in one DEL, so from
   // here a record is counted once, by whichever of a live writer and the rebuild sees it first.
   const recent = Array.from({ length: HORIZON_DAYS + 3 }, (_, index) => addDays(today, 1 - index));
-  await store.reset(recent, options.channels);
+  // The channels live writers count on: those configured and any a roll-up document names.
+  const documented = await connection
+    .collection<{ _id: string }>(ROLLUP_COLLECTION)
+    .find({}, { projection: { _id: 1 } })
+    .toArray();
+  const liveChannels = [...new Set([...options.channels, ...documented.map(({ _id }) => _id.split('|')[1] ?? '')])].filter(Boolean);
+  await store.reset(recent, liveChannels);
   const days = new Set<string>();
   const messageDays = new Set<string>();
   /** `day|channel` whose sets were emptied: each once, before any event of it (or its neighbours) is counted. */
-  const cleared = new Set<string>(recent.flatMap((day) => options.channels.map((channel) => `${day}|${channel}`)));
+  const cleared = new Set<string>(recent.flatMap((day) => liveChannels.map((channel) => `${day}|${channel}`)));
   const seenCleared = new Set<string>(recent);
   /** The oldest message's day, once all are read: days before it keep their documents untouched (retention purged their messages). */
   const first: { day?: string } = {};
