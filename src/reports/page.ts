@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { barChart, escapeHtml } from './charts.js';
 import { satisfactionSection } from './page-satisfaction.js';
 import { PRESETS, presetRange, type Preset } from './ranges.js';
-import type { ReportQuery, ReportSummary } from './summary.js';
+import type { ReportSummary } from './summary.js';
 import { reportTables, type Table } from './tables.js';
 
 const STYLE = `
@@ -66,12 +66,15 @@ function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-const hidden = (query: Partial<ReportQuery>) =>
-  (['from', 'to', 'channel'] as const)
+/** What the page was asked for before signing in, carried through the form. */
+type AskedRange = Partial<Record<'from' | 'to' | 'channel' | 'preset', string>>;
+
+const hidden = (query: AskedRange) =>
+  (['from', 'to', 'channel', 'preset'] as const)
     .map((field) => (query[field] ? `<input type="hidden" name="${field}" value="${escapeHtml(query[field])}">` : ''))
     .join('');
 
-export function renderSignIn(base: string, query: Partial<ReportQuery>, error?: string): string {
+export function renderSignIn(base: string, query: AskedRange, error?: string): string {
   return layout(
     'Sign in · Reports',
     `<h1>Reports</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form class="signin" method="post" action="${base}/sign-in">${hidden(query)}<input type="text" name="username" value="owner" autocomplete="username" hidden><label>Admin token<input type="password" name="token" autocomplete="current-password" required autofocus></label><button type="submit">Sign in</button></form><p class="note">The token is ADMIN_TOKEN from the service's configuration. Signing in sets a session cookie for this page only.</p>`,

@@ -19,6 +19,7 @@ const SignInSchema = z.object({
   from: z.string().max(10).optional(),
   to: z.string().max(10).optional(),
   channel: z.string().max(64).optional(),
+  preset: z.string().max(20).optional(),
 });
 
 interface SignInDeps {
@@ -33,7 +34,7 @@ interface SignInDeps {
 export function mountSignIn(router: Router, { sessions, redis, logger, metrics, reject, unavailable }: SignInDeps): void {
   router.get('/sign-in', (request, response) => {
     const query = Object.fromEntries(
-      ['from', 'to', 'channel'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])),
+      ['from', 'to', 'channel', 'preset'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])),
     );
     response.type('html').send(renderSignIn(request.baseUrl, query));
   });

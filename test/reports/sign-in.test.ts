@@ -98,6 +98,15 @@ describe('sign-in', () => {
     expect((await http.get('/admin/reports/csv/daily.csv').set('Cookie', cookie)).status).toBe(401);
   });
 
+  test('a preset asked for before signing in is shown after it', async () => {
+    const http = reportsWith(TOKEN);
+    const form = await http.get('/admin/reports/sign-in?preset=last-7-days&channel=whatsapp');
+    expect(form.text).toContain('<input type="hidden" name="channel" value="whatsapp"><input type="hidden" name="preset" value="last-7-days">');
+    const response = await http.post('/admin/reports/sign-in').type('form').send({ token: TOKEN, channel: 'whatsapp', preset: 'last-7-days' });
+    expect(response.status).toBe(303);
+    expect(response.headers.location).toBe('/admin/reports?channel=whatsapp&preset=last-7-days');
+  });
+
   test('a changed ADMIN_TOKEN ends every session', async () => {
     const { cookie } = await signIn(reportsWith(TOKEN));
     const rotated = reportsWith(NEW_TOKEN);
