@@ -160,6 +160,71 @@ export interface RollupStore {
   close(): Promise<void>;
 }
 
+/**
+ * The events as the count script reads them, and its keys: the fixed ones first, then each day
+ * set an event names, once, referred to by its index.
+ */
+function encodeEvents(
+  events: readonly RollupEvent[],
+  fixed: readonly string[],
+  dayKey: (set: string, day: string, channel?: string) => string,
+): { keys: string[]; encoded: unknown[] } {
+  const keys = [...fixed];
+  const index = new Map<string, number>();
+  const at = (key: string) => {
+    let found = index.get(key);
+    if (found === undefined) {
+      keys.push(key);
+      found = keys.length;
+      index.set(key, found);
+    }
+    return found;
+  };
+  const encoded = events.map((event) => {
+    const { day, channel } = event;
+    const base = { i: event.id, k: event.kind, f: `${day}|${channel}|`, ...(event.id ? { s: at(dayKey('seen', day)) } : {}) };
+    switch (event.kind) {
+      case 'in': {
+        const previous = addDays(day, -1);
+        return {
+          ...base,
+          v: event.conversation,
+          a: at(dayKey('active', day, channel)),
+          p: at(dayKey('person', day, channel)),
+          u: at(dayKey('unres', day, channel)),
+          an: at(dayKey('active', addDays(day, 1), channel)),
+          ap: at(dayKey('active', previous, channel)),
+          up: at(dayKey('unres', previous, channel)),
+          fp: `${previous}|${channel}|`,
+        };
+      }
+      case 'out':
+      case 'handoff': {
+        const sets = {
+          v: event.conversation,
+          t: event.at,
+          a: at(dayKey('active', day, channel)),
+          p: at(dayKey('person', day, channel)),
+          u: at(dayKey('unres', day, channel)),
+        };
+        if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true, m: event.message } : { ...base, tm: false };
+        return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
+      }
+      case 'delivered':
+        return { ...base, m: event.message };
+      case 'handoff_end':
+        return { ...base, v: event.conversation, h: event.handoff, t: event.at };
+      case 'action':
+        return { ...base, o: event.outcome };
+      case 'miss':
+        return { ...base, n: event.count ?? 1 };
+      case 'usage':
+        return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
+    }
+  });
+  return { keys, encoded };
+}
+
 export function createRollupStore(
   connection: Connection,
   redis: RedisClient,
@@ -192,59 +257,7 @@ export function createRollupStore(
 
   const count = async (events: readonly RollupEvent[]) => {
     if (events.length === 0) return;
-    const keys = [totalsKey, waitingKey, repliesKey];
-    const index = new Map<string, number>();
-    const at = (key: string) => {
-      let found = index.get(key);
-      if (found === undefined) {
-        keys.push(key);
-        found = keys.length;
-        index.set(key, found);
-      }
-      return found;
-    };
-    const encoded = events.map((event) => {
-      const { day, channel } = event;
-      const base = { i: event.id, k: event.kind, f: `${day}|${channel}|`, ...(event.id ? { s: at(dayKey('seen', day)) } : {}) };
-      switch (event.kind) {
-        case 'in': {
-          const previous = addDays(day, -1);
-          return {
-            ...base,
-            v: event.conversation,
-            a: at(dayKey('active', day, channel)),
-            p: at(dayKey('person', day, channel)),
-            u: at(dayKey('unres', day, channel)),
-            an: at(dayKey('active', addDays(day, 1), channel)),
-            ap: at(dayKey('active', previous, channel)),
-            up: at(dayKey('unres', previous, channel)),
-            fp: `${previous}|${channel}|`,
-          };
-        }
-        case 'out':
-        case 'handoff': {
-          const sets = {
-            v: event.conversation,
-            t: event.at,
-            a: at(dayKey('active', day, channel)),
-            p: at(dayKey('person', day, channel)),
-            u: at(dayKey('unres', day, channel)),
-          };
-          if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true, m: event.message } : { ...base, tm: false };
-          return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
-        }
-        case 'delivered':
-          return { ...base, m: event.message };
-        case 'handoff_end':
-          return { ...base, v: event.conversation, h: event.handoff, t: event.at };
-        case 'action':
-          return { ...base, o: event.outcome };
-        case 'miss':
-          return { ...base, n: event.count ?? 1 };
-        case 'usage':
-          return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
-      }
-    });
+    const { keys, encoded } = encodeEvents(events, [totalsKey, waitingKey, repliesKey], dayKey);
     const counted = (await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400])) as string[];
     if (counted.length > 0) await countOpenHours(counted);
   };
