@@ -7,6 +7,7 @@
  *   node --env-file-if-exists=.env --import tsx scripts/reports.ts rebuild
  */
 import { loadConfig } from '../src/config.js';
+import { parseTeams } from '../src/handoff/teams.js';
 import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { createRedis } from '../src/redis.js';
@@ -24,6 +25,7 @@ async function main(command: string | undefined): Promise<number> {
   const logger = createLogger({ level: config.logLevel });
   const redis = createRedis(config);
   const connection = await connectMongo(config.mongodbUri);
+  const teams = parseTeams(config.handoff.teamsJson);
   try {
     const reports = createReportsFeature({
       connection,
@@ -31,6 +33,8 @@ async function main(command: string | undefined): Promise<number> {
       logger,
       metrics: createMetrics(),
       config: { adminToken: undefined, publicBaseUrl: config.publicBaseUrl, channels: [], prices: config.model.prices },
+      // The teams' opening hours: the first reply within them is counted again too.
+      teamHours: (team) => (team === 'sales' || team === 'support' ? teams[team]?.hours : undefined),
     });
     const started = performance.now();
     const result = await reports.rebuild();

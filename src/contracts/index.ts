@@ -327,4 +327,6 @@ export interface ModelCallUsage {
   model: string;
   inputTokens: number;
   outputTokens: number;
+  /** Requests the call made of the model when more than one (a tool call and its follow-up are two). */
+  requests?: number;
 }

@@ -26,7 +26,7 @@ export function createHandoffFeature(
     transcripts: TranscriptStore;
     /** The signed transcript link a notice carries. */
     links: { url(conversationId: string, issuedAt?: Date): string };
-    /** Wraps the store so each hand-off it opens is counted (the reports' roll-ups). */
+    /** Wraps the store so each hand-off it opens and ends is counted (the reports' roll-ups). */
     countHandoffs?: <S extends HandoffStore>(store: S) => S;
   } & Pick<HandoffToolOptions, 'privateFacts' | 'pendingActions'>,
 ) {
@@ -40,9 +40,11 @@ export function createHandoffFeature(
   };
   const notices = createNoticeQueue(noticeOptions);
   // Taking, handing back or closing a hand-off withdraws its notices still held for the team's opening.
-  const store = settlingHeldNotices(createHandoffStore(infra.mongo), { teams, notices, logger, metrics });
+  const settling = settlingHeldNotices(createHandoffStore(infra.mongo), { teams, notices, logger, metrics });
+  // Everyone uses the counted store: hand-offs open through the service, end through takeover.
+  const store = deps.countHandoffs ? deps.countHandoffs(settling) : settling;
   infra.mongoLink.whenConnected('hand-off indexes', () => store.ensureIndexes());
-  const service = createHandoffService({ teams, store: deps.countHandoffs ? deps.countHandoffs(store) : store, notices, logger, metrics });
+  const service = createHandoffService({ teams, store, notices, logger, metrics });
   const toolsByChannel = new Map<string, readonly AssistantTool[]>();
   const reachByChannel = new Map<string, NonNullable<HandoffToolOptions['reach']>>();
   let delivery: ReturnType<typeof createNoticeDelivery> | undefined;

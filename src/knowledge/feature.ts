@@ -34,7 +34,7 @@ import type { Audience, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
 import { createKnowledgeStore } from './store.js';
-import { createSuggestions, type Suggestions, type TeamExchange } from './suggestions.js';
+import { createSuggestions, type DraftUsageRecorder, type Suggestions, type TeamExchange } from './suggestions.js';
 
 const SCHEDULE_EVERY_MS = 60_000;
 const SYNC_EVERY_MS = 60_000;
@@ -61,6 +61,8 @@ export interface KnowledgeFeatureOptions {
   onMiss?: (miss: { channel: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
+  /** Told of each suggestion draft's model call (the usage store and the reports meter it like a turn's). */
+  onUsage?: DraftUsageRecorder | undefined;
 }
 
 /** The options the composition root gives: the knowledge's configuration, the admin token, the models (a test's, or the configured ones). */
@@ -111,7 +113,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
     embedder,
     workers: sync.workers,
   });
-  const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, logger, metrics });
+  const suggestions = createSuggestions({ connection: options.connection, library, models: options.models, usage: options.onUsage, logger, metrics });
   const router = createKnowledgeRouter({ adminToken: options.adminToken, service, maxDocumentBytes: config.maxDocumentBytes, logger, metrics, suggestions });
   let built = false;
   let closed = false;

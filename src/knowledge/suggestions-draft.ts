@@ -79,7 +79,20 @@ export function exchangeText(exchange: TeamExchange): string {
 }
 
 /** One FAST-tier call (the next entry only if one fails); undefined when the team's answer is nothing to reuse. */
-export async function draftSuggestion(models: ModelProvider, exchange: TeamExchange, logger: Logger, signal: AbortSignal): Promise<Draft | undefined> {
+/** One model call's use, as the usage store meters it. */
+export interface DraftCall {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export async function draftSuggestion(
+  models: ModelProvider,
+  exchange: TeamExchange,
+  logger: Logger,
+  signal: AbortSignal,
+  meter?: (call: DraftCall) => void,
+): Promise<Draft | undefined> {
   const prompt = exchangeText(exchange);
   let lastError: unknown = new Error('no fast model is configured');
   for (const entry of models.entries('fast')) {
@@ -95,6 +108,7 @@ export async function draftSuggestion(models: ModelProvider, exchange: TeamExcha
           abortSignal,
           telemetry: MODEL_TELEMETRY,
         });
+        meter?.({ model: entry.label, inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 });
         return result.output;
       });
       const question = withoutPersonalData(output.question.trim(), exchange.personal);

@@ -15,7 +15,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { KnowledgeLibrary } from './library.js';
-import { draftSuggestion, exchangeText, type TeamExchange } from './suggestions-draft.js';
+import { draftSuggestion, exchangeText, type DraftCall, type TeamExchange } from './suggestions-draft.js';
 
 export type { TeamExchange } from './suggestions-draft.js';
 
@@ -51,6 +51,12 @@ export type Decision<T> = { outcome: 'done'; value: T } | { outcome: 'unknown' }
 
 const DECIDABLE = new Set<SuggestionStatus>(['pending', 'nothing', 'failed']);
 
+/** The role a suggestion draft's model use is metered under (`/admin/usage`, the reports' model use). */
+const DRAFT_ROLE = 'faq-suggestion';
+
+/** Meters model calls as a turn's are (`UsageRecorder`). */
+export type DraftUsageRecorder = (turn: { roleId: string; channelId: string; calls: readonly DraftCall[] }) => Promise<void>;
+
 const suggestionIdOf = (handoffId: string) => `sug_${createHash('sha256').update(handoffId).digest('hex').slice(0, 16)}`;
 
 export function createSuggestions(dependencies: {
@@ -58,6 +64,8 @@ export function createSuggestions(dependencies: {
   library: KnowledgeLibrary;
   /** The model providers (built on first use); without them every suggestion is `failed` and can only be approved with an owner's own text. */
   models: (() => ModelProvider) | undefined;
+  /** Meters each draft's model call (role `faq-suggestion`, the hand-off's channel). */
+  usage?: DraftUsageRecorder | undefined;
   logger: Logger;
   metrics: Metrics;
 }) {
@@ -93,10 +101,12 @@ export function createSuggestions(dependencies: {
       if (isDuplicateKeyError(error)) return; // this hand-off's suggestion exists (a retried end entry)
       throw error;
     }
+    const calls: DraftCall[] = [];
     try {
       if (!dependencies.models) throw new Error('no model providers');
       models ??= dependencies.models();
-      const draft = await draftSuggestion(models, exchange, logger, closing.signal);
+      const draft = await draftSuggestion(models, exchange, logger, closing.signal, (call) => calls.push(call));
+      await meter(exchange, calls);
       await update(id, draft ? { status: 'pending', ...draft } : { status: 'nothing' });
       metrics.increment('knowledge_suggestions_total', { outcome: draft ? 'drafted' : 'nothing' });
       logger.info('knowledge-suggestion-drafted', { id, handoffId: exchange.handoffId, reusable: draft !== undefined });
@@ -105,6 +115,14 @@ export function createSuggestions(dependencies: {
       metrics.increment('knowledge_suggestions_total', { outcome: 'failed' });
       logger.warn('knowledge-suggestion-failed', { id, handoffId: exchange.handoffId, error });
     }
+  };
+
+  /** The draft's model calls, metered as a turn's are; a failure is logged, never the suggestion's. */
+  const meter = async (exchange: TeamExchange, calls: readonly DraftCall[]) => {
+    if (calls.length === 0 || !dependencies.usage) return;
+    await dependencies
+      .usage({ roleId: DRAFT_ROLE, channelId: exchange.channel, calls })
+      .catch((error: unknown) => logger.warn('knowledge-suggestion-usage-failed', { handoffId: exchange.handoffId, error }));
   };
 
   /** Takes the decision once: false when it was already taken. */

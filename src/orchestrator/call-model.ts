@@ -214,7 +214,7 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
       };
       if (!onTextDelta) {
         const answer = await generateText(common);
-        return { text: answer.text, usage: answer.usage };
+        return { text: answer.text, usage: answer.usage, requests: answer.steps.length };
       }
       let streamError: unknown;
       const answer = streamText({ ...common, onError: ({ error }) => (streamError = error) });
@@ -223,7 +223,7 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
         onTextDelta(delta);
       }
       if (streamError) throw streamError;
-      return { text: await answer.text, usage: await answer.usage };
+      return { text: await answer.text, usage: await answer.usage, requests: (await answer.steps).length };
     },
     () => !streamed,
   );

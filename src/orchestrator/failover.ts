@@ -95,7 +95,7 @@ function answeredUnusable(error: unknown): boolean {
 
 const breakerUnwritten = (logger: Logger, provider: string, error: unknown) => logger.warn('model-breaker-unwritten', { provider, error });
 
-export async function withFailover<T extends { usage: LanguageModelUsage }>(
+export async function withFailover<T extends { usage: LanguageModelUsage; requests?: number }>(
   options: FailoverOptions,
   run: (attempt: Attempt) => Promise<T>,
   mayFallOver: () => boolean = () => true,

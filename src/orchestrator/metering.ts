@@ -19,19 +19,21 @@ interface ModelCallReport {
   usage: LanguageModelUsage | undefined;
   /** The call was aborted (its turn cut short or started over). */
   aborted?: boolean;
+  /** Requests made of the model (steps: a tool call and its follow-up are two); absent: one. */
+  requests?: number | undefined;
 }
 
 export type ModelCallObserver = (report: ModelCallReport) => void;
 
 /** Runs one model call and tells `observer` how long it took and, when it succeeded, its usage. */
-export async function metered<T extends { usage: LanguageModelUsage }>(
+export async function metered<T extends { usage: LanguageModelUsage; requests?: number }>(
   observer: ModelCallObserver | undefined,
   { signal, ...call }: { purpose: ModelCallPurpose; tier: ModelChain; model: string; signal?: AbortSignal },
   run: () => PromiseLike<T>,
 ): Promise<T> {
   const started = performance.now();
-  const report = (usage: LanguageModelUsage | undefined, aborted = false) =>
-    observer?.({ ...call, seconds: (performance.now() - started) / 1000, usage, ...(aborted ? { aborted } : {}) });
+  const report = (usage: LanguageModelUsage | undefined, aborted = false, requests?: number) =>
+    observer?.({ ...call, seconds: (performance.now() - started) / 1000, usage, ...(aborted ? { aborted } : {}), ...(requests ? { requests } : {}) });
   let result: T;
   try {
     result = await run();
@@ -39,7 +41,7 @@ export async function metered<T extends { usage: LanguageModelUsage }>(
     report(undefined, signal?.aborted === true);
     throw error;
   }
-  report(result.usage);
+  report(result.usage, false, result.requests);
   return result;
 }
 
@@ -55,12 +57,19 @@ export function createTurnMeter(metrics: Metrics): TurnMeter {
   const calls: ModelCallUsage[] = [];
   return {
     calls,
-    observe({ purpose, tier, model, seconds, usage, aborted }) {
+    observe({ purpose, tier, model, seconds, usage, aborted, requests }) {
       metrics.observe('model_call_duration_seconds', { tier, purpose, outcome: usage ? 'ok' : aborted ? 'aborted' : 'failed' }, seconds);
       // An aborted call's tokens are not reported by the provider: counted as a call, never guessed.
       if (aborted) metrics.increment('model_calls_aborted_total', { tier, purpose });
       if (!usage) return;
-      const call = { purpose, tier, model, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
+      const call = {
+        purpose,
+        tier,
+        model,
+        inputTokens: usage.inputTokens ?? 0,
+        outputTokens: usage.outputTokens ?? 0,
+        ...(requests !== undefined && requests > 1 ? { requests } : {}),
+      };
       calls.push(call);
       metrics.increment('model_tokens_total', { tier, model: call.model, kind: 'input' }, call.inputTokens);
       metrics.increment('model_tokens_total', { tier, model: call.model, kind: 'output' }, call.outputTokens);

@@ -10,17 +10,17 @@
  */
 import express, { type Router } from 'express';
 import type { Connection } from 'mongoose';
+import type { TeamHours } from '../handoff/team-hours.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { TranscriptRecord } from '../store/outbox.js';
 import { rebuildRollups } from './rebuild.js';
-import { createReportsRouter, type CsatSource } from './router.js';
-import { dayOf, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
+import { createReportsRouter } from './router.js';
+import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
+import type { SatisfactionSource } from './satisfaction.js';
 import type { ModelPrices } from './summary.js';
-
-export type { CsatSource } from './router.js';
 
 export interface ReportsConfig {
   /** ADMIN_TOKEN: without it the page and its API do not exist. */
@@ -42,9 +42,11 @@ export interface ReportsFeatureOptions {
   metrics: Metrics;
   config: ReportsConfig;
   /** Satisfaction answers, once something stores them; until then the page says none yet. */
-  csat?: CsatSource;
+  csat?: SatisfactionSource;
   /** The UTC day (tests pin it). */
   today?: () => string;
+  /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
+  teamHours?: (team: string) => TeamHours | undefined;
 }
 
 interface OpenedHandoff {
@@ -52,15 +54,24 @@ interface OpenedHandoff {
   created: boolean;
 }
 
+/** What a hand-off's end returns (undefined: it did not end it); `endedAt` absent means now. */
+type EndedHandoff = { _id: string; conversationId: string; channel: string; endedAt?: Date | undefined } | undefined;
+
+interface CountedHandoffStore {
+  open(...args: never[]): Promise<OpenedHandoff>;
+  handBack?(...args: never[]): Promise<EndedHandoff>;
+  close?(...args: never[]): Promise<EndedHandoff>;
+}
+
 export interface ReportsFeature {
   /** `/admin/reports/*` (mount at the root, before the admin API's bearer check on `/admin`). */
   router: Router;
   /** The transcript writer's hook: records MongoDB has just acknowledged. Never throws. */
   recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
-  /** Wraps a hand-off store so that each hand-off it creates is counted. */
-  recordHandoffs<S extends { open(...args: never[]): Promise<OpenedHandoff> }>(store: S): S;
+  /** Wraps a hand-off store so that each hand-off it creates, and each end, is counted. */
+  recordHandoffs<S extends CountedHandoffStore>(store: S): S;
   /** One finished turn's metered model calls (beside the usage store's record). Never throws. */
-  recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number }[] }): Promise<void>;
+  recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[] }): Promise<void>;
   /** A question the business's knowledge had no answer for (counted today on its channel). Never throws. */
   recordMiss(miss: { channel: string }): void;
   /** `npm run reports -- rebuild`. */
@@ -78,7 +89,7 @@ const REPORTS_PATH = '/admin/reports';
 
 export function createReportsFeature(options: ReportsFeatureOptions): ReportsFeature {
   const { connection, redis, logger, metrics, config } = options;
-  const store = createRollupStore(connection, redis, logger);
+  const store = createRollupStore(connection, redis, logger, options.teamHours);
   const channels = () => (typeof config.channels === 'function' ? config.channels() : config.channels);
   const count = async (events: readonly RollupEvent[], what: string) => {
     try {
@@ -94,6 +105,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     channels,
     prices: config.prices,
     store,
+    redis,
     csat: options.csat,
     logger,
     metrics,
@@ -108,19 +120,30 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     recordTranscripts: (records) => count(transcriptEvents(records), 'transcripts'),
     recordHandoffs(handoffs) {
       const open = handoffs.open.bind(handoffs) as (...args: never[]) => Promise<OpenedHandoff>;
-      const wrapped = async (...args: never[]) => {
-        const opened = await open(...args);
-        if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff');
-        return opened;
+      const wrapped: Partial<CountedHandoffStore> = {
+        async open(...args: never[]) {
+          const opened = await open(...args);
+          if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff');
+          return opened;
+        },
       };
-      return Object.assign(Object.create(handoffs) as typeof handoffs, { open: wrapped });
+      for (const name of ['handBack', 'close'] as const) {
+        const end = handoffs[name]?.bind(handoffs) as ((...args: never[]) => Promise<EndedHandoff>) | undefined;
+        if (!end) continue;
+        wrapped[name] = async (...args: never[]) => {
+          const ended = await end(...args);
+          if (ended) await count([handoffEndEvent({ ...ended, endedAt: ended.endedAt ?? new Date() })], 'handoff-end');
+          return ended;
+        };
+      }
+      return Object.assign(Object.create(handoffs) as typeof handoffs, wrapped);
     },
     async recordUsage({ channelId, calls }) {
       const day = dayOf(new Date());
       const byModel = new Map<string, { calls: number; inputTokens: number; outputTokens: number }>();
       for (const call of calls) {
         const sum = byModel.get(call.model) ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
-        sum.calls += 1;
+        sum.calls += call.requests ?? 1;
         sum.inputTokens += call.inputTokens;
         sum.outputTokens += call.outputTokens;
         byModel.set(call.model, sum);

@@ -5,7 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { barChart, escapeHtml } from './charts.js';
-import type { ReportQuery, ReportSummary } from './summary.js';
+import { satisfactionSection } from './page-satisfaction.js';
+import { PRESETS, presetRange, type Preset } from './ranges.js';
+import type { ReportSummary } from './summary.js';
 import { reportTables, type Table } from './tables.js';
 
 const STYLE = `
@@ -41,6 +43,13 @@ th:first-child, td:first-child { text-align: left; }
 .note, .error { color: var(--muted); }
 .error { color: #cf222e; font-weight: 600; }
 header { display: flex; justify-content: space-between; align-items: baseline; }
+.chart.spread svg { max-width: 420px; }
+ol.comments { padding-left: 1.2rem; }
+ol.comments li { margin: 6px 0; }
+.rating { font-weight: 600; }
+.card .before { color: var(--muted); font-size: 0.8rem; margin-top: 4px; }
+nav.presets { display: flex; flex-wrap: wrap; gap: 6px 14px; margin-bottom: 10px; }
+nav.presets a[aria-current] { font-weight: 600; color: var(--fg); text-decoration: none; }
 `;
 
 /** The page's Content-Security-Policy: nothing but its own hashed style and forms to itself. */
@@ -57,12 +66,15 @@ function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-const hidden = (query: Partial<ReportQuery>) =>
-  (['from', 'to', 'channel'] as const)
+/** What the page was asked for before signing in, carried through the form. */
+type AskedRange = Partial<Record<'from' | 'to' | 'channel' | 'preset', string>>;
+
+const hidden = (query: AskedRange) =>
+  (['from', 'to', 'channel', 'preset'] as const)
     .map((field) => (query[field] ? `<input type="hidden" name="${field}" value="${escapeHtml(query[field])}">` : ''))
     .join('');
 
-export function renderSignIn(base: string, query: Partial<ReportQuery>, error?: string): string {
+export function renderSignIn(base: string, query: AskedRange, error?: string): string {
   return layout(
     'Sign in · Reports',
     `<h1>Reports</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form class="signin" method="post" action="${base}/sign-in">${hidden(query)}<input type="text" name="username" value="owner" autocomplete="username" hidden><label>Admin token<input type="password" name="token" autocomplete="current-password" required autofocus></label><button type="submit">Sign in</button></form><p class="note">The token is ADMIN_TOKEN from the service's configuration. Signing in sets a session cookie for this page only.</p>`,
@@ -77,8 +89,48 @@ const percent = (value: number | null) => (value === null ? '–' : `${(100 * va
 const minutes = (seconds: number | null) =>
   seconds === null ? '–' : seconds < 90 ? `${seconds} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
 
-function card(value: string, what: string): string {
-  return `<div class="card"><div class="value">${escapeHtml(value)}</div><div class="what">${escapeHtml(what)}</div></div>`;
+function card(value: string, what: string, before?: string): string {
+  const previous = before === undefined ? '' : `<div class="before">previous period: ${escapeHtml(before)}</div>`;
+  return `<div class="card"><div class="value">${escapeHtml(value)}</div><div class="what">${escapeHtml(what)}</div>${previous}</div>`;
+}
+
+/** Each card's value and label, for a period's totals (the current one's, or the previous one's to compare). */
+function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']): [string, string][] {
+  const cost = totals.model.costPerConversation;
+  const { teammateFirstResponse: elapsed, teammateFirstResponseWithinHours: open } = totals;
+  return [
+    [String(totals.conversations), 'conversations (with a customer message, per day)'],
+    [`${totals.messagesIn} / ${totals.messagesOut}`, 'messages in / out'],
+    [percent(totals.resolvedWithoutPersonShare), 'resolved without a person'],
+    [percent(totals.handoffRate), 'hand-off rate'],
+    [minutes(elapsed.medianSeconds), `team's median first reply (p90 ${minutes(elapsed.p90Seconds)})`],
+    [minutes(open.medianSeconds), `median first reply within team hours (p90 ${minutes(open.p90Seconds)})`],
+    [`${totals.actions.run} / ${totals.actions.declined} / ${totals.actions.failed}`, 'actions run / declined / failed'],
+    [cost === undefined ? '–' : cost.toFixed(4), 'model cost per conversation'],
+    [String(totals.knowledgeMisses), 'questions your knowledge had no answer for'],
+    csat
+      ? [
+          csat.score === null ? 'none yet' : `${csat.score.toFixed(2)} / 5`,
+          `satisfaction (${csat.responses} of ${csat.asked} answered, ${percent(csat.responseRate)})`,
+        ]
+      : ['none yet', 'satisfaction answers'],
+  ];
+}
+
+/** Links to the presets' ranges (the current channel kept); the one shown is marked. */
+function presetLinks(base: string, summary: ReportSummary, today: string): string {
+  const presets = Object.entries(PRESETS) as [Preset, string][];
+  // The first preset naming the days shown (in November, the last 30 days are this month too).
+  const shown = presets.find(([preset]) => {
+    const range = presetRange(preset, today);
+    return range.from === summary.from && range.to === summary.to;
+  })?.[0];
+  const links = presets.map(([preset, label]) => {
+    const current = preset === shown ? ' aria-current="page"' : '';
+    const query = new URLSearchParams({ preset, channel: summary.channel }).toString();
+    return `<a href="${base}?${query}"${current}>${escapeHtml(label)}</a>`;
+  });
+  return `<nav class="presets" aria-label="Presets">${links.join('')}</nav>`;
 }
 
 function table(base: string, query: string, data: Table): string {
@@ -104,26 +156,14 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
   return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><button type="submit">Show</button></form>`;
 }
 
-export function renderReport(base: string, summary: ReportSummary, channels: readonly string[]): string {
+export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string): string {
   const { totals } = summary;
   const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel }).toString();
   const days = summary.days.map((day) => day.day);
   const tables = reportTables(summary);
-  const cost = totals.model.costPerConversation;
-  const csat = summary.csat
-    ? card(`${summary.csat.score.toFixed(2)} / 5`, `satisfaction (${summary.csat.responses} answers)`)
-    : card('none yet', 'satisfaction answers');
-  const cards = [
-    card(String(totals.conversations), 'conversations (with a customer message, per day)'),
-    card(`${totals.messagesIn} / ${totals.messagesOut}`, 'messages in / out'),
-    card(percent(totals.resolvedWithoutPersonShare), 'resolved without a person'),
-    card(percent(totals.handoffRate), 'hand-off rate'),
-    card(minutes(totals.teammateFirstResponse.medianSeconds), `team's median first reply (p90 ${minutes(totals.teammateFirstResponse.p90Seconds)})`),
-    card(`${totals.actions.run} / ${totals.actions.declined} / ${totals.actions.failed}`, 'actions run / declined / failed'),
-    card(cost === undefined ? '–' : cost.toFixed(4), 'model cost per conversation'),
-    card(String(totals.knowledgeMisses), 'questions your knowledge had no answer for'),
-    csat,
-  ].join('');
+  const now = cardValues(totals, summary.csat);
+  const before = summary.previous ? cardValues(summary.previous.totals, summary.previous.csat) : undefined;
+  const cards = now.map(([value, what], index) => card(value, what, before?.[index]?.[0])).join('');
   const charts = [
     barChart('c-conv', 'Conversations per day', days, [{ label: 'conversations', className: 's1', values: summary.days.map((day) => day.conversations) }]),
     barChart('c-msg', 'Messages per day', days, [
@@ -135,10 +175,11 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: summary.days.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days) · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
     tables,
   )
+    .filter((one) => one.name !== 'satisfaction')
     .map((one) => table(base, query, one))
-    .join('')}`;
+    .join('')}${satisfactionSection(base, query, summary.csat, table(base, query, tables.satisfaction))}`;
   return layout(`Reports ${summary.from} to ${summary.to}`, body);
 }

@@ -28,8 +28,12 @@ interface EventBase {
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
-  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number })
-  | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number })
+  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string })
+  /** A message the channel took (it has a delivery id): a teammate's is a reply that reached the customer. */
+  | (EventBase & { kind: 'delivered'; message: string })
+  | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number; handoff: string })
+  /** A hand-off ended (handed back or closed): a teammate's message written after it answers nothing of it. */
+  | (EventBase & { kind: 'handoff_end'; conversation: string; handoff: string; at: number })
   | (EventBase & { kind: 'action'; outcome: 'run' | 'declined' | 'failed' })
   | (EventBase & { kind: 'miss'; count?: number })
   | (EventBase & { kind: 'usage'; model: string; calls: number; inputTokens: number; outputTokens: number });
@@ -45,7 +49,36 @@ export function messageEvent(message: {
 }): RollupEvent {
   const base = { id: `m:${message._id}`, day: dayOf(message.createdAt), channel: message.channel, conversation: message.conversationId };
   if (message.direction === 'inbound') return { ...base, kind: 'in' };
-  return { ...base, kind: 'out', teammate: message.roleId?.startsWith('teammate:') === true, at: new Date(message.createdAt).getTime() };
+  return {
+    ...base,
+    kind: 'out',
+    teammate: message.roleId?.startsWith('teammate:') === true,
+    at: new Date(message.createdAt).getTime(),
+    message: message._id,
+  };
+}
+
+/** A message the channel accepted (its delivery id recorded): not deduped, the wait it ends is removed once counted. */
+export const deliveredEvent = (messageId: string, at: string | Date): RollupEvent => ({
+  id: '',
+  kind: 'delivered',
+  day: dayOf(at),
+  channel: '',
+  message: messageId,
+});
+
+/** A hand-off's end (`handed_back` or `closed`), at `endedAt`. */
+export function handoffEndEvent(handoff: { _id: string; conversationId: string; channel: string; endedAt: Date | string }): RollupEvent {
+  const at = new Date(handoff.endedAt);
+  return {
+    id: '',
+    kind: 'handoff_end',
+    day: dayOf(at),
+    channel: handoff.channel,
+    conversation: handoff.conversationId,
+    handoff: handoff._id,
+    at: at.getTime(),
+  };
 }
 
 /**
@@ -85,14 +118,19 @@ export function handoffEvent(handoff: {
     team: handoff.team,
     role: handoff.roleId,
     at: at.getTime(),
+    handoff: handoff._id,
   };
 }
 
-/** The events of transcript records: messages (their first record) and actions' ends. Statuses and deliveries count nothing. */
+/**
+ * The events of transcript records: messages (their first record), the channel's acceptance of
+ * a message (its `delivery` record, once per message sent) and actions' ends. Statuses count nothing.
+ */
 export function transcriptEvents(records: readonly TranscriptRecord[]): RollupEvent[] {
   const events: RollupEvent[] = [];
   for (const record of records) {
     if (record.kind === 'message') events.push(messageEvent(record.message));
+    else if (record.kind === 'delivery') events.push(deliveredEvent(record.messageId, record.at));
     else if (record.kind === 'action') {
       const event = actionEvent(record.action);
       if (event) events.push(event);

@@ -1,20 +1,21 @@
 /**
  * Daily roll-ups: one MongoDB document per UTC day and channel (`_id` `2026-12-01|whatsapp`),
- * its `counts` the day's absolute totals. Events are counted in Redis first, one Lua script per
- * batch (the transcript writer's batch: one EVALSHA per batch, not per record), which dedupes by
- * record (a retried batch counts once), keeps the day's sets a figure needs (conversations with
- * a customer message, with a person, not resolved) and the hand-offs waiting for a teammate's
- * first reply. A flush (every `flushIntervalMs`, and before every report) writes the totals to
- * MongoDB with `$max` by `_id`, so a repeated or concurrent flush never counts twice and never
- * goes back (the pattern of `src/store/usage-store.ts`). Redis keeps a day's sets and totals for
- * HORIZON_DAYS: a record arriving later than that is not deduped (`npm run reports -- rebuild`
- * recounts everything). Reads are by `_id` only: the day × channel ids of the range, `$in` in
- * batches of 20.
- */
+ * its `counts` the day's totals. Events are counted in Redis first, one Lua script per batch (the
+ * transcript writer's batch: one EVALSHA per batch, not per record), which dedupes by record (a
+ * retried batch counts once), keeps the day's sets a figure needs (conversations with a customer
+ * message, with a person, not resolved) and the hand-offs waiting for a teammate's first reply.
+ * A flush (every `flushIntervalMs`, and before every report) adds what was counted since the
+ * last one to MongoDB, exactly once (`rollup-flush.ts`). Redis keeps a day's sets for
+ * HORIZON_DAYS after its last record: a record arriving later than that is counted but not
+ * deduped (`npm run reports -- rebuild` recounts everything). Reads are by `_id` only: the day ×
+ * channel ids of the range, `$in` in batches of 20. */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
-import { addDays, metricPart, RESPONSE_BUCKETS, rollupId, type RollupEvent } from './rollup-events.js';
+import type { TeamHours } from '../handoff/team-hours.js';
+import { openMsBetween } from './open-hours.js';
+import { createRollupFlusher } from './rollup-flush.js';
+import { addDays, metricPart, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
 /**
@@ -25,7 +26,6 @@ export const HORIZON_DAYS = 3;
 /** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
 const WAIT_DAYS = 8;
 const IDS_PER_READ = 20;
-const STATEMENTS_PER_COMMAND = 20;
 
 export interface RollupDocument {
   _id: string;
@@ -33,20 +33,56 @@ export interface RollupDocument {
 }
 
 /**
- * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate (hash
- * conversation → `at|day|channel|`), then the day keys the events name by index. ARGV[1] the
- * events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s).
+ * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate's
+ * first reply (hash conversation → `at|day|channel|hand-off|team[|ended at]`), KEYS[3] teammates'
+ * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
+ * then the day keys the events name by index. ARGV[1] the events (JSON), ARGV[2] the response
+ * buckets, ARGV[3] the day keys' TTL (s). Returns the first replies it counted
+ * (`day|channel||team|start|reply`), for their wait within the team's hours.
  */
 const countScript = luaScript(`
-local totals, waiting = KEYS[1], KEYS[2]
+local totals, waiting, replies = KEYS[1], KEYS[2], KEYS[3]
 local events = cjson.decode(ARGV[1])
 local bounds = cjson.decode(ARGV[2])
 local touched = {}
+local counted = {}
+local anyReply = redis.call('HLEN', replies) > 0
 local function key(i) touched[i] = true return KEYS[i] end
 local function inc(field, n) if n ~= 0 then redis.call('HINCRBY', totals, field, n) end end
 local function unresolved(u, f, conv) if redis.call('SADD', key(u), conv) == 1 then inc(f .. 'unres', 1) end end
 local function person(e)
   if redis.call('SADD', key(e.p), e.v) == 1 and redis.call('SISMEMBER', key(e.a), e.v) == 1 then unresolved(e.u, e.f, e.v) end
+end
+local function split(text)
+  local parts = {}
+  for part in string.gmatch(text .. '|', '([^|]*)|') do parts[#parts + 1] = part end
+  return parts
+end
+-- A teammate's message to conv written at t reached the customer: the first one ends the wait.
+local function replied(conv, t)
+  local held = redis.call('HGET', waiting, conv)
+  if not held then return end
+  local w = split(held)
+  local ended = tonumber(w[6] or '')
+  if ended and t > ended then
+    redis.call('HDEL', waiting, conv)
+    return
+  end
+  local seconds = (t - tonumber(w[1])) / 1000
+  if seconds < 0 then return end
+  local from = w[2] .. '|' .. w[3] .. '|'
+  local bucket = #bounds
+  for b = 1, #bounds do
+    if seconds <= bounds[b] then
+      bucket = b - 1
+      break
+    end
+  end
+  inc(from .. 'frt:' .. bucket, 1)
+  inc(from .. 'frt_n', 1)
+  redis.call('HDEL', waiting, conv)
+  -- The caller counts the wait within the team's hours: hand-off day|channel|, team, start, reply.
+  counted[#counted + 1] = from .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
 end
 for _, e in ipairs(events) do
   local fresh = e.i == '' or redis.call('SADD', key(e.s), e.i) == 1
@@ -63,23 +99,18 @@ for _, e in ipairs(events) do
       inc(f .. 'out', 1)
       if e.tm then
         person(e)
-        local held = redis.call('HGET', waiting, e.v)
+        if redis.call('HEXISTS', waiting, e.v) == 1 then
+          redis.call('HSET', replies, e.m, e.t .. '|' .. e.v)
+          anyReply = true
+        end
+      end
+    elseif e.k == 'delivered' then
+      if anyReply then
+        local held = redis.call('HGET', replies, e.m)
         if held then
+          redis.call('HDEL', replies, e.m)
           local cut = string.find(held, '|', 1, true)
-          local seconds = (e.t - tonumber(string.sub(held, 1, cut - 1))) / 1000
-          if seconds >= 0 then
-            local from = string.sub(held, cut + 1)
-            local bucket = #bounds
-            for b = 1, #bounds do
-              if seconds <= bounds[b] then
-                bucket = b - 1
-                break
-              end
-            end
-            inc(from .. 'frt:' .. bucket, 1)
-            inc(from .. 'frt_n', 1)
-            redis.call('HDEL', waiting, e.v)
-          end
+          replied(string.sub(held, cut + 1), tonumber(string.sub(held, 1, cut - 1)))
         end
       end
     elseif e.k == 'handoff' then
@@ -87,7 +118,14 @@ for _, e in ipairs(events) do
       inc(f .. 'ho_team:' .. e.team, 1)
       inc(f .. 'ho_role:' .. e.role, 1)
       person(e)
-      redis.call('HSETNX', waiting, e.v, e.t .. '|' .. f)
+      -- The newest hand-off's wait: an earlier one still waiting was ended or never answered.
+      redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h .. '|' .. e.team)
+    elseif e.k == 'handoff_end' then
+      local held = redis.call('HGET', waiting, e.v)
+      if held then
+        local w = split(held)
+        if w[4] == e.h and not w[6] then redis.call('HSET', waiting, e.v, held .. '|' .. e.t) end
+      end
     elseif e.k == 'action' then
       inc(f .. 'act_' .. e.o, 1)
     elseif e.k == 'miss' then
@@ -100,13 +138,15 @@ for _, e in ipairs(events) do
   end
 end
 for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
-return #events`);
+return counted`);
 
 export interface RollupStore {
   /** Counts events (one Redis script; each deduped by its id). */
   count(events: readonly RollupEvent[]): Promise<void>;
-  /** Writes Redis's totals to MongoDB (`$max` by `_id`); one flush at a time per process. */
+  /** Adds Redis's totals to MongoDB (`rollup-flush.ts`); one flush at a time in the fleet (a report waits a little for one in progress). */
   flush(): Promise<void>;
+  /** Runs `work` holding the fleet's flush lock (no other flush meanwhile); its `flush` flushes under it. */
+  exclusive<T>(work: (flush: () => Promise<void>) => Promise<T>): Promise<T>;
   /** The roll-up documents of these ids that exist (reads of ≤ 20 ids each). */
   read(ids: readonly string[]): Promise<RollupDocument[]>;
   /**
@@ -120,114 +160,141 @@ export interface RollupStore {
   close(): Promise<void>;
 }
 
-export function createRollupStore(connection: Connection, redis: RedisClient, logger: Logger): RollupStore {
+/**
+ * The events as the count script reads them, and its keys: the fixed ones first, then each day
+ * set an event names, once, referred to by its index.
+ */
+function encodeEvents(
+  events: readonly RollupEvent[],
+  fixed: readonly string[],
+  dayKey: (set: string, day: string, channel?: string) => string,
+): { keys: string[]; encoded: unknown[] } {
+  const keys = [...fixed];
+  const index = new Map<string, number>();
+  const at = (key: string) => {
+    let found = index.get(key);
+    if (found === undefined) {
+      keys.push(key);
+      found = keys.length;
+      index.set(key, found);
+    }
+    return found;
+  };
+  const encoded = events.map((event) => {
+    const { day, channel } = event;
+    const base = { i: event.id, k: event.kind, f: `${day}|${channel}|`, ...(event.id ? { s: at(dayKey('seen', day)) } : {}) };
+    switch (event.kind) {
+      case 'in': {
+        const previous = addDays(day, -1);
+        return {
+          ...base,
+          v: event.conversation,
+          a: at(dayKey('active', day, channel)),
+          p: at(dayKey('person', day, channel)),
+          u: at(dayKey('unres', day, channel)),
+          an: at(dayKey('active', addDays(day, 1), channel)),
+          ap: at(dayKey('active', previous, channel)),
+          up: at(dayKey('unres', previous, channel)),
+          fp: `${previous}|${channel}|`,
+        };
+      }
+      case 'out':
+      case 'handoff': {
+        const sets = {
+          v: event.conversation,
+          t: event.at,
+          a: at(dayKey('active', day, channel)),
+          p: at(dayKey('person', day, channel)),
+          u: at(dayKey('unres', day, channel)),
+        };
+        if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true, m: event.message } : { ...base, tm: false };
+        return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
+      }
+      case 'delivered':
+        return { ...base, m: event.message };
+      case 'handoff_end':
+        return { ...base, v: event.conversation, h: event.handoff, t: event.at };
+      case 'action':
+        return { ...base, o: event.outcome };
+      case 'miss':
+        return { ...base, n: event.count ?? 1 };
+      case 'usage':
+        return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
+    }
+  });
+  return { keys, encoded };
+}
+
+export function createRollupStore(
+  connection: Connection,
+  redis: RedisClient,
+  logger: Logger,
+  /** A team's opening hours (HANDOFF_TEAMS), by team id; undefined: always open. */
+  teamHours: (team: string) => TeamHours | undefined = () => undefined,
+): RollupStore {
   const collection = connection.collection<RollupDocument>(ROLLUP_COLLECTION);
   // One namespace per database (tests share a Redis, not a database); one hash tag for a script's keys.
   const prefix = `${KEY_PREFIX}:{reports:${connection.name}}`;
   const totalsKey = `${prefix}:totals`;
   const waitingKey = `${prefix}:waiting`;
+  const repliesKey = `${prefix}:replies`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
-  const written = new Map<string, string>();
+  const flusher = createRollupFlusher(connection, redis, { totals: totalsKey, prefix });
+  /** First replies' waits within the team's hours (`frth:` buckets): a second command, only for a batch that answered a hand-off. */
+  const countOpenHours = async (counted: readonly string[]) => {
+    const pipeline = redis.pipeline();
+    for (const reply of counted) {
+      const [day = '', channel = '', , team = '', start = '', at = ''] = reply.split('|');
+      const seconds = openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000;
+      const bucket = RESPONSE_BUCKETS.findIndex((bound) => seconds <= bound);
+      pipeline.hincrby(totalsKey, `${day}|${channel}|frth:${bucket === -1 ? RESPONSE_BUCKETS.length : bucket}`, 1);
+      pipeline.hincrby(totalsKey, `${day}|${channel}|frth_n`, 1);
+    }
+    await pipeline.exec();
+  };
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
   const count = async (events: readonly RollupEvent[]) => {
     if (events.length === 0) return;
-    const keys = [totalsKey, waitingKey];
-    const index = new Map<string, number>();
-    const at = (key: string) => {
-      let found = index.get(key);
-      if (found === undefined) {
-        keys.push(key);
-        found = keys.length;
-        index.set(key, found);
-      }
-      return found;
-    };
-    const encoded = events.map((event) => {
-      const { day, channel } = event;
-      const base = { i: event.id, k: event.kind, f: `${day}|${channel}|`, ...(event.id ? { s: at(dayKey('seen', day)) } : {}) };
-      switch (event.kind) {
-        case 'in': {
-          const previous = addDays(day, -1);
-          return {
-            ...base,
-            v: event.conversation,
-            a: at(dayKey('active', day, channel)),
-            p: at(dayKey('person', day, channel)),
-            u: at(dayKey('unres', day, channel)),
-            an: at(dayKey('active', addDays(day, 1), channel)),
-            ap: at(dayKey('active', previous, channel)),
-            up: at(dayKey('unres', previous, channel)),
-            fp: `${previous}|${channel}|`,
-          };
-        }
-        case 'out':
-        case 'handoff': {
-          const sets = {
-            v: event.conversation,
-            t: event.at,
-            a: at(dayKey('active', day, channel)),
-            p: at(dayKey('person', day, channel)),
-            u: at(dayKey('unres', day, channel)),
-          };
-          if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true } : { ...base, tm: false };
-          return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role) };
-        }
-        case 'action':
-          return { ...base, o: event.outcome };
-        case 'miss':
-          return { ...base, n: event.count ?? 1 };
-        case 'usage':
-          return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
-      }
-    });
-    await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400]);
+    const { keys, encoded } = encodeEvents(events, [totalsKey, waitingKey, repliesKey], dayKey);
+    const counted = (await countScript(redis, keys, [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400])) as string[];
+    if (counted.length > 0) await countOpenHours(counted);
   };
 
-  const flushOnce = async () => {
-    const fields = await redis.hgetall(totalsKey);
-    const documents = new Map<string, Record<string, number>>();
-    for (const [field, value] of Object.entries(fields)) {
-      const [day = '', channel = '', metric = ''] = field.split('|');
-      const id = rollupId(day, channel);
-      const counts = documents.get(id) ?? {};
-      counts[metric] = Number(value);
-      documents.set(id, counts);
-    }
-    const changed = [...documents].filter(([id, counts]) => written.get(id) !== JSON.stringify(counts));
-    for (let start = 0; start < changed.length; start += STATEMENTS_PER_COMMAND) {
-      const slice = changed.slice(start, start + STATEMENTS_PER_COMMAND);
-      await collection.bulkWrite(
-        slice.map(([_id, counts]) => ({
-          updateOne: {
-            filter: { _id },
-            update: { $max: Object.fromEntries(Object.entries(counts).map(([metric, n]) => [`counts.${metric}`, n])) },
-            upsert: true,
-          },
-        })),
-        { ordered: false },
-      );
-      for (const [id, counts] of slice) written.set(id, JSON.stringify(counts));
-    }
-    // Days past the horizon take no more records: their totals (written) leave Redis, and waits past WAIT_DAYS.
-    const oldest = addDays(new Date().toISOString().slice(0, 10), -HORIZON_DAYS);
-    const done = Object.keys(fields).filter((field) => field.slice(0, 10) < oldest);
-    if (done.length > 0) await redis.hdel(totalsKey, ...done);
+  /** Adds the totals to MongoDB (`rollup-flush.ts`), then drops waits nobody will answer. */
+  const flushOnce = async (wait: boolean) => {
+    if (!(await flusher.flush(wait))) return;
+    await prune();
+  };
+
+  const prune = async () => {
     const waits = await redis.hgetall(waitingKey);
     const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
     const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
     if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
+    // A teammate's message the channel never took (refused, or its record lost) waits no longer than a hand-off.
+    const unsent = await redis.hgetall(repliesKey);
+    const cutoff = Date.parse(`${waitedTooLong}T00:00:00Z`);
+    const lost = Object.entries(unsent).filter(([, held]) => Number(held.split('|')[0]) < cutoff);
+    if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
   };
 
-  const flush = () => {
-    flushing = flushing.catch(() => undefined).then(flushOnce);
+  const flush = (wait = true) => {
+    flushing = flushing.catch(() => undefined).then(() => flushOnce(wait));
     return flushing;
   };
 
   return {
     count,
-    flush,
+    flush: () => flush(true),
+    exclusive: (work) =>
+      flusher.exclusive(async (flushHeld) =>
+        work(async () => {
+          await flushHeld();
+          await prune();
+        }),
+      ),
     async read(ids) {
       const found: RollupDocument[] = [];
       const batches: string[][] = [];
@@ -241,8 +308,7 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     },
     async reset(days, channels, { daySetsOnly = false, keepSeen = false } = {}) {
       await flushing.catch(() => undefined);
-      if (!daySetsOnly) written.clear();
-      const keys = daySetsOnly ? [] : [totalsKey, waitingKey];
+      const keys = daySetsOnly ? [] : [totalsKey, waitingKey, repliesKey];
       for (const day of days) {
         if (!keepSeen) keys.push(dayKey('seen', day));
         for (const channel of channels) for (const set of ['active', 'person', 'unres']) keys.push(dayKey(set, day, channel));
@@ -253,12 +319,11 @@ export function createRollupStore(connection: Connection, redis: RedisClient, lo
     },
     async drop(ids) {
       for (let start = 0; start < ids.length; start += IDS_PER_READ) await collection.deleteMany({ _id: { $in: ids.slice(start, start + IDS_PER_READ) } });
-      written.clear();
     },
     start(intervalMs) {
       if (timer) return;
       timer = setInterval(() => {
-        flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
+        flush(false).catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
       }, intervalMs);
       timer.unref();
     },

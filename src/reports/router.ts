@@ -7,20 +7,18 @@
  * Without ADMIN_TOKEN the paths do not exist (404).
  */
 import express, { type Request, type Response, type Router } from 'express';
-import { z } from 'zod';
 import { createBearerCheck } from '../admin/bearer-token.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { renderError, renderReport, renderSignIn, REPORTS_CSP } from './page.js';
+import type { RedisClient } from '../redis.js';
+import { renderError, renderReport, REPORTS_CSP } from './page.js';
 import type { RollupStore } from './rollup-store.js';
 import { createReportSessions } from './session.js';
-import { parseQuery, readSummary, type CsatFigures, type ModelPrices, type ReportQuery, type ReportSummary } from './summary.js';
-import { reportTables, TABLE_NAMES, toCsv, type TableName } from './tables.js';
-
-/** Where satisfaction answers come from (`src/csat/`): null when the range has none. */
-export interface CsatSource {
-  summary(query: ReportQuery): Promise<CsatFigures | null>;
-}
+import { mountSignIn } from './sign-in-routes.js';
+import type { CsatAnswer, SatisfactionSource } from './satisfaction.js';
+import { previousRange } from './ranges.js';
+import { parseQuery, readSummary, withSatisfaction, type ModelPrices, type ReportSummary } from './summary.js';
+import { answersTable, reportTables, TABLE_NAMES, toCsv, type Table, type TableName } from './tables.js';
 
 export interface ReportsRouterOptions {
   adminToken: string | undefined;
@@ -30,26 +28,21 @@ export interface ReportsRouterOptions {
   channels: () => readonly string[];
   prices: ModelPrices | undefined;
   store: RollupStore;
-  csat?: CsatSource | undefined;
+  /** Sessions and sign-in attempts. */
+  redis: RedisClient;
+  csat?: SatisfactionSource | undefined;
   logger: Logger;
   metrics: Metrics;
   /** The UTC day (tests pin it). */
   today?: () => string;
 }
 
-const SignInSchema = z.object({
-  token: z.string().min(1).max(512),
-  from: z.string().max(10).optional(),
-  to: z.string().max(10).optional(),
-  channel: z.string().max(64).optional(),
-});
-
 export function createReportsRouter(options: ReportsRouterOptions): Router {
   const { logger, metrics, store } = options;
   const router = express.Router();
   const today = options.today ?? (() => new Date().toISOString().slice(0, 10));
   if (!options.adminToken) return router;
-  const sessions = createReportSessions(options.adminToken, options.secureCookies);
+  const sessions = createReportSessions(options.adminToken, options.secureCookies, options.redis);
   const checkBearer = createBearerCheck(options.adminToken);
 
   const reject = (request: Request, response: Response, status: number, reason: string, html: boolean) => {
@@ -71,10 +64,17 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
   });
 
   const signedIn = (request: Request) => sessions.valid(request.get('cookie'));
-  const apiAllowed = (request: Request) => signedIn(request) || checkBearer(request.get('authorization')) === 'ok';
+  const apiAllowed = async (request: Request) => checkBearer(request.get('authorization')) === 'ok' || (await signedIn(request));
+  /** Redis (sessions, attempts) failing: a 503 saying so, never a 500. */
+  const unavailable = (request: Request, response: Response, error: unknown, html: boolean) => {
+    logger.error('reports-session-failed', { error });
+    response.status(503);
+    if (html) response.type('html').send(renderError(request.baseUrl, 'Signing in is not possible right now (storage unavailable). Try again shortly.'));
+    else response.json({ error: 'storage unavailable' });
+  };
 
-  /** The query's summary, or a refusal already answered. */
-  const summaryFor = async (request: Request, response: Response, html: boolean): Promise<ReportSummary | undefined> => {
+  /** The query's summary (and the satisfaction answers), or a refusal already answered. */
+  const summaryFor = async (request: Request, response: Response, html: boolean): Promise<{ summary: ReportSummary; answers: CsatAnswer[] } | undefined> => {
     const channels = options.channels();
     const parsed = parseQuery(request.query, channels, today());
     if ('error' in parsed) {
@@ -83,8 +83,13 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     }
     try {
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
-      const summary = await readSummary(store, parsed.query, channels, today(), options.prices);
-      return { ...summary, csat: (await options.csat?.summary(parsed.query)) ?? null };
+      const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
+      const [summary, satisfaction, previous] = await Promise.all([
+        readSummary(store, parsed.query, channels, today(), options.prices),
+        options.csat ? options.csat.read(parsed.query) : null,
+        options.csat ? options.csat.read(before) : null,
+      ]);
+      return { summary: withSatisfaction(summary, satisfaction, previous), answers: satisfaction?.answers ?? [] };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);
@@ -94,70 +99,57 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     }
   };
 
-  router.get('/sign-in', (request, response) => {
-    const query = Object.fromEntries(
-      ['from', 'to', 'channel'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])),
-    );
-    response.type('html').send(renderSignIn(request.baseUrl, query));
-  });
+  mountSignIn(router, { sessions, redis: options.redis, logger, metrics, reject, unavailable });
 
-  router.post('/sign-in', express.urlencoded({ extended: false, limit: '4kb' }), (request, response) => {
-    const parsed = SignInSchema.safeParse(request.body);
-    if (!parsed.success) {
-      reject(request, response, 400, 'the form needs the admin token', true);
-      return;
+  /** Whether the request may see the figures (false: already answered); storage failing is a 503. */
+  const allowed = async (request: Request, response: Response, html: boolean, check: (request: Request) => Promise<boolean>) => {
+    try {
+      return await check(request);
+    } catch (error) {
+      unavailable(request, response, error, html);
+      return undefined;
     }
-    const { token, ...range } = parsed.data;
-    if (!sessions.tokenMatches(token)) {
-      metrics.increment('reports_rejected_total', { status: '401' });
-      logger.warn('reports-request-rejected', { method: request.method, path: request.baseUrl + request.path, status: 401, reason: 'wrong token' });
-      response
-        .status(401)
-        .type('html')
-        .send(renderSignIn(request.baseUrl, range, 'That token is not right.'));
-      return;
-    }
-    logger.info('reports-signed-in', {});
-    const query = new URLSearchParams(Object.entries(range).filter((entry): entry is [string, string] => Boolean(entry[1]))).toString();
-    response.set('Set-Cookie', sessions.issue()).redirect(303, `${request.baseUrl}${query ? `?${query}` : ''}`);
-  });
-
-  router.post('/sign-out', (request, response) => {
-    response.set('Set-Cookie', sessions.clear()).redirect(303, `${request.baseUrl}/sign-in`);
-  });
+  };
 
   router.get('/', async (request, response) => {
-    if (!signedIn(request)) {
+    const ok = await allowed(request, response, true, signedIn);
+    if (ok === undefined) return;
+    if (!ok) {
       const query = new URLSearchParams(Object.entries(request.query).filter((entry): entry is [string, string] => typeof entry[1] === 'string')).toString();
       response.redirect(303, `${request.baseUrl}/sign-in${query ? `?${query}` : ''}`);
       return;
     }
-    const summary = await summaryFor(request, response, true);
-    if (summary) response.type('html').send(renderReport(request.baseUrl, summary, options.channels()));
+    const found = await summaryFor(request, response, true);
+    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today()));
   });
 
   router.get('/summary', async (request, response) => {
-    if (!apiAllowed(request)) {
+    const ok = await allowed(request, response, false, apiAllowed);
+    if (ok === undefined) return;
+    if (!ok) {
       reject(request, response, 401, 'sign in, or send Authorization: Bearer <ADMIN_TOKEN>', false);
       return;
     }
-    const summary = await summaryFor(request, response, false);
-    if (summary) response.json(summary);
+    const found = await summaryFor(request, response, false);
+    if (found) response.json(found.summary);
   });
 
   router.get('/csv/:table', async (request, response) => {
     const name = request.params.table.replace(/\.csv$/, '');
-    if (!apiAllowed(request)) {
+    const ok = await allowed(request, response, false, apiAllowed);
+    if (ok === undefined) return;
+    if (!ok) {
       reject(request, response, 401, 'sign in, or send Authorization: Bearer <ADMIN_TOKEN>', false);
       return;
     }
-    if (!(TABLE_NAMES as readonly string[]).includes(name)) {
-      reject(request, response, 404, `no table ${name}; tables: ${TABLE_NAMES.join(', ')}`, false);
+    if (!([...TABLE_NAMES, 'answers'] as readonly string[]).includes(name)) {
+      reject(request, response, 404, `no table ${name}; tables: ${[...TABLE_NAMES, 'answers'].join(', ')}`, false);
       return;
     }
-    const summary = await summaryFor(request, response, false);
-    if (!summary) return;
-    const table = reportTables(summary)[name as TableName];
+    const found = await summaryFor(request, response, false);
+    if (!found) return;
+    const { summary } = found;
+    const table: Table = name === 'answers' ? answersTable(found.answers) : reportTables(summary)[name as TableName];
     response
       .type('text/csv; charset=utf-8')
       .set('Content-Disposition', `attachment; filename="${name}-${summary.channel}-${summary.from}-${summary.to}.csv"`)

@@ -2,12 +2,15 @@
  * The report's figures for a date range and channel, from the roll-up documents alone: per day
  * (conversations, messages, hand-offs, resolved without a person, actions, model use) and over
  * the range (shares, the teammates' median and p90 first response from the histogram, cost per
- * conversation). The query is checked here: dates `YYYY-MM-DD`, `from` ≤ `to`, at most
- * MAX_RANGE_DAYS, a known channel. Pure but for `readSummary`.
+ * conversation), and the previous period's totals beside them. The query is checked here: dates
+ * `YYYY-MM-DD` or a preset (`ranges.ts`), `from` ≤ `to`, at most MAX_RANGE_DAYS, a known channel.
+ * Pure but for `readSummary`.
  */
 import { z } from 'zod';
 import { addDays, RESPONSE_BUCKETS, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
+import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
+import type { CsatFigures } from './satisfaction.js';
 
 const MAX_RANGE_DAYS = 400;
 const DEFAULT_RANGE_DAYS = 30;
@@ -29,16 +32,19 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
   const schema = z.object({
     from: Day.optional(),
     to: Day.optional(),
+    preset: z.enum(Object.keys(PRESETS) as [Preset, ...Preset[]], { error: `must be one of ${Object.keys(PRESETS).join(', ')}` }).optional(),
     channel: z.enum(['all', ...channels], { error: `must be all or one of ${channels.join(', ')}` }).default('all'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
-  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), channel: single(input.channel) });
+  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), preset: single(input.preset), channel: single(input.channel) });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return { error: `${issue?.path.join('.') || 'query'} ${issue?.message ?? 'is invalid'}` };
   }
-  const to = parsed.data.to ?? today;
-  const from = parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
+  // A preset names the days itself (from and to beside it are ignored).
+  const named = parsed.data.preset ? presetRange(parsed.data.preset, today) : undefined;
+  const to = named?.to ?? parsed.data.to ?? today;
+  const from = named?.from ?? parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
   if (from > to) return { error: 'from must not be after to' };
   const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
   if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
@@ -55,7 +61,10 @@ export interface DayFigures {
   day: string;
   conversations: number;
   messagesIn: number;
+  /** Everything sent to the customer: the transcript's outbound messages and `ratingMessages`. */
   messagesOut: number;
+  /** The satisfaction question's messages (question, comment prompt, thanks): not in the transcript. */
+  ratingMessages: number;
   handoffs: number;
   /** Conversations with a person (a hand-off or a teammate's message) or whose customer wrote again the next day. */
   notResolved: number;
@@ -74,14 +83,6 @@ export interface DayFigures {
   cost?: number;
 }
 
-export interface CsatFigures {
-  responses: number;
-  /** Mean of the 1–5 answers. */
-  score: number;
-  distribution: Record<'1' | '2' | '3' | '4' | '5', number>;
-  comments: { at: string; rating: number; text: string }[];
-}
-
 export interface ReportSummary extends ReportQuery {
   days: DayFigures[];
   totals: {
@@ -94,12 +95,9 @@ export interface ReportSummary extends ReportQuery {
     handoffsByRole: Record<string, number>;
     /** Over settled days only. */
     resolvedWithoutPersonShare: number | null;
-    teammateFirstResponse: {
-      replies: number;
-      medianSeconds: number | null;
-      p90Seconds: number | null;
-      histogram: { upToSeconds: number | null; replies: number }[];
-    };
+    teammateFirstResponse: FirstResponse;
+    /** The same waits counting only the time the team was open (its `hours` in HANDOFF_TEAMS). */
+    teammateFirstResponseWithinHours: FirstResponse;
     actions: { run: number; declined: number; failed: number };
     knowledgeMisses: number;
     model: {
@@ -111,11 +109,29 @@ export interface ReportSummary extends ReportQuery {
       costPerConversation?: number;
     };
   };
-  /** Null until a satisfaction source exists (or when nobody answered yet). */
+  /** Null without a satisfaction source, or when no question was asked in the range. */
   csat: CsatFigures | null;
+  /** The previous period (as many days, just before): its totals and satisfaction, to compare with. */
+  previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null };
+}
+
+interface FirstResponse {
+  replies: number;
+  medianSeconds: number | null;
+  p90Seconds: number | null;
+  histogram: { upToSeconds: number | null; replies: number }[];
 }
 
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
+
+function firstResponse(histogram: readonly number[]): FirstResponse {
+  return {
+    replies: histogram.reduce((sum, n) => sum + n, 0),
+    medianSeconds: quantile(histogram, 0.5),
+    p90Seconds: quantile(histogram, 0.9),
+    histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
+  };
+}
 
 /** The value at quantile `q` of a histogram over RESPONSE_BUCKETS, interpolated within its bucket. */
 function quantile(histogram: readonly number[], q: number): number | null {
@@ -149,6 +165,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   const byRole: Record<string, number> = {};
   const byModel: Record<string, { inputTokens: number; outputTokens: number }> = {};
   const histogram = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
+  const withinHours = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
   let priced = true;
   const days = daysBetween(query.from, query.to).map((day): DayFigures => {
     const counts = perDay.get(day) ?? {};
@@ -158,6 +175,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       if (metric.startsWith('ho_team:')) byTeam[named(metric, 'ho_team:')] = (byTeam[named(metric, 'ho_team:')] ?? 0) + n;
       else if (metric.startsWith('ho_role:')) byRole[named(metric, 'ho_role:')] = (byRole[named(metric, 'ho_role:')] ?? 0) + n;
       else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
+      else if (metric.startsWith('frth:')) withinHours[Number(metric.slice(5))] = (withinHours[Number(metric.slice(5))] ?? 0) + n;
       else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
         const input = metric.startsWith('tok_in:');
         const model = named(metric, input ? 'tok_in:' : 'tok_out:');
@@ -178,6 +196,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       conversations: n('conv'),
       messagesIn: n('in'),
       messagesOut: n('out'),
+      ratingMessages: 0,
       handoffs: n('ho'),
       notResolved: n('unres'),
       resolvedWithoutPerson: Math.max(0, n('conv') - n('unres')),
@@ -209,12 +228,8 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       handoffsByTeam: byTeam,
       handoffsByRole: byRole,
       resolvedWithoutPersonShare: settledConversations > 0 ? total('resolvedWithoutPerson', settled) / settledConversations : null,
-      teammateFirstResponse: {
-        replies: histogram.reduce((sum, n) => sum + n, 0),
-        medianSeconds: quantile(histogram, 0.5),
-        p90Seconds: quantile(histogram, 0.9),
-        histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
-      },
+      teammateFirstResponse: firstResponse(histogram),
+      teammateFirstResponseWithinHours: firstResponse(withinHours),
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
       knowledgeMisses: total('knowledgeMisses'),
       model: {
@@ -229,12 +244,40 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   };
 }
 
+type SatisfactionPart = { figures: CsatFigures; messagesByDay: Record<string, number> };
+
+/** The summary with the satisfaction question's messages added to each day's messages out, and its figures (the previous period's too). */
+export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart | null, previousRead: SatisfactionPart | null = null): ReportSummary {
+  const previous = summary.previous && {
+    ...summary.previous,
+    totals: {
+      ...summary.previous.totals,
+      messagesOut: summary.previous.totals.messagesOut + Object.values(previousRead?.messagesByDay ?? {}).reduce((sum, n) => sum + n, 0),
+    },
+    csat: previousRead?.figures ?? null,
+  };
+  if (!read) return { ...summary, csat: null, ...(previous ? { previous } : {}) };
+  const days = summary.days.map((day) => {
+    const rating = read.messagesByDay[day.day] ?? 0;
+    return { ...day, ratingMessages: rating, messagesOut: day.messagesOut + rating };
+  });
+  const added = days.reduce((sum, day) => sum + day.ratingMessages, 0);
+  return {
+    ...summary,
+    days,
+    totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added },
+    csat: read.figures,
+    ...(previous ? { previous } : {}),
+  };
+}
+
 /** The ids of the range's documents: every day × channel. */
 function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
   const wanted = query.channel === 'all' ? channels : [query.channel];
   return daysBetween(query.from, query.to).flatMap((day) => wanted.map((channel) => rollupId(day, channel)));
 }
 
+/** The range's summary and, in `previous`, the previous period's totals: one read of both ranges' documents. */
 export async function readSummary(
   store: RollupStore,
   query: ReportQuery,
@@ -242,5 +285,8 @@ export async function readSummary(
   today: string,
   prices?: ModelPrices,
 ): Promise<ReportSummary> {
-  return summarise(query, await store.read(rangeIds(query, channels)), today, prices);
+  const before = { ...query, ...previousRange(query.from, query.to) };
+  const documents = await store.read([...rangeIds(before, channels), ...rangeIds(query, channels)]);
+  const previous = summarise(before, documents, today, prices);
+  return { ...summarise(query, documents, today, prices), previous: { from: before.from, to: before.to, totals: previous.totals, csat: null } };
 }

@@ -3,6 +3,7 @@
  * (`/admin/reports/csv/<name>.csv`): the same rows both ways. A CSV cell that a spreadsheet
  * would read as a formula (`=`, `+`, `-`, `@`, tab, CR first) is prefixed with `'`.
  */
+import type { CsatAnswer, RatingGroup } from './satisfaction.js';
 import type { ReportSummary } from './summary.js';
 
 export interface Table {
@@ -12,7 +13,7 @@ export interface Table {
   rows: (string | number)[][];
 }
 
-export const TABLE_NAMES = ['daily', 'handoffs', 'first-response', 'models'] as const;
+export const TABLE_NAMES = ['daily', 'handoffs', 'first-response', 'models', 'satisfaction'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 const money = (value: number | undefined) => (value === undefined ? '' : value.toFixed(4));
@@ -43,6 +44,7 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
         'knowledge misses',
         'model calls',
         'model cost',
+        'of which rating messages',
       ],
       rows: summary.days.map((day) => [
         day.day,
@@ -58,6 +60,7 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
         day.knowledgeMisses,
         day.modelCalls,
         money(day.cost),
+        day.ratingMessages,
       ]),
     },
     handoffs: {
@@ -72,10 +75,11 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
     'first-response': {
       name: 'first-response',
       title: "Teammates' first reply after a hand-off",
-      columns: ['within', 'replies'],
+      columns: ['within', 'replies', 'replies, counting only team hours'],
       rows: totals.teammateFirstResponse.histogram.map((bucket, index, all) => [
         bucket.upToSeconds === null ? `over ${duration(all[index - 1]?.upToSeconds ?? null)}` : duration(bucket.upToSeconds),
         bucket.replies,
+        totals.teammateFirstResponseWithinHours.histogram[index]?.replies ?? 0,
       ]),
     },
     models: {
@@ -84,6 +88,58 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
       columns: ['model', 'input tokens', 'output tokens'],
       rows: Object.entries(totals.model.byModel).map(([model, tokens]) => [model, tokens.inputTokens, tokens.outputTokens]),
     },
+    satisfaction: satisfactionTable(summary),
+  };
+}
+
+const mean = (score: number | null) => (score === null ? '' : score.toFixed(2));
+const groupRow = (by: string, name: string, group: RatingGroup) => [
+  by,
+  name,
+  group.asked,
+  group.responses,
+  share(group.responses, group.asked),
+  mean(group.score),
+];
+
+/** The satisfaction answers split every way the page shows them: overall, each rating, who answered before, team, site. */
+function satisfactionTable(summary: ReportSummary): Table {
+  const csat = summary.csat;
+  const rows: (string | number)[][] = [];
+  if (csat) {
+    rows.push(groupRow('all', 'all', { asked: csat.asked, responses: csat.responses, score: csat.score }));
+    for (const rating of ['5', '4', '3', '2', '1'] as const)
+      rows.push(['rating', rating, '', csat.distribution[rating], share(csat.distribution[rating], csat.responses), '']);
+    rows.push(groupRow('answered by', 'the assistant alone', csat.byPerson.assistantAlone));
+    rows.push(groupRow('answered by', 'a teammate', csat.byPerson.afterTeammate));
+    for (const [team, group] of Object.entries(csat.byTeam)) rows.push(groupRow('team', team, group));
+    for (const [site, group] of Object.entries(csat.bySite)) rows.push(groupRow('site', site, group));
+  }
+  return {
+    name: 'satisfaction',
+    title: 'Satisfaction by rating, who answered, team and site',
+    columns: ['by', 'name', 'asked', 'answers', 'share', 'mean rating'],
+    rows,
+  };
+}
+
+/** Every answered satisfaction question of the range (`/csv/answers.csv`; not on the page). */
+export function answersTable(answers: readonly CsatAnswer[]): Table {
+  return {
+    name: 'answers',
+    title: 'Satisfaction answers',
+    columns: ['asked at', 'answered at', 'channel', 'site', 'conversation', 'answered by', 'team', 'rating', 'comment'],
+    rows: answers.map((answer) => [
+      answer.askedAt,
+      answer.answeredAt,
+      answer.channel,
+      answer.site,
+      answer.conversation,
+      answer.afterTeammate ? 'a teammate' : 'the assistant alone',
+      answer.team,
+      answer.rating,
+      answer.comment,
+    ]),
   };
 }
 

@@ -39,7 +39,7 @@ interface UsageEntry {
   day: string;
   roleId: string;
   channelId: string;
-  calls: readonly { model: string; inputTokens: number; outputTokens: number }[];
+  calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[];
 }
 
 interface UsageTotals {
@@ -108,7 +108,7 @@ for _, raw in ipairs(entries) do
     for _, call in ipairs(entry.m) do
       if type(call) == 'table' then
         local base = table.concat({ tostring(entry.d), tostring(entry.r), tostring(entry.c), tostring(call[1]) }, '|') .. '|'
-        add(base .. 'calls', 1)
+        add(base .. 'calls', math.floor(tonumber(call[4]) or 1))
         add(base .. 'in', math.floor(tonumber(call[2]) or 0))
         add(base .. 'out', math.floor(tonumber(call[3]) or 0))
       end
@@ -182,7 +182,8 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
 
   return {
     async record(entry) {
-      const calls = entry.calls.map((call) => [call.model, call.inputTokens, call.outputTokens]);
+      // A call's requests of the model (a tool call and its follow-up are two); one unless said.
+      const calls = entry.calls.map((call) => [call.model, call.inputTokens, call.outputTokens, call.requests ?? 1]);
       if (calls.length === 0) return;
       await redis.rpush(pendingKey, JSON.stringify({ d: entry.day, r: entry.roleId, c: entry.channelId, m: calls }));
     },

@@ -4,7 +4,8 @@
  * drafts a FAQ entry from the exchange in the background (one FAST-tier call, the customer's
  * name, phone, email and order number out of the prompt and the draft) and lists it; until an
  * owner approves it nothing of it reaches a turn; approved (edited), it is a FAQ entry the next
- * turn cites. A dismissed one is never used.
+ * turn cites. A dismissed one is never used. Every model call — each step of a turn that calls
+ * a tool, each draft — is metered in `/admin/usage` and the reports.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Script, ScriptedCall } from '../support/deterministic-model.js';
@@ -170,6 +171,22 @@ describe('learned from your team', () => {
     const overview = (await harness.http.get('/admin/knowledge').set(auth)).body as { documents: { title: string }[] };
     expect(overview.documents.map((document) => document.title)).not.toContain('Do you rent kayaks?');
   }, 120_000);
+
+  test('every model call is metered: a tool call and its follow-up are two, each draft one (/admin/usage and the reports)', async () => {
+    await turnsSettled(harness.services);
+    const made = harness.models.calls.length;
+    const drafts = harness.models.calls.filter(isDraft).length;
+    expect(drafts).toBe(2);
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = (await harness.http.get(`/admin/usage?from=${today}&to=${today}`).set(auth)).body as {
+      rows: { roleId: string; calls: number }[];
+      total: { calls: number };
+    };
+    expect(usage.total.calls).toBe(made);
+    expect(usage.rows.filter((row) => row.roleId === 'faq-suggestion').reduce((sum, row) => sum + row.calls, 0)).toBe(drafts);
+    const report = await harness.http.get(`/admin/reports/summary?from=${today}&to=${today}`).set(auth);
+    expect(report.body.totals.model.calls).toBe(made);
+  });
 
   test('bad requests: an unknown or malformed id, unknown edits, a bad status, no token', async () => {
     expect((await harness.http.post('/admin/knowledge/suggestions/sug_0123456789abcdef/approve').set(auth)).status).toBe(404);

@@ -9,8 +9,10 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import express from 'express';
+import { createCsatStore } from '../../src/csat/csat-store.js';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
-import { DESKTOP, launchBrowser, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
+import { createSatisfaction } from '../../src/reports/satisfaction.js';
+import { DESKTOP, launchBrowser, MOBILE, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { findFreePort } from '../support/services.js';
 
@@ -33,8 +35,35 @@ beforeAll(async () => {
     logger,
     metrics,
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
+    csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
     today: () => TODAY,
   });
+  // Satisfaction on the web on 2026-11-29: a 5 with a comment, a 4, one not answered.
+  const csat = createCsatStore(mongo);
+  for (const [visitor, score, comment] of [
+    ['v1', 5, 'Lovely service, thank you'],
+    ['v2', 4, undefined],
+    ['v3', undefined, undefined],
+  ] as const) {
+    const askedAt = Date.parse('2026-11-29T10:00:00Z');
+    const key = `web:harbour:${visitor}:chat`;
+    const pending = {
+      id: `${key}|${askedAt}`,
+      stage: 'score' as const,
+      until: askedAt + 86_400_000,
+      language: 'en',
+      askedAt,
+      channel: 'web',
+      roleId: 'sales',
+      withPerson: false,
+      trigger: 'quiet' as const,
+    };
+    await csat.asked(key, pending);
+    if (score === undefined) continue;
+    const rated = { ...pending, score, answeredVia: 'tap' as const, answeredAt: askedAt + 60_000 };
+    await csat.answered(key, rated);
+    if (comment) await csat.commented(key, rated, comment, askedAt + 120_000);
+  }
   // 30 days of roll-ups: whatsapp grows by a conversation a day, the web has 5 a day.
   const documents = Array.from({ length: 30 }, (_, index) => {
     const day = new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10);
@@ -65,8 +94,8 @@ afterAll(async () => {
   await harness?.close();
 });
 
-async function open(colorScheme: 'light' | 'dark' = 'light'): Promise<WatchedPage> {
-  const watched = await chromium.newPage(DESKTOP, { colorScheme });
+async function open(colorScheme: 'light' | 'dark' = 'light', viewport = DESKTOP): Promise<WatchedPage> {
+  const watched = await chromium.newPage(viewport, { colorScheme });
   pages.push(watched);
   return watched;
 }
@@ -96,9 +125,10 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await page.title()).toBe('Reports 2026-11-01 to 2026-11-30');
   // 465 whatsapp + 150 web conversations over the default 30 days.
   expect(await cardValue(watched, 'conversations')).toBe('615');
-  expect(await page.locator('svg[role="img"]').count()).toBe(3);
+  // Three charts and the ratings' spread.
+  expect(await page.locator('svg[role="img"]').count()).toBe(4);
   expect(await page.locator('svg > title').first().textContent()).toBe('Conversations per day');
-  expect(await cardValue(watched, 'satisfaction')).toBe('none yet');
+  expect(await cardValue(watched, 'satisfaction')).toBe('4.50 / 5');
   expect(await cardValue(watched, "team's median first reply")).toBe('10 min');
 
   // The range: the "From" date, then the channel, each reached with Tab; Enter submits.
@@ -127,7 +157,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(href).toBe('/admin/reports/csv/daily.csv?from=2026-11-28&to=2026-11-30&channel=whatsapp');
   const csv = await page.request.get(`${origin}${href}`);
   expect(csv.status()).toBe(200);
-  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,0,');
+  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,0,,0');
   await saveScreenshot(page, 'reports-light');
   expectClean(watched);
 });
@@ -151,3 +181,61 @@ test('dark mode, the CSP, and a bad range shown as a clear error', async () => {
   expect(bad?.status()).toBe(400);
   expect(await page.locator('[role="alert"]').innerText()).toBe('the range is 1065 days; at most 400');
 });
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`satisfaction at 390 px (${colorScheme}): the spread, a comment's transcript link reached by keyboard, then sign out ends the session`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    const section = page.locator('section[aria-labelledby="t-csat"]');
+    expect(await section.locator('p').first().innerText()).toBe('4.50 / 5 from 2 answers to 3 questions asked (67% answered). Download every answer (CSV)');
+    expect(await page.locator('#c-csat-d').textContent()).toBe('5: 1, 4: 1, 3: 0, 2: 0, 1: 0');
+    // The spread's bars take the palette's colour.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('figure.spread rect.s1')).fill")).toBe(
+      colorScheme === 'dark' ? 'rgb(88, 166, 255)' : 'rgb(31, 111, 235)',
+    );
+    // Nothing wider than the phone: the page does not scroll sideways (wide tables scroll in their own box).
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    // The comment's link, reached with Tab alone, leads to its conversation's transcript.
+    const link = section.locator('ol.comments a');
+    expect(await link.getAttribute('href')).toBe('https://shop.example.test/transcripts/web%3Aharbour%3Av1%3Achat');
+    const isOnLink = () => page.evaluate("document.activeElement?.textContent === 'Open the conversation'");
+    for (let presses = 0; presses < 200 && !(await isOnLink()); presses += 1) await page.keyboard.press('Tab');
+    expect(await isOnLink()).toBe(true);
+    await saveScreenshot(page, `reports-csat-phone-${colorScheme}`);
+    // Sign out (the keyboard: Shift+Tab back to the page's top is long; the button is the first control).
+    await page.locator('button', { hasText: 'Sign out' }).focus();
+    await Promise.all([page.waitForURL(/\/sign-in$/), page.keyboard.press('Enter')]);
+    await page.goto(`${origin}/admin/reports`);
+    expect(page.url()).toMatch(/\/admin\/reports\/sign-in$/);
+    expectClean(watched);
+  });
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`a preset by keyboard at 390 px (${colorScheme}): its days, marked as shown, each figure beside the previous period's`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    // The default 30 days are the "Last 30 days" preset.
+    expect(await page.locator('nav.presets a[aria-current="page"]').innerText()).toBe('Last 30 days');
+    const isOn = () => page.evaluate("document.activeElement?.textContent === 'Last 7 days'");
+    for (let presses = 0; presses < 20 && !(await isOn()); presses += 1) await page.keyboard.press('Tab');
+    expect(await isOn()).toBe(true);
+    await Promise.all([page.waitForURL(/preset=last-7-days/), page.keyboard.press('Enter')]);
+    expect(await page.title()).toBe('Reports 2026-11-24 to 2026-11-30');
+    expect(await page.locator('nav.presets a[aria-current="page"]').innerText()).toBe('Last 7 days');
+    // 24..30 WhatsApp conversations a day and 5 on the web; the 7 days before: 17..23 and 5.
+    const conversations = page.locator('.card', { hasText: 'conversations' });
+    expect(await conversations.locator('.value').innerText()).toBe('224');
+    expect(await conversations.locator('.before').innerText()).toBe('previous period: 175');
+    expect(await page.locator('p.note').first().innerText()).toContain('2026-11-24 to 2026-11-30 (UTC days), compared with 2026-11-17 to 2026-11-23');
+    // The shown preset reads as text in the palette, not as a link.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('nav.presets a[aria-current]')).color")).toBe(
+      colorScheme === 'dark' ? 'rgb(230, 237, 243)' : 'rgb(27, 31, 36)',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    await saveScreenshot(page, `reports-presets-phone-${colorScheme}`);
+    expectClean(watched);
+  });
+}

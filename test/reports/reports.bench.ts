@@ -5,7 +5,7 @@
  *      teammate, counted as the transcript writer's hook counts them (batches of 200 records:
  *      one script each) — client round trips, Redis commands inside the scripts (INFO
  *      commandstats), time; then the flush's MongoDB commands.
- *   2. The page's data: the summary for 30 days, all channels, from those roll-ups (20 runs;
+ *   2. The page's data: the summary for 30 days, all channels, with the previous 30 days to compare, from those roll-ups (20 runs;
  *      median and worst; the target is ≤ 1 s).
  * Prints a table; exits 1 when the summary's median misses the target.
  */
@@ -56,12 +56,34 @@ function conversationEvents(index: number): RollupEvent[] {
     events.push(
       inbound
         ? { id: `m:in:${conversation}:${n}`, day, channel, kind: 'in', conversation }
-        : { id: `m:out:${conversation}:${n}`, day, channel, kind: 'out', conversation, teammate: false, at },
+        : { id: `m:out:${conversation}:${n}`, day, channel, kind: 'out', conversation, teammate: false, at, message: `out:${conversation}:${n}` },
     );
+    // Each message sent has its delivery record (the channel took it).
+    if (!inbound) events.push({ id: '', day, channel, kind: 'delivered', message: `out:${conversation}:${n}` });
   }
   if (index % 20 === 0) {
-    events.push({ id: `h:${conversation}`, day, channel, kind: 'handoff', conversation, team: 'support', role: 'support', at: start + 400_000 });
-    events.push({ id: `m:tm:${conversation}`, day, channel, kind: 'out', conversation, teammate: true, at: start + 400_000 + 240_000 });
+    events.push({
+      id: `h:${conversation}`,
+      day,
+      channel,
+      kind: 'handoff',
+      conversation,
+      team: 'support',
+      role: 'support',
+      at: start + 400_000,
+      handoff: `ho:${conversation}`,
+    });
+    events.push({
+      id: `m:tm:${conversation}`,
+      day,
+      channel,
+      kind: 'out',
+      conversation,
+      teammate: true,
+      at: start + 400_000 + 240_000,
+      message: `tm:${conversation}`,
+    });
+    events.push({ id: '', day, channel, kind: 'delivered', message: `tm:${conversation}` });
   }
   events.push({ id: '', day, channel, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
   return events;
@@ -79,7 +101,7 @@ let pending: RollupEvent[] = [];
 for (let index = 0; index < CONVERSATIONS; index += 1) {
   for (const event of conversationEvents(index)) {
     pending.push(event);
-    if (event.kind !== 'usage' && event.kind !== 'handoff') records += 1;
+    if (event.kind === 'in' || event.kind === 'out') records += 1;
     if (pending.length >= RECORDS_PER_BATCH) {
       await reports.store.count(pending);
       scripts += 1;

@@ -65,6 +65,8 @@ const firstBatch: TranscriptRecord[] = [
 const secondBatch: TranscriptRecord[] = [
   // The teammate answers B five minutes after the hand-off (opened at minute 12).
   message('out:whatsapp:B2#0', B, 'outbound', at(DAY1, 17), 'teammate:Ana'),
+  { kind: 'status', _id: 'out:whatsapp:B2#0', status: 'sent', channelMessageId: 'SMB2', at: at(DAY1, 17) },
+  { kind: 'delivery', _id: 'SMB2', messageId: 'out:whatsapp:B2#0', at: at(DAY1, 17) },
   // C comes back the next day: not resolved on day 1.
   message('in:web:C2', C, 'inbound', at(DAY2, 5)),
   message('out:web:C2#0', C, 'outbound', at(DAY2, 6), 'sales'),
@@ -84,8 +86,11 @@ const handoff = {
   createdAt: new Date(at(DAY1, 12)),
 };
 
+/** The roll-up documents' figures (without the mark of the flush that last added to each). */
 const documents = async () =>
-  (await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray()).sort((a, b) => String(a._id).localeCompare(String(b._id)));
+  (await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray())
+    .map(({ _id, counts }) => ({ _id, counts }))
+    .sort((a, b) => String(a._id).localeCompare(String(b._id)));
 
 beforeAll(async () => {
   harness = await startHarness({ worker: false });
@@ -146,6 +151,9 @@ describe('roll-ups', () => {
       'ho_role:support': 1,
       'frt:1': 1,
       frt_n: 1,
+      // Support has no hours: always open, the same wait.
+      'frth:1': 1,
+      frth_n: 1,
       act_run: 1,
       act_failed: 1,
       act_declined: 1,
@@ -228,6 +236,24 @@ describe('roll-ups', () => {
     expect(web.totals).toMatchObject({ conversations: 2, messagesIn: 2, handoffs: 0, resolvedWithoutPersonShare: 0.5 });
   });
 
+  test('a preset names its days; each figure comes with the previous period of as many days', async () => {
+    expect(await summary('preset=last-7-days')).toMatchObject({ from: '2026-11-14', to: TODAY, previous: { from: '2026-11-07', to: '2026-11-13' } });
+    expect(await summary('preset=today')).toMatchObject({ from: TODAY, to: TODAY });
+    expect(await summary('preset=this-month')).toMatchObject({ from: '2026-11-01', to: TODAY });
+    expect(await summary('preset=last-month&from=2026-01-01')).toMatchObject({
+      from: '2026-10-01',
+      to: '2026-10-31',
+      previous: { from: '2026-08-31', to: '2026-09-30' },
+    });
+    // Day 2 beside day 1.
+    const body = await summary(`from=${DAY2}&to=${DAY2}&channel=all`);
+    expect(body.totals).toMatchObject({ conversations: 1, messagesIn: 1 });
+    expect(body.previous).toMatchObject({ from: DAY1, to: DAY1, totals: { conversations: 3, messagesIn: 4, messagesOut: 5, handoffs: 1 } });
+    const bad = await http.get('/admin/reports/summary?preset=yesterday-ish').set('Authorization', `Bearer ${TOKEN}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('preset must be one of today, last-7-days, last-30-days, this-month, last-month');
+  });
+
   test('every table downloads as CSV', async () => {
     const response = await http.get(`/admin/reports/csv/daily.csv?from=${DAY1}&to=${DAY2}&channel=whatsapp`).set('Authorization', `Bearer ${TOKEN}`);
     expect(response.status).toBe(200);
@@ -235,7 +261,7 @@ describe('roll-ups', () => {
     expect(response.headers['content-disposition']).toBe(`attachment; filename="daily-whatsapp-${DAY1}-${DAY2}.csv"`);
     const lines = response.text.trim().split('\r\n');
     expect(lines[0]).toMatch(/^day,conversations,messages in,messages out,hand-offs,resolved without a person/);
-    expect(lines[1]).toBe(`${DAY1},2,3,4,1,1,yes,1,1,1,0,2,2.0000`);
+    expect(lines[1]).toBe(`${DAY1},2,3,4,1,1,yes,1,1,1,0,2,2.0000,0`);
     for (const table of ['handoffs', 'first-response', 'models']) {
       const one = await http.get(`/admin/reports/csv/${table}.csv?from=${DAY1}&to=${DAY2}`).set('Authorization', `Bearer ${TOKEN}`);
       expect(one.status).toBe(200);
@@ -279,7 +305,7 @@ describe('sign-in', () => {
     expect(signIn.status).toBe(303);
     expect(signIn.headers.location).toBe(`/admin/reports?from=${DAY1}&to=${DAY2}`);
     const cookie = String(signIn.headers['set-cookie']);
-    expect(cookie).toMatch(/^wa_reports=v1\.\d+\.[\w-]{43}; Path=\/admin\/reports; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    expect(cookie).toMatch(/^wa_reports=v2\.[\w-]{43}; Path=\/admin\/reports; HttpOnly; SameSite=Strict; Max-Age=43200$/);
     expect(cookie).not.toContain(TOKEN);
     const page = await http.get(`/admin/reports?from=${DAY1}&to=${DAY2}`).set('Cookie', cookie.split(';')[0] ?? '');
     expect(page.status).toBe(200);
@@ -288,7 +314,7 @@ describe('sign-in', () => {
     expect(page.text).toContain('href="/admin/reports/csv/daily.csv?');
     expect(page.text).not.toContain('<script');
     // A forged cookie is no session.
-    const forged = await http.get('/admin/reports').set('Cookie', `wa_reports=v1.99999999999999.${'A'.repeat(43)}`);
+    const forged = await http.get('/admin/reports').set('Cookie', `wa_reports=v2.${'A'.repeat(43)}`);
     expect(forged.status).toBe(303);
   });
 });
