@@ -34,11 +34,8 @@ import { createTurnsFeature } from './turn/feature.js';
 export type { ServiceOverrides, Services } from './services.js';
 
 /** Which tool each role's `{handoff}` capability means, on every channel that has hand-offs. */
-const HANDOFF_BINDINGS = {
-  sales: { handoff: HANDOFF_TOOL_NAMES.sales },
-  support: { handoff: HANDOFF_TOOL_NAMES.support },
-  bookkeeper: { handoff: HANDOFF_TOOL_NAMES.support },
-};
+const { sales, support } = HANDOFF_TOOL_NAMES;
+const HANDOFF_BINDINGS = { sales: { handoff: sales }, support: { handoff: support }, bookkeeper: { handoff: support } };
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const { infra, ...base } = await createInfrastructure(config, { logger: overrides.logger, queuePrefix: overrides.queuePrefix });
@@ -58,13 +55,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
   store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
-  const knowledge = await createKnowledgeFeature({
-    ...infra,
-    connection: mongo,
-    ...knowledgeOptions(config, overrides),
-    onMiss: reports.recordMiss,
-    onUsage: store.recordUsage,
-  });
+  const knowledgeHooks = { onMiss: reports.recordMiss, onUsage: store.recordUsage };
+  const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, ...knowledgeOptions(config, overrides), ...knowledgeHooks });
   const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links, knowledge });
   const tools = createToolsFeature(infra, config);
   const context: ChannelContext = {
