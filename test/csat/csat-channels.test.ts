@@ -164,14 +164,15 @@ describe('on WhatsApp', () => {
     await eventually(() => to(customer).find((message) => message.body.startsWith('Thank you! Anything')));
     const judged = harness.models.calls.filter((call) => call.structured).length;
     await harness.sendWhatsapp({ from: customer, body: 'I want to speak to a person' });
-    await eventually(() => to(customer).find((message) => message.body === 'Done. The team will answer you here.'));
+    // A whole turn (judge, reply, hand-off) on a machine running other suites beside this one.
+    await eventually(() => to(customer).find((message) => message.body === 'Done. The team will answer you here.'), 30_000);
     expect(to(customer).map((message) => message.body)).not.toContain('Thank you for your feedback!');
     // Decided in the judge's one call: one structured call for the turn, no other.
     expect(harness.models.calls.filter((call) => call.structured).length).toBe(judged + 1);
     const [record] = await answers(customer);
     expect(record).toMatchObject({ score: 2 });
     expect(record?.comment).toBeUndefined();
-  });
+  }, 60_000);
 
   test('not asked while another question waits for the customer: a later "3" answers that question, not a rating', async () => {
     const customer = 'whatsapp:+447700914004';

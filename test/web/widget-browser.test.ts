@@ -526,8 +526,10 @@ describe('failures the visitor is told about', () => {
     await parts.input.fill('Can I book for Friday?');
     await parts.input.press('Enter');
     const delivery = page.locator('assistant-chat-widget .delivery');
-    await delivery.waitFor({ state: 'visible' });
-    expect(await delivery.innerText()).toContain('Not sent yet. It will be sent when the connection is back.');
+    // "Sending…" first, then the failed attempt marks it as waiting for the connection.
+    await eventually(
+      async () => (await delivery.count()) > 0 && (await delivery.innerText()).includes('Not sent yet. It will be sent when the connection is back.'),
+    );
     // Offline has its own banner: no "Reconnecting…" on top of it.
     expect(await page.locator('assistant-chat-widget .connection').isHidden()).toBe(true);
     await saveScreenshot(page, 'widget-offline');
