@@ -5,6 +5,7 @@
  * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
  */
 import { parseChoices, type WidgetChoice } from './choices.js';
+import { reportToSiteDeveloper } from './developer-console.js';
 import { readSignedInUser } from './signed-in-user.js';
 import { catalogueFrom, ENGLISH, type Catalogue } from './strings.js';
 
@@ -116,6 +117,11 @@ export interface WidgetApi {
   uploadUrl(name: string): string;
   /** The widget's words in `language` (English for English, or when they can't be had). */
   catalogue(language: string): Promise<Catalogue>;
+  /**
+   * The site's data for the conversation (`setData`): sent now when there is a session, and to
+   * each conversation a session or "New chat" starts from then on. `undefined` forgets it here only.
+   */
+  setData(data: Record<string, unknown> | undefined): void;
 }
 
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -244,7 +250,27 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
     return { ok: true, value };
   }
 
+  let siteData: Record<string, unknown> | undefined;
+  let lastToken: string | undefined;
+  const sendData = (token: string): void => {
+    if (!siteData) return;
+    void call('/api/widget/data', { method: 'POST', token, body: { data: siteData } }, () => true).then((result) => {
+      // The site's own mistake (a key or value out of bounds): its developer reads why.
+      if (!result.ok && result.kind === 'status' && result.status === 400) reportToSiteDeveloper(`setData was refused: ${result.error}`);
+    });
+  };
+  // A session or a new chat: the site's data goes to its conversation.
+  const started = <Value extends { token: string }>(result: ApiResult<Value>): ApiResult<Value> => {
+    if (result.ok) sendData((lastToken = result.value.token));
+    return result;
+  };
+
   return {
+    setData(data) {
+      siteData = data;
+      if (!data) lastToken = undefined;
+      else if (lastToken) sendData(lastToken);
+    },
     // The service chooses the visitor id (a stored one is not sent); the token proves a returning visitor.
     startSession: (input) => {
       const user = readSignedInUser(siteKey);
@@ -252,11 +278,11 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
         '/api/widget/session',
         { method: 'POST', body: { siteKey, ...(input.token ? { token: input.token } : {}), ...(user ? { user } : {}) } },
         parseSession,
-      );
+      ).then(started);
     },
     history: (token) => call('/api/widget/history', { method: 'GET', token }, (body) => parseHistory(body, baseUrl)),
     sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
-    newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),
+    newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat).then(started),
     reportTyping: (token, typing) => call('/api/widget/typing', { method: 'POST', token, body: { typing } }, () => true as const),
     eventsUrl(token, lastEventId) {
       const query = new URLSearchParams({ token });
