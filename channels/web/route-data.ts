@@ -12,12 +12,23 @@ import { WEB_CHANNEL_ID } from './index.js';
 import { conversationKeyOf, type RouteKit } from './route-kit.js';
 
 const MAX_KEYS = 20;
+/** A key: 1–40 of a-z, 0-9 and _, starting with a letter or digit (so never `__proto__`). */
+const KEY = /^[a-z0-9][a-z0-9_]{0,39}$/;
 
-/** The site's data: at most 20 keys of 1–40 `[a-z0-9_]`, each a string of at most 200 characters. An empty object clears it. */
+/**
+ * The site's data: at most 20 keys, each value text of at most 200 characters; an empty object
+ * clears it. The keys are checked on the body as parsed (a `__proto__` key included), before the
+ * record is built.
+ */
 const SiteDataRequestSchema = z.strictObject({
   data: z
-    .record(z.string().regex(/^[a-z0-9_]{1,40}$/, 'keys are 1–40 characters of a-z, 0-9 or _'), z.string().max(200))
-    .refine((data) => Object.keys(data).length <= MAX_KEYS, `at most ${MAX_KEYS} keys`),
+    .unknown()
+    .superRefine((value, context) => {
+      for (const key of value !== null && typeof value === 'object' ? Object.keys(value) : []) {
+        if (!KEY.test(key)) context.addIssue({ code: 'custom', path: [key], message: 'a key is 1–40 characters of a-z, 0-9 or _, starting with a letter or digit' });
+      }
+    })
+    .pipe(z.record(z.string(), z.string().max(200)).refine((data) => Object.keys(data).length <= MAX_KEYS, `at most ${MAX_KEYS} keys`)),
 });
 
 export function addSiteDataRoute(router: Router, kit: RouteKit): void {
