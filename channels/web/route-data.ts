@@ -25,7 +25,8 @@ const SiteDataRequestSchema = z.strictObject({
     .unknown()
     .superRefine((value, context) => {
       for (const key of value !== null && typeof value === 'object' ? Object.keys(value) : []) {
-        if (!KEY.test(key)) context.addIssue({ code: 'custom', path: [key], message: 'a key is 1–40 characters of a-z, 0-9 or _, starting with a letter or digit' });
+        if (!KEY.test(key))
+          context.addIssue({ code: 'custom', path: [key], message: 'a key is 1–40 characters of a-z, 0-9 or _, starting with a letter or digit' });
       }
     })
     .pipe(z.record(z.string(), z.string().max(200)).refine((data) => Object.keys(data).length <= MAX_KEYS, `at most ${MAX_KEYS} keys`)),
@@ -46,7 +47,14 @@ export function addSiteDataRoute(router: Router, kit: RouteKit): void {
     // The conversation's record with the data beside it (the transcript writer sets it by `_id`).
     const records = options.transcripts.turnRecords();
     records.add([
-      { kind: 'conversation', _id: conversationKey, channel: WEB_CHANNEL_ID, address: conversationKey, siteData: parsed.data.data, at: new Date().toISOString() },
+      {
+        kind: 'conversation',
+        _id: conversationKey,
+        channel: WEB_CHANNEL_ID,
+        address: conversationKey,
+        siteData: parsed.data.data,
+        at: new Date().toISOString(),
+      },
     ]);
     await records.flush();
     logger.info('widget-site-data', { conversationKey, keys: Object.keys(parsed.data.data).length });

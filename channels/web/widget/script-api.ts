@@ -89,7 +89,11 @@ export function exposeScriptApi(name: string | undefined, hooks: ScriptApiHooks)
     setData(data: unknown): void {
       // An object (null clears); anything else is not data.
       if (typeof data != 'object' || Array.isArray(data)) return;
-      hooks.setData(Object.fromEntries(Object.entries(data ?? {}).map(([key, value]) => [key, typeof value == 'number' || typeof value == 'boolean' ? String(value) : value])));
+      hooks.setData(
+        Object.fromEntries(
+          Object.entries(data ?? {}).map(([key, value]) => [key, typeof value == 'number' || typeof value == 'boolean' ? String(value) : value]),
+        ),
+      );
     },
     identify(user: unknown): void {
       if (user === null) {
