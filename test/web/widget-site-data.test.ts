@@ -4,7 +4,7 @@
  * widget loads, the visitor chats, and the teammate's transcript page shows the data as the
  * website's word (escaped, marked not verified) while no model call ever saw it. A payload out of
  * bounds is refused by the route with a 400 and a log line (and the widget tells the site's
- * developer in the console), leaving the stored data as it was.
+ * developer in the console), leaving the stored data as it was. A new chat carries the data too.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -140,5 +140,13 @@ describe("the site's data on a conversation", () => {
     await visitor.evaluate(`window.ShopChat.setData({ 'Not OK': 'x' })`);
     await eventually(async () => visitorTab.record.console.some((entry) => entry.text.includes('setData was refused: data.Not OK')));
     expect(await shownData(teammate, conversationId!)).toEqual(SHOWN);
+
+    // "New chat": the data goes with the new conversation's first message too.
+    await chat.newChat.click();
+    await chat.confirmNewChat.click();
+    await eventually(async () => (await storedVisitor(visitor, SITE)).conversationId !== conversationId);
+    await say(chat, 'Is there water on the pontoon?', 1);
+    const next = (await storedVisitor(visitor, SITE)).conversationId!;
+    expect(await shownData(teammate, next)).toEqual(SHOWN);
   });
 });

@@ -118,8 +118,8 @@ export interface WidgetApi {
   /** The widget's words in `language` (English for English, or when they can't be had). */
   catalogue(language: string): Promise<Catalogue>;
   /**
-   * The site's data for the conversation (`setData`): sent now when there is a session, and to
-   * each conversation a session or "New chat" starts from then on. `undefined` forgets it here only.
+   * The site's data for the conversation (`setData`): sent with the visitor's next message taken
+   * (at once in a conversation they wrote in). `undefined` forgets it here only.
    */
   setData(data: Record<string, unknown> | undefined): void;
 }
@@ -250,26 +250,34 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
     return { ok: true, value };
   }
 
+  // The site's data goes with the conversation once the visitor writes in it (a page view alone
+  // stores nothing): after a message the service took, once per token (again after a renewal or
+  // a new chat), and at once when it changes in a conversation already written in.
   let siteData: Record<string, unknown> | undefined;
-  let lastToken: string | undefined;
+  // The last data the service took: a refused `setData` changes nothing, here or in later conversations.
+  let accepted: Record<string, unknown> | undefined;
+  let writtenWith: string | undefined;
+  let sentWith: string | undefined;
   const sendData = (token: string): void => {
-    if (!siteData) return;
-    void call('/api/widget/data', { method: 'POST', token, body: { data: siteData } }, () => true).then((result) => {
-      // The site's own mistake (a key or value out of bounds): its developer reads why.
-      if (!result.ok && result.kind === 'status' && result.status === 400) reportToSiteDeveloper(`setData was refused: ${result.error}`);
+    const data = siteData;
+    if (!data || sentWith === token) return;
+    sentWith = token;
+    void call('/api/widget/data', { method: 'POST', token, body: { data } }, () => true).then((result) => {
+      if (result.ok) accepted = data;
+      else if (result.kind === 'status' && result.status === 400) {
+        // The site's own mistake (a key or value out of bounds): its developer reads why.
+        reportToSiteDeveloper(`setData was refused: ${result.error}`);
+        if (siteData === data) siteData = accepted;
+      }
     });
-  };
-  // A session or a new chat: the site's data goes to its conversation.
-  const started = <Value extends { token: string }>(result: ApiResult<Value>): ApiResult<Value> => {
-    if (result.ok) sendData((lastToken = result.value.token));
-    return result;
   };
 
   return {
     setData(data) {
       siteData = data;
-      if (!data) lastToken = undefined;
-      else if (lastToken) sendData(lastToken);
+      sentWith = undefined;
+      if (!data) writtenWith = accepted = undefined;
+      else if (writtenWith) sendData(writtenWith);
     },
     // The service chooses the visitor id (a stored one is not sent); the token proves a returning visitor.
     startSession: (input) => {
@@ -278,11 +286,18 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
         '/api/widget/session',
         { method: 'POST', body: { siteKey, ...(input.token ? { token: input.token } : {}), ...(user ? { user } : {}) } },
         parseSession,
-      ).then(started);
+      );
     },
     history: (token) => call('/api/widget/history', { method: 'GET', token }, (body) => parseHistory(body, baseUrl)),
-    sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
-    newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat).then(started),
+    sendMessage: (token, message) =>
+      call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted).then((result) => {
+        if (result.ok) sendData((writtenWith = token));
+        return result;
+      }),
+    newChat(token) {
+      writtenWith = undefined;
+      return call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat);
+    },
     reportTyping: (token, typing) => call('/api/widget/typing', { method: 'POST', token, body: { typing } }, () => true as const),
     eventsUrl(token, lastEventId) {
       const query = new URLSearchParams({ token });
