@@ -9,6 +9,7 @@ const conversationSchema = new Schema<ConversationRecord>(
     address: { type: String, required: true },
     displayName: String,
     displayNameAt: Date,
+    siteData: { type: Schema.Types.Mixed, default: undefined },
     recent: { type: [{ _id: false, id: String, direction: String, text: String }], default: [] },
   },
   { timestamps: true, versionKey: false },

@@ -57,6 +57,8 @@ export interface ConversationRecord {
   displayName?: string;
   /** When the record the name came from was made: an older rename arriving late never replaces it. */
   displayNameAt?: Date;
+  /** What the website attached (the widget's `setData`): shown to teammates, never given to the model. */
+  siteData?: Record<string, string>;
   recent: RecentMessage[];
   createdAt: Date;
   updatedAt: Date;

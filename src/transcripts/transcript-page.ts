@@ -1,8 +1,8 @@
 /**
  * The transcript as a self-contained HTML page a teammate reads on a phone: who the customer
- * is, on which channel, then every message in order — customer on the left, assistant and
- * teammates on the right, each labelled and timed, with a note on replies that never reached
- * the customer. The live page adds who has the conversation, "Take over", "Hand back to the
+ * is, on which channel, what the website attached (labelled as its word, not verified), then
+ * every message in order — customer on the left, assistant and teammates on the right, each
+ * labelled and timed, with a note on replies that never reached the customer. The live page adds who has the conversation, "Take over", "Hand back to the
  * assistant", "Close" and a reply box, and one script (allowed by a per-response nonce) that
  * streams new messages in and posts the actions. It loads nothing else (its one stylesheet is
  * pinned by hash in the CSP); every piece of stored text goes through `escapeHtml`, never into
@@ -45,7 +45,14 @@ export interface LivePageSettings {
 }
 
 export interface TranscriptPageInput {
-  conversation: { id: string; channel: string; address: string; displayName?: string | undefined };
+  conversation: {
+    id: string;
+    channel: string;
+    address: string;
+    displayName?: string | undefined;
+    /** What the website attached to the conversation (the widget's `setData`): its word, not verified. */
+    siteData?: Readonly<Record<string, unknown>> | undefined;
+  };
   messages: readonly PageMessage[];
   generatedAt: Date;
   live?: LivePageSettings | undefined;
@@ -112,6 +119,7 @@ button:disabled { opacity: 0.45; cursor: not-allowed; }
 .action .text { font-size: 0.9375rem; }
 .action-state { margin: 0.375rem 0 0; font-size: 0.8125rem; font-weight: 600; }
 .action .actions { margin-top: 0.5rem; }
+.site-data h2 { text-align: left; margin: 0.75rem 0 0.25rem; }
 .stars { color: #b7791f; letter-spacing: 0.0625rem; margin-right: 0.375rem; }
 ${MEDIA_STYLE}
 `.trim();
@@ -146,6 +154,19 @@ const htmlEntities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => htmlEntities[character] ?? character);
+}
+
+/** The website's data, labelled as its word: each key and value escaped (only text values are shown). */
+function renderSiteData(data: Readonly<Record<string, unknown>> | undefined): string {
+  const entries = Object.entries(data ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+  if (entries.length === 0) return '';
+  const rows = entries.map(([key, value]) => `<dt>${escapeHtml(key)}</dt><dd>${escapeHtml(value)}</dd>`).join('\n');
+  return `<section class="site-data" aria-labelledby="site-data-title">
+<h2 id="site-data-title">Provided by the website, not verified</h2>
+<dl id="site-data">
+${rows}
+</dl>
+</section>`;
 }
 
 /** Notes for outbound messages the customer may not have received; delivered ones need none. */
@@ -323,6 +344,7 @@ export function renderTranscriptPage(input: TranscriptPageInput): string {
 <dt>Channel</dt><dd>${escapeHtml(conversation.channel)}</dd>
 <dt>Messages</dt><dd id="message-count">${messages.length}</dd>
 </dl>
+${renderSiteData(conversation.siteData)}
 </header>
 ${live ? renderControls(live) : ''}
 <div id="log">

@@ -92,7 +92,13 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
       .type('html')
       .send(
         renderTranscriptPage({
-          conversation: { id: conversation._id, channel: conversation.channel, address: conversation.address, displayName: conversation.displayName },
+          conversation: {
+            id: conversation._id,
+            channel: conversation.channel,
+            address: conversation.address,
+            displayName: conversation.displayName,
+            siteData: conversation.siteData,
+          },
           messages: messages.map(pageMessage),
           actions: changes,
           ratings: answers,

@@ -5,6 +5,7 @@
  * `network` when no answer arrived (offline, blocked), `status` for an HTTP error answer.
  */
 import { parseChoices, type WidgetChoice } from './choices.js';
+import { reportToSiteDeveloper } from './developer-console.js';
 import { readSignedInUser } from './signed-in-user.js';
 import { catalogueFrom, ENGLISH, type Catalogue } from './strings.js';
 
@@ -116,6 +117,11 @@ export interface WidgetApi {
   uploadUrl(name: string): string;
   /** The widget's words in `language` (English for English, or when they can't be had). */
   catalogue(language: string): Promise<Catalogue>;
+  /**
+   * The site's data for the conversation (`setData`): sent with the visitor's next message taken
+   * (at once in a conversation they wrote in). `undefined` forgets it here only.
+   */
+  setData(data: Record<string, unknown> | undefined): void;
 }
 
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -244,7 +250,35 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
     return { ok: true, value };
   }
 
+  // The site's data goes with the conversation once the visitor writes in it (a page view alone
+  // stores nothing): after a message the service took, once per token (again after a renewal or
+  // a new chat), and at once when it changes in a conversation already written in.
+  let siteData: Record<string, unknown> | undefined;
+  // The last data the service took: a refused `setData` changes nothing, here or in later conversations.
+  let accepted: Record<string, unknown> | undefined;
+  let writtenWith: string | undefined;
+  let sentWith: string | undefined;
+  const sendData = (token: string): void => {
+    const data = siteData;
+    if (!data || sentWith === token) return;
+    sentWith = token;
+    void call('/api/widget/data', { method: 'POST', token, body: { data } }, () => true).then((result) => {
+      if (result.ok) accepted = data;
+      else if (result.kind === 'status' && result.status === 400) {
+        // The site's own mistake (a key or value out of bounds): its developer reads why.
+        reportToSiteDeveloper(`setData was refused: ${result.error}`);
+        if (siteData === data) siteData = accepted;
+      }
+    });
+  };
+
   return {
+    setData(data) {
+      siteData = data;
+      sentWith = undefined;
+      if (!data) writtenWith = accepted = undefined;
+      else if (writtenWith) sendData(writtenWith);
+    },
     // The service chooses the visitor id (a stored one is not sent); the token proves a returning visitor.
     startSession: (input) => {
       const user = readSignedInUser(siteKey);
@@ -255,8 +289,15 @@ export function createWidgetApi(baseUrl: string, siteKey: string): WidgetApi {
       );
     },
     history: (token) => call('/api/widget/history', { method: 'GET', token }, (body) => parseHistory(body, baseUrl)),
-    sendMessage: (token, message) => call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted),
-    newChat: (token) => call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat),
+    sendMessage: (token, message) =>
+      call('/api/widget/messages', { method: 'POST', token, body: message }, parseAccepted).then((result) => {
+        if (result.ok) sendData((writtenWith = token));
+        return result;
+      }),
+    newChat(token) {
+      writtenWith = undefined;
+      return call('/api/widget/new-chat', { method: 'POST', token }, parseNewChat);
+    },
     reportTyping: (token, typing) => call('/api/widget/typing', { method: 'POST', token, body: { typing } }, () => true as const),
     eventsUrl(token, lastEventId) {
       const query = new URLSearchParams({ token });

@@ -147,7 +147,11 @@ async function boot(): Promise<void> {
    * messages, unread) and a fresh anonymous one starts; or, another user signed in, a fresh one of theirs.
    */
   function reset(signedOut: boolean): void {
-    if (signedOut) setSignedInUser(null);
+    if (signedOut) {
+      setSignedInUser(null);
+      // The site's data was about the user who signed out.
+      api.setData(undefined);
+    }
     store.forget();
     stored = {};
     session = undefined;

@@ -9,8 +9,11 @@
  * `unread` (the count: called at once, then on each change), `off(event, callback)`, `state()`
  * (`{ open, unread, signedIn }`),
  * `prefill(text)`, `hide()` / `show()` (the launcher), `identify({ id, email, name, ts, hash })`,
- * `sound(on)`, `onUnread(callback)` (as `on('unread', callback)`), and `reset()` (also
- * `identify(null)`: the site's user signed out) which ends the conversation on this device.
+ * `sound(on)`, `onUnread(callback)` (as `on('unread', callback)`), `setData({ plan: 'pro' })` (shown
+ * to teammates with the conversation, never to the model; numbers and booleans become text;
+ * `setData(null)` clears it), and
+ * `reset()` (also `identify(null)`: the site's user signed out) which ends the conversation on this
+ * device and forgets the data.
  */
 import type { SignedInUser } from './signed-in-user.js';
 
@@ -36,6 +39,8 @@ export interface ScriptApiHooks {
   identify(user: SignedInUser): void;
   /** Ends the conversation on this device and starts a fresh anonymous one. */
   reset(): void;
+  /** The site's data for the conversation (checked by the service). */
+  setData(data: Record<string, unknown>): void;
 }
 
 const API_NAME = /^[A-Za-z_$][\w$]{0,39}$/;
@@ -81,6 +86,15 @@ export function exposeScriptApi(name: string | undefined, hooks: ScriptApiHooks)
     hide: () => hooks.setHidden(true),
     show: () => hooks.setHidden(false),
     reset: () => hooks.reset(),
+    setData(data: unknown): void {
+      // An object (null clears); anything else is not data.
+      if (typeof data != 'object' || Array.isArray(data)) return;
+      hooks.setData(
+        Object.fromEntries(
+          Object.entries(data ?? {}).map(([key, value]) => [key, typeof value == 'number' || typeof value == 'boolean' ? String(value) : value]),
+        ),
+      );
+    },
     identify(user: unknown): void {
       if (user === null) {
         hooks.reset();

@@ -265,6 +265,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
     setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
     identify: (user) => (setSignedInUser(user), options.identify()),
     reset: () => options.reset(),
+    setData: (data) => options.api.setData(data),
   });
   const panels = createPanelState(host, launcher, unread, emit);
   const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
