@@ -173,7 +173,10 @@ export async function prepareFreshLeg(
 /** The knowledge section for a turn that needs it; a failure leaves it out (logged), never fails the turn. */
 async function knowledgeBrief(
   logger: JudgeDependencies['logger'],
-  input: { history: readonly ModelMessage[]; knowledge?: { hook: TurnKnowledge | undefined; channel: string; messageId: string; metadata: Readonly<Record<string, string>> } },
+  input: {
+    history: readonly ModelMessage[];
+    knowledge?: { hook: TurnKnowledge | undefined; channel: string; messageId: string; metadata: Readonly<Record<string, string>> };
+  },
   terms: string,
   roleId: string,
   hitsOnly = false,
@@ -182,7 +185,15 @@ async function knowledgeBrief(
   if (!knowledge?.hook) return undefined;
   const question = messageText(input.history.filter((message) => message.role === 'user').at(-1) ?? { role: 'user', content: '' });
   try {
-    return await knowledge.hook.brief({ question, terms, roleId, channel: knowledge.channel, messageId: knowledge.messageId, metadata: knowledge.metadata, ...(hitsOnly ? { hitsOnly } : {}) });
+    return await knowledge.hook.brief({
+      question,
+      terms,
+      roleId,
+      channel: knowledge.channel,
+      messageId: knowledge.messageId,
+      metadata: knowledge.metadata,
+      ...(hitsOnly ? { hitsOnly } : {}),
+    });
   } catch (error) {
     logger.warn('knowledge-brief-failed', { roleId, error });
     return undefined;

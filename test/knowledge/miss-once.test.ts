@@ -37,7 +37,9 @@ describe('a knowledge miss, once per customer message', () => {
 
   beforeAll(async () => {
     rig = await startKnowledgeRig({ redisUrl: await ownKnowledgeRedisUrl(), mongoUri: knowledgeMongoUri(), onMiss: (miss) => told.push(miss) });
-    await rig.feature.service.addFaq([{ question: 'How long does delivery take?', answer: 'Delivery takes 2 to 3 business days.', url: 'https://help.example/shipping' }]);
+    await rig.feature.service.addFaq([
+      { question: 'How long does delivery take?', answer: 'Delivery takes 2 to 3 business days.', url: 'https://help.example/shipping' },
+    ]);
     orchestrator = createOrchestrator({
       roles: roster,
       models,
@@ -60,7 +62,15 @@ describe('a knowledge miss, once per customer message', () => {
       conversationId,
       firstTurn,
       runId: randomUUID(),
-      inbound: { channel: channel.id, conversationKey: conversationId, messageId, from: { address: conversationId }, text, receivedAt: Date.now(), metadata: {} },
+      inbound: {
+        channel: channel.id,
+        conversationKey: conversationId,
+        messageId,
+        from: { address: conversationId },
+        text,
+        receivedAt: Date.now(),
+        metadata: {},
+      },
       history: [{ role: 'user', content: text }],
       signal: new AbortController().signal,
       logger: quiet,
