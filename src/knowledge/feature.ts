@@ -57,8 +57,8 @@ export interface KnowledgeFeatureOptions {
   syncEveryMs?: number;
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
   mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
-  /** Told of each question the knowledge had no answer for (the reports' roll-ups). */
-  onMiss?: (miss: { channel: string }) => void;
+  /** Told of each question the knowledge had no answer for, once per customer message (`messageKey`: `channel:messageId`). */
+  onMiss?: (miss: { channel: string; messageKey: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
   /** Told of each suggestion draft's model call (the usage store and the reports meter it like a turn's). */
@@ -186,14 +186,19 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
           return sourcesSection(passages, input.metadata);
         }
         if (input.hitsOnly) return undefined;
-        options.onMiss?.({ channel: input.channel });
-        misses.record({
-          role: input.roleId,
-          question: input.question,
-          terms: input.terms,
-          ...(audience.site ? { site: audience.site } : {}),
-          channel: input.channel,
-        });
+        // Once per customer message: a turn run again for it (a retry, a restart) records nothing more.
+        const messageKey = `${input.channel}:${input.messageId}`;
+        const recorded = await misses.record(
+          {
+            role: input.roleId,
+            question: input.question,
+            terms: input.terms,
+            ...(audience.site ? { site: audience.site } : {}),
+            channel: input.channel,
+          },
+          messageKey,
+        );
+        if (recorded) options.onMiss?.({ channel: input.channel, messageKey });
         return missSection(input.metadata);
       },
     },

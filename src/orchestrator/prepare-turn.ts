@@ -43,6 +43,8 @@ export interface TurnKnowledge {
   brief(input: {
     /** The customer's latest message (what a miss lists). */
     question: string;
+    /** The channel's id of the batch's latest message: a miss is recorded once per message, however often its turn runs. */
+    messageId: string;
     /** The judge's search terms (empty: search the question). */
     terms: string;
     roleId: string;
@@ -83,7 +85,7 @@ export async function prepareFreshLeg(
     /** Roles' facts the turn-start MGET already read (a role missing here is read with a GET). */
     knownFacts?: ReadonlyMap<string, VersionedFacts> | undefined;
     /** The business's knowledge, when configured, and where the turn is answered (for its audience). */
-    knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> };
+    knowledge?: { hook: TurnKnowledge | undefined; channel: string; messageId: string; metadata: Readonly<Record<string, string>> };
     /** The customer was just asked for a comment on the service: the judge says whether the latest message is only that. */
     feedback?: boolean;
   },
@@ -171,7 +173,10 @@ export async function prepareFreshLeg(
 /** The knowledge section for a turn that needs it; a failure leaves it out (logged), never fails the turn. */
 async function knowledgeBrief(
   logger: JudgeDependencies['logger'],
-  input: { history: readonly ModelMessage[]; knowledge?: { hook: TurnKnowledge | undefined; channel: string; metadata: Readonly<Record<string, string>> } },
+  input: {
+    history: readonly ModelMessage[];
+    knowledge?: { hook: TurnKnowledge | undefined; channel: string; messageId: string; metadata: Readonly<Record<string, string>> };
+  },
   terms: string,
   roleId: string,
   hitsOnly = false,
@@ -180,7 +185,15 @@ async function knowledgeBrief(
   if (!knowledge?.hook) return undefined;
   const question = messageText(input.history.filter((message) => message.role === 'user').at(-1) ?? { role: 'user', content: '' });
   try {
-    return await knowledge.hook.brief({ question, terms, roleId, channel: knowledge.channel, metadata: knowledge.metadata, ...(hitsOnly ? { hitsOnly } : {}) });
+    return await knowledge.hook.brief({
+      question,
+      terms,
+      roleId,
+      channel: knowledge.channel,
+      messageId: knowledge.messageId,
+      metadata: knowledge.metadata,
+      ...(hitsOnly ? { hitsOnly } : {}),
+    });
   } catch (error) {
     logger.warn('knowledge-brief-failed', { roleId, error });
     return undefined;

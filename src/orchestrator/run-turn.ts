@@ -153,7 +153,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           mcpTools: mcpToolsFor(callerFor(contact, session)),
           signal: input.signal,
           knownFacts: start?.facts,
-          knowledge: { hook: options.knowledge, channel: channel.id, metadata: input.inbound.metadata },
+          knowledge: { hook: options.knowledge, channel: channel.id, messageId: input.inbound.messageId, metadata: input.inbound.metadata },
           ...(feedback && said === undefined ? { feedback: true } : {}),
         },
       );

@@ -72,8 +72,8 @@ export interface ReportsFeature {
   recordHandoffs<S extends CountedHandoffStore>(store: S): S;
   /** One finished turn's metered model calls (beside the usage store's record). Never throws. */
   recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[] }): Promise<void>;
-  /** A question the business's knowledge had no answer for (counted today on its channel). Never throws. */
-  recordMiss(miss: { channel: string }): void;
+  /** A question the business's knowledge had no answer for (counted today on its channel, once per `messageKey`). Never throws. */
+  recordMiss(miss: { channel: string; messageKey: string }): void;
   /** `npm run reports -- rebuild`. */
   rebuild(): ReturnType<typeof rebuildRollups>;
   /** Starts the periodic flush (worker processes). */
@@ -151,8 +151,8 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
       const events = [...byModel].map(([model, sum]): RollupEvent => ({ id: '', kind: 'usage', day, channel: channelId, model, ...sum }));
       await count(events, 'usage');
     },
-    recordMiss({ channel }) {
-      void count([{ id: '', kind: 'miss', day: dayOf(new Date()), channel }], 'miss');
+    recordMiss({ channel, messageKey }) {
+      void count([{ id: `miss:${messageKey}`, kind: 'miss', day: dayOf(new Date()), channel }], 'miss');
     },
     rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger }),
     start: () => store.start(config.flushIntervalMs ?? DEFAULT_FLUSH_MS),

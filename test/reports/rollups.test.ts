@@ -181,8 +181,10 @@ describe('roll-ups', () => {
 
   test("a question the knowledge had no answer for counts on today's roll-up and in the summary", async () => {
     const day = new Date().toISOString().slice(0, 10);
-    reports.recordMiss({ channel: 'whatsapp' });
-    reports.recordMiss({ channel: 'whatsapp' });
+    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-1' });
+    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-2' });
+    // The same message's miss again (its turn run again): counted once.
+    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-1' });
     await eventually(async () => {
       await reports.store.flush();
       const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|whatsapp` as never });
@@ -192,7 +194,7 @@ describe('roll-ups', () => {
     expect(figures.totals.knowledgeMisses).toBe(2);
     expect(figures.days[0].knowledgeMisses).toBe(2);
     // They are in no collection a rebuild reads: it carries the count over rather than zero it.
-    reports.recordMiss({ channel: 'whatsapp' });
+    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-3' });
     await eventually(async () => {
       await reports.store.flush();
       const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|whatsapp` as never });

@@ -8,7 +8,7 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
 import type { KnowledgeConfig } from '../../src/config.js';
-import { createKnowledgeFeature, type KnowledgeFeature } from '../../src/knowledge/feature.js';
+import { createKnowledgeFeature, type KnowledgeFeature, type KnowledgeFeatureOptions } from '../../src/knowledge/feature.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { LogLine } from './harness.js';
@@ -64,6 +64,8 @@ export async function startKnowledgeRig(options: {
   scheduleEveryMs?: number;
   /** How often the rig's index is checked against MongoDB (the feature's default: a minute). */
   syncEveryMs?: number;
+  /** Told of each miss (the reports' hook in the service). */
+  onMiss?: KnowledgeFeatureOptions['onMiss'];
 }): Promise<KnowledgeRig> {
   const redis = new Redis(options.redisUrl);
   const connection = mongoose.createConnection(options.mongoUri, { serverSelectionTimeoutMS: 5000 });
@@ -80,6 +82,7 @@ export async function startKnowledgeRig(options: {
     adminToken: KNOWLEDGE_ADMIN_TOKEN,
     ...(options.scheduleEveryMs ? { scheduleEveryMs: options.scheduleEveryMs } : {}),
     ...(options.syncEveryMs ? { syncEveryMs: options.syncEveryMs } : {}),
+    ...(options.onMiss ? { onMiss: options.onMiss } : {}),
   });
   const app = express();
   app.use(feature.router);
