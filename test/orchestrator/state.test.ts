@@ -12,7 +12,7 @@ import { stateKeys } from '../../src/orchestrator/state/keys.js';
 import { ToolInterrupt, type AssistantTool } from '../../src/contracts/tool.js';
 import { serviceWords } from '../../src/words/service-words.js';
 import { createCliChannel } from '../../channels/cli/index.js';
-import { createOrchestratorFixture, watchOrchestratorCommands, type OrchestratorFixture } from '../support/orchestrator-fixture.js';
+import { createOrchestratorFixture, watchOrchestratorCommands, type OrchestratorFixture, type RedisCommand } from '../support/orchestrator-fixture.js';
 
 const fixtures: OrchestratorFixture[] = [];
 afterEach(async () => {
@@ -24,6 +24,9 @@ async function fixtureWith(options: Parameters<typeof createOrchestratorFixture>
   return fixture;
 }
 const conversation = () => `cli:state-${Math.random().toString(36).slice(2)}`;
+/** The commands on this conversation's keys: other suites share the Redis server, and MONITOR sees theirs too. */
+const ofConversation = (commands: RedisCommand[], id: string) =>
+  commands.filter((command) => command.name !== 'MARK' && command.args.some((arg) => arg.includes(id)));
 
 /** The judge learns the team size when the customer states it. */
 const salesJudge = (teamSize: number | null) => (call: { schema?: { properties?: Record<string, unknown> }; userText: string }) => {
@@ -58,7 +61,9 @@ describe('facts', () => {
     try {
       await fixture.turn(id, 'and when can we start?', { firstTurn: false });
       await watcher.mark(fixture.redis, 'turn');
-      const reads = watcher.commands.filter((command) => ['GET', 'MGET'].includes(command.name)).map((command) => command.name);
+      const reads = ofConversation(watcher.commands, id)
+        .filter((command) => ['GET', 'MGET'].includes(command.name))
+        .map((command) => command.name);
       expect(reads).toEqual(['MGET']);
       expect(fixture.models.replyCalls()[0]?.system ?? '').toContain('Established: plan Pro, team of 12.');
       expect((await facts.read(id, 'sales')).facts).toEqual({ interested_plan: 'Pro', team_size: 12 });
@@ -82,7 +87,7 @@ describe('facts', () => {
       ]);
       await watcher.mark(a, 'cas');
       // Both try a CAS from version 0; the loser re-reads (one GET) and tries once more.
-      const names = watcher.commands.filter((command) => command.name !== 'MARK').map((command) => command.name);
+      const names = ofConversation(watcher.commands, id).map((command) => command.name);
       expect(names.sort()).toEqual(['EVAL', 'EVAL', 'EVAL', 'GET']);
       expect((await store.read(id, 'sales')).facts).toEqual({ team_size: 12, timeline: 'next month' });
       expect(Math.max(left.version, right.version)).toBe(2);
@@ -101,7 +106,7 @@ describe('facts', () => {
     try {
       await fixture.orchestrator.resetConversation(id);
       await watcher.mark(fixture.redis, 'reset');
-      expect(watcher.commands.filter((command) => command.name !== 'MARK').map((command) => command.name)).toEqual(['DEL']);
+      expect(ofConversation(watcher.commands, id).map((command) => command.name)).toEqual(['DEL']);
       expect(await fixture.redis.exists(stateKeys.facts(id, 'sales'), stateKeys.activeRole(id))).toBe(0);
     } finally {
       await watcher.close();
