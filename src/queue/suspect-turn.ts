@@ -1,10 +1,10 @@
 /**
  * The suspect turn: of the batches a worker has already died in, one at a time runs its next
- * attempt, fleet-wide. A worker that dies takes every turn it was running with it, so all of them
- * count a death; run again side by side, the innocent ones would still be running when the
- * message that kills workers kills the next one, and a second death quarantines a batch. One at a
- * time, a second death can only be the batch that was running as the suspect (or a new fault's),
- * never a bystander's. Other conversations' turns are not held back.
+ * attempt, fleet-wide, alone in its worker process (`solo-turns.ts`). A worker that dies takes
+ * every turn it was running with it, so all of them count a death; run again side by side, the
+ * innocent ones would still be running when the message that kills workers kills the next one.
+ * Alone, a death can only be the suspect's (or a fault outside any turn's), never a bystander's,
+ * and it quarantines the suspect at once. Other conversations' turns are not held back.
  *
  * One key per turns queue (its own hash tag: one-key commands only, so on a cluster too): the
  * running mark of the turn holding it. A holder whose process is gone (no heartbeat) is replaced
