@@ -12,6 +12,7 @@
  * other turns to end), so the TTL only bounds a holder whose process stopped renewing.
  */
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import { releaseLease, renewLease } from '../redis-lease.js';
 
 /** How long a claim stands unless renewed or released first. */
 const SUSPECT_TURN_TTL_MS = 120_000;
@@ -24,16 +25,6 @@ local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] and holder ~= ARGV[3] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`);
-
-// KEYS: slot. ARGV: mark, TTL (ms). Extends the lease if this mark holds it. 1 if it did.
-const renewScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`);
-
-// KEYS: slot. ARGV: mark. Frees the slot if this mark holds it.
-const releaseScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
 
 export interface SuspectTurn {
   /** Claims the slot for the turn that writes `mark`; false while another live turn holds it. */
@@ -59,11 +50,9 @@ export function createSuspectTurn(
       if (!(await isDead(holder))) return false;
       return Number(await claimScript(redis, [key], [mark, ttl, holder])) === 1;
     },
-    async renew(mark) {
-      return Number(await renewScript(redis, [key], [mark, ttl])) === 1;
-    },
+    renew: (mark) => renewLease(redis, key, mark, ttlMs),
     async release(mark) {
-      await releaseScript(redis, [key], [mark]);
+      await releaseLease(redis, key, mark);
     },
   };
 }
