@@ -28,6 +28,12 @@ export interface GivenUpMessages {
   language?: string | undefined;
 }
 
+/**
+ * Hands the messages given up on to a person: the words that tell the customer so, or undefined
+ * when no team can take them. The turn's give-up handler (`src/turn/give-up.ts`) calls it.
+ */
+export type GiveUpHandOver = (failed: GivenUpMessages) => Promise<{ text: string } | undefined>;
+
 /** The most unanswered messages a hand-off carries (a batch holds at most five). */
 const UNANSWERED = 5;
 
@@ -38,13 +44,13 @@ export function createGiveUpHandOver(options: {
   bindings: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** How a channel's own address reaches the customer, for channels that have one (WhatsApp). */
   reachOf(channelId: string): CustomerReach | undefined;
-}) {
+}): GiveUpHandOver {
   const teamOf = (roleId: string): TeamId | undefined => {
     const tool = options.bindings[roleId]?.handoff;
     return (Object.keys(HANDOFF_TOOL_NAMES) as TeamId[]).find((team) => HANDOFF_TOOL_NAMES[team] === tool);
   };
 
-  return async (failed: GivenUpMessages): Promise<{ text: string } | undefined> => {
+  return async (failed) => {
     const teamId = teamOf(failed.roleId);
     const team = teamId ? options.teams[teamId] : undefined;
     if (!teamId || !team) return undefined;

@@ -5,13 +5,12 @@
  * back what it wrote), waits for the lock, and removes the source while holding it, so no crawl
  * writes the source back after it is gone.
  */
-import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import { KEY_PREFIX, type RedisClient } from '../redis.js';
+import { releaseLease } from '../redis-lease.js';
 import { newId } from './library.js';
 
 const CRAWL_LOCK_MS = 30 * 60_000;
 const POLL_MS = 100;
-/** Releases a crawl lock only if this crawl still holds it. */
-const releaseLock = luaScript("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
 
 const lockKey = (sourceId: string) => `${KEY_PREFIX}:knowledge:crawl:${sourceId}`;
 const stopKey = (sourceId: string) => `${KEY_PREFIX}:knowledge:crawl-stop:${sourceId}`;
@@ -38,7 +37,8 @@ export function createCrawlLocks(redis: RedisClient): CrawlLocks {
   return {
     take,
     async release(sourceId, token) {
-      await releaseLock(redis, [lockKey(sourceId)], [token]);
+      // Only if this crawl still holds it.
+      await releaseLease(redis, lockKey(sourceId), token);
     },
     async stopped(sourceId, token) {
       return (await redis.get(stopKey(sourceId))) === token;

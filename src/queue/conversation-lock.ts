@@ -10,16 +10,9 @@
  * lost the lock before its next send, even before a renewal timer had a chance to run.
  */
 import { randomUUID } from 'node:crypto';
-import { luaScript, type RedisClient } from '../redis.js';
+import type { RedisClient } from '../redis.js';
+import { releaseLease, renewLease } from '../redis-lease.js';
 import { redisKeys } from './keys.js';
-
-const releaseScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
-
-const extendScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`);
 
 /** How often a lock of this TTL is renewed: a third of it, so one late renewal never loses it. */
 export const lockRenewIntervalMs = (ttlMs: number) => Math.max(100, Math.floor(ttlMs / 3));
@@ -86,9 +79,9 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
   const renew = setInterval(() => {
     if (expired()) return lose();
     const sentAt = Date.now();
-    extendScript(redis, [key], [token, ttlMs]).then(
-      (result) => {
-        if (result === 1) validUntil = Math.max(validUntil, sentAt + ttlMs);
+    renewLease(redis, key, token, ttlMs).then(
+      (renewed) => {
+        if (renewed) validUntil = Math.max(validUntil, sentAt + ttlMs);
         // A renewal that crossed a releasing script finds the lock freed by this holder itself.
         else if (!releasing) lose();
       },
@@ -114,7 +107,7 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
       // fence by up to the margin, and a retry of its job that found it taken would leave the
       // inbox to a holder that already gave up. Another holder's lock is never touched. A lost
       // lock's key expires within the margin anyway: failing to free it is no error.
-      const freeing = releaseScript(redis, [key], [token]);
+      const freeing = releaseLease(redis, key, token);
       await (lost ? freeing.catch(() => undefined) : freeing);
     },
     async releaseWith(release) {

@@ -1,10 +1,10 @@
 /**
  * The suspect turn: of the batches a worker has already died in, one at a time runs its next
- * attempt, fleet-wide. A worker that dies takes every turn it was running with it, so all of them
- * count a death; run again side by side, the innocent ones would still be running when the
- * message that kills workers kills the next one, and a second death quarantines a batch. One at a
- * time, a second death can only be the batch that was running as the suspect (or a new fault's),
- * never a bystander's. Other conversations' turns are not held back.
+ * attempt, fleet-wide, alone in its worker process (`solo-turns.ts`). A worker that dies takes
+ * every turn it was running with it, so all of them count a death; run again side by side, the
+ * innocent ones would still be running when the message that kills workers kills the next one.
+ * Alone, a death can only be the suspect's (or a fault outside any turn's), never a bystander's,
+ * and it quarantines the suspect at once. Other conversations' turns are not held back.
  *
  * One key per turns queue (its own hash tag: one-key commands only, so on a cluster too): the
  * running mark of the turn holding it. A holder whose process is gone (no heartbeat) is replaced
@@ -12,6 +12,7 @@
  * other turns to end), so the TTL only bounds a holder whose process stopped renewing.
  */
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import { releaseLease, renewLease } from '../redis-lease.js';
 
 /** How long a claim stands unless renewed or released first. */
 const SUSPECT_TURN_TTL_MS = 120_000;
@@ -24,16 +25,6 @@ local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] and holder ~= ARGV[3] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`);
-
-// KEYS: slot. ARGV: mark, TTL (ms). Extends the lease if this mark holds it. 1 if it did.
-const renewScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`);
-
-// KEYS: slot. ARGV: mark. Frees the slot if this mark holds it.
-const releaseScript = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
 
 export interface SuspectTurn {
   /** Claims the slot for the turn that writes `mark`; false while another live turn holds it. */
@@ -59,11 +50,9 @@ export function createSuspectTurn(
       if (!(await isDead(holder))) return false;
       return Number(await claimScript(redis, [key], [mark, ttl, holder])) === 1;
     },
-    async renew(mark) {
-      return Number(await renewScript(redis, [key], [mark, ttl])) === 1;
-    },
+    renew: (mark) => renewLease(redis, key, mark, ttlMs),
     async release(mark) {
-      await releaseScript(redis, [key], [mark]);
+      await releaseLease(redis, key, mark);
     },
   };
 }

@@ -3,7 +3,7 @@
  * fleet's one suspect turn (`suspect-turn.ts`, its lease renewed while it is held) and alone in
  * its worker process (`solo-turns.ts`); any other turn waits while a suspect turn waits or runs in
  * the process. A turn admitted alone writes a running mark that says so (`ALONE_MARK`): only a
- * death in such a turn counts towards quarantining its batch.
+ * death in such a turn counts against its batch (and quarantines it).
  */
 import type { Logger } from '../logger.js';
 import type { SoloTurns } from './solo-turns.js';

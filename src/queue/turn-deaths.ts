@@ -2,8 +2,9 @@
  * Workers that died in a turn on the inbox head's batch, counted in the head's turn state (the
  * inbox's `retry` hash, so they go with it): every death makes the next attempt guarded and a
  * suspect turn (`suspect-turn.ts`), but only a death while the batch ran alone in its worker (as
- * the suspect: `solo-turns.ts`) is evidence against it. A worker killed while running it beside
- * other turns may have died of any of them.
+ * the suspect: `solo-turns.ts`) is evidence against it, and enough to quarantine it
+ * (`turn-quarantine.ts`). A worker killed while running it beside other turns may have died of any
+ * of them.
  */
 import { luaScript, type RedisClient } from '../redis.js';
 import { redisKeys } from './keys.js';

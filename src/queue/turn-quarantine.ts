@@ -1,9 +1,11 @@
 /**
  * Crash accounting: a head's batch whose turn left a running mark of a worker without a
  * heartbeat is a batch a worker died in. The death is counted (`turn-deaths.ts`), which makes
- * the next attempt guarded and the fleet's one suspect turn (`turn-admission.ts`); a batch that
- * killed MAX_ALONE_DEATHS workers running it alone is quarantined: given up on as `poison`, the
- * decision stored first, as any give-up.
+ * the next attempt guarded and the fleet's one suspect turn, alone in its worker
+ * (`turn-admission.ts`); a batch that killed a worker running it alone is quarantined at once:
+ * given up on as `poison`, the decision stored first, as any give-up. So a crashing message costs
+ * one death alone plus the death of the crowd it first ran in, shared with the messages beside it:
+ * N sent at once cost N + 1 worker restarts (one more for each later crowd a crasher starts in).
  */
 import type { InboxBatch } from './conversation-inbox.js';
 import { batchOf, type TurnContext } from './turn-context.js';
@@ -11,14 +13,15 @@ import { recordTurnDeath } from './turn-deaths.js';
 
 /**
  * Deaths of workers running a batch alone (as the suspect turn) that quarantine it (given up on as
- * `poison`), so one message never crash-loops a fleet. Any death makes the next attempt guarded and
- * a suspect turn; a death beside other turns is no evidence against the batch.
+ * `poison`), so one message never crash-loops a fleet: the first is decisive, since nothing else
+ * ran in that process. Any death makes the next attempt guarded and a suspect turn; a death beside
+ * other turns is no evidence against the batch.
  */
-const MAX_ALONE_DEATHS = 2;
+const MAX_ALONE_DEATHS = 1;
 
 /**
- * A worker died in the turn marked `mark` on the head's batch: counted; a batch workers died in
- * MAX_ALONE_DEATHS times while running it alone is quarantined (the decision stored, as `givenUp`).
+ * A worker died in the turn marked `mark` on the head's batch: counted; a batch a worker died in
+ * while running it alone is quarantined (the decision stored, as `givenUp`).
  */
 async function countDeath(context: TurnContext, conversationKey: string, batch: InboxBatch, mark: string): Promise<InboxBatch> {
   const { redis, inbox, logger, metrics } = context.options;

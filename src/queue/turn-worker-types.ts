@@ -22,7 +22,7 @@ export interface InboundBatch {
   earlier: readonly InboundMessage[];
   /**
    * A worker died in a turn on this batch before: answer it without what can exhaust a worker
-   * (no media, a bounded prompt). Guarded turns run alone in their worker; two that kill it quarantine the batch.
+   * (no media, a bounded prompt). Guarded turns run alone in their worker; one that kills it quarantines the batch.
    */
   guarded?: boolean;
 }
@@ -36,7 +36,7 @@ export type InboundHandler = (batch: InboundBatch, signal: AbortSignal, assertHe
 
 /**
  * Why a message was given up on: `budget` (its retry time ran out), the failure kind, or
- * `poison` (MAX_ALONE_DEATHS workers died running it alone: quarantined, never retried).
+ * `poison` (a worker died running it alone: quarantined, never retried).
  */
 export type GiveUpReason = 'budget' | 'poison' | Exclude<FailureKind, 'infrastructure'>;
 

@@ -28,6 +28,7 @@ import { z } from 'zod';
 import type { Model } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
+import { releaseLease } from '../redis-lease.js';
 import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, transcriptKeys } from './transcript-keys.js';
 import { APOLOGY_PART, HOLDING_PART, RECENT_MESSAGE_LIMIT, type ConversationRecord, type MessageRecord, type RecentMessage } from './transcript-store.js';
 
@@ -53,10 +54,6 @@ if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'displayName', ARGV[3]) end
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], ARGV[7], ARGV[8]) end
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1`;
-
-const releaseScript = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
 
 /** A conversation document as any version stored it: what the copy needs, checked. */
 const StoredConversationSchema = z.object({
@@ -237,7 +234,7 @@ export function createRecentBackfill(options: RecentBackfillOptions) {
         logger.info('recent-backfill-done', { database, ...counts, ms: now() - started });
         return { outcome: 'copied', ...counts };
       } finally {
-        await redis.eval(releaseScript, 1, backfillKeys.lock(database), token).catch(() => undefined);
+        await releaseLease(redis, backfillKeys.lock(database), token).catch(() => undefined);
       }
     },
   };

@@ -18,7 +18,7 @@ import { createTurnWorker, type GiveUpHandler } from '../queue/turn-worker.js';
 import type { TranscriptOutbox } from '../store/outbox.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
-import type { GiveUpHandOver } from './give-up.js';
+import type { GiveUpHandOver } from '../handoff/give-up-handoff.js';
 import { createGiveUpHandler, createHoldingNoticeHandler, createInboundHandler } from './handle-inbound.js';
 import { createIntake } from './intake.js';
 

@@ -6,6 +6,7 @@
  * a log say so.
  */
 import { errorText } from '../errors/index.js';
+import type { GiveUpHandOver } from '../handoff/give-up-handoff.js';
 import type { GiveUpHandler, InboundBatch } from '../queue/turn-worker.js';
 import {
   APOLOGY_PART,
@@ -26,17 +27,6 @@ import { withMessages } from './reply-plan.js';
 const sentStatuses = new Set<MessageStatus>(['queued', 'sent', 'delivered', 'read']);
 /** Ledger states of a part not (known to be) sent yet. */
 const unsentStatuses = new Set<MessageStatus>(['pending', 'sending', 'uncertain']);
-
-/** Hands the messages given up on to a person (`src/handoff/give-up-handoff.ts`); undefined when no team can take them. */
-export type GiveUpHandOver = (failed: {
-  channelId: string;
-  conversationId: string;
-  roleId: string;
-  customer: { address: string; displayName?: string | undefined };
-  unanswered: readonly string[];
-  before: readonly { direction: 'inbound' | 'outbound'; text: string }[];
-  language?: string | undefined;
-}) => Promise<{ text: string } | undefined>;
 
 export interface GiveUpOptions extends Omit<InboundHandlerOptions, 'orchestrator' | 'onTurn'> {
   handOver?: GiveUpHandOver | undefined;

@@ -1,8 +1,8 @@
 /**
  * A message whose turn kills the worker running it (a fault hook aborts the process, as a fatal
  * bug or running out of memory would) is never retried into a crash loop: the first death makes
- * the next attempt a guarded one, run as the suspect turn alone in its worker; two deaths there
- * quarantine it — the customer gets one apology, the message is recorded failed as `poison`,
+ * the next attempt a guarded one, run as the suspect turn alone in its worker; a death there
+ * quarantines it — the customer gets one apology, the message is recorded failed as `poison`,
  * `inbound_failed_total{reason="poison"}` counts it — and every other conversation is answered
  * throughout. A death beside other turns is no evidence against any of them: a customer whose
  * turn happened to run beside a crashing message (an attacker's, sent again and again) is answered.
@@ -47,7 +47,7 @@ async function poisonRig(modelDelayMs: number) {
 }
 
 describe('a message that kills every worker that answers it', () => {
-  test('is quarantined after two deaths: one apology, recorded failed as poison, other customers answered', async () => {
+  test('is quarantined after its death alone: one apology, recorded failed as poison, other customers answered', async () => {
     const { h, start, received } = await poisonRig(0);
     const victim = 'whatsapp:+447700960001';
     const bystander = 'whatsapp:+447700960002';
@@ -60,15 +60,13 @@ describe('a message that kills every worker that answers it', () => {
     await first.exited;
     expect(poisonCalls(first)).toBe(1);
 
-    // The next workers find the batch's turn marked running by a dead worker: guarded attempts,
-    // each run alone in its worker as the suspect turn, which die too.
-    for (let alone = 1; alone <= 2; alone += 1) {
-      const next = await start();
-      await eventually(() => poisonCalls(next) === 1 || undefined, 30_000);
-      await next.exited;
-    }
+    // The next worker finds the batch's turn marked running by a dead worker: a guarded attempt,
+    // run alone in its worker as the suspect turn, which dies too.
+    const next = await start();
+    await eventually(() => poisonCalls(next) === 1 || undefined, 30_000);
+    await next.exited;
 
-    // The next finds a second death alone: quarantined without calling the model again.
+    // The next finds a death alone: quarantined without calling the model again.
     await h.services.startWorker().waitUntilReady();
     await eventually(() => received(victim).length > 0 || undefined, 20_000);
     expect((await h.sendWhatsapp({ from: bystander, body: 'and on Sunday?' })).status).toBe(200);
@@ -78,7 +76,7 @@ describe('a message that kills every worker that answers it', () => {
     expect(received(bystander)).toEqual(['Slow answer to: what are your hours', 'Answer to: and on Sunday?']);
     expect(h.models.replyCalls().filter((call) => call.userText.includes('POISON'))).toHaveLength(0);
     expect(h.services.metrics.value('inbound_failed_total', { channel: 'whatsapp', reason: 'poison' })).toBe(1);
-    expect(h.logs).toContainEqual(expect.objectContaining({ event: 'turn-worker-died', crashes: 3, alone: 2, conversationKey: conversationKeyFor(victim) }));
+    expect(h.logs).toContainEqual(expect.objectContaining({ event: 'turn-worker-died', crashes: 2, alone: 1, conversationKey: conversationKeyFor(victim) }));
     await transcriptsWritten(h.services);
     expect(await h.services.transcripts.messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({
       status: 'failed',
@@ -89,7 +87,7 @@ describe('a message that kills every worker that answers it', () => {
   }, 150_000);
 });
 
-describe('a customer whose turn was running beside the poison message, twice', () => {
+describe('a customer whose turn was running beside the poison message', () => {
   test('is answered, not quarantined: a batch a worker died in runs its next attempt alone, and only when no other such batch is running', async () => {
     // The bystander's model call takes 3 s: it is still running when the poison message kills the worker.
     const { h, start, received } = await poisonRig(3_000);
@@ -102,13 +100,11 @@ describe('a customer whose turn was running beside the poison message, twice', (
     expect((await h.sendWhatsapp({ from: victim, body: 'POISON please' })).status).toBe(200);
     await first.exited;
 
-    // Both batches had a worker die in them. The next workers take them up one at a time, alone;
-    // the poison kills two more (the bystander is answered in one of them, or after).
-    for (let alone = 1; alone <= 2; alone += 1) {
-      const next = await start();
-      await eventually(() => poisonCalls(next) === 1 || undefined, 30_000);
-      await next.exited;
-    }
+    // Both batches had a worker die in them. The next worker takes them up one at a time, alone;
+    // the poison kills it once more (the bystander is answered before, or after).
+    const next = await start();
+    await eventually(() => poisonCalls(next) === 1 || undefined, 30_000);
+    await next.exited;
 
     await h.services.startWorker().waitUntilReady();
     await eventually(() => (received(victim).length > 0 && received(bystander).length > 0) || undefined, 30_000);

@@ -1,8 +1,8 @@
 /**
  * Crash accounting and quarantine (`turn-quarantine.ts`) on the real Redis: a running mark left
  * by a process without a heartbeat is a death, counted in the head's turn state (the batch is
- * guarded from then on); only deaths while the batch ran alone count towards quarantine, and
- * the second such gives it up as `poison`, the decision stored before the give-up handler runs.
+ * guarded from then on); only a death while the batch ran alone counts against it, and the first
+ * such gives it up as `poison`, the decision stored before the give-up handler runs.
  * A mark of this live process is no death.
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
@@ -25,7 +25,7 @@ async function leftRunning(key: string, mark: string) {
   return (await rig.inbox.batch(key, 1))!;
 }
 
-test('two deaths alone quarantine the batch; a death beside other turns only guards it', async () => {
+test('a death alone quarantines the batch; deaths beside other turns only guard it', async () => {
   const key = rig.conversation();
   const message = await rig.send(key, 'the message that kills workers');
 
@@ -34,7 +34,7 @@ test('two deaths alone quarantine the batch; a death beside other turns only gua
   expect(outcome).toMatchObject({ quarantined: false, batch: { crashes: 1 } });
   expect(outcome.batch.givenUp).toBeUndefined();
 
-  outcome = await accountForDeath(rig.context, key, await leftRunning(key, `dead-process-2|token${ALONE_MARK}`), fence);
+  outcome = await accountForDeath(rig.context, key, await leftRunning(key, 'dead-process-2|token'), fence);
   expect(outcome).toMatchObject({ quarantined: false, batch: { crashes: 2 } });
   expect(rig.givenUp).toEqual([]);
 
