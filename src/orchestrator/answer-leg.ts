@@ -100,7 +100,8 @@ function readReply(channel: ChannelDefinition, input: TurnInput, leg: PreparedLe
   const handoff = capabilityResolver(channel, leg.role.id)('handoff');
   const read = readerReply(result.text, sources, {
     language: customerLanguage(input.inbound.metadata, input.inbound.text),
-    offerPerson: handoff !== undefined && !result.toolCalls.some((call) => call.toolName === handoff),
+    // A person is offered where the leg could hand over, and had not already.
+    offerPerson: leg.offered.some((tool) => tool.name === handoff) && !result.toolCalls.some((call) => call.toolName === handoff),
     markdownLinks: channel.markdownLinks === true,
   });
   if (read.declined) input.onTextDelta?.(read.text);
