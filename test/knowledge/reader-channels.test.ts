@@ -33,7 +33,8 @@ function judge(call: ScriptedCall): ScriptedReply {
   json.route = 'support';
   json.inScope = true;
   const latest = latestLine(call);
-  if ('knowledge' in json) json.knowledge = { needed: true, terms: /entrega|parcel|deliver/i.test(latest) ? 'delivery' : /surf/i.test(latest) ? 'surfboard' : '' };
+  if ('knowledge' in json)
+    json.knowledge = { needed: true, terms: /entrega|parcel|deliver/i.test(latest) ? 'delivery' : /surf/i.test(latest) ? 'surfboard' : '' };
   return { text: JSON.stringify(json) };
 }
 

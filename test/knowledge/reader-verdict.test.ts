@@ -61,7 +61,9 @@ describe("the reader's verdict", () => {
     const unsafe = readerReply('[sources: 3, 9]\nTen years.', SOURCES, { language: 'de', offerPerson: true, markdownLinks: true });
     expect(unsafe.sources).toBe('Quelle: Warranty');
     const linked = readerReply('[sources: 4, 1]\nYes.', SOURCES, { language: 'fr', offerPerson: true, markdownLinks: true });
-    expect(linked.sources).toBe('Source: [Shipping Austria](https://help.example/at%28ship%29) · [How long does delivery take?](https://help.example/shipping)');
+    expect(linked.sources).toBe(
+      'Source: [Shipping Austria](https://help.example/at%28ship%29) · [How long does delivery take?](https://help.example/shipping)',
+    );
     // The widget renders exactly those two links, to those two addresses.
     const runs = parseRichText(linked.sources!).flatMap((block) => (block.kind === 'paragraph' ? block.lines.flat() : []));
     expect(runs.filter((run) => run.kind === 'link')).toEqual([
