@@ -81,7 +81,7 @@ export function readerStream(send: (delta: string) => void) {
 }
 
 /** The passages the verdict names (valid numbers, each page or document once, at most two). */
-export function citedSources(verdict: ReaderVerdict | undefined, sources: readonly CitedSource[]): CitedSource[] {
+function citedSources(verdict: ReaderVerdict | undefined, sources: readonly CitedSource[]): CitedSource[] {
   if (verdict?.kind !== 'cited') return [];
   const cited: CitedSource[] = [];
   for (const n of verdict.numbers) {
