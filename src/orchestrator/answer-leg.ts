@@ -90,15 +90,14 @@ function withServiceWords(text: string, result: CallModelResult, onTextDelta: ((
 }
 
 /**
- * The model's text as the customer gets it: as written, or — when it was given passages — read
- * for its verdict (`answer-leg-reader.ts`): the service's "I don't know" (streamed here, the
+ * The model's text as the customer gets it: as written, or — on a turn with the business's
+ * content in its prompt — read for its verdict (`answer-leg-reader.ts`): the service's "I don't know" (streamed here, the
  * model's text having been held back) or the model's text and the "Source:" line.
  */
 function readReply(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult): ReaderReply {
-  const sources = leg.knowledge?.sources ?? [];
-  if (sources.length === 0 || !result.text || result.interrupt) return { text: result.text, declined: false };
+  if (!leg.knowledge || !result.text || result.interrupt) return { text: result.text, declined: false };
   const handoff = capabilityResolver(channel, leg.role.id)('handoff');
-  const read = readerReply(result.text, sources, {
+  const read = readerReply(result.text, leg.knowledge.sources, {
     language: customerLanguage(input.inbound.metadata, input.inbound.text),
     // A person is offered where the leg could hand over, and had not already.
     offerPerson: leg.offered.some((tool) => tool.name === handoff) && !result.toolCalls.some((call) => call.toolName === handoff),
@@ -157,9 +156,9 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       note,
       knowledge: leg.knowledge?.section,
     });
-    // Passages given: the reply states its verdict on them first, held back from the stream.
+    // The business's content in the prompt: the reply's verdict on it is held back from the stream.
     const knowledge = leg.knowledge;
-    const reading = knowledge && knowledge.sources.length > 0 && input.onTextDelta ? readerStream(input.onTextDelta) : undefined;
+    const reading = knowledge && input.onTextDelta ? readerStream(input.onTextDelta) : undefined;
     const started = performance.now();
     const messages = withCustomerContext(history, grounding.untrusted);
     let described: Promise<readonly ModelMessage[]> | undefined;
