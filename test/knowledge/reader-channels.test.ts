@@ -42,7 +42,8 @@ function judge(call: ScriptedCall): ScriptedReply {
 function script(call: ScriptedCall): ScriptedReply {
   if (!call.system.includes('<source n="1">')) return { text: "Sorry, I don't know that." };
   // The passages are about fixing surfboards, not renting them: the reader declines (its made-up answer never goes out).
-  if (/surf/i.test(call.userText)) return { text: '[sources: none]\nSure, we rent surfboards all winter!' };
+  if (/rent/i.test(call.userText)) return { text: '[sources: none]\nSure, we rent surfboards all winter!' };
+  if (/surf/i.test(call.userText)) return { text: '[sources: 1]\nYes: our workshop repairs fins within a week.' };
   if (/entrega/i.test(call.userText)) return { text: '[sources: 1]\nLa entrega tarda de 2 a 3 días laborables.' };
   return { text: '[sources: 1]\nDelivery takes 2 to 3 business days.' };
 }
@@ -97,6 +98,10 @@ describe('on WhatsApp', () => {
     expect(await whatsappReply('whatsapp:+447700931002', '¿Cuánto tarda la entrega de mi pedido?')).toEqual([
       'La entrega tarda de 2 a 3 días laborables.\n\nFuente: How long does delivery take? – https://help.example/shipping',
     ]);
+    // A FAQ entry without an address is cited by its question.
+    expect(await whatsappReply('whatsapp:+447700931005', 'Do you repair surfboard fins?')).toEqual([
+      'Yes: our workshop repairs fins within a week.\n\nSource: Surfboard repairs',
+    ]);
   }, 30_000);
 
   test("passages that don't answer: the service's words and a person offered, never the model's text; the miss listed once", async () => {
@@ -122,7 +127,8 @@ describe('on WhatsApp', () => {
 });
 
 describe('in the widget', () => {
-  test('streams the answer without the verdict line and ends it with a link to the passage', async () => {
+  /** The visitor's message, and what the widget's event stream showed of the reply: its streamed pieces and the whole message. */
+  async function widgetReply(text: string): Promise<{ streamed: string; message: string }> {
     const session = await harness.http.post('/api/widget/session').set('Origin', SHOP).send({ siteKey: 'reader-site' });
     const token = session.body.token as string;
     const { events: streaming } = await openSse(`${base}/api/widget/events?token=${encodeURIComponent(token)}`, {
@@ -133,13 +139,23 @@ describe('in the widget', () => {
       .post('/api/widget/messages')
       .set('Origin', SHOP)
       .set('Authorization', `Bearer ${token}`)
-      .send({ clientMessageId: `reader-${Date.now()}`, text: 'how long does delivery take?' });
+      .send({ clientMessageId: `reader-${Date.now()}`, text });
     expect(posted.status).toBe(202);
     const events = await streaming;
-    const message = events.find((event) => event.event === 'message')!.data as { text: string };
+    const message = (events.find((event) => event.event === 'message')!.data as { text: string }).text;
     const streamed = events.filter((event) => event.event === 'delta').map((event) => (event.data as { text: string }).text);
-    expect(message.text).toBe('Delivery takes 2 to 3 business days.\n\nSource: [How long does delivery take?](https://help.example/shipping)');
-    expect(streamed.join('')).toBe(message.text);
-    expect(streamed.join('')).not.toContain('[sources');
+    return { streamed: streamed.join(''), message };
+  }
+
+  test('streams the answer without the verdict line and ends it with a link to the passage', async () => {
+    const { streamed, message } = await widgetReply('how long does delivery take?');
+    expect(message).toBe('Delivery takes 2 to 3 business days.\n\nSource: [How long does delivery take?](https://help.example/shipping)');
+    expect(streamed).toBe(message);
+  }, 30_000);
+
+  test("streams the service's words, never the model's, when the passages don't answer", async () => {
+    const { streamed, message } = await widgetReply('can I rent a surfboard for the weekend?');
+    expect(message).toBe("I'm sorry, I don't have that information. Would you like me to put you in touch with someone from our team?");
+    expect(streamed).toBe(message);
   }, 30_000);
 });
