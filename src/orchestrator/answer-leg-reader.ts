@@ -14,27 +14,34 @@ import { knowledgeMissingReply, sourcesLine, type CitedSource } from '../words/k
 const MAX_CITED = 2;
 
 /** The verdict: `[sources: 1, 3]`, `[sources: none]` (`source`, any case, spaces inside). */
-const VERDICT = /\[\s*sources?\s*:\s*([^\]\n]{0,60})\]/i;
+const VERDICT = /\[\s*sources?\s*:\s*([^\]\n]{0,60})\]/gi;
 /** A verdict whole, from its opening bracket (while the reply streams). */
 const VERDICT_WHOLE = new RegExp(`^${VERDICT.source}$`, 'i');
 /** What a held opening bracket may still grow into a verdict. */
 const VERDICT_OPEN = /^\[\s*(?:s(?:o(?:u(?:r(?:c(?:e(?:s)?)?)?)?)?)?)?(?:\s*:[^\]\n]{0,60})?$/i;
+const NONE = /^\s*none\s*$/i;
+const NUMBERS = /^\s*\d{1,2}(?:\s*(?:,|;|&|and|\s)\s*\d{1,2})*\s*$/i;
 
 export type ReaderVerdict = { kind: 'none' } | { kind: 'cited'; numbers: number[] };
 
-const verdictOf = (body: string): ReaderVerdict => {
-  const numbers = [...body.matchAll(/\d+/g)].map((found) => Number(found[0]));
-  return numbers.length === 0 ? { kind: 'none' } : { kind: 'cited', numbers };
+/** The verdict a bracket's body states: `none`, or source numbers; anything else (an address, words) is none of the service's business. */
+const verdictOf = (body: string): ReaderVerdict | undefined => {
+  if (NONE.test(body)) return { kind: 'none' };
+  if (!NUMBERS.test(body)) return undefined;
+  return { kind: 'cited', numbers: [...body.matchAll(/\d+/g)].map((found) => Number(found[0])) };
 };
 
 /** The verdict a reply states and the reply without it (none stated: no verdict, the text as written). */
 export function readVerdict(text: string): { verdict: ReaderVerdict | undefined; text: string } {
-  const match = VERDICT.exec(text);
-  if (!match) return { verdict: undefined, text };
-  const before = text.slice(0, match.index);
-  const after = text.slice(match.index + match[0].length);
-  const joint = before.trim() && after.trim() ? (/\n\s*$/.test(before) || /^\s*\n/.test(after) ? '\n' : ' ') : '';
-  return { verdict: verdictOf(match[1] ?? ''), text: `${before.trimEnd()}${joint}${after.trimStart()}`.trim() };
+  for (const match of text.matchAll(VERDICT)) {
+    const verdict = verdictOf(match[1] ?? '');
+    if (!verdict) continue;
+    const before = text.slice(0, match.index);
+    const after = text.slice(match.index + match[0].length);
+    const joint = before.trim() && after.trim() ? (/\n\s*$/.test(before) || /^\s*\n/.test(after) ? '\n' : ' ') : '';
+    return { verdict, text: `${before.trimEnd()}${joint}${after.trimStart()}`.trim() };
+  }
+  return { verdict: undefined, text };
 }
 
 /**
@@ -55,14 +62,17 @@ export function readerStream(send: (delta: string) => void) {
         if (held) {
           held += char;
           const whole = VERDICT_WHOLE.exec(held);
-          if (whole) {
+          const verdict = whole ? verdictOf(whole[1] ?? '') : undefined;
+          if (verdict) {
             held = '';
-            closed = verdictOf(whole[1] ?? '').kind === 'none';
+            closed = verdict.kind === 'none';
             trimming = true;
             if (closed) break;
-          } else if (!VERDICT_OPEN.test(held)) {
-            out += held;
-            held = '';
+          } else if (whole || !VERDICT_OPEN.test(held)) {
+            // Not a verdict after all: let it out (a bracket that broke it may open one).
+            const reopens = char === '[' && held.length > 1;
+            out += reopens ? held.slice(0, -1) : held;
+            held = reopens ? char : '';
           }
         } else if (char === '[') {
           held = char;

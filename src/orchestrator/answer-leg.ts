@@ -91,8 +91,9 @@ function withServiceWords(text: string, result: CallModelResult, onTextDelta: ((
 
 /**
  * The model's text as the customer gets it: as written, or — on a turn with the business's
- * content in its prompt — read for its verdict (`answer-leg-reader.ts`): the service's "I don't know" (streamed here, the
- * model's text having been held back) or the model's text and the "Source:" line.
+ * content in its prompt — read for its verdict (`answer-leg-reader.ts`): the service's "I don't
+ * know" (streamed here, the model's text having been held back) or the model's text and the
+ * "Source:" line.
  */
 function readReply(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult): ReaderReply {
   if (!leg.knowledge || !result.text || result.interrupt) return { text: result.text, declined: false };

@@ -30,8 +30,9 @@ describe("the reader's verdict", () => {
     const reply = '[sources: 1, 2]\nDelivery takes 2 to 3 business days [see the page].';
     expect(streamed(reply, size)).toBe('Delivery takes 2 to 3 business days [see the page].');
     expect(streamed('[sources: none]\nWe rent surfboards all winter!', size)).toBe('');
-    // No verdict: the text as written, brackets and all.
-    expect(streamed('Hello [there] and [s', size)).toBe('Hello [there] and [s');
+    // No verdict: the text as written, brackets and all (an address or words in the brackets are no verdict).
+    expect(streamed('Hello [there] and [Source: https://help.example/1] and [s', size)).toBe('Hello [there] and [Source: https://help.example/1] and [s');
+    expect(streamed('See [[sources: 2]\nthis', size)).toBe('See [this');
   });
 
   it('reads the line at the start, on a line of its own later, any case, with or without a line break', () => {
@@ -39,6 +40,10 @@ describe("the reader's verdict", () => {
     expect(readVerdict('[Source: none] Answer.')).toEqual({ verdict: { kind: 'none' }, text: 'Answer.' });
     expect(readVerdict('Answer.\n[sources: 2]')).toEqual({ verdict: { kind: 'cited', numbers: [2] }, text: 'Answer.' });
     expect(readVerdict('Just an answer.')).toEqual({ verdict: undefined, text: 'Just an answer.' });
+    expect(readVerdict('Read [source: our FAQ page].\n[sources: 2 and 4]')).toEqual({
+      verdict: { kind: 'cited', numbers: [2, 4] },
+      text: 'Read [source: our FAQ page].',
+    });
   });
 
   it("says the service's words in the customer's language for `none`, with a person offered only where one can be", () => {
