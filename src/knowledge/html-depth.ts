@@ -38,7 +38,7 @@ const OPTIONAL_END = new Set([
 const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'plaintext']);
 /** Inside these, `<x/>` closes itself (SVG's paths); elsewhere an HTML parser keeps `<div/>` open. */
 const FOREIGN = new Set(['svg', 'math']);
-const TAG = /^<(\/?)([a-zA-Z][^\s/>]*)/;
+const TAG = /<(\/?)([a-zA-Z][^\s/>]{0,62})/y;
 const isTagStart = (code: number) => code === 47 || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 
 /** Whether the markup's elements nest deeper than `limit` levels. */
@@ -69,7 +69,8 @@ export function htmlDepthOver(html: string, limit: number): boolean {
     }
     const close = html.indexOf('>', at);
     if (close === -1) return false;
-    const tag = TAG.exec(html.slice(at, Math.min(close + 1, at + 64)));
+    TAG.lastIndex = at;
+    const tag = TAG.exec(html);
     at = html.indexOf('<', close + 1);
     if (!tag) continue;
     const name = (tag[2] ?? '').toLowerCase();
