@@ -106,6 +106,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
       ];
     },
     splitReply: (text) => [text],
+    markdownLinks: true,
     transport: {
       async showTyping(inbound) {
         try {

@@ -130,6 +130,8 @@ export interface ChannelDefinition {
   ): Promise<readonly GroundingSource[]> | readonly GroundingSource[];
   /** Splits a reply into the messages the channel can carry, in order. */
   splitReply(text: string): string[];
+  /** The channel shows `[title](https://…)` as a link (the widget): the service's "Source:" line links titles rather than printing addresses. */
+  markdownLinks?: boolean;
   /** A message that starts the conversation over (e.g. the word "reset"), if this channel has one. */
   isResetCommand?(text: string): boolean;
   /** How replies leave: the turn runner calls this, the orchestrator never does. */

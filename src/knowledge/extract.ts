@@ -5,7 +5,8 @@
  * plain text as they are. A file's type is decided by its bytes (the media layer's sniffer for
  * PDF; UTF-8 text without NULs for the rest), never by the declared type alone. What a file may
  * cost to read is capped before the expensive part: HTML nested deeper than `MAX_HTML_DEPTH`
- * elements (Readability's time grows with the cube of the depth), a PDF of more than
+ * elements (Readability's time grows with the cube of the depth; a scan of the markup refuses it
+ * before the parser, `html-depth.ts`, and the parsed tree is checked again), a PDF of more than
  * `MAX_PDF_PAGES` pages or whose compressed streams inflate to more than `MAX_PDF_INFLATED_BYTES`;
  * each is refused with the reason. `extract-thread.ts` runs these in a worker thread with a time
  * and memory budget.
@@ -16,6 +17,7 @@ import { inflateSync } from 'node:zlib';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { loadOnce } from '../load-once.js';
 import { checkContent, MediaRejectedError, SNIFF_BYTES } from '../media/content-check.js';
+import { htmlDepthOver } from './html-depth.js';
 
 export type TextKind = 'pdf' | 'html' | 'markdown' | 'text';
 
@@ -111,11 +113,12 @@ const loadParsers = loadOnce(async (): Promise<{ parseHTML: typeof parseHTML; Re
 
 /** An HTML page's main content, title, links, canonical URL and robots directives. */
 export async function extractHtml(html: string, pageUrl: string, robotsHeader?: string | null): Promise<ExtractedPage> {
+  const tooDeep = () => new MediaRejectedError('unreadable', `the page nests its elements deeper than ${MAX_HTML_DEPTH} levels`);
+  // A scan of the markup first: a page nested deep enough to cost the parser seconds is refused in milliseconds.
+  if (htmlDepthOver(html, MAX_HTML_DEPTH)) throw tooDeep();
   const { parseHTML, Readability } = await loadParsers();
   const { document: parsed } = parseHTML(html);
-  if (depthOver(parsed as unknown as DomNode, MAX_HTML_DEPTH)) {
-    throw new MediaRejectedError('unreadable', `the page nests its elements deeper than ${MAX_HTML_DEPTH} levels`);
-  }
+  if (depthOver(parsed as unknown as DomNode, MAX_HTML_DEPTH)) throw tooDeep();
   const document = parsed as unknown as DomDocument;
   const robots = metaRobots(document);
   const header = (robotsHeader ?? '').toLowerCase();

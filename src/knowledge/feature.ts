@@ -21,7 +21,8 @@ import { createConfiguredModelProvider, type ModelProvider } from '../model/prov
 import type { TurnKnowledge } from '../orchestrator/prepare-turn.js';
 import type { RedisClient } from '../redis.js';
 import { createKnowledgeRouter } from './admin.js';
-import { fitPassages, missSection, sourcesSection } from './brief.js';
+import { citedSources, fitPassages, missSection, sourcesSection } from './brief.js';
+import { customerLanguage } from '../words/text-language.js';
 import { followChanges, streamPosition, type ChangeFollower } from './changes.js';
 import { createConfiguredEmbeddingModel, type EmbeddingModelConfig } from '../model/provider.js';
 import { createKnowledgeEmbedder } from './embeddings.js';
@@ -181,25 +182,25 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
         if (!built) return undefined;
         const audience = { site: input.metadata.siteKey, channel: input.channel };
         const passages = fitPassages(await retrieve(input.question, { ...audience, terms: input.terms }), config.maxPassages, config.maxPassageTokens);
-        if (passages.length > 0) {
-          metrics.increment('knowledge_hits_total', { role: input.roleId });
-          return sourcesSection(passages, input.metadata);
-        }
-        if (input.hitsOnly) return undefined;
+        if (passages.length > 0) metrics.increment('knowledge_hits_total', { role: input.roleId });
+        else if (input.hitsOnly) return undefined;
         // Once per customer message: a turn run again for it (a retry, a restart) records nothing more.
-        const messageKey = `${input.channel}:${input.messageId}`;
-        const recorded = await misses.record(
-          {
-            role: input.roleId,
-            question: input.question,
-            terms: input.terms,
-            ...(audience.site ? { site: audience.site } : {}),
-            channel: input.channel,
-          },
-          messageKey,
-        );
-        if (recorded) options.onMiss?.({ channel: input.channel, messageKey });
-        return missSection(input.metadata);
+        const recordMiss = async () => {
+          const messageKey = `${input.channel}:${input.messageId}`;
+          const recorded = await misses.record(
+            {
+              role: input.roleId,
+              question: input.question,
+              terms: input.terms,
+              ...(audience.site ? { site: audience.site } : {}),
+              channel: input.channel,
+            },
+            messageKey,
+          );
+          if (recorded) options.onMiss?.({ channel: input.channel, messageKey });
+        };
+        const section = passages.length > 0 ? sourcesSection(passages) : missSection(customerLanguage(input.metadata, input.question));
+        return { section, sources: citedSources(passages), recordMiss };
       },
     },
     start() {

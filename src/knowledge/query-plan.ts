@@ -9,7 +9,8 @@
  *     "retur"), or a typo's correction. Arabic words, whose articles and prepositions are joined to
  *     them, count by their stem;
  *   - a weight by rarity: the IDF of its commonest form in the index, the most a word can weigh
- *     when the index holds it in no form at all (a rare word the passage lacks sinks it).
+ *     when the index holds it in no form at all (a rare word the passage lacks sinks it) — but a
+ *     bare number no passage holds (the customer's height, an order number) weighs nothing.
  * A passage is relevant when, for one of the query's variants (the judge's terms, the customer's
  * words), the words it mentions carry at least `minCoverage` of that variant's weight. Stop words
  * and chat filler never reach here (`significantWords`).
@@ -80,7 +81,8 @@ function wordPlan(
   const surfaces = new Set(surfaceForms(lexical, word));
   let frequency = Math.max(stemFrequency, lexical.frequency(SURFACE + word));
   const known = frequency > 0;
-  if (!known && isMisspeltStopWord(word)) return undefined;
+  // A misspelt stop word, or a figure no passage holds (a height, an order number): nothing to tell passages apart by.
+  if (!known && (isMisspeltStopWord(word) || /^\d+$/.test(word))) return undefined;
   const correctedStems = new Set<string>();
   if (!known && !/\d/.test(word)) {
     for (const corrected of corrections(lexical, SURFACE, word)) surfaces.add(corrected);

@@ -139,9 +139,12 @@ for (const word of ALL_STOP_WORDS) if (word.length >= 4) LONG_STOP_WORDS.set(wor
 export const isMisspeltStopWord = (word: string) =>
   word.length >= 4 && (LONG_STOP_WORDS.get(word.charAt(0)) ?? []).some((stop) => (word.length > 4 || stop.length === 5) && withinEdits(word, stop, 1));
 
-/** The words of a query that can tell passages apart (folded, no stop words or filler, ≥ 2 letters or holding a digit), once each. */
+/**
+ * The words of a query that can tell passages apart (folded, no stop words or filler, ≥ 2 letters
+ * or holding a digit), once each; a decimal number is one ("1.72", "1,80").
+ */
 export function significantWords(query: string): string[] {
-  return [...new Set(words(query).filter((word) => (word.length >= 2 || /\d/.test(word)) && !ALL_STOP_WORDS.has(word)))];
+  return [...new Set(words(query.replace(/(\d)[.,](?=\d)/g, '$1')).filter((word) => (word.length >= 2 || /\d/.test(word)) && !ALL_STOP_WORDS.has(word)))];
 }
 
 /** Whether `a` and `b` are within `max` edits (insert, delete, substitute, swap two neighbours: Damerau–Levenshtein). */

@@ -20,7 +20,9 @@ import type { TurnMeter } from './metering.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState } from './state/conversation-state.js';
 import { questionExpiresAt } from './state/keys.js';
-import { buildSystemPrompt } from './system-prompt.js';
+import { buildSystemPrompt, capabilityResolver } from './system-prompt.js';
+import { readerReply, readerStream, type ReaderReply } from './answer-leg-reader.js';
+import { customerLanguage } from '../words/text-language.js';
 import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 import { describedHistory, holdsFiles } from './vision.js';
 import type { ModelOutages } from './model-outages.js';
@@ -87,6 +89,25 @@ function withServiceWords(text: string, result: CallModelResult, onTextDelta: ((
   return [text, ...said].join('\n\n');
 }
 
+/**
+ * The model's text as the customer gets it: as written, or — on a turn with the business's
+ * content in its prompt — read for its verdict (`answer-leg-reader.ts`): the service's "I don't
+ * know" (streamed here, the model's text having been held back) or the model's text and the
+ * "Source:" line.
+ */
+function readReply(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult): ReaderReply {
+  if (!leg.knowledge || !result.text || result.interrupt) return { text: result.text, declined: false };
+  const handoff = capabilityResolver(channel, leg.role.id)('handoff');
+  const read = readerReply(result.text, leg.knowledge.sources, {
+    language: customerLanguage(input.inbound.metadata, input.inbound.text),
+    // A person is offered where the leg could hand over, and had not already.
+    offerPerson: leg.offered.some((tool) => tool.name === handoff) && !result.toolCalls.some((call) => call.toolName === handoff),
+    markdownLinks: channel.markdownLinks === true,
+  });
+  if (read.declined) input.onTextDelta?.(read.text);
+  return read;
+}
+
 /** The turn's result from the model's call (`text`: the reply, or the service's words for none). */
 function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLeg, result: CallModelResult, text: string, choicesExpireAt: number): TurnResult {
   const { decision, role } = leg;
@@ -134,8 +155,11 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       facts: decision.facts,
       inScope: decision.inScope,
       note,
-      knowledge: leg.knowledge,
+      knowledge: leg.knowledge?.section,
     });
+    // The business's content in the prompt: the reply's verdict on it is held back from the stream.
+    const knowledge = leg.knowledge;
+    const reading = knowledge && input.onTextDelta ? readerStream(input.onTextDelta) : undefined;
     const started = performance.now();
     const messages = withCustomerContext(history, grounding.untrusted);
     let described: Promise<readonly ModelMessage[]> | undefined;
@@ -158,18 +182,27 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
         limits: dependencies.limits,
         signal: input.signal,
-        onTextDelta: input.onTextDelta,
+        onTextDelta: reading ? reading.delta : input.onTextDelta,
         beforeAction: input.beforeAction,
       });
+      reading?.end();
       metrics.increment('model_calls_total', { purpose: 'reply' });
       const choicesExpireAt = questionExpiresAt(result.interrupt?.expiresAt);
       await keepCallOutcome(dependencies.state, input, leg, result, choicesExpireAt);
+      const read = readReply(channel, input, leg, result);
       // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
       // A model that fails is no reply: the turn fails and its message is retried.
       // The service's own words a tool asked for go with it, whatever the model wrote.
-      const text = result.text
-        ? withServiceWords(result.text, result, input.onTextDelta)
+      const body = read.text
+        ? withServiceWords(read.text, result, input.onTextDelta)
         : (result.serviceWords?.join('\n\n') ?? serviceWords(languageOf(input.inbound.metadata.language)).emptyReply);
+      if (read.sources) input.onTextDelta?.(`\n\n${read.sources}`);
+      const text = read.sources ? `${body}\n\n${read.sources}` : body;
+      // Nothing found, or the passages did not answer: a miss, once the turn can no longer be started over.
+      if (knowledge && (knowledge.sources.length === 0 || read.declined)) {
+        await input.beforeAction?.();
+        await knowledge.recordMiss();
+      }
       logger.info('turn-answered', {
         roleId: role.id,
         tier: decision.tier,

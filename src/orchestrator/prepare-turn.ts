@@ -25,17 +25,31 @@ export interface PreparedLeg {
   offered: AssistantTool[];
   session: SessionFacts;
   modelCalls: number;
-  /** The business's published content for this turn (or what to say without it), for the system prompt. */
-  knowledge?: string | undefined;
+  /** The business's published content for this turn (or what to say without it), for the system prompt, and its miss. */
+  knowledge?: KnowledgeBrief | undefined;
   /** The judge read the latest message as only a comment on the service (asked with `feedback`). */
   feedbackOnly?: boolean;
 }
 
 /**
+ * A turn's knowledge: the system prompt's section (numbered, quoted passages and how the reply
+ * states whether they answer and which it used; or, when none was found, what to say instead),
+ * the passages it numbers, and the miss to record once the turn commits (nothing found, or the
+ * reply model found the passages do not answer).
+ */
+export interface KnowledgeBrief {
+  section: string;
+  /** The passages the section numbers, in order (what `[sources: n]` names); empty when none was found. */
+  sources: readonly { title: string; url: string }[];
+  /** Lists and counts the turn's question as a miss, once per customer message; never throws. */
+  recordMiss(): Promise<void>;
+}
+
+/**
  * The business's published knowledge (src/knowledge/), when configured: for a turn the judge
- * marks as needing it, the brief section of numbered, quoted sources, or the words to use when
- * nothing relevant was found (then the miss is counted and listed). In-process: no model call,
- * no Redis command on orchestrator state.
+ * marks as needing it, the brief of numbered, quoted sources, or the words to use when nothing
+ * relevant was found. In-process: no model call, no Redis command on orchestrator state (a miss
+ * is recorded by the answer leg, after the turn commits).
  */
 export interface TurnKnowledge {
   /** Whether there is anything to search (the index built and holding a passage): without it the turn has no knowledge step. */
@@ -53,7 +67,7 @@ export interface TurnKnowledge {
     metadata: Readonly<Record<string, string>>;
     /** Passages only: nothing (no "I don't know", no miss) when none is found — a turn nobody judged as needing knowledge. */
     hitsOnly?: boolean;
-  }): Promise<string | undefined>;
+  }): Promise<KnowledgeBrief | undefined>;
 }
 
 export interface PrepareDependencies {
@@ -180,7 +194,7 @@ async function knowledgeBrief(
   terms: string,
   roleId: string,
   hitsOnly = false,
-): Promise<string | undefined> {
+): Promise<KnowledgeBrief | undefined> {
   const knowledge = input.knowledge;
   if (!knowledge?.hook) return undefined;
   const question = messageText(input.history.filter((message) => message.role === 'user').at(-1) ?? { role: 'user', content: '' });

@@ -4,7 +4,7 @@
  * words and letters only it uses (ñ, ¿, ß, ã…). Undefined when the words show none clearly (a
  * "5", a tie): the caller keeps what it knew.
  */
-import type { Language } from './language.js';
+import { languageOf, type Language } from './language.js';
 
 type Latin = Exclude<Language, 'ar'>;
 
@@ -47,3 +47,7 @@ export function languageOfText(text: string): Language | undefined {
   if (!best || best.score === 0 || best.score === second?.score) return undefined;
   return best.language;
 }
+
+/** The customer's language: the one the channel reports (`metadata.language`), else the one their words show, else English. */
+export const customerLanguage = (metadata: Readonly<Record<string, string>>, text: string): Language =>
+  languageOf(metadata.language, metadata.language ? undefined : languageOfText(text));

@@ -63,6 +63,26 @@ describe('language-aware terms', () => {
   });
 });
 
+describe('the relevance rule', () => {
+  test("a figure no passage holds (the customer's height, with its decimal point) weighs nothing; a rare word the passages lack still sinks them", async () => {
+    const index = await createKnowledgeIndex();
+    const pages: [string, string][] = [
+      ['Size guide', 'Choose the frame size for your height: S from 155 to 165 cm, M from 165 to 175 cm, L from 175 to 185 cm.'],
+      ['Delivery', 'Orders are delivered within 2 to 3 business days.'],
+      ['Returns', 'Return any item within 30 days for a full refund.'],
+      ['Payment', 'We accept cards, PayPal and bank transfers.'],
+      ['Warranty', 'Frames are guaranteed for ten years, motors for two.'],
+      ['Stores', 'Visit our stores in Madrid and Lisbon.'],
+      ['Battery care', 'Charge the battery at room temperature.'],
+      ['Assembly', 'Attach the handlebar and the pedals.'],
+    ];
+    for (const [at, [title, text]] of pages.entries()) await index.replaceOwner(`page:${at}`, [chunk(`page:${at}`, 0, title, text)]);
+    const audience = { channel: 'whatsapp' };
+    expect(titles(await index.search("hi I'm 1.72 tall, which size do I need?", audience, 5))).toEqual(['Size guide']);
+    expect(await index.search('Which size of helmet do you sell?', audience, 5)).toEqual([]);
+  });
+});
+
 describe('owners and audiences', () => {
   test('a site-limited passage reaches only its site; a replaced owner answers with its new text; a removed one not at all', async () => {
     const index = await createKnowledgeIndex();

@@ -8,13 +8,17 @@
  *   - lexical alone, and hybrid with a deterministic embedder (a bag of words by random projection);
  *   - per class: recall@1, recall@5 of the answerable questions, the share declined;
  *   - "lost to the relevance rule": answerable questions declined whose right passage the same
- *     search finds when any one query word is enough.
+ *     search finds when any one query word is enough;
+ *   - the reader's row (reader.ts): past the search, a scripted reader names the passage that
+ *     answers or says none does, and the service's reading of its reply makes the customer's
+ *     answer — with its "Source:" line — or the service's "I don't know".
  * Runs in a few seconds, in process (no Redis, no MongoDB): the index is the service's own.
  */
 import type { KnowledgeIndex } from '../../../src/knowledge/knowledge-index.js';
 import type { Passage } from '../../../src/knowledge/model.js';
 import { answers, embed, helpCenterChunks, helpCenterIndex, labels } from './corpus.js';
 import { CLASSES, QUESTIONS, type QuestionClass } from './help-center.js';
+import { readerRow } from './reader.js';
 
 const AUDIENCE = { channel: 'whatsapp' };
 const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -96,6 +100,18 @@ for (const embeddings of [false, true]) {
 }
 for (const { mode, outcomes } of results) table(mode, outcomes);
 
+print(
+  '\nscripted reader (lexical): every answerable question (paraphrases too) answered with a "Source:" naming its passage · unanswerable declined (by the search + by the reader) · verdict lines shown',
+);
+const lexicalIndex = await helpCenterIndex(chunks, false);
+const readerRows = [await readerRow(lexicalIndex, false), await readerRow(lexicalIndex, true)];
+for (const [at, row] of readerRows.entries()) {
+  const judged = at === 1;
+  print(
+    `${(judged ? "judge's terms" : "customer's words").padEnd(17)} answered ${row.answered.toFixed(3)} · declined ${row.declined.toFixed(3)} (${row.bySearch.toFixed(3)} + ${row.byReader.toFixed(3)}) · shown ${row.shownVerdicts}`,
+  );
+}
+
 /** The targets: the customer's words, the judge's terms, and embeddings that never lower the declines. */
 const [own, judged, ownHybrid, judgedHybrid] = results.map(({ outcomes }) => summary(outcomes));
 if (own && judged && ownHybrid && judgedHybrid) {
@@ -106,6 +122,7 @@ if (own && judged && ownHybrid && judgedHybrid) {
     ["judge's terms: r@5 ≥ 0.90", judged.recall5 >= 0.9],
     ["judge's terms: paraphrases r@5 ≥ 0.80", judged.paraphrase5 >= 0.8],
     ['embeddings never lower the declines', ownHybrid.declined >= own.declined && judgedHybrid.declined >= judged.declined],
+    ['the reader: no verdict line reaches the customer', readerRows.every((row) => row.shownVerdicts === 0)],
   ];
   print('\ntargets');
   for (const [name, met] of checks) print(`${met ? 'met   ' : 'MISSED'} ${name}`);
