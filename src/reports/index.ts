@@ -20,6 +20,7 @@ import { createReportsRouter } from './router.js';
 import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { SatisfactionSource } from './satisfaction.js';
+import type { WaitingSource } from './waiting-handoffs.js';
 import type { ModelPrices } from './summary.js';
 
 export interface ReportsConfig {
@@ -43,6 +44,8 @@ export interface ReportsFeatureOptions {
   config: ReportsConfig;
   /** Satisfaction answers, once something stores them; until then the page says none yet. */
   csat?: SatisfactionSource;
+  /** Hand-offs waiting now for a teammate's first reply; absent: the page leaves the section out. */
+  waiting?: WaitingSource;
   /** The UTC day (tests pin it). */
   today?: () => string;
   /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
@@ -107,6 +110,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     store,
     redis,
     csat: options.csat,
+    waiting: options.waiting,
     logger,
     metrics,
     ...(options.today ? { today: options.today } : {}),

@@ -28,7 +28,8 @@ interface EventBase {
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
-  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string })
+  /** `author`: a teammate's name (their role `teammate:<name>`), for the first reply per teammate. */
+  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string; author?: string })
   /** A message the channel took (it has a delivery id): a teammate's is a reply that reached the customer. */
   | (EventBase & { kind: 'delivered'; message: string })
   | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number; handoff: string })
@@ -49,12 +50,14 @@ export function messageEvent(message: {
 }): RollupEvent {
   const base = { id: `m:${message._id}`, day: dayOf(message.createdAt), channel: message.channel, conversation: message.conversationId };
   if (message.direction === 'inbound') return { ...base, kind: 'in' };
+  const teammate = message.roleId?.startsWith('teammate:') === true;
   return {
     ...base,
     kind: 'out',
-    teammate: message.roleId?.startsWith('teammate:') === true,
+    teammate,
     at: new Date(message.createdAt).getTime(),
     message: message._id,
+    ...(teammate ? { author: message.roleId?.slice('teammate:'.length) ?? '' } : {}),
   };
 }
 
