@@ -129,7 +129,7 @@ function presetLinks(base: string, summary: ReportSummary, today: string): strin
   })?.[0];
   const links = presets.map(([preset, label]) => {
     const current = preset === shown ? ' aria-current="page"' : '';
-    const query = new URLSearchParams({ preset, channel: summary.channel, group: summary.group }).toString();
+    const query = new URLSearchParams({ preset, channel: summary.channel, ...grouped(summary) }).toString();
     return `<a href="${base}?${query}"${current}>${escapeHtml(label)}</a>`;
   });
   return `<nav class="presets" aria-label="Presets">${links.join('')}</nav>`;
@@ -149,6 +149,8 @@ function table(base: string, query: string, data: Table): string {
 }
 
 const GROUP_LABELS: Record<Grouping, string> = { day: 'Day', week: 'Week', month: 'Month' };
+/** The grouping as a link's query parameter (none for days, the default). */
+const grouped = (summary: ReportSummary): Record<string, string> => (summary.group === 'day' ? {} : { group: summary.group });
 
 /** The chart's periods: a day by its month and day, a week by its Monday's, a month `YYYY-MM`. */
 function slotsOf(summary: ReportSummary): Slot[] {
@@ -174,7 +176,7 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
 
 export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string): string {
   const { totals } = summary;
-  const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel, group: summary.group }).toString();
+  const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel, ...grouped(summary) }).toString();
   const days = slotsOf(summary);
   const periods = summary.periods;
   const tables = reportTables(summary);
@@ -182,7 +184,9 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
   const before = summary.previous ? cardValues(summary.previous.totals, summary.previous.csat) : undefined;
   const cards = now.map(([value, what], index) => card(value, what, before?.[index]?.[0])).join('');
   const charts = [
-    barChart('c-conv', `Conversations per ${summary.group}`, days, [{ label: 'conversations', className: 's1', values: periods.map((day) => day.conversations) }]),
+    barChart('c-conv', `Conversations per ${summary.group}`, days, [
+      { label: 'conversations', className: 's1', values: periods.map((day) => day.conversations) },
+    ]),
     barChart('c-msg', `Messages per ${summary.group}`, days, [
       { label: 'in', className: 's1', values: periods.map((day) => day.messagesIn) },
       { label: 'out', className: 's2', values: periods.map((day) => day.messagesOut) },

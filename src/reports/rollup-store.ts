@@ -207,7 +207,8 @@ function encodeEvents(
           p: at(dayKey('person', day, channel)),
           u: at(dayKey('unres', day, channel)),
         };
-        if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };
+        if (event.kind === 'out')
+          return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };
         return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
       }
       case 'delivered':

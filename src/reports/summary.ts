@@ -42,7 +42,13 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
     group: z.enum(GROUPINGS, { error: `must be one of ${GROUPINGS.join(', ')}` }).default('day'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
-  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), preset: single(input.preset), channel: single(input.channel), group: single(input.group) });
+  const parsed = schema.safeParse({
+    from: single(input.from),
+    to: single(input.to),
+    preset: single(input.preset),
+    channel: single(input.channel),
+    group: single(input.group),
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return { error: `${issue?.path.join('.') || 'query'} ${issue?.message ?? 'is invalid'}` };

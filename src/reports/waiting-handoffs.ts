@@ -89,19 +89,17 @@ export function createWaitingHandoffs(connection: Connection, transcriptLink: (c
       const waiting = candidates
         .filter((one) => !done.has(one._id))
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a._id.localeCompare(b._id))
-        .map(
-          (one): WaitingHandoff => ({
-            handoff: one._id,
-            conversation: one.conversationId,
-            channel: one.channel,
-            team: one.team,
-            role: one.roleId,
-            status: one.status as 'open' | 'taken',
-            since: one.createdAt.toISOString(),
-            waitingSeconds: Math.max(0, Math.round((at - one.createdAt.getTime()) / 1000)),
-            transcript: transcriptLink(one.conversationId),
-          }),
-        );
+        .map((one): WaitingHandoff => ({
+          handoff: one._id,
+          conversation: one.conversationId,
+          channel: one.channel,
+          team: one.team,
+          role: one.roleId,
+          status: one.status as 'open' | 'taken',
+          since: one.createdAt.toISOString(),
+          waitingSeconds: Math.max(0, Math.round((at - one.createdAt.getTime()) / 1000)),
+          transcript: transcriptLink(one.conversationId),
+        }));
       return { handoffs: waiting, more: ids.length > MAX_CHECKED };
     },
   };

@@ -152,7 +152,7 @@ describe("the team's first reply", () => {
     expect((await firstReplies('frth'))['2026-11-07|whatsapp']).toEqual({ 'frth:0': 1, frth_n: 1 });
   });
 
-  test('first replies by the hand-off\'s team and by the teammate who wrote the reply, elapsed and within team hours', async () => {
+  test("first replies by the hand-off's team and by the teammate who wrote the reply, elapsed and within team hours", async () => {
     const L = 'whatsapp:+447700900306';
     await handoff('ho_first_l', L, at(DAY3, 300));
     await writer.apply(teammateMessage('out:tm:L1', L, at(DAY3, 302), 'sent', 'Bo Lind'));
