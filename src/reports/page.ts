@@ -145,7 +145,7 @@ function table(base: string, query: string, data: Table): string {
         )
         .join('')
     : `<tr><td colspan="${data.columns.length}">Nothing in this range.</td></tr>`;
-  return `<section aria-labelledby="t-${data.name}"><h2 id="t-${data.name}">${escapeHtml(data.title)}</h2><p><a href="${base}/csv/${data.name}.csv?${query}" download>Download ${escapeHtml(data.title.toLowerCase())} (CSV)</a></p><div class="scroll"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div></section>`;
+  return `<section aria-labelledby="t-${data.name}"><h2 id="t-${data.name}">${escapeHtml(data.title)}</h2><p><a href="${base}/csv/${data.name}.csv?${query}" download>Download ${escapeHtml(data.title.toLowerCase())} (CSV)</a></p><div class="scroll" tabindex="0" role="region" aria-label="${escapeHtml(data.title)}, table"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div></section>`;
 }
 
 const GROUP_LABELS: Record<Grouping, string> = { day: 'Day', week: 'Week', month: 'Month' };
