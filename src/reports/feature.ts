@@ -6,6 +6,7 @@ import { createTranscriptLinks } from '../transcripts/transcript-link.js';
 import { createReportsFeature, type ReportsFeature } from './index.js';
 import { createSatisfaction } from './satisfaction.js';
 import { createWaitingHandoffs } from './waiting-handoffs.js';
+import { createResolutionTimes } from './handoff-resolution.js';
 
 export function reportsFeatureOf(
   infra: Infrastructure,
@@ -21,5 +22,15 @@ export function reportsFeatureOf(
   // The teams' opening hours: the first reply within them.
   const teams = parseTeams(config.handoff.teamsJson);
   const teamHours = (team: string) => (team === 'sales' || team === 'support' ? teams[team]?.hours : undefined);
-  return createReportsFeature({ connection, redis, logger, metrics, config: settings, csat, waiting, teamHours });
+  return createReportsFeature({
+    connection,
+    redis,
+    logger,
+    metrics,
+    config: settings,
+    csat,
+    waiting,
+    resolution: createResolutionTimes(connection),
+    teamHours,
+  });
 }

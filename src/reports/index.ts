@@ -21,6 +21,7 @@ import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEven
 import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { SatisfactionSource } from './satisfaction.js';
 import type { WaitingSource } from './waiting-handoffs.js';
+import type { ResolutionSource } from './handoff-resolution.js';
 import type { ModelPrices } from './summary.js';
 
 export interface ReportsConfig {
@@ -46,6 +47,8 @@ export interface ReportsFeatureOptions {
   csat?: SatisfactionSource;
   /** Hand-offs waiting now for a teammate's first reply; absent: the page leaves the section out. */
   waiting?: WaitingSource;
+  /** Hand-offs' resolution time; absent: the page leaves its card out. */
+  resolution?: ResolutionSource;
   /** The UTC day (tests pin it). */
   today?: () => string;
   /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
@@ -111,6 +114,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     redis,
     csat: options.csat,
     waiting: options.waiting,
+    resolution: options.resolution,
     logger,
     metrics,
     ...(options.today ? { today: options.today } : {}),

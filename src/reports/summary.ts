@@ -12,6 +12,7 @@ import { GROUPINGS, groupRows, type Grouping } from './periods.js';
 import { addDays, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
+import type { ResolutionFigures } from './handoff-resolution.js';
 import type { CsatFigures } from './satisfaction.js';
 import type { WaitingNow } from './waiting-handoffs.js';
 
@@ -130,10 +131,12 @@ export interface ReportSummary extends ReportQuery {
   };
   /** Null without a satisfaction source, or when no question was asked in the range. */
   csat: CsatFigures | null;
+  /** Hand-offs opened in the range: how long until they ended (MongoDB's hand-offs); absent without a source. */
+  resolution?: ResolutionFigures;
   /** Hand-offs waiting now for a teammate's first reply (not the range's: the moment's); absent without a source. */
   waitingNow?: WaitingNow;
   /** The previous period (as many days, just before): its totals and satisfaction, to compare with. */
-  previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null };
+  previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null; resolution?: ResolutionFigures };
 }
 
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));

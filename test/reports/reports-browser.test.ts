@@ -17,6 +17,7 @@ import { createReportsFeature, type ReportsFeature } from '../../src/reports/ind
 import { createHandoffStore } from '../../src/handoff/handoff-store.js';
 import { createSatisfaction } from '../../src/reports/satisfaction.js';
 import { createWaitingHandoffs } from '../../src/reports/waiting-handoffs.js';
+import { createResolutionTimes } from '../../src/reports/handoff-resolution.js';
 import { DESKTOP, launchBrowser, MOBILE, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { findFreePort } from '../support/services.js';
@@ -42,6 +43,7 @@ beforeAll(async () => {
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
     csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
     waiting: createWaitingHandoffs(mongo, (conversationId) => `${origin}/transcripts/${encodeURIComponent(conversationId)}`),
+    resolution: createResolutionTimes(mongo),
     today: () => TODAY,
   });
   // A web conversation handed to support, nobody has answered yet.
@@ -288,6 +290,10 @@ for (const colorScheme of ['light', 'dark'] as const) {
     const waiting = page.locator('section[aria-labelledby="t-waiting"]');
     expect(await waiting.locator('p').first().innerText()).toBe("1 waiting for a teammate's first reply, oldest first (UTC).");
     expect(await waiting.locator('tbody tr').first().locator('td').nth(1).innerText()).toBe('support');
+    // That hand-off has not ended: no resolution time yet, and said so.
+    expect(await page.locator('.card', { hasText: 'hand-off resolution time' }).locator('.what').innerText()).toBe(
+      'median hand-off resolution time (p90 –; 0 of 1 ended)',
+    );
     const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
     // "Group by" after the channel: Tab to it, ArrowDown to Week, Tab to Show, Enter.
     for (let presses = 0; presses < 30 && (await focusName()) !== 'group'; presses += 1) await page.keyboard.press('Tab');
