@@ -10,7 +10,7 @@ export const GROUPINGS = ['day', 'week', 'month'] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 /** The period a day falls in: the day itself, its week's Monday, or its month (`YYYY-MM`). */
-export function periodOf(day: string, group: Grouping): string {
+function periodOf(day: string, group: Grouping): string {
   if (group === 'day') return day;
   if (group === 'month') return day.slice(0, 7);
   const weekday = (new Date(`${day}T00:00:00Z`).getUTCDay() + 6) % 7;
