@@ -5,8 +5,6 @@ import type { Infrastructure } from '../infrastructure.js';
 import { createTranscriptLinks } from '../transcripts/transcript-link.js';
 import { createReportsFeature, type ReportsFeature } from './index.js';
 import { createSatisfaction } from './satisfaction.js';
-import { createWaitingHandoffs } from './waiting-handoffs.js';
-import { createResolutionTimes } from './handoff-resolution.js';
 
 export function reportsFeatureOf(
   infra: Infrastructure,
@@ -18,7 +16,6 @@ export function reportsFeatureOf(
   // A comment links to its conversation's transcript page (the links a hand-off notice carries).
   const links = createTranscriptLinks({ ...config.transcriptLinks, publicBaseUrl: config.publicBaseUrl });
   const csat = createSatisfaction(connection, (conversationId) => links.url(conversationId));
-  const waiting = createWaitingHandoffs(connection, (conversationId) => links.url(conversationId));
   // The teams' opening hours: the first reply within them.
   const teams = parseTeams(config.handoff.teamsJson);
   const teamHours = (team: string) => (team === 'sales' || team === 'support' ? teams[team]?.hours : undefined);
@@ -29,8 +26,8 @@ export function reportsFeatureOf(
     metrics,
     config: settings,
     csat,
-    waiting,
-    resolution: createResolutionTimes(connection),
+    // A waiting hand-off links to its conversation too.
+    transcriptLink: (conversationId) => links.url(conversationId),
     teamHours,
   });
 }

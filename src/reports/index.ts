@@ -20,8 +20,8 @@ import { createReportsRouter } from './router.js';
 import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { SatisfactionSource } from './satisfaction.js';
-import type { WaitingSource } from './waiting-handoffs.js';
-import type { ResolutionSource } from './handoff-resolution.js';
+import { createWaitingHandoffs } from './waiting-handoffs.js';
+import { createResolutionTimes } from './handoff-resolution.js';
 import type { ModelPrices } from './summary.js';
 
 export interface ReportsConfig {
@@ -45,10 +45,11 @@ export interface ReportsFeatureOptions {
   config: ReportsConfig;
   /** Satisfaction answers, once something stores them; until then the page says none yet. */
   csat?: SatisfactionSource;
-  /** Hand-offs waiting now for a teammate's first reply; absent: the page leaves the section out. */
-  waiting?: WaitingSource;
-  /** Hand-offs' resolution time; absent: the page leaves its card out. */
-  resolution?: ResolutionSource;
+  /**
+   * A conversation's transcript page (a signed link): with it, the report has the hand-offs
+   * waiting now (each linked) and the hand-offs' resolution time; without, neither.
+   */
+  transcriptLink?: (conversationId: string) => string;
   /** The UTC day (tests pin it). */
   today?: () => string;
   /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
@@ -113,8 +114,12 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     store,
     redis,
     csat: options.csat,
-    waiting: options.waiting,
-    resolution: options.resolution,
+    ...(options.transcriptLink
+      ? {
+          waiting: createWaitingHandoffs(connection, options.transcriptLink, () => store.waitingHandoffs()),
+          resolution: createResolutionTimes(connection),
+        }
+      : {}),
     logger,
     metrics,
     ...(options.today ? { today: options.today } : {}),

@@ -147,6 +147,8 @@ export interface RollupStore {
   flush(): Promise<void>;
   /** Runs `work` holding the fleet's flush lock (no other flush meanwhile); its `flush` flushes under it. */
   exclusive<T>(work: (flush: () => Promise<void>) => Promise<T>): Promise<T>;
+  /** The hand-offs whose first reply is still awaited (not answered, not ended, at most WAIT_DAYS old): one HVALS. */
+  waitingHandoffs(): Promise<Set<string>>;
   /** The roll-up documents of these ids that exist (reads of ≤ 20 ids each). */
   read(ids: readonly string[]): Promise<RollupDocument[]>;
   /**
@@ -310,6 +312,11 @@ export function createRollupStore(
           await prune();
         }),
       ),
+    async waitingHandoffs() {
+      // `at|day|channel|hand-off|team[|ended at]`
+      const waits = (await redis.hvals(waitingKey)).map((held) => held.split('|'));
+      return new Set(waits.filter((wait) => !wait[5]).map((wait) => wait[3] ?? ''));
+    },
     async read(ids) {
       const found: RollupDocument[] = [];
       const batches: string[][] = [];

@@ -16,8 +16,6 @@ import { createCsatStore } from '../../src/csat/csat-store.js';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
 import { createHandoffStore } from '../../src/handoff/handoff-store.js';
 import { createSatisfaction } from '../../src/reports/satisfaction.js';
-import { createWaitingHandoffs } from '../../src/reports/waiting-handoffs.js';
-import { createResolutionTimes } from '../../src/reports/handoff-resolution.js';
 import { DESKTOP, launchBrowser, MOBILE, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { findFreePort } from '../support/services.js';
@@ -42,8 +40,7 @@ beforeAll(async () => {
     metrics,
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
     csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
-    waiting: createWaitingHandoffs(mongo, (conversationId) => `${origin}/transcripts/${encodeURIComponent(conversationId)}`),
-    resolution: createResolutionTimes(mongo),
+    transcriptLink: (conversationId) => `${origin}/transcripts/${encodeURIComponent(conversationId)}`,
     today: () => TODAY,
   });
   // A web conversation handed to support, nobody has answered yet.

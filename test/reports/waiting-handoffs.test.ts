@@ -1,7 +1,7 @@
 /**
- * Hand-offs waiting now, on real FerretDB through the real hand-off store and transcript writer:
- * a hand-off open or taken whose conversation has no teammate's message the channel took since it
- * opened is listed, oldest first, with its team, channel, role and transcript link, in the
+ * Hand-offs waiting now, on real FerretDB and Redis through the real hand-off store, transcript
+ * writer and roll-up: a hand-off open, or taken with no teammate's message the channel took since
+ * it opened, is listed, oldest first, with its team, channel, role and transcript link, in the
  * summary JSON and on the page; one answered (a delivery id), ended, or only answered by the
  * assistant or by a refused message is (or is not) listed accordingly; the channel filter applies.
  * Resolution time: the hand-offs opened in the range, from opening to their end, median and p90.
@@ -12,8 +12,6 @@ import request from 'supertest';
 import { createHandoffStore, type HandoffStore } from '../../src/handoff/handoff-store.js';
 import type { HandoffRequest } from '../../src/handoff/handoff-records.js';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
-import { createResolutionTimes } from '../../src/reports/handoff-resolution.js';
-import { createWaitingHandoffs } from '../../src/reports/waiting-handoffs.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -52,7 +50,7 @@ function outbound(id: string, conversationId: string, channel: string, roleId: s
     message: { _id: id, conversationId, channel, direction: 'outbound', text: 'hello', status: 'pending', roleId, createdAt: at, updatedAt: at },
   };
   if (outcome === 'refused') return [message, { kind: 'status', _id: id, status: 'failed', errorMessage: 'outside the 24-hour window', at }];
-  return [message, { kind: 'status', _id: id, status: 'sent', channelMessageId: `SM${id}`, at }];
+  return [message, { kind: 'status', _id: id, status: 'sent', channelMessageId: `SM${id}`, at }, { kind: 'delivery', _id: `SM${id}`, messageId: id, at }];
 }
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
@@ -66,11 +64,11 @@ beforeAll(async () => {
     logger,
     metrics,
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
-    waiting: createWaitingHandoffs(mongo, link),
-    resolution: createResolutionTimes(mongo),
+    transcriptLink: link,
   });
-  handoffs = createHandoffStore(mongo);
-  writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 10, logger, metrics });
+  // Counted as the service counts them: the hand-offs' opening and end, the transcript writer's records.
+  handoffs = reports.recordHandoffs(createHandoffStore(mongo));
+  writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 10, logger, metrics, rollup: reports.recordTranscripts });
   const app = express();
   app.use(reports.router);
   http = request(app);
