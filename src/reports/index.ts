@@ -17,11 +17,10 @@ import type { RedisClient } from '../redis.js';
 import type { TranscriptRecord } from '../store/outbox.js';
 import { rebuildRollups } from './rebuild.js';
 import { createReportsRouter } from './router.js';
-import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
+import { dayOf, handoffEndEvent, handoffEvent, resolutionEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { SatisfactionSource } from './satisfaction.js';
 import { createWaitingHandoffs } from './waiting-handoffs.js';
-import { createResolutionTimes } from './handoff-resolution.js';
 import type { ModelPrices } from './summary.js';
 
 export interface ReportsConfig {
@@ -47,7 +46,7 @@ export interface ReportsFeatureOptions {
   csat?: SatisfactionSource;
   /**
    * A conversation's transcript page (a signed link): with it, the report has the hand-offs
-   * waiting now (each linked) and the hand-offs' resolution time; without, neither.
+   * waiting now (each linked); without, not.
    */
   transcriptLink?: (conversationId: string) => string;
   /** The UTC day (tests pin it). */
@@ -62,7 +61,7 @@ interface OpenedHandoff {
 }
 
 /** What a hand-off's end returns (undefined: it did not end it); `endedAt` absent means now. */
-type EndedHandoff = { _id: string; conversationId: string; channel: string; endedAt?: Date | undefined } | undefined;
+type EndedHandoff = { _id: string; conversationId: string; channel: string; createdAt?: Date; endedAt?: Date | undefined } | undefined;
 
 interface CountedHandoffStore {
   open(...args: never[]): Promise<OpenedHandoff>;
@@ -114,12 +113,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     store,
     redis,
     csat: options.csat,
-    ...(options.transcriptLink
-      ? {
-          waiting: createWaitingHandoffs(connection, options.transcriptLink, () => store.waitingHandoffs()),
-          resolution: createResolutionTimes(connection),
-        }
-      : {}),
+    ...(options.transcriptLink ? { waiting: createWaitingHandoffs(connection, options.transcriptLink, () => store.waitingHandoffs()) } : {}),
     logger,
     metrics,
     ...(options.today ? { today: options.today } : {}),
@@ -145,7 +139,10 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
         if (!end) continue;
         wrapped[name] = async (...args: never[]) => {
           const ended = await end(...args);
-          if (ended) await count([handoffEndEvent({ ...ended, endedAt: ended.endedAt ?? new Date() })], 'handoff-end');
+          if (!ended) return ended;
+          const done = { ...ended, endedAt: ended.endedAt ?? new Date() };
+          // Its resolution time too (opening to end), on the day it opened.
+          await count([handoffEndEvent(done), ...(done.createdAt ? [resolutionEvent({ ...done, createdAt: done.createdAt })] : [])], 'handoff-end');
           return ended;
         };
       }

@@ -97,7 +97,8 @@ function card(value: string, what: string, before?: string): string {
 }
 
 /** Each card's value and label, for a period's totals (the current one's, or the previous one's to compare). */
-function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat'], resolution?: ReportSummary['resolution']): [string, string][] {
+function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']): [string, string][] {
+  const { resolution } = totals;
   const cost = totals.model.costPerConversation;
   const { teammateFirstResponse: elapsed, teammateFirstResponseWithinHours: open } = totals;
   return [
@@ -116,14 +117,10 @@ function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']
           `satisfaction (${csat.responses} of ${csat.asked} answered, ${percent(csat.responseRate)})`,
         ]
       : ['none yet', 'satisfaction answers'],
-    ...(resolution
-      ? [
-          [
-            minutes(resolution.medianSeconds),
-            `median hand-off resolution time (p90 ${minutes(resolution.p90Seconds)}; ${resolution.ended} of ${resolution.opened} ended)`,
-          ] as [string, string],
-        ]
-      : []),
+    [
+      minutes(resolution.medianSeconds),
+      `median hand-off resolution time (p90 ${minutes(resolution.p90Seconds)}; ${resolution.ended} of ${totals.handoffs} ended)`,
+    ],
   ];
 }
 
@@ -188,8 +185,8 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
   const days = slotsOf(summary);
   const periods = summary.periods;
   const tables = reportTables(summary);
-  const now = cardValues(totals, summary.csat, summary.resolution);
-  const before = summary.previous ? cardValues(summary.previous.totals, summary.previous.csat, summary.previous.resolution) : undefined;
+  const now = cardValues(totals, summary.csat);
+  const before = summary.previous ? cardValues(summary.previous.totals, summary.previous.csat) : undefined;
   const cards = now.map(([value, what], index) => card(value, what, before?.[index]?.[0])).join('');
   const charts = [
     barChart('c-conv', `Conversations per ${summary.group}`, days, [

@@ -37,6 +37,8 @@ export type RollupEvent =
   | (EventBase & { kind: 'handoff_end'; conversation: string; handoff: string; at: number })
   | (EventBase & { kind: 'action'; outcome: 'run' | 'declined' | 'failed' })
   | (EventBase & { kind: 'miss'; count?: number })
+  /** A hand-off's end, as the time from its opening: counted on the day and channel it opened. */
+  | (EventBase & { kind: 'resolved'; seconds: number })
   | (EventBase & { kind: 'usage'; model: string; calls: number; inputTokens: number; outputTokens: number });
 
 /** A message (inbound or a reply part, a teammate's, an apology) as an event. */
@@ -82,6 +84,13 @@ export function handoffEndEvent(handoff: { _id: string; conversationId: string; 
     handoff: handoff._id,
     at: at.getTime(),
   };
+}
+
+/** A hand-off's resolution time (opening to `endedAt`), once per hand-off, on the day it opened. */
+export function resolutionEvent(handoff: { _id: string; channel: string; createdAt: Date | string; endedAt: Date | string }): RollupEvent {
+  const opened = new Date(handoff.createdAt);
+  const seconds = Math.max(0, Math.round((new Date(handoff.endedAt).getTime() - opened.getTime()) / 1000));
+  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened), channel: handoff.channel, seconds };
 }
 
 /**

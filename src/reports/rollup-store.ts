@@ -130,6 +130,8 @@ for _, e in ipairs(events) do
       inc(f .. 'act_' .. e.o, 1)
     elseif e.k == 'miss' then
       inc(f .. 'miss', e.n)
+    elseif e.k == 'resolved' then
+      inc(f .. 'res:' .. e.b, 1)
     elseif e.k == 'usage' then
       inc(f .. 'calls', e.n)
       inc(f .. 'tok_in:' .. e.m, e.ti)
@@ -221,6 +223,10 @@ function encodeEvents(
         return { ...base, o: event.outcome };
       case 'miss':
         return { ...base, n: event.count ?? 1 };
+      case 'resolved': {
+        const bucket = RESPONSE_BUCKETS.findIndex((bound) => event.seconds <= bound);
+        return { ...base, b: bucket === -1 ? RESPONSE_BUCKETS.length : bucket };
+      }
       case 'usage':
         return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
     }

@@ -17,7 +17,6 @@ import { createReportSessions } from './session.js';
 import { mountSignIn } from './sign-in-routes.js';
 import type { CsatAnswer, SatisfactionSource } from './satisfaction.js';
 import type { WaitingSource } from './waiting-handoffs.js';
-import type { ResolutionSource } from './handoff-resolution.js';
 import { previousRange } from './ranges.js';
 import { parseQuery, readSummary, withSatisfaction, type ModelPrices, type ReportSummary } from './summary.js';
 import { answersTable, reportTables, TABLE_NAMES, toCsv, type Table, type TableName } from './tables.js';
@@ -35,23 +34,10 @@ export interface ReportsRouterOptions {
   csat?: SatisfactionSource | undefined;
   /** Hand-offs waiting now (MongoDB's hand-offs and messages). */
   waiting?: WaitingSource | undefined;
-  /** Hand-offs' resolution time (MongoDB's hand-offs). */
-  resolution?: ResolutionSource | undefined;
   logger: Logger;
   metrics: Metrics;
   /** The UTC day (tests pin it). */
   today?: () => string;
-}
-
-/** The summary with what was read from the hand-offs beside the roll-ups (each only when read). */
-function withHandoffReads(
-  summary: ReportSummary,
-  waitingNow: ReportSummary['waitingNow'],
-  resolution: ReportSummary['resolution'],
-  previousResolution: ReportSummary['resolution'],
-): ReportSummary {
-  const previous = summary.previous && previousResolution ? { ...summary.previous, resolution: previousResolution } : summary.previous;
-  return { ...summary, ...(waitingNow ? { waitingNow } : {}), ...(resolution ? { resolution } : {}), ...(previous ? { previous } : {}) };
 }
 
 export function createReportsRouter(options: ReportsRouterOptions): Router {
@@ -101,18 +87,14 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     try {
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
       const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
-      const [summary, satisfaction, previous, waitingNow, resolution, previousResolution] = await Promise.all([
+      const [summary, satisfaction, previous, waitingNow] = await Promise.all([
         readSummary(store, parsed.query, channels, today(), options.prices),
         options.csat ? options.csat.read(parsed.query) : null,
         options.csat ? options.csat.read(before) : null,
         options.waiting ? options.waiting.read(parsed.query) : undefined,
-        options.resolution?.read(parsed.query),
-        options.resolution?.read(before),
       ]);
-      return {
-        summary: withHandoffReads(withSatisfaction(summary, satisfaction, previous), waitingNow, resolution, previousResolution),
-        answers: satisfaction?.answers ?? [],
-      };
+      const complete = withSatisfaction(summary, satisfaction, previous);
+      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [] };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);

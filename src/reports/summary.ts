@@ -12,7 +12,6 @@ import { GROUPINGS, groupRows, type Grouping } from './periods.js';
 import { addDays, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
-import type { ResolutionFigures } from './handoff-resolution.js';
 import type { CsatFigures } from './satisfaction.js';
 import type { WaitingNow } from './waiting-handoffs.js';
 
@@ -118,6 +117,8 @@ export interface ReportSummary extends ReportQuery {
     /** The same first replies by the hand-off's team, and by the teammate who wrote the reply. */
     firstReplyByTeam: Record<string, FirstReplyFigures>;
     firstReplyByTeammate: Record<string, FirstReplyFigures>;
+    /** Of the hand-offs opened in the range, those ended (handed back or closed): opening to end, from the same steps. */
+    resolution: { ended: number; medianSeconds: number | null; p90Seconds: number | null };
     actions: { run: number; declined: number; failed: number };
     knowledgeMisses: number;
     model: {
@@ -131,12 +132,10 @@ export interface ReportSummary extends ReportQuery {
   };
   /** Null without a satisfaction source, or when no question was asked in the range. */
   csat: CsatFigures | null;
-  /** Hand-offs opened in the range: how long until they ended (MongoDB's hand-offs); absent without a source. */
-  resolution?: ResolutionFigures;
   /** Hand-offs waiting now for a teammate's first reply (not the range's: the moment's); absent without a source. */
   waitingNow?: WaitingNow;
   /** The previous period (as many days, just before): its totals and satisfaction, to compare with. */
-  previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null; resolution?: ResolutionFigures };
+  previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null };
 }
 
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
@@ -157,6 +156,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   const histogram = emptyHistogram();
   const withinHours = emptyHistogram();
   const byName = new FirstRepliesByName();
+  const resolved = emptyHistogram();
   let priced = true;
   const days = daysBetween(query.from, query.to).map((day): DayFigures => {
     const counts = perDay.get(day) ?? {};
@@ -168,6 +168,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('frth:')) withinHours[Number(metric.slice(5))] = (withinHours[Number(metric.slice(5))] ?? 0) + n;
       else if (byName.add(metric, n)) continue;
+      else if (metric.startsWith('res:')) resolved[Number(metric.slice(4))] = (resolved[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
         const input = metric.startsWith('tok_in:');
         const model = named(metric, input ? 'tok_in:' : 'tok_out:');
@@ -225,6 +226,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       teammateFirstResponseWithinHours: firstResponse(withinHours),
       firstReplyByTeam: byName.figures('team'),
       firstReplyByTeammate: byName.figures('tm'),
+      resolution: (({ replies, medianSeconds, p90Seconds }) => ({ ended: replies, medianSeconds, p90Seconds }))(firstResponse(resolved)),
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
       knowledgeMisses: total('knowledgeMisses'),
       model: {

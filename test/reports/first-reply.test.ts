@@ -4,7 +4,8 @@
  * refused ("Not delivered": outside WhatsApp's 24 hours with no template) does not; the wait is
  * the current hand-off's — a hand-off that ended unanswered leaves nothing behind for the next;
  * a message written before its hand-off ended counts though its records arrive after the end;
- * `rebuild` from MongoDB gives the very same figures.
+ * the same replies per team and per teammate; each ended hand-off's resolution time; `rebuild`
+ * from MongoDB gives the very same figures.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
@@ -74,7 +75,7 @@ async function handoff(id: string, conversationId: string, opened: Date, ended?:
 }
 
 /** The first-reply histograms of each day: elapsed (`frt`), or within the team's hours (`frth`); per team and teammate (`frt_team`, `frt_tm`, …). */
-const firstReplies = async (kind: 'frt' | 'frth' | 'frt_team' | 'frth_team' | 'frt_tm' | 'frth_tm' = 'frt') => {
+const firstReplies = async (kind: 'frt' | 'frth' | 'frt_team' | 'frth_team' | 'frt_tm' | 'frth_tm' | 'res' = 'frt') => {
   await reports.store.flush();
   const documents = await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray();
   const replies: Record<string, Record<string, number>> = {};
@@ -179,8 +180,21 @@ describe("the team's first reply", () => {
     expect(csv[4]).toBe('teammate,Bo Lind,1,3 min,5 min,3 min,5 min');
   });
 
-  test('a rebuild from MongoDB gives the same first replies', async () => {
-    const kinds = ['frt', 'frth', 'frt_team', 'frth_team', 'frt_tm', 'frth_tm'] as const;
+  test("resolution time: each ended hand-off's time from opening to its end, on the day it opened", async () => {
+    // F1 ended after 60 minutes (on DAY1), G and H after 10 (on DAY3); the others have not ended.
+    expect(Object.fromEntries(Object.entries(await firstReplies('res')).map(([day, counts]) => [day, counts]))).toEqual({
+      [`${DAY1}|whatsapp`]: { 'res:4': 1 },
+      [`${DAY3}|whatsapp`]: { 'res:2': 2 },
+    });
+    const query = parseQuery({ from: '2026-11-01', to: DAY3 }, ['whatsapp'], DAY3);
+    if ('error' in query) throw new Error(query.error);
+    const { totals } = await readSummary(reports.store, query.query, ['whatsapp'], DAY3);
+    // Read from the steps like the first reply: 10 minutes twice (within 15) and an hour.
+    expect(totals.resolution).toEqual({ ended: 3, medianSeconds: 750, p90Seconds: 3060 });
+  });
+
+  test('a rebuild from MongoDB gives the same first replies and resolution times', async () => {
+    const kinds = ['frt', 'frth', 'frt_team', 'frth_team', 'frt_tm', 'frth_tm', 'res'] as const;
     const live = await Promise.all(kinds.map((kind) => firstReplies(kind)));
     expect(Object.keys(live[4] ?? {})).not.toHaveLength(0);
     await reports.rebuild();

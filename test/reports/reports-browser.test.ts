@@ -287,9 +287,9 @@ for (const colorScheme of ['light', 'dark'] as const) {
     const waiting = page.locator('section[aria-labelledby="t-waiting"]');
     expect(await waiting.locator('p').first().innerText()).toBe("1 waiting for a teammate's first reply, oldest first (UTC).");
     expect(await waiting.locator('tbody tr').first().locator('td').nth(1).innerText()).toBe('support');
-    // It was opened today, after the range shown (November): no hand-off of the range, no resolution time.
+    // The seeded days have 30 hand-offs and no resolution counted: no resolution time, said so.
     expect(await page.locator('.card', { hasText: 'hand-off resolution time' }).locator('.what').innerText()).toBe(
-      'median hand-off resolution time (p90 –; 0 of 0 ended)',
+      'median hand-off resolution time (p90 –; 0 of 30 ended)',
     );
     const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
     // "Group by" after the channel: Tab to it, ArrowDown to Week, Tab to Show, Enter.

@@ -4,7 +4,6 @@
  * it opened, is listed, oldest first, with its team, channel, role and transcript link, in the
  * summary JSON and on the page; one answered (a delivery id), ended, or only answered by the
  * assistant or by a refused message is (or is not) listed accordingly; the channel filter applies.
- * Resolution time: the hand-offs opened in the range, from opening to their end, median and p90.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
@@ -125,39 +124,5 @@ describe('hand-offs waiting now', () => {
     expect(page.text).toContain(`<h2 id="t-waiting">Hand-offs waiting now</h2><p>4 waiting for a teammate's first reply, oldest first (UTC).</p>`);
     expect(page.text).toContain(`<a href="${link(a).replace(/&/g, '&amp;')}">Open the conversation</a>`);
     expect(page.text.match(/<td>taken, no reply yet<\/td>/g)).toHaveLength(2);
-  });
-
-  test('resolution time: hand-offs opened in the range, from opening to their end; median and p90 by nearest rank', async () => {
-    const opened = (hour: number) => new Date(Date.parse('2026-11-10T08:00:00Z') + hour * 3_600_000);
-    const record = (id: string, channel: string, createdAt: Date, endedMinutes?: number) => ({
-      _id: id,
-      team: 'support',
-      status: endedMinutes === undefined ? 'open' : 'closed',
-      reason: 'asked for a person',
-      channel,
-      conversationId: `${channel}:resolution-${id}`,
-      roleId: 'support',
-      customer: { address: id },
-      createdAt,
-      updatedAt: createdAt,
-      ...(endedMinutes === undefined ? {} : { endedAt: new Date(createdAt.getTime() + endedMinutes * 60_000) }),
-    });
-    await harness.services.mongo.collection('handoffs').insertMany([
-      record('res-1', 'whatsapp', opened(0), 10),
-      record('res-2', 'whatsapp', opened(1), 30),
-      record('res-3', 'whatsapp', opened(2), 120),
-      record('res-4', 'whatsapp', opened(3)),
-      record('res-5', 'web', opened(4), 5),
-      // The day before: the previous period.
-      record('res-6', 'whatsapp', opened(-24), 45),
-      // Another day: outside both.
-      record('res-7', 'whatsapp', new Date('2026-11-20T10:00:00Z'), 1),
-    ] as never[]);
-    const whatsapp = await http.get('/admin/reports/summary?from=2026-11-10&to=2026-11-10&channel=whatsapp').set('Authorization', `Bearer ${TOKEN}`);
-    expect(whatsapp.body.resolution).toEqual({ opened: 4, ended: 3, medianSeconds: 1800, p90Seconds: 7200, capped: false });
-    expect(whatsapp.body.previous.resolution).toEqual({ opened: 1, ended: 1, medianSeconds: 2700, p90Seconds: 2700, capped: false });
-    const all = await http.get('/admin/reports/summary?from=2026-11-10&to=2026-11-10').set('Authorization', `Bearer ${TOKEN}`);
-    // 5, 10, 30 and 120 minutes: the median is the 2nd, the p90 the 4th.
-    expect(all.body.resolution).toEqual({ opened: 5, ended: 4, medianSeconds: 600, p90Seconds: 7200, capped: false });
   });
 });
