@@ -4,15 +4,15 @@
  * teammate's message since it opened that the channel took: the first reply's own rule) — oldest
  * first, each with a signed link to its transcript page. Read when a report is asked for, never
  * on a turn's path, and bounded: the open-hand-off pointers in MongoDB (one per hand-off not
- * ended, so as many as are open), the oldest MAX_CHECKED of their hand-offs read by `_id` 20 at a
- * time, and the roll-up's waits in Redis (one HVALS of a hash holding at most WAIT_DAYS of
+ * ended, so as many as are open), the oldest MAX_CHECKED of their hand-offs read by `_id` (10 reads
+ * in flight), and the roll-up's waits in Redis (one HVALS of a hash holding at most WAIT_DAYS of
  * hand-offs).
  */
 import type { Connection } from 'mongoose';
 import { handoffModels, type HandoffRecord } from '../handoff/handoff-records.js';
 
 const MAX_CHECKED = 500;
-const IDS_PER_READ = 20;
+const READS_AT_ONCE = 10;
 
 export interface WaitingHandoff {
   handoff: string;
@@ -57,11 +57,14 @@ export function createWaitingHandoffs(
         .map((pointer) => pointer.handoffId);
       const checked = ids.slice(0, MAX_CHECKED);
       const candidates: Candidate[] = [];
-      for (let start = 0; start < checked.length; start += IDS_PER_READ) {
-        const found = await handoffs
-          .find({ _id: { $in: checked.slice(start, start + IDS_PER_READ) } }, { conversationId: 1, channel: 1, team: 1, roleId: 1, status: 1, createdAt: 1 })
-          .lean<Candidate[]>()
-          .exec();
+      // One read per `_id` (FerretDB serves `_id` equality from its key, not `$in`), READS_AT_ONCE in flight.
+      for (let start = 0; start < checked.length; start += READS_AT_ONCE) {
+        const read = await Promise.all(
+          checked
+            .slice(start, start + READS_AT_ONCE)
+            .map((id) => handoffs.findById(id, { conversationId: 1, channel: 1, team: 1, roleId: 1, status: 1, createdAt: 1 }).lean<Candidate>().exec()),
+        );
+        const found = read.filter((one): one is Candidate => one !== null);
         candidates.push(
           ...found.filter(
             (one) => (one.status === 'open' || (one.status === 'taken' && stillAwaited.has(one._id))) && (channel === 'all' || one.channel === channel),
