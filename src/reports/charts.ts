@@ -2,7 +2,8 @@
  * Charts drawn on the server as inline SVG: no script, no CDN, nothing the CSP must allow but
  * the page's one hashed style sheet. Colours are classes the style sheet sets (light and dark);
  * each chart has a title and a description for screen readers, and its figures are in a table
- * below it.
+ * below it. A period not yet settled (its figures may still change) is drawn lighter and dashed,
+ * says so in its tooltip, and the legend explains it.
  */
 
 export const escapeHtml = (text: string): string =>
@@ -26,8 +27,15 @@ function niceMax(value: number): number {
   return 10 * magnitude;
 }
 
-/** Grouped bars per day; `id` names the title and description for aria-labelledby. */
-export function barChart(id: string, title: string, days: readonly string[], series: readonly Series[]): string {
+/** A day, week or month on the chart: its axis label, its name in tooltips, whether it is settled. */
+export interface Slot {
+  label: string;
+  name: string;
+  settled: boolean;
+}
+
+/** Grouped bars per period; `id` names the title and description for aria-labelledby. */
+export function barChart(id: string, title: string, days: readonly Slot[], series: readonly Series[]): string {
   const max = niceMax(Math.max(0, ...series.flatMap((one) => one.values)));
   const plotWidth = WIDTH - PAD.left - PAD.right;
   const plotHeight = HEIGHT - PAD.top - PAD.bottom;
@@ -46,8 +54,9 @@ export function barChart(id: string, title: string, days: readonly string[], ser
     series.forEach((one, position) => {
       const value = one.values[index] ?? 0;
       const x = PAD.left + index * slot + slot * 0.1 + position * barWidth;
+      const unsettled = day.settled ? '' : ' unsettled';
       parts.push(
-        `<rect class="${one.className}" x="${x.toFixed(1)}" y="${y(value).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(PAD.top + plotHeight - y(value)).toFixed(1)}"><title>${escapeHtml(`${day} · ${one.label}: ${value}`)}</title></rect>`,
+        `<rect class="${one.className}${unsettled}" x="${x.toFixed(1)}" y="${y(value).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(PAD.top + plotHeight - y(value)).toFixed(1)}"><title>${escapeHtml(`${day.name} · ${one.label}: ${value}${unsettled ? ' (not yet settled)' : ''}`)}</title></rect>`,
       );
     });
   });
@@ -55,11 +64,16 @@ export function barChart(id: string, title: string, days: readonly string[], ser
   days.forEach((day, index) => {
     if (index % labelEvery !== 0) return;
     parts.push(
-      `<text class="axis" x="${(PAD.left + index * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle">${escapeHtml(day.slice(5))}</text>`,
+      `<text class="axis" x="${(PAD.left + index * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle">${escapeHtml(day.label)}</text>`,
     );
   });
-  const legend = series.map((one) => `<span class="key ${one.className}">${escapeHtml(one.label)}</span>`).join(' ');
-  const description = series.map((one) => `${one.label}: ${one.values.reduce((sum, value) => sum + value, 0)} in all`).join('; ');
+  const open = days.filter((day) => !day.settled).map((day) => day.name);
+  const legend = [
+    ...series.map((one) => `<span class="key ${one.className}">${escapeHtml(one.label)}</span>`),
+    ...(open.length > 0 ? ['<span class="key unsettled">lighter, dashed: not yet settled</span>'] : []),
+  ].join(' ');
+  const unsettledNote = open.length > 0 ? `; not yet settled: ${open.join(', ')}` : '';
+  const description = series.map((one) => `${one.label}: ${one.values.reduce((sum, value) => sum + value, 0)} in all`).join('; ') + unsettledNote;
   return `<figure class="chart"><svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-t ${id}-d" xmlns="http://www.w3.org/2000/svg"><title id="${id}-t">${escapeHtml(title)}</title><desc id="${id}-d">${escapeHtml(description)}</desc>${parts.join('')}</svg><figcaption>${escapeHtml(title)} ${legend}</figcaption></figure>`;
 }
 

@@ -19,5 +19,15 @@ export function reportsFeatureOf(
   // The teams' opening hours: the first reply within them.
   const teams = parseTeams(config.handoff.teamsJson);
   const teamHours = (team: string) => (team === 'sales' || team === 'support' ? teams[team]?.hours : undefined);
-  return createReportsFeature({ connection, redis, logger, metrics, config: settings, csat, teamHours });
+  return createReportsFeature({
+    connection,
+    redis,
+    logger,
+    metrics,
+    config: settings,
+    csat,
+    // A waiting hand-off links to its conversation too.
+    transcriptLink: (conversationId) => links.url(conversationId),
+    teamHours,
+  });
 }

@@ -17,9 +17,10 @@ import type { RedisClient } from '../redis.js';
 import type { TranscriptRecord } from '../store/outbox.js';
 import { rebuildRollups } from './rebuild.js';
 import { createReportsRouter } from './router.js';
-import { dayOf, handoffEndEvent, handoffEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
+import { dayOf, handoffEndEvent, handoffEvent, resolutionEvent, transcriptEvents, type RollupEvent } from './rollup-events.js';
 import { createRollupStore, type RollupStore } from './rollup-store.js';
 import type { SatisfactionSource } from './satisfaction.js';
+import { createWaitingHandoffs } from './waiting-handoffs.js';
 import type { ModelPrices } from './summary.js';
 
 export interface ReportsConfig {
@@ -43,6 +44,11 @@ export interface ReportsFeatureOptions {
   config: ReportsConfig;
   /** Satisfaction answers, once something stores them; until then the page says none yet. */
   csat?: SatisfactionSource;
+  /**
+   * A conversation's transcript page (a signed link): with it, the report has the hand-offs
+   * waiting now (each linked); without, not.
+   */
+  transcriptLink?: (conversationId: string) => string;
   /** The UTC day (tests pin it). */
   today?: () => string;
   /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
@@ -55,7 +61,7 @@ interface OpenedHandoff {
 }
 
 /** What a hand-off's end returns (undefined: it did not end it); `endedAt` absent means now. */
-type EndedHandoff = { _id: string; conversationId: string; channel: string; endedAt?: Date | undefined } | undefined;
+type EndedHandoff = { _id: string; conversationId: string; channel: string; createdAt?: Date; endedAt?: Date | undefined } | undefined;
 
 interface CountedHandoffStore {
   open(...args: never[]): Promise<OpenedHandoff>;
@@ -107,6 +113,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     store,
     redis,
     csat: options.csat,
+    ...(options.transcriptLink ? { waiting: createWaitingHandoffs(connection, options.transcriptLink, () => store.waitingHandoffs()) } : {}),
     logger,
     metrics,
     ...(options.today ? { today: options.today } : {}),
@@ -132,7 +139,10 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
         if (!end) continue;
         wrapped[name] = async (...args: never[]) => {
           const ended = await end(...args);
-          if (ended) await count([handoffEndEvent({ ...ended, endedAt: ended.endedAt ?? new Date() })], 'handoff-end');
+          if (!ended) return ended;
+          const done = { ...ended, endedAt: ended.endedAt ?? new Date() };
+          // Its resolution time too (opening to end), on the day it opened.
+          await count([handoffEndEvent(done), ...(done.createdAt ? [resolutionEvent({ ...done, createdAt: done.createdAt })] : [])], 'handoff-end');
           return ended;
         };
       }

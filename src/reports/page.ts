@@ -4,11 +4,13 @@
  * inline and allowed by its hash (`REPORTS_CSP`), light or dark by `prefers-color-scheme`.
  */
 import { createHash } from 'node:crypto';
-import { barChart, escapeHtml } from './charts.js';
+import { barChart, escapeHtml, type Slot } from './charts.js';
+import { waitingSection } from './page-handoffs.js';
 import { satisfactionSection } from './page-satisfaction.js';
+import type { Grouping } from './periods.js';
 import { PRESETS, presetRange, type Preset } from './ranges.js';
 import type { ReportSummary } from './summary.js';
-import { reportTables, type Table } from './tables.js';
+import { reportTables, waitText as minutes, type Table } from './tables.js';
 
 const STYLE = `
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --card: #f6f8fa; --s1: #1f6feb; --s2: #bf8700; --s3: #2da44e; --focus: #8250df; }
@@ -35,6 +37,8 @@ button { cursor: pointer; background: var(--s1); color: var(--bg); border-color:
 rect.s1, .key.s1::before { fill: var(--s1); background: var(--s1); }
 rect.s2, .key.s2::before { fill: var(--s2); background: var(--s2); }
 rect.s3, .key.s3::before { fill: var(--s3); background: var(--s3); }
+rect.unsettled { fill-opacity: 0.4; stroke: var(--fg); stroke-width: 1; stroke-dasharray: 3 2; }
+.key.unsettled::before { background: transparent; border: 1px dashed var(--fg); }
 .key::before { content: ""; display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; min-width: 50%; }
@@ -67,10 +71,10 @@ function layout(title: string, body: string): string {
 }
 
 /** What the page was asked for before signing in, carried through the form. */
-type AskedRange = Partial<Record<'from' | 'to' | 'channel' | 'preset', string>>;
+type AskedRange = Partial<Record<'from' | 'to' | 'channel' | 'preset' | 'group', string>>;
 
 const hidden = (query: AskedRange) =>
-  (['from', 'to', 'channel', 'preset'] as const)
+  (['from', 'to', 'channel', 'preset', 'group'] as const)
     .map((field) => (query[field] ? `<input type="hidden" name="${field}" value="${escapeHtml(query[field])}">` : ''))
     .join('');
 
@@ -86,8 +90,6 @@ export function renderError(base: string, reason: string): string {
 }
 
 const percent = (value: number | null) => (value === null ? '–' : `${(100 * value).toFixed(1)}%`);
-const minutes = (seconds: number | null) =>
-  seconds === null ? '–' : seconds < 90 ? `${seconds} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
 
 function card(value: string, what: string, before?: string): string {
   const previous = before === undefined ? '' : `<div class="before">previous period: ${escapeHtml(before)}</div>`;
@@ -96,6 +98,7 @@ function card(value: string, what: string, before?: string): string {
 
 /** Each card's value and label, for a period's totals (the current one's, or the previous one's to compare). */
 function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']): [string, string][] {
+  const { resolution } = totals;
   const cost = totals.model.costPerConversation;
   const { teammateFirstResponse: elapsed, teammateFirstResponseWithinHours: open } = totals;
   return [
@@ -114,6 +117,10 @@ function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']
           `satisfaction (${csat.responses} of ${csat.asked} answered, ${percent(csat.responseRate)})`,
         ]
       : ['none yet', 'satisfaction answers'],
+    [
+      minutes(resolution.medianSeconds),
+      `median hand-off resolution time (p90 ${minutes(resolution.p90Seconds)}; ${resolution.ended} of ${totals.handoffs} ended)`,
+    ],
   ];
 }
 
@@ -127,7 +134,7 @@ function presetLinks(base: string, summary: ReportSummary, today: string): strin
   })?.[0];
   const links = presets.map(([preset, label]) => {
     const current = preset === shown ? ' aria-current="page"' : '';
-    const query = new URLSearchParams({ preset, channel: summary.channel }).toString();
+    const query = new URLSearchParams({ preset, channel: summary.channel, ...grouped(summary) }).toString();
     return `<a href="${base}?${query}"${current}>${escapeHtml(label)}</a>`;
   });
   return `<nav class="presets" aria-label="Presets">${links.join('')}</nav>`;
@@ -143,7 +150,20 @@ function table(base: string, query: string, data: Table): string {
         )
         .join('')
     : `<tr><td colspan="${data.columns.length}">Nothing in this range.</td></tr>`;
-  return `<section aria-labelledby="t-${data.name}"><h2 id="t-${data.name}">${escapeHtml(data.title)}</h2><p><a href="${base}/csv/${data.name}.csv?${query}" download>Download ${escapeHtml(data.title.toLowerCase())} (CSV)</a></p><div class="scroll"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div></section>`;
+  return `<section aria-labelledby="t-${data.name}"><h2 id="t-${data.name}">${escapeHtml(data.title)}</h2><p><a href="${base}/csv/${data.name}.csv?${query}" download>Download ${escapeHtml(data.title.toLowerCase())} (CSV)</a></p><div class="scroll" tabindex="0" role="region" aria-label="${escapeHtml(data.title)}, table"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div></section>`;
+}
+
+const GROUP_LABELS: Record<Grouping, string> = { day: 'Day', week: 'Week', month: 'Month' };
+/** The grouping as a link's query parameter (none for days, the default). */
+const grouped = (summary: ReportSummary): Record<string, string> => (summary.group === 'day' ? {} : { group: summary.group });
+
+/** The chart's periods: a day by its month and day, a week by its Monday's, a month `YYYY-MM`. */
+function slotsOf(summary: ReportSummary): Slot[] {
+  return summary.periods.map((period) => ({
+    label: summary.group === 'month' ? period.day : period.day.slice(5),
+    name: summary.group === 'week' ? `week of ${period.day}` : period.day,
+    settled: period.settled,
+  }));
 }
 
 function rangeForm(base: string, summary: ReportSummary, channels: readonly string[]): string {
@@ -153,29 +173,35 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
         `<option value="${escapeHtml(channel)}"${channel === summary.channel ? ' selected' : ''}>${channel === 'all' ? 'All channels' : escapeHtml(channel)}</option>`,
     )
     .join('');
-  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><button type="submit">Show</button></form>`;
+  const groups = (Object.entries(GROUP_LABELS) as [Grouping, string][])
+    .map(([group, label]) => `<option value="${group}"${group === summary.group ? ' selected' : ''}>${label}</option>`)
+    .join('');
+  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
 }
 
 export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string): string {
   const { totals } = summary;
-  const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel }).toString();
-  const days = summary.days.map((day) => day.day);
+  const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel, ...grouped(summary) }).toString();
+  const days = slotsOf(summary);
+  const periods = summary.periods;
   const tables = reportTables(summary);
   const now = cardValues(totals, summary.csat);
   const before = summary.previous ? cardValues(summary.previous.totals, summary.previous.csat) : undefined;
   const cards = now.map(([value, what], index) => card(value, what, before?.[index]?.[0])).join('');
   const charts = [
-    barChart('c-conv', 'Conversations per day', days, [{ label: 'conversations', className: 's1', values: summary.days.map((day) => day.conversations) }]),
-    barChart('c-msg', 'Messages per day', days, [
-      { label: 'in', className: 's1', values: summary.days.map((day) => day.messagesIn) },
-      { label: 'out', className: 's2', values: summary.days.map((day) => day.messagesOut) },
+    barChart('c-conv', `Conversations per ${summary.group}`, days, [
+      { label: 'conversations', className: 's1', values: periods.map((day) => day.conversations) },
+    ]),
+    barChart('c-msg', `Messages per ${summary.group}`, days, [
+      { label: 'in', className: 's1', values: periods.map((day) => day.messagesIn) },
+      { label: 'out', className: 's2', values: periods.map((day) => day.messagesOut) },
     ]),
     barChart('c-res', 'Resolved without a person, and with one', days, [
-      { label: 'without a person', className: 's3', values: summary.days.map((day) => day.resolvedWithoutPerson) },
-      { label: 'with a person or back next day', className: 's2', values: summary.days.map((day) => day.notResolved) },
+      { label: 'without a person', className: 's3', values: periods.map((day) => day.resolvedWithoutPerson) },
+      { label: 'with a person or back next day', className: 's2', values: periods.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${charts}${Object.values(
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
     tables,
   )
     .filter((one) => one.name !== 'satisfaction')

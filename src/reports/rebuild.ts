@@ -12,7 +12,17 @@
  * first) and what they count is written with the rebuild's figures at the end. */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
-import { actionEvent, addDays, dayOf, deliveredEvent, handoffEndEvent, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
+import {
+  actionEvent,
+  addDays,
+  dayOf,
+  deliveredEvent,
+  handoffEndEvent,
+  handoffEvent,
+  messageEvent,
+  resolutionEvent,
+  type RollupEvent,
+} from './rollup-events.js';
 import { HORIZON_DAYS, ROLLUP_COLLECTION, type RollupStore } from './rollup-store.js';
 
 const EVENTS_PER_SCRIPT = 500;
@@ -120,6 +130,7 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
     timed.push({ at: new Date(handoff.createdAt).getTime(), event });
     if (handoff.endedAt instanceof Date) {
       timed.push({ at: handoff.endedAt.getTime(), event: handoffEndEvent(handoff as unknown as Parameters<typeof handoffEndEvent>[0]) });
+      await push(resolutionEvent(handoff as unknown as Parameters<typeof resolutionEvent>[0]));
     }
   }
   for await (const action of connection.collection('actions').find({}, { projection: { _id: 1, channel: 1, state: 1, reason: 1, updatedAt: 1 } })) {

@@ -28,7 +28,8 @@ interface EventBase {
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
-  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string })
+  /** `author`: a teammate's name (their role `teammate:<name>`), for the first reply per teammate. */
+  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string; author?: string })
   /** A message the channel took (it has a delivery id): a teammate's is a reply that reached the customer. */
   | (EventBase & { kind: 'delivered'; message: string })
   | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number; handoff: string })
@@ -36,6 +37,8 @@ export type RollupEvent =
   | (EventBase & { kind: 'handoff_end'; conversation: string; handoff: string; at: number })
   | (EventBase & { kind: 'action'; outcome: 'run' | 'declined' | 'failed' })
   | (EventBase & { kind: 'miss'; count?: number })
+  /** A hand-off's end, as the time from its opening: counted on the day and channel it opened. */
+  | (EventBase & { kind: 'resolved'; seconds: number })
   | (EventBase & { kind: 'usage'; model: string; calls: number; inputTokens: number; outputTokens: number });
 
 /** A message (inbound or a reply part, a teammate's, an apology) as an event. */
@@ -49,12 +52,14 @@ export function messageEvent(message: {
 }): RollupEvent {
   const base = { id: `m:${message._id}`, day: dayOf(message.createdAt), channel: message.channel, conversation: message.conversationId };
   if (message.direction === 'inbound') return { ...base, kind: 'in' };
+  const teammate = message.roleId?.startsWith('teammate:') === true;
   return {
     ...base,
     kind: 'out',
-    teammate: message.roleId?.startsWith('teammate:') === true,
+    teammate,
     at: new Date(message.createdAt).getTime(),
     message: message._id,
+    ...(teammate ? { author: message.roleId?.slice('teammate:'.length) ?? '' } : {}),
   };
 }
 
@@ -79,6 +84,13 @@ export function handoffEndEvent(handoff: { _id: string; conversationId: string; 
     handoff: handoff._id,
     at: at.getTime(),
   };
+}
+
+/** A hand-off's resolution time (opening to `endedAt`), once per hand-off, on the day it opened. */
+export function resolutionEvent(handoff: { _id: string; channel: string; createdAt: Date | string; endedAt: Date | string }): RollupEvent {
+  const opened = new Date(handoff.createdAt);
+  const seconds = Math.max(0, Math.round((new Date(handoff.endedAt).getTime() - opened.getTime()) / 1000));
+  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened), channel: handoff.channel, seconds };
 }
 
 /**

@@ -38,7 +38,7 @@ export interface RollupDocument {
  * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
  * then the day keys the events name by index. ARGV[1] the events (JSON), ARGV[2] the response
  * buckets, ARGV[3] the day keys' TTL (s). Returns the first replies it counted
- * (`day|channel||team|start|reply`), for their wait within the team's hours.
+ * (`day|channel|teammate|team|start|reply`), for their wait within the team's hours and per team and teammate.
  */
 const countScript = luaScript(`
 local totals, waiting, replies = KEYS[1], KEYS[2], KEYS[3]
@@ -58,8 +58,8 @@ local function split(text)
   for part in string.gmatch(text .. '|', '([^|]*)|') do parts[#parts + 1] = part end
   return parts
 end
--- A teammate's message to conv written at t reached the customer: the first one ends the wait.
-local function replied(conv, t)
+-- A teammate's (who) message to conv written at t reached the customer: the first one ends the wait.
+local function replied(conv, t, who)
   local held = redis.call('HGET', waiting, conv)
   if not held then return end
   local w = split(held)
@@ -82,7 +82,7 @@ local function replied(conv, t)
   inc(from .. 'frt_n', 1)
   redis.call('HDEL', waiting, conv)
   -- The caller counts the wait within the team's hours: hand-off day|channel|, team, start, reply.
-  counted[#counted + 1] = from .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
+  counted[#counted + 1] = from .. (who or '') .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
 end
 for _, e in ipairs(events) do
   local fresh = e.i == '' or redis.call('SADD', key(e.s), e.i) == 1
@@ -100,7 +100,7 @@ for _, e in ipairs(events) do
       if e.tm then
         person(e)
         if redis.call('HEXISTS', waiting, e.v) == 1 then
-          redis.call('HSET', replies, e.m, e.t .. '|' .. e.v)
+          redis.call('HSET', replies, e.m, e.t .. '|' .. e.v .. '|' .. (e.w or ''))
           anyReply = true
         end
       end
@@ -109,8 +109,8 @@ for _, e in ipairs(events) do
         local held = redis.call('HGET', replies, e.m)
         if held then
           redis.call('HDEL', replies, e.m)
-          local cut = string.find(held, '|', 1, true)
-          replied(string.sub(held, cut + 1), tonumber(string.sub(held, 1, cut - 1)))
+          local r = split(held)
+          replied(r[2], tonumber(r[1]), r[3])
         end
       end
     elseif e.k == 'handoff' then
@@ -130,6 +130,8 @@ for _, e in ipairs(events) do
       inc(f .. 'act_' .. e.o, 1)
     elseif e.k == 'miss' then
       inc(f .. 'miss', e.n)
+    elseif e.k == 'resolved' then
+      inc(f .. 'res:' .. e.b, 1)
     elseif e.k == 'usage' then
       inc(f .. 'calls', e.n)
       inc(f .. 'tok_in:' .. e.m, e.ti)
@@ -147,6 +149,8 @@ export interface RollupStore {
   flush(): Promise<void>;
   /** Runs `work` holding the fleet's flush lock (no other flush meanwhile); its `flush` flushes under it. */
   exclusive<T>(work: (flush: () => Promise<void>) => Promise<T>): Promise<T>;
+  /** The hand-offs whose first reply is still awaited (not answered, not ended, at most WAIT_DAYS old): one HVALS. */
+  waitingHandoffs(): Promise<Set<string>>;
   /** The roll-up documents of these ids that exist (reads of ≤ 20 ids each). */
   read(ids: readonly string[]): Promise<RollupDocument[]>;
   /**
@@ -207,7 +211,8 @@ function encodeEvents(
           p: at(dayKey('person', day, channel)),
           u: at(dayKey('unres', day, channel)),
         };
-        if (event.kind === 'out') return event.teammate ? { ...base, ...sets, tm: true, m: event.message } : { ...base, tm: false };
+        if (event.kind === 'out')
+          return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };
         return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
       }
       case 'delivered':
@@ -218,6 +223,10 @@ function encodeEvents(
         return { ...base, o: event.outcome };
       case 'miss':
         return { ...base, n: event.count ?? 1 };
+      case 'resolved': {
+        const bucket = RESPONSE_BUCKETS.findIndex((bound) => event.seconds <= bound);
+        return { ...base, b: bucket === -1 ? RESPONSE_BUCKETS.length : bucket };
+      }
       case 'usage':
         return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
     }
@@ -240,15 +249,29 @@ export function createRollupStore(
   const repliesKey = `${prefix}:replies`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
   const flusher = createRollupFlusher(connection, redis, { totals: totalsKey, prefix });
-  /** First replies' waits within the team's hours (`frth:` buckets): a second command, only for a batch that answered a hand-off. */
+  /**
+   * First replies' waits within the team's hours (`frth:` buckets), and both waits per team and per teammate
+   * (`frt_team:`, `frth_team:`, `frt_tm:`, `frth_tm:` `<name>:<bucket>`): a second command, only for a batch that answered a hand-off.
+   */
   const countOpenHours = async (counted: readonly string[]) => {
     const pipeline = redis.pipeline();
-    for (const reply of counted) {
-      const [day = '', channel = '', , team = '', start = '', at = ''] = reply.split('|');
-      const seconds = openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000;
+    const bucketOf = (seconds: number) => {
       const bucket = RESPONSE_BUCKETS.findIndex((bound) => seconds <= bound);
-      pipeline.hincrby(totalsKey, `${day}|${channel}|frth:${bucket === -1 ? RESPONSE_BUCKETS.length : bucket}`, 1);
-      pipeline.hincrby(totalsKey, `${day}|${channel}|frth_n`, 1);
+      return bucket === -1 ? RESPONSE_BUCKETS.length : bucket;
+    };
+    for (const reply of counted) {
+      const [day = '', channel = '', teammate = '', team = '', start = '', at = ''] = reply.split('|');
+      const open = bucketOf(openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000);
+      const elapsed = bucketOf((Number(at) - Number(start)) / 1000);
+      const f = `${day}|${channel}|`;
+      pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
+      pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
+      if (teammate) {
+        pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
+        pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
+      }
     }
     await pipeline.exec();
   };
@@ -295,6 +318,11 @@ export function createRollupStore(
           await prune();
         }),
       ),
+    async waitingHandoffs() {
+      // `at|day|channel|hand-off|team[|ended at]`
+      const waits = (await redis.hvals(waitingKey)).map((held) => held.split('|'));
+      return new Set(waits.filter((wait) => !wait[5]).map((wait) => wait[3] ?? ''));
+    },
     async read(ids) {
       const found: RollupDocument[] = [];
       const batches: string[][] = [];

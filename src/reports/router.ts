@@ -16,6 +16,7 @@ import type { RollupStore } from './rollup-store.js';
 import { createReportSessions } from './session.js';
 import { mountSignIn } from './sign-in-routes.js';
 import type { CsatAnswer, SatisfactionSource } from './satisfaction.js';
+import type { WaitingSource } from './waiting-handoffs.js';
 import { previousRange } from './ranges.js';
 import { parseQuery, readSummary, withSatisfaction, type ModelPrices, type ReportSummary } from './summary.js';
 import { answersTable, reportTables, TABLE_NAMES, toCsv, type Table, type TableName } from './tables.js';
@@ -31,6 +32,8 @@ export interface ReportsRouterOptions {
   /** Sessions and sign-in attempts. */
   redis: RedisClient;
   csat?: SatisfactionSource | undefined;
+  /** Hand-offs waiting now (MongoDB's hand-offs and messages). */
+  waiting?: WaitingSource | undefined;
   logger: Logger;
   metrics: Metrics;
   /** The UTC day (tests pin it). */
@@ -84,12 +87,14 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     try {
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
       const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
-      const [summary, satisfaction, previous] = await Promise.all([
+      const [summary, satisfaction, previous, waitingNow] = await Promise.all([
         readSummary(store, parsed.query, channels, today(), options.prices),
         options.csat ? options.csat.read(parsed.query) : null,
         options.csat ? options.csat.read(before) : null,
+        options.waiting ? options.waiting.read(parsed.query) : undefined,
       ]);
-      return { summary: withSatisfaction(summary, satisfaction, previous), answers: satisfaction?.answers ?? [] };
+      const complete = withSatisfaction(summary, satisfaction, previous);
+      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [] };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);

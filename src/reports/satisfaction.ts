@@ -6,14 +6,14 @@
  * channels by name), the latest comments with their channel, conversation and transcript link,
  * and every answer for the CSV. It also counts the messages the question sent (the question, the
  * comment prompt, the thanks) per UTC day: they are messages out like any other, but never pass
- * through the transcript. Team names come from the hand-offs, read by `_id`, 20 at a time.
+ * through the transcript. Team names come from the hand-offs, read by `_id`, 10 reads in flight.
  */
 import type { Connection } from 'mongoose';
 import type { CsatRecord } from '../csat/csat-store.js';
 import { addDays, dayOf } from './rollup-events.js';
 
 const LATEST_COMMENTS = 20;
-const IDS_PER_READ = 20;
+const READS_AT_ONCE = 10;
 /** A question takes a rating for 24 hours, then a comment for minutes: its messages end within 2 days of it. */
 const MESSAGE_DAYS_AFTER = 2;
 
@@ -90,12 +90,11 @@ export function createSatisfaction(connection: Connection, transcriptLink: (conv
   const csat = () => connection.collection<CsatRecord>('csat');
   const teamsOf = async (handoffIds: readonly string[]) => {
     const teams = new Map<string, string>();
-    for (let start = 0; start < handoffIds.length; start += IDS_PER_READ) {
-      const found = await connection
-        .collection<{ _id: string; team?: string }>('handoffs')
-        .find({ _id: { $in: handoffIds.slice(start, start + IDS_PER_READ) } }, { projection: { team: 1 } })
-        .toArray();
-      for (const handoff of found) if (handoff.team) teams.set(handoff._id, handoff.team);
+    // One read per `_id` (FerretDB serves `_id` equality from its key, not `$in`), READS_AT_ONCE in flight.
+    const handoffs = connection.collection<{ _id: string; team?: string }>('handoffs');
+    for (let start = 0; start < handoffIds.length; start += READS_AT_ONCE) {
+      const found = await Promise.all(handoffIds.slice(start, start + READS_AT_ONCE).map((id) => handoffs.findOne({ _id: id }, { projection: { team: 1 } })));
+      for (const handoff of found) if (handoff?.team) teams.set(handoff._id, handoff.team);
     }
     return teams;
   };

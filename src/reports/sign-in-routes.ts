@@ -20,6 +20,7 @@ const SignInSchema = z.object({
   to: z.string().max(10).optional(),
   channel: z.string().max(64).optional(),
   preset: z.string().max(20).optional(),
+  group: z.string().max(10).optional(),
 });
 
 interface SignInDeps {
@@ -34,7 +35,7 @@ interface SignInDeps {
 export function mountSignIn(router: Router, { sessions, redis, logger, metrics, reject, unavailable }: SignInDeps): void {
   router.get('/sign-in', (request, response) => {
     const query = Object.fromEntries(
-      ['from', 'to', 'channel', 'preset'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])),
+      ['from', 'to', 'channel', 'preset', 'group'].flatMap((field) => (typeof request.query[field] === 'string' ? [[field, request.query[field]]] : [])),
     );
     response.type('html').send(renderSignIn(request.baseUrl, query));
   });

@@ -7,10 +7,13 @@
  * Pure but for `readSummary`.
  */
 import { z } from 'zod';
-import { addDays, RESPONSE_BUCKETS, rollupId } from './rollup-events.js';
+import { emptyHistogram, FirstRepliesByName, firstResponse, type FirstReplyFigures, type FirstResponse } from './first-reply.js';
+import { GROUPINGS, groupRows, type Grouping } from './periods.js';
+import { addDays, rollupId } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
 import type { CsatFigures } from './satisfaction.js';
+import type { WaitingNow } from './waiting-handoffs.js';
 
 const MAX_RANGE_DAYS = 400;
 const DEFAULT_RANGE_DAYS = 30;
@@ -23,6 +26,8 @@ export interface ReportQuery {
   to: string;
   /** A channel id, or `all`. */
   channel: string;
+  /** How `periods` (the charts, the per-period table) group the days. */
+  group: Grouping;
 }
 
 const Day = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
@@ -34,9 +39,16 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
     to: Day.optional(),
     preset: z.enum(Object.keys(PRESETS) as [Preset, ...Preset[]], { error: `must be one of ${Object.keys(PRESETS).join(', ')}` }).optional(),
     channel: z.enum(['all', ...channels], { error: `must be all or one of ${channels.join(', ')}` }).default('all'),
+    group: z.enum(GROUPINGS, { error: `must be one of ${GROUPINGS.join(', ')}` }).default('day'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
-  const parsed = schema.safeParse({ from: single(input.from), to: single(input.to), preset: single(input.preset), channel: single(input.channel) });
+  const parsed = schema.safeParse({
+    from: single(input.from),
+    to: single(input.to),
+    preset: single(input.preset),
+    channel: single(input.channel),
+    group: single(input.group),
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return { error: `${issue?.path.join('.') || 'query'} ${issue?.message ?? 'is invalid'}` };
@@ -48,7 +60,7 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
   if (from > to) return { error: 'from must not be after to' };
   const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
   if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
-  return { query: { from, to, channel: parsed.data.channel } };
+  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group } };
 }
 
 function daysBetween(from: string, to: string): string[] {
@@ -83,8 +95,12 @@ export interface DayFigures {
   cost?: number;
 }
 
+/** Days summed per week or month (`group`); per day, the days themselves. `day` names the period (a week by its Monday, a month `YYYY-MM`). */
+export type PeriodFigures = DayFigures & { from: string; to: string };
+
 export interface ReportSummary extends ReportQuery {
   days: DayFigures[];
+  periods: PeriodFigures[];
   totals: {
     conversations: number;
     messagesIn: number;
@@ -98,6 +114,11 @@ export interface ReportSummary extends ReportQuery {
     teammateFirstResponse: FirstResponse;
     /** The same waits counting only the time the team was open (its `hours` in HANDOFF_TEAMS). */
     teammateFirstResponseWithinHours: FirstResponse;
+    /** The same first replies by the hand-off's team, and by the teammate who wrote the reply. */
+    firstReplyByTeam: Record<string, FirstReplyFigures>;
+    firstReplyByTeammate: Record<string, FirstReplyFigures>;
+    /** Of the hand-offs opened in the range, those ended (handed back or closed): opening to end, from the same steps. */
+    resolution: { ended: number; medianSeconds: number | null; p90Seconds: number | null };
     actions: { run: number; declined: number; failed: number };
     knowledgeMisses: number;
     model: {
@@ -111,45 +132,13 @@ export interface ReportSummary extends ReportQuery {
   };
   /** Null without a satisfaction source, or when no question was asked in the range. */
   csat: CsatFigures | null;
+  /** Hand-offs waiting now for a teammate's first reply (not the range's: the moment's); absent without a source. */
+  waitingNow?: WaitingNow;
   /** The previous period (as many days, just before): its totals and satisfaction, to compare with. */
   previous?: { from: string; to: string; totals: ReportSummary['totals']; csat: CsatFigures | null };
 }
 
-interface FirstResponse {
-  replies: number;
-  medianSeconds: number | null;
-  p90Seconds: number | null;
-  histogram: { upToSeconds: number | null; replies: number }[];
-}
-
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
-
-function firstResponse(histogram: readonly number[]): FirstResponse {
-  return {
-    replies: histogram.reduce((sum, n) => sum + n, 0),
-    medianSeconds: quantile(histogram, 0.5),
-    p90Seconds: quantile(histogram, 0.9),
-    histogram: histogram.map((replies, bucket) => ({ upToSeconds: RESPONSE_BUCKETS[bucket] ?? null, replies })),
-  };
-}
-
-/** The value at quantile `q` of a histogram over RESPONSE_BUCKETS, interpolated within its bucket. */
-function quantile(histogram: readonly number[], q: number): number | null {
-  const total = histogram.reduce((sum, n) => sum + n, 0);
-  if (total === 0) return null;
-  const rank = q * total;
-  let seen = 0;
-  for (const [bucket, n] of histogram.entries()) {
-    if (n === 0 || seen + n < rank) {
-      seen += n;
-      continue;
-    }
-    const lower = bucket === 0 ? 0 : (RESPONSE_BUCKETS[bucket - 1] ?? 0);
-    const upper = RESPONSE_BUCKETS[bucket] ?? lower;
-    return Math.round(lower + ((upper - lower) * (rank - seen)) / n);
-  }
-  return RESPONSE_BUCKETS[RESPONSE_BUCKETS.length - 1] ?? null;
-}
 
 /** The figures of `query` from its days' documents (any channel's; those of other channels are ignored). */
 function summarise(query: ReportQuery, documents: readonly RollupDocument[], today: string, prices?: ModelPrices): ReportSummary {
@@ -164,8 +153,10 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   const byTeam: Record<string, number> = {};
   const byRole: Record<string, number> = {};
   const byModel: Record<string, { inputTokens: number; outputTokens: number }> = {};
-  const histogram = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
-  const withinHours = Array.from({ length: RESPONSE_BUCKETS.length + 1 }, () => 0);
+  const histogram = emptyHistogram();
+  const withinHours = emptyHistogram();
+  const byName = new FirstRepliesByName();
+  const resolved = emptyHistogram();
   let priced = true;
   const days = daysBetween(query.from, query.to).map((day): DayFigures => {
     const counts = perDay.get(day) ?? {};
@@ -176,6 +167,8 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       else if (metric.startsWith('ho_role:')) byRole[named(metric, 'ho_role:')] = (byRole[named(metric, 'ho_role:')] ?? 0) + n;
       else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('frth:')) withinHours[Number(metric.slice(5))] = (withinHours[Number(metric.slice(5))] ?? 0) + n;
+      else if (byName.add(metric, n)) continue;
+      else if (metric.startsWith('res:')) resolved[Number(metric.slice(4))] = (resolved[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
         const input = metric.startsWith('tok_in:');
         const model = named(metric, input ? 'tok_in:' : 'tok_out:');
@@ -219,6 +212,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   return {
     ...query,
     days,
+    periods: groupRows(days, query.group),
     totals: {
       conversations,
       messagesIn: total('messagesIn'),
@@ -230,6 +224,9 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       resolvedWithoutPersonShare: settledConversations > 0 ? total('resolvedWithoutPerson', settled) / settledConversations : null,
       teammateFirstResponse: firstResponse(histogram),
       teammateFirstResponseWithinHours: firstResponse(withinHours),
+      firstReplyByTeam: byName.figures('team'),
+      firstReplyByTeammate: byName.figures('tm'),
+      resolution: (({ replies, medianSeconds, p90Seconds }) => ({ ended: replies, medianSeconds, p90Seconds }))(firstResponse(resolved)),
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
       knowledgeMisses: total('knowledgeMisses'),
       model: {
@@ -265,6 +262,7 @@ export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart 
   return {
     ...summary,
     days,
+    periods: groupRows(days, summary.group),
     totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added },
     csat: read.figures,
     ...(previous ? { previous } : {}),

@@ -4,6 +4,7 @@
  * would read as a formula (`=`, `+`, `-`, `@`, tab, CR first) is prefixed with `'`.
  */
 import type { CsatAnswer, RatingGroup } from './satisfaction.js';
+import type { FirstReplyFigures } from './first-reply.js';
 import type { ReportSummary } from './summary.js';
 
 export interface Table {
@@ -13,10 +14,27 @@ export interface Table {
   rows: (string | number)[][];
 }
 
-export const TABLE_NAMES = ['daily', 'handoffs', 'first-response', 'models', 'satisfaction'] as const;
+export const TABLE_NAMES = ['daily', 'handoffs', 'first-response', 'first-reply-by', 'models', 'satisfaction'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 const money = (value: number | undefined) => (value === undefined ? '' : value.toFixed(4));
+
+/** A wait as the cards show it: seconds, minutes or hours; none: `–`. */
+export const waitText = (seconds: number | null) =>
+  seconds === null ? '–' : seconds < 90 ? `${seconds} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
+
+const PERIOD_COLUMN = { day: 'day', week: 'week (from Monday)', month: 'month' } as const;
+const PERIOD_TITLE = { day: 'Per day', week: 'Per week', month: 'Per month' } as const;
+
+const byRow = (by: string, name: string, figures: FirstReplyFigures) => [
+  by,
+  name,
+  figures.replies,
+  waitText(figures.medianSeconds),
+  waitText(figures.p90Seconds),
+  waitText(figures.withinHours.medianSeconds),
+  waitText(figures.withinHours.p90Seconds),
+];
 
 const duration = (seconds: number | null): string => {
   if (seconds === null) return 'more';
@@ -29,9 +47,9 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
   return {
     daily: {
       name: 'daily',
-      title: 'Per day',
+      title: PERIOD_TITLE[summary.group],
       columns: [
-        'day',
+        PERIOD_COLUMN[summary.group],
         'conversations',
         'messages in',
         'messages out',
@@ -46,7 +64,7 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
         'model cost',
         'of which rating messages',
       ],
-      rows: summary.days.map((day) => [
+      rows: summary.periods.map((day) => [
         day.day,
         day.conversations,
         day.messagesIn,
@@ -81,6 +99,15 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
         bucket.replies,
         totals.teammateFirstResponseWithinHours.histogram[index]?.replies ?? 0,
       ]),
+    },
+    'first-reply-by': {
+      name: 'first-reply-by',
+      title: 'First reply by team and by teammate',
+      columns: ['by', 'name', 'replies', 'median', 'p90', 'median within team hours', 'p90 within team hours'],
+      rows: [
+        ...Object.entries(totals.firstReplyByTeam).map(([team, figures]) => byRow('team', team, figures)),
+        ...Object.entries(totals.firstReplyByTeammate).map(([teammate, figures]) => byRow('teammate', teammate, figures)),
+      ],
     },
     models: {
       name: 'models',

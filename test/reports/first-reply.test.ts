@@ -4,12 +4,15 @@
  * refused ("Not delivered": outside WhatsApp's 24 hours with no template) does not; the wait is
  * the current hand-off's — a hand-off that ended unanswered leaves nothing behind for the next;
  * a message written before its hand-off ended counts though its records arrive after the end;
- * `rebuild` from MongoDB gives the very same figures.
+ * the same replies per team and per teammate; each ended hand-off's resolution time; `rebuild`
+ * from MongoDB gives the very same figures.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
 import { addDays } from '../../src/reports/rollup-events.js';
 import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
+import { parseQuery, readSummary, withSatisfaction } from '../../src/reports/summary.js';
+import { reportTables, toCsv } from '../../src/reports/tables.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -27,7 +30,7 @@ let reports: ReportsFeature;
 let writer: TranscriptWriter;
 
 /** A teammate's message: written, then taken by WhatsApp (a delivery id) or refused outside the window. */
-function teammateMessage(id: string, conversationId: string, written: Date, outcome: 'sent' | 'refused'): TranscriptRecord[] {
+function teammateMessage(id: string, conversationId: string, written: Date, outcome: 'sent' | 'refused', teammate = 'Ana'): TranscriptRecord[] {
   const iso = written.toISOString();
   const message: TranscriptRecord = {
     kind: 'message',
@@ -38,7 +41,7 @@ function teammateMessage(id: string, conversationId: string, written: Date, outc
       direction: 'outbound',
       text: 'on it',
       status: 'pending',
-      roleId: 'teammate:Ana',
+      roleId: `teammate:${teammate}`,
       createdAt: iso,
       updatedAt: iso,
     },
@@ -71,8 +74,8 @@ async function handoff(id: string, conversationId: string, opened: Date, ended?:
   }
 }
 
-/** The first-reply histograms of each day: elapsed (`frt`), or within the team's hours (`frth`). */
-const firstReplies = async (kind: 'frt' | 'frth' = 'frt') => {
+/** The first-reply histograms of each day: elapsed (`frt`), or within the team's hours (`frth`); per team and teammate (`frt_team`, `frt_tm`, …). */
+const firstReplies = async (kind: 'frt' | 'frth' | 'frt_team' | 'frth_team' | 'frt_tm' | 'frth_tm' | 'res' = 'frt') => {
   await reports.store.flush();
   const documents = await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray();
   const replies: Record<string, Record<string, number>> = {};
@@ -150,9 +153,51 @@ describe("the team's first reply", () => {
     expect((await firstReplies('frth'))['2026-11-07|whatsapp']).toEqual({ 'frth:0': 1, frth_n: 1 });
   });
 
-  test('a rebuild from MongoDB gives the same first replies', async () => {
-    const live = [await firstReplies('frt'), await firstReplies('frth')];
+  test("first replies by the hand-off's team and by the teammate who wrote the reply, elapsed and within team hours", async () => {
+    const L = 'whatsapp:+447700900306';
+    await handoff('ho_first_l', L, at(DAY3, 300));
+    await writer.apply(teammateMessage('out:tm:L1', L, at(DAY3, 302), 'sent', 'Bo Lind'));
+    await reports.store.flush();
+    const query = parseQuery({ from: '2026-11-01', to: DAY3 }, ['whatsapp'], DAY3);
+    if ('error' in query) throw new Error(query.error);
+    const { totals } = await readSummary(reports.store, query.query, ['whatsapp'], DAY3);
+    // Support: E (20 min), F (3 min), G (5 min) by Ana, L (2 min) by Bo; sales: K (47 h, 40 s within its hours) by Ana.
+    expect(totals.firstReplyByTeam).toEqual({
+      sales: { replies: 1, medianSeconds: 129_600, p90Seconds: 164_160, withinHours: { medianSeconds: 30, p90Seconds: 54 } },
+      support: { replies: 4, medianSeconds: 220, p90Seconds: 1440, withinHours: { medianSeconds: 220, p90Seconds: 1440 } },
+    });
+    expect(totals.firstReplyByTeammate).toEqual({
+      Ana: { replies: 4, medianSeconds: 300, p90Seconds: 138_240, withinHours: { medianSeconds: 180, p90Seconds: 1440 } },
+      'Bo Lind': { replies: 1, medianSeconds: 180, p90Seconds: 276, withinHours: { medianSeconds: 180, p90Seconds: 276 } },
+    });
+    // The CSV has the same rows.
+    const csv = toCsv(reportTables(withSatisfaction(await readSummary(reports.store, query.query, ['whatsapp'], DAY3), null))['first-reply-by']).split('\r\n');
+    expect(csv.slice(0, 3)).toEqual([
+      'by,name,replies,median,p90,median within team hours,p90 within team hours',
+      'team,sales,1,36.0 h,45.6 h,30 s,54 s',
+      'team,support,4,4 min,24 min,4 min,24 min',
+    ]);
+    expect(csv[4]).toBe('teammate,Bo Lind,1,3 min,5 min,3 min,5 min');
+  });
+
+  test("resolution time: each ended hand-off's time from opening to its end, on the day it opened", async () => {
+    // F1 ended after 60 minutes (on DAY1), G and H after 10 (on DAY3); the others have not ended.
+    expect(Object.fromEntries(Object.entries(await firstReplies('res')).map(([day, counts]) => [day, counts]))).toEqual({
+      [`${DAY1}|whatsapp`]: { 'res:4': 1 },
+      [`${DAY3}|whatsapp`]: { 'res:2': 2 },
+    });
+    const query = parseQuery({ from: '2026-11-01', to: DAY3 }, ['whatsapp'], DAY3);
+    if ('error' in query) throw new Error(query.error);
+    const { totals } = await readSummary(reports.store, query.query, ['whatsapp'], DAY3);
+    // Read from the steps like the first reply: 10 minutes twice (within 15) and an hour.
+    expect(totals.resolution).toEqual({ ended: 3, medianSeconds: 750, p90Seconds: 3060 });
+  });
+
+  test('a rebuild from MongoDB gives the same first replies and resolution times', async () => {
+    const kinds = ['frt', 'frth', 'frt_team', 'frth_team', 'frt_tm', 'frth_tm', 'res'] as const;
+    const live = await Promise.all(kinds.map((kind) => firstReplies(kind)));
+    expect(Object.keys(live[4] ?? {})).not.toHaveLength(0);
     await reports.rebuild();
-    expect([await firstReplies('frt'), await firstReplies('frth')]).toEqual(live);
+    expect(await Promise.all(kinds.map((kind) => firstReplies(kind)))).toEqual(live);
   });
 });

@@ -4,13 +4,17 @@
  * changes the range and channel with the keyboard, downloads a table's CSV through its link (the
  * session cookie, no token in a URL), and the page is dark under `prefers-color-scheme: dark`.
  * No console message, no page error, no request off the host; the CSP is the page's, and its one
- * style sheet applies (its hash matches).
+ * style sheet applies (its hash matches). At 390 px in both palettes, the grouping is changed by
+ * keyboard (one bar per week, the weeks not yet settled marked), a hand-off waiting now is opened
+ * through its link by keyboard, and axe-core finds nothing.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import axe from 'axe-core';
 import express from 'express';
 import { createCsatStore } from '../../src/csat/csat-store.js';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { createHandoffStore } from '../../src/handoff/handoff-store.js';
 import { createSatisfaction } from '../../src/reports/satisfaction.js';
 import { DESKTOP, launchBrowser, MOBILE, saveScreenshot, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -36,7 +40,21 @@ beforeAll(async () => {
     metrics,
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
     csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
+    transcriptLink: (conversationId) => `${origin}/transcripts/${encodeURIComponent(conversationId)}`,
     today: () => TODAY,
+  });
+  // A web conversation handed to support, nobody has answered yet.
+  await createHandoffStore(mongo).open({
+    team: 'support',
+    reason: 'asked for a person',
+    channel: 'web',
+    conversationId: 'web:harbour:v9:chat',
+    roleId: 'support',
+    customer: { address: 'v9' },
+    contact: {},
+    facts: {},
+    lastMessages: [],
+    destinations: [],
   });
   // Satisfaction on the web on 2026-11-29: a 5 with a comment, a 4, one not answered.
   const csat = createCsatStore(mongo);
@@ -78,6 +96,10 @@ beforeAll(async () => {
   await mongo.collection('report_rollups').insertMany(documents as never[]);
   const app = express();
   app.use(reports.router);
+  // The transcript page a waiting hand-off links to (a stand-in: the link is what is tested).
+  app.get('/transcripts/:id', (_request, response) => {
+    response.type('html').send('<!doctype html><html lang="en"><title>Transcript</title><h1>Transcript</h1></html>');
+  });
   const port = await findFreePort();
   origin = `http://127.0.0.1:${port}`;
   server = createServer(app);
@@ -145,10 +167,13 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await focusName()).toBe('channel');
   await page.keyboard.press('ArrowDown');
   expect(await page.locator('select[name="channel"]').inputValue()).toBe('whatsapp');
+  // Past "Group by" (days, the default) to Show.
+  await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('group');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('BUTTON');
   await Promise.all([page.waitForURL(/from=2026-11-28/), page.keyboard.press('Enter')]);
-  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp');
+  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&group=day');
   expect(await cardValue(watched, 'conversations')).toBe('87');
   expect(await page.locator('table').first().locator('tbody tr').count()).toBe(3);
 
@@ -236,6 +261,63 @@ for (const colorScheme of ['light', 'dark'] as const) {
     );
     expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
     await saveScreenshot(page, `reports-presets-phone-${colorScheme}`);
+    expectClean(watched);
+  });
+}
+
+/** axe-core's violations on the page, as `rule: target` lines (evaluated by the test, so the page's CSP allows it). */
+async function axeViolations(watched: WatchedPage): Promise<string[]> {
+  const { page } = watched;
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(axe.source);
+  const results = (await page.evaluate(
+    `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })`,
+  )) as { violations: { id: string; nodes: { target: unknown[]; failureSummary?: string }[] }[] };
+  return results.violations.flatMap((violation) =>
+    violation.nodes.map((node) => `${violation.id}: ${JSON.stringify(node.target)} ${node.failureSummary ?? ''}`),
+  );
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`grouping by week and a waiting hand-off, by keyboard at 390 px (${colorScheme}); axe finds nothing`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    expect(await axeViolations(watched)).toEqual([]);
+    // The hand-off waiting now, and its link reached with Tab alone.
+    const waiting = page.locator('section[aria-labelledby="t-waiting"]');
+    expect(await waiting.locator('p').first().innerText()).toBe("1 waiting for a teammate's first reply, oldest first (UTC).");
+    expect(await waiting.locator('tbody tr').first().locator('td').nth(1).innerText()).toBe('support');
+    // The seeded days have 30 hand-offs and no resolution counted: no resolution time, said so.
+    expect(await page.locator('.card', { hasText: 'hand-off resolution time' }).locator('.what').innerText()).toBe(
+      'median hand-off resolution time (p90 –; 0 of 30 ended)',
+    );
+    const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
+    // "Group by" after the channel: Tab to it, ArrowDown to Week, Tab to Show, Enter.
+    for (let presses = 0; presses < 30 && (await focusName()) !== 'group'; presses += 1) await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('group');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('select[name="group"]').inputValue()).toBe('week');
+    await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('BUTTON');
+    await Promise.all([page.waitForURL(/group=week/), page.keyboard.press('Enter')]);
+    // 2026-11-01 (a Sunday) alone, then four whole weeks, then Monday the 30th: six bars per series.
+    expect(await page.locator('#t-daily').innerText()).toBe('Per week');
+    expect(await page.locator('svg[aria-labelledby="c-conv-t c-conv-d"] rect').count()).toBe(6);
+    // The last two weeks hold days not yet settled (the 29th and 30th): lighter, dashed, and said so.
+    expect(await page.locator('svg[aria-labelledby="c-conv-t c-conv-d"] rect.unsettled').count()).toBe(2);
+    expect(await page.locator('#c-conv-d').textContent()).toContain('not yet settled: week of 2026-11-23, week of 2026-11-30');
+    expect(await page.evaluate("getComputedStyle(document.querySelector('rect.unsettled')).strokeDasharray")).toBe('3px, 2px');
+    // The preset links keep the grouping.
+    expect(await page.locator('nav.presets a', { hasText: 'Last 7 days' }).getAttribute('href')).toBe(
+      '/admin/reports?preset=last-7-days&channel=all&group=week',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    expect(await axeViolations(watched)).toEqual([]);
+    await saveScreenshot(page, `reports-weeks-phone-${colorScheme}`);
+    const isOnLink = () => page.evaluate("document.activeElement?.closest('section')?.getAttribute('aria-labelledby') === 't-waiting'");
+    for (let presses = 0; presses < 60 && !(await isOnLink()); presses += 1) await page.keyboard.press('Tab');
+    expect(await isOnLink()).toBe(true);
+    await Promise.all([page.waitForURL(/\/transcripts\/web%3Aharbour%3Av9%3Achat$/), page.keyboard.press('Enter')]);
     expectClean(watched);
   });
 }

@@ -154,6 +154,11 @@ describe('roll-ups', () => {
       // Support has no hours: always open, the same wait.
       'frth:1': 1,
       frth_n: 1,
+      // The same reply by the hand-off's team and by the teammate who wrote it.
+      'frt_team:support:1': 1,
+      'frth_team:support:1': 1,
+      'frt_tm:Ana:1': 1,
+      'frth_tm:Ana:1': 1,
       act_run: 1,
       act_failed: 1,
       act_declined: 1,

@@ -3,12 +3,14 @@
  * token in the window is a 429 with Retry-After and a `reports-sign-in-limited` line, before the
  * token is even compared; a burst in parallel gets no more); signing out ends the session on the
  * server (the same cookie opens neither the page nor the JSON after); a changed ADMIN_TOKEN ends
- * every session.
+ * every session; with Redis down, signing in (and a session's page) is a clear 503, logged, never a 500.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
+import { Redis } from 'ioredis';
 import request from 'supertest';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { createReportsRouter } from '../../src/reports/router.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const TOKEN = 'reports-sign-in-token-0123456789abcdef';
@@ -113,5 +115,41 @@ describe('sign-in', () => {
     expect((await rotated.get('/admin/reports/summary').set('Cookie', cookie)).status).toBe(401);
     const fresh = await signIn(rotated, NEW_TOKEN);
     expect((await rotated.get('/admin/reports/summary').set('Cookie', fresh.cookie)).status).toBe(200);
+  });
+
+  test('with Redis down, signing in is a 503 saying so, logged, never a 500', async () => {
+    // A Redis that is down (nothing listens on its port): every command fails at once.
+    const down = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+    await down.connect().catch(() => undefined);
+    try {
+      // The figures' store is up; the sessions' and attempts' Redis is not.
+      const { logger, metrics } = harness.services;
+      const app = express();
+      reportsWith(TOKEN);
+      const store = features.at(-1)?.store;
+      if (!store) throw new Error('no reports feature');
+      app.use(
+        '/admin/reports',
+        createReportsRouter({ adminToken: TOKEN, secureCookies: false, channels: () => ['whatsapp'], prices: undefined, store, redis: down, logger, metrics }),
+      );
+      const http = request(app);
+      const before = harness.logs.filter((line) => line.event === 'reports-session-failed').length;
+      const response = await http.post('/admin/reports/sign-in').set('Connection', 'close').type('form').send({ token: TOKEN });
+      const cookie = response.headers['set-cookie'];
+      expect(response.status).toBe(503);
+      expect(response.type).toBe('text/html');
+      expect(response.text).toContain('Signing in is not possible right now (storage unavailable). Try again shortly.');
+      expect(cookie).toBeUndefined();
+      // A session's page and the JSON say the same.
+      expect((await http.get('/admin/reports').set('Cookie', `wa_reports=v2.${'a'.repeat(43)}`)).status).toBe(503);
+      const json = await http.get('/admin/reports/summary').set('Cookie', `wa_reports=v2.${'a'.repeat(43)}`);
+      expect(json.status).toBe(503);
+      expect(json.body).toEqual({ error: 'storage unavailable' });
+      const lines = harness.logs.filter((line) => line.event === 'reports-session-failed').slice(before);
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toMatchObject({ level: 'error' });
+    } finally {
+      down.disconnect();
+    }
   });
 });
