@@ -201,7 +201,10 @@ describe('the widget', () => {
     answer?.();
     const events = createEventLog(harness.services.redis);
     const replies = async () => (await events.after(conversationId, '0-0')).filter((event) => event.type === 'delta' || event.type === 'message');
-    await eventually(() => harness.logs.some((line) => line.event === 'turn-answered' && line.conversationKey === harness.logId(conversationId)) || undefined, 15_000);
+    await eventually(
+      () => harness.logs.some((line) => line.event === 'turn-answered' && line.conversationKey === harness.logId(conversationId)) || undefined,
+      15_000,
+    );
     // Held while the typing reports stand (each stands for the web quiet period; the widget repeats them).
     for (let report = 0; report < 4; report += 1) {
       await new Promise((resolve) => setTimeout(resolve, 400));

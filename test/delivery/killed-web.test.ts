@@ -91,7 +91,11 @@ test('a message its web process appended and died before queuing is answered onc
   const received = () => twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
   await eventually(() => (received().length > 0 ? true : undefined), 20_000);
   expect(logs).toContainEqual(
-    expect.objectContaining({ event: 'turn-enqueued-by-sweep', conversationKey: logIdOf(conversationKeyFor(customer), config.logIdSecret), messageId: messageSid }),
+    expect.objectContaining({
+      event: 'turn-enqueued-by-sweep',
+      conversationKey: logIdOf(conversationKeyFor(customer), config.logIdSecret),
+      messageId: messageSid,
+    }),
   );
   await transcriptsWritten(services);
   expect(await services.transcripts.messages.findById(inboundMessageId('whatsapp', messageSid)).lean()).toMatchObject({ text: 'are you open on Sunday?' });

@@ -177,7 +177,11 @@ describe('a turn whose worker stalls past the lock’s fence', () => {
       );
       expect(received()).toEqual([`Answer to: ${body}`]);
     }
-    expect(harness.logs.filter((line) => line.event === 'conversation-lock-lost' && customers.map((customer) => harness.logId(customer)).includes(String(line.conversationKey)))).not.toHaveLength(0);
+    expect(
+      harness.logs.filter(
+        (line) => line.event === 'conversation-lock-lost' && customers.map((customer) => harness.logId(customer)).includes(String(line.conversationKey)),
+      ),
+    ).not.toHaveLength(0);
   }, 90_000);
 });
 
@@ -209,7 +213,9 @@ describe('a job that fails for good outside any turn', () => {
       await eventually(() => (received().includes('Answer to: three') ? true : undefined), 20_000);
       // The head, counted as failed once, is retried on its own; the rest follow as one turn.
       expect(received()).toEqual(['Answer to: one', 'Answer to: three']);
-      expect(coalescing.logs).toContainEqual(expect.objectContaining({ event: 'turn-job-rescued', conversationKey: coalescing.logId(conversationKeyFor(burst)) }));
+      expect(coalescing.logs).toContainEqual(
+        expect.objectContaining({ event: 'turn-job-rescued', conversationKey: coalescing.logId(conversationKeyFor(burst)) }),
+      );
       // (The reply reaches Twilio before its batch is acknowledged: wait for the acknowledgement.)
       await eventually(async () => (await coalescing.services.inbox.size(conversationKeyFor(burst))) === 0, 10_000);
     } finally {

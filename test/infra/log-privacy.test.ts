@@ -1,7 +1,7 @@
 /**
  * The service's logs hold no person: a real conversation (a WhatsApp turn with a profile name, an
  * e-mail and words of its own; the contact saved, read by URL, refused without a token and
- * removed through the admin API) leaves lines that carry none of the planted strings, and an
+ * removed through the admin API; a hand-off, a teammate's takeover and its end) leaves lines that carry none of the planted strings, and an
  * opaque id instead, the same on every line of that person, which `npm run log-id` computes.
  */
 import { execFile } from 'node:child_process';
@@ -11,9 +11,10 @@ import { createLogger } from '../../src/logger.js';
 import { logIdOf, protectPeople } from '../../src/logger-privacy.js';
 import { RUN_TS } from '../support/run-ts.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
-import { turnsSettled } from '../support/settled.js';
+import { handoffsSettled, turnsSettled } from '../support/settled.js';
 
 const ADMIN_TOKEN = 'admin-token-for-log-privacy-0123456';
+const CLEO = 'whatsapp:+34600913077';
 const NUMBER = '+447700900417';
 const CUSTOMER = `whatsapp:${NUMBER}`;
 const EMAIL = 'ingrid.vasquez@example.org';
@@ -26,7 +27,17 @@ const PLANTED = [NUMBER, NUMBER.slice(1), encodeURIComponent(NUMBER), EMAIL, enc
 describe("a person's trace in the logs", () => {
   let harness: Harness;
   beforeAll(async () => {
-    harness = await startHarness({ env: { ADMIN_TOKEN }, script: ({ userText }) => ({ text: `You said: ${userText}` }) });
+    harness = await startHarness({
+      env: { ADMIN_TOKEN, HANDOFF_TEAMS: JSON.stringify({ support: { label: 'Support team', members: [{ name: 'Cleo', whatsapp: CLEO }] } }) },
+      // Hands off on "person"; otherwise echoes the customer.
+      script: (call) => {
+        if (call.toolResults.length > 0) return { text: 'Done. The team will contact you here on WhatsApp.' };
+        if (/person/i.test(call.userText) && call.toolNames.includes('open_support_chat')) {
+          return { toolCalls: [{ name: 'open_support_chat', input: { reason: 'The customer asked for a person' } }] };
+        }
+        return { text: `You said: ${call.userText}` };
+      },
+    });
   });
   afterAll(() => harness.close());
 
@@ -53,6 +64,37 @@ describe("a person's trace in the logs", () => {
     expect(theirs).toEqual(expect.arrayContaining(['turn-answered', 'admin-contact-saved', 'admin-contact-removed']));
     // The reply went out all the same, with the customer's own words.
     expect(harness.twilio.messages.at(-1)?.body).toContain(WORDS);
+  });
+
+  test('a hand-off and a takeover leave no trace of the customer or the teammate either', async () => {
+    const customer = 'whatsapp:+447700900418';
+    const bodiesTo = (address: string) => harness.twilio.messages.filter((message) => message.to === address).map((message) => message.body);
+    await harness.sendWhatsapp({ from: customer, body: 'I need a person: order 77120, write to sigrun.a@example.net', profileName: 'Sigrun Aaltonen' });
+    await eventually(() => bodiesTo(CLEO).some((body) => body.includes(customer.replace('whatsapp:', ''))) || undefined);
+    await handoffsSettled(harness.services);
+    const handoff = (await harness.services.handoffs.list({ limit: 10 })).find((candidate) => candidate.customer.address === customer)!;
+    await harness.sendWhatsapp({ from: CLEO, body: `#${handoff.shortCode} Hello Sigrun, the parcel left the harbour today` });
+    await eventually(() => bodiesTo(customer).some((body) => body.endsWith('the parcel left the harbour today')) || undefined);
+    await harness.sendWhatsapp({ from: customer, body: 'Great, marmalade penguin' });
+    await eventually(() => bodiesTo(CLEO).some((body) => body.includes('marmalade penguin')) || undefined);
+    await harness.sendWhatsapp({ from: CLEO, body: '#done' });
+    await eventually(() => bodiesTo(customer).some((body) => body.startsWith("You're back with our assistant.")) || undefined);
+    await turnsSettled(harness.services);
+
+    const text = harness.logs.map((line) => JSON.stringify(line)).join('\n');
+    const planted = [
+      '+447700900418',
+      '447700900418',
+      'sigrun.a@example.net',
+      'Sigrun',
+      'Aaltonen',
+      'marmalade penguin',
+      'parcel left the harbour',
+      CLEO.slice('whatsapp:'.length),
+    ];
+    expect(planted.filter((value) => text.includes(value))).toEqual([]);
+    const theirs = harness.logs.filter((line) => JSON.stringify(line).includes(harness.logId(customer))).map((line) => line.event);
+    expect(theirs).toEqual(expect.arrayContaining(['turn-answered', 'takeover-customer-relayed']));
   });
 
   test('npm run log-id prints the id the logs carry, from the conversation key, the number or the e-mail', async () => {
