@@ -179,7 +179,7 @@ describe('a turn whose worker stalls past the lock’s fence', () => {
     }
     expect(
       harness.logs.filter(
-        (line) => line.event === 'conversation-lock-lost' && customers.map((customer) => harness.logId(customer)).includes(String(line.conversationKey)),
+        (line) => line.event === 'conversation-lock-lost' && customers.map((address) => harness.logId(address)).includes(String(line.conversationKey)),
       ),
     ).not.toHaveLength(0);
   }, 90_000);
