@@ -2,7 +2,7 @@
  * `npm run log-id -- <conversation key | number | e-mail> …`: the opaque id that stands for each
  * person in the service's logs (see docs/observability.md), computed with the service's
  * configuration (`LOG_ID_SECRET`, or the secret it is derived from). One line per argument:
- * the id, a tab, the argument. Exits 2 without an argument.
+ * the id, a tab, the argument. Exits 2 without an argument, 1 when the configuration is invalid.
  *
  *   node --env-file-if-exists=.env --import tsx scripts/log-id.ts whatsapp:+34600111222
  */
@@ -16,7 +16,13 @@ function main(values: readonly string[]): number {
     process.stderr.write(USAGE);
     return 2;
   }
-  const { logIdSecret } = loadConfig();
+  let logIdSecret: string;
+  try {
+    ({ logIdSecret } = loadConfig());
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
   for (const value of values) process.stdout.write(`${logIdOf(value, logIdSecret)}\t${value}\n`);
   return 0;
 }
