@@ -64,7 +64,7 @@ export function logIdOf(value: string, secret: string): string {
 }
 
 /** Every identifier in a string replaced by its opaque id. */
-export function withoutIdentifiers(text: string, secret: string): string {
+function withoutIdentifiers(text: string, secret: string): string {
   if (!/[:@%+]/.test(text)) return text;
   const id = (match: string) => logIdOf(match, secret);
   return text.replace(CONVERSATION_KEY, id).replace(EMAIL, id).replace(E164, id);
