@@ -51,6 +51,8 @@ export interface Config {
   publicBaseUrl: string;
   trustProxy: TrustProxy;
   logLevel: Env['LOG_LEVEL'];
+  /** Keys the opaque id that stands for a person in the logs (`npm run log-id`). */
+  logIdSecret: string;
   redisUrl: string;
   /** Seed nodes of a Redis Cluster; undefined: the one server at `redisUrl`. */
   redisClusterNodes: { host: string; port: number }[] | undefined;
@@ -184,6 +186,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     publicBaseUrl: env.PUBLIC_BASE_URL,
     trustProxy: env.TRUST_PROXY,
     logLevel: env.LOG_LEVEL,
+    logIdSecret: env.LOG_ID_SECRET ?? createHmac('sha256', secretRoot).update('log-ids').digest('hex'),
     redisUrl: env.REDIS_URL,
     redisClusterNodes: env.REDIS_CLUSTER_NODES,
     mongodbUri: env.MONGODB_URI,
@@ -317,6 +320,7 @@ export function configuredSecrets(config: Config): string[] {
     config.adminToken,
     config.web.tokenSecret,
     config.transcriptLinks.secret,
+    config.logIdSecret,
     config.metrics.token,
     ...siteIdentitySecrets(config.web.sitesJson),
   ].filter((secret): secret is string => secret !== undefined);

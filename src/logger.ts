@@ -5,7 +5,9 @@
  * of printing them. Never log secrets or whole message bodies at info level: pino's `redact`
  * censors credential-shaped fields by path (`authorization`, `headers.authorization`, `token`,
  * ...), and since what upstream services put in their errors is not ours to trust,
- * `redactSecrets` also replaces every configured secret by value, wherever it appears.
+ * `redactSecrets` also replaces every configured secret by value, wherever it appears. The
+ * service's logger is also wrapped by `protectPeople` (`logger-privacy.ts`): no number, e-mail,
+ * conversation key or message text of a person is written, an opaque id stands for them.
  */
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import pretty from 'pino-pretty';

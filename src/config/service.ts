@@ -42,6 +42,8 @@ export const serviceFields = {
   PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
   TRUST_PROXY: trustProxySetting.default(false),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Keys the opaque ids that stand for people in the logs (logger-privacy.ts); derived from the Twilio token or the widget secret when unset. */
+  LOG_ID_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
 };
 
 export const businessFields = {

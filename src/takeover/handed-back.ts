@@ -29,8 +29,11 @@ export function idleDuration(minutes: number): string {
   return `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
 }
 
+/** Every team member's name: a teammate the holder names is left out of a suggestion too. */
+const rosterNames = (teams: TakeoverHookOptions['teams']) => Object.values(teams).flatMap((team) => team?.members.map((member) => member.name) ?? []);
+
 /** The exchange a takeover leaves in the recent history; none when no teammate wrote in it. */
-function teamExchange(recent: readonly RecentMessage[], handoff: HandoffRecord, teamLabel: string): TeamExchange | undefined {
+function teamExchange(recent: readonly RecentMessage[], handoff: HandoffRecord, teamLabel: string, roster: readonly string[]): TeamExchange | undefined {
   const names = new Set<string>();
   const messages = recent.slice(recent.findLastIndex((message) => message.id.startsWith('summary:')) + 1).map((message) => {
     const end = message.direction === 'outbound' && message.text.startsWith('[') ? message.text.indexOf(`, ${teamLabel}] `) : -1;
@@ -40,7 +43,7 @@ function teamExchange(recent: readonly RecentMessage[], handoff: HandoffRecord, 
   });
   if (names.size === 0) return undefined;
   const { customer, contact } = handoff;
-  const personal = [customer.name, customer.address, contact.email, contact.phone, contact.whatsapp, handoff.takenBy?.name, ...names];
+  const personal = [customer.name, customer.address, contact.email, contact.phone, contact.whatsapp, handoff.takenBy?.name, ...names, ...roster];
   return { handoffId: handoff._id, channel: handoff.channel, reason: handoff.reason, messages, personal: personal.filter((value) => value !== undefined) };
 }
 
@@ -104,7 +107,7 @@ export function createEndTeller(options: TakeoverHookOptions, tellCustomer: Tell
       });
     }
     logger.info('takeover-ended-told', { handoffId: entry.handoffId, action: entry.action, reason: entry.reason, customer: outcome });
-    const exchange = handoff && options.knowledge ? teamExchange(recent, handoff, entry.teamLabel) : undefined;
+    const exchange = handoff && options.knowledge ? teamExchange(recent, handoff, entry.teamLabel, rosterNames(options.teams)) : undefined;
     if (exchange) options.knowledge?.fromTeam(exchange);
   };
 

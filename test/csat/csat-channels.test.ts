@@ -187,7 +187,7 @@ describe('on WhatsApp', () => {
       attempts: 0,
     });
     await eventually(() =>
-      harness.logs.find((line) => line.event === 'csat-not-asked' && line.conversationKey === customer && line.reason === 'question-waiting'),
+      harness.logs.find((line) => line.event === 'csat-not-asked' && line.conversationKey === harness.logId(customer) && line.reason === 'question-waiting'),
     );
     expect(to(customer).filter((message) => message.choices?.length === 5)).toHaveLength(0);
     const before = to(customer).length;

@@ -79,7 +79,7 @@ describe('WhatsApp', () => {
     // The model was asked before the quiet period ended (before, the turn only began then)...
     expect(calledAt).toBeGreaterThan(0);
     expect(calledAt - sentAt).toBeLessThan(QUIET_MS);
-    expect(harness.logs.some((line) => line.event === 'turn-coalescing' && line.conversationKey === conversationKeyFor(customer))).toBe(false);
+    expect(harness.logs.some((line) => line.event === 'turn-coalescing' && line.conversationKey === harness.logId(conversationKeyFor(customer)))).toBe(false);
     // ...and the reply waited for it: a burst could still have grown.
     expect(harness.twilio.messages.find((message) => message.to === customer)!.receivedAt - sentAt).toBeGreaterThanOrEqual(QUIET_MS - 50);
     expect(received(customer)).toEqual(['Answer to: are you open today']);
@@ -201,7 +201,10 @@ describe('the widget', () => {
     answer?.();
     const events = createEventLog(harness.services.redis);
     const replies = async () => (await events.after(conversationId, '0-0')).filter((event) => event.type === 'delta' || event.type === 'message');
-    await eventually(() => harness.logs.some((line) => line.event === 'turn-answered' && line.conversationKey === conversationId) || undefined, 15_000);
+    await eventually(
+      () => harness.logs.some((line) => line.event === 'turn-answered' && line.conversationKey === harness.logId(conversationId)) || undefined,
+      15_000,
+    );
     // Held while the typing reports stand (each stands for the web quiet period; the widget repeats them).
     for (let report = 0; report < 4; report += 1) {
       await new Promise((resolve) => setTimeout(resolve, 400));

@@ -81,9 +81,15 @@ describe('a retry delay that lands well past MODEL_HOLDING_NOTICE_MS', () => {
       return { error: new Error('upstream 503') };
     });
     await harness.sendWhatsapp({ from: customer, body: 'can someone call me?' });
-    await eventually(() => harness.logs.find((line) => line.event === 'holding-notice-skipped' && line.conversationKey === conversationKey), 20_000);
+    await eventually(
+      () => harness.logs.find((line) => line.event === 'holding-notice-skipped' && line.conversationKey === harness.logId(conversationKey)),
+      20_000,
+    );
     // The next attempt relays the message to the holder: no model call, nothing from the assistant.
-    await eventually(() => harness.logs.find((line) => line.event === 'takeover-customer-relayed' && line.conversationKey === conversationKey), 20_000);
+    await eventually(
+      () => harness.logs.find((line) => line.event === 'takeover-customer-relayed' && line.conversationKey === harness.logId(conversationKey)),
+      20_000,
+    );
     await turnsSettled(harness.services);
     expect(calls).toBe(1);
     expect(to(harness, customer)).toEqual([]);

@@ -11,6 +11,7 @@ import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { createServices, type Services } from '../../src/composition-root.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { logIdOf } from '../../src/logger-privacy.js';
 import { createIntakeLedger } from '../../src/queue/intake-ledger.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from '../../src/redis.js';
 import { redisKeys } from '../../src/queue/keys.js';
@@ -90,7 +91,11 @@ test('a message its web process appended and died before queuing is answered onc
   const received = () => twilio.messages.filter((message) => message.to === customer).map((message) => message.body);
   await eventually(() => (received().length > 0 ? true : undefined), 20_000);
   expect(logs).toContainEqual(
-    expect.objectContaining({ event: 'turn-enqueued-by-sweep', conversationKey: conversationKeyFor(customer), messageId: messageSid }),
+    expect.objectContaining({
+      event: 'turn-enqueued-by-sweep',
+      conversationKey: logIdOf(conversationKeyFor(customer), config.logIdSecret),
+      messageId: messageSid,
+    }),
   );
   await transcriptsWritten(services);
   expect(await services.transcripts.messages.findById(inboundMessageId('whatsapp', messageSid)).lean()).toMatchObject({ text: 'are you open on Sunday?' });

@@ -76,7 +76,9 @@ describe('a message that kills every worker that answers it', () => {
     expect(received(bystander)).toEqual(['Slow answer to: what are your hours', 'Answer to: and on Sunday?']);
     expect(h.models.replyCalls().filter((call) => call.userText.includes('POISON'))).toHaveLength(0);
     expect(h.services.metrics.value('inbound_failed_total', { channel: 'whatsapp', reason: 'poison' })).toBe(1);
-    expect(h.logs).toContainEqual(expect.objectContaining({ event: 'turn-worker-died', crashes: 2, alone: 1, conversationKey: conversationKeyFor(victim) }));
+    expect(h.logs).toContainEqual(
+      expect.objectContaining({ event: 'turn-worker-died', crashes: 2, alone: 1, conversationKey: h.logId(conversationKeyFor(victim)) }),
+    );
     await transcriptsWritten(h.services);
     expect(await h.services.transcripts.messages.findById(inboundMessageId('whatsapp', poison)).lean()).toMatchObject({
       status: 'failed',

@@ -104,7 +104,7 @@ describe('a rescue that loses the lock while it gives up', () => {
     }
     const apology = await held;
     // While the apology is with Twilio, the rescue's lock vanishes and its holder notices.
-    const lost = () => harness.logs.filter((line) => line.event === 'conversation-lock-lost' && line.conversationKey === conversationKey).length;
+    const lost = () => harness.logs.filter((line) => line.event === 'conversation-lock-lost' && line.conversationKey === harness.logId(conversationKey)).length;
     const lostBefore = lost();
     await harness.services.redis.del(redisKeys.lock(conversationKey));
     await eventually(() => lost() > lostBefore || undefined, 10_000);
@@ -173,11 +173,15 @@ describe('a turn whose worker stalls past the lock’s fence', () => {
       await eventually(
         () => (received().length > 0 ? true : undefined),
         20_000,
-        () => logsAbout(harness.logs, from.slice('whatsapp:'.length)),
+        () => logsAbout(harness.logs, harness.logId(from)),
       );
       expect(received()).toEqual([`Answer to: ${body}`]);
     }
-    expect(harness.logs.filter((line) => line.event === 'conversation-lock-lost' && customers.includes(String(line.conversationKey)))).not.toHaveLength(0);
+    expect(
+      harness.logs.filter(
+        (line) => line.event === 'conversation-lock-lost' && customers.map((address) => harness.logId(address)).includes(String(line.conversationKey)),
+      ),
+    ).not.toHaveLength(0);
   }, 90_000);
 });
 
@@ -209,7 +213,9 @@ describe('a job that fails for good outside any turn', () => {
       await eventually(() => (received().includes('Answer to: three') ? true : undefined), 20_000);
       // The head, counted as failed once, is retried on its own; the rest follow as one turn.
       expect(received()).toEqual(['Answer to: one', 'Answer to: three']);
-      expect(coalescing.logs).toContainEqual(expect.objectContaining({ event: 'turn-job-rescued', conversationKey: conversationKeyFor(burst) }));
+      expect(coalescing.logs).toContainEqual(
+        expect.objectContaining({ event: 'turn-job-rescued', conversationKey: coalescing.logId(conversationKeyFor(burst)) }),
+      );
       // (The reply reaches Twilio before its batch is acknowledged: wait for the acknowledgement.)
       await eventually(async () => (await coalescing.services.inbox.size(conversationKeyFor(burst))) === 0, 10_000);
     } finally {

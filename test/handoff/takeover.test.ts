@@ -268,7 +268,7 @@ describe('takeover on WhatsApp', () => {
     const unknown = await harness.sendWhatsapp({ from: BEN, body: '#0042 hello?' });
     expect(unknown.status).toBe(200);
     expect(unknown.text).toContain('<Message>No open hand-off has the code #0042.');
-    expect(refusals().at(-1)).toMatchObject({ level: 'warn', reason: 'unknown_code', from: BEN });
+    expect(refusals().at(-1)).toMatchObject({ level: 'warn', reason: 'unknown_code', from: harness.logId(BEN) });
 
     const notHolder = await harness.sendWhatsapp({ from: BEN, body: '#done', repliedTo: noticeTo(BEN) });
     expect(notHolder.text).toContain(`<Message>Ana is handling this (#${handoff.shortCode}); only they can hand it back.</Message>`);

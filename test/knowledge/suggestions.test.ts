@@ -17,7 +17,10 @@ import { withoutPersonalData } from '../../src/knowledge/suggestions-draft.js';
 const CLEO = 'whatsapp:+34600913001';
 const ADMIN_TOKEN = 'admin-token-for-suggestion-tests-0123';
 const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
-const PERSONAL = ['Maya', 'Lindqvist', '7700', '900123', 'maya.lindqvist@example.com', 'example.com', '55821', 'INV-2026-0042'];
+const PERSONAL = ['Maya', 'Lindqvist', '7700', '900123', 'maya.lindqvist@example.com', 'example.com', '55821', 'INV-2026-0042'].concat(
+  // Another teammate on the roster, a booking ref, a US-format number, a street address, a date of birth.
+  ['Tomasz', 'QX7-PLM', '555', '123-4567', 'Oak Road', '1985'],
+);
 
 /** The reply model: hands off on "person"; otherwise says whether the brief held sources. */
 const assistant: Script = (call) => {
@@ -97,7 +100,15 @@ describe('learned from your team', () => {
     harness = await startHarness({
       script: assistant,
       env: {
-        HANDOFF_TEAMS: JSON.stringify({ support: { label: 'Support team', members: [{ name: 'Cleo', whatsapp: CLEO }] } }),
+        HANDOFF_TEAMS: JSON.stringify({
+          support: {
+            label: 'Support team',
+            members: [
+              { name: 'Cleo', whatsapp: CLEO },
+              { name: 'Tomasz', whatsapp: 'whatsapp:+447700900999' },
+            ],
+          },
+        }),
         ADMIN_TOKEN,
         NOTICE_BACKOFF_MS: '20',
       },
@@ -113,10 +124,10 @@ describe('learned from your team', () => {
     const handoff = await takeover(
       customer,
       [
-        'Hi Maya, I found your order 55821 and invoice INV-2026-0042.',
+        'Hi Maya, I found your order 55821 and invoice INV-2026-0042; Tomasz checked booking ref QX7-PLM.',
         'Every surfboard we sell has a 2-year warranty against cracks and delamination; bring it to any shop with the receipt.',
       ],
-      'Thanks! Reach me at maya.lindqvist@example.com or +44 7700 900123',
+      'Thanks! Reach me at maya.lindqvist@example.com or +44 7700 900123, or (555) 123-4567; I live at 12 Oak Road, born 12 March 1985',
     );
 
     const [suggestion] = await eventually(async () => {
@@ -205,7 +216,7 @@ describe('personal data out of a draft', () => {
       'Hola [name], soy [name]: tu pedido nº [number] sale hoy; escríbenos a [email] o al [phone].',
     );
     expect(withoutPersonalData('Rechnung RE-2024-118 und Bestellung #88231: Rückgabe in 30 Tagen, ab 2026-01-15, Hotline +49 (0)30 1234567.', [])).toBe(
-      'Rechnung [number] und Bestellung #[number]: Rückgabe in 30 Tagen, ab 2026-01-15, Hotline [phone].',
+      'Rechnung [number] und Bestellung #[number]: Rückgabe in 30 Tagen, ab [date], Hotline [phone].',
     );
     expect(withoutPersonalData('Delivery takes 4 to 6 business days and costs 40 euros; de la mer.', personal)).toBe(
       'Delivery takes 4 to 6 business days and costs 40 euros; de la mer.',

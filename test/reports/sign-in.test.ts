@@ -69,7 +69,7 @@ describe('sign-in', () => {
     expect(limited.response.text).toContain('Too many sign-in attempts from your address.');
     const lines = harness.logs.filter((line) => line.event === 'reports-sign-in-limited');
     expect(lines).toHaveLength(6);
-    expect(lines[0]).toMatchObject({ address });
+    expect(lines[0]).toMatchObject({ address: harness.logId(address) });
     expect(harness.logs.filter((line) => line.event === 'reports-request-rejected' && line.status === 401)).toHaveLength(10);
     // Another address is not held back by it.
     expect((await signIn(http, TOKEN, '203.0.113.8')).response.status).toBe(303);

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createServices, type ServiceOverrides, type Services } from '../../src/composition-root.js';
+import { logIdOf } from '../../src/logger-privacy.js';
 import { createLogger } from '../../src/logger.js';
 import type { ModelProvider } from '../../src/model/provider.js';
 import type { TurnJob } from '../../src/queue/turn-queue.js';
@@ -54,6 +55,8 @@ export interface Harness {
   http: ReturnType<typeof request>;
   env: Record<string, string>;
   queuePrefix: string;
+  /** The opaque id a conversation key, number or e-mail has in the service's logs (`npm run log-id`). */
+  logId(value: string): string;
   /** Posts a correctly signed inbound WhatsApp message; returns the supertest response. */
   sendWhatsapp(input: {
     from: string;
@@ -181,6 +184,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http,
     env,
     queuePrefix,
+    logId: (value) => logIdOf(value, config.logIdSecret),
     sendWhatsapp: ({ from, body, messageSid, profileName, media, repliedTo, button, listRow }) =>
       signedPost('/webhooks/whatsapp', {
         ...inboundWhatsappParams({

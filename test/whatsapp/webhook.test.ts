@@ -114,7 +114,7 @@ describe('POST /webhooks/whatsapp without a worker', () => {
     expect(response.body).toEqual({ error: "To is not this service's WhatsApp sender" });
     expect(await inboxLength()).toBe(before);
     expect(harness.logs).toContainEqual(
-      expect.objectContaining({ level: 'warn', event: 'webhook-rejected', reason: 'to-mismatch', to: 'whatsapp:+14155550199' }),
+      expect.objectContaining({ level: 'warn', event: 'webhook-rejected', reason: 'to-mismatch', to: harness.logId('whatsapp:+14155550199') }),
     );
     expect(harness.services.metrics.value('webhook_rejected_total', { kind: 'inbound', reason: 'to_mismatch' })).toBe(1);
   });
