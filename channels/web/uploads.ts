@@ -91,155 +91,190 @@ async function readHead(chunks: AsyncIterator<Buffer>): Promise<{ head: Buffer[]
   return { head, length, ended: false };
 }
 
-export function createUploadHandler(options: UploadHandlerOptions): RequestHandler {
-  const { store, maxBytes, logger, metrics, refuse } = options;
-  const tooLarge = (response: Response) => refuse(response, 413, `the file is larger than ${maxBytes} bytes`, 'upload_too_large', { maxBytes });
+/** What the handler's steps share: its options and the two size refusals. */
+interface UploadContext extends UploadHandlerOptions {
+  tooLarge(response: Response): void;
+  pendingTooLarge(response: Response): void;
+}
 
-  const withinLimits = async (request: Request, response: Response, visitorId: string): Promise<boolean> => {
-    for (const [scope, subject, limit] of [
-      ['visitor', visitorId, options.visitorPerMinute],
-      ['ip', request.ip ?? 'unknown', options.ipPerMinute],
-    ] as const) {
-      const rate = await checkRate(options.redis, `${scope}-uploads`, subject, limit);
-      if (!rate.allowed) {
-        response.set('Retry-After', String(rate.retryAfterSeconds));
-        refuse(response, 429, 'too many uploads, retry later', `rate_${scope}_uploads`, { retryAfterSeconds: rate.retryAfterSeconds });
-        return false;
-      }
-    }
-    return true;
+type StoredUpload = Awaited<ReturnType<MediaStore['put']>>;
+type UploadVisitor = { conversationId: string; visitorId: string; owner: string };
+
+export function createUploadHandler(options: UploadHandlerOptions): RequestHandler {
+  const { maxBytes, refuse } = options;
+  const context: UploadContext = {
+    ...options,
+    tooLarge: (response) => refuse(response, 413, `the file is larger than ${maxBytes} bytes`, 'upload_too_large', { maxBytes }),
+    pendingTooLarge: (response) =>
+      refuse(
+        response,
+        413,
+        `uploads waiting for a message may hold at most ${options.pending.maxBytes} bytes: send a message with them first`,
+        'pending_uploads_bytes',
+        { maxPendingBytes: options.pending.maxBytes },
+      ),
   };
 
-  const handler: RequestHandler = async (request, response) => {
+  return async (request, response) => {
     const visitor = options.authenticate(request, response);
     if (!visitor) return;
-    if (!(await withinLimits(request, response, visitor.visitorId))) return;
+    if (!(await withinLimits(context, request, response, visitor.visitorId))) return;
     const query = UploadQuerySchema.safeParse(request.query);
     const fileName = query.success ? query.data.name : undefined;
     const declared = Number(request.get('content-length'));
     // Refused before a byte is read; what the client still sends is discarded.
     if (Number.isFinite(declared) && declared > maxBytes) {
       request.resume();
-      tooLarge(response);
+      context.tooLarge(response);
       return;
     }
 
     const id = newMediaId();
-    const reserved = await options.claims.reserve(visitor.owner, id, Number.isFinite(declared) && declared > 0 ? declared : maxBytes, options.pending);
-    if (!reserved.ok) {
-      request.resume();
-      if (reserved.reason === 'count') {
-        refuse(
-          response,
-          429,
-          `${reserved.count} uploads are waiting for a message (at most ${options.pending.maxCount}): send a message with them first`,
-          'pending_uploads_count',
-          { maxPendingUploads: options.pending.maxCount },
-        );
-      } else {
-        pendingTooLarge(response);
-      }
-      return;
-    }
-    // This upload's cap: MEDIA_MAX_BYTES, or the visitor's pending bytes left if fewer.
-    const cap = Math.min(maxBytes, reserved.grantedBytes);
-    let stored: Awaited<ReturnType<typeof store.put>> | undefined;
+    const cap = await reserve(context, request, response, visitor.owner, id, Number.isFinite(declared) && declared > 0 ? declared : maxBytes);
+    if (cap === undefined) return;
+    let stored: StoredUpload | undefined;
     try {
-      stored = await receive(request, response, visitor, id, cap, fileName);
+      stored = await receive(context, request, response, visitor, id, cap, fileName);
     } finally {
       const settled = stored ? options.claims.stored(visitor.owner, id, stored.size) : options.claims.release(visitor.owner, id);
-      await settled.catch((error: unknown) => logger.warn('widget-upload-unsettled', { conversationId: visitor.conversationId, mediaId: id, error }));
+      await settled.catch((error: unknown) => options.logger.warn('widget-upload-unsettled', { conversationId: visitor.conversationId, mediaId: id, error }));
     }
   };
+}
 
-  const pendingTooLarge = (response: Response) =>
-    refuse(
-      response,
-      413,
-      `uploads waiting for a message may hold at most ${options.pending.maxBytes} bytes: send a message with them first`,
-      'pending_uploads_bytes',
-      { maxPendingBytes: options.pending.maxBytes },
-    );
-
-  /** Streams the body into the store under `id`; the stored media, or undefined once it answered a refusal. */
-  const receive = async (
-    request: Request,
-    response: Response,
-    visitor: { conversationId: string },
-    id: string,
-    cap: number,
-    fileName: string | undefined,
-  ): Promise<Awaited<ReturnType<typeof store.put>> | undefined> => {
-    const declared = Number(request.get('content-length'));
-    if (cap < maxBytes && Number.isFinite(declared) && declared > cap) {
-      request.resume();
-      pendingTooLarge(response);
-      return undefined;
+/** The per-minute limits per visitor and per IP: false once it answered a 429. */
+async function withinLimits(context: UploadContext, request: Request, response: Response, visitorId: string): Promise<boolean> {
+  for (const [scope, subject, limit] of [
+    ['visitor', visitorId, context.visitorPerMinute],
+    ['ip', request.ip ?? 'unknown', context.ipPerMinute],
+  ] as const) {
+    const rate = await checkRate(context.redis, `${scope}-uploads`, subject, limit);
+    if (!rate.allowed) {
+      response.set('Retry-After', String(rate.retryAfterSeconds));
+      context.refuse(response, 429, 'too many uploads, retry later', `rate_${scope}_uploads`, { retryAfterSeconds: rate.retryAfterSeconds });
+      return false;
     }
-    const chunks = request[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    let first: Awaited<ReturnType<typeof readHead>>;
-    try {
-      first = await readHead(chunks);
-    } catch (error) {
+  }
+  return true;
+}
+
+/**
+ * Reserves the upload among the visitor's pending ones: this upload's cap (MEDIA_MAX_BYTES, or
+ * the visitor's pending bytes left if fewer), or undefined once it answered a refusal.
+ */
+async function reserve(context: UploadContext, request: Request, response: Response, owner: string, id: string, bytes: number): Promise<number | undefined> {
+  const reserved = await context.claims.reserve(owner, id, bytes, context.pending);
+  if (reserved.ok) return Math.min(context.maxBytes, reserved.grantedBytes);
+  request.resume();
+  if (reserved.reason === 'count') {
+    context.refuse(
+      response,
+      429,
+      `${reserved.count} uploads are waiting for a message (at most ${context.pending.maxCount}): send a message with them first`,
+      'pending_uploads_count',
+      { maxPendingUploads: context.pending.maxCount },
+    );
+  } else {
+    context.pendingTooLarge(response);
+  }
+  return undefined;
+}
+
+/** Streams the body into the store under `id`; the stored media, or undefined once it answered a refusal. */
+async function receive(
+  context: UploadContext,
+  request: Request,
+  response: Response,
+  visitor: UploadVisitor,
+  id: string,
+  cap: number,
+  fileName: string | undefined,
+): Promise<StoredUpload | undefined> {
+  const { logger, refuse } = context;
+  const declared = Number(request.get('content-length'));
+  if (cap < context.maxBytes && Number.isFinite(declared) && declared > cap) {
+    request.resume();
+    context.pendingTooLarge(response);
+    return undefined;
+  }
+  const chunks = request[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let first: Awaited<ReturnType<typeof readHead>>;
+  try {
+    first = await readHead(chunks);
+  } catch (error) {
+    logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
+    return undefined;
+  }
+  if (first.length === 0) {
+    refuse(response, 400, 'the upload is empty', 'upload_empty');
+    return undefined;
+  }
+  const type = sniffUpload(Buffer.concat(first.head));
+  if (!type) {
+    request.resume();
+    refuse(response, 415, UNSUPPORTED, 'upload_type');
+    return undefined;
+  }
+
+  async function* body(): AsyncGenerator<Buffer> {
+    yield* first.head;
+    if (first.ended) return;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  }
+  try {
+    // The store counts against the cap as it writes, and removes what it wrote when refusing.
+    const stored = await context.store.put(body(), {
+      id,
+      contentType: type.contentType,
+      conversationId: visitor.conversationId,
+      filename: fileName,
+      channel: 'web',
+      maxBytes: cap,
+    });
+    answerStored(context, response, stored, fileName);
+    return stored;
+  } catch (error) {
+    if (refuseRejected(context, request, response, error, cap)) return undefined;
+    if (!request.complete) {
       logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
       return undefined;
     }
-    if (first.length === 0) {
-      refuse(response, 400, 'the upload is empty', 'upload_empty');
-      return undefined;
-    }
-    const type = sniffUpload(Buffer.concat(first.head));
-    if (!type) {
-      request.resume();
-      refuse(response, 415, UNSUPPORTED, 'upload_type');
-      return undefined;
-    }
+    throw error;
+  }
+}
 
-    async function* body(): AsyncGenerator<Buffer> {
-      yield* first.head;
-      if (first.ended) return;
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
-    }
-    try {
-      // The store counts against the cap as it writes, and removes what it wrote when refusing.
-      const stored = await store.put(body(), {
-        id,
-        contentType: type.contentType,
-        conversationId: visitor.conversationId,
-        filename: fileName,
-        channel: 'web',
-        maxBytes: cap,
-      });
-      metrics.increment('widget_uploads_total', { kind: stored.kind });
-      logger.info('widget-upload-stored', { conversationId: visitor.conversationId, mediaId: stored.id, contentType: stored.contentType, bytes: stored.size });
-      const url = options.linkFor?.(stored.id);
-      response
-        .status(201)
-        .json({ id: stored.id, contentType: stored.contentType, size: stored.size, ...(fileName ? { name: fileName } : {}), ...(url ? { url } : {}) });
-      return stored;
-    } catch (error) {
-      if (error instanceof MediaRejectedError && error.reason === 'too-large') {
-        // The rest is discarded and the connection closed after the answer.
-        request.resume();
-        response.set('Connection', 'close');
-        if (cap < maxBytes) pendingTooLarge(response);
-        else tooLarge(response);
-        return undefined;
-      }
-      if (error instanceof MediaRejectedError && error.reason === 'unsupported-type') {
-        request.resume();
-        refuse(response, 415, UNSUPPORTED, 'upload_type');
-        return undefined;
-      }
-      if (!request.complete) {
-        logger.warn('widget-upload-aborted', { conversationId: visitor.conversationId, error });
-        return undefined;
-      }
-      throw error;
-    }
-  };
+/** Counts and logs a stored upload and answers it with its id (and link, for a PDF shown at once). */
+function answerStored(context: UploadContext, response: Response, stored: StoredUpload, fileName: string | undefined): void {
+  context.metrics.increment('widget_uploads_total', { kind: stored.kind });
+  context.logger.info('widget-upload-stored', {
+    conversationId: stored.conversationId,
+    mediaId: stored.id,
+    contentType: stored.contentType,
+    bytes: stored.size,
+  });
+  const url = context.linkFor?.(stored.id);
+  response
+    .status(201)
+    .json({ id: stored.id, contentType: stored.contentType, size: stored.size, ...(fileName ? { name: fileName } : {}), ...(url ? { url } : {}) });
+}
 
-  return handler;
+/** Answers the store's refusal of the body (too large, not a supported type): true when it did. */
+function refuseRejected(context: UploadContext, request: Request, response: Response, error: unknown, cap: number): boolean {
+  if (!(error instanceof MediaRejectedError)) return false;
+  if (error.reason === 'too-large') {
+    // The rest is discarded and the connection closed after the answer.
+    request.resume();
+    response.set('Connection', 'close');
+    if (cap < context.maxBytes) context.pendingTooLarge(response);
+    else context.tooLarge(response);
+    return true;
+  }
+  if (error.reason === 'unsupported-type') {
+    request.resume();
+    context.refuse(response, 415, UNSUPPORTED, 'upload_type');
+    return true;
+  }
+  return false;
 }
 
 /**

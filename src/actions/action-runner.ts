@@ -97,6 +97,77 @@ export interface ActionRunnerOptions {
   now: () => number;
 }
 
+/** The moves on an action's state the steps below share (`createActionRunner`'s). */
+interface Moves {
+  tryMove(
+    record: ActionRecord,
+    from: readonly ActionState[],
+    state: ActionState,
+    patch?: Partial<ActionRecord>,
+    stamp?: string,
+  ): Promise<ActionRecord | undefined>;
+  move(record: ActionRecord, from: readonly ActionState[], state: ActionState, patch?: Partial<ActionRecord>): Promise<ActionRecord | undefined>;
+}
+
+/**
+ * The one write call of an action moved to `running` under its lease, with its own idempotency
+ * key: `done` with the result, `failed` when the server refused it, else (the outcome unknown)
+ * `ActionOutcomePendingError`, the lease released at once when no call can still be in flight.
+ */
+async function callOnce(
+  options: ActionRunnerOptions,
+  { tryMove, move }: Moves,
+  record: ActionRecord,
+  running: ActionRecord,
+  context: Pick<ToolCallContext, 'caller' | 'signal'>,
+): Promise<ActionRecord | undefined> {
+  const { source, logger, now } = options;
+  let answered = false;
+  try {
+    const result = await source.callWrite(record.tool, record.args, { caller: context.caller, idempotencyKey: record._id, signal: context.signal });
+    answered = true;
+    return await move(running, ['running'], 'done', { result });
+  } catch (error) {
+    // Refused or answered with an error: it did not happen. A lost answer may have: retried with the same key
+    // (as is a refusal that only says the server is not connected right now).
+    const refused = error instanceof McpToolCallError && ['tool-error', 'not-admitted', 'invalid-input'].includes(error.reason);
+    if (refused && source.connected?.() !== false) {
+      return move(running, ['running'], 'failed', { error: errorText(error).slice(0, 500) });
+    }
+    // The server answered (or never got the call): no call is in flight, the next attempt resolves it at once.
+    const over = answered || (error instanceof McpToolCallError && error.reason !== 'call-failed');
+    logger.warn('action-outcome-unknown', { actionId: record._id, tool: record.tool, held: !over, error });
+    // Otherwise the client gave up while the server may still work on it: the lease holds to its end.
+    if (over) await tryMove(running, ['running'], 'running', { leaseUntil: new Date(now()).toISOString() }, running.updatedAt).catch(() => undefined);
+    throw pending(record, 'its outcome is not known yet', error);
+  }
+}
+
+/**
+ * An answer refused before it decides anything: the tap is another action's, or the answer is
+ * not the proposer's (a proposal then ends cancelled). Undefined when it is the proposer's
+ * answer to this action.
+ */
+async function refusedAnswer(
+  record: ActionRecord,
+  answer: Answer,
+  context: ToolCallContext,
+  words: ReturnType<typeof wordsFor>,
+  steps: { refuse: (reason: RefusalReason, record: ActionRecord | undefined, context: ToolCallContext, detail?: string) => void; move: Moves['move'] },
+): Promise<ResumeOutcome | undefined> {
+  if (answer === 'foreign-choice') {
+    steps.refuse('foreign-choice', record, context, context.metadata.choice?.slice(0, 100));
+    await steps.move(record, ['proposed'], 'cancelled', { reason: 'foreign-choice' });
+    return { reply: words.refused };
+  }
+  if (record.confirmer === 'teammate' || !sameCaller(record, context)) {
+    steps.refuse('not-proposer', record, context);
+    await steps.move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
+    return { reply: words.refused };
+  }
+  return undefined;
+}
+
 export type ActionRunner = ReturnType<typeof createActionRunner>;
 
 export function createActionRunner(options: ActionRunnerOptions) {
@@ -157,25 +228,7 @@ export function createActionRunner(options: ActionRunnerOptions) {
     if (!write) return move(running, ['running'], 'failed', { error: 'This action is no longer available on the business system.' });
     // Due again once its lease is over: a run nobody comes back to is resolved by the sweeper.
     await later(store.due(record.conversationId, record._id, now() + 2 * RUN_LEASE_MS));
-    let answered = false;
-    try {
-      const result = await source.callWrite(record.tool, record.args, { caller: context.caller, idempotencyKey: record._id, signal: context.signal });
-      answered = true;
-      return await move(running, ['running'], 'done', { result });
-    } catch (error) {
-      // Refused or answered with an error: it did not happen. A lost answer may have: retried with the same key
-      // (as is a refusal that only says the server is not connected right now).
-      const refused = error instanceof McpToolCallError && ['tool-error', 'not-admitted', 'invalid-input'].includes(error.reason);
-      if (refused && source.connected?.() !== false) {
-        return move(running, ['running'], 'failed', { error: errorText(error).slice(0, 500) });
-      }
-      // The server answered (or never got the call): no call is in flight, the next attempt resolves it at once.
-      const over = answered || (error instanceof McpToolCallError && error.reason !== 'call-failed');
-      logger.warn('action-outcome-unknown', { actionId: record._id, tool: record.tool, held: !over, error });
-      // Otherwise the client gave up while the server may still work on it: the lease holds to its end.
-      if (over) await tryMove(running, ['running'], 'running', { leaseUntil: iso() }, running.updatedAt).catch(() => undefined);
-      throw pending(record, 'its outcome is not known yet', error);
-    }
+    return callOnce(options, { tryMove, move }, record, running, context);
   };
 
   /**
@@ -191,16 +244,8 @@ export function createActionRunner(options: ActionRunnerOptions) {
       refuse('missing', undefined, context);
       return answer === 'other' ? { fresh: true } : { reply: words.expired };
     }
-    if (answer === 'foreign-choice') {
-      refuse('foreign-choice', record, context, context.metadata.choice?.slice(0, 100));
-      await move(record, ['proposed'], 'cancelled', { reason: 'foreign-choice' });
-      return { reply: words.refused };
-    }
-    if (record.confirmer === 'teammate' || !sameCaller(record, context)) {
-      refuse('not-proposer', record, context);
-      await move(record, ['proposed'], 'cancelled', { reason: 'not-proposer' });
-      return { reply: words.refused };
-    }
+    const refused = await refusedAnswer(record, answer, context, words, { refuse, move });
+    if (refused) return refused;
     // In time by when the answer arrived, not when its turn runs (held while the customer typed, say).
     if (record.state === 'proposed' && answeredAt(context, now) > Date.parse(record.expiresAt)) {
       const expired = await move(record, ['proposed'], 'expired', { reason: 'no answer in time' });

@@ -178,6 +178,71 @@ async function openSession(
   return { client, transport };
 }
 
+/** Every page of the server's tools; McpUnavailableError when it did not list them. */
+async function listTools(client: Client, timeout: number, origin: string): Promise<Tool[]> {
+  try {
+    return await listAllTools(client, timeout, origin);
+  } catch (error) {
+    if (error instanceof McpUnavailableError) throw error;
+    throw new McpUnavailableError(`MCP server at ${origin} did not list its tools: ${String(error)}`, { cause: error });
+  }
+}
+
+/** What a listing admits (reads by the policy, writes as proposals), logged. */
+function admitted(tools: Tool[], policy: AdmissionPolicy, call: Parameters<typeof admitTools>[2], logger: Logger): Catalogues {
+  const admission = admitTools(tools, policy, call);
+  const { reads, writable } = admission;
+  const catalogues: Catalogues = {
+    admitted: reads,
+    writes: writable,
+    writeCatalogue: Object.freeze([...writable.values()]),
+    catalogue: Object.freeze([...reads.values()].map((read) => read.tool)),
+  };
+  logAdmission(admission, policy, logger);
+  return catalogues;
+}
+
+/** Ends the server-side session (a server without sessions answers 405, which is fine) and the client. */
+async function endSession(closing: { client: Client; transport: StreamableHTTPClientTransport }): Promise<void> {
+  await closing.transport.terminateSession().catch(() => undefined);
+  await closing.client.close();
+}
+
+/** The gate's refusal of a name outside the latest listing (or of any call while disconnected), counted. */
+function refused(name: string, open: unknown, kind: 'read' | 'write', countCall: (tool: string, outcome: string) => void): McpToolCallError {
+  countCall(name, 'refused');
+  return new McpToolCallError(name, 'not-admitted', `MCP tool ${name} ${notCalledBecause(open, kind)}`);
+}
+
+/**
+ * Something failed on a client's connection: a ping (one at a time) tells a lost session from
+ * one failed request, and a lost one is `drop`ped. Only the `current` client is checked.
+ */
+function createSuspicion(timeout: number, current: () => Client | undefined, drop: (client: Client, error: unknown) => void): (client: Client) => void {
+  let verifying = false;
+  return (client) => {
+    if (verifying || current() !== client) return;
+    verifying = true;
+    client
+      .ping({ timeout })
+      .then(
+        () => undefined,
+        (error: unknown) => drop(client, error),
+      )
+      .finally(() => {
+        verifying = false;
+      });
+  };
+}
+
+/** The reconnection's backoff, where the options set it. */
+function retryOf(retry: McpToolSourceOptions['retry']): { firstRetryMs?: number; maxRetryMs?: number } {
+  return {
+    ...(retry?.firstMs === undefined ? {} : { firstRetryMs: retry.firstMs }),
+    ...(retry?.maxMs === undefined ? {} : { maxRetryMs: retry.maxMs }),
+  };
+}
+
 export function createMcpToolSource(options: McpToolSourceOptions): McpToolSource {
   const resultCharCap = resultCharCapOf(options);
   const timeout = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -195,24 +260,10 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   async function loadCatalogue(): Promise<void> {
     const listedOn = connection;
     if (!listedOn) throw new McpUnavailableError(`MCP tool source for ${origin} is not connected`);
-    let tools: Tool[];
-    try {
-      tools = await listAllTools(listedOn.client, timeout, origin);
-    } catch (error) {
-      if (error instanceof McpUnavailableError) throw error;
-      throw new McpUnavailableError(`MCP server at ${origin} did not list its tools: ${String(error)}`, { cause: error });
-    }
+    const tools = await listTools(listedOn.client, timeout, origin);
     // A listing that outlived its connection (lost or closed meanwhile) changes nothing.
     if (connection !== listedOn) throw new McpUnavailableError(`MCP server at ${origin}: the connection was lost during the listing`);
-    const admission = admitTools(tools, policy, call);
-    const { reads, writable } = admission;
-    listed = {
-      admitted: reads,
-      writes: writable,
-      writeCatalogue: Object.freeze([...writable.values()]),
-      catalogue: Object.freeze([...reads.values()].map((read) => read.tool)),
-    };
-    logAdmission(admission, policy, logger);
+    listed = admitted(tools, policy, call, logger);
   }
 
   // One listing at a time; a change announced during a listing queues exactly one more.
@@ -222,10 +273,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     // The gate: only names in the latest listing's read set ever reach the server.
     const read = listed.admitted.get(name);
     const open = connection;
-    if (!read || !open) {
-      countCall(name, 'refused');
-      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} ${notCalledBecause(open, 'read')}`);
-    }
+    if (!read || !open) throw refused(name, open, 'read', countCall);
     return callRead(session(open.client), name, read, input, context);
   }
 
@@ -235,30 +283,12 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     request: { caller: Caller; idempotencyKey: string; signal: AbortSignal },
   ): Promise<unknown> {
     const open = connection;
-    if (!listed.writes.has(name) || !open) {
-      countCall(name, 'refused');
-      throw new McpToolCallError(name, 'not-admitted', `MCP tool ${name} ${notCalledBecause(open, 'write')}`);
-    }
+    if (!listed.writes.has(name) || !open) throw refused(name, open, 'write', countCall);
     return callWriteTool(session(open.client), name, boundArguments, request);
   }
 
   let closed = false;
-  let verifying = false;
-
-  /** Something failed on `client`'s connection: a ping tells a lost session from one failed request. */
-  function suspect(client: Client): void {
-    if (verifying || connection?.client !== client) return;
-    verifying = true;
-    client
-      .ping({ timeout })
-      .then(
-        () => undefined,
-        (error: unknown) => drop(client, error),
-      )
-      .finally(() => {
-        verifying = false;
-      });
-  }
+  const suspect = createSuspicion(timeout, () => connection?.client, drop);
 
   /** The session is gone (the server down, or restarted without it): empty catalogues, then reconnect. */
   function drop(client: Client, error: unknown): void {
@@ -298,8 +328,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
     connect,
     logger,
     metrics: options.metrics,
-    ...(options.retry?.firstMs === undefined ? {} : { firstRetryMs: options.retry.firstMs }),
-    ...(options.retry?.maxMs === undefined ? {} : { maxRetryMs: options.retry.maxMs }),
+    ...retryOf(options.retry),
   });
 
   return {
@@ -318,10 +347,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       const closing = connection;
       connection = undefined;
       listed = NOTHING_LISTED;
-      if (!closing) return;
-      // Ends the server-side session; a server without sessions answers 405, which is fine.
-      await closing.transport.terminateSession().catch(() => undefined);
-      await closing.client.close();
+      if (closing) await endSession(closing);
     },
   };
 }

@@ -77,124 +77,153 @@ function answerOf(result: LiveOutcome): { status: number; error?: string } {
   }
 }
 
+/** Answers a refusal: logged with its reason, the error the page shows. */
+type Refuse = (status: number, error: string, reason: string, fields?: Record<string, unknown>) => void;
+
+/** The takeover service's move a page action asks for. */
+function runTakeover(
+  takeover: LiveTakeover,
+  action: Exclude<LiveAction, 'run_action' | 'decline_action'>,
+  handoffId: string,
+  by: LiveActor,
+  text: string,
+): Promise<LiveOutcome> {
+  switch (action) {
+    case 'take_over':
+      return takeover.takeOver({ handoffId, by });
+    case 'reply':
+      return takeover.teammateReply({ handoffId, by, text });
+    case 'hand_back':
+      // Only whoever holds it hands it back from the page: anyone else is told who does.
+      return takeover.handBack({ handoffId, by, reason: 'page', holderOnly: true });
+    case 'close':
+      return takeover.close({ handoffId, by, reason: 'page' });
+  }
+}
+
+/**
+ * The request checked before anything is looked up: a JSON body of the expected shape, a valid
+ * link for this conversation opened on the page itself with its CSRF token, a known action and a
+ * reply within bounds. Undefined once it refused.
+ */
+function checkRequest(
+  options: LiveActionsOptions,
+  request: Request<{ conversationId: string }>,
+  refuse: Refuse,
+): { body: z.infer<typeof ActionRequestSchema>; action: LiveAction; text: string } | undefined {
+  const { links } = options;
+  if (!request.is('application/json')) return void refuse(415, 'expected a JSON body', 'content_type');
+  const parsed = ActionRequestSchema.safeParse(request.body);
+  if (!parsed.success) return void refuse(400, formatIssues(parsed.error.issues), 'malformed');
+  const body = parsed.data;
+  const { check, link } = checkLink(links, request.params.conversationId, body);
+  if (check !== 'ok' || !link) {
+    if (check === 'expired') refuse(410, 'This link has expired', 'link_expired');
+    else refuse(403, 'This link is not valid', 'link_invalid');
+    return undefined;
+  }
+  // A browser says where a request comes from: only the page itself may act.
+  const site = request.get('sec-fetch-site');
+  if (site !== undefined && site !== 'same-origin') return void refuse(403, 'cross-site requests are not allowed', 'cross_site', { site });
+  if (!body.csrf || !links.verifyCsrf(link, body.csrf)) {
+    refuse(403, body.csrf ? 'invalid CSRF token: reload the page' : 'missing CSRF token', body.csrf ? 'csrf_invalid' : 'csrf_missing');
+    return undefined;
+  }
+  const action = LIVE_ACTIONS.find((known) => known === body.action);
+  if (!action) return void refuse(400, `unknown action: expected one of ${LIVE_ACTIONS.join(', ')}`, 'unknown_action');
+  const text = body.text?.trim() ?? '';
+  if (action === 'reply' && text === '') return void refuse(400, 'the reply is empty', 'empty_reply');
+  if (text.length > options.maxReplyChars) {
+    refuse(413, `the reply is longer than ${options.maxReplyChars} characters`, 'reply_too_long', { maxChars: options.maxReplyChars });
+    return undefined;
+  }
+  return { body, action, text };
+}
+
+/**
+ * The actions machinery's decision on a change, waiting out a run another click started (asking
+ * again never runs it twice); undefined once it answered 503 (the business system did not answer).
+ */
+async function settledDecision(
+  actions: PageActions,
+  logger: Logger,
+  where: { conversationId: string; handoffId: string },
+  actionId: string,
+  decision: { run: boolean; by: LiveActor },
+  response: Response,
+): Promise<PageDecision | undefined> {
+  const { run, by } = decision;
+  try {
+    let decided = await actions.decide(where.conversationId, actionId, { run, by: by.id, name: by.name });
+    for (let waited = 0; decided.outcome === 'decided' && inProgress(decided.action) && waited < SETTLE_MS; waited += SETTLE_POLL_MS) {
+      await delay(SETTLE_POLL_MS);
+      decided = await actions.decide(where.conversationId, actionId, { run, by: by.id, name: by.name });
+    }
+    return decided;
+  } catch (error) {
+    // The business system did not answer: the change stays running and a second click resolves it (same idempotency key).
+    logger.warn('transcript-action-unresolved', { ...where, actionId, by: by.name, error });
+    response.status(503).json({ error: 'The business system did not answer. Try again: it will not run twice.' });
+    return undefined;
+  }
+}
+
+/** A teammate's decision on a change handed to the team: what it is now, or why it could not be decided. */
+async function decideAction(
+  options: LiveActionsOptions,
+  runIt: boolean,
+  actionId: string | undefined,
+  by: LiveActor,
+  where: { conversationId: string; handoffId: string },
+  refuse: Refuse,
+  response: Response,
+): Promise<void> {
+  const { logger } = options;
+  const id = ActionIdSchema.safeParse(actionId);
+  if (!options.actions) {
+    refuse(400, `unknown action: expected one of take_over, reply, hand_back, close`, 'unknown_action');
+    return;
+  }
+  if (!id.success) {
+    refuse(400, 'actionId: expected the id of a change', 'invalid_action_id');
+    return;
+  }
+  const decided = await settledDecision(options.actions, logger, where, id.data, { run: runIt, by }, response);
+  if (!decided) return;
+  // The link opens one conversation: another's change is as unknown as a missing one.
+  if (decided.outcome !== 'decided') {
+    if (decided.outcome === 'unknown') refuse(404, 'This change no longer exists', 'unknown_change', { actionId: id.data });
+    else refuse(409, 'Only the customer can confirm this change', 'not_for_team', { actionId: id.data });
+    return;
+  }
+  const { action } = decided;
+  const view = { id: action.id, state: action.state, stateText: actionStateText(action, (options.now ?? Date.now)()) };
+  const asked = runIt ? ['done', 'failed'] : ['cancelled'];
+  const fields = { ...where, actionId: action.id, run: runIt, by: by.name, byId: by.id, state: action.state };
+  if (!asked.includes(action.state) || (!runIt && !decidedBy(action, by))) {
+    // Decided before (by someone else, or the other way), or expired: the page shows what it is.
+    logger.info('transcript-action-refused', { ...fields, outcome: 'already_decided' });
+    response.status(409).json({ error: `This change was already decided: ${view.stateText}`, action: view });
+    return;
+  }
+  logger.info('transcript-action', { ...fields, action: runIt ? 'run_action' : 'decline_action' });
+  response.status(200).json({ ok: true, action: view });
+}
+
 export function createLiveActionsHandler(options: LiveActionsOptions) {
-  const { links, takeover, teams, logger } = options;
-
-  const now = options.now ?? Date.now;
-  const run = (action: Exclude<LiveAction, 'run_action' | 'decline_action'>, handoffId: string, by: LiveActor, text: string): Promise<LiveOutcome> => {
-    switch (action) {
-      case 'take_over':
-        return takeover.takeOver({ handoffId, by });
-      case 'reply':
-        return takeover.teammateReply({ handoffId, by, text });
-      case 'hand_back':
-        // Only whoever holds it hands it back from the page: anyone else is told who does.
-        return takeover.handBack({ handoffId, by, reason: 'page', holderOnly: true });
-      case 'close':
-        return takeover.close({ handoffId, by, reason: 'page' });
-    }
-  };
-
-  /** A teammate's decision on a change handed to the team: what it is now, or why it could not be decided. */
-  const decideAction = async (
-    runIt: boolean,
-    actionId: string | undefined,
-    by: LiveActor,
-    where: { conversationId: string; handoffId: string },
-    refuse: (status: number, error: string, reason: string, fields?: Record<string, unknown>) => void,
-    response: Response,
-  ): Promise<void> => {
-    const id = ActionIdSchema.safeParse(actionId);
-    if (!options.actions) {
-      refuse(400, `unknown action: expected one of take_over, reply, hand_back, close`, 'unknown_action');
-      return;
-    }
-    if (!id.success) {
-      refuse(400, 'actionId: expected the id of a change', 'invalid_action_id');
-      return;
-    }
-    let decided: PageDecision;
-    try {
-      decided = await options.actions.decide(where.conversationId, id.data, { run: runIt, by: by.id, name: by.name });
-      // Another click is running it right now: wait for its outcome (asking again never runs it twice).
-      for (let waited = 0; decided.outcome === 'decided' && inProgress(decided.action) && waited < SETTLE_MS; waited += SETTLE_POLL_MS) {
-        await delay(SETTLE_POLL_MS);
-        decided = await options.actions.decide(where.conversationId, id.data, { run: runIt, by: by.id, name: by.name });
-      }
-    } catch (error) {
-      // The business system did not answer: the change stays running and a second click resolves it (same idempotency key).
-      logger.warn('transcript-action-unresolved', { ...where, actionId: id.data, by: by.name, error });
-      response.status(503).json({ error: 'The business system did not answer. Try again: it will not run twice.' });
-      return;
-    }
-    // The link opens one conversation: another's change is as unknown as a missing one.
-    if (decided.outcome !== 'decided') {
-      if (decided.outcome === 'unknown') refuse(404, 'This change no longer exists', 'unknown_change', { actionId: id.data });
-      else refuse(409, 'Only the customer can confirm this change', 'not_for_team', { actionId: id.data });
-      return;
-    }
-    const { action } = decided;
-    const view = { id: action.id, state: action.state, stateText: actionStateText(action, now()) };
-    const asked = runIt ? ['done', 'failed'] : ['cancelled'];
-    const fields = { ...where, actionId: action.id, run: runIt, by: by.name, byId: by.id, state: action.state };
-    if (!asked.includes(action.state) || (!runIt && !decidedBy(action, by))) {
-      // Decided before (by someone else, or the other way), or expired: the page shows what it is.
-      logger.info('transcript-action-refused', { ...fields, outcome: 'already_decided' });
-      response.status(409).json({ error: `This change was already decided: ${view.stateText}`, action: view });
-      return;
-    }
-    logger.info('transcript-action', { ...fields, action: runIt ? 'run_action' : 'decline_action' });
-    response.status(200).json({ ok: true, action: view });
-  };
+  const { takeover, teams, logger } = options;
 
   return async (request: Request<{ conversationId: string }>, response: Response): Promise<void> => {
     setPrivateHeaders(response);
     const conversationId = request.params.conversationId;
-    const refuse = (status: number, error: string, reason: string, fields: Record<string, unknown> = {}): void => {
+    const refuse: Refuse = (status, error, reason, fields = {}) => {
       logger.warn('transcript-action-rejected', { status, reason, conversationId, ...fields });
       response.status(status).json({ error });
     };
 
-    if (!request.is('application/json')) {
-      refuse(415, 'expected a JSON body', 'content_type');
-      return;
-    }
-    const parsed = ActionRequestSchema.safeParse(request.body);
-    if (!parsed.success) {
-      refuse(400, formatIssues(parsed.error.issues), 'malformed');
-      return;
-    }
-    const body = parsed.data;
-    const { check, link } = checkLink(links, conversationId, body);
-    if (check !== 'ok' || !link) {
-      if (check === 'expired') refuse(410, 'This link has expired', 'link_expired');
-      else refuse(403, 'This link is not valid', 'link_invalid');
-      return;
-    }
-    // A browser says where a request comes from: only the page itself may act.
-    const site = request.get('sec-fetch-site');
-    if (site !== undefined && site !== 'same-origin') {
-      refuse(403, 'cross-site requests are not allowed', 'cross_site', { site });
-      return;
-    }
-    if (!body.csrf || !links.verifyCsrf(link, body.csrf)) {
-      refuse(403, body.csrf ? 'invalid CSRF token: reload the page' : 'missing CSRF token', body.csrf ? 'csrf_invalid' : 'csrf_missing');
-      return;
-    }
-    const action = LIVE_ACTIONS.find((known) => known === body.action);
-    if (!action) {
-      refuse(400, `unknown action: expected one of ${LIVE_ACTIONS.join(', ')}`, 'unknown_action');
-      return;
-    }
-    const text = body.text?.trim() ?? '';
-    if (action === 'reply' && text === '') {
-      refuse(400, 'the reply is empty', 'empty_reply');
-      return;
-    }
-    if (text.length > options.maxReplyChars) {
-      refuse(413, `the reply is longer than ${options.maxReplyChars} characters`, 'reply_too_long', { maxChars: options.maxReplyChars });
-      return;
-    }
+    const checked = checkRequest(options, request, refuse);
+    if (!checked) return;
+    const { body, action, text } = checked;
     const handoff = await takeover.get(body.handoffId);
     // The link opens one conversation: a hand-off of another is as unknown as a missing one.
     if (!handoff || handoff.conversationId !== conversationId) {
@@ -208,10 +237,10 @@ export function createLiveActionsHandler(options: LiveActionsOptions) {
     }
 
     if (action === 'run_action' || action === 'decline_action') {
-      await decideAction(action === 'run_action', body.actionId, by, { conversationId, handoffId: handoff._id }, refuse, response);
+      await decideAction(options, action === 'run_action', body.actionId, by, { conversationId, handoffId: handoff._id }, refuse, response);
       return;
     }
-    const result = await run(action, handoff._id, by, text);
+    const result = await runTakeover(takeover, action, handoff._id, by, text);
     const answer = answerOf(result);
     const current = pageHandoff(await takeover.handoffsOf(conversationId), teams) ?? null;
     if (answer.error) {

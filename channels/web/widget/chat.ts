@@ -122,6 +122,69 @@ function createChatOutbox(options: ChatOptions, keeper: SessionKeeper, connectio
   });
 }
 
+/** The live event stream: its events drawn in the log, the history read again on reconnecting, the outbox resumed once the service is back. */
+function createChatStream(
+  options: ChatOptions,
+  keeper: SessionKeeper,
+  parts: {
+    connection: ConnectionState;
+    questions: ReturnType<typeof createQuestionButtons>;
+    setTyping: (visible: boolean) => void;
+    outbox: Outbox;
+    history: ReturnType<typeof createHistorySync>;
+  },
+) {
+  const { api, panel, strings } = options;
+  const { connection, questions, setTyping, outbox, history } = parts;
+  const resync = history.resync;
+  return createEventStream({
+    url: (lastEventId) => api.eventsUrl(keeper.current().token, lastEventId),
+    onEvent: createEventHandlers({
+      list: panel.list,
+      panel,
+      strings,
+      questions,
+      setTyping,
+      ownMessage: (id) => outbox.owns(id),
+      onReply: options.onReply,
+      resync: () => void resync(),
+    }),
+    onReconnected: () => void resync(),
+    renew: async () => {
+      await keeper.renew();
+    },
+    onConnectionChange(up) {
+      connection.setStreamDown(!up);
+      if (up) {
+        // The first history read may have failed while the service was down.
+        if (!history.loaded()) void resync();
+        outbox.resume();
+      } else {
+        // Nobody can be typing for a visitor the service cannot reach.
+        setTyping(false);
+      }
+    },
+  });
+}
+
+/** Another tab started a new chat or renewed the session (until this chat `ended`): this one follows it. */
+function followOtherTabs(
+  store: VisitorStore,
+  keeper: SessionKeeper,
+  ended: () => boolean,
+  switchConversation: (next: ConversationSwitch, existing: boolean) => void,
+): void {
+  store.onChange((stored) => {
+    const session = keeper.current();
+    if (ended() || !stored.token || stored.token === session.token) return;
+    if (stored.conversationId && stored.conversationId !== session.conversationId) {
+      switchConversation({ token: stored.token, conversationId: stored.conversationId, expiresAt: undefined }, true);
+    } else {
+      keeper.update({ token: stored.token });
+    }
+  });
+}
+
 export function createChat(options: ChatOptions): Chat {
   const { api, store, strings, panel } = options;
   const list = panel.list;
@@ -167,45 +230,9 @@ export function createChat(options: ChatOptions): Chat {
   // A message got through: the service is back, so the stream need not wait out its backoff.
   const outbox = createChatOutbox(options, keeper, connection, () => stream.retryNow());
 
-  const stream = createEventStream({
-    url: (lastEventId) => api.eventsUrl(keeper.current().token, lastEventId),
-    onEvent: createEventHandlers({
-      list,
-      panel,
-      strings,
-      questions,
-      setTyping,
-      ownMessage: (id) => outbox.owns(id),
-      onReply: options.onReply,
-      resync: () => void resync(),
-    }),
-    onReconnected: () => void resync(),
-    renew: async () => {
-      await keeper.renew();
-    },
-    onConnectionChange(up) {
-      connection.setStreamDown(!up);
-      if (up) {
-        // The first history read may have failed while the service was down.
-        if (!history.loaded()) void resync();
-        outbox.resume();
-      } else {
-        // Nobody can be typing for a visitor the service cannot reach.
-        setTyping(false);
-      }
-    },
-  });
+  const stream = createChatStream(options, keeper, { connection, questions, setTyping, outbox, history });
   let ended = false;
-  store.onChange((stored) => {
-    // Another tab started a new chat or renewed the session: follow it.
-    const session = keeper.current();
-    if (ended || !stored.token || stored.token === session.token) return;
-    if (stored.conversationId && stored.conversationId !== session.conversationId) {
-      switchConversation({ token: stored.token, conversationId: stored.conversationId, expiresAt: undefined }, true);
-    } else {
-      keeper.update({ token: stored.token });
-    }
-  });
+  followOtherTabs(store, keeper, () => ended, switchConversation);
 
   connection.watchOnline(() => {
     outbox.resume();

@@ -151,6 +151,106 @@ function createGreeting(log: HTMLElement, draw: (greeting: string, at: number) =
   };
 }
 
+/** What the list holds and draws with, for a redraw from the service's history. */
+interface LogEntries {
+  log: HTMLElement;
+  assistants: Map<string, AssistantEntry>;
+  visitors: Set<string>;
+  visitorTexts: Map<string, string>;
+  lastSent: { delivery?: HTMLElement };
+  strings: WidgetStrings;
+  layout: ReturnType<typeof createLogLayout>;
+  typing: HTMLElement;
+  stillWorking: HTMLElement;
+  visitorMessage: ReturnType<typeof createBubbles>['visitorMessage'];
+  assistantBubble(id: string, text: string, complete: boolean, sender: Sender, at: number | undefined): AssistantEntry;
+  offerRetry(entry: AssistantEntry, retryOf: string | undefined): void;
+  showGreeting(at?: number): void;
+  announce(text: string): void;
+  prefixOf: ReturnType<typeof createBubbles>['prefixOf'];
+}
+
+/**
+ * The log drawn again from the service's history: the greeting, each message (the newest reply
+ * offering to try again, "Sent" under the newest visitor message), then what is still on its way
+ * (our outgoing messages, replies streaming, the indicators that were shown).
+ */
+function redraw(entries: LogEntries, history: readonly HistoryMessage[], outgoing: readonly OutgoingBubble[]): void {
+  const { log, assistants, visitors, strings, typing, stillWorking } = entries;
+  const streaming = [...assistants].filter(([, entry]) => !entry.complete);
+  const typingShown = typing.isConnected;
+  const stillShown = stillWorking.isConnected;
+  log.replaceChildren();
+  assistants.clear();
+  visitors.clear();
+  entries.showGreeting(history[0]?.at);
+  let newestVisitor: HTMLElement | undefined;
+  for (const message of history) {
+    if (message.role === 'visitor') {
+      visitors.add(message.id);
+      entries.visitorTexts.set(message.id, message.text);
+      const wrapper = (newestVisitor = entries.visitorMessage(message.text, message.at));
+      showSentAttachments(wrapper, message.attachments, message.text === '', strings);
+      log.append(wrapper);
+    } else {
+      const entry = entries.assistantBubble(message.id, message.text, true, message.sender, message.at);
+      // Only the newest reply offers to try again: an older failure was answered since.
+      if (message === history[history.length - 1]) entries.offerRetry(entry, message.retryOf);
+      log.append(entry.element);
+    }
+  }
+  // "Sent" under the newest message the service has, after a reload too (none while one of ours still waits).
+  if (newestVisitor && outgoing.length === 0)
+    newestVisitor.append((entries.lastSent.delivery = element('div', { className: 'delivery' }, [element('span', { text: strings.sent })])));
+  for (const bubble of outgoing) log.append(bubble.element);
+  for (const [id, entry] of streaming) {
+    if (assistants.has(id)) continue;
+    assistants.set(id, entry);
+    log.append(entry.element);
+  }
+  if (typingShown) log.append(typing);
+  if (stillShown) log.append(stillWorking);
+  entries.layout.regroup();
+  entries.layout.scrollToEnd();
+}
+
+/** A streamed reply grows by `text` (or starts over with it after a reconnect), kept in view when it was. */
+function appendDelta(entries: LogEntries, id: string, text: string): void {
+  const { isPinned, scrollToEnd, append } = entries.layout;
+  const entry = entries.assistants.get(id);
+  if (entry?.complete) return;
+  if (entry) {
+    const pinned = isPinned();
+    entry.text = entry.restart ? text : entry.text + text;
+    entry.restart = false;
+    renderEntry(entry);
+    if (pinned) scrollToEnd();
+  } else {
+    append(entries.assistantBubble(id, text, false, { kind: 'assistant' }, Date.now()).element);
+  }
+}
+
+/** A reply is complete (streamed or not): drawn whole, offering to try again when it says so, and announced; false when it already was. */
+function completeAssistant(entries: LogEntries, id: string, text: string, sender: Sender, at: number | undefined, retryOf: string | undefined): boolean {
+  const { isPinned, scrollToEnd, append } = entries.layout;
+  const existing = entries.assistants.get(id);
+  if (existing?.complete) return false;
+  const pinned = isPinned();
+  let entry = existing;
+  if (entry) {
+    entry.text = text;
+    entry.complete = true;
+    renderEntry(entry);
+  } else {
+    entry = entries.assistantBubble(id, text, true, sender, at ?? Date.now());
+    append(entry.element);
+  }
+  entries.offerRetry(entry, retryOf);
+  if (pinned) scrollToEnd();
+  entries.announce(`${entries.prefixOf(sender, at)} ${spokenText(entry.content)}`);
+  return true;
+}
+
 export function createMessageList(strings: WidgetStrings, siteName: string, siteGreeting: string): MessageList {
   const site = { name: siteName };
   const { prefixOf, assistantEntry, visitorMessage, greetingMessage } = createBubbles(strings, site);
@@ -169,7 +269,7 @@ export function createMessageList(strings: WidgetStrings, siteName: string, site
   const visitors = new Set<string>();
 
   const layout = createLogLayout(log, typing);
-  const { isPinned, scrollToEnd, reveal, regroup, append } = layout;
+  const { isPinned, scrollToEnd, reveal, append } = layout;
 
   const assistantBubble = (id: string, text: string, complete: boolean, sender: Sender, at: number | undefined): AssistantEntry => {
     const entry = assistantEntry(text, complete, sender, at);
@@ -177,11 +277,27 @@ export function createMessageList(strings: WidgetStrings, siteName: string, site
     return entry;
   };
   const offerRetry = (entry: AssistantEntry, retryOf: string | undefined): void => addRetry(entry, retryOf, strings.tryAgain, (id) => retryHandler?.(id));
-  const render = renderEntry;
   const shownAt = Date.now();
   const greetingLine = createGreeting(log, greetingMessage, siteGreeting);
   const showGreeting = (at = shownAt): void => greetingLine.show(at);
   showGreeting();
+  const entries: LogEntries = {
+    log,
+    assistants,
+    visitors,
+    visitorTexts,
+    lastSent,
+    strings,
+    layout,
+    typing,
+    stillWorking,
+    visitorMessage,
+    assistantBubble,
+    offerRetry,
+    showGreeting,
+    announce,
+    prefixOf,
+  };
 
   return {
     element: log,
@@ -191,43 +307,7 @@ export function createMessageList(strings: WidgetStrings, siteName: string, site
     },
     visitorText: (id) => visitorTexts.get(id),
     setStillWorking: (visible) => indicators.setStillWorking(visible, layout),
-    replace(history, outgoing) {
-      const streaming = [...assistants].filter(([, entry]) => !entry.complete);
-      const typingShown = typing.isConnected;
-      const stillShown = stillWorking.isConnected;
-      log.replaceChildren();
-      assistants.clear();
-      visitors.clear();
-      showGreeting(history[0]?.at);
-      let newestVisitor: HTMLElement | undefined;
-      for (const message of history) {
-        if (message.role === 'visitor') {
-          visitors.add(message.id);
-          visitorTexts.set(message.id, message.text);
-          const wrapper = (newestVisitor = visitorMessage(message.text, message.at));
-          showSentAttachments(wrapper, message.attachments, message.text === '', strings);
-          log.append(wrapper);
-        } else {
-          const entry = assistantBubble(message.id, message.text, true, message.sender, message.at);
-          // Only the newest reply offers to try again: an older failure was answered since.
-          if (message === history[history.length - 1]) offerRetry(entry, message.retryOf);
-          log.append(entry.element);
-        }
-      }
-      // "Sent" under the newest message the service has, after a reload too (none while one of ours still waits).
-      if (newestVisitor && outgoing.length === 0)
-        newestVisitor.append((lastSent.delivery = element('div', { className: 'delivery' }, [element('span', { text: strings.sent })])));
-      for (const bubble of outgoing) log.append(bubble.element);
-      for (const [id, entry] of streaming) {
-        if (assistants.has(id)) continue;
-        assistants.set(id, entry);
-        log.append(entry.element);
-      }
-      if (typingShown) log.append(typing);
-      if (stillShown) log.append(stillWorking);
-      regroup();
-      scrollToEnd();
-    },
+    replace: (history, outgoing) => redraw(entries, history, outgoing),
     addOutgoing(text) {
       const delivery = element('div', { className: 'delivery' });
       const wrapper = visitorMessage(text, Date.now(), [delivery]);
@@ -241,37 +321,8 @@ export function createMessageList(strings: WidgetStrings, siteName: string, site
       visitorTexts.set(id, text);
       append(visitorMessage(text, at));
     },
-    appendDelta(id, text) {
-      const entry = assistants.get(id);
-      if (entry?.complete) return;
-      if (entry) {
-        const pinned = isPinned();
-        entry.text = entry.restart ? text : entry.text + text;
-        entry.restart = false;
-        render(entry);
-        if (pinned) scrollToEnd();
-      } else {
-        append(assistantBubble(id, text, false, { kind: 'assistant' }, Date.now()).element);
-      }
-    },
-    completeAssistant(id, text, sender, at, retryOf) {
-      const existing = assistants.get(id);
-      if (existing?.complete) return false;
-      const pinned = isPinned();
-      let entry = existing;
-      if (entry) {
-        entry.text = text;
-        entry.complete = true;
-        render(entry);
-      } else {
-        entry = assistantBubble(id, text, true, sender, at ?? Date.now());
-        append(entry.element);
-      }
-      offerRetry(entry, retryOf);
-      if (pinned) scrollToEnd();
-      announce(`${prefixOf(sender, at)} ${spokenText(entry.content)}`);
-      return true;
-    },
+    appendDelta: (id, text) => appendDelta(entries, id, text),
+    completeAssistant: (id, text, sender, at, retryOf) => completeAssistant(entries, id, text, sender, at, retryOf),
     restartStreaming() {
       for (const entry of assistants.values()) if (!entry.complete) entry.restart = true;
     },

@@ -111,9 +111,20 @@ function styleWithParts(root: ShadowRoot, options: Pick<MountOptions, 'site' | '
   return { style, parts };
 }
 
-/** Opening and closing the panel: focus, the unread count, and on a phone the page modal (inert page, no scrolling behind it). */
-function createPanelState(host: HTMLElement, launcher: Launcher, unread: UnreadCounter, emit: (event: WidgetEvent, detail?: unknown) => void) {
+/**
+ * Opening and closing the panel: focus, the unread count, on a phone the page modal (inert page,
+ * no scrolling behind it), and the visitor's ask to open it before there is one (the launcher's
+ * `note` says meanwhile: connecting, or the service is unreachable).
+ */
+function createPanelState(
+  host: HTMLElement,
+  launcher: Launcher,
+  note: HTMLElement,
+  unread: UnreadCounter,
+  emit: (event: WidgetEvent, detail?: unknown) => void,
+) {
   let isOpen = false;
+  let wanted = false;
   let shown: ChatPanel | undefined;
   let prefilled: string | undefined;
   let pageModal: ReturnType<ChatPart['createPageModal']> | undefined;
@@ -126,8 +137,29 @@ function createPanelState(host: HTMLElement, launcher: Launcher, unread: UnreadC
     pageModal?.set(covering ? shown?.panel.element : undefined);
   };
   smallScreen.addEventListener('change', update);
+  const shut = (): void => {
+    if (!isOpen || !shown) return;
+    isOpen = false;
+    shown.panel.show(false);
+    update();
+    launcher.setExpanded(false);
+    launcher.element.focus();
+    emit('close');
+  };
   return {
     isOpen: () => isOpen,
+    /** The visitor asked for the chat while there was no panel to open. */
+    wanted: () => wanted,
+    /** Asked for with no panel yet: the launcher says `text` until there is one. */
+    ask(text: string): void {
+      wanted = true;
+      note.hidden = false;
+      note.textContent = text;
+    },
+    /** The launcher's note, if it shows, says `text` now. */
+    retell(text: string): void {
+      if (!note.hidden) note.textContent = text;
+    },
     shown: () => shown,
     set(panel: ChatPanel, part: ChatPart): void {
       shown = panel;
@@ -149,6 +181,8 @@ function createPanelState(host: HTMLElement, launcher: Launcher, unread: UnreadC
     },
     open(): void {
       if (!shown) return;
+      wanted = false;
+      note.hidden = true;
       isOpen = true;
       unread.set(0);
       launcher.setPreview(undefined);
@@ -160,17 +194,13 @@ function createPanelState(host: HTMLElement, launcher: Launcher, unread: UnreadC
       emit('open');
     },
     close(): void {
-      if (!isOpen || !shown) return;
-      isOpen = false;
-      shown.panel.show(false);
-      update();
-      launcher.setExpanded(false);
-      launcher.element.focus();
-      emit('close');
+      wanted = false;
+      note.hidden = true;
+      shut();
     },
     /** The conversation ended on this device: its chat stops and its panel goes (closed first). */
     drop(): void {
-      this.close();
+      shut();
       shown?.chat()?.end();
       shown?.panel.element.remove();
       shown = undefined;
@@ -194,6 +224,35 @@ function createHost(themeOption: string | undefined) {
   return { host, root: host.attachShadow({ mode: 'open' }), theme: themeOption === 'dark' || themeOption === 'auto' ? themeOption : 'light' };
 }
 
+/** The site's script API (`data-api`) on the widget: opening and closing, the unread count, the chime, prefill, hiding the launcher, who the visitor is. */
+function exposeApi(
+  options: MountOptions,
+  widget: {
+    open(): void;
+    close(): void;
+    unread: UnreadCounter;
+    panels(): ReturnType<typeof createPanelState>;
+    sound(on: boolean): void;
+    container(): HTMLElement;
+  },
+) {
+  const { dataset } = options.script;
+  const { open, close, unread, panels } = widget;
+  return exposeScriptApi(dataset.api, {
+    open,
+    close,
+    onUnread: unread.listen,
+    offUnread: unread.unlisten,
+    state: () => ({ open: panels().isOpen(), unread: unread.count(), signedIn: readSignedInUser(dataset.siteKey ?? '') !== undefined }),
+    sound: widget.sound,
+    prefill: (text) => panels().prefill(text),
+    setHidden: (hidden) => (hidden && close(), widget.container().classList.toggle('no-launcher', hidden)),
+    identify: (user) => (setSignedInUser(user), options.identify()),
+    reset: () => options.reset(),
+    setData: (data) => options.api.setData(data),
+  });
+}
+
 export function mountWidget(options: MountOptions): MountedWidget {
   const { dataset } = options.script;
   const browserLanguages = [...(navigator.languages ?? []), navigator.language];
@@ -210,7 +269,6 @@ export function mountWidget(options: MountOptions): MountedWidget {
   let waitingStart: (() => void) | undefined;
   const retry = (): void => (waitingStart ? waitingStart() : options.retry());
 
-  let wantOpen = false;
   let sound = dataset.sound === 'on';
   // What the launcher says while there is no panel: connecting, or the service is unreachable.
   const note = element('div', { className: 'launcher-note', attributes: { role: 'status', hidden: '' } });
@@ -230,8 +288,6 @@ export function mountWidget(options: MountOptions): MountedWidget {
       buildPanel(part, options.site ?? { ...OFFLINE_SITE, name: window.location.hostname, greeting: strings.hello }).panel.setQueued(true);
     }
     if (!panels.shown()) return false;
-    wantOpen = false;
-    note.hidden = true;
     panels.open();
     return true;
   };
@@ -241,33 +297,15 @@ export function mountWidget(options: MountOptions): MountedWidget {
       if (!started) retry();
       return;
     }
-    wantOpen = true;
-    note.hidden = false;
-    note.textContent = unavailable ? strings.unavailable : strings.connecting;
+    panels.ask(unavailable ? strings.unavailable : strings.connecting);
     retry();
   };
-  const close = (): void => {
-    wantOpen = false;
-    note.hidden = true;
-    panels.close();
-  };
+  const close = (): void => panels.close();
 
-  const launcher = createLauncher(strings, PANEL_ID, () => (wantOpen && !panels.shown() ? close() : open()));
+  const launcher = createLauncher(strings, PANEL_ID, () => (panels.wanted() && !panels.shown() ? close() : open()));
   const unread = createUnreadCounter(launcher, unreadKey(dataset.siteKey ?? ''));
-  const emit = exposeScriptApi(dataset.api, {
-    open,
-    close,
-    onUnread: unread.listen,
-    offUnread: unread.unlisten,
-    state: () => ({ open: panels.isOpen(), unread: unread.count(), signedIn: readSignedInUser(dataset.siteKey ?? '') !== undefined }),
-    sound: (on) => void (sound = on),
-    prefill: (text) => panels.prefill(text),
-    setHidden: (hidden) => (hidden && close(), container.classList.toggle('no-launcher', hidden)),
-    identify: (user) => (setSignedInUser(user), options.identify()),
-    reset: () => options.reset(),
-    setData: (data) => options.api.setData(data),
-  });
-  const panels = createPanelState(host, launcher, unread, emit);
+  const emit = exposeApi(options, { open, close, unread, panels: () => panels, sound: (on) => void (sound = on), container: () => container });
+  const panels = createPanelState(host, launcher, note, unread, emit);
   const container = element('div', { className: `root theme-${theme}` }, [launcher.element, note]);
   const speak = (): void => speakIn(container, language, dataset.position);
   speak();
@@ -278,7 +316,7 @@ export function mountWidget(options: MountOptions): MountedWidget {
     catalogue = loaded;
     strings = stringsFrom(loaded);
     launcher.setStrings(strings);
-    if (!note.hidden) note.textContent = unavailable ? strings.unavailable : strings.connecting;
+    panels.retell(unavailable ? strings.unavailable : strings.connecting);
   });
   unread.restore();
 
@@ -286,8 +324,8 @@ export function mountWidget(options: MountOptions): MountedWidget {
     setUnavailable() {
       unavailable = true;
       // Asked for while the first session was being tried: the panel opens offline.
-      if (wantOpen && showPanel()) return;
-      if (!note.hidden) note.textContent = strings.unavailable;
+      if (panels.wanted() && showPanel()) return;
+      panels.retell(strings.unavailable);
     },
     remove() {
       host.remove();
@@ -335,10 +373,8 @@ export function mountWidget(options: MountOptions): MountedWidget {
         onReply: (preview) => panels.replied(preview, sound),
         onSent: (text) => emit('sent', { text }),
       });
-      if (wantOpen) {
-        wantOpen = false;
-        panels.open();
-      } else if (panels.isOpen() || resume || unread.count() > 0) chat.connect();
+      if (panels.wanted()) panels.open();
+      else if (panels.isOpen() || resume || unread.count() > 0) chat.connect();
     },
   };
   return mounted;
