@@ -135,6 +135,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       inScope: decision.inScope,
       note,
       knowledge: leg.knowledge,
+      guidance: leg.guidance?.section,
     });
     const started = performance.now();
     const messages = withCustomerContext(history, grounding.untrusted);

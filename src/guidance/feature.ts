@@ -1,0 +1,77 @@
+/**
+ * The business's guidance as one feature: entries an owner writes in words (style,
+ * clarification, escalation, policy), scoped to roles, channels, sites and a verified audience,
+ * edited as a draft and published as numbered versions. It hands the rest of the service
+ *   - `router`: the operator API under `/admin/guidance` (the admin bearer token);
+ *   - `turn`: the orchestrator's `guidance` hook (the routed role's section, the judge's
+ *     escalation entries);
+ *   - `start()`: reads the live version from MongoDB (retried until it succeeds), then follows
+ *     the change stream and checks every GUIDANCE_CHECK_SECONDS (`live.ts`); `close()`.
+ * Until the live version is read a turn gets no guidance section.
+ */
+import type { Router } from 'express';
+import type { Config } from '../config.js';
+import type { Infrastructure } from '../infrastructure.js';
+import type { TurnGuidance } from '../orchestrator/turn-guidance.js';
+import { createGuidanceRouter } from './admin.js';
+import { createLiveGuidance } from './live.js';
+import { createGuidanceService, type GuidanceService } from './service.js';
+import { createGuidanceStore } from './store.js';
+import { createTurnGuidance } from './turn.js';
+
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 10_000;
+
+export interface GuidanceFeature {
+  router: Router;
+  turn: TurnGuidance;
+  service: GuidanceService;
+  start(): void;
+  /** Resolves once this process read its live version. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createGuidanceFeature(
+  infra: Pick<Infrastructure, 'redis' | 'mongo' | 'logger' | 'metrics'> & { mongoLink?: Infrastructure['mongoLink'] },
+  config: Pick<Config, 'guidance' | 'adminToken'>,
+  deps: { roles: readonly { id: string }[]; channels: () => readonly string[] },
+): GuidanceFeature {
+  const { redis, logger, metrics } = infra;
+  const store = createGuidanceStore(infra.mongo);
+  const live = createLiveGuidance({ store, redis, logger, metrics, everyMs: config.guidance.checkEveryMs });
+  const roleIds = deps.roles.map((role) => role.id);
+  const service = createGuidanceService({ store, live, redis, logger, budgets: config.guidance, roles: () => roleIds, channels: deps.channels });
+  let closed = false;
+  let markReady: () => void = () => undefined;
+  const readiness = new Promise<void>((resolve) => (markReady = resolve));
+
+  const startUp = async () => {
+    for (let attempt = 1; !closed; attempt += 1) {
+      try {
+        await live.start();
+        markReady();
+        return;
+      } catch (error) {
+        const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
+        logger.warn('guidance-start-failed', { attempts: attempt, retryInMs, error });
+        await new Promise((resolve) => setTimeout(resolve, retryInMs));
+      }
+    }
+  };
+
+  return {
+    router: createGuidanceRouter({ adminToken: config.adminToken, service, logger, metrics }),
+    turn: createTurnGuidance({ live, promptTokens: config.guidance.promptTokens, logger, metrics }),
+    service,
+    start() {
+      if (infra.mongoLink) infra.mongoLink.whenConnected('guidance', async () => void startUp());
+      else void startUp();
+    },
+    ready: () => readiness,
+    async close() {
+      closed = true;
+      await live.close();
+    },
+  };
+}

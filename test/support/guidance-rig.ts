@@ -1,0 +1,59 @@
+/**
+ * The guidance feature on real FerretDB and Redis, built directly (as the composition root
+ * would): a database of its own per rig, a Redis database of its own per test file (the change
+ * stream's key is one per deployment), captured logs, the admin API on an express app.
+ */
+import express from 'express';
+import { Redis } from 'ioredis';
+import mongoose, { type Connection } from 'mongoose';
+import type { GuidanceConfig } from '../../src/config/guidance.js';
+import { createGuidanceFeature, type GuidanceFeature } from '../../src/guidance/feature.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
+import type { LogLine } from './harness.js';
+
+export const GUIDANCE_ADMIN_TOKEN = 'guidance-admin-token-0123456789';
+export const GUIDANCE_ROLES = [{ id: 'sales' }, { id: 'support' }, { id: 'bookkeeper' }];
+export const GUIDANCE_CHANNELS = ['whatsapp', 'web'];
+export const TEST_GUIDANCE_CONFIG: GuidanceConfig = { promptTokens: 1500, judgeTokens: 400, checkEveryMs: 60_000 };
+
+export interface GuidanceRig {
+  feature: GuidanceFeature;
+  app: express.Express;
+  redis: Redis;
+  connection: Connection;
+  logs: LogLine[];
+  metrics: Metrics;
+  close(): Promise<void>;
+}
+
+export async function startGuidanceRig(options: { redisUrl: string; mongoUri: string; config?: Partial<GuidanceConfig> }): Promise<GuidanceRig> {
+  const redis = new Redis(options.redisUrl);
+  const connection = mongoose.createConnection(options.mongoUri, { serverSelectionTimeoutMS: 5000 });
+  await connection.asPromise();
+  const logs: LogLine[] = [];
+  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
+  const metrics = createMetrics();
+  const feature = createGuidanceFeature(
+    { redis, mongo: connection, logger, metrics },
+    { guidance: { ...TEST_GUIDANCE_CONFIG, ...options.config }, adminToken: GUIDANCE_ADMIN_TOKEN },
+    { roles: GUIDANCE_ROLES, channels: () => GUIDANCE_CHANNELS },
+  );
+  const app = express();
+  app.use(feature.router);
+  feature.start();
+  await feature.ready();
+  return {
+    feature,
+    app,
+    redis,
+    connection,
+    logs,
+    metrics,
+    async close() {
+      await feature.close();
+      await connection.close();
+      redis.disconnect();
+    },
+  };
+}
