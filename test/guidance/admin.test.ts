@@ -16,7 +16,11 @@ describe('/admin/guidance', () => {
   }, 30_000);
   afterAll(async () => rig?.close());
 
-  const create = (body: unknown) => request(rig.app).post('/admin/guidance/entries').set(auth).send(body as object);
+  const create = (body: unknown) =>
+    request(rig.app)
+      .post('/admin/guidance/entries')
+      .set(auth)
+      .send(body as object);
 
   it('refuses a request without the token', async () => {
     const response = await request(rig.app).get('/admin/guidance');
