@@ -105,15 +105,18 @@ export interface BudgetProblem {
   entries: string[];
 }
 
-/** Entries past `limit` tokens, in order (the ones a turn would have to cut). */
+/** The entries a turn would have to leave out, taking them in order as it does (one that does not fit is skipped), and the tokens all need. */
 function overflow(entries: readonly GuidanceEntry[], cost: (entry: GuidanceEntry) => number, limit: number) {
   let used = 0;
+  let needed = 0;
   const cut: string[] = [];
   for (const entry of entries) {
-    used += cost(entry);
-    if (used > limit) cut.push(entry.id);
+    const tokens = cost(entry);
+    needed += tokens;
+    if (used + tokens > limit) cut.push(entry.id);
+    else used += tokens;
   }
-  return { tokens: used, cut };
+  return { tokens: needed, cut };
 }
 
 /**

@@ -98,6 +98,7 @@ function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLe
     text,
     failed: !result.text,
     toolCalls: result.toolCalls,
+    ...(leg.guidance ? { guidance: { entries: leg.guidance.entries, applied: leg.guidance.applied } } : {}),
     ...(result.interrupt?.choices
       ? {
           choices: result.interrupt.choices,

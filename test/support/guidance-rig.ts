@@ -14,7 +14,7 @@ import type { LogLine } from './harness.js';
 
 export const GUIDANCE_ADMIN_TOKEN = 'guidance-admin-token-0123456789';
 export const GUIDANCE_ROLES = [{ id: 'sales' }, { id: 'support' }, { id: 'bookkeeper' }];
-export const GUIDANCE_CHANNELS = ['whatsapp', 'web'];
+export const GUIDANCE_CHANNELS = ['whatsapp', 'web', 'cli'];
 export const TEST_GUIDANCE_CONFIG: GuidanceConfig = { promptTokens: 1500, judgeTokens: 400, checkEveryMs: 60_000 };
 
 export interface GuidanceRig {
