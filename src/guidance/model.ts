@@ -9,15 +9,15 @@
 import { z } from 'zod';
 
 export const CATEGORIES = ['style', 'clarification', 'escalation', 'policy'] as const;
-export const MAX_TEXT_CHARS = 2_000;
+const MAX_TEXT_CHARS = 2_000;
 /** The placeholders an entry may use: each filled from what `identify` verified, never from the customer's words. */
-export const PLACEHOLDERS = ['contact.first_name', 'contact.name', 'contact.email', 'contact.customer_id'] as const;
+const PLACEHOLDERS = ['contact.first_name', 'contact.name', 'contact.email', 'contact.customer_id'] as const;
 
 const name = z.string().trim().min(1).max(80);
 const list = z.array(name).min(1).max(50);
 
 /** Who an entry is for, on verified contact attributes only (all given conditions must hold). */
-export const AudienceSchema = z
+const AudienceSchema = z
   .strictObject({
     /** true: only a customer the channel verified (linked to a contact); false: only an unverified one. */
     verified: z.boolean().optional(),
@@ -37,16 +37,14 @@ export const AudienceSchema = z
       .optional(),
   })
   .refine((audience) => Object.keys(audience).length > 0, 'an audience needs at least one condition (or leave it out)');
-export type Audience = z.infer<typeof AudienceSchema>;
 
-export const ScopeSchema = z.strictObject({
+const ScopeSchema = z.strictObject({
   roles: list.optional(),
   channels: list.optional(),
   /** Widget site keys. An entry naming sites applies on the widget of those sites only. */
   sites: list.optional(),
   audience: AudienceSchema.optional(),
 });
-export type Scope = z.infer<typeof ScopeSchema>;
 
 const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
 

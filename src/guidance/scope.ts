@@ -20,7 +20,7 @@ export interface TurnScope {
 /** What a placeholder may grow to in the budget (its value is clipped to this many characters). */
 const PLACEHOLDER_CHARS = 80;
 /** What the judge reads of one escalation entry. */
-export const JUDGE_ENTRY_CHARS = 200;
+const JUDGE_ENTRY_CHARS = 200;
 
 const inList = (list: readonly string[] | undefined, value: string | undefined) => !list || (value !== undefined && list.includes(value));
 
@@ -81,7 +81,7 @@ export const promptOrder = (a: GuidanceEntry, b: GuidanceEntry) => categoryOrder
 export const promptLine = (entry: GuidanceEntry, text: string) => `- [${entry.category}] ${text.replace(/\n+/g, ' ')}`;
 
 /** What an entry may cost in the prompt at most (every placeholder at its longest). */
-export function worstTokens(entry: GuidanceEntry): number {
+function worstTokens(entry: GuidanceEntry): number {
   const placeholders = [...entry.text.matchAll(placeholderPattern())].length;
   return tokensOf(`${promptLine(entry, entry.text)}\n`) + Math.ceil((placeholders * PLACEHOLDER_CHARS) / 4);
 }

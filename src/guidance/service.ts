@@ -16,7 +16,7 @@ import { budgetProblems, type BudgetProblem } from './scope.js';
 import type { GuidanceStore } from './store.js';
 
 /** At most this many entries in a set. */
-export const MAX_ENTRIES = 250;
+const MAX_ENTRIES = 250;
 /** A publish refusal lists at most this many places. */
 const MAX_PROBLEMS = 20;
 
