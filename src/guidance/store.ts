@@ -7,6 +7,7 @@
  * success and one duplicate-key refusal, so no version is ever overwritten.
  */
 import type { Connection, mongo } from 'mongoose';
+import { isDuplicateKeyError } from '../errors/index.js';
 import type { GuidanceEntry, PublishedVersion } from './model.js';
 
 interface DraftDocument extends GuidanceEntry {
@@ -30,8 +31,6 @@ export interface GuidanceStore {
   /** Inserts a version under its number; false when that number is taken (another publish won). */
   insertVersion(version: PublishedVersion): Promise<boolean>;
 }
-
-const DUPLICATE_KEY = 11000;
 
 export function createGuidanceStore(connection: Connection): GuidanceStore {
   const drafts = () => connection.collection<DraftDocument>('guidance_drafts') as unknown as mongo.Collection<DraftDocument>;
@@ -74,7 +73,7 @@ export function createGuidanceStore(connection: Connection): GuidanceStore {
         await versions().insertOne({ ...rest, _id: number });
         return true;
       } catch (error) {
-        if ((error as { code?: unknown }).code === DUPLICATE_KEY) return false;
+        if (isDuplicateKeyError(error)) return false;
         throw error;
       }
     },

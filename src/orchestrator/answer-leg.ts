@@ -25,6 +25,7 @@ import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 import { describedHistory, holdsFiles } from './vision.js';
 import type { ModelOutages } from './model-outages.js';
 import { ModelsUnavailableError } from './failover.js';
+import { guidedHandOver } from './guided-handover.js';
 
 export interface AnswerDependencies {
   models: ModelProvider;
@@ -127,6 +128,8 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
     const { decision, role } = leg;
     const caller = callerFor(contact, leg.session);
     const grounding = groundingSections(await channel.grounding(input, leg.session, caller));
+    const toolContext = toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller });
+    const handedOver = await guidedHandOver(channel, input, leg, toolContext, { logger, metrics });
     const system = buildSystemPrompt({
       role,
       channel,
@@ -134,7 +137,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       caller: caller.kind === 'anonymous' ? 'anonymous' : 'identified',
       facts: decision.facts,
       inScope: decision.inScope,
-      note,
+      note: [note, handedOver].filter(Boolean).join('\n\n') || undefined,
       knowledge: leg.knowledge,
       guidance: leg.guidance?.section,
     });
@@ -156,7 +159,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         // Photos for a reply model that can't see them: described once per turn by MODEL_VISION.
         ...(holdsFiles(messages) ? { textOnlyMessages: () => (described ??= describedHistory(vision, messages, input.signal, meter.observe)) } : {}),
         tools: leg.offered,
-        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
+        toolContext,
         onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
         limits: dependencies.limits,
         signal: input.signal,

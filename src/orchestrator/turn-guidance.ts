@@ -27,8 +27,8 @@ export interface GuidedLeg {
   entries: string[];
   /** The escalation entries the judge found applying, within the routed role's scope. */
   applied: string[];
-  /** The team the first applying escalation entry hands over to. */
-  handOver?: { team: string; entry: string };
+  /** The first applying escalation entry's team, the channel tool that hands over to it, and the reason the team is told. */
+  handOver?: { team: string; entry: string; tool: string; reason: string };
 }
 
 export interface TurnGuidance {
