@@ -62,7 +62,7 @@ export function createGuidanceFeature(
 
   return {
     router: createGuidanceRouter({ adminToken: config.adminToken, service, logger, metrics }),
-    turn: createTurnGuidance({ live, promptTokens: config.guidance.promptTokens, logger, metrics }),
+    turn: createTurnGuidance({ current: live.current, promptTokens: config.guidance.promptTokens, logger, metrics }),
     service,
     start() {
       if (infra.mongoLink) infra.mongoLink.whenConnected('guidance', async () => void startUp());

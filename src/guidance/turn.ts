@@ -11,8 +11,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { GuidedLeg, TurnGuidance } from '../orchestrator/turn-guidance.js';
 import type { LinkedCustomer } from '../contracts/tool.js';
-import { tokensOf, type GuidanceEntry } from './model.js';
-import type { LiveGuidance } from './live.js';
+import { tokensOf, type GuidanceEntry, type PublishedVersion } from './model.js';
 import { filled, handsOver, inScope, judgeLine, promptLine, promptOrder } from './scope.js';
 
 const GUIDANCE_PREAMBLE =
@@ -26,9 +25,15 @@ const handOverReason = (entry: GuidanceEntry, contact: LinkedCustomer | undefine
   return reason.length > 300 ? `${reason.slice(0, 299)}…` : reason;
 };
 
-export function createTurnGuidance(dependencies: { live: LiveGuidance; promptTokens: number; logger: Logger; metrics: Metrics }): TurnGuidance {
-  const { live, logger, metrics } = dependencies;
-  const entries = () => live.current()?.entries ?? [];
+export function createTurnGuidance(dependencies: {
+  /** The version turns read now (this process's live one). */
+  current: () => PublishedVersion | undefined;
+  promptTokens: number;
+  logger: Logger;
+  metrics: Metrics;
+}): TurnGuidance {
+  const { logger, metrics } = dependencies;
+  const entries = () => dependencies.current()?.entries ?? [];
   return {
     judged(audience) {
       return entries()
