@@ -23,7 +23,13 @@ describe('200 guidance entries', () => {
   }, 60_000);
 
   test('are a set publishing accepts', () => {
-    expect(budgetProblems(entries, roster.map((role) => role.id), BUDGETS)).toEqual([]);
+    expect(
+      budgetProblems(
+        entries,
+        roster.map((role) => role.id),
+        BUDGETS,
+      ),
+    ).toEqual([]);
   });
 
   test('cost no model call and no Redis command more', () => {
