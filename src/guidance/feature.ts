@@ -2,19 +2,21 @@
  * The business's guidance as one feature: entries an owner writes in words (style,
  * clarification, escalation, policy), scoped to roles, channels, sites and a verified audience,
  * edited as a draft and published as numbered versions. It hands the rest of the service
- *   - `router`: the operator API under `/admin/guidance` (the admin bearer token);
+ *   - `router`: the operator API under `/admin/guidance` (the admin bearer token) and the page at
+ *     `/admin/reports/guidance` (the reports' sign-in);
  *   - `turn`: the orchestrator's `guidance` hook (the routed role's section, the judge's
  *     escalation entries);
  *   - `start()`: reads the live version from MongoDB (retried until it succeeds), then follows
  *     the change stream and checks every GUIDANCE_CHECK_SECONDS (`live.ts`); `close()`.
  * Until the live version is read a turn gets no guidance section.
  */
-import type { Router } from 'express';
+import express, { type Router } from 'express';
 import type { Config } from '../config.js';
 import type { Infrastructure } from '../infrastructure.js';
 import type { TurnGuidance } from '../orchestrator/turn-guidance.js';
 import { createGuidanceRouter } from './admin.js';
 import { createLiveGuidance } from './live.js';
+import { createGuidancePage } from './page-routes.js';
 import { createGuidanceService, type GuidanceService } from './service.js';
 import { createGuidanceStore } from './store.js';
 import { createTurnGuidance } from './turn.js';
@@ -34,7 +36,7 @@ export interface GuidanceFeature {
 
 export function createGuidanceFeature(
   infra: Pick<Infrastructure, 'redis' | 'mongo' | 'logger' | 'metrics'> & { mongoLink?: Infrastructure['mongoLink'] },
-  config: Pick<Config, 'guidance' | 'adminToken'>,
+  config: Pick<Config, 'guidance' | 'adminToken'> & Partial<Pick<Config, 'publicBaseUrl'>>,
   deps: { roles: readonly { id: string }[]; channels: () => readonly string[] },
 ): GuidanceFeature {
   const { redis, logger, metrics } = infra;
@@ -61,7 +63,19 @@ export function createGuidanceFeature(
   };
 
   return {
-    router: createGuidanceRouter({ adminToken: config.adminToken, service, logger, metrics }),
+    router: express
+      .Router()
+      .use(createGuidanceRouter({ adminToken: config.adminToken, service, logger, metrics }))
+      .use(
+        createGuidancePage({
+          adminToken: config.adminToken,
+          secureCookies: config.publicBaseUrl?.startsWith('https:') === true,
+          redis,
+          service,
+          logger,
+          metrics,
+        }),
+      ),
     turn: createTurnGuidance({ current: live.current, promptTokens: config.guidance.promptTokens, logger, metrics }),
     service,
     start() {
