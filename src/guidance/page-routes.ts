@@ -17,6 +17,8 @@ import { GUIDANCE_PAGE_CSP, renderGuidance } from './page.js';
 import { GuidanceRefusal, type GuidanceService } from './service.js';
 
 const PAGE_PATH = '/admin/reports/guidance';
+/** What a form's redirect may say was done. */
+const DONE = /^(Added g_[0-9a-f]{12} to the draft|Removed g_[0-9a-f]{12} from the draft|Published version \d{1,10}( with version \d{1,10}'s entries)?)\.$/;
 const list = (value: unknown) =>
   typeof value === 'string' && value.trim()
     ? value
@@ -89,7 +91,8 @@ export function createGuidancePage(options: {
   };
 
   page.get('/', async (request, response) => {
-    const done = typeof request.query.done === 'string' ? request.query.done.slice(0, 200) : undefined;
+    // Only the page's own confirmations are shown: a crafted link cannot put words on the page.
+    const done = typeof request.query.done === 'string' && DONE.test(request.query.done) ? request.query.done : undefined;
     await show(response, 200, done ? { done } : undefined);
   });
 
