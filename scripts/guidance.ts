@@ -131,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) });
   const redis = createRedis(config);
   const mongo = await connectMongo(config.mongodbUri);
-  const channels = [WHATSAPP_CHANNEL_ID, WEB_CHANNEL_ID, 'cli'];
+  const channels = new Map([WHATSAPP_CHANNEL_ID, WEB_CHANNEL_ID, 'cli'].map((id) => [id, { promptFragment: '' }]));
   const feature = createGuidanceFeature({ redis, mongo, logger, metrics: createMetrics() }, config, { roles: roster, channels: () => channels });
   try {
     await run(feature, command, args, parsed.values);

@@ -8,6 +8,7 @@
  *   POST   /admin/guidance/publish          the draft as the next version (201; 422 with every place over budget)
  *   POST   /admin/guidance/rollback         `{"version": n}`: a new version with version n's entries (201)
  *   GET    /admin/guidance/versions/:n      one published version
+ *   POST   /admin/simulations/run           `{"scenarios": [...], "against": "draft"|"published"}`: each scenario's conversation and verdicts
  * Every body is checked by zod; a refusal is a 4xx with a reason, `admin_rejected_total{reason}`
  * and an `admin-request-rejected` line.
  */
@@ -19,17 +20,24 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ENTRY_ID, EntryInputSchema } from './model.js';
 import { GuidanceRefusal, type GuidanceService } from './service.js';
+import { RunBodySchema, type Scenario, type SimulationResult } from './simulation-model.js';
 
 const IdSchema = z.string().regex(ENTRY_ID, 'expected a guidance entry id (g_ and 12 hex digits)');
 const VersionSchema = z.coerce.number().int().min(1).max(1_000_000_000);
 const RollbackSchema = z.strictObject({ version: VersionSchema });
 
-export function createGuidanceRouter(options: { adminToken: string | undefined; service: GuidanceService; logger: Logger; metrics: Metrics }): Router {
+export function createGuidanceRouter(options: {
+  adminToken: string | undefined;
+  service: GuidanceService;
+  simulations: (scenarios: readonly Scenario[], against: 'draft' | 'published') => Promise<SimulationResult[]>;
+  logger: Logger;
+  metrics: Metrics;
+}): Router {
   const { service } = options;
   const router = express.Router();
   if (!options.adminToken) return router;
   const { refuse, invalid, jsonBody } = createAdminHttp(options.logger, options.metrics);
-  router.use('/admin/guidance', requireBearer(options.adminToken, refuse));
+  router.use(['/admin/guidance', '/admin/simulations'], requireBearer(options.adminToken, refuse));
 
   /** Runs a route; a `GuidanceRefusal` is its 4xx, anything else goes to the app's error handler. */
   const handle = (run: (request: Request, response: Response) => Promise<void>) => async (request: Request, response: Response) => {
@@ -100,6 +108,16 @@ export function createGuidanceRouter(options: { adminToken: string | undefined; 
     handle(async (request, response) => {
       const number = parsed(request, response, VersionSchema, request.params.version, 'version');
       if (number !== undefined) response.json(await service.version(number));
+    }),
+  );
+  router.post(
+    '/admin/simulations/run',
+    jsonBody,
+    handle(async (request, response) => {
+      const body = parsed(request, response, RunBodySchema, request.body, 'simulation run');
+      if (!body) return;
+      const results = await options.simulations(body.scenarios, body.against);
+      response.json({ passed: results.every((result) => result.passed), results });
     }),
   );
   return router;

@@ -12,6 +12,8 @@
  */
 import express, { type Router } from 'express';
 import type { Config } from '../config.js';
+import type { ChannelDefinition, RoleDefinition } from '../contracts/index.js';
+import { createConfiguredModelProvider, type ModelProvider } from '../model/provider.js';
 import type { Infrastructure } from '../infrastructure.js';
 import type { TurnGuidance } from '../orchestrator/turn-guidance.js';
 import { createGuidanceRouter } from './admin.js';
@@ -20,6 +22,11 @@ import { createGuidancePage } from './page-routes.js';
 import { createGuidanceService, type GuidanceService } from './service.js';
 import { createGuidanceStore } from './store.js';
 import { createTurnGuidance } from './turn.js';
+import { createSimulator } from './simulation.js';
+import { createSimulationStore, type Scenario, type SimulationResult } from './simulation-model.js';
+
+/** Runs scenarios, one after the other, against the draft or the live guidance. */
+export type Simulations = (scenarios: readonly Scenario[], against: 'draft' | 'published') => Promise<SimulationResult[]>;
 
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 10_000;
@@ -28,6 +35,7 @@ export interface GuidanceFeature {
   router: Router;
   turn: TurnGuidance;
   service: GuidanceService;
+  simulations: Simulations;
   start(): void;
   /** Resolves once this process read its live version. */
   ready(): Promise<void>;
@@ -36,14 +44,47 @@ export interface GuidanceFeature {
 
 export function createGuidanceFeature(
   infra: Pick<Infrastructure, 'redis' | 'mongo' | 'logger' | 'metrics'> & { mongoLink?: Infrastructure['mongoLink'] },
-  config: Pick<Config, 'guidance' | 'adminToken'> & Partial<Pick<Config, 'publicBaseUrl'>>,
-  deps: { roles: readonly { id: string }[]; channels: () => readonly string[] },
+  config: Pick<Config, 'guidance' | 'adminToken' | 'model'> & Partial<Pick<Config, 'publicBaseUrl'>>,
+  deps: {
+    roles: readonly RoleDefinition[];
+    /** The enabled channels (their ids and prompt fragments). */
+    channels: () => ReadonlyMap<string, Pick<ChannelDefinition, 'promptFragment'>>;
+    /** A test's models (the configured ones otherwise, built on a simulation's first use). */
+    models?: ModelProvider | undefined;
+  },
 ): GuidanceFeature {
   const { redis, logger, metrics } = infra;
   const store = createGuidanceStore(infra.mongo);
   const live = createLiveGuidance({ store, redis, logger, metrics, everyMs: config.guidance.checkEveryMs });
   const roleIds = deps.roles.map((role) => role.id);
-  const service = createGuidanceService({ store, live, redis, logger, budgets: config.guidance, roles: () => roleIds, channels: deps.channels });
+  const service = createGuidanceService({
+    store,
+    live,
+    redis,
+    logger,
+    budgets: config.guidance,
+    roles: () => roleIds,
+    channels: () => [...deps.channels().keys()],
+  });
+  let models = deps.models;
+  const simulate = createSimulator({
+    roles: deps.roles,
+    models: () => (models ??= createConfiguredModelProvider(config.model)),
+    limits: config.model,
+    channels: deps.channels,
+    redis,
+    store: createSimulationStore(infra.mongo),
+    promptTokens: config.guidance.promptTokens,
+    logger,
+    metrics,
+  });
+  const simulations: Simulations = async (scenarios, against) => {
+    const latest = against === 'published' ? await store.latest() : undefined;
+    const entries = against === 'published' ? (latest?.entries ?? []) : await store.drafts();
+    const results = [];
+    for (const scenario of scenarios) results.push(await simulate(scenario, { against, version: latest?.version ?? 0, entries }));
+    return results;
+  };
   let closed = false;
   let markReady: () => void = () => undefined;
   const readiness = new Promise<void>((resolve) => (markReady = resolve));
@@ -65,7 +106,7 @@ export function createGuidanceFeature(
   return {
     router: express
       .Router()
-      .use(createGuidanceRouter({ adminToken: config.adminToken, service, logger, metrics }))
+      .use(createGuidanceRouter({ adminToken: config.adminToken, service, simulations, logger, metrics }))
       .use(
         createGuidancePage({
           adminToken: config.adminToken,
@@ -78,6 +119,7 @@ export function createGuidanceFeature(
       ),
     turn: createTurnGuidance({ current: live.current, promptTokens: config.guidance.promptTokens, logger, metrics }),
     service,
+    simulations,
     start() {
       if (infra.mongoLink) infra.mongoLink.whenConnected('guidance', async () => void startUp());
       else void startUp();

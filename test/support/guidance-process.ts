@@ -10,14 +10,15 @@ import mongoose from 'mongoose';
 import { createGuidanceFeature } from '../../src/guidance/feature.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
-import { GUIDANCE_CHANNELS, GUIDANCE_ROLES, TEST_GUIDANCE_CONFIG } from './guidance-rig.js';
+import { roster } from '../../roles/index.js';
+import { GUIDANCE_CHANNELS, TEST_GUIDANCE_CONFIG, TEST_MODEL_CONFIG } from './guidance-rig.js';
 
 const redis = new Redis(process.env.GUIDANCE_TEST_REDIS_URL ?? '');
 const connection = mongoose.createConnection(process.env.GUIDANCE_TEST_MONGODB_URI ?? '', { serverSelectionTimeoutMS: 5000 });
 const feature = createGuidanceFeature(
   { redis, mongo: connection, logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }), metrics: createMetrics() },
-  { guidance: TEST_GUIDANCE_CONFIG, adminToken: undefined },
-  { roles: GUIDANCE_ROLES, channels: () => GUIDANCE_CHANNELS },
+  { guidance: TEST_GUIDANCE_CONFIG, adminToken: undefined, model: TEST_MODEL_CONFIG },
+  { roles: roster, channels: () => GUIDANCE_CHANNELS },
 );
 feature.start();
 await feature.ready();

@@ -6,15 +6,28 @@
 import express from 'express';
 import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
+import { roster } from '../../roles/index.js';
+import type { Config } from '../../src/config.js';
 import type { GuidanceConfig } from '../../src/config/guidance.js';
+import type { ModelProvider } from '../../src/model/provider.js';
 import { createGuidanceFeature, type GuidanceFeature } from '../../src/guidance/feature.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { LogLine } from './harness.js';
 
 export const GUIDANCE_ADMIN_TOKEN = 'guidance-admin-token-0123456789';
-export const GUIDANCE_ROLES = [{ id: 'sales' }, { id: 'support' }, { id: 'bookkeeper' }];
-export const GUIDANCE_CHANNELS = ['whatsapp', 'web', 'cli'];
+export const GUIDANCE_CHANNELS = new Map(['whatsapp', 'web', 'cli'].map((id) => [id, { promptFragment: `You are answering on ${id}.` }]));
+/** No provider: a rig that simulates is handed its models. */
+export const TEST_MODEL_CONFIG = {
+  providers: { compatible: {} },
+  fast: [],
+  smart: [],
+  vision: [],
+  embedding: undefined,
+  maxSteps: 5,
+  maxOutputTokens: 512,
+  timeoutMs: 10_000,
+} as unknown as Config['model'];
 export const TEST_GUIDANCE_CONFIG: GuidanceConfig = { promptTokens: 1500, judgeTokens: 400, checkEveryMs: 60_000 };
 
 export interface GuidanceRig {
@@ -27,7 +40,12 @@ export interface GuidanceRig {
   close(): Promise<void>;
 }
 
-export async function startGuidanceRig(options: { redisUrl: string; mongoUri: string; config?: Partial<GuidanceConfig> }): Promise<GuidanceRig> {
+export async function startGuidanceRig(options: {
+  redisUrl: string;
+  mongoUri: string;
+  config?: Partial<GuidanceConfig>;
+  models?: ModelProvider;
+}): Promise<GuidanceRig> {
   const redis = new Redis(options.redisUrl);
   const connection = mongoose.createConnection(options.mongoUri, { serverSelectionTimeoutMS: 5000 });
   await connection.asPromise();
@@ -36,8 +54,8 @@ export async function startGuidanceRig(options: { redisUrl: string; mongoUri: st
   const metrics = createMetrics();
   const feature = createGuidanceFeature(
     { redis, mongo: connection, logger, metrics },
-    { guidance: { ...TEST_GUIDANCE_CONFIG, ...options.config }, adminToken: GUIDANCE_ADMIN_TOKEN },
-    { roles: GUIDANCE_ROLES, channels: () => GUIDANCE_CHANNELS },
+    { guidance: { ...TEST_GUIDANCE_CONFIG, ...options.config }, adminToken: GUIDANCE_ADMIN_TOKEN, model: TEST_MODEL_CONFIG },
+    { roles: roster, channels: () => GUIDANCE_CHANNELS, ...(options.models ? { models: options.models } : {}) },
   );
   const app = express();
   app.use(feature.router);
