@@ -36,7 +36,7 @@ async function scenariosIn(path: string) {
   try {
     raw = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
-    throw new Error(`cannot read ${path}: ${errorText(error)}`);
+    throw new Error(`cannot read ${path}: ${errorText(error)}`, { cause: error });
   }
   const parsed = FileSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`invalid scenarios: ${formatIssues(parsed.error.issues, 'scenarios')}`);

@@ -163,4 +163,3 @@ export function createSimulator(dependencies: SimulationDependencies) {
     return result;
   };
 }
-export type Simulator = ReturnType<typeof createSimulator>;
