@@ -66,8 +66,9 @@ export function buildSystemPrompt({ role, channel, grounding, caller, facts, inS
     inScope ? undefined : OUT_OF_SCOPE_NOTE,
     grounding ? `What the channel reports about the customer:\n${grounding}` : undefined,
     brief ? `Brief for this turn:\n${brief}` : undefined,
-    guidance,
     knowledge,
+    // The business's words, below every rule of the service (the knowledge's included).
+    guidance,
     note,
   ];
   return sections
