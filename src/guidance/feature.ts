@@ -19,7 +19,8 @@ import type { TurnGuidance } from '../orchestrator/turn-guidance.js';
 import { createGuidanceRouter } from './admin.js';
 import { createLiveGuidance } from './live.js';
 import { createGuidancePage } from './page-routes.js';
-import { createGuidanceService, type GuidanceService } from './service.js';
+import { createGuidanceService, GuidanceRefusal, type GuidanceService } from './service.js';
+import type { GuidanceEntry } from './model.js';
 import { createGuidanceStore } from './store.js';
 import { createTurnGuidance } from './turn.js';
 import { createSimulator } from './simulation.js';
@@ -65,7 +66,9 @@ export function createGuidanceFeature(
     budgets: config.guidance,
     roles: () => roleIds,
     channels: () => [...deps.channels().keys()],
+    ...(config.guidance.publishRequiresPass ? { beforePublish: (entries: GuidanceEntry[]) => requirePassing(entries) } : {}),
   });
+  const simulationStore = createSimulationStore(infra.mongo);
   let models = deps.models;
   const simulate = createSimulator({
     roles: deps.roles,
@@ -73,11 +76,22 @@ export function createGuidanceFeature(
     limits: config.model,
     channels: deps.channels,
     redis,
-    store: createSimulationStore(infra.mongo),
+    store: simulationStore,
     promptTokens: config.guidance.promptTokens,
     logger,
     metrics,
   });
+  /** Every scenario simulated so far, run against the set about to be published: any failing refuses it (409). */
+  const requirePassing = async (entries: GuidanceEntry[]) => {
+    const failed = [];
+    for (const scenario of await simulationStore.scenarios()) {
+      const result = await simulate(scenario, { against: 'draft', version: 0, entries });
+      if (!result.passed) failed.push({ scenario: scenario.name, result: result.id, failed: result.verdicts.filter((verdict) => !verdict.passed) });
+    }
+    if (failed.length > 0) {
+      throw new GuidanceRefusal(409, 'simulations_failed', `${failed.length} scenario(s) fail against the draft: publishing needs all to pass`, { failed });
+    }
+  };
   const simulations: Simulations = async (scenarios, against) => {
     const latest = against === 'published' ? await store.latest() : undefined;
     const entries = against === 'published' ? (latest?.entries ?? []) : await store.drafts();

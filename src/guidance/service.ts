@@ -49,6 +49,8 @@ export interface GuidanceServiceOptions {
   /** The roster's role ids and the enabled channels' ids: an entry naming another is refused. */
   roles: () => readonly string[];
   channels: () => readonly string[];
+  /** Runs before a publish writes its version (the simulations it requires); throws a `GuidanceRefusal` to refuse it. */
+  beforePublish?: (entries: GuidanceEntry[]) => Promise<void>;
 }
 
 const sameSet = (a: readonly GuidanceEntry[], b: readonly GuidanceEntry[]) => {
@@ -121,7 +123,11 @@ export function createGuidanceService(options: GuidanceServiceOptions) {
       if (!(await store.removeDraft(id))) throw new GuidanceRefusal(404, 'not_found', `no draft entry ${id}`);
     },
 
-    publish: async () => publishEntries(await store.drafts()),
+    async publish() {
+      const entries = await store.drafts();
+      await options.beforePublish?.(entries);
+      return publishEntries(entries);
+    },
 
     async rollback(to: number): Promise<PublishedVersion> {
       const target = await store.version(to);

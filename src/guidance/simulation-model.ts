@@ -2,8 +2,9 @@
  * What a simulation is: a scenario (who the customer is, what they want and how they behave, in
  * words, and the success criteria), and its result (the conversation, each criterion's verdict
  * with its reason, and which verdicts flipped since the scenario's previous run). Results are
- * kept in MongoDB `guidance_simulations` by `_id`: each run's own (`sim_…`), and the scenario's
- * latest (`latest:<sha-256 of its name>`) that the next run compares with.
+ * kept in MongoDB by `_id`: each run's own in `guidance_simulations` (`sim_…`), and each
+ * scenario's latest in `guidance_simulation_latest` (`<sha-256 of its name>`), which the next run
+ * compares with and a publish that requires passing scenarios runs again.
  */
 import { createHash } from 'node:crypto';
 import type { Connection, mongo } from 'mongoose';
@@ -64,19 +65,24 @@ type Stored = Omit<SimulationResult, 'id'> & { _id: string };
 
 export function createSimulationStore(connection: Connection) {
   const collection = () => connection.collection<Stored>('guidance_simulations') as unknown as mongo.Collection<Stored>;
-  const latestId = (name: string) => `latest:${createHash('sha256').update(name).digest('hex')}`;
+  const latestOnes = () => connection.collection<Stored>('guidance_simulation_latest') as unknown as mongo.Collection<Stored>;
+  const latestId = (name: string) => createHash('sha256').update(name).digest('hex');
   return {
     async previous(name: string): Promise<SimulationResult | undefined> {
-      const found = await collection().findOne({ _id: latestId(name) });
+      const found = await latestOnes().findOne({ _id: latestId(name) });
       if (!found) return undefined;
       const { _id, ...rest } = found;
       return { ...rest, id: _id };
+    },
+    /** Every scenario simulated so far (its latest run's). */
+    async scenarios(): Promise<Scenario[]> {
+      return (await latestOnes().find({}).toArray()).map((found) => found.scenario);
     },
     async keep(result: SimulationResult): Promise<void> {
       const { id, ...rest } = result;
       const latest = latestId(result.scenario.name);
       await collection().replaceOne({ _id: id }, rest, { upsert: true });
-      await collection().replaceOne({ _id: latest }, rest, { upsert: true });
+      await latestOnes().replaceOne({ _id: latest }, rest, { upsert: true });
     },
   };
 }

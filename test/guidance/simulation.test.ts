@@ -4,6 +4,7 @@
  * criterion with its reason. A scenario passes against a draft that tells the return window and
  * fails against the published set that does not (the verdict that flipped is named); a scenario
  * whose criterion nothing met fails with the grader's reason. Its model calls are metered apart.
+ * With GUIDANCE_PUBLISH_REQUIRES_PASS, a publish that would break a scenario is refused.
  */
 import request from 'supertest';
 import { createDeterministicModels, schemaDefault, type Script } from '../support/deterministic-model.js';
@@ -99,5 +100,46 @@ describe('simulations', () => {
           .send({ scenarios: [returns] })
       ).status,
     ).toBe(401);
+  });
+
+  it('refuses a publish that breaks a scenario when publishing requires passing ones', async () => {
+    const strict = await startGuidanceRig({
+      redisUrl: await ownKnowledgeRedisUrl(),
+      mongoUri: knowledgeMongoUri(),
+      models,
+      config: { publishRequiresPass: true },
+    });
+    try {
+      const post = (text: string) => request(strict.app).post('/admin/guidance/entries').set(auth).send({ category: 'policy', text });
+      const window = await post('Returns are accepted within 30 days of delivery.');
+      expect(
+        (
+          await request(strict.app)
+            .post('/admin/simulations/run')
+            .set(auth)
+            .send({ scenarios: [returns] })
+        ).body,
+      ).toMatchObject({ passed: true });
+      expect((await request(strict.app).post('/admin/guidance/publish').set(auth)).status).toBe(201);
+
+      // The return window's entry removed: the scenario would fail, so the draft is not published.
+      expect(
+        (
+          await request(strict.app)
+            .delete(`/admin/guidance/entries/${(window.body as { id: string }).id}`)
+            .set(auth)
+        ).status,
+      ).toBe(204);
+      expect((await post('Be brief.')).status).toBe(201);
+      const refused = await request(strict.app).post('/admin/guidance/publish').set(auth);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({
+        error: '1 scenario(s) fail against the draft: publishing needs all to pass',
+        failed: [{ scenario: 'return window', failed: [{ criterion: 'is told the return window is 30 days', reason: 'No return window was given.' }] }],
+      });
+      expect((await request(strict.app).get('/admin/guidance').set(auth)).body).toMatchObject({ versions: [1] });
+    } finally {
+      await strict.close();
+    }
   });
 });

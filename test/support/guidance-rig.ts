@@ -28,7 +28,7 @@ export const TEST_MODEL_CONFIG = {
   maxOutputTokens: 512,
   timeoutMs: 10_000,
 } as unknown as Config['model'];
-export const TEST_GUIDANCE_CONFIG: GuidanceConfig = { promptTokens: 1500, judgeTokens: 400, checkEveryMs: 60_000 };
+export const TEST_GUIDANCE_CONFIG: GuidanceConfig = { promptTokens: 1500, judgeTokens: 400, checkEveryMs: 60_000, publishRequiresPass: false };
 
 export interface GuidanceRig {
   feature: GuidanceFeature;
