@@ -12,7 +12,7 @@ import { generateText, Output, type ModelMessage } from 'ai';
 import { z } from 'zod';
 import type { ChannelDefinition, RoleDefinition } from '../contracts/index.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
 import { MODEL_TELEMETRY, type ModelProvider } from '../model/provider.js';
 import { withDeadline } from '../orchestrator/deadline.js';
 import { createOrchestrator } from '../orchestrator/run-turn.js';
@@ -98,17 +98,19 @@ export function createSimulator(dependencies: SimulationDependencies) {
   };
 
   return async (scenario: Scenario, guidance: { against: 'draft' | 'published'; version: number; entries: GuidanceEntry[] }): Promise<SimulationResult> => {
+    // The simulated turns' own counters (turns, judge calls, guidance applied): never the service's.
+    const apart = createMetrics();
     const version: PublishedVersion = { version: guidance.version, entries: guidance.entries, publishedAt: new Date(0).toISOString() };
     const orchestrator = createOrchestrator({
       roles: dependencies.roles,
       models: dependencies.models(),
       limits: dependencies.limits,
       logger,
-      metrics,
+      metrics: apart,
       facts: createFactStore(redis),
       state: createConversationState(redis),
       decisions: createDecisionStore(redis),
-      guidance: createTurnGuidance({ current: () => version, promptTokens: dependencies.promptTokens, logger, metrics }),
+      guidance: createTurnGuidance({ current: () => version, promptTokens: dependencies.promptTokens, logger, metrics: apart }),
     });
     const channel = simulatedChannel(scenario, dependencies.channels().get(scenario.channel));
     const conversationId = `sim:${randomUUID()}`;

@@ -83,6 +83,9 @@ describe('simulations', () => {
     expect(rig.metrics.value('simulation_model_calls_total', { purpose: 'judge' })).toBe(2);
     expect(rig.metrics.value('simulation_model_calls_total', { purpose: 'reply' })).toBe(2);
     expect(rig.metrics.value('simulation_model_calls_total', { purpose: 'grade' })).toBe(2);
+    // The simulated turns count nowhere else: no judge call, no turn, no guidance applied in the service's metrics.
+    expect(rig.metrics.value('judge_calls_total', { outcome: 'ok' })).toBe(0);
+    expect(rig.metrics.value('model_calls_total', { purpose: 'reply' })).toBe(0);
   });
 
   it('fails a criterion nothing met, with the grader’s reason; a bad scenario is a 400', async () => {
