@@ -20,6 +20,7 @@ import { createAdminFeature } from './admin/feature.js';
 import { createContactsFeature } from './contacts/feature.js';
 import { createCsatFeature } from './csat/feature.js';
 import { createHandoffFeature } from './handoff/feature.js';
+import { createGuidanceFeature } from './guidance/feature.js';
 import { createKnowledgeFeature, knowledgeOptions } from './knowledge/feature.js';
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createMediaFeature } from './media/feature.js';
@@ -81,10 +82,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   logger.info('channels-enabled', { channels: [...channels.keys()] });
 
   const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store, transcripts });
-  const actionDeps = { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweep: overrides };
-  const actions = createActionsFeature(infra, config, actionDeps);
+  const actions = createActionsFeature(infra, config, { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweep: overrides });
+  const guidance = createGuidanceFeature(infra, config, { roles, channels: () => channels, models: overrides.models });
   const mcpTools = () => [...actions.mcpTools(), ...knowledge.tools()];
-  const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, feedback: csat.feedback, ...actions.turnHooks };
+  const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, feedback: csat.feedback, guidance: guidance.turn, ...actions.turnHooks };
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();
   const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
@@ -97,6 +98,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       // Before the admin API: its bearer check on /admin would refuse the page's sign-in.
       reports.router,
       knowledge.router,
+      guidance.router,
       ...createAdminFeature(infra, config, {
         contacts,
         handoffs: handoff.store,
@@ -130,7 +132,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const worker = answering.start();
       // Once per process (each owner starts once): retention, notices, the writer, sweepers, idle hand-backs, the knowledge index.
       const starts = [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start];
-      for (const start of [...starts, csat.start, knowledge.start]) start();
+      for (const start of [...starts, csat.start, knowledge.start, guidance.start]) start();
       return worker;
     },
     startChannelChecks: () => startChannelChecks(plugins),
@@ -139,7 +141,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       base.beginShutdown();
       for (const close of [store.stopBackground, handoff.closeDelivery, takeover.close, turns.closeWorkers, csat.close, contacts.close]) await close();
       for (const close of [actions.close, store.closeUsage, reports.close, knowledge.close, tools.close, turns.close, handoff.close]) await close();
-      await Promise.all(plugins.map((plugin) => plugin.close?.()));
+      await Promise.all([...plugins.map((plugin) => plugin.close?.()), guidance.close()]);
       // After the workers: the records their last turns appended are written if MongoDB answers.
       await store.close();
       await base.close();

@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from './errors/index.js';
 import { csatFields } from './config/csat.js';
+import { guidanceConfig, guidanceFields, type GuidanceConfig } from './config/guidance.js';
 import { handoffFields } from './config/handoff.js';
 import { knowledgeConfig, knowledgeFields, type KnowledgeConfig } from './config/knowledge.js';
 import { mediaFields } from './config/media.js';
@@ -41,6 +42,7 @@ export const EnvSchema = z.object({
   ...queueFields,
   ...outboxFields,
   ...knowledgeFields,
+  ...guidanceFields,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -125,6 +127,8 @@ export interface Config {
    */
   media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string; maxTurnBytes: number; maxWorkerBytes: number; unclaimedTtlMs: number };
   knowledge: KnowledgeConfig;
+  /** The business's guidance: its budgets and check period. */
+  guidance: GuidanceConfig;
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -227,6 +231,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       unclaimedTtlMs: Math.round(env.UPLOAD_UNCLAIMED_TTL_MINUTES * 60_000),
     },
     knowledge: knowledgeConfig(env),
+    guidance: guidanceConfig(env),
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

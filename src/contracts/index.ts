@@ -300,6 +300,8 @@ export interface TurnResult {
   choicesExpireAt?: number;
   /** The language that question is written in (ISO 639-1), when its tool said. */
   choicesLanguage?: string;
+  /** The business's guidance entries the reply's prompt quoted, and the escalation entries the judge found applying. */
+  guidance?: { entries: readonly string[]; applied: readonly string[] };
 }
 
 /** Carried from a leg to its post-turn step. */

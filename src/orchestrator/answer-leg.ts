@@ -27,6 +27,7 @@ import { scopeDenialReporter, toolContextFor } from './tool-context.js';
 import { describedHistory, holdsFiles } from './vision.js';
 import type { ModelOutages } from './model-outages.js';
 import { ModelsUnavailableError } from './failover.js';
+import { guidedHandOver } from './guided-handover.js';
 
 export interface AnswerDependencies {
   models: ModelProvider;
@@ -119,6 +120,7 @@ function legResult(channel: ChannelDefinition, input: TurnInput, leg: PreparedLe
     text,
     failed: !result.text,
     toolCalls: result.toolCalls,
+    ...(leg.guidance ? { guidance: { entries: leg.guidance.entries, applied: leg.guidance.applied } } : {}),
     ...(result.interrupt?.choices
       ? {
           choices: result.interrupt.choices,
@@ -147,6 +149,8 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
     const { decision, role } = leg;
     const caller = callerFor(contact, leg.session);
     const grounding = groundingSections(await channel.grounding(input, leg.session, caller));
+    const toolContext = toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller });
+    const handedOver = await guidedHandOver(channel, input, leg, toolContext, { logger, metrics });
     const system = buildSystemPrompt({
       role,
       channel,
@@ -154,8 +158,9 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       caller: caller.kind === 'anonymous' ? 'anonymous' : 'identified',
       facts: decision.facts,
       inScope: decision.inScope,
-      note,
+      note: [note, handedOver].filter(Boolean).join('\n\n') || undefined,
       knowledge: leg.knowledge?.section,
+      guidance: leg.guidance?.section,
     });
     // The business's content in the prompt: the reply's verdict on it is held back from the stream.
     const knowledge = leg.knowledge;
@@ -178,7 +183,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         // Photos for a reply model that can't see them: described once per turn by MODEL_VISION.
         ...(holdsFiles(messages) ? { textOnlyMessages: () => (described ??= describedHistory(vision, messages, input.signal, meter.observe)) } : {}),
         tools: leg.offered,
-        toolContext: toolContextFor(channel, input, { runId: decision.runId, roleId: role.id, facts: decision.facts, session: leg.session, caller }),
+        toolContext,
         onScopeDenied: scopeDenialReporter(metrics, logger, { roleId: role.id, channelId: channel.id, caller }),
         limits: dependencies.limits,
         signal: input.signal,

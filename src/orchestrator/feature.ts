@@ -22,7 +22,7 @@ export function createOrchestratorFeature(
     channels: ReadonlyMap<string, ChannelDefinition>;
     /** A test's model provider (no breakers then; the configured providers otherwise), and its breakers' namespace in Redis. */
     overrides: { models?: ModelProvider | undefined; modelBreakerScope?: string | undefined };
-  } & Pick<OrchestratorOptions, 'mcpTools' | 'usage' | 'resumeUnlisted' | 'staleTap' | 'knowledge' | 'feedback'>,
+  } & Pick<OrchestratorOptions, 'mcpTools' | 'usage' | 'resumeUnlisted' | 'staleTap' | 'knowledge' | 'feedback' | 'guidance'>,
 ) {
   const { redis } = infra;
   const { roles, channels, overrides, ...hooks } = deps;

@@ -18,6 +18,7 @@ import { MAX_TURN_TOOLS } from '../tools/offer.js';
 import type { ConversationState } from './state/conversation-state.js';
 import type { DecisionStore, StoredDecision } from './state/decision-store.js';
 import { EMPTY_FACTS, type FactStore, type VersionedFacts } from './state/fact-store.js';
+import { guideLeg, type GuidanceAudience, type GuidedLeg, type TurnGuidance } from './turn-guidance.js';
 
 export interface PreparedLeg {
   decision: StoredDecision;
@@ -29,6 +30,8 @@ export interface PreparedLeg {
   knowledge?: KnowledgeBrief | undefined;
   /** The judge read the latest message as only a comment on the service (asked with `feedback`). */
   feedbackOnly?: boolean;
+  /** The business's guidance for the routed role: its section, the entries quoted, those the judge found applying. */
+  guidance?: GuidedLeg | undefined;
 }
 
 /**
@@ -102,6 +105,8 @@ export async function prepareFreshLeg(
     knowledge?: { hook: TurnKnowledge | undefined; channel: string; messageId: string; metadata: Readonly<Record<string, string>> };
     /** The customer was just asked for a comment on the service: the judge says whether the latest message is only that. */
     feedback?: boolean;
+    /** The business's guidance, and where and to whom the turn is answered. */
+    guidance?: { hook: TurnGuidance; audience: GuidanceAudience } | undefined;
   },
 ): Promise<PreparedLeg> {
   const { roles, facts } = dependencies;
@@ -118,6 +123,7 @@ export async function prepareFreshLeg(
     .join(' ');
   // No source, document or FAQ: the judge is not asked about knowledge, and nothing is searched.
   const knowledgeOn = input.knowledge?.hook?.hasContent() === true;
+  const judgedGuidance = input.guidance?.hook.judged(input.guidance.audience) ?? [];
   const judgment = await judgeTurn(dependencies.judge, {
     roles,
     history: input.history,
@@ -126,6 +132,7 @@ export async function prepareFreshLeg(
     candidates: judgeCandidates(roles, [...input.channelTools, ...input.mcpTools], latestText),
     ...(knowledgeOn ? { knowledge: true } : {}),
     ...(input.feedback ? { feedback: true } : {}),
+    ...(judgedGuidance.length > 0 ? { guidance: judgedGuidance } : {}),
     signal: input.signal,
   });
   const role = byId.get(judgment.roleId) ?? defaultRole(roles);
@@ -158,6 +165,9 @@ export async function prepareFreshLeg(
       : judgment.degraded
         ? await knowledgeBrief(dependencies.judge.logger, input, '', role.id, true)
         : undefined;
+  const guidance = guideLeg(input.guidance?.hook, input.guidance?.audience, role.id, judgment.guidance, (event, fields) =>
+    dependencies.judge.logger.warn(event, fields),
+  );
   const decision: StoredDecision = {
     runId: input.runId,
     roleId: role.id,
@@ -181,6 +191,7 @@ export async function prepareFreshLeg(
     modelCalls,
     ...(knowledge ? { knowledge } : {}),
     ...(judgment.feedbackOnly === true ? { feedbackOnly: true } : {}),
+    ...(guidance ? { guidance } : {}),
   };
 }
 

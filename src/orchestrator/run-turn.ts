@@ -29,6 +29,7 @@ import { defaultRole, type JudgeDependencies } from './judge.js';
 import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.js';
 import { createModelOutages } from './model-outages.js';
 import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
+import type { TurnGuidance } from './turn-guidance.js';
 import { answerFeedback, type TurnFeedback } from './turn-feedback.js';
 import type { UnlistedResume } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
@@ -59,6 +60,8 @@ export interface OrchestratorOptions {
   knowledge?: TurnKnowledge;
   /** A comment the customer may be writing on the service they just rated: the judge's call says whether it is one. */
   feedback?: TurnFeedback;
+  /** The business's guidance (src/guidance/): quoted in the routed role's prompt; the judge says which escalation entries apply. */
+  guidance?: TurnGuidance;
 }
 
 export interface Orchestrator {
@@ -154,6 +157,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
           signal: input.signal,
           knownFacts: start?.facts,
           knowledge: { hook: options.knowledge, channel: channel.id, messageId: input.inbound.messageId, metadata: input.inbound.metadata },
+          guidance: options.guidance && { hook: options.guidance, audience: { channel: channel.id, site: input.inbound.metadata.siteKey, contact } },
           ...(feedback && said === undefined ? { feedback: true } : {}),
         },
       );

@@ -50,9 +50,11 @@ export interface SystemPromptInput {
   note?: string | undefined;
   /** The business's published content found for this turn (numbered, quoted sources), or what to say when none was. */
   knowledge?: string | undefined;
+  /** The business's guidance for this role, channel and customer (quoted below the rules above). */
+  guidance?: string | undefined;
 }
 
-export function buildSystemPrompt({ role, channel, grounding, caller, facts, inScope, note, knowledge }: SystemPromptInput): string {
+export function buildSystemPrompt({ role, channel, grounding, caller, facts, inScope, note, knowledge, guidance }: SystemPromptInput): string {
   const resolve = capabilityResolver(channel, role.id);
   const brief = role.buildBrief?.({ facts, caller, capabilityTool: resolve });
   const sections = [
@@ -65,6 +67,8 @@ export function buildSystemPrompt({ role, channel, grounding, caller, facts, inS
     grounding ? `What the channel reports about the customer:\n${grounding}` : undefined,
     brief ? `Brief for this turn:\n${brief}` : undefined,
     knowledge,
+    // The business's words, below every rule of the service (the knowledge's included).
+    guidance,
     note,
   ];
   return sections

@@ -111,7 +111,7 @@ export function createTranscriptMessages({ redis, outbox, record }: TranscriptCo
       ]);
     },
 
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, question, claimFirst }, records) {
+    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, question, claimFirst, guidance }, records) {
       const started = Date.now();
       const documents = parts.map((text, index): StoredPart => ({
         _id: outboundMessageId(channel, replyTo, index),
@@ -123,6 +123,7 @@ export function createTranscriptMessages({ redis, outbox, record }: TranscriptCo
         part: index,
         partCount: parts.length,
         roleId,
+        ...(index === 0 && guidance ? { guidance } : {}),
         status: 'pending',
         // Parts share one turn; distinct timestamps keep them in order when read back.
         createdAt: new Date(started + index).toISOString(),

@@ -76,6 +76,8 @@ export interface MessageRecord {
   part?: number;
   partCount?: number;
   roleId?: string;
+  /** On a reply's first part: the business's guidance entries its prompt quoted, and those the judge found applying. */
+  guidance?: { entries: readonly string[]; applied: readonly string[] };
   /** On a reply's first part until its post-turn step runs: what that step needs (JSON, owned by the caller). */
   turn?: string;
   /**
@@ -180,6 +182,8 @@ export interface TranscriptStore {
       parts: readonly string[];
       /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
       turn?: string;
+      /** Recorded on the first part: the guidance entries the turn's prompt quoted and those that applied. */
+      guidance?: MessageRecord['guidance'];
       /** The answers to tap sent with the last part, kept in the same write for a retry resuming the reply. */
       question?: ReplyQuestion;
       /**

@@ -138,6 +138,7 @@ export async function runOrchestrator(
       roleId: result.roleId,
       parts: channel.splitReply(result.text),
       turn: storedTurn(result),
+      ...(result.guidance ? { guidance: result.guidance } : {}),
       // The question's answers to tap, kept with the parts: a retry resuming them sends the same question.
       ...(result.choices?.length
         ? {

@@ -2,11 +2,12 @@
  * `npm run bench:budget`: what one turn costs the orchestrator on real Redis — model calls
  * before the reply, tools offered, Redis commands on orchestrator state (before the judge,
  * before the model, in all), MCP calls and prompt sizes — in steady state, on the degraded
- * paths, with 30 roles and 2,000 MCP tools, for a turn that proposes an action and for the leg
+ * paths, with 30 roles and 2,000 MCP tools, with 200 guidance entries defined, for a turn that proposes an action and for the leg
  * where the customer's Confirm tap runs it.
  */
 import { roster } from '../../roles/index.js';
 import { keywordJudge, type Script } from '../support/deterministic-model.js';
+import { guidanceEntries, guidanceHook } from '../support/guidance-entries.js';
 import { startRedis } from '../support/services.js';
 import { generatedRoster, measureConfirmationLeg, measureProposingTurn, measureTurn, type TurnCost } from '../support/turn-budget.js';
 
@@ -24,6 +25,7 @@ const failOnMeasuredTurn = (keep: (call: Parameters<Script>[0]) => boolean): Scr
 const rows: [string, TurnCost][] = [
   ['role switch + facts + tool (3 roles, 5 MCP reads)', await measureTurn({ roles: roster, extraReadTools: 0 })],
   ['30 roles, 2,005 MCP reads', await measureTurn({ roles: generatedRoster(30), extraReadTools: 2000 })],
+  ['200 guidance entries defined (10 in scope)', await measureTurn({ roles: roster, extraReadTools: 0, guidance: guidanceHook(guidanceEntries(200)) })],
   [
     'judge fails → route fallback + fact fallback',
     await measureTurn({ roles: roster, extraReadTools: 0, judge: failOnMeasuredTurn((call) => !call.schema?.properties?.tier) }),

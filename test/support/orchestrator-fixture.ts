@@ -3,6 +3,7 @@
  * directly and count what a turn costs: model calls (from the model's call log) and Redis
  * commands on orchestrator keys (from Redis's own MONITOR stream).
  */
+import type { TurnGuidance } from '../../src/orchestrator/turn-guidance.js';
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { Redis } from 'ioredis';
@@ -135,6 +136,8 @@ export async function createOrchestratorFixture(
     timeoutMs?: number;
     /** Per-provider circuit breakers in Redis, as production has them (namespaced to this fixture). */
     breakers?: boolean;
+    /** The business's guidance hook (src/guidance/). */
+    guidance?: TurnGuidance;
   } = {},
 ): Promise<OrchestratorFixture> {
   const url = process.env.TEST_REDIS_URL;
@@ -156,6 +159,7 @@ export async function createOrchestratorFixture(
     decisions: createDecisionStore(redis),
     ...(options.mcpTools ? { mcpTools: options.mcpTools } : {}),
     ...(options.judgeBreaker ? { judgeBreaker: options.judgeBreaker } : {}),
+    ...(options.guidance ? { guidance: options.guidance } : {}),
     ...(options.breakers ? { breakers: createProviderBreakers({ redis, failures: 3, cooldownMs: 30_000, scope: randomUUID() }) } : {}),
   });
   const histories = new Map<string, ModelMessage[]>();

@@ -9,6 +9,7 @@
  */
 import type { RoleDefinition, TurnResult } from '../../src/contracts/index.js';
 import { defineRole } from '../../src/orchestrator/define-role.js';
+import type { TurnGuidance } from '../../src/orchestrator/turn-guidance.js';
 import { Redis } from 'ioredis';
 import { createActions } from '../../src/actions/actions.js';
 import { createActionStore } from '../../src/actions/action-store.js';
@@ -82,6 +83,8 @@ interface Leg {
   extraReadTools?: number;
   /** Confirmed actions wired in (the MCP server's writes offered) and the caller linked to Acme Ltd. */
   actions?: boolean;
+  /** The business's guidance hook. */
+  guidance?: TurnGuidance;
   judge: Script;
   script: Script;
   /** The conversation before the measured message. */
@@ -111,6 +114,7 @@ async function measureLeg(leg: Leg): Promise<TurnCost> {
   const fixture = await createOrchestratorFixture({
     roles: leg.roles,
     breakers: true,
+    ...(leg.guidance ? { guidance: leg.guidance } : {}),
     ...(actions
       ? { channel: { ...cli, identify: async () => ({ name: 'Ana Pérez', customerId: 'CUST-ACME', entities: [{ id: 'HL-2001', name: 'Acme Ltd' }] }) } }
       : {}),
@@ -174,10 +178,16 @@ async function measureLeg(leg: Leg): Promise<TurnCost> {
 }
 
 /** Two support turns, then the measured sales turn: what the last turn cost. */
-export async function measureTurn(options: { roles: readonly RoleDefinition[]; extraReadTools: number; judge?: Script }): Promise<TurnCost> {
+export async function measureTurn(options: {
+  roles: readonly RoleDefinition[];
+  extraReadTools: number;
+  judge?: Script;
+  guidance?: TurnGuidance;
+}): Promise<TurnCost> {
   return measureLeg({
     roles: options.roles,
     extraReadTools: options.extraReadTools,
+    ...(options.guidance ? { guidance: options.guidance } : {}),
     judge: learningJudge(options.judge ?? keywordJudge),
     // The sales reply looks the price up first, as a real model would.
     script: (call) =>
