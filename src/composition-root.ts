@@ -24,6 +24,7 @@ import { createKnowledgeFeature, knowledgeOptions } from './knowledge/feature.js
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createMediaFeature } from './media/feature.js';
 import { createOrchestratorFeature } from './orchestrator/feature.js';
+import { createPeopleFeature } from './people/feature.js';
 import { reportsFeatureOf } from './reports/feature.js';
 import { createStoreFeature } from './store/feature.js';
 import { createTakeoverFeature } from './takeover/feature.js';
@@ -49,8 +50,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const store = createStoreFeature(infra, config, reports);
   const { transcripts, outbox } = store;
   const media = createMediaFeature(infra, config, config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {});
-  const contacts = await createContactsFeature(infra);
+  const contacts = await createContactsFeature(infra, config);
   const page = createTranscriptsFeature(infra, config, { transcripts, media: media.store });
+  const people = createPeopleFeature(infra, config, { contacts, media: media.store, links: page.links });
   const pendingActions = (conversationId: string) => actions.pendingTeamActions(conversationId);
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
   store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });
@@ -95,8 +97,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     readiness: [...base.readiness, ...tools.readiness],
     routers: [
       // Before the admin API: its bearer check on /admin would refuse the page's sign-in.
-      reports.router,
-      knowledge.router,
+      ...[reports.router, knowledge.router, people.router],
       ...createAdminFeature(infra, config, {
         contacts,
         handoffs: handoff.store,
@@ -130,7 +131,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const worker = answering.start();
       // Once per process (each owner starts once): retention, notices, the writer, sweepers, idle hand-backs, the knowledge index.
       const starts = [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start];
-      for (const start of [...starts, csat.start, knowledge.start]) start();
+      for (const start of [...starts, csat.start, knowledge.start, people.start]) start();
       return worker;
     },
     startChannelChecks: () => startChannelChecks(plugins),

@@ -45,6 +45,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
+import { createContactConversations, type ContactConversations } from './contact-conversations.js';
 import { aliasesOf, ContactSchema, emailAlias, externalAlias, type Contact, type ContactStore } from './contact-store.js';
 
 /** A MongoDB read slower than this (index incomplete, or Redis failing) is treated as failed: the turn goes on. */
@@ -130,10 +131,19 @@ function parseContact(raw: string | null | undefined): Contact | undefined {
   }
 }
 
+/** A website-verified user's lookup; `conversationKey`, when given, is noted as one of that user's conversations. */
+interface VerifiedLookup {
+  externalId: string;
+  email?: string | undefined;
+  conversationKey?: string | undefined;
+}
+
 type Declaring = Pick<Contact, 'address' | 'email' | 'externalId'>;
 
 export interface ContactIndexOptions {
   redis: RedisClient;
+  /** The service's secret the per-user conversation sets are named with. */
+  secret: string;
   logger: Logger;
   metrics: Metrics;
 }
@@ -143,6 +153,8 @@ export interface ContactIndex extends ContactStore {
   start(): Promise<void>;
   /** Stops the checks; a load in progress stops after its page (it never waits on a closed process). */
   close(): void;
+  /** The widget conversations each verified user was identified in (`contact-conversations.ts`). */
+  conversations: ContactConversations;
 }
 
 /**
@@ -200,6 +212,7 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
   let closed = false;
   let loading: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  const conversations = createContactConversations(redis, options.secret, logger);
 
   /** The contact an index entry holds; undefined when MongoDB must answer instead (index incomplete, Redis failing, entry unreadable). */
   const fromIndex = async (name: string): Promise<{ contact: Contact | undefined } | undefined> => {
@@ -300,13 +313,15 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
     ...store,
     get,
     findByAlias: byAlias,
-    async findVerifiedUser({ externalId, email }) {
+    async findVerifiedUser({ externalId, email, conversationKey }: VerifiedLookup) {
+      if (conversationKey) void conversations.note(externalId, conversationKey);
       const [byExternalId, byEmail] = await Promise.all([byAlias(externalAlias(externalId)), email ? byAlias(emailAlias(email)) : undefined]);
       return byExternalId ?? byEmail;
     },
     upsert: (contact) => writing(() => store.upsert(contact), [contact]),
     remove: (address) => writing(() => store.remove(address), [{ address }]),
     importMany: (rows) => writing(() => store.importMany(rows), rows),
+    conversations,
 
     async start() {
       await check();

@@ -1,0 +1,33 @@
+/**
+ * A person's data on request as a feature: the people service (export, erasure, resumption of
+ * erasures a crash left) and its admin routes. Workers resume erasures (`start`).
+ */
+import type { Config } from '../config.js';
+import type { ContactIndex } from '../contacts/contact-index.js';
+import type { Infrastructure } from '../infrastructure.js';
+import type { MediaStore } from '../media/media-store.js';
+import type { TranscriptLinks } from '../transcripts/transcript-link.js';
+import { createPeople } from './people.js';
+import { createPeopleRouter } from './routes.js';
+
+export function createPeopleFeature(
+  infra: Infrastructure,
+  config: Pick<Config, 'adminToken'>,
+  deps: { contacts: ContactIndex; media: Pick<MediaStore, 'remove'>; links: Pick<TranscriptLinks, 'mediaUrl'>; settleMs?: number },
+) {
+  const { logger, metrics } = infra;
+  const people = createPeople({
+    connection: infra.mongo,
+    redis: infra.redis,
+    bull: infra.bull,
+    queuePrefix: infra.queuePrefix,
+    contacts: deps.contacts,
+    media: deps.media,
+    logger,
+    settleMs: deps.settleMs ?? 3000,
+    mediaUrl: (conversationId, mediaId, ttlMs) => deps.links.mediaUrl(conversationId, mediaId, ttlMs),
+  });
+  // Resuming stops once the process drains (a resume in progress finishes its step; a lapsed lease lets another worker take it).
+  infra.shutdown.addEventListener('abort', people.close, { once: true });
+  return { people, router: createPeopleRouter({ adminToken: config.adminToken, people, logger, metrics }), start: people.start };
+}

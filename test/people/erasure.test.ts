@@ -1,0 +1,116 @@
+/**
+ * A person's data on request, end to end: one person given a life across WhatsApp and the widget
+ * (messages, a photo, a hand-off taken and handed back by a teammate with the suggestion it
+ * drafts, a rating with a comment, a verified widget chat) is exported whole, then erased; a scan
+ * of every MongoDB collection (GridFS included), every Redis key's name and value (streams and
+ * BullMQ's queues included) finds none of their number, e-mail, name or words, while another
+ * person's data stays. Erasing again is a 200 with nothing to do; the record lists who and how
+ * many; a message after the erasure starts a new, empty conversation.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { admin, assistant, peopleEnv, person, scanStores, transcriptsWritten, turnsSettled, whatsappLife, widgetLife } from './life.js';
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await startHarness({ script: assistant, env: peopleEnv() });
+});
+afterAll(async () => harness.close());
+
+const maya = person('maya', '15101');
+const bob = person('bob', '15102');
+const needlesOf = (who: typeof maya) => [who.number, who.email, who.name, ...who.texts.filter((text) => !text.startsWith('⭐'))];
+
+describe('one person, every store', () => {
+  let web: string;
+  beforeAll(async () => {
+    for (const who of [maya, bob]) {
+      const contact = await admin(harness).put(`/admin/contacts/${encodeURIComponent(who.address)}`, {
+        name: who.name,
+        email: who.email,
+        externalId: who.userId,
+      });
+      expect(contact.status).toBeLessThan(300);
+    }
+    await whatsappLife(harness, maya);
+    web = await widgetLife(harness, maya);
+    // Bob: a plain exchange on WhatsApp.
+    bob.texts.push('Bob asks about the blue kettle');
+    await harness.sendWhatsapp({ from: bob.address, body: bob.texts[0]!, profileName: bob.name });
+    await eventually(() => harness.twilio.messages.some((message) => message.to === bob.address) || undefined, 20_000);
+    await turnsSettled(harness.services);
+    await transcriptsWritten(harness.services);
+  }, 240_000);
+
+  test('a malformed id is a 400 naming the forms; no token is a 401', async () => {
+    const bad = await admin(harness).get('/admin/people/not-a-person/export');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/^invalid person id: expected whatsapp:\+<E\.164 number>/);
+    expect((await admin(harness).post('/admin/people/12345/erase')).status).toBe(400);
+    expect((await harness.http.get(`/admin/people/${maya.address}/export`)).status).toBe(401);
+  });
+
+  test('the export holds every conversation, message, media link, rating, hand-off, takeover line and suggestion', async () => {
+    const response = await admin(harness).get(`/admin/people/${encodeURIComponent(maya.address)}/export`);
+    expect(response.status).toBe(200);
+    const document = response.body;
+    expect(document.contact).toMatchObject({ address: maya.address, email: maya.email, name: maya.name });
+    expect(document.conversations.map((conversation: { key: string }) => conversation.key).sort()).toEqual([maya.address, web].sort());
+    const texts = document.conversations.flatMap((conversation: { messages: { text: string }[] }) => conversation.messages.map((message) => message.text));
+    for (const text of maya.texts) expect(texts.some((stored: string) => stored.endsWith(text))).toBe(true);
+    const outbound = document.conversations[0].messages.find((message: { direction: string }) => message.direction === 'outbound');
+    expect(outbound.status).toEqual(expect.any(String));
+    expect(document.media).toEqual([expect.objectContaining({ contentType: 'image/png', link: expect.stringContaining('/media/') })]);
+    const link = new URL(document.media[0].link);
+    expect((await harness.http.get(link.pathname + link.search)).status).toBe(200);
+    expect(document.ratings).toEqual([expect.objectContaining({ score: 4, comment: `Quick and clear, thank you from ${maya.name}` })]);
+    expect(document.handoffs).toHaveLength(1);
+    expect(document.notices.length).toBeGreaterThan(0);
+    expect(document.takeoverLines.map((line: { text: string }) => line.text).join('\n')).toContain(`TRK-${maya.userId}`);
+    expect(document.suggestions).toHaveLength(1);
+    expect(Object.keys(document.redis).length).toBeGreaterThan(0);
+    // Bob is nowhere in Maya's export.
+    expect(JSON.stringify(document)).not.toContain(bob.number);
+  });
+
+  test('the erasure leaves none of the person in any store, and the other person whole', async () => {
+    expect((await scanStores(harness, needlesOf(maya))).length).toBeGreaterThan(0);
+    const response = await admin(harness).post(`/admin/people/${encodeURIComponent(maya.address)}/erase`);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'done', requestedBy: 'admin', nothing: false });
+    expect(response.body.counts.mongo).toMatchObject({ messages: expect.any(Number), conversations: 2, csat: 1, handoffs: 1, media: 1, contacts: 1 });
+    expect(response.body.plan).toBeUndefined();
+
+    const hits = await scanStores(harness, needlesOf(maya));
+    expect(hits).toEqual([]);
+    const bobHits = await scanStores(harness, needlesOf(bob));
+    expect(new Set(bobHits.map((hit) => hit.store))).toEqual(expect.objectContaining({}));
+    expect(bobHits.some((hit) => hit.store === 'mongo:messages' && hit.needle === bob.texts[0])).toBe(true);
+    expect(bobHits.some((hit) => hit.store === 'mongo:contacts')).toBe(true);
+    // The signed transcript link of the erased conversation shows nothing of it.
+    const page = new URL(harness.services.transcriptLinks.url(maya.address));
+    const shown = await harness.http.get(page.pathname + page.search);
+    expect(shown.text).not.toContain(maya.texts[0]);
+  }, 60_000);
+
+  test('erasing again is a 200 with nothing to do; the records list who asked and how many', async () => {
+    const again = await admin(harness).post(`/admin/people/${encodeURIComponent(maya.address)}/erase`);
+    expect(again.status).toBe(200);
+    expect({ ...again.body, counts: undefined }).toMatchObject({ status: 'done', nothing: true });
+    expect(again.body.counts).toEqual({ mongo: {}, queues: {}, redis: {} });
+    const listed = await admin(harness).get('/admin/people/erasures');
+    expect(listed.status).toBe(200);
+    expect(listed.body.erasures).toHaveLength(2);
+    expect(listed.body.erasures[1]).toMatchObject({ requestedBy: 'admin', status: 'done', counts: { mongo: expect.any(Object) } });
+    expect(JSON.stringify(listed.body)).not.toContain(maya.number);
+  }, 30_000);
+
+  test('a message after the erasure starts a new, empty conversation', async () => {
+    await harness.sendWhatsapp({ from: maya.address, body: 'Hello again' });
+    await eventually(
+      async () => (await harness.services.transcripts.recent(maya.address)).some((entry) => entry.text === 'Happy to help: Hello again') || undefined,
+      20_000,
+    );
+    expect((await harness.services.transcripts.recent(maya.address)).map((entry) => entry.text)).toEqual(['Hello again', 'Happy to help: Hello again']);
+  }, 30_000);
+});
