@@ -24,8 +24,8 @@ import { eraseQueues } from './queue-stores.js';
 import { eraseRedis } from './redis-stores.js';
 import type { Person } from './resolve.js';
 
-export const ERASURES_COLLECTION = 'erasures';
-const LEASE_MS = 30_000;
+const ERASURES_COLLECTION = 'erasures';
+const LEASE_MS = 10_000;
 const RESUME_EVERY_MS = 10_000;
 const LOCK_WAIT_MS = 15_000;
 const LOCK_TTL_MS = 30_000;
@@ -71,7 +71,7 @@ export function createErasures(deps: ErasureDeps) {
   const records = () => deps.connection.collection<ErasureRecord>(ERASURES_COLLECTION);
 
   /** Waits for each conversation's lock (a turn in flight ends first); one never freed in time is taken over when it expires. */
-  const lockAll = async (keys: readonly string[]): Promise<HeldLock[]> => {
+  const lockAll = async (id: string, keys: readonly string[]): Promise<HeldLock[]> => {
     const held: HeldLock[] = [];
     for (const key of keys) {
       const deadline = Date.now() + LOCK_WAIT_MS;
@@ -85,6 +85,7 @@ export function createErasures(deps: ErasureDeps) {
           deps.logger.warn('erasure-lock-busy', {});
           break;
         }
+        await deps.redis.pexpire(leaseKey(id), LEASE_MS);
         await sleep(50);
       }
     }
@@ -112,7 +113,7 @@ export function createErasures(deps: ErasureDeps) {
   const run = async (record: ErasureRecord): Promise<ErasureRecord> => {
     const { plan } = record;
     if (!plan) return record;
-    const locks = await lockAll(plan.conversationKeys);
+    const locks = await lockAll(record._id, plan.conversationKeys);
     try {
       const counts: ErasureRecord['counts'] = {};
       for (const [store, values] of Object.entries(await pass(record._id, plan))) merge(counts, store, values);

@@ -14,7 +14,7 @@ import { exportQueues } from './queue-stores.js';
 import { exportRedis } from './redis-stores.js';
 import type { Person } from './resolve.js';
 
-export const MEDIA_LINK_MS = 15 * 60 * 1000;
+const MEDIA_LINK_MS = 15 * 60 * 1000;
 
 export interface ExportDeps {
   connection: Connection;

@@ -41,13 +41,13 @@ async function* allKeys(redis: RedisClient, match = '*'): AsyncGenerator<string>
   }
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A test of a key name against the needles, each bounded by a non-alphanumeric character or the name's ends. */
-export function nameMatcher(needles: readonly string[]): (name: string) => boolean {
+function nameMatcher(needles: readonly string[]): (name: string) => boolean {
   const unique = [...new Set(needles.filter((needle) => needle.length >= 4))];
   if (unique.length === 0) return () => false;
-  const pattern = new RegExp(`(?:^|[^A-Za-z0-9])(?:${unique.map(escape).join('|')})(?:$|[^A-Za-z0-9])`, 'i');
+  const pattern = new RegExp(`(?:^|[^A-Za-z0-9])(?:${unique.map(escapeRegExp).join('|')})(?:$|[^A-Za-z0-9])`, 'i');
   return (name) => pattern.test(name);
 }
 
@@ -64,12 +64,12 @@ const askedBy = (texts: readonly string[]) => (entry: string) => {
 };
 
 /** A key family for counting: the name with its hash tag and long ids folded. */
-export function familyOf(key: string): string {
+function familyOf(key: string): string {
   return key.replace(/\{[^}]*\}/g, '{…}').replace(/[0-9a-f-]{16,}|SM[0-9a-f]{32}|\+\d{7,15}/gi, '…');
 }
 
 /** The key's value, whatever its type (for an export). */
-async function valueOf(redis: RedisClient, key: string): Promise<unknown> {
+async function readValue(redis: RedisClient, key: string): Promise<unknown> {
   const type = await redis.type(key);
   if (type === 'string') return redis.get(key);
   if (type === 'hash') return redis.hgetall(key);
@@ -90,7 +90,7 @@ export async function exportRedis(redis: RedisClient, needles: RedisNeedles, que
   const found: Record<string, unknown[]> = {};
   for await (const key of allKeys(redis)) {
     if (queue(key) || !matches(key)) continue;
-    (found[familyOf(key)] ??= []).push(await valueOf(redis, key));
+    (found[familyOf(key)] ??= []).push(await readValue(redis, key));
   }
   const misses = (await redis.lrange(MISSES_KEY, 0, -1)).filter(askedBy(needles.texts));
   if (misses.length) found['unanswered questions'] = misses.map((entry) => JSON.parse(entry) as unknown);

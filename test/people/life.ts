@@ -4,8 +4,6 @@
  * comment, and a verified widget visit with its own messages; and a scan of every store for
  * planted strings.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createHmac } from 'node:crypto';
 import { expect } from '@jest/globals';
 import type { Script } from '../support/deterministic-model.js';
@@ -13,11 +11,11 @@ import { eventually, type Harness } from '../support/harness.js';
 import { handoffsSettled, transcriptsWritten, turnsSettled } from '../support/settled.js';
 import { PNG_BYTES } from '../support/media-fixtures.js';
 
-export const ADMIN_TOKEN = 'people-admin-token-0123456789abcdef';
-export const ANA = 'whatsapp:+34600915001';
-export const SHOP = 'https://people-shop.example.test';
+const ADMIN_TOKEN = 'people-admin-token-0123456789abcdef';
+const ANA = 'whatsapp:+34600915001';
+const SHOP = 'https://people-shop.example.test';
 const IDENTITY_SECRET = 'people-identity-secret-0123456789-0123456789';
-export const SITES = JSON.stringify([{ key: 'people-site', name: 'Harbour Lane', origins: [SHOP], identitySecret: IDENTITY_SECRET }]);
+const SITES = JSON.stringify([{ key: 'people-site', name: 'Harbour Lane', origins: [SHOP], identitySecret: IDENTITY_SECRET }]);
 
 /** The model: hands off on "person", otherwise echoes. */
 export const assistant: Script = (call) => {
@@ -60,12 +58,6 @@ export function person(tag: string, digits: string): Person {
     userId: `u-${tag}`,
     texts: [],
   };
-}
-
-export async function listen(harness: Harness): Promise<{ server: Server; base: string }> {
-  const server = harness.services.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 const admin = (harness: Harness) => ({
@@ -194,15 +186,6 @@ export async function scanStores(harness: Harness, needles: readonly string[]): 
     check(`redis:${type}`, key, textOf(value) ?? '');
   }
   return hits;
-}
-
-/** What a life leaves: MongoDB's collections and Redis's key families (ids and digits folded), for the inventory. */
-export async function inventory(harness: Harness): Promise<{ collections: Record<string, number>; keys: string[] }> {
-  const db = harness.services.mongo.db!;
-  const collections: Record<string, number> = {};
-  for (const { name } of await db.listCollections().toArray()) collections[name] = await db.collection(name).countDocuments();
-  const keys = new Set((await harness.services.redis.keys('*')).map((key) => key.replace(/\{[^}]*\}/g, '{…}').replace(/[0-9a-f-]{16,}/g, '…')));
-  return { collections, keys: [...keys].sort() };
 }
 
 export { transcriptsWritten, turnsSettled };
