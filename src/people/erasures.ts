@@ -145,6 +145,7 @@ export function createErasures(deps: ErasureDeps) {
   };
 
   let timer: NodeJS.Timeout | undefined;
+  let closed = false;
   return {
     /** Records the erasure of `person` (who asked, when, the plan), then runs it. */
     async erase(person: Person, texts: string[], requestedBy: string): Promise<ErasureRecord> {
@@ -171,12 +172,15 @@ export function createErasures(deps: ErasureDeps) {
     resume,
     /** Resumes what a crash left, now and every RESUME_EVERY_MS (a failure is logged and tried again). */
     start(): void {
-      const tick = () => void resume().catch((error: unknown) => deps.logger.warn('erasure-resume-failed', { error }));
+      closed = false;
+      // A failure after the process began to close (connections going) is not worth a warning.
+      const tick = () => void resume().catch((error: unknown) => closed || deps.logger.warn('erasure-resume-failed', { error }));
       tick();
       timer ??= setInterval(tick, RESUME_EVERY_MS);
       timer.unref();
     },
     close(): void {
+      closed = true;
       clearInterval(timer);
       timer = undefined;
     },
