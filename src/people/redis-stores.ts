@@ -53,11 +53,17 @@ function nameMatcher(needles: readonly string[]): (name: string) => boolean {
 
 const mentions = (needles: readonly string[]) => (text: string) => needles.some((needle) => needle.length >= 4 && text.includes(needle));
 
+/** A question and a message of the person match when one holds the other and the shorter is at least this long. */
+const MIN_QUOTED = 12;
+
+/** Whether `outer` holds `inner` whole (a message's record adds a media note before the words; a question, what the model was told of a voice note after them). */
+const quotes = (outer: string, inner: string) => inner.length >= MIN_QUOTED && outer.includes(inner);
+
 /** Whether an unanswered question's entry holds one of the person's messages (the list keeps its first 500 characters). */
 const askedBy = (texts: readonly string[]) => (entry: string) => {
   try {
     const { question } = JSON.parse(entry) as { question?: unknown };
-    return typeof question === 'string' && question.length > 0 && texts.some((text) => text === question || text.startsWith(question));
+    return typeof question === 'string' && question.length > 0 && texts.some((text) => text === question || quotes(text, question) || quotes(question, text));
   } catch {
     return false;
   }

@@ -6,10 +6,10 @@
  */
 import { createHmac } from 'node:crypto';
 import { expect } from '@jest/globals';
-import type { Script } from '../support/deterministic-model.js';
+import { createDeterministicModels, keywordJudge, type DeterministicModels, type Script } from '../support/deterministic-model.js';
 import { eventually, type Harness } from '../support/harness.js';
 import { handoffsSettled, transcriptsWritten, turnsSettled } from '../support/settled.js';
-import { PNG_BYTES } from '../support/media-fixtures.js';
+import { OGG_BYTES, PNG_BYTES } from '../support/media-fixtures.js';
 
 const ADMIN_TOKEN = 'people-admin-token-0123456789abcdef';
 const ANA = 'whatsapp:+34600915001';
@@ -25,6 +25,24 @@ export const assistant: Script = (call) => {
   }
   return { text: `Happy to help: ${call.userText}` };
 };
+
+/** The judge: keyword routing; the support role learns the customer's issue from their words; a warranty question needs the business's knowledge (and finds none). */
+const judge: Script = async (call) => {
+  const json = JSON.parse(((await keywordJudge(call)) as { text: string }).text) as Record<string, unknown>;
+  const latest =
+    call.userText
+      .split('\n')
+      .filter((line) => line.startsWith('Customer: '))
+      .at(-1)
+      ?.slice('Customer: '.length) ?? call.userText;
+  const facts = json.facts as Record<string, unknown> | undefined;
+  if (facts && 'role.support.issue' in facts) facts['role.support.issue'] = latest;
+  if ('knowledge' in json && /warranty/i.test(latest)) json.knowledge = { needed: true, terms: 'warranty blender' };
+  return { text: JSON.stringify(json) };
+};
+
+/** The models a people suite runs on: `script` answers, the judge above judges. */
+export const peopleModels = (script: Script = assistant): DeterministicModels => createDeterministicModels(script, judge);
 
 export function peopleEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -82,12 +100,22 @@ export async function whatsappLife(harness: Harness, who: Person): Promise<void>
     expect(response.status).toBe(200);
   };
   const count = () => to(who.address).length;
+  // The help center knows one thing, so a question it cannot answer is listed as unanswered.
+  const faq = await admin(harness).post('/admin/knowledge/faq').send({ question: 'How long does delivery take?', answer: 'Two to three days.' });
+  expect(faq.status).toBeLessThan(300);
   let before = count();
   await say(`Hello, my order for ${who.name} never arrived`);
   await eventually(() => count() > before || undefined, 20_000);
   before = count();
   const photo = harness.twilio.addMedia({ body: PNG_BYTES, contentType: 'image/png' });
   await say(`Here is a photo of the parcel ${who.userId}`, { media: [{ url: photo, contentType: 'image/png' }] });
+  await eventually(() => count() > before || undefined, 20_000);
+  before = count();
+  const voice = harness.twilio.addMedia({ body: OGG_BYTES, contentType: 'audio/ogg' });
+  await say(`A voice note about my blender, ${who.name}`, { media: [{ url: voice, contentType: 'audio/ogg' }] });
+  await eventually(() => count() > before || undefined, 20_000);
+  before = count();
+  await say(`Does the warranty cover the blender of ${who.name}?`);
   await eventually(() => count() > before || undefined, 20_000);
   // A hand-off: Ana takes it by replying to the notice, answers, and hands back.
   await say(`I want to speak to a person about ${who.email}`);
