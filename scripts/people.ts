@@ -12,6 +12,7 @@ import { createLogger } from '../src/logger.js';
 import { createMediaStore } from '../src/media/media-store.js';
 import { createPeopleFeature } from '../src/people/feature.js';
 import { PERSON_ID_FORMS } from '../src/people/person-id.js';
+import { createLinkRevocations } from '../src/transcripts/link-revocations.js';
 import { createTranscriptLinks } from '../src/transcripts/transcript-link.js';
 
 const USAGE = 'usage: npm run people -- export <id> | erase <id>\n';
@@ -31,7 +32,15 @@ async function main(command: string | undefined, id: string | undefined): Promis
     publicBaseUrl: config.publicBaseUrl,
     ttlHours: config.transcriptLinks.ttlHours,
   });
-  const { people } = createPeopleFeature(infra, config, { contacts, media: createMediaStore(infra.mongo, { maxBytes: config.media.maxBytes }), links });
+  const revocations = createLinkRevocations({
+    redis: infra.redis,
+    secret: config.transcriptLinks.secret,
+    ttlHours: config.transcriptLinks.ttlHours,
+    links,
+    logger: infra.logger,
+  });
+  const media = createMediaStore(infra.mongo, { maxBytes: config.media.maxBytes });
+  const { people } = createPeopleFeature(infra, config, { contacts, media, links, revocations });
   try {
     const result = command === 'export' ? await people.export(id) : await people.erase(id, 'cli');
     if (!result) {

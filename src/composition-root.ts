@@ -52,7 +52,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const media = createMediaFeature(infra, config, config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {});
   const contacts = await createContactsFeature(infra, config);
   const page = createTranscriptsFeature(infra, config, { transcripts, media: media.store });
-  const people = createPeopleFeature(infra, config, { contacts, media: media.store, links: page.links });
+  const people = createPeopleFeature(infra, config, { contacts, media: media.store, links: page.links, revocations: page.revocations });
   const pendingActions = (conversationId: string) => actions.pendingTeamActions(conversationId);
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
   store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });

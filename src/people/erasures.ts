@@ -52,6 +52,8 @@ export interface ErasureDeps {
   logger: Logger;
   /** The wait before the second pass (tests shorten it). */
   settleMs: number;
+  /** Transcript links signed so far for the conversation stop working. */
+  revokeLinks(conversationId: string): Promise<void>;
 }
 
 const leaseKey = (id: string) => `${KEY_PREFIX}:people:erasure-lease:{${id}}`;
@@ -97,6 +99,7 @@ export function createErasures(deps: ErasureDeps) {
     const footprint = await footprintOf(deps.connection, plan.conversationKeys, plan.visitorPrefixes);
     const values = valuesOf(footprint, plan.visitorPrefixes);
     const counts: ErasureRecord['counts'] = {};
+    for (const key of footprint.conversationKeys) await deps.revokeLinks(key);
     merge(counts, 'queues', await eraseQueues(deps.redis, deps.bull, deps.queuePrefix, values));
     const names = [...values, ...footprint.mediaIds, ...plan.identifiers, ...plan.visitorPrefixes.map((prefix) => prefix.split(':')[2] ?? '')];
     const texts = plan.texts;

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { ContactIndex } from '../contacts/contact-index.js';
 import type { Infrastructure } from '../infrastructure.js';
 import type { MediaStore } from '../media/media-store.js';
+import type { LinkRevocations } from '../transcripts/link-revocations.js';
 import type { TranscriptLinks } from '../transcripts/transcript-link.js';
 import { createPeople } from './people.js';
 import { createPeopleRouter } from './routes.js';
@@ -13,7 +14,13 @@ import { createPeopleRouter } from './routes.js';
 export function createPeopleFeature(
   infra: Infrastructure,
   config: Pick<Config, 'adminToken'>,
-  deps: { contacts: ContactIndex; media: Pick<MediaStore, 'remove'>; links: Pick<TranscriptLinks, 'mediaUrl'>; settleMs?: number },
+  deps: {
+    contacts: ContactIndex;
+    media: Pick<MediaStore, 'remove'>;
+    links: Pick<TranscriptLinks, 'mediaUrl'>;
+    revocations?: LinkRevocations;
+    settleMs?: number;
+  },
 ) {
   const { logger, metrics } = infra;
   const people = createPeople({
@@ -25,6 +32,7 @@ export function createPeopleFeature(
     media: deps.media,
     logger,
     settleMs: deps.settleMs ?? 3000,
+    revokeLinks: (conversationId) => deps.revocations?.revoke(conversationId) ?? Promise.resolve(),
     mediaUrl: (conversationId, mediaId, ttlMs) => deps.links.mediaUrl(conversationId, mediaId, ttlMs),
   });
   // Resuming stops once the process drains (a resume in progress finishes its step; a lapsed lease lets another worker take it).

@@ -23,6 +23,12 @@ const needlesOf = (who: typeof maya) => [who.number, who.email, who.name, ...who
 
 describe('one person, every store', () => {
   let web: string;
+  /** A transcript link signed before the erasure (as a hand-off notice carries). */
+  let oldLink: string;
+  const open = (link: string) => {
+    const url = new URL(link);
+    return harness.http.get(url.pathname + url.search);
+  };
   beforeAll(async () => {
     for (const who of [maya, bob]) {
       const contact = await admin(harness).put(`/admin/contacts/${encodeURIComponent(who.address)}`, {
@@ -74,6 +80,8 @@ describe('one person, every store', () => {
     // The support role's facts (the issue it learned from her words).
     const state = Object.entries(document.redis).filter(([family]) => family.startsWith('asst:state:'));
     expect(JSON.stringify(state)).toContain(maya.name);
+    oldLink = harness.services.transcriptLinks.url(maya.address);
+    expect((await open(oldLink)).text).toContain(maya.texts[0]);
     // Bob is nowhere in Maya's export.
     expect(JSON.stringify(document)).not.toContain(bob.number);
   });
@@ -92,10 +100,10 @@ describe('one person, every store', () => {
     expect(bobHits.some((hit) => hit.where === 'asst:knowledge:misses' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:messages' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:contacts')).toBe(true);
-    // The signed transcript link of the erased conversation shows nothing of it.
-    const page = new URL(harness.services.transcriptLinks.url(maya.address));
-    const shown = await harness.http.get(page.pathname + page.search);
-    expect(shown.text).not.toContain(maya.texts[0]);
+    // A transcript link signed before the erasure no longer works.
+    const revoked = await open(oldLink);
+    expect(revoked.status).toBe(410);
+    expect(revoked.text).toBe('This link no longer works\n');
   }, 60_000);
 
   test('erasing again is a 200 with nothing to do; the records list who asked and how many', async () => {
@@ -117,5 +125,12 @@ describe('one person, every store', () => {
       20_000,
     );
     expect((await harness.services.transcripts.recent(maya.address)).map((entry) => entry.text)).toEqual(['Hello again', 'Happy to help: Hello again']);
+    // The old link still opens nothing; a link signed now shows the new conversation only.
+    expect((await open(oldLink)).status).toBe(410);
+    await transcriptsWritten(harness.services);
+    const fresh = await open(harness.services.transcriptLinks.url(maya.address, new Date(Date.now() + 2000)));
+    expect(fresh.status).toBe(200);
+    expect(fresh.text).toContain('Hello again');
+    expect(fresh.text).not.toContain(maya.texts[0]);
   }, 30_000);
 });
