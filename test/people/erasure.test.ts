@@ -7,6 +7,7 @@
  * person's data stays. Erasing again is a 200 with nothing to do; the record lists who and how
  * many; a message after the erasure starts a new, empty conversation.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { admin, peopleEnv, peopleModels, person, scanStores, transcriptsWritten, turnsSettled, whatsappLife, widgetLife } from './life.js';
@@ -100,6 +101,9 @@ describe('one person, every store', () => {
     expect(bobHits.some((hit) => hit.where === 'asst:knowledge:misses' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:messages' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:contacts')).toBe(true);
+    // Bob's rating question was scheduled under a job id nobody holding his number can recompute.
+    await eventually(() => harness.twilio.messages.some((message) => message.to === bob.address && message.choices?.length === 5) || undefined, 20_000);
+    expect(await scanStores(harness, [createHash('sha256').update(bob.address).digest('hex').slice(0, 24)])).toEqual([]);
     // A transcript link signed before the erasure no longer works.
     const revoked = await open(oldLink);
     expect(revoked.status).toBe(410);
