@@ -101,6 +101,11 @@ describe('one person, every store', () => {
     expect(bobHits.some((hit) => hit.where === 'asst:knowledge:misses' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:messages' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:contacts')).toBe(true);
+    // The contact index names its entries by keyed hashes: Bob's e-mail and user id are in no key name.
+    const names = await harness.services.redis.keys('*');
+    expect(names.filter((name) => name.includes(bob.email) || name.includes(bob.userId) || (name.includes('contact') && name.includes(bob.number)))).toEqual(
+      [],
+    );
     // Bob's rating question was scheduled under a job id nobody holding his number can recompute.
     await eventually(() => harness.twilio.messages.some((message) => message.to === bob.address && message.choices?.length === 5) || undefined, 20_000);
     expect(await scanStores(harness, [createHash('sha256').update(bob.address).digest('hex').slice(0, 24)])).toEqual([]);
