@@ -51,6 +51,7 @@ export interface Config {
   publicBaseUrl: string;
   trustProxy: TrustProxy;
   logLevel: Env['LOG_LEVEL'];
+  logPersonIds: Env['LOG_PERSON_IDS'];
   redisUrl: string;
   /** Seed nodes of a Redis Cluster; undefined: the one server at `redisUrl`. */
   redisClusterNodes: { host: string; port: number }[] | undefined;
@@ -184,6 +185,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     publicBaseUrl: env.PUBLIC_BASE_URL,
     trustProxy: env.TRUST_PROXY,
     logLevel: env.LOG_LEVEL,
+    logPersonIds: env.LOG_PERSON_IDS,
     redisUrl: env.REDIS_URL,
     redisClusterNodes: env.REDIS_CLUSTER_NODES,
     mongodbUri: env.MONGODB_URI,

@@ -6,7 +6,7 @@
  */
 import type { Connection } from 'mongoose';
 import { configuredSecrets, type Config } from './config.js';
-import { createLogger, redactSecrets, type Logger } from './logger.js';
+import { createLogger, logIdKey, pseudonymous, redactSecrets, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRedis, QUEUE_PREFIX, type RedisClient } from './redis.js';
 import { openMongo, type MongoLink } from './store/mongo-connection.js';
@@ -34,7 +34,8 @@ export interface ReadinessCheck {
 }
 
 export async function createInfrastructure(config: Config, options: { logger?: Logger | undefined; queuePrefix?: string | undefined }) {
-  const logger = redactSecrets(options.logger ?? createLogger({ level: config.logLevel }), configuredSecrets(config));
+  const redacted = redactSecrets(options.logger ?? createLogger({ level: config.logLevel }), configuredSecrets(config));
+  const logger = config.logPersonIds === 'plain' ? redacted : pseudonymous(redacted, logIdKey(config.transcriptLinks.secret));
   const redis = createRedis(config);
   const bull = createRedis(config, 'blocking');
   // Never waited on: a process starts and answers during a MongoDB outage (indexes follow when it answers).

@@ -7,6 +7,7 @@
  * ...), and since what upstream services put in their errors is not ours to trust,
  * `redactSecrets` also replaces every configured secret by value, wherever it appears.
  */
+import { createHmac } from 'node:crypto';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 import pretty from 'pino-pretty';
 
@@ -144,4 +145,50 @@ export function redactSecrets(inner: Logger, secrets: readonly (string | undefin
     };
   };
   return scrubbing(inner);
+}
+
+/** What names a person in a log line: a phone number (with or without `whatsapp:`), a widget conversation or visitor, an e-mail, a website user id. */
+const PERSON_PATTERN =
+  /whatsapp:\+\d{7,15}|\+\d{7,15}\b|\bweb:[A-Za-z0-9_-]+:[0-9a-f-]{8,64}(?::[0-9a-f-]{8,64})?|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|\b(?:user|ext):[A-Za-z0-9._@+-]+/g;
+
+/** The key log ids are hashed with, derived from the service's link secret (the same in every process). */
+export const logIdKey = (linkSecret: string) => createHmac('sha256', linkSecret).update('log-ids').digest('hex');
+
+/** The opaque id a log line names a person by: a keyed hash of what named them (`npm run people -- export` lists a person's). */
+export function personLogId(secret: string, identifier: string): string {
+  return `p_${createHmac('sha256', secret).update(`log:${identifier}`).digest('base64url').slice(0, 12)}`;
+}
+
+/**
+ * A logger that writes every number, widget conversation, e-mail and user id in its lines (fields
+ * at any depth, error messages, child fields) as an opaque id (`personLogId`): a log names nobody,
+ * yet one person's lines share their id. `LOG_PERSON_IDS=plain` leaves them as they are.
+ */
+export function pseudonymous(inner: Logger, secret: string): Logger {
+  const scrub = (text: string) => text.replace(PERSON_PATTERN, (found) => personLogId(secret, found.startsWith('+') ? `whatsapp:${found}` : found));
+  const clean = (value: unknown, depth: number): unknown => {
+    if (typeof value === 'string') return scrub(value);
+    if (value === null || typeof value !== 'object') return value;
+    if (depth >= MAX_DEPTH) return '[too deep]';
+    if (value instanceof Error) return clean(serialize(value), depth + 1);
+    if (Array.isArray(value)) return value.map((item) => clean(item, depth + 1));
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return clean(toJSON.call(value), depth + 1);
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, clean(item, depth + 1)]));
+  };
+  const fieldsOf = (fields: LogFields | undefined) => (fields ? (clean(fields, 0) as LogFields) : undefined);
+  const wrapping = (logger: Logger): Logger => {
+    const write = (level: LogLevel, event: string, fields: LogFields | undefined) => {
+      if (logger.enabled(level)) logger[level](event, fieldsOf(fields));
+    };
+    return {
+      debug: (event, fields) => write('debug', event, fields),
+      info: (event, fields) => write('info', event, fields),
+      warn: (event, fields) => write('warn', event, fields),
+      error: (event, fields) => write('error', event, fields),
+      child: (fields) => wrapping(logger.child(fieldsOf(fields) ?? {})),
+      enabled: (level) => logger.enabled(level),
+    };
+  };
+  return wrapping(inner);
 }

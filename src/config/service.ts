@@ -42,6 +42,10 @@ export const serviceFields = {
   PUBLIC_BASE_URL: httpUrl.describe('the public URL Twilio calls, e.g. https://assistant.example.com'),
   TRUST_PROXY: trustProxySetting.default(false),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  LOG_PERSON_IDS: z
+    .enum(['opaque', 'plain'])
+    .default('opaque')
+    .describe('opaque: log lines name a person (number, widget visitor, e-mail, user id) by a keyed hash; plain: as they are'),
 };
 
 export const businessFields = {

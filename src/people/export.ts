@@ -22,6 +22,8 @@ export interface ExportDeps {
   bull: ConnectionOptions;
   queuePrefix: string;
   mediaUrl(conversationId: string, mediaId: string, ttlMs: number): string;
+  /** The opaque id log lines name an identifier by (`LOG_PERSON_IDS=opaque`). */
+  logId(identifier: string): string;
 }
 
 type Doc = Record<string, unknown>;
@@ -68,6 +70,14 @@ export async function exportPerson(deps: ExportDeps, id: string, person: Person)
     id,
     exportedAt: new Date().toISOString(),
     contact: person.contact ?? null,
+    // How the service's log lines name this person: find their lines by these.
+    logIds: Object.fromEntries(
+      [
+        ...footprint.conversationKeys,
+        ...person.identifiers.filter((identifier) => !identifier.startsWith('+')),
+        ...person.identifiers.filter((identifier) => identifier.startsWith('+')).map((number) => `whatsapp:${number}`),
+      ].map((identifier) => [identifier, deps.logId(identifier)]),
+    ),
     conversations,
     media,
     mediaLinksValidFor: `${MEDIA_LINK_MS / 60_000} minutes`,

@@ -5,6 +5,7 @@
 import type { Config } from '../config.js';
 import type { ContactIndex } from '../contacts/contact-index.js';
 import type { Infrastructure } from '../infrastructure.js';
+import { logIdKey, personLogId } from '../logger.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { LinkRevocations } from '../transcripts/link-revocations.js';
 import type { TranscriptLinks } from '../transcripts/transcript-link.js';
@@ -13,7 +14,7 @@ import { createPeopleRouter } from './routes.js';
 
 export function createPeopleFeature(
   infra: Infrastructure,
-  config: Pick<Config, 'adminToken'>,
+  config: Pick<Config, 'adminToken' | 'transcriptLinks'>,
   deps: {
     contacts: ContactIndex;
     media: Pick<MediaStore, 'remove'>;
@@ -23,6 +24,7 @@ export function createPeopleFeature(
   },
 ) {
   const { logger, metrics } = infra;
+  const logKey = logIdKey(config.transcriptLinks.secret);
   const people = createPeople({
     connection: infra.mongo,
     redis: infra.redis,
@@ -33,6 +35,7 @@ export function createPeopleFeature(
     logger,
     settleMs: deps.settleMs ?? 3000,
     revokeLinks: (conversationId) => deps.revocations?.revoke(conversationId) ?? Promise.resolve(),
+    logId: (identifier) => personLogId(logKey, identifier),
     mediaUrl: (conversationId, mediaId, ttlMs) => deps.links.mediaUrl(conversationId, mediaId, ttlMs),
   });
   // Resuming stops once the process drains (a resume in progress finishes its step; a lapsed lease lets another worker take it).

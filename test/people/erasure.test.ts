@@ -81,6 +81,11 @@ describe('one person, every store', () => {
     // The support role's facts (the issue it learned from her words).
     const state = Object.entries(document.redis).filter(([family]) => family.startsWith('asst:state:'));
     expect(JSON.stringify(state)).toContain(maya.name);
+    // The service's logs name her by opaque ids only; the export says which.
+    expect(harness.logs.filter((line) => needlesOf(maya).some((needle) => JSON.stringify(line).includes(needle)))).toEqual([]);
+    const logId = document.logIds[maya.address];
+    expect(logId).toMatch(/^p_/);
+    expect(harness.logs.some((line) => line.event === 'turn-answered' && line.conversationKey === logId)).toBe(true);
     oldLink = harness.services.transcriptLinks.url(maya.address);
     expect((await open(oldLink)).text).toContain(maya.texts[0]);
     // Bob is nowhere in Maya's export.

@@ -47,6 +47,7 @@ export const peopleModels = (script: Script = assistant): DeterministicModels =>
 export function peopleEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     ADMIN_TOKEN,
+    LOG_PERSON_IDS: 'opaque',
     CSAT_ENABLED: 'true',
     CSAT_AFTER_MINUTES: '0.02',
     WEB_SITES: SITES,

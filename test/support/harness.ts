@@ -133,6 +133,8 @@ export function testEnv(twilioBaseUrl: string, extra: Record<string, string> = {
     TWILIO_API_BASE_URL: twilioBaseUrl,
     OPENAI_API_KEY: 'test-key-not-used',
     TURN_LOCK_TTL_MS: '3000',
+    // Suites find a conversation's log lines by its key; the people suites check the opaque ids.
+    LOG_PERSON_IDS: 'plain',
     // Suites expect one reply per message; the coalescing suite sets its own quiet period.
     COALESCE_MS: '0',
     WORKER_CONCURRENCY: '8',
