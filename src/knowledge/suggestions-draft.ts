@@ -33,19 +33,40 @@ const MAX_MESSAGES = 20;
 const MAX_MESSAGE_CHARS = 1_500;
 
 const EMAIL = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu;
-/** A reference after its word: "order 12345", "invoice #INV-2024-0042", "pedido nº 5521", "booking ref: AB12CD". */
+/** A reference after its word: "order 12345", "invoice no. 2024/0043", "pedido nº 5521", "booking ref: AB12CD", "tracking 1Z999AA1". */
 const REFERENCE =
-  /\b(orders?|invoices?|bookings?|reservations?|tickets?|refs?|reference|pedidos?|facturas?|reservas?|bestellung|rechnung|buchung|commandes?|factures?|ordini|ordine|fattura|prenotazione)(\s*(?:no\.?|number|nr\.?|n[º°o]\.?|num\.?|id)?\s*[:#]?\s*)(?=[\p{L}\d-]*\d)[\p{L}\d][\p{L}\d-]{2,}/giu;
-/** A code such as ORD-55821, INV2024-17, #48213. */
-const CODE = /(?:\b[A-Z]{2,5}-?\d[\d-]{2,}\b|#\d{3,}\b)/g;
-/** A phone number: a leading + and 7+ digits, or 9+ digits, with the usual separators. */
-const PHONE = /(?:\+\d[\d\s().-]{5,}\d|\b\d(?:[\s().-]?\d){8,})/g;
+  /\b(orders?|invoices?|bookings?|reservations?|tickets?|refs?|reference|tracking|parcels?|pedidos?|facturas?|reservas?|localizador|seguimiento|bestellung|rechnung|buchung|sendung|sendungsnummer|commandes?|factures?|suivi|colis|ordini|ordine|fattura|prenotazione|spedizione|encomenda|fatura|rastreio)(\s*(?:no\.?|number|nr\.?|n[º°o]\.?|num\.?|id|code|c[oó]digo|codice|ref\.?|nummer|num[eé]ro)?\s*[:#]?\s*(?:(?:is|es|est|ist|è|é)\s+)?)(?=[\p{L}\d/-]*\d)[\p{L}\d][\p{L}\d/-]{2,}/giu;
+/** A code such as ORD-55821, ord-55822, INV2024-17, QX7-PLM, #48213. */
+const CODE = /(?:\b[A-Z]{2,5}-?\d[\d-]{2,}\b|\b[a-z]{2,5}-\d{4,}\b|\b(?=[A-Z\d-]*\d)(?=[A-Z\d-]*[A-Z])[A-Z\d]{2,6}(?:-[A-Z\d]{2,6})+\b|#\d{3,}\b)/g;
+/** A national id: Spain's DNI/NIE, a US social security number, a UK National Insurance number, an Italian codice fiscale. */
+const NATIONAL_ID = /\b(?:[XYZ]?\d{7,8}-?[A-Z]|\d{3}-\d{2}-\d{4}|[A-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]|[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z])\b/g;
+/** A date after a word that makes it a birth date: "born 12/03/1985", "fecha de nacimiento: 1985-03-12", "geboren am 12. März 1985". */
+const BIRTH_DATE =
+  /\b(born(?: on)?|date of birth|d\.?o\.?b\.?|birthday|nacid[oa](?: el)?|fecha de nacimiento|geboren(?: am)?|geburtsdatum|n[ée]e?(?: le)?|date de naissance|nat[oa](?: il)?|data di nascita|nascid[oa](?: em)?|data de nascimento)(\s*[:]?\s*)(?:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}\.?\s+(?:de\s+)?\p{L}{3,10}\.?\s+(?:de\s+)?\d{4})/giu;
+/** A street address: a number and a street word (either order), in the six languages. */
+const ADDRESS =
+  /(?:\b\d{1,5}[a-z]?,?\s+(?:[\p{Lu}][\p{L}'.-]*\s+){1,4}(?:street|st\.|road|rd\.|avenue|ave\.|lane|drive|way|close|boulevard)\b|\b(?:calle|c\/|avenida|avda\.|plaza|rue|avenue|boulevard|chemin|via|viale|piazza|corso|rua|travessa)\s+(?:[\p{L}'.-]+\s+){0,4}?\d{1,5}[a-z]?\b|\b[\p{L}-]*(?:straße|strasse|str\.|weg|platz|gasse|allee)\s+\d{1,5}[a-z]?\b)/giu;
+/** A postcode: British (SW1A 1AA), Dutch (1012 AB), or five digits after a comma or before a town ("28013 Madrid"). */
+const POSTCODE = /\b(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|\d{4}\s?[A-Z]{2}(?=[\s,.]|$)|\d{5}(?=\s+\p{Lu})|\d{5}(?:-\d{4})?(?=\s*$|,))/gu;
+/** A phone number: a leading + and 7+ digits, or 9+ digits, with the usual separators ("(555) 123-4567"). */
+const PHONE = /(?:\+\d[\d\s().-]{5,}\d|\(?\b\d(?:[\s().-]{0,2}\d){8,})/g;
 
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The text without personal data: the listed names and contacts, emails, phone numbers, order and invoice numbers. */
+/**
+ * The text without personal data: the listed names and contacts, emails, street addresses,
+ * postcodes, birth dates, national ids, phone numbers, order, invoice, booking and tracking numbers.
+ */
 export function withoutPersonalData(text: string, personal: readonly string[]): string {
-  let clean = text.replace(EMAIL, '[email]').replace(REFERENCE, '$1$2[number]').replace(CODE, '[number]').replace(PHONE, '[phone]');
+  let clean = text
+    .replace(EMAIL, '[email]')
+    .replace(BIRTH_DATE, '$1$2[date]')
+    .replace(ADDRESS, '[address]')
+    .replace(REFERENCE, '$1$2[number]')
+    .replace(NATIONAL_ID, '[id]')
+    .replace(CODE, '[number]')
+    .replace(POSTCODE, '[postcode]')
+    .replace(PHONE, '[phone]');
   const words = personal.flatMap((value) => {
     const bare = value.replace(/^[a-z]+:/i, '').trim();
     return [bare, ...bare.split(/\s+/).filter((word) => word.length >= 3)].filter((word) => word.length >= 2);
