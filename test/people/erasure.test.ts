@@ -148,3 +148,33 @@ describe('one person, every store', () => {
     expect(fresh.text).not.toContain(maya.texts[0]);
   }, 30_000);
 });
+
+describe('an anonymous widget visitor', () => {
+  test('named by the visitor id: every chat of theirs is exported and erased', async () => {
+    const session = await harness.http.post('/api/widget/session').set('Origin', 'https://people-shop.example.test').send({ siteKey: 'people-site' });
+    expect(session.status).toBe(200);
+    const { token, visitorId, conversationId } = session.body as { token: string; visitorId: string; conversationId: string };
+    const text = 'Anonymous visitor asks about the walnut desk';
+    const sent = await harness.http
+      .post('/api/widget/messages')
+      .set('Origin', 'https://people-shop.example.test')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ clientMessageId: 'visitor-1', text });
+    expect(sent.status).toBe(202);
+    await eventually(
+      async () => (await harness.services.transcripts.recent(conversationId)).some((entry) => entry.text === `Happy to help: ${text}`) || undefined,
+      20_000,
+    );
+    await turnsSettled(harness.services);
+    await transcriptsWritten(harness.services);
+
+    const id = `web:people-site:${visitorId}`;
+    const exported = await admin(harness).get(`/admin/people/${encodeURIComponent(id)}/export`);
+    expect(exported.status).toBe(200);
+    expect(exported.body.conversations.map((conversation: { key: string }) => conversation.key)).toEqual([conversationId]);
+    const erased = await admin(harness).post(`/admin/people/${encodeURIComponent(id)}/erase`);
+    expect(erased.status).toBe(200);
+    expect(erased.body.counts.mongo).toMatchObject({ conversations: 1 });
+    expect(await scanStores(harness, [text, visitorId])).toEqual([]);
+  }, 60_000);
+});
