@@ -93,6 +93,23 @@ describe('one person, every store', () => {
   });
 
   test('the erasure leaves none of the person in any store, and the other person whole', async () => {
+    // A confirmed change as the transcript writer records it: the business keeps its outcome, not the person.
+    const action = {
+      _id: 'act-maya-1',
+      conversationId: maya.address,
+      channel: 'whatsapp',
+      tool: 'update_address',
+      title: `Change the address of ${maya.name}`,
+      effect: 'reversible',
+      args: { email: maya.email },
+      summary: `Change the address of ${maya.name} to 1 Harbour Lane`,
+      state: 'done',
+      proposedBy: { address: maya.address, roleId: 'support', runId: 'run-1' },
+      calls: 1,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    };
+    await harness.services.mongo.collection<{ _id: string }>('actions').insertOne(action);
     expect((await scanStores(harness, needlesOf(maya))).length).toBeGreaterThan(0);
     const response = await admin(harness).post(`/admin/people/${encodeURIComponent(maya.address)}/erase`);
     expect(response.status).toBe(200);
@@ -100,6 +117,18 @@ describe('one person, every store', () => {
     expect(response.body.counts.mongo).toMatchObject({ messages: expect.any(Number), conversations: 2, csat: 1, handoffs: 1, media: 2, contacts: 1 });
     expect(response.body.plan).toBeUndefined();
 
+    const kept = await harness.services.mongo.collection<{ _id: string }>('actions').findOne({ _id: 'act-maya-1' });
+    expect(kept).toEqual({
+      _id: 'act-maya-1',
+      conversationId: `erased:${response.body._id}`,
+      channel: 'whatsapp',
+      tool: 'update_address',
+      effect: 'reversible',
+      state: 'done',
+      calls: 1,
+      createdAt: expect.any(Date),
+      updatedAt: expect.any(Date),
+    });
     const hits = await scanStores(harness, needlesOf(maya));
     expect(hits).toEqual([]);
     const bobHits = await scanStores(harness, needlesOf(bob));
