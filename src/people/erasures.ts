@@ -99,6 +99,7 @@ export function createErasures(deps: ErasureDeps) {
     const footprint = await footprintOf(deps.connection, plan.conversationKeys, plan.visitorPrefixes);
     const values = valuesOf(footprint, plan.visitorPrefixes);
     const counts: ErasureRecord['counts'] = {};
+    const renew = () => deps.redis.pexpire(leaseKey(id), LEASE_MS);
     for (const key of footprint.conversationKeys) await deps.revokeLinks(key);
     merge(counts, 'queues', await eraseQueues(deps.redis, deps.bull, deps.queuePrefix, values));
     const names = [...values, ...footprint.mediaIds, ...plan.identifiers, ...plan.visitorPrefixes.map((prefix) => prefix.split(':')[2] ?? '')];
@@ -106,7 +107,9 @@ export function createErasures(deps: ErasureDeps) {
     // The contact first: its removal leaves index entries (write ordering marks) the Redis step then deletes.
     if (plan.contact && (await deps.contacts.remove(plan.contact.address))) merge(counts, 'mongo', { contacts: 1 });
     const locks = new Set(plan.conversationKeys.map((key) => redisKeys.lock(key)));
+    await renew();
     merge(counts, 'redis', await eraseRedis(deps.redis, { names, values, texts }, deps.queuePrefix, id, locks));
+    await renew();
     merge(counts, 'mongo', await eraseMongo(deps.connection, footprint, deps.media, id));
     for (const externalId of plan.externalIds) merge(counts, 'redis', { 'user chats': await deps.contacts.conversations.forget(externalId) });
     return counts;
@@ -118,8 +121,10 @@ export function createErasures(deps: ErasureDeps) {
     if (!plan) return record;
     const locks = await lockAll(record._id, plan.conversationKeys);
     try {
-      const counts: ErasureRecord['counts'] = {};
+      // A resumed erasure adds to what the interrupted one counted.
+      const counts: ErasureRecord['counts'] = structuredClone(record.counts ?? {});
       for (const [store, values] of Object.entries(await pass(record._id, plan))) merge(counts, store, values);
+      await records().updateOne({ _id: record._id }, { $set: { counts } });
       await deps.redis.pexpire(leaseKey(record._id), LEASE_MS);
       await sleep(deps.settleMs);
       for (const [store, values] of Object.entries(await pass(record._id, plan))) merge(counts, store, values);
