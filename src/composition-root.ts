@@ -55,7 +55,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const people = createPeopleFeature(infra, config, { contacts, media: media.store, links: page.links, revocations: page.revocations });
   const pendingActions = (conversationId: string) => actions.pendingTeamActions(conversationId);
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
-  store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });
+  store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets, ...people.purgeTargets });
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
   const knowledgeHooks = { onMiss: reports.recordMiss, onUsage: store.recordUsage };
   const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, ...knowledgeOptions(config, overrides), ...knowledgeHooks });

@@ -10,6 +10,7 @@ import type { MediaStore } from '../media/media-store.js';
 import type { LinkRevocations } from '../transcripts/link-revocations.js';
 import type { TranscriptLinks } from '../transcripts/transcript-link.js';
 import { createPeople } from './people.js';
+import { purgeByAge } from './retention.js';
 import { createPeopleRouter } from './routes.js';
 
 export function createPeopleFeature(
@@ -40,5 +41,11 @@ export function createPeopleFeature(
   });
   // Resuming stops once the process drains (a resume in progress finishes its step; a lapsed lease lets another worker take it).
   infra.shutdown.addEventListener('abort', people.close, { once: true });
-  return { people, router: createPeopleRouter({ adminToken: config.adminToken, people, logger, metrics }), start: people.start };
+  const purge = { purgeOlderThan: (cutoff: Date) => purgeByAge(infra.mongo, infra.redis, infra.mongoLink.databaseName, cutoff) };
+  return {
+    people,
+    purgeTargets: { others: [purge] },
+    router: createPeopleRouter({ adminToken: config.adminToken, people, logger, metrics }),
+    start: people.start,
+  };
 }
