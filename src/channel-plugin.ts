@@ -73,7 +73,7 @@ export interface ChannelContext {
   /** Starts a conversation over (the widget's "new chat"). */
   resetConversation(conversationId: string): Promise<void>;
   contacts: ContactReader & {
-    findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<LinkedCustomer | undefined>;
+    findVerifiedUser(user: { externalId: string; email?: string | undefined; conversationKey?: string }): Promise<LinkedCustomer | undefined>;
   };
   /** The hand-off and entity tools the channel (`channelId`) offers, built with how its address reaches the customer. */
   tools(options: Pick<HandoffToolOptions, 'reach' | 'onHandoff'> & { channelId: string }): AssistantTool[];

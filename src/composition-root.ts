@@ -25,6 +25,7 @@ import { createKnowledgeFeature, knowledgeOptions } from './knowledge/feature.js
 import { HANDOFF_TOOL_NAMES } from './handoff/handoff-tools.js';
 import { createMediaFeature } from './media/feature.js';
 import { createOrchestratorFeature } from './orchestrator/feature.js';
+import { createPeopleFeature } from './people/feature.js';
 import { reportsFeatureOf } from './reports/feature.js';
 import { createStoreFeature } from './store/feature.js';
 import { createTakeoverFeature } from './takeover/feature.js';
@@ -50,11 +51,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const store = createStoreFeature(infra, config, reports);
   const { transcripts, outbox } = store;
   const media = createMediaFeature(infra, config, config.twilio ? { [WHATSAPP_CHANNEL_ID]: whatsappMediaSource(config.twilio) } : {});
-  const contacts = await createContactsFeature(infra);
+  const contacts = await createContactsFeature(infra, config);
   const page = createTranscriptsFeature(infra, config, { transcripts, media: media.store });
+  const people = createPeopleFeature(infra, config, { contacts, media: media.store, links: page.links, revocations: page.revocations });
   const pendingActions = (conversationId: string) => actions.pendingTeamActions(conversationId);
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
-  store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets });
+  store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets, ...people.purgeTargets });
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
   const knowledgeHooks = { onMiss: reports.recordMiss, onUsage: store.recordUsage };
   const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, ...knowledgeOptions(config, overrides), ...knowledgeHooks });
@@ -96,9 +98,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     readiness: [...base.readiness, ...tools.readiness],
     routers: [
       // Before the admin API: its bearer check on /admin would refuse the page's sign-in.
-      reports.router,
-      knowledge.router,
-      guidance.router,
+      ...[reports.router, knowledge.router, guidance.router, people.router],
       ...createAdminFeature(infra, config, {
         contacts,
         handoffs: handoff.store,
@@ -132,7 +132,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       const worker = answering.start();
       // Once per process (each owner starts once): retention, notices, the writer, sweepers, idle hand-backs, the knowledge index.
       const starts = [store.startRetention, handoff.start, store.start, reports.start, turns.startSweeper, actions.start, takeover.start];
-      for (const start of [...starts, csat.start, knowledge.start, guidance.start]) start();
+      for (const start of [...starts, csat.start, knowledge.start, guidance.start, people.start]) start();
       return worker;
     },
     startChannelChecks: () => startChannelChecks(plugins),

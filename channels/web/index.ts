@@ -29,7 +29,7 @@ export interface WebChannelSettings {
   tools?: readonly AssistantTool[];
   roleCapabilityTools?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Finds the contact a website-verified user is (by external id, then email). */
-  contacts: { findVerifiedUser(user: { externalId: string; email?: string | undefined }): Promise<LinkedCustomer | undefined> };
+  contacts: { findVerifiedUser(user: { externalId: string; email?: string | undefined; conversationKey?: string }): Promise<LinkedCustomer | undefined> };
 }
 
 const ANONYMOUS_VISITOR =
@@ -66,7 +66,7 @@ export function createWebChannel(settings: WebChannelSettings): ChannelDefinitio
   const identify = async (inbound: InboundMessage): Promise<LinkedCustomer | undefined> => {
     const user = userFromMetadata(inbound.metadata);
     if (!user) return undefined;
-    const contact = await settings.contacts.findVerifiedUser({ externalId: user.id, email: user.email });
+    const contact = await settings.contacts.findVerifiedUser({ externalId: user.id, email: user.email, conversationKey: inbound.conversationKey });
     if (!contact) {
       logger.info('web-user-unlinked', { conversationKey: inbound.conversationKey });
       return undefined;

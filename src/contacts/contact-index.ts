@@ -4,8 +4,10 @@
  * a website user by external id or email) makes one Redis round trip and never waits on MongoDB.
  * MongoDB stays the durable record; Redis holds the authoritative index of what it says.
  *
- * Keys: `asst:contact-index:{<address or alias>}`, one hash per contact address and per alias
- * (`ext:<id>`, `email:<lowercase>`), each with its own hash tag (every script touches one key).
+ * Keys: `asst:contact-entry:{<keyed hash of the address or alias>}`, one hash per contact address
+ * and per alias (`ext:<id>`, `email:<lowercase>`), each with its own hash tag (every script
+ * touches one key); the name is an HMAC with the service's secret, so no number, e-mail or user
+ * id is in a key name and nobody holding one can recompute it.
  * `value` is the contact as JSON — an alias entry holds a copy of the contact that declares it,
  * so an alias lookup is one `HGET` too; `seq` counts the writes begun on the key and `synced` is
  * the `seq` of the write whose read set `value`. No `value` means "not linked".
@@ -23,7 +25,7 @@
  *     that finished before it, so when racing writers are done Redis holds MongoDB's final value.
  *     A write that fails (or whose process dies) between MongoDB and Redis leaves the index as it
  *     was: the admin API answers an error, and repeating the write (idempotent) re-syncs it.
- *   - Completeness: `asst:contact-index-complete:{contact-index}`, set by a load that copied every
+ *   - Completeness: `asst:contact-entries-complete:{contact-index}`, set by a load that copied every
  *     contact (and its aliases) from MongoDB, at most one process at a time
  *     (`asst:contact-index-loading:{contact-index}`, token-checked; the marker is set only if that
  *     lock survived the load, so a Redis that lost its data mid-load is loaded again). A load
@@ -41,10 +43,11 @@
  * Contacts changed in MongoDB directly (not through this store) are not seen: write them through
  * the admin API (an upsert or import of the same rows re-syncs them).
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
+import { createContactConversations, type ContactConversations } from './contact-conversations.js';
 import { aliasesOf, ContactSchema, emailAlias, externalAlias, type Contact, type ContactStore } from './contact-store.js';
 
 /** A MongoDB read slower than this (index incomplete, or Redis failing) is treated as failed: the turn goes on. */
@@ -59,8 +62,10 @@ const PARALLEL = 16;
 /** An entry without a value keeps its `seq` this long (it orders writes racing each other). */
 const EMPTY_KEEP_MS = 24 * 60 * 60 * 1000;
 
-const entryKey = (name: string) => `${KEY_PREFIX}:contact-index:{${name}}`;
-const COMPLETE_KEY = `${KEY_PREFIX}:contact-index-complete:{contact-index}`;
+/** An entry's key: named by a keyed hash of the address or alias (nobody holding a number, an e-mail or a user id can find or recompute it). */
+const entryKeyWith = (secret: string) => (name: string) =>
+  `${KEY_PREFIX}:contact-entry:{${createHmac('sha256', secret).update(`contact:${name}`).digest('base64url').slice(0, 32)}}`;
+const COMPLETE_KEY = `${KEY_PREFIX}:contact-entries-complete:{contact-index}`;
 const LOADING_KEY = `${KEY_PREFIX}:contact-index-loading:{contact-index}`;
 
 /** Begins a write on KEYS[1]: the next `seq`; an entry without a value expires in ARGV[1] ms. */
@@ -130,10 +135,19 @@ function parseContact(raw: string | null | undefined): Contact | undefined {
   }
 }
 
+/** A website-verified user's lookup; `conversationKey`, when given, is noted as one of that user's conversations. */
+interface VerifiedLookup {
+  externalId: string;
+  email?: string | undefined;
+  conversationKey?: string | undefined;
+}
+
 type Declaring = Pick<Contact, 'address' | 'email' | 'externalId'>;
 
 export interface ContactIndexOptions {
   redis: RedisClient;
+  /** The service's secret the per-user conversation sets are named with. */
+  secret: string;
   logger: Logger;
   metrics: Metrics;
 }
@@ -143,6 +157,8 @@ export interface ContactIndex extends ContactStore {
   start(): Promise<void>;
   /** Stops the checks; a load in progress stops after its page (it never waits on a closed process). */
   close(): void;
+  /** The widget conversations each verified user was identified in (`contact-conversations.ts`). */
+  conversations: ContactConversations;
 }
 
 /**
@@ -151,7 +167,7 @@ export interface ContactIndex extends ContactStore {
  */
 async function loadIndex(
   store: ContactStore,
-  { redis, logger }: Pick<ContactIndexOptions, 'redis' | 'logger'>,
+  { redis, logger, entryKey }: Pick<ContactIndexOptions, 'redis' | 'logger'> & { entryKey: (name: string) => string },
   closed: () => boolean,
   onComplete: () => void,
 ): Promise<void> {
@@ -200,6 +216,8 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
   let closed = false;
   let loading: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  const conversations = createContactConversations(redis, options.secret, logger);
+  const entryKey = entryKeyWith(options.secret);
 
   /** The contact an index entry holds; undefined when MongoDB must answer instead (index incomplete, Redis failing, entry unreadable). */
   const fromIndex = async (name: string): Promise<{ contact: Contact | undefined } | undefined> => {
@@ -275,7 +293,7 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
   const load = () =>
     loadIndex(
       store,
-      options,
+      { ...options, entryKey },
       () => closed,
       () => setComplete(true),
     );
@@ -300,13 +318,15 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
     ...store,
     get,
     findByAlias: byAlias,
-    async findVerifiedUser({ externalId, email }) {
+    async findVerifiedUser({ externalId, email, conversationKey }: VerifiedLookup) {
+      if (conversationKey) void conversations.note(externalId, conversationKey);
       const [byExternalId, byEmail] = await Promise.all([byAlias(externalAlias(externalId)), email ? byAlias(emailAlias(email)) : undefined]);
       return byExternalId ?? byEmail;
     },
     upsert: (contact) => writing(() => store.upsert(contact), [contact]),
     remove: (address) => writing(() => store.remove(address), [{ address }]),
     importMany: (rows) => writing(() => store.importMany(rows), rows),
+    conversations,
 
     async start() {
       await check();

@@ -5,7 +5,7 @@
  * if nothing happened since (`csat.ts` decides). A job is best effort: a failed check is not retried.
  */
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 
@@ -19,7 +19,12 @@ interface CsatQueueOptions {
   prefix?: string;
 }
 
-export function createCsatQueue(options: CsatQueueOptions) {
+/** The key a conversation's job id is hashed with: the id names the conversation without letting anyone holding the number recompute it. */
+interface JobKey {
+  jobKey: string;
+}
+
+export function createCsatQueue(options: CsatQueueOptions & JobKey) {
   const queue = new Queue<QuietJob>(CSAT_QUEUE_NAME, {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
@@ -28,7 +33,7 @@ export function createCsatQueue(options: CsatQueueOptions) {
   return {
     queue,
     async scheduleQuiet(conversationKey: string, at: number, delayMs: number): Promise<void> {
-      const digest = createHash('sha256').update(conversationKey).digest('hex').slice(0, 24);
+      const digest = createHmac('sha256', options.jobKey).update(conversationKey).digest('hex').slice(0, 24);
       // Debounced: one delayed job per conversation, replaced (data and delay) by each later reply.
       await queue.add(
         'quiet',

@@ -29,6 +29,8 @@ export interface CsatRuntimeOptions extends Pick<CsatOptions, 'heldByTeammate' |
   transcripts: TranscriptStore;
   connection: ConnectionOptions;
   prefix: string;
+  /** The service's key a conversation's job id is hashed with. */
+  jobKey: string;
   channels: ReadonlyMap<string, ChannelDefinition>;
   logger: Logger;
   metrics: Metrics;
@@ -62,7 +64,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
     };
   }
   options.whenStoreReady?.('csat indexes', () => store.ensureIndexes());
-  const queue = createCsatQueue({ connection: options.connection, prefix: options.prefix });
+  const queue = createCsatQueue({ connection: options.connection, prefix: options.prefix, jobKey: options.jobKey });
   const csat = createCsat({
     ...options.config,
     state: createCsatState(options.redis),

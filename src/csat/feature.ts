@@ -1,4 +1,5 @@
 /** The satisfaction question built from the shared infrastructure (the composition root's one call). */
+import { createHmac } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { ChannelDefinition } from '../contracts/index.js';
 import type { HandoffStore } from '../handoff/handoff-store.js';
@@ -10,7 +11,7 @@ import { createCsatRuntime } from './csat-runtime.js';
 
 export function createCsatFeature(
   infra: Infrastructure,
-  config: Pick<Config, 'csat'>,
+  config: Pick<Config, 'csat' | 'transcriptLinks'>,
   deps: { channels: ReadonlyMap<string, ChannelDefinition>; takeover: TakeoverService; handoffs: HandoffStore; transcripts: TranscriptStore },
 ) {
   const { redis, mongo, logger, metrics } = infra;
@@ -22,6 +23,7 @@ export function createCsatFeature(
     transcripts: deps.transcripts,
     connection: infra.bull,
     prefix: infra.queuePrefix,
+    jobKey: createHmac('sha256', config.transcriptLinks.secret).update('job-ids').digest('hex'),
     channels: deps.channels,
     logger,
     metrics,

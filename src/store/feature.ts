@@ -63,7 +63,7 @@ export function createStoreFeature(
     },
     usageReport: { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) },
     /** What the retention purge removes besides transcripts (hand-offs, media, unclaimed uploads). */
-    purgeAlso(targets: Pick<RetentionOptions, 'handoffs' | 'media' | 'uploads'>): void {
+    purgeAlso(targets: Pick<RetentionOptions, 'handoffs' | 'media' | 'uploads' | 'others'>): void {
       retention = createRetention({
         connection: infra.bull,
         prefix: infra.queuePrefix,

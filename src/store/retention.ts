@@ -26,6 +26,8 @@ export interface RetentionOptions {
   handoffs: { purgeOlderThan(cutoff: Date): Promise<number> };
   /** Customers' media (GridFS) follows the transcripts' retention. */
   media?: Pick<MediaStore, 'purgeOlderThan' | 'remove' | 'sweepOrphanChunks'>;
+  /** Other stores' purges by the same age (a person's ratings, suggestions, …); counts by store. */
+  others?: { purgeOlderThan(cutoff: Date): Promise<Record<string, number>> }[];
   /** Uploads no message named: deleted once their TTL (`unclaimedTtlMs`, which sets how often to sweep) ends. */
   uploads?: { claims: Pick<UploadClaims, 'sweep'>; unclaimedTtlMs: number };
   logger: Logger;
@@ -38,7 +40,9 @@ export async function purgeExpired(options: RetentionOptions) {
   const cutoff = new Date((options.now ?? Date.now)() - options.retentionDays * 24 * 60 * 60 * 1000);
   const [transcripts, handoffs] = await Promise.all([options.transcripts.purgeOlderThan(cutoff), options.handoffs.purgeOlderThan(cutoff)]);
   const media = (await options.media?.purgeOlderThan(cutoff)) ?? 0;
-  const removed = { ...transcripts, handoffs, media };
+  const others: Record<string, number> = {};
+  for (const target of options.others ?? []) Object.assign(others, await target.purgeOlderThan(cutoff));
+  const removed = { ...transcripts, handoffs, media, ...others };
   options.metrics.increment('retention_purged_messages_total', {}, removed.messages);
   options.logger.info('retention-purged', { cutoff: cutoff.toISOString(), ...removed });
   return removed;

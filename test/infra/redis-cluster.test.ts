@@ -243,6 +243,7 @@ describe('every Lua script, transaction and pipeline keeps to one cluster slot',
       redis,
       logger: createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) }),
       metrics: createMetrics(),
+      secret: 'test-people-secret',
     });
     try {
       await contacts.start();

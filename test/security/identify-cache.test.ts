@@ -222,7 +222,7 @@ describe('racing writes of one contact', () => {
         return result;
       },
     };
-    const index = createContactIndex(gated, { redis: services.redis, logger: services.logger, metrics: services.metrics });
+    const index = createContactIndex(gated, { redis: services.redis, logger: services.logger, metrics: services.metrics, secret: 'test-people-secret' });
     return { index, mongoWritten, release };
   }
 
@@ -303,7 +303,7 @@ describe('an index not yet loaded', () => {
     const logs: LogLine[] = [];
     const metrics = createMetrics();
     const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
-    return { index: createContactIndex(store, { redis: client, logger, metrics }), logs, metrics };
+    return { index: createContactIndex(store, { redis: client, logger, metrics, secret: 'test-people-secret' }), logs, metrics };
   }
 
   test('while another process loads it, a caller missing from Redis is read from MongoDB (bounded); then the load completes it', async () => {

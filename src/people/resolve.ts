@@ -1,0 +1,63 @@
+/**
+ * From an id to a person: the contact it names (through the contact index: a number, a user id or
+ * an e-mail alias), the identities that contact declares, and every conversation key that is
+ * theirs — the WhatsApp conversation of their number, the widget chats in which the web channel
+ * identified their verified user id (`contact-conversations.ts`), and every chat of a widget
+ * visitor named directly (found by the key's prefix).
+ */
+import type { Contact } from '../contacts/contact-store.js';
+import type { ContactIndex } from '../contacts/contact-index.js';
+import type { PersonId } from './person-id.js';
+
+export interface Person {
+  /** The contact record, when one is linked. */
+  contact: Contact | undefined;
+  /** Conversation keys known exactly. */
+  conversationKeys: string[];
+  /** `web:<site>:<visitor>:` prefixes: every chat of those visitors. */
+  visitorPrefixes: string[];
+  /** The external ids whose conversation sets lead here. */
+  externalIds: string[];
+  /** Identifiers that may appear in key names: the number, the e-mail, the user id. */
+  identifiers: string[];
+}
+
+const WHATSAPP = /^whatsapp:(\+\d+)$/;
+
+/** The visitor prefix of a widget conversation key (`web:<site>:<visitor>:<chat>`). */
+const visitorPrefixOf = (key: string) => /^(web:[^:]+:[^:]+:)[^:]+$/.exec(key)?.[1];
+
+export async function resolvePerson(contacts: Pick<ContactIndex, 'get' | 'findByAlias' | 'conversations'>, id: PersonId): Promise<Person> {
+  let contact: Contact | undefined;
+  if (id.kind === 'whatsapp') contact = await contacts.get(id.address);
+  if (id.kind === 'user') contact = (await contacts.findByAlias(`ext:${id.externalId}`)) ?? (await contacts.get(`user:${id.externalId}`));
+  if (id.kind === 'email') contact = await contacts.findByAlias(`email:${id.email}`);
+
+  const keys = new Set<string>();
+  const prefixes = new Set<string>();
+  const externalIds = new Set<string>();
+  const identifiers = new Set<string>();
+  if (id.kind === 'whatsapp') keys.add(id.address);
+  if (id.kind === 'user') externalIds.add(id.externalId);
+  if (id.kind === 'email') identifiers.add(id.email);
+  if (id.kind === 'visitor') prefixes.add(id.prefix);
+  if (contact) {
+    if (WHATSAPP.test(contact.address)) keys.add(contact.address);
+    const externalId = contact.externalId ?? (contact.address.startsWith('user:') ? contact.address.slice('user:'.length) : undefined);
+    if (externalId) externalIds.add(externalId);
+    if (contact.email) identifiers.add(contact.email.toLowerCase());
+  }
+  for (const externalId of externalIds) {
+    identifiers.add(`ext:${externalId}`).add(`user:${externalId}`);
+    for (const key of await contacts.conversations.of(externalId)) {
+      keys.add(key);
+      const prefix = visitorPrefixOf(key);
+      if (prefix) prefixes.add(prefix);
+    }
+  }
+  for (const key of keys) {
+    const number = WHATSAPP.exec(key)?.[1];
+    if (number) identifiers.add(number);
+  }
+  return { contact, conversationKeys: [...keys], visitorPrefixes: [...prefixes], externalIds: [...externalIds], identifiers: [...identifiers] };
+}
