@@ -7,9 +7,10 @@
  * their ends and teammates' messages (with their acceptance by the channel: a delivery id) go
  * last, in time order (the first-response wait). Documents from the oldest message's day on are
  * replaced; older days (their messages gone with retention) keep theirs untouched. It holds the
- * fleet's flush lock throughout: live writers keep counting into Redis (the recent days' dedupe
- * sets emptied with the totals at the start, so a record is counted once, by whichever sees it
- * first) and what they count is written with the rebuild's figures at the end. */
+ * fleet's flush lock throughout: live writers keep counting into Redis (deduplicating by record
+ * id while it runs, against the recent days' sets emptied with the totals at the start, so a
+ * record is counted once, by whichever sees it first) and what they count is written with the
+ * rebuild's figures at the end. */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import { actionEvent, addDays, dayOf, deliveredEvent, handoffEndEvent, handoffEvent, messageEvent, type RollupEvent } from './rollup-events.js';
@@ -34,7 +35,22 @@ export async function rebuildRollups(options: {
 }): Promise<RebuildResult> {
   // No flush but the rebuild's own meanwhile: what live writers count goes on into Redis's totals,
   // deduped against the rebuild's records, and is written with them at the end.
-  return options.store.exclusive((flush) => recount(options, flush));
+  // Meanwhile every count dedupes by record id too (the rebuilding flag), so a record a live
+  // writer counts while the rebuild reads it is counted once; the ids go when it is done.
+  return options.store.exclusive(async (flush) => {
+    await options.store.rebuilding(true);
+    try {
+      return await recount(options, flush);
+    } finally {
+      await options.store.rebuilding(false);
+      const today = dayOf(new Date());
+      await options.store.reset(
+        Array.from({ length: HORIZON_DAYS + 3 }, (_, index) => addDays(today, 1 - index)),
+        [],
+        { daySetsOnly: true },
+      );
+    }
+  });
 }
 
 async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () => Promise<void>): Promise<RebuildResult> {

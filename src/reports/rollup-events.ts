@@ -124,17 +124,20 @@ export function handoffEvent(handoff: {
 
 /**
  * The events of transcript records: messages (their first record), the channel's acceptance of
- * a message (its `delivery` record, once per message sent) and actions' ends. Statuses count nothing.
+ * a message (its `delivery` record, once per message sent) and actions' ends. Statuses count
+ * nothing. With `marks` (each record's outbox entry), each event's mark beside it.
  */
-export function transcriptEvents(records: readonly TranscriptRecord[]): RollupEvent[] {
+export function transcriptEvents(records: readonly TranscriptRecord[], marks?: readonly string[]): { events: RollupEvent[]; marks?: string[] } {
   const events: RollupEvent[] = [];
-  for (const record of records) {
-    if (record.kind === 'message') events.push(messageEvent(record.message));
-    else if (record.kind === 'delivery') events.push(deliveredEvent(record.messageId, record.at));
-    else if (record.kind === 'action') {
-      const event = actionEvent(record.action);
-      if (event) events.push(event);
-    }
+  const eventMarks: string[] = [];
+  for (const [index, record] of records.entries()) {
+    let event: RollupEvent | undefined;
+    if (record.kind === 'message') event = messageEvent(record.message);
+    else if (record.kind === 'delivery') event = deliveredEvent(record.messageId, record.at);
+    else if (record.kind === 'action') event = actionEvent(record.action);
+    if (!event) continue;
+    events.push(event);
+    eventMarks.push(marks?.[index] ?? '');
   }
-  return events;
+  return marks ? { events, marks: eventMarks } : { events };
 }

@@ -1,0 +1,154 @@
+/**
+ * Redis commands a message by feature: the service started again for each setting (the features
+ * off, each feature on alone, all on), each on a MongoDB database of its own and numbers of its
+ * own, sent the same messages (3 per number, in order), and counted by `INFO commandstats` until
+ * the transcript outbox and the usage list it filled are empty (the writer's and the roll-ups'
+ * commands included). Each figure is set beside bare BullMQ's per job measured in the same run.
+ * `BENCH_MONITOR=1` also prints, per setting, the commands by key (Redis's MONITOR, ids folded to
+ * `*`): where a feature's commands go. Used by `npm run bench:features` and the pipeline bench.
+ */
+import { Redis } from 'ioredis';
+import { findFreePort } from '../support/services.js';
+import { benchNumber, commandDelta, redisCommandCalls, serviceEnv, sleep, spawnServiceProcess, webhookSender, type Backing } from './rig.js';
+
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const HOURS = { timeZone: 'UTC', weekly: { mon: ['00:00-24:00'], tue: ['00:00-24:00'], wed: ['00:00-24:00'], thu: ['00:00-24:00'] } };
+const TEAMS = JSON.stringify({ support: { label: 'Support', webhooks: ['http://127.0.0.1:9/hook'], hours: HOURS } });
+
+export interface FeatureSetting {
+  name: string;
+  env: Record<string, string>;
+  /** Knowledge: an FAQ entry in the knowledge base, so every turn searches it (the bench's messages miss it). */
+  knowledge?: boolean;
+}
+
+/** The settings measured: the floor, each feature alone, everything on. */
+export const FEATURE_SETTINGS: readonly FeatureSetting[] = [
+  { name: 'features off (reports count, as always)', env: {} },
+  { name: 'CSAT_ENABLED=true', env: { CSAT_ENABLED: 'true' } },
+  { name: 'team hours (HANDOFF_TEAMS with hours)', env: { HANDOFF_TEAMS: TEAMS } },
+  { name: 'knowledge (an FAQ; every message a miss)', env: {}, knowledge: true },
+  { name: 'every feature on', env: { CSAT_ENABLED: 'true', HANDOFF_TEAMS: TEAMS }, knowledge: true },
+];
+
+export interface FeatureFigure {
+  name: string;
+  answered: number;
+  sent: number;
+  commands: number;
+  byName: Map<string, number>;
+  /** Commands a message by key pattern (BENCH_MONITOR=1 only). */
+  byKey?: Map<string, number>;
+}
+
+/** A key with its ids folded: digits, hex and uuid-like runs become `*`. */
+const keyPattern = (key: string) => key.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '*').replace(/\d+/g, '*');
+
+/** Watches Redis's MONITOR: commands by `command key-pattern` (a script's own calls marked `lua`). */
+async function monitorCounts(url: string) {
+  const monitor = await new Redis(url).monitor();
+  const counts = new Map<string, number>();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const [command = '', key = ''] = args;
+    const name = `${source === 'lua' ? 'lua ' : ''}${command.toLowerCase()} ${keyPattern(key)}`;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  });
+  return {
+    counts,
+    stop: () => monitor.disconnect(),
+  };
+}
+
+/** Waits (≤ 20 s) until the transcript outbox and every usage list are empty: the deferred work a phase left. */
+async function deferredDone(probe: Redis) {
+  const backlog = async () => {
+    const outboxes = await probe.keys('asst:tx:outbox:*');
+    const usage = await probe.keys('asst:{usage:*}:pending');
+    const lengths = await Promise.all([...outboxes.map((key) => probe.xlen(key)), ...usage.map((key) => probe.llen(key))]);
+    return lengths.reduce((sum, length) => sum + length, 0);
+  };
+  const deadline = Date.now() + 20_000;
+  while ((await backlog()) > 0 && Date.now() < deadline) await sleep(100);
+}
+
+/** One setting: its own web and worker, a warm-up, then `messages` counted. */
+async function measureSetting(backing: Backing, setting: FeatureSetting, index: number, messages: number): Promise<FeatureFigure> {
+  const { twilio, probe } = backing;
+  const port = await findFreePort();
+  const uri = new URL(backing.mongoUri);
+  uri.pathname = `${uri.pathname}_f${index}`;
+  const env = serviceEnv(backing, port, { MONGODB_URI: uri.toString(), ADMIN_TOKEN, WORKER_CONCURRENCY: '32', ...setting.env });
+  const web = await spawnServiceProcess('web', env, { profile: false });
+  const worker = await spawnServiceProcess('worker', env, { profile: false });
+  try {
+    if (setting.knowledge) await addFaq(port);
+    const sender = webhookSender(port);
+    const area = 600 + index * 10;
+    const send = async (label: string, subArea: number, count: number) => {
+      const before = twilio.messages.length;
+      const numbers = Math.ceil(count / 3);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < numbers) {
+            const number = benchNumber(subArea, next++);
+            for (let turn = 0; turn < 3; turn += 1) await sender.post(number, `${label} ${number} #${turn}`);
+          }
+        }),
+      );
+      await twilio.waitForMessages(before + numbers * 3, 120_000).catch(() => undefined);
+      return { sent: numbers * 3, answered: twilio.messages.length - before };
+    };
+    // Warm-up: the processes' code and connections, and the knowledge index built (its first turn).
+    await send(`fw${index}`, area, Math.min(300, messages));
+    await deferredDone(probe);
+    const monitor = process.env.BENCH_MONITOR === '1' ? await monitorCounts(backing.redis.url) : undefined;
+    const before = await redisCommandCalls(probe);
+    const { sent, answered } = await send(`fm${index}`, area + 1, messages);
+    await deferredDone(probe);
+    const per = Math.max(1, answered);
+    const byName = commandDelta(before, await redisCommandCalls(probe), per);
+    monitor?.stop();
+    let commands = 0;
+    for (const count of byName.values()) commands += count;
+    const byKey = monitor && new Map([...monitor.counts].map(([name, count]) => [name, count / per]));
+    return { name: setting.name, answered, sent, commands, byName, ...(byKey ? { byKey } : {}) };
+  } finally {
+    await web.stop();
+    await worker.stop();
+  }
+}
+
+async function addFaq(port: number) {
+  const response = await fetch(`http://127.0.0.1:${port}/admin/knowledge/faq`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ entries: [{ question: 'What are your opening hours?', answer: 'We open from 9:00 to 18:00, Monday to Friday.' }] }),
+  });
+  if (response.status !== 201) throw new Error(`adding the bench FAQ answered ${response.status}: ${await response.text()}`);
+}
+
+/** Every setting in turn; prints a row each (and, with BENCH_MONITOR=1, its commands by key). */
+export async function measureFeatureBudget(
+  backing: Backing,
+  options: { messages: number; bareCommandsPerJob: number; out: (line?: string) => void; settings?: readonly FeatureSetting[] },
+): Promise<FeatureFigure[]> {
+  const { out, bareCommandsPerJob } = options;
+  const figures: FeatureFigure[] = [];
+  out(`Redis commands a message by feature (${options.messages} messages each, 3 per number; BullMQ alone ${bareCommandsPerJob.toFixed(1)} a job)`);
+  const settings = options.settings ?? FEATURE_SETTINGS;
+  for (const [index, setting] of settings.entries()) {
+    const figure = await measureSetting(backing, setting, index, options.messages);
+    figures.push(figure);
+    const floor = figures[0];
+    const overFloor = floor && floor !== figure ? `, ${figure.commands - floor.commands >= 0 ? '+' : ''}${(figure.commands - floor.commands).toFixed(1)} over the floor` : '';
+    out(
+      `  ${setting.name.padEnd(44)} ${figure.commands.toFixed(1)} = BullMQ + ${(figure.commands - bareCommandsPerJob).toFixed(1)}${overFloor}  (${figure.answered}/${figure.sent} answered)`,
+    );
+    if (figure.byKey) {
+      const top = [...figure.byKey].filter(([, count]) => count >= 0.05).sort((a, b) => b[1] - a[1]);
+      for (const [name, count] of top.slice(0, 40)) out(`      ${count.toFixed(2).padStart(6)}  ${name}`);
+    }
+  }
+  return figures;
+}
