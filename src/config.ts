@@ -14,6 +14,7 @@ import { mediaFields } from './config/media.js';
 import { actionFields, mcpFields } from './config/mcp.js';
 import { compatibleServers, modelFields, modelLists, providerFields, type EmbeddingSpec, type ModelProviders, type ModelSpec } from './config/model.js';
 import { queueFields } from './config/queue.js';
+import { reportsConfig, reportsFields, type ReportsConfig } from './config/reports.js';
 import { businessFields, operatorFields, serviceFields, type TrustProxy } from './config/service.js';
 import { outboxFields, storeFields, transcriptFields } from './config/store.js';
 import { webFields } from './config/web.js';
@@ -41,6 +42,7 @@ export const EnvSchema = z.object({
   ...queueFields,
   ...outboxFields,
   ...knowledgeFields,
+  ...reportsFields,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -123,6 +125,7 @@ export interface Config {
    */
   media: { maxBytes: number; fetchTimeoutMs: number; transcribeModel: string; maxTurnBytes: number; maxWorkerBytes: number; unclaimedTtlMs: number };
   knowledge: KnowledgeConfig;
+  reports: ReportsConfig;
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -224,6 +227,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       unclaimedTtlMs: Math.round(env.UPLOAD_UNCLAIMED_TTL_MINUTES * 60_000),
     },
     knowledge: knowledgeConfig(env),
+    reports: reportsConfig(env),
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

@@ -8,7 +8,7 @@ import { createSatisfaction } from './satisfaction.js';
 
 export function reportsFeatureOf(
   infra: Infrastructure,
-  config: Pick<Config, 'adminToken' | 'publicBaseUrl' | 'model' | 'transcriptLinks' | 'handoff'>,
+  config: Pick<Config, 'adminToken' | 'publicBaseUrl' | 'model' | 'transcriptLinks' | 'handoff' | 'reports'>,
   channels: () => readonly string[],
 ): ReportsFeature {
   const { mongo: connection, redis, logger, metrics } = infra;
@@ -19,5 +19,5 @@ export function reportsFeatureOf(
   // The teams' opening hours: the first reply within them.
   const teams = parseTeams(config.handoff.teamsJson);
   const teamHours = (team: string) => (team === 'sales' || team === 'support' ? teams[team]?.hours : undefined);
-  return createReportsFeature({ connection, redis, logger, metrics, config: settings, csat, teamHours });
+  return createReportsFeature({ connection, redis, logger, metrics, config: settings, csat, teamHours, timeZone: config.reports.timeZone });
 }

@@ -43,8 +43,10 @@ export interface ReportsFeatureOptions {
   config: ReportsConfig;
   /** Satisfaction answers, once something stores them; until then the page says none yet. */
   csat?: SatisfactionSource;
-  /** The UTC day (tests pin it). */
+  /** Today in the reports' time zone (tests pin it). */
   today?: () => string;
+  /** The IANA time zone whose days the reports count (REPORTS_TIME_ZONE); UTC by default. */
+  timeZone?: string;
   /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
   teamHours?: (team: string) => TeamHours | undefined;
 }
@@ -92,6 +94,7 @@ const REPORTS_PATH = '/admin/reports';
 export function createReportsFeature(options: ReportsFeatureOptions): ReportsFeature {
   const { connection, redis, logger, metrics, config } = options;
   const store = createRollupStore(connection, redis, logger, options.teamHours);
+  const zone = options.timeZone ?? 'UTC';
   const channels = () => (typeof config.channels === 'function' ? config.channels() : config.channels);
   const count = async (events: readonly RollupEvent[], what: string, marks?: readonly string[]) => {
     try {
@@ -111,7 +114,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     csat: options.csat,
     logger,
     metrics,
-    ...(options.today ? { today: options.today } : {}),
+    today: options.today ?? (() => dayOf(new Date(), zone)),
   });
   // Mounted at the root with the service's other routers: it answers `/admin/reports/*` only.
   const router = express.Router();
@@ -120,7 +123,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     router,
     store,
     async recordTranscripts(records, marks) {
-      const { events, marks: eventMarks } = transcriptEvents(records, marks);
+      const { events, marks: eventMarks } = transcriptEvents(records, marks, zone);
       await count(events, 'transcripts', eventMarks);
     },
     async releaseTranscripts(marks) {
@@ -132,7 +135,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
         async open(...args: never[]) {
           const opened = await open(...args);
           // Marked by its own id (kept a few days): a hand-off counted twice counts once.
-          if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff', [`h:${opened.handoff._id}`]);
+          if (opened.created) await count([handoffEvent(opened.handoff, zone)], 'handoff', [`h:${opened.handoff._id}`]);
           return opened;
         },
       };
@@ -141,7 +144,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
         if (!end) continue;
         wrapped[name] = async (...args: never[]) => {
           const ended = await end(...args);
-          if (ended) await count([handoffEndEvent({ ...ended, endedAt: ended.endedAt ?? new Date() })], 'handoff-end');
+          if (ended) await count([handoffEndEvent({ ...ended, endedAt: ended.endedAt ?? new Date() }, zone)], 'handoff-end');
           return ended;
         };
       }
@@ -162,12 +165,12 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     },
     // Once per customer message already (the knowledge's own mark, `src/knowledge/misses.ts`): one HINCRBY.
     recordMiss({ channel }) {
-      void store.add(dayOf(new Date()), channel, 'miss', 1).catch((error: unknown) => {
+      void store.add(dayOf(new Date(), zone), channel, 'miss', 1).catch((error: unknown) => {
         metrics.increment('reports_rollup_failed_total', { what: 'miss' });
         logger.warn('reports-rollup-failed', { what: 'miss', events: 1, error });
       });
     },
-    rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger }),
+    rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger, timeZone: zone }),
     start: () => store.start(config.flushIntervalMs ?? DEFAULT_FLUSH_MS),
     close: () => store.close(),
   };

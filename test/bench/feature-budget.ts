@@ -7,7 +7,8 @@
  * `BENCH_MONITOR=1` also prints, per setting, the commands by key (Redis's MONITOR, ids folded to
  * `*`): where a feature's commands go. Used by `npm run bench:features` and the pipeline bench.
  */
-import { Redis } from 'ioredis';
+import { connect } from 'node:net';
+import type { Redis } from 'ioredis';
 import { findFreePort } from '../support/services.js';
 import { benchNumber, commandDelta, redisCommandCalls, serviceEnv, sleep, spawnServiceProcess, webhookSender, type Backing } from './rig.js';
 
@@ -44,31 +45,48 @@ export interface FeatureFigure {
 /** A key with its ids folded: digits, hex and uuid-like runs become `*`. */
 const keyPattern = (key: string) => key.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '*').replace(/\d+/g, '*');
 
-/** Watches Redis's MONITOR: commands by `command key-pattern` (a script's own calls marked `lua`). */
-async function monitorCounts(url: string) {
-  const monitor = await new Redis(url).monitor();
+/**
+ * Watches Redis's MONITOR on a socket of its own (ioredis's monitor mode threw on replies racing
+ * its disconnect): commands by `command key-pattern` (a script's own calls marked `lua`).
+ */
+function monitorCounts(port: number) {
   const counts = new Map<string, number>();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    const [command = '', key = ''] = args;
-    const name = `${source === 'lua' ? 'lua ' : ''}${command.toLowerCase()} ${keyPattern(key)}`;
-    counts.set(name, (counts.get(name) ?? 0) + 1);
+  const socket = connect(port, '127.0.0.1', () => socket.write('MONITOR\r\n'));
+  let buffered = '';
+  socket.on('data', (chunk: Buffer) => {
+    const lines = (buffered + chunk.toString()).split('\r\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      const source = /^\+\d+\.\d+ \[\d+ ([^\]]+)\]/.exec(line)?.[1];
+      if (!source) continue;
+      const [command = '', key = ''] = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1] ?? '');
+      const name = `${source === 'lua' ? 'lua ' : ''}${command.toLowerCase()} ${keyPattern(key)}`;
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
   });
-  return {
-    counts,
-    stop: () => monitor.disconnect(),
-  };
+  socket.on('error', () => undefined);
+  return { counts, stop: () => socket.destroy() };
 }
 
-/** Waits (≤ 20 s) until the transcript outbox and every usage list are empty: the deferred work a phase left. */
-async function deferredDone(probe: Redis) {
+/**
+ * Waits (≤ 20 s) until the transcript outbox and every usage list are empty: the deferred work a
+ * phase left. Returns the commands it sent itself, by name (taken off the phase's count).
+ */
+async function deferredDone(probe: Redis): Promise<Map<string, number>> {
+  const own = new Map<string, number>();
+  const note = (name: string, count = 1) => own.set(name, (own.get(name) ?? 0) + count);
   const backlog = async () => {
     const outboxes = await probe.keys('asst:tx:outbox:*');
     const usage = await probe.keys('asst:{usage:*}:pending');
+    note('keys', 2);
+    note('xlen', outboxes.length);
+    note('llen', usage.length);
     const lengths = await Promise.all([...outboxes.map((key) => probe.xlen(key)), ...usage.map((key) => probe.llen(key))]);
     return lengths.reduce((sum, length) => sum + length, 0);
   };
   const deadline = Date.now() + 20_000;
-  while ((await backlog()) > 0 && Date.now() < deadline) await sleep(100);
+  while ((await backlog()) > 0 && Date.now() < deadline) await sleep(250);
+  return own;
 }
 
 /** One setting: its own web and worker, a warm-up, then `messages` counted. */
@@ -102,12 +120,14 @@ async function measureSetting(backing: Backing, setting: FeatureSetting, index: 
     // Warm-up: the processes' code and connections, and the knowledge index built (its first turn).
     await send(`fw${index}`, area, Math.min(300, messages));
     await deferredDone(probe);
-    const monitor = process.env.BENCH_MONITOR === '1' ? await monitorCounts(backing.redis.url) : undefined;
+    const monitor = process.env.BENCH_MONITOR === '1' ? monitorCounts(backing.redis.port) : undefined;
     const before = await redisCommandCalls(probe);
     const { sent, answered } = await send(`fm${index}`, area + 1, messages);
-    await deferredDone(probe);
+    const own = await deferredDone(probe);
     const per = Math.max(1, answered);
-    const byName = commandDelta(before, await redisCommandCalls(probe), per);
+    const byName = commandDelta(before, await redisCommandCalls(probe), 1);
+    for (const [name, count] of own) byName.set(name, (byName.get(name) ?? 0) - count);
+    for (const [name, count] of byName) byName.set(name, count / per);
     monitor?.stop();
     let commands = 0;
     for (const count of byName.values()) commands += count;
@@ -141,7 +161,8 @@ export async function measureFeatureBudget(
     const figure = await measureSetting(backing, setting, index, options.messages);
     figures.push(figure);
     const floor = figures[0];
-    const overFloor = floor && floor !== figure ? `, ${figure.commands - floor.commands >= 0 ? '+' : ''}${(figure.commands - floor.commands).toFixed(1)} over the floor` : '';
+    const overFloor =
+      floor && floor !== figure ? `, ${figure.commands - floor.commands >= 0 ? '+' : ''}${(figure.commands - floor.commands).toFixed(1)} over the floor` : '';
     out(
       `  ${setting.name.padEnd(44)} ${figure.commands.toFixed(1)} = BullMQ + ${(figure.commands - bareCommandsPerJob).toFixed(1)}${overFloor}  (${figure.answered}/${figure.sent} answered)`,
     );

@@ -226,7 +226,12 @@ describe('roll-ups', () => {
     const day = new Date().toISOString().slice(0, 10);
     const { mongo, redis, logger } = harness.services;
     const usage = createUsageStore(mongo, redis, { flushIntervalMs: 60_000, logger, onFold: reports.recordUsage });
-    const turn = (inputTokens: number, outputTokens: number) => ({ day, roleId: 'sales', channelId: 'web', calls: [{ model: 'model-a', inputTokens, outputTokens }] });
+    const turn = (inputTokens: number, outputTokens: number) => ({
+      day,
+      roleId: 'sales',
+      channelId: 'web',
+      calls: [{ model: 'model-a', inputTokens, outputTokens }],
+    });
     await usage.record(turn(100, 10));
     await usage.record(turn(50, 5));
     await usage.flush();
