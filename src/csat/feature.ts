@@ -20,8 +20,6 @@ export function createCsatFeature(
     redis,
     mongo,
     transcripts: deps.transcripts,
-    connection: infra.bull,
-    prefix: infra.queuePrefix,
     channels: deps.channels,
     logger,
     metrics,
