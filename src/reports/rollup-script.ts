@@ -8,8 +8,9 @@
  * their id in the day's `seen` set, and so is every event while a rebuild runs (its `rebuilding`
  * flag): a record is then counted once, by whichever of a live writer and the rebuild sees it
  * first. The day sets a figure needs are conversations (customer messages, a person, not
- * resolved): their memory grows with conversations, not messages.
+ * resolved), each by a short digest of its id: their memory grows with conversations, not messages.
  */
+import { createHash } from 'node:crypto';
 import { luaScript } from '../redis.js';
 import { addDays, metricPart, type RollupEvent } from './rollup-events.js';
 
@@ -160,6 +161,12 @@ for _, field in ipairs(order) do redis.call('HINCRBY', totals, field, sums[field
 for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
 return counted`);
 
+/**
+ * A conversation as the day sets and waits hold it: 72 bits of its id's SHA-1 (12 characters,
+ * the smallest allocation Redis makes for a string), whatever the id's length.
+ */
+const conversationTag = (conversation: string) => createHash('sha1').update(conversation).digest('base64url').slice(0, 12);
+
 /** Where a batch's events came from: each event's outbox entry (`marks[i]` for `events[i]`). */
 export interface Marked {
   /** Per event, the mark of the outbox entry (or part of one) it was read from. */
@@ -215,7 +222,7 @@ export function encodeEvents(
         const previous = addDays(day, -1);
         return {
           ...base,
-          v: event.conversation,
+          v: conversationTag(event.conversation),
           a: at(dayKey('active', day, channel)),
           p: at(dayKey('person', day, channel)),
           u: at(dayKey('unres', day, channel)),
@@ -228,7 +235,7 @@ export function encodeEvents(
       case 'out':
       case 'handoff': {
         const sets = {
-          v: event.conversation,
+          v: conversationTag(event.conversation),
           t: event.at,
           a: at(dayKey('active', day, channel)),
           p: at(dayKey('person', day, channel)),
@@ -240,7 +247,7 @@ export function encodeEvents(
       case 'delivered':
         return { ...base, m: event.message };
       case 'handoff_end':
-        return { ...base, v: event.conversation, h: event.handoff, t: event.at };
+        return { ...base, v: conversationTag(event.conversation), h: event.handoff, t: event.at };
       case 'action':
         return { ...base, o: event.outcome };
       case 'miss':
