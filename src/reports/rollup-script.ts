@@ -62,9 +62,21 @@ for set, group in pairs(bySet) do
   end
   if #new > 0 then redis.call('SADD', key(set), unpack(new)) end
 end
-local function unresolved(u, f, conv) if redis.call('SADD', key(u), conv) == 1 then inc(f .. 'unres', 1) end end
+-- Whether a day set has members: asked once a batch (most batches find the next day's set, and
+-- many a day's set of conversations with a person, empty: no SISMEMBER on them then).
+local filled = {}
+local function has(i, conv)
+  if filled[i] == nil then filled[i] = redis.call('SCARD', KEYS[i]) > 0 end
+  return filled[i] and redis.call('SISMEMBER', KEYS[i], conv) == 1
+end
+local function added(i, conv)
+  local new = redis.call('SADD', key(i), conv) == 1
+  filled[i] = true
+  return new
+end
+local function unresolved(u, f, conv) if added(u, conv) then inc(f .. 'unres', 1) end end
 local function person(e)
-  if redis.call('SADD', key(e.p), e.v) == 1 and redis.call('SISMEMBER', key(e.a), e.v) == 1 then unresolved(e.u, e.f, e.v) end
+  if added(e.p, e.v) and has(e.a, e.v) then unresolved(e.u, e.f, e.v) end
 end
 local function split(text)
   local parts = {}
@@ -109,10 +121,10 @@ for _, e in ipairs(events) do
       local seen = e.a .. '|' .. e.v
       if not active[seen] then
         active[seen] = true
-        if redis.call('SADD', key(e.a), e.v) == 1 then
+        if added(e.a, e.v) then
           inc(f .. 'conv', 1)
-          if redis.call('SISMEMBER', key(e.p), e.v) == 1 or redis.call('SISMEMBER', key(e.an), e.v) == 1 then unresolved(e.u, f, e.v) end
-          if redis.call('SISMEMBER', key(e.ap), e.v) == 1 then unresolved(e.up, e.fp, e.v) end
+          if has(e.p, e.v) or has(e.an, e.v) then unresolved(e.u, f, e.v) end
+          if has(e.ap, e.v) then unresolved(e.up, e.fp, e.v) end
         end
       end
     elseif e.k == 'out' then

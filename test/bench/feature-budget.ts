@@ -36,6 +36,10 @@ export interface FeatureFigure {
   name: string;
   answered: number;
   sent: number;
+  /** Messages a second, first webhook to last reply (a burst from 16 senders: the worker's pace). */
+  perSecond: number;
+  /** Bare BullMQ's jobs a second measured just before this setting (`reference`). */
+  bareJobsPerSecond?: number;
   commands: number;
   byName: Map<string, number>;
   /** Commands a message by key pattern (BENCH_MONITOR=1 only). */
@@ -104,6 +108,7 @@ async function measureSetting(backing: Backing, setting: FeatureSetting, index: 
     const area = 600 + index * 10;
     const send = async (label: string, subArea: number, count: number) => {
       const before = twilio.messages.length;
+      const startedAt = Date.now();
       const numbers = Math.ceil(count / 3);
       let next = 0;
       await Promise.all(
@@ -115,14 +120,16 @@ async function measureSetting(backing: Backing, setting: FeatureSetting, index: 
         }),
       );
       await twilio.waitForMessages(before + numbers * 3, 120_000).catch(() => undefined);
-      return { sent: numbers * 3, answered: twilio.messages.length - before };
+      const replies = twilio.messages.slice(before);
+      const seconds = (Math.max(startedAt, ...replies.map((reply) => reply.receivedAt)) - startedAt) / 1000;
+      return { sent: numbers * 3, answered: replies.length, perSecond: replies.length / Math.max(seconds, 0.001) };
     };
     // Warm-up: the processes' code and connections, and the knowledge index built (its first turn).
     await send(`fw${index}`, area, Math.min(300, messages));
     await deferredDone(probe);
     const monitor = process.env.BENCH_MONITOR === '1' ? monitorCounts(backing.redis.port) : undefined;
     const before = await redisCommandCalls(probe);
-    const { sent, answered } = await send(`fm${index}`, area + 1, messages);
+    const { sent, answered, perSecond } = await send(`fm${index}`, area + 1, messages);
     const own = await deferredDone(probe);
     const per = Math.max(1, answered);
     const byName = commandDelta(before, await redisCommandCalls(probe), 1);
@@ -132,7 +139,7 @@ async function measureSetting(backing: Backing, setting: FeatureSetting, index: 
     let commands = 0;
     for (const count of byName.values()) commands += count;
     const byKey = monitor && new Map([...monitor.counts].map(([name, count]) => [name, count / per]));
-    return { name: setting.name, answered, sent, commands, byName, ...(byKey ? { byKey } : {}) };
+    return { name: setting.name, answered, sent, perSecond, commands, byName, ...(byKey ? { byKey } : {}) };
   } finally {
     await web.stop();
     await worker.stop();
@@ -151,20 +158,29 @@ async function addFaq(port: number) {
 /** Every setting in turn; prints a row each (and, with BENCH_MONITOR=1, its commands by key). */
 export async function measureFeatureBudget(
   backing: Backing,
-  options: { messages: number; bareCommandsPerJob: number; out: (line?: string) => void; settings?: readonly FeatureSetting[] },
+  options: {
+    messages: number;
+    bareCommandsPerJob: number;
+    out: (line?: string) => void;
+    settings?: readonly FeatureSetting[];
+    /** Bare BullMQ's jobs a second now: measured before each setting, for its ratio (the VM's speed drifts). */
+    reference?: () => Promise<number>;
+  },
 ): Promise<FeatureFigure[]> {
   const { out, bareCommandsPerJob } = options;
   const figures: FeatureFigure[] = [];
   out(`Redis commands a message by feature (${options.messages} messages each, 3 per number; BullMQ alone ${bareCommandsPerJob.toFixed(1)} a job)`);
   const settings = options.settings ?? FEATURE_SETTINGS;
   for (const [index, setting] of settings.entries()) {
-    const figure = await measureSetting(backing, setting, index, options.messages);
+    const bareJobsPerSecond = await options.reference?.();
+    const measured = await measureSetting(backing, setting, index, options.messages);
+    const figure = { ...measured, ...(bareJobsPerSecond ? { bareJobsPerSecond } : {}) };
     figures.push(figure);
     const floor = figures[0];
     const overFloor =
       floor && floor !== figure ? `, ${figure.commands - floor.commands >= 0 ? '+' : ''}${(figure.commands - floor.commands).toFixed(1)} over the floor` : '';
     out(
-      `  ${setting.name.padEnd(44)} ${figure.commands.toFixed(1)} = BullMQ + ${(figure.commands - bareCommandsPerJob).toFixed(1)}${overFloor}  (${figure.answered}/${figure.sent} answered)`,
+      `  ${setting.name.padEnd(44)} ${figure.commands.toFixed(1)} = BullMQ + ${(figure.commands - bareCommandsPerJob).toFixed(1)}${overFloor}  (${figure.answered}/${figure.sent} answered; ${figure.perSecond.toFixed(0)} messages/s${bareJobsPerSecond ? ` = ${((100 * figure.perSecond) / bareJobsPerSecond).toFixed(1)}% of BullMQ's ${bareJobsPerSecond.toFixed(0)} jobs/s just before` : ''})`,
     );
     if (figure.byKey) {
       const top = [...figure.byKey].filter(([, count]) => count >= 0.05).sort((a, b) => b[1] - a[1]);

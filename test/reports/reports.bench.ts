@@ -149,7 +149,7 @@ const rows: [string, string][] = [
   ['roll-up: client round trips per record', (scripts / records).toFixed(4)],
   ['roll-up: Redis commands inside scripts per record', (insideScripts / records).toFixed(2)],
   ['roll-up: time per record', `${((1000 * countMs) / records).toFixed(1)} µs`],
-  ['roll-up: Redis memory (day sets of conversations, totals)', `${(Number(memory ?? 0) / 2 ** 20).toFixed(0)} MiB`],
+  ['roll-up: Redis memory (day sets of conversations, totals)', `${(Number(memory ?? 0) / 2 ** 20).toFixed(1)} MiB`],
   ['flush: MongoDB commands (all days)', `${flushCommands} in ${flushMs.toFixed(0)} ms`],
   ['summary, 30 days, all channels: median / worst', `${median.toFixed(1)} / ${(timings.at(-1) ?? 0).toFixed(1)} ms (target ≤ ${TARGET_MS} ms)`],
 ];
