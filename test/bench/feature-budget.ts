@@ -24,7 +24,7 @@ export interface FeatureSetting {
 }
 
 /** The settings measured: the floor, each feature alone, everything on. */
-export const FEATURE_SETTINGS: readonly FeatureSetting[] = [
+const FEATURE_SETTINGS: readonly FeatureSetting[] = [
   { name: 'features off (reports count, as always)', env: {} },
   { name: 'CSAT_ENABLED=true', env: { CSAT_ENABLED: 'true' } },
   { name: 'team hours (HANDOFF_TEAMS with hours)', env: { HANDOFF_TEAMS: TEAMS } },
