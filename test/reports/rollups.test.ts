@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { transcriptEvents } from '../../src/reports/rollup-events.js';
 import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
 import { createUsageStore } from '../../src/store/usage-store.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
@@ -347,5 +348,25 @@ describe('sign-in', () => {
     // A forged cookie is no session.
     const forged = await http.get('/admin/reports').set('Cookie', `wa_reports=v2.${'A'.repeat(43)}`);
     expect(forged.status).toBe(303);
+  });
+});
+
+describe('while a rebuild runs', () => {
+  test('a record both the rebuild and a live writer bring is counted once, whichever counts it first', async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const conversation = 'web:site:rebuild-race';
+    const records = [message('in:web:race1', conversation, 'inbound', `${day}T10:00:00.000Z`)];
+    const { events } = transcriptEvents(records);
+    await reports.store.rebuilding(true);
+    // The rebuild reads the record from MongoDB (by its id)…
+    await reports.store.count(events);
+    // …and a live writer's batch brings it too (by its outbox entry), then another record.
+    await reports.recordTranscripts(records, [`${Date.now()}-0`]);
+    await reports.recordTranscripts([message('in:web:race2', conversation, 'inbound', `${day}T10:05:00.000Z`)], [`${Date.now()}-1`]);
+    await reports.store.rebuilding(false);
+    await reports.store.flush();
+    const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|web` as never });
+    expect(document?.counts).toEqual({ in: 2, conv: 1 });
+    await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|web` as never });
   });
 });
