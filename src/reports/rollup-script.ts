@@ -118,8 +118,9 @@ for _, e in ipairs(events) do
     local f = e.f
     if e.k == 'in' then
       inc(f .. 'in', 1)
-      local seen = e.a .. '|' .. e.v
-      if not active[seen] then
+      -- e.a absent: the writer knows the conversation is in the day's set already.
+      local seen = e.a and (e.a .. '|' .. e.v)
+      if seen and not active[seen] then
         active[seen] = true
         if added(e.a, e.v) then
           inc(f .. 'conv', 1)
@@ -196,6 +197,8 @@ export function encodeEvents(
   fixed: readonly string[],
   dayKey: (set: string, day: string, channel?: string) => string,
   marked?: Marked,
+  /** An `in` event whose conversation this process already put in the day's set: counted, its sets not asked. */
+  known: (event: RollupEvent) => boolean = () => false,
 ): { keys: string[]; encoded: unknown[]; marks: [number, string][] } {
   const keys = [...fixed];
   const index = new Map<string, number>();
@@ -231,6 +234,7 @@ export function encodeEvents(
     };
     switch (event.kind) {
       case 'in': {
+        if (known(event)) return base;
         const previous = addDays(day, -1);
         return {
           ...base,

@@ -25,6 +25,8 @@ export const HORIZON_DAYS = 3;
 /** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
 const WAIT_DAYS = 8;
 const IDS_PER_READ = 20;
+/** Conversations a process remembers in their day's set (about 100 bytes each). */
+const KNOWN_ACTIVE = 20_000;
 
 export interface RollupDocument {
   _id: string;
@@ -96,12 +98,26 @@ export function createRollupStore(
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
+  /**
+   * Conversations this process put in a day's set of conversations with a customer message
+   * (`day|channel|conversation`, the newest KNOWN_ACTIVE): a writer's later message of one adds
+   * to the day's count without asking the set again. A rebuild (no marks) always asks.
+   */
+  const knownActive = new Map<string, true>();
+  const activeId = (event: RollupEvent) => (event.kind === 'in' ? `${event.day}|${event.channel}|${event.conversation}` : '');
   const count = async (events: readonly RollupEvent[], marks?: readonly string[]) => {
     if (events.length === 0) return;
     const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey];
-    const { keys, encoded, marks: named } = encodeEvents(events, fixed, dayKey, marks && { marks, setOf: markSet });
+    const known = (event: RollupEvent) => marks !== undefined && knownActive.has(activeId(event));
+    const { keys, encoded, marks: named } = encodeEvents(events, fixed, dayKey, marks && { marks, setOf: markSet }, known);
     const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named)];
     const counted = (await countScript(redis, keys, args)) as string[];
+    for (const event of events) {
+      if (event.kind !== 'in' || !marks) continue;
+      knownActive.delete(activeId(event));
+      knownActive.set(activeId(event), true);
+      if (knownActive.size > KNOWN_ACTIVE) knownActive.delete(knownActive.keys().next().value ?? '');
+    }
     if (counted.length > 0) await countOpenHours(counted);
   };
 
