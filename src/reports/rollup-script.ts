@@ -51,16 +51,20 @@ for m, pair in ipairs(marks) do
   table.insert(bySet[set].ids, pair[2])
   table.insert(bySet[set].at, m)
 end
+-- In chunks of 1000 (Lua's unpack is bounded; a batch has one mark per outbox entry).
 for set, group in pairs(bySet) do
-  local known = redis.call('SMISMEMBER', KEYS[set], unpack(group.ids))
-  local new = {}
-  for j, id in ipairs(group.ids) do
-    if known[j] == 0 then
-      fresh[group.at[j]] = true
-      new[#new + 1] = id
+  for from = 1, #group.ids, 1000 do
+    local to = math.min(from + 999, #group.ids)
+    local known = redis.call('SMISMEMBER', KEYS[set], unpack(group.ids, from, to))
+    local new = {}
+    for j = from, to do
+      if known[j - from + 1] == 0 then
+        fresh[group.at[j]] = true
+        new[#new + 1] = group.ids[j]
+      end
     end
+    if #new > 0 then redis.call('SADD', key(set), unpack(new)) end
   end
-  if #new > 0 then redis.call('SADD', key(set), unpack(new)) end
 end
 -- Whether a day set has members: asked once a batch (most batches find the next day's set, and
 -- many a day's set of conversations with a person, empty: no SISMEMBER on them then).
