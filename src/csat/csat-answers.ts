@@ -109,9 +109,9 @@ export function createCsatAnswers(options: AnswerOptions) {
    * comment, and batches of one conversation run one at a time.
    */
   const noComment = new Set<string>();
-  const noted = (conversationKey: string, pending: PendingQuestion | undefined) => {
+  const noted = (conversationKey: string, pending: PendingQuestion | undefined, known: boolean) => {
     if (noComment.size >= MAX_NOTED) noComment.clear();
-    if (pending?.stage === 'comment') noComment.delete(conversationKey);
+    if (!known || pending?.stage === 'comment') noComment.delete(conversationKey);
     else noComment.add(conversationKey);
   };
 

@@ -161,8 +161,8 @@ export function createCsat(options: CsatOptions) {
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
         const note = await noting;
         const pending = note?.pending;
-        // The turn's judge then asks Redis nothing to know no comment waits.
-        if (note && last) noted(last.conversationKey, pending);
+        // The turn's judge then asks Redis nothing to know no comment waits (no note: it asks).
+        if (last) noted(last.conversationKey, note ? pending : undefined, note !== undefined);
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
         const conversationKey = batch[0]?.conversationKey;
         if (handled && entry?.action === 'handed_back' && conversationKey) {
