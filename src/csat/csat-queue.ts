@@ -4,14 +4,15 @@
  * score the reply's time: one ZADD, and a later reply simply moves it), and each worker looks
  * every few seconds for conversations whose last reply is CSAT_AFTER_MINUTES old, takes them out
  * of the set (one script: a conversation is checked by one worker) and asks only if nothing
- * happened since (`csat.ts` decides). A check is best effort: one that fails is not retried.
+ * happened since (`csat.ts` decides), 16 at a time. A check is best effort: one that fails is not
+ * retried.
  */
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 
 const QUIET_KEY = `${KEY_PREFIX}:{csat}:quiet`;
-/** Conversations taken per look. */
-const TAKE = 100;
+/** Quiet checks a worker runs at once. */
+const CHECKS = 16;
 /** How often a worker looks, at most (a shorter quiet period looks more often). */
 const MAX_LOOK_MS = 5_000;
 
@@ -30,7 +31,11 @@ export function createCsatQueue(options: { redis: RedisClient }) {
   };
 }
 
-/** Runs the quiet checks whose time came, in this process, until `close`. */
+/**
+ * Runs the quiet checks whose time came, in this process, until `close`: at most CHECKS at once,
+ * each on its own (a slow one never holds the others back); a look takes only as many as there is
+ * room for, and a finished check looks again at once.
+ */
 export function createCsatWorker(options: {
   redis: RedisClient;
   afterMs: number;
@@ -39,27 +44,42 @@ export function createCsatWorker(options: {
   now?: () => number;
 }): { close(): Promise<void> } {
   const now = options.now ?? Date.now;
-  let running: Promise<void> = Promise.resolve();
-  const look = async () => {
-    const due = (await takeScript(options.redis, [QUIET_KEY], [now() - options.afterMs, TAKE])) as string[];
-    for (let index = 0; index + 1 < due.length; index += 2) {
-      const conversationKey = due[index] ?? '';
-      await options
-        .quiet(conversationKey, Number(due[index + 1]))
-        .catch((error: unknown) => options.logger.warn('csat-quiet-failed', { conversationKey, error }));
-    }
+  const checks = new Set<Promise<void>>();
+  let looking: Promise<void> | undefined;
+  let closed = false;
+  const check = (conversationKey: string, at: number) => {
+    const running: Promise<void> = options
+      .quiet(conversationKey, at)
+      .then(
+        () => undefined,
+        (error: unknown) => options.logger.warn('csat-quiet-failed', { conversationKey, error }),
+      )
+      .finally(() => {
+        checks.delete(running);
+        look();
+      });
+    checks.add(running);
   };
-  const timer = setInterval(
-    () => {
-      running = running.then(look).catch((error: unknown) => options.logger.warn('csat-quiet-failed', { error }));
-    },
-    Math.max(100, Math.min(MAX_LOOK_MS, options.afterMs / 4)),
-  );
+  const take = async () => {
+    const room = CHECKS - checks.size;
+    if (room <= 0 || closed) return;
+    const due = (await takeScript(options.redis, [QUIET_KEY], [now() - options.afterMs, room])) as string[];
+    for (let index = 0; index + 1 < due.length; index += 2) check(due[index] ?? '', Number(due[index + 1]));
+  };
+  const look = () => {
+    if (looking || closed) return;
+    looking = take()
+      .catch((error: unknown) => options.logger.warn('csat-quiet-failed', { error }))
+      .finally(() => (looking = undefined));
+  };
+  const timer = setInterval(look, Math.max(100, Math.min(MAX_LOOK_MS, options.afterMs / 4)));
   timer.unref();
   return {
     async close() {
+      closed = true;
       clearInterval(timer);
-      await running;
+      await looking;
+      await Promise.all(checks);
     },
   };
 }
