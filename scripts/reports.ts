@@ -35,6 +35,8 @@ async function main(command: string | undefined): Promise<number> {
       config: { adminToken: undefined, publicBaseUrl: config.publicBaseUrl, channels: [], prices: config.model.prices },
       // The teams' opening hours: the first reply within them is counted again too.
       teamHours: (team) => (team === 'sales' || team === 'support' ? teams[team]?.hours : undefined),
+      // The days the live roll-up counts on (REPORTS_TIME_ZONE).
+      timeZone: config.reports.timeZone,
     });
     const started = performance.now();
     const result = await reports.rebuild();

@@ -15,6 +15,7 @@ import { mediaFields } from './config/media.js';
 import { actionFields, mcpFields } from './config/mcp.js';
 import { compatibleServers, modelFields, modelLists, providerFields, type EmbeddingSpec, type ModelProviders, type ModelSpec } from './config/model.js';
 import { queueFields } from './config/queue.js';
+import { reportsConfig, reportsFields, type ReportsConfig } from './config/reports.js';
 import { businessFields, operatorFields, serviceFields, type TrustProxy } from './config/service.js';
 import { outboxFields, storeFields, transcriptFields } from './config/store.js';
 import { webFields } from './config/web.js';
@@ -43,6 +44,7 @@ export const EnvSchema = z.object({
   ...outboxFields,
   ...knowledgeFields,
   ...guidanceFields,
+  ...reportsFields,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -129,6 +131,7 @@ export interface Config {
   knowledge: KnowledgeConfig;
   /** The business's guidance: its budgets and check period. */
   guidance: GuidanceConfig;
+  reports: ReportsConfig;
   web: {
     /** Raw JSON of the sites list; parsed and validated by the web channel. */
     sitesJson: string | undefined;
@@ -232,6 +235,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     knowledge: knowledgeConfig(env),
     guidance: guidanceConfig(env),
+    reports: reportsConfig(env),
     transcriptLinks: {
       secret: env.TRANSCRIPT_LINK_SECRET ?? createHmac('sha256', secretRoot).update('transcript-links').digest('hex'),
       ttlHours: env.TRANSCRIPT_LINK_TTL_HOURS,

@@ -17,6 +17,8 @@ import type { CsatStore } from './csat-store.js';
 import { CSAT_REPLY_PART, type CsatTranscript } from './csat-transcript.js';
 
 export const TAP_PREFIX = 'csat:';
+/** Conversations remembered without a comment waiting, at most (then forgotten: their turns ask Redis). */
+const MAX_NOTED = 10_000;
 const TYPED_SCORE = /^\s*([1-5])\s*(?:\/\s*5|⭐+|stars?)?\s*[.!]?\s*$/iu;
 
 /** A tap's question time and score, from its choice id. */
@@ -101,9 +103,22 @@ export function createCsatAnswers(options: AnswerOptions) {
     return 'judged';
   };
 
+  /**
+   * Conversations whose customer's batch found no comment waiting (the hook's note, this process):
+   * their turn asks Redis nothing more. Only a rating in a batch of that conversation opens a
+   * comment, and batches of one conversation run one at a time.
+   */
+  const noComment = new Set<string>();
+  const noted = (conversationKey: string, pending: PendingQuestion | undefined, known: boolean) => {
+    if (noComment.size >= MAX_NOTED) noComment.clear();
+    if (!known || pending?.stage === 'comment') noComment.delete(conversationKey);
+    else noComment.add(conversationKey);
+  };
+
   /** The comment after a rating, as the turn's judge decides it (`TurnFeedback`). */
   const feedback: TurnFeedback = {
     async awaiting(conversationKey) {
+      if (noComment.delete(conversationKey)) return false;
       const pending = await state.pending(conversationKey);
       return pending?.stage === 'comment' && now() <= pending.until;
     },
@@ -124,5 +139,5 @@ export function createCsatAnswers(options: AnswerOptions) {
     },
   };
 
-  return { answer, tapAgain, feedback };
+  return { answer, tapAgain, feedback, noted };
 }

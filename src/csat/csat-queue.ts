@@ -1,66 +1,86 @@
 /**
- * The quiet checks of the satisfaction question: after each answered turn a delayed job on the
- * `csat` BullMQ queue (debounced: one per conversation, each reply replacing it with its own time
- * and delay), run CSAT_AFTER_MINUTES later by a worker that asks the conversation's customer only
- * if nothing happened since (`csat.ts` decides). A job is best effort: a failed check is not retried.
+ * The quiet checks of the satisfaction question: after each answered turn the conversation's
+ * last reply time goes into one Redis sorted set (`asst:{csat}:quiet`, member the conversation,
+ * score the reply's time: one ZADD, and a later reply simply moves it), and each worker looks
+ * every few seconds for conversations whose last reply is CSAT_AFTER_MINUTES old, takes them out
+ * of the set (one script: a conversation is checked by one worker) and asks only if nothing
+ * happened since (`csat.ts` decides), 16 at a time. A check is best effort: one that fails is not
+ * retried.
  */
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { createHmac } from 'node:crypto';
-import { z } from 'zod';
 import type { Logger } from '../logger.js';
+import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 
-const CSAT_QUEUE_NAME = 'csat';
+/** The conversations waiting for their quiet check (members are conversation keys: an erasure removes a person's). */
+export const QUIET_KEY = `${KEY_PREFIX}:{csat}:quiet`;
+/** Quiet checks a worker runs at once. */
+const CHECKS = 16;
+/** How often a worker looks, at most (a shorter quiet period looks more often). */
+const MAX_LOOK_MS = 5_000;
 
-const QuietJobSchema = z.object({ conversationKey: z.string().min(1), at: z.number().int().nonnegative() });
-type QuietJob = z.infer<typeof QuietJobSchema>;
+// KEYS[1] the set; ARGV: the newest reply time that is quiet now, how many. Returns {member, score, …}, removed.
+const takeScript = luaScript(`
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+for i = 1, #due, 2 do redis.call('ZREM', KEYS[1], due[i]) end
+return due`);
 
-interface CsatQueueOptions {
-  connection: ConnectionOptions;
-  prefix?: string;
-}
-
-/** The key a conversation's job id is hashed with: the id names the conversation without letting anyone holding the number recompute it. */
-interface JobKey {
-  jobKey: string;
-}
-
-export function createCsatQueue(options: CsatQueueOptions & JobKey) {
-  const queue = new Queue<QuietJob>(CSAT_QUEUE_NAME, {
-    connection: options.connection,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
-    defaultJobOptions: { attempts: 1, removeOnComplete: { age: 60 * 60 }, removeOnFail: { age: 24 * 60 * 60 } },
-  });
+export function createCsatQueue(options: { redis: RedisClient }) {
   return {
-    queue,
-    async scheduleQuiet(conversationKey: string, at: number, delayMs: number): Promise<void> {
-      const digest = createHmac('sha256', options.jobKey).update(conversationKey).digest('hex').slice(0, 24);
-      // Debounced: one delayed job per conversation, replaced (data and delay) by each later reply.
-      await queue.add(
-        'quiet',
-        { conversationKey, at },
-        { delay: delayMs, deduplication: { id: `quiet_${digest}`, ttl: delayMs, extend: true, replace: true } },
-      );
+    /** The conversation's quiet check, CSAT_AFTER_MINUTES after its reply at `at` (a later reply replaces it). */
+    async scheduleQuiet(conversationKey: string, at: number): Promise<void> {
+      await options.redis.zadd(QUIET_KEY, at, conversationKey);
     },
-    close: () => queue.close(),
   };
 }
 
-export function createCsatWorker(
-  options: CsatQueueOptions & { quiet(conversationKey: string, at: number): Promise<unknown>; logger: Logger; concurrency?: number },
-): Worker<QuietJob> {
-  const worker = new Worker<QuietJob>(
-    CSAT_QUEUE_NAME,
-    async (job: Job<QuietJob>) => {
-      const parsed = QuietJobSchema.safeParse(job.data);
-      if (!parsed.success) {
-        options.logger.error('csat-job-malformed', { jobId: job.id });
-        return;
-      }
-      await options.quiet(parsed.data.conversationKey, parsed.data.at);
+/**
+ * Runs the quiet checks whose time came, in this process, until `close`: at most CHECKS at once,
+ * each on its own (a slow one never holds the others back); a look takes only as many as there is
+ * room for, and a finished check looks again at once.
+ */
+export function createCsatWorker(options: {
+  redis: RedisClient;
+  afterMs: number;
+  quiet(conversationKey: string, at: number): Promise<unknown>;
+  logger: Logger;
+  now?: () => number;
+}): { close(): Promise<void> } {
+  const now = options.now ?? Date.now;
+  const checks = new Set<Promise<void>>();
+  let looking: Promise<void> | undefined;
+  let closed = false;
+  const check = (conversationKey: string, at: number) => {
+    const running: Promise<void> = options
+      .quiet(conversationKey, at)
+      .then(
+        () => undefined,
+        (error: unknown) => options.logger.warn('csat-quiet-failed', { conversationKey, error }),
+      )
+      .finally(() => {
+        checks.delete(running);
+        look();
+      });
+    checks.add(running);
+  };
+  const take = async () => {
+    const room = CHECKS - checks.size;
+    if (room <= 0 || closed) return;
+    const due = (await takeScript(options.redis, [QUIET_KEY], [now() - options.afterMs, room])) as string[];
+    for (let index = 0; index + 1 < due.length; index += 2) check(due[index] ?? '', Number(due[index + 1]));
+  };
+  const look = () => {
+    if (looking || closed) return;
+    looking = take()
+      .catch((error: unknown) => options.logger.warn('csat-quiet-failed', { error }))
+      .finally(() => (looking = undefined));
+  };
+  const timer = setInterval(look, Math.max(100, Math.min(MAX_LOOK_MS, options.afterMs / 4)));
+  timer.unref();
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await looking;
+      await Promise.all(checks);
     },
-    { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}), concurrency: options.concurrency ?? 4 },
-  );
-  worker.on('error', (error) => options.logger.error('csat-worker-error', { error }));
-  worker.on('failed', (job, error) => options.logger.warn('csat-quiet-failed', { jobId: job?.id, error }));
-  return worker;
+  };
 }

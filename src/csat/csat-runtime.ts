@@ -1,10 +1,9 @@
 /**
  * The satisfaction question as the composition root wires it: off (CSAT_ENABLED unset) it adds
- * nothing — the takeover hook and give-up handler are returned as they are, no Redis command,
- * no queue. On, it wraps them (`csat.ts`), queues a quiet check after each answered turn and,
- * with the first worker, runs the checks.
+ * nothing — the takeover hook and give-up handler are returned as they are, no Redis command.
+ * On, it wraps them (`csat.ts`), schedules a quiet check after each answered turn (one ZADD) and,
+ * in each worker, runs the checks whose time came (`csat-queue.ts`).
  */
-import type { ConnectionOptions, Worker } from 'bullmq';
 import type { Connection } from 'mongoose';
 import type { Config } from '../config.js';
 import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
@@ -27,10 +26,6 @@ export interface CsatRuntimeOptions extends Pick<CsatOptions, 'heldByTeammate' |
   mongo: Connection;
   /** Where the question's messages join the conversation (its history and transcript). */
   transcripts: TranscriptStore;
-  connection: ConnectionOptions;
-  prefix: string;
-  /** The service's key a conversation's job id is hashed with. */
-  jobKey: string;
   channels: ReadonlyMap<string, ChannelDefinition>;
   logger: Logger;
   metrics: Metrics;
@@ -64,7 +59,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
     };
   }
   options.whenStoreReady?.('csat indexes', () => store.ensureIndexes());
-  const queue = createCsatQueue({ connection: options.connection, prefix: options.prefix, jobKey: options.jobKey });
+  const queue = createCsatQueue({ redis: options.redis });
   const csat = createCsat({
     ...options.config,
     state: createCsatState(options.redis),
@@ -76,11 +71,11 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
     ...(options.handoffRole ? { handoffRole: options.handoffRole } : {}),
     ...(options.questionWaiting ? { questionWaiting: options.questionWaiting } : {}),
     ...(options.now ? { now: options.now } : {}),
-    scheduleQuiet: (conversationKey, at, delayMs) => queue.scheduleQuiet(conversationKey, at, delayMs),
+    scheduleQuiet: (conversationKey, at) => queue.scheduleQuiet(conversationKey, at),
     logger: options.logger,
     metrics: options.metrics,
   });
-  let worker: Worker | undefined;
+  let worker: { close(): Promise<void> } | undefined;
   return {
     pageRatings,
     /** The comment after a rating, as the turn's judge decides it (the orchestrator's hook). */
@@ -95,15 +90,15 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
     /** Runs the quiet checks in this process (once). */
     start(): void {
       worker ??= createCsatWorker({
-        connection: options.connection,
-        prefix: options.prefix,
+        redis: options.redis,
+        afterMs: options.config.afterMs,
         logger: options.logger,
+        ...(options.now ? { now: options.now } : {}),
         quiet: (conversationKey, at) => csat.ask(conversationKey, { trigger: 'quiet', at }),
       });
     },
     async close(): Promise<void> {
       await worker?.close();
-      await queue.close();
     },
   };
 }

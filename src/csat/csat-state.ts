@@ -67,12 +67,15 @@ export interface InboundNote {
   language?: string;
 }
 
-// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms, language ('' to keep the one noted). Returns {pending, rated, language} ('' for none).
+// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms, language ('' to keep the one noted). Returns {pending, rated, language} (false for none).
 const NOTE_INBOUND = luaScript(`
-redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'language', ARGV[4]) end
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2], 'language', ARGV[4])
+else
+  redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {redis.call('HGET', KEYS[1], 'pending') or '', redis.call('HGET', KEYS[1], 'rated') or '', redis.call('HGET', KEYS[1], 'language') or ''}
+return redis.call('HMGET', KEYS[1], 'pending', 'rated', 'language')
 `);
 
 // KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms, quiet since ('' for none). 1: asked (askedAt and
@@ -100,8 +103,9 @@ function parsed<T>(schema: z.ZodType<T>, text: string | null | undefined): T | u
 const numberOf = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
 
 export function createCsatState(redis: RedisClient) {
+  // One round trip, no MULTI (two commands, not four): each is idempotent on its own.
   const touch = async (conversationKey: string, fields: Record<string, string>) => {
-    await redis.multi().hset(csatKey(conversationKey), fields).pexpire(csatKey(conversationKey), STATE_TTL_MS).exec();
+    await redis.pipeline().hset(csatKey(conversationKey), fields).pexpire(csatKey(conversationKey), STATE_TTL_MS).exec();
   };
   return {
     /** Notes a customer's message (where it came from, when, in which language if known); returns what waits for their answer. */
@@ -116,7 +120,7 @@ export function createCsatState(redis: RedisClient) {
         redis,
         [csatKey(message.conversationKey)],
         [JSON.stringify(seen), String(at), String(STATE_TTL_MS), language ?? ''],
-      )) as [string, string, string];
+      )) as [string | null, string | null, string | null];
       const question = parsed(PendingSchema, pending);
       return { ...(question ? { pending: question } : {}), ...(rated ? { rated: Number(rated) } : {}), ...(noted ? { language: noted } : {}) };
     },

@@ -138,7 +138,7 @@ export function createCsat(options: CsatOptions) {
     return true;
   };
 
-  const { answer, tapAgain, feedback } = createCsatAnswers({ ...options, now });
+  const { answer, tapAgain, feedback, noted } = createCsatAnswers({ ...options, now });
 
   return {
     ask,
@@ -161,6 +161,8 @@ export function createCsat(options: CsatOptions) {
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
         const note = await noting;
         const pending = note?.pending;
+        // The turn's judge then asks Redis nothing to know no comment waits (no note: it asks).
+        if (last) noted(last.conversationKey, note ? pending : undefined, note !== undefined);
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
         const conversationKey = batch[0]?.conversationKey;
         if (handled && entry?.action === 'handed_back' && conversationKey) {

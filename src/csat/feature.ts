@@ -1,5 +1,4 @@
 /** The satisfaction question built from the shared infrastructure (the composition root's one call). */
-import { createHmac } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { ChannelDefinition } from '../contracts/index.js';
 import type { HandoffStore } from '../handoff/handoff-store.js';
@@ -21,9 +20,6 @@ export function createCsatFeature(
     redis,
     mongo,
     transcripts: deps.transcripts,
-    connection: infra.bull,
-    prefix: infra.queuePrefix,
-    jobKey: createHmac('sha256', config.transcriptLinks.secret).update('job-ids').digest('hex'),
     channels: deps.channels,
     logger,
     metrics,

@@ -2,8 +2,9 @@
  * Questions the knowledge could not answer, newest first, for the business to see what its help
  * center is missing: one capped Redis list, counted `knowledge_misses_total{role}`. A miss is
  * recorded once per customer message: one script sets the message's mark (SET NX, with a TTL)
- * and, only when it was not set yet, pushes and trims the list — a turn run again for the same
- * message (a retry, a restart) lists and counts nothing more. Outside the orchestrator's state.
+ * and, only when it was not set yet, pushes it (trimming the list back to its cap once it is
+ * TRIM_SLACK past it) — a turn run again for the same message (a retry, a restart) lists and
+ * counts nothing more. Outside the orchestrator's state.
  */
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
@@ -17,11 +18,16 @@ const SEEN_TTL_SECONDS = 2 * 24 * 3600;
 /** In the list's hash slot (its whole name as the hash tag): one script touches both on a Redis Cluster. */
 const seenKey = (messageId: string) => `{${MISSES_KEY}}:seen:${messageId}`;
 
-/** KEYS: the list, the message's mark. ARGV: the entry, the mark's TTL, the list's last index. 1: recorded; 0: seen before. */
+/** Entries the list may grow past MAX_MISSES before it is trimmed back (one LTRIM per this many misses, not per miss). */
+const TRIM_SLACK = 50;
+
+/**
+ * KEYS: the list, the message's mark. ARGV: the entry, the mark's TTL, the list's last index, the
+ * slack. 1: recorded; 0: seen before.
+ */
 const recordScript = luaScript(`
 if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then return 0 end
-redis.call('LPUSH', KEYS[1], ARGV[1])
-redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]))
+if redis.call('LPUSH', KEYS[1], ARGV[1]) > tonumber(ARGV[3]) + 1 + tonumber(ARGV[4]) then redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3])) end
 return 1
 `);
 
@@ -45,7 +51,7 @@ export function createMissLog(redis: RedisClient, dependencies: { logger: Logger
     async record(miss: Omit<KnowledgeMiss, 'at'>, messageId: string): Promise<boolean> {
       const entry = JSON.stringify({ at: new Date().toISOString(), ...miss, question: miss.question.slice(0, 500) });
       try {
-        const recorded = Number(await recordScript(redis, [MISSES_KEY, seenKey(messageId)], [entry, SEEN_TTL_SECONDS, MAX_MISSES - 1])) === 1;
+        const recorded = Number(await recordScript(redis, [MISSES_KEY, seenKey(messageId)], [entry, SEEN_TTL_SECONDS, MAX_MISSES - 1, TRIM_SLACK])) === 1;
         if (recorded) dependencies.metrics.increment('knowledge_misses_total', { role: miss.role });
         return recorded;
       } catch (error) {

@@ -22,6 +22,7 @@ import { KEY_PREFIX, type RedisClient } from '../redis.js';
 import { eraseMongo, footprintOf, valuesOf } from './mongo-stores.js';
 import { eraseQueues } from './queue-stores.js';
 import { eraseRedis } from './redis-stores.js';
+import { conversationTag } from '../reports/rollup-script.js';
 import type { Person } from './resolve.js';
 
 const ERASURES_COLLECTION = 'erasures';
@@ -97,7 +98,8 @@ export function createErasures(deps: ErasureDeps) {
   /** One pass over every store; its counts. */
   const pass = async (id: string, plan: NonNullable<ErasureRecord['plan']>) => {
     const footprint = await footprintOf(deps.connection, plan.conversationKeys, plan.visitorPrefixes);
-    const values = valuesOf(footprint, plan.visitorPrefixes);
+    // The reports' day sets and waits hold a conversation by a digest anyone with the number can compute.
+    const values = [...valuesOf(footprint, plan.visitorPrefixes), ...footprint.conversationKeys.map(conversationTag)];
     const counts: ErasureRecord['counts'] = {};
     const renew = () => deps.redis.pexpire(leaseKey(id), LEASE_MS);
     for (const key of footprint.conversationKeys) await deps.revokeLinks(key);

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
+import { QUIET_KEY as CSAT_QUIET } from '../csat/csat-queue.js';
 
 /** What identifies the person in key names and in shared entries. */
 export interface RedisNeedles {
@@ -110,6 +111,12 @@ async function eraseStreamEntries(redis: RedisClient, key: string, test: (text: 
   return ids.length;
 }
 
+/** Removes the members of a sorted set that name the person (the rating question's quiet checks); how many. */
+async function eraseMembers(redis: RedisClient, key: string, test: (text: string) => boolean): Promise<number> {
+  const members = (await redis.zrange(key, '0', '-1')).filter(test);
+  return members.length ? redis.zrem(key, ...members) : 0;
+}
+
 /** Replaces what names the person in a reports set (members) or hash (fields) by opaque ids, so the counts stay; how many. */
 async function anonymiseReports(redis: RedisClient, key: string, test: (text: string) => boolean, opaque: (text: string) => string): Promise<number> {
   const type = await redis.type(key);
@@ -157,7 +164,8 @@ export async function eraseRedis(
       add(familyOf(key), await redis.del(key));
       continue;
     }
-    if (SHARED_STREAM.test(key)) add(familyOf(key), await eraseStreamEntries(redis, key, mentioned));
+    if (key === CSAT_QUIET) add('rating checks', await eraseMembers(redis, key, mentioned));
+    else if (SHARED_STREAM.test(key)) add(familyOf(key), await eraseStreamEntries(redis, key, mentioned));
     else if (REPORTS.test(key)) add('reports (anonymised)', await anonymiseReports(redis, key, mentioned, opaque));
   }
   const personal = askedBy(needles.texts);

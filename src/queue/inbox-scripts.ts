@@ -86,8 +86,8 @@ for index = 1, count do
   if entries[index] ~= ARGV[index + 4] then return {0} end
 end
 redis.call('LTRIM', KEYS[1], count, -1)
-if ARGV[2] ~= '0' then redis.call('DEL', KEYS[2]) end
-if ARGV[2] == '2' then redis.call('DEL', KEYS[5]) end
+-- One DEL for both (a command each otherwise, on every acknowledged batch).
+if ARGV[2] == '2' then redis.call('DEL', KEYS[2], KEYS[5]) elseif ARGV[2] ~= '0' then redis.call('DEL', KEYS[2]) end
 if #entries == count and ARGV[1] ~= '' and redis.call('GET', KEYS[3]) == ARGV[1] then
   redis.call('DEL', KEYS[3])
   return {2}

@@ -8,7 +8,7 @@ import { createSatisfaction } from './satisfaction.js';
 
 export function reportsFeatureOf(
   infra: Infrastructure,
-  config: Pick<Config, 'adminToken' | 'publicBaseUrl' | 'model' | 'transcriptLinks' | 'handoff'>,
+  config: Pick<Config, 'adminToken' | 'publicBaseUrl' | 'model' | 'transcriptLinks' | 'handoff' | 'reports'>,
   channels: () => readonly string[],
 ): ReportsFeature {
   const { mongo: connection, redis, logger, metrics } = infra;
@@ -29,5 +29,6 @@ export function reportsFeatureOf(
     // A waiting hand-off links to its conversation too.
     transcriptLink: (conversationId) => links.url(conversationId),
     teamHours,
+    timeZone: config.reports.timeZone,
   });
 }

@@ -49,8 +49,10 @@ export interface ReportsFeatureOptions {
    * waiting now (each linked); without, not.
    */
   transcriptLink?: (conversationId: string) => string;
-  /** The UTC day (tests pin it). */
+  /** Today in the reports' time zone (tests pin it). */
   today?: () => string;
+  /** The IANA time zone whose days the reports count (REPORTS_TIME_ZONE); UTC by default. */
+  timeZone?: string;
   /** A team's opening hours (HANDOFF_TEAMS) for the first reply within them; absent: always open. */
   teamHours?: (team: string) => TeamHours | undefined;
 }
@@ -72,13 +74,15 @@ interface CountedHandoffStore {
 export interface ReportsFeature {
   /** `/admin/reports/*` (mount at the root, before the admin API's bearer check on `/admin`). */
   router: Router;
-  /** The transcript writer's hook: records MongoDB has just acknowledged. Never throws. */
-  recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
+  /** The transcript writer's hook: records MongoDB has just acknowledged, with their outbox entries' marks. Never throws. */
+  recordTranscripts(records: readonly TranscriptRecord[], marks?: readonly string[]): Promise<void>;
+  /** The transcript writer's hook: these entries left the outbox (their marks go). Never throws. */
+  releaseTranscripts(marks: readonly string[]): Promise<void>;
   /** Wraps a hand-off store so that each hand-off it creates, and each end, is counted. */
   recordHandoffs<S extends CountedHandoffStore>(store: S): S;
-  /** One finished turn's metered model calls (beside the usage store's record). Never throws. */
-  recordUsage(turn: { channelId: string; calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[] }): Promise<void>;
-  /** A question the business's knowledge had no answer for (counted today on its channel, once per `messageKey`). Never throws. */
+  /** Model use as the usage store folded it (every few seconds, not per turn), on its UTC day. Never throws. */
+  recordUsage(folded: readonly { day: string; channelId: string; model: string; calls: number; inputTokens: number; outputTokens: number }[]): Promise<void>;
+  /** A question the business's knowledge had no answer for (counted today on its channel; the knowledge tells it once per message). Never throws. */
   recordMiss(miss: { channel: string; messageKey: string }): void;
   /** `npm run reports -- rebuild`. */
   rebuild(): ReturnType<typeof rebuildRollups>;
@@ -96,10 +100,11 @@ const REPORTS_PATH = '/admin/reports';
 export function createReportsFeature(options: ReportsFeatureOptions): ReportsFeature {
   const { connection, redis, logger, metrics, config } = options;
   const store = createRollupStore(connection, redis, logger, options.teamHours);
+  const zone = options.timeZone ?? 'UTC';
   const channels = () => (typeof config.channels === 'function' ? config.channels() : config.channels);
-  const count = async (events: readonly RollupEvent[], what: string) => {
+  const count = async (events: readonly RollupEvent[], what: string, marks?: readonly string[]) => {
     try {
-      await store.count(events);
+      await store.count(events, marks);
     } catch (error) {
       metrics.increment('reports_rollup_failed_total', { what });
       logger.warn('reports-rollup-failed', { what, events: events.length, error });
@@ -116,7 +121,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     ...(options.transcriptLink ? { waiting: createWaitingHandoffs(connection, options.transcriptLink, () => store.waitingHandoffs()) } : {}),
     logger,
     metrics,
-    ...(options.today ? { today: options.today } : {}),
+    today: options.today ?? (() => dayOf(new Date(), zone)),
   });
   // Mounted at the root with the service's other routers: it answers `/admin/reports/*` only.
   const router = express.Router();
@@ -124,13 +129,20 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
   return {
     router,
     store,
-    recordTranscripts: (records) => count(transcriptEvents(records), 'transcripts'),
+    async recordTranscripts(records, marks) {
+      const { events, marks: eventMarks } = transcriptEvents(records, marks, zone);
+      await count(events, 'transcripts', eventMarks);
+    },
+    async releaseTranscripts(marks) {
+      await store.release(marks).catch((error: unknown) => logger.warn('reports-release-failed', { marks: marks.length, error }));
+    },
     recordHandoffs(handoffs) {
       const open = handoffs.open.bind(handoffs) as (...args: never[]) => Promise<OpenedHandoff>;
       const wrapped: Partial<CountedHandoffStore> = {
         async open(...args: never[]) {
           const opened = await open(...args);
-          if (opened.created) await count([handoffEvent(opened.handoff)], 'handoff');
+          // Marked by its own id (kept a few days): a hand-off counted twice counts once.
+          if (opened.created) await count([handoffEvent(opened.handoff, zone)], 'handoff', [`h:${opened.handoff._id}`]);
           return opened;
         },
       };
@@ -142,29 +154,33 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
           if (!ended) return ended;
           const done = { ...ended, endedAt: ended.endedAt ?? new Date() };
           // Its resolution time too (opening to end), on the day it opened.
-          await count([handoffEndEvent(done), ...(done.createdAt ? [resolutionEvent({ ...done, createdAt: done.createdAt })] : [])], 'handoff-end');
+          await count([handoffEndEvent(done, zone), ...(done.createdAt ? [resolutionEvent({ ...done, createdAt: done.createdAt }, zone)] : [])], 'handoff-end');
           return ended;
         };
       }
       return Object.assign(Object.create(handoffs) as typeof handoffs, wrapped);
     },
-    async recordUsage({ channelId, calls }) {
-      const day = dayOf(new Date());
-      const byModel = new Map<string, { calls: number; inputTokens: number; outputTokens: number }>();
-      for (const call of calls) {
-        const sum = byModel.get(call.model) ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
-        sum.calls += call.requests ?? 1;
-        sum.inputTokens += call.inputTokens;
-        sum.outputTokens += call.outputTokens;
-        byModel.set(call.model, sum);
+    async recordUsage(folded) {
+      // Summed per day, channel and model (the usage store keeps roles apart; the roll-up does not).
+      const sums = new Map<string, RollupEvent & { kind: 'usage' }>();
+      for (const { day, channelId, model, calls, inputTokens, outputTokens } of folded) {
+        const key = `${day}|${channelId}|${model}`;
+        const sum = sums.get(key) ?? { id: '', kind: 'usage', day, channel: channelId, model, calls: 0, inputTokens: 0, outputTokens: 0 };
+        sum.calls += calls;
+        sum.inputTokens += inputTokens;
+        sum.outputTokens += outputTokens;
+        sums.set(key, sum);
       }
-      const events = [...byModel].map(([model, sum]): RollupEvent => ({ id: '', kind: 'usage', day, channel: channelId, model, ...sum }));
-      await count(events, 'usage');
+      await count([...sums.values()], 'usage');
     },
-    recordMiss({ channel, messageKey }) {
-      void count([{ id: `miss:${messageKey}`, kind: 'miss', day: dayOf(new Date()), channel }], 'miss');
+    // Once per customer message already (the knowledge's own mark, `src/knowledge/misses.ts`): one HINCRBY.
+    recordMiss({ channel }) {
+      void store.add(dayOf(new Date(), zone), channel, 'miss', 1).catch((error: unknown) => {
+        metrics.increment('reports_rollup_failed_total', { what: 'miss' });
+        logger.warn('reports-rollup-failed', { what: 'miss', events: 1, error });
+      });
     },
-    rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger }),
+    rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger, timeZone: zone }),
     start: () => store.start(config.flushIntervalMs ?? DEFAULT_FLUSH_MS),
     close: () => store.close(),
   };

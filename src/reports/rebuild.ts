@@ -7,9 +7,10 @@
  * their ends and teammates' messages (with their acceptance by the channel: a delivery id) go
  * last, in time order (the first-response wait). Documents from the oldest message's day on are
  * replaced; older days (their messages gone with retention) keep theirs untouched. It holds the
- * fleet's flush lock throughout: live writers keep counting into Redis (the recent days' dedupe
- * sets emptied with the totals at the start, so a record is counted once, by whichever sees it
- * first) and what they count is written with the rebuild's figures at the end. */
+ * fleet's flush lock throughout: live writers keep counting into Redis (deduplicating by record
+ * id while it runs, against the recent days' sets emptied with the totals at the start, so a
+ * record is counted once, by whichever sees it first) and what they count is written with the
+ * rebuild's figures at the end. */
 import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import {
@@ -41,15 +42,33 @@ export async function rebuildRollups(options: {
   store: RollupStore;
   channels: readonly string[];
   logger: Logger;
+  /** The reports' time zone (REPORTS_TIME_ZONE): the days records count on. */
+  timeZone?: string;
 }): Promise<RebuildResult> {
   // No flush but the rebuild's own meanwhile: what live writers count goes on into Redis's totals,
   // deduped against the rebuild's records, and is written with them at the end.
-  return options.store.exclusive((flush) => recount(options, flush));
+  // Meanwhile every count dedupes by record id too (the rebuilding flag), so a record a live
+  // writer counts while the rebuild reads it is counted once; the ids go when it is done.
+  return options.store.exclusive(async (flush) => {
+    await options.store.rebuilding(true);
+    try {
+      return await recount(options, flush);
+    } finally {
+      await options.store.rebuilding(false);
+      const today = dayOf(new Date(), options.timeZone);
+      await options.store.reset(
+        Array.from({ length: HORIZON_DAYS + 3 }, (_, index) => addDays(today, 1 - index)),
+        [],
+        { daySetsOnly: true },
+      );
+    }
+  });
 }
 
 async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () => Promise<void>): Promise<RebuildResult> {
   const { connection, store, logger } = options;
-  const today = dayOf(new Date());
+  const zone = options.timeZone;
+  const today = dayOf(new Date(), zone);
   const oldest = addDays(today, -HORIZON_DAYS);
   // What was counted before is written first: misses (in no collection) are carried over from the documents.
   await flush();
@@ -111,13 +130,13 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
     .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1, channelMessageId: 1 }, batchSize: 1000 });
   for await (const message of messages) {
     if (typeof message.conversationId !== 'string' || typeof message.channel !== 'string' || !(message.createdAt instanceof Date)) continue;
-    const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0]);
+    const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0], zone);
     result.messages += 1;
     messageDays.add(event.day);
     if (event.kind === 'out' && event.teammate) {
       timed.push({ at: event.at, event });
       // The channel took it (it has a delivery id): a reply that reached the customer.
-      if (typeof message.channelMessageId === 'string') timed.push({ at: event.at, event: deliveredEvent(event.message, message.createdAt) });
+      if (typeof message.channelMessageId === 'string') timed.push({ at: event.at, event: deliveredEvent(event.message, message.createdAt, zone) });
     } else await push(event);
   }
   first.day = [...messageDays].sort()[0] ?? '9999-12-31';
@@ -125,16 +144,16 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
     .collection('handoffs')
     .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, team: 1, roleId: 1, createdAt: 1, endedAt: 1 } })) {
     if (!(handoff.createdAt instanceof Date)) continue;
-    const event = handoffEvent(handoff as unknown as Parameters<typeof handoffEvent>[0]);
+    const event = handoffEvent(handoff as unknown as Parameters<typeof handoffEvent>[0], zone);
     result.handoffs += 1;
     timed.push({ at: new Date(handoff.createdAt).getTime(), event });
     if (handoff.endedAt instanceof Date) {
-      timed.push({ at: handoff.endedAt.getTime(), event: handoffEndEvent(handoff as unknown as Parameters<typeof handoffEndEvent>[0]) });
-      await push(resolutionEvent(handoff as unknown as Parameters<typeof resolutionEvent>[0]));
+      timed.push({ at: handoff.endedAt.getTime(), event: handoffEndEvent(handoff as unknown as Parameters<typeof handoffEndEvent>[0], zone) });
+      await push(resolutionEvent(handoff as unknown as Parameters<typeof resolutionEvent>[0], zone));
     }
   }
   for await (const action of connection.collection('actions').find({}, { projection: { _id: 1, channel: 1, state: 1, reason: 1, updatedAt: 1 } })) {
-    const event = actionEvent(action as unknown as Parameters<typeof actionEvent>[0]);
+    const event = actionEvent(action as unknown as Parameters<typeof actionEvent>[0], zone);
     if (!event) continue;
     result.actions += 1;
     await push(event);

@@ -1,6 +1,7 @@
 /**
  * What a report counts, as roll-up events: each transcript record, hand-off, finished action
- * and metered turn becomes at most one event of a UTC day and channel. The same functions turn
+ * and metered turn becomes at most one event of a day and channel — the day in the reports' time
+ * zone (REPORTS_TIME_ZONE, `zone` here; model use keeps the usage store's UTC day). The same functions turn
  * the live records (the transcript writer's hook) and the stored documents (`rebuild.ts`) into
  * events, so a rebuild counts exactly what the live roll-up counted. Pure: no I/O.
  */
@@ -11,7 +12,19 @@ export const RESPONSE_BUCKETS = [60, 300, 900, 1800, 3600, 7200, 14_400, 28_800,
 
 /** A roll-up document's id: `YYYY-MM-DD|channel`. */
 export const rollupId = (day: string, channel: string) => `${day}|${channel}`;
-export const dayOf = (at: string | Date) => (typeof at === 'string' ? new Date(at) : at).toISOString().slice(0, 10);
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+/** The day (`YYYY-MM-DD`) an instant falls on in `zone` (an IANA time zone; UTC by default). */
+export function dayOf(at: string | Date, zone = 'UTC'): string {
+  const date = typeof at === 'string' ? new Date(at) : at;
+  if (zone === 'UTC') return date.toISOString().slice(0, 10);
+  let format = dayFormats.get(zone);
+  if (!format) {
+    // en-CA writes dates as YYYY-MM-DD.
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(zone, format);
+  }
+  return format.format(date);
+}
 
 const DAY_MS = 86_400_000;
 export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
@@ -42,15 +55,18 @@ export type RollupEvent =
   | (EventBase & { kind: 'usage'; model: string; calls: number; inputTokens: number; outputTokens: number });
 
 /** A message (inbound or a reply part, a teammate's, an apology) as an event. */
-export function messageEvent(message: {
-  _id: string;
-  conversationId: string;
-  channel: string;
-  direction: 'inbound' | 'outbound';
-  roleId?: string | undefined;
-  createdAt: string | Date;
-}): RollupEvent {
-  const base = { id: `m:${message._id}`, day: dayOf(message.createdAt), channel: message.channel, conversation: message.conversationId };
+export function messageEvent(
+  message: {
+    _id: string;
+    conversationId: string;
+    channel: string;
+    direction: 'inbound' | 'outbound';
+    roleId?: string | undefined;
+    createdAt: string | Date;
+  },
+  zone?: string,
+): RollupEvent {
+  const base = { id: `m:${message._id}`, day: dayOf(message.createdAt, zone), channel: message.channel, conversation: message.conversationId };
   if (message.direction === 'inbound') return { ...base, kind: 'in' };
   const teammate = message.roleId?.startsWith('teammate:') === true;
   return {
@@ -64,21 +80,21 @@ export function messageEvent(message: {
 }
 
 /** A message the channel accepted (its delivery id recorded): not deduped, the wait it ends is removed once counted. */
-export const deliveredEvent = (messageId: string, at: string | Date): RollupEvent => ({
+export const deliveredEvent = (messageId: string, at: string | Date, zone?: string): RollupEvent => ({
   id: '',
   kind: 'delivered',
-  day: dayOf(at),
+  day: dayOf(at, zone),
   channel: '',
   message: messageId,
 });
 
 /** A hand-off's end (`handed_back` or `closed`), at `endedAt`. */
-export function handoffEndEvent(handoff: { _id: string; conversationId: string; channel: string; endedAt: Date | string }): RollupEvent {
+export function handoffEndEvent(handoff: { _id: string; conversationId: string; channel: string; endedAt: Date | string }, zone?: string): RollupEvent {
   const at = new Date(handoff.endedAt);
   return {
     id: '',
     kind: 'handoff_end',
-    day: dayOf(at),
+    day: dayOf(at, zone),
     channel: handoff.channel,
     conversation: handoff.conversationId,
     handoff: handoff._id,
@@ -87,10 +103,10 @@ export function handoffEndEvent(handoff: { _id: string; conversationId: string; 
 }
 
 /** A hand-off's resolution time (opening to `endedAt`), once per hand-off, on the day it opened. */
-export function resolutionEvent(handoff: { _id: string; channel: string; createdAt: Date | string; endedAt: Date | string }): RollupEvent {
+export function resolutionEvent(handoff: { _id: string; channel: string; createdAt: Date | string; endedAt: Date | string }, zone?: string): RollupEvent {
   const opened = new Date(handoff.createdAt);
   const seconds = Math.max(0, Math.round((new Date(handoff.endedAt).getTime() - opened.getTime()) / 1000));
-  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened), channel: handoff.channel, seconds };
+  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened, zone), channel: handoff.channel, seconds };
 }
 
 /**
@@ -98,7 +114,10 @@ export function resolutionEvent(handoff: { _id: string; channel: string; created
  * teammate) said no is declined. Other states (proposed, running, expired, cancelled for another
  * reason) count nothing.
  */
-export function actionEvent(action: { _id: string; channel?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown }): RollupEvent | undefined {
+export function actionEvent(
+  action: { _id: string; channel?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown },
+  zone?: string,
+): RollupEvent | undefined {
   if (typeof action.channel !== 'string' || (typeof action.updatedAt !== 'string' && !(action.updatedAt instanceof Date))) return undefined;
   const outcome =
     action.state === 'done'
@@ -109,21 +128,24 @@ export function actionEvent(action: { _id: string; channel?: unknown; state?: un
           ? 'declined'
           : undefined;
   if (!outcome) return undefined;
-  return { id: `a:${action._id}`, day: dayOf(action.updatedAt), channel: action.channel, kind: 'action', outcome };
+  return { id: `a:${action._id}`, day: dayOf(action.updatedAt, zone), channel: action.channel, kind: 'action', outcome };
 }
 
-export function handoffEvent(handoff: {
-  _id: string;
-  conversationId: string;
-  channel: string;
-  team: string;
-  roleId: string;
-  createdAt: Date | string;
-}): RollupEvent {
+export function handoffEvent(
+  handoff: {
+    _id: string;
+    conversationId: string;
+    channel: string;
+    team: string;
+    roleId: string;
+    createdAt: Date | string;
+  },
+  zone?: string,
+): RollupEvent {
   const at = new Date(handoff.createdAt);
   return {
     id: `h:${handoff._id}`,
-    day: dayOf(at),
+    day: dayOf(at, zone),
     channel: handoff.channel,
     kind: 'handoff',
     conversation: handoff.conversationId,
@@ -136,17 +158,20 @@ export function handoffEvent(handoff: {
 
 /**
  * The events of transcript records: messages (their first record), the channel's acceptance of
- * a message (its `delivery` record, once per message sent) and actions' ends. Statuses count nothing.
+ * a message (its `delivery` record, once per message sent) and actions' ends. Statuses count
+ * nothing. With `marks` (each record's outbox entry), each event's mark beside it.
  */
-export function transcriptEvents(records: readonly TranscriptRecord[]): RollupEvent[] {
+export function transcriptEvents(records: readonly TranscriptRecord[], marks?: readonly string[], zone?: string): { events: RollupEvent[]; marks?: string[] } {
   const events: RollupEvent[] = [];
-  for (const record of records) {
-    if (record.kind === 'message') events.push(messageEvent(record.message));
-    else if (record.kind === 'delivery') events.push(deliveredEvent(record.messageId, record.at));
-    else if (record.kind === 'action') {
-      const event = actionEvent(record.action);
-      if (event) events.push(event);
-    }
+  const eventMarks: string[] = [];
+  for (const [index, record] of records.entries()) {
+    let event: RollupEvent | undefined;
+    if (record.kind === 'message') event = messageEvent(record.message, zone);
+    else if (record.kind === 'delivery') event = deliveredEvent(record.messageId, record.at, zone);
+    else if (record.kind === 'action') event = actionEvent(record.action, zone);
+    if (!event) continue;
+    events.push(event);
+    eventMarks.push(marks?.[index] ?? '');
   }
-  return events;
+  return marks ? { events, marks: eventMarks } : { events };
 }

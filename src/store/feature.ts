@@ -11,15 +11,16 @@ import { createRecentBackfill } from './recent-backfill.js';
 import { createRetention, type RetentionOptions } from './retention.js';
 import { createTranscriptStore } from './transcript-store.js';
 import { createTranscriptWriter } from './transcript-writer.js';
-import { createUsageStore, utcDay, type UsageStore } from './usage-store.js';
+import { createUsageStore, utcDay, type UsageFolded, type UsageStore } from './usage-store.js';
 
 export function createStoreFeature(
   infra: Infrastructure,
   config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'transcriptOutbox' | 'offload' | 'model' | 'retentionDays'>,
   /** The reports' roll-ups: told of what the writer wrote and of each turn's model usage. */
   reports?: {
-    recordTranscripts(records: readonly TranscriptRecord[]): Promise<void>;
-    recordUsage(turn: Omit<Parameters<UsageStore['record']>[0], 'day'>): Promise<void>;
+    recordTranscripts(records: readonly TranscriptRecord[], marks?: readonly string[]): Promise<void>;
+    releaseTranscripts(marks: readonly string[]): Promise<void>;
+    recordUsage(folded: readonly UsageFolded[]): Promise<void>;
   },
 ) {
   const { redis, mongo, mongoLink, logger, metrics } = infra;
@@ -40,7 +41,7 @@ export function createStoreFeature(
     batchSize: config.transcriptOutbox.batchSize,
     logger,
     metrics,
-    ...(reports ? { rollup: reports.recordTranscripts } : {}),
+    ...(reports ? { rollup: reports.recordTranscripts, rolledUp: reports.releaseTranscripts } : {}),
   });
   mongoLink.whenConnected('transcript indexes', () => transcripts.ensureIndexes());
   // After Redis lost its data (or over existing data): recent history rebuilt from MongoDB's messages once (by the workers).
@@ -51,7 +52,9 @@ export function createStoreFeature(
     database: mongoLink.databaseName,
     logger,
   });
-  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger });
+  // The reports count model use from what each usage flush folded (every few seconds), not per turn.
+  const onFold = reports ? { onFold: (folded: readonly UsageFolded[]) => reports.recordUsage(folded) } : {};
+  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger, ...onFold });
   let retention: ReturnType<typeof createRetention> | undefined;
 
   return {
@@ -59,7 +62,7 @@ export function createStoreFeature(
     transcripts,
     /** A finished turn's model usage, counted for today. */
     recordUsage: async (turn: Omit<Parameters<UsageStore['record']>[0], 'day'>) => {
-      await Promise.all([usage.record({ day: utcDay(new Date()), ...turn }), reports?.recordUsage(turn)]);
+      await usage.record({ day: utcDay(new Date()), ...turn });
     },
     usageReport: { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) },
     /** What the retention purge removes besides transcripts (hand-offs, media, unclaimed uploads). */

@@ -45,14 +45,19 @@ export interface TranscriptWriterOptions {
   batchSize: number;
   logger: Logger;
   metrics: Metrics;
-  /** Told of records once MongoDB holds them (the reports' roll-ups, `src/reports/`); never throws. */
-  rollup?: (records: readonly TranscriptRecord[]) => Promise<void>;
+  /**
+   * Told of records once MongoDB holds them (the reports' roll-ups, `src/reports/`), with each
+   * record's mark (its outbox entry's id) when they came from the outbox; never throws.
+   */
+  rollup?: (records: readonly TranscriptRecord[], marks?: readonly string[]) => Promise<void>;
+  /** Told the marks of entries that left the outbox (nothing brings them again); never throws. */
+  rolledUp?: (marks: readonly string[]) => Promise<void>;
 }
 
 export interface TranscriptWriter {
   start(): void;
-  /** Applies records to MongoDB (what one batch does); exposed for the idempotence tests. */
-  apply(records: readonly TranscriptRecord[]): Promise<void>;
+  /** Applies records to MongoDB (what one batch does; `marks`: each record's outbox entry id); exposed for the idempotence tests. */
+  apply(records: readonly TranscriptRecord[], marks?: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,26 +69,32 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Each record's mark: the id of the outbox entry it came in. */
+const marksOf = (entries: readonly OutboxEntry[]) => entries.flatMap((entry) => entry.records.map(() => entry.id));
+
 /**
  * A batch with a record MongoDB refuses: each entry written on its own, and an entry that is
  * refused, each of its records (in order); the records still refused are what it returns, to
  * be kept in the dead-letter stream. Every write is idempotent, so what the batch's failed
  * attempt wrote is written again harmlessly. A failure that is no refusal is thrown (retried).
  */
-async function applyIsolating(apply: (records: readonly TranscriptRecord[]) => Promise<void>, batch: readonly OutboxEntry[]): Promise<DeadLetter[]> {
+async function applyIsolating(
+  apply: (records: readonly TranscriptRecord[], marks: readonly string[]) => Promise<void>,
+  batch: readonly OutboxEntry[],
+): Promise<DeadLetter[]> {
   const letters: DeadLetter[] = [];
   for (const entry of batch) {
     try {
-      await apply(entry.records);
+      await apply(entry.records, marksOf([entry]));
       continue;
     } catch (error) {
       if (!isRejection(error)) throw error;
     }
     const refused: unknown[] = [];
     let reason = '';
-    for (const record of entry.records) {
+    for (const [index, record] of entry.records.entries()) {
       try {
-        await apply([record]);
+        await apply([record], [`${entry.id}/${index}`]);
       } catch (error) {
         if (!isRejection(error)) throw error;
         refused.push(record);
@@ -98,9 +109,9 @@ async function applyIsolating(apply: (records: readonly TranscriptRecord[]) => P
 export function createTranscriptWriter(options: TranscriptWriterOptions): TranscriptWriter {
   const { outbox, logger, metrics } = options;
   const write = createBatchWriter(options.connection);
-  const apply = async (records: readonly TranscriptRecord[]) => {
+  const apply = async (records: readonly TranscriptRecord[], marks?: readonly string[]) => {
     await write(records);
-    await options.rollup?.(records);
+    await options.rollup?.(records, marks);
   };
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -150,7 +161,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         }
         if (landed !== batch) {
           const current = batch;
-          const applying = isolating ? applyIsolating(apply, current) : apply(records).then((): DeadLetter[] => []);
+          const applying = isolating ? applyIsolating(apply, current) : apply(records, marksOf(current)).then((): DeadLetter[] => []);
           inFlight = applying.then(
             (letters) => {
               inFlight = undefined;
@@ -166,6 +177,7 @@ export function createTranscriptWriter(options: TranscriptWriterOptions): Transc
         const letters = [...batch.flatMap((entry) => (entry.unreadable ? [entry.unreadable] : [])), ...refused];
         if (letters.length > 0) await outbox.deadLetter(letters);
         await outbox.remove(batch.map((entry) => entry.id));
+        await options.rolledUp?.(batch.map((entry) => entry.id));
         refused = [];
         isolating = false;
         const setAside = letters.reduce((sum, letter) => sum + (letter.reason === 'rejected' ? (letter.records?.length ?? 0) : 0), 0);

@@ -77,9 +77,22 @@ export interface UsageStore {
   close(): Promise<void>;
 }
 
+/** What a fold added: one day, role, channel and model's calls and tokens. */
+export interface UsageFolded {
+  day: string;
+  roleId: string;
+  channelId: string;
+  model: string;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 interface UsageStoreOptions {
   flushIntervalMs: number;
   logger: Logger;
+  /** Told what each flush folded (the reports' roll-ups count model use from it, not per turn); never throws. */
+  onFold?: (folded: readonly UsageFolded[]) => Promise<void>;
 }
 
 /** Entries folded per script call: bounds how long Redis is busy with one. */
@@ -90,7 +103,8 @@ const FOLD_BATCH = 100;
  * of totals (`day|role|channel|model|calls|in|out` → count). Folds up to ARGV[1] entries and
  * removes them in the same step; an entry that is not what a turn writes is dropped. The batch is
  * summed in the script first, so a batch costs one HINCRBY per distinct total (a handful), not
- * three per model call (600 per batch, which held Redis for milliseconds).
+ * three per model call (600 per batch, which held Redis for milliseconds). Returns the number of
+ * entries folded, then each total's field and what it added.
  */
 const foldScript = luaScript(`
 local entries = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
@@ -115,11 +129,33 @@ for _, raw in ipairs(entries) do
     end
   end
 end
+local added = { #entries }
 for _, field in ipairs(order) do
   redis.call('HINCRBY', KEYS[2], field, sums[field])
+  added[#added + 1] = field
+  added[#added + 1] = sums[field]
 end
 redis.call('LTRIM', KEYS[1], #entries, -1)
-return #entries`);
+return added`);
+
+/** A fold's additions (`day|role|channel|model|calls|in|out` → n) by day, role, channel and model. */
+function foldedOf(pairs: readonly (string | number)[]): UsageFolded[] {
+  const folded = new Map<string, UsageFolded>();
+  for (let index = 0; index + 1 < pairs.length; index += 2) {
+    const field = String(pairs[index]);
+    const cut = field.lastIndexOf('|');
+    const id = field.slice(0, cut);
+    const [day = '', roleId = '', channelId = '', ...model] = id.split('|');
+    const entry = folded.get(id) ?? { day, roleId, channelId, model: model.join('|'), calls: 0, inputTokens: 0, outputTokens: 0 };
+    const amount = Number(pairs[index + 1]);
+    const kind = field.slice(cut + 1);
+    if (kind === 'calls') entry.calls += amount;
+    else if (kind === 'in') entry.inputTokens += amount;
+    else if (kind === 'out') entry.outputTokens += amount;
+    folded.set(id, entry);
+  }
+  return [...folded.values()];
+}
 
 const DAY_MS = 86_400_000;
 
@@ -147,7 +183,11 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
   let timer: NodeJS.Timeout | undefined;
 
   const flushOnce = async () => {
-    while (Number(await foldScript(redis, [pendingKey, totalsKey], [FOLD_BATCH])) === FOLD_BATCH);
+    for (;;) {
+      const [count, ...pairs] = (await foldScript(redis, [pendingKey, totalsKey], [FOLD_BATCH])) as (string | number)[];
+      if (pairs.length > 0) await options.onFold?.(foldedOf(pairs));
+      if (Number(count) !== FOLD_BATCH) break;
+    }
     const fields = await redis.hgetall(totalsKey);
     const totals = new Map<string, UsageTotals>();
     for (const [field, count] of Object.entries(fields)) {

@@ -12,7 +12,8 @@
  *   4. the store seeded to ≥ 50k messages (history.ts), then the throughput phase again;
  *   5. a worker killed mid-turn — how long until its conversation is answered;
  *   6. FerretDB paused (SIGSTOP) — how many messages are answered while it is: the honest count
- *      of synchronous MongoDB round trips is 0 only if all are.
+ *      of synchronous MongoDB round trips is 0 only if all are;
+ *   7. Redis commands a message by feature (`feature-budget.ts`: off, each alone, all on).
  * Then the issue's target table. BENCH_CPU_PROFILE=<dir> records a CPU profile of each process.
  * Loopback only; every phase bounded in count and time.
  */
@@ -24,6 +25,7 @@ import { QUEUE_PREFIX } from '../../src/redis.js';
 import { newTwilioSid } from '../support/twilio-signature.js';
 import { findFreePort } from '../support/services.js';
 import { measureBareBullmq } from './bullmq-baseline.js';
+import { measureFeatureBudget } from './feature-budget.js';
 import { countStoredMessages, seedHistory, TEMPLATE_NUMBER, templateSid } from './history.js';
 import {
   benchNumber,
@@ -628,6 +630,33 @@ for (const [figure, measured, target] of table) out(`| ${figure} | ${measured} |
 
 await web.stop();
 await worker.stop();
+
+// 7 — Redis commands a message by feature: the features off, each on alone, all on, each on a
+// service of its own (feature-budget.ts); BENCH_SKIP_FEATURES=1 skips it.
+if (env.BENCH_SKIP_FEATURES !== '1') {
+  out('');
+  const reference = async () => (await measureBareBullmq(backing.redis.url, probe, bareOptions)).jobsPerSecond;
+  const figures = await measureFeatureBudget(backing, {
+    messages: Number(env.BENCH_FEATURE_MESSAGES ?? 1500),
+    bareCommandsPerJob: bare.commandsPerJob,
+    out,
+    reference,
+  });
+  const off = figures[0];
+  const all = figures.at(-1);
+  if (off && all) {
+    const allRatio = all.bareJobsPerSecond ? (100 * all.perSecond) / all.bareJobsPerSecond : NaN;
+    out('\nRedis budget targets');
+    out(`| figure | measured | target |\n|---|---|---|`);
+    out(
+      `| Redis commands a message, features off, minus BullMQ per job | ${(off.commands - bare.commandsPerJob).toFixed(1)} ${mark(off.commands - bare.commandsPerJob <= 9)} | ≤ 9 |`,
+    );
+    out(
+      `| Redis commands a message, every feature on, minus BullMQ per job | ${(all.commands - bare.commandsPerJob).toFixed(1)} ${mark(all.commands - bare.commandsPerJob <= 12)} | ≤ 12 |`,
+    );
+    out(`| messages/s, every feature on, of bare BullMQ just before | ${allRatio.toFixed(1)}% ${mark(allRatio >= 8)} | ≥ 8% |`);
+  }
+}
 await backing.stop();
 if (cpuProfileDirectory) {
   out(`\nCPU profiles in ${cpuProfileDirectory} (self time, top functions):`);

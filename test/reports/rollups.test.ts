@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { transcriptEvents } from '../../src/reports/rollup-events.js';
 import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
+import { createUsageStore } from '../../src/store/usage-store.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
@@ -76,6 +78,10 @@ const secondBatch: TranscriptRecord[] = [
   action('act_team_no', 'cancelled', at(DAY2, 1), 'declined by Ana'),
   action('act_other', 'cancelled', at(DAY1, 33), 'superseded'),
 ];
+/** The outbox entries the batches came in (two records an entry): each record's mark is its entry's id. */
+const ENTRY_TIME = Date.now();
+const FIRST_MARKS = firstBatch.map((_, index) => `${ENTRY_TIME}-${Math.floor(index / 2)}`);
+const SECOND_MARKS = secondBatch.map((_, index) => `${ENTRY_TIME + 1}-${Math.floor(index / 2)}`);
 const handoff = {
   _id: 'ho_reports_b',
   conversationId: B,
@@ -113,14 +119,14 @@ beforeAll(async () => {
   app.use(reports.router);
   http = request(app);
 
-  await writer.apply(firstBatch);
-  // A retried batch (the writer died before acknowledging it) counts nothing twice.
-  await writer.apply(firstBatch);
+  await writer.apply(firstBatch, FIRST_MARKS);
+  // A retried batch (the writer died before acknowledging it) counts nothing twice: its outbox entries were counted.
+  await writer.apply(firstBatch, FIRST_MARKS);
   await mongo.collection('handoffs').insertOne(handoff as never);
   const store = reports.recordHandoffs({ open: async () => ({ handoff, created: true }), other: () => 'kept' });
   await store.open();
   expect(store.other()).toBe('kept');
-  await writer.apply(secondBatch);
+  await writer.apply(secondBatch, SECOND_MARKS);
   // Model use on day 1 (as the usage store keeps it, and as the live hook counts it).
   await mongo.collection('model_usage').insertOne({ _id: `${DAY1}|sales|whatsapp|model-a` as never, calls: 2, inputTokens: 1000, outputTokens: 500 });
   await reports.store.count([{ id: '', kind: 'usage', day: DAY1, channel: 'whatsapp', model: 'model-a', calls: 2, inputTokens: 1000, outputTokens: 500 }]);
@@ -171,6 +177,20 @@ describe('roll-ups', () => {
     expect(byId[`${DAY2}|whatsapp`]).toEqual({ act_declined: 1 });
   });
 
+  test('a batch is deduplicated by its outbox entries: no message id stays in Redis, and the marks go with the entries', async () => {
+    const { redis, mongo } = harness.services;
+    const prefix = `asst:{reports:${mongo.name}}`;
+    // No set of message ids for the days counted (only conversations' day sets).
+    expect(await redis.exists(`${prefix}:seen:${DAY1}`, `${prefix}:seen:${DAY2}`)).toBe(0);
+    const marks = `${prefix}:marks:${new Date(ENTRY_TIME).toISOString().slice(0, 10)}`;
+    const entries = [...new Set([...FIRST_MARKS, ...SECOND_MARKS])];
+    // The batches' entries, and the hand-off counted by its own id (kept a few days).
+    expect((await redis.smembers(marks)).sort()).toEqual([...entries, `h:${handoff._id}`].sort());
+    // The entries left the outbox: their marks go.
+    await reports.releaseTranscripts(entries);
+    expect(await redis.smembers(marks)).toEqual([`h:${handoff._id}`]);
+  });
+
   test('a rebuild from MongoDB gives the same documents as the live roll-up', async () => {
     // A day whose messages retention removed keeps its figures.
     await harness.services.mongo.collection(ROLLUP_COLLECTION).insertOne({ _id: '2026-10-01|whatsapp' as never, counts: { conv: 7, in: 9 } });
@@ -188,8 +208,6 @@ describe('roll-ups', () => {
     const day = new Date().toISOString().slice(0, 10);
     reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-1' });
     reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-2' });
-    // The same message's miss again (its turn run again): counted once.
-    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-1' });
     await eventually(async () => {
       await reports.store.flush();
       const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|whatsapp` as never });
@@ -210,17 +228,29 @@ describe('roll-ups', () => {
     await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|whatsapp` as never });
   });
 
-  test("a turn's metered model calls count on today's roll-up", async () => {
+  test("turns' metered model calls count on today's roll-up, from the usage store's fold", async () => {
     const day = new Date().toISOString().slice(0, 10);
-    const calls = [
-      { model: 'model-a', inputTokens: 100, outputTokens: 10 },
-      { model: 'model-a', inputTokens: 50, outputTokens: 5 },
-    ];
-    await reports.recordUsage({ channelId: 'web', calls });
+    const { mongo, redis, logger } = harness.services;
+    const usage = createUsageStore(mongo, redis, { flushIntervalMs: 60_000, logger, onFold: reports.recordUsage });
+    const turn = (inputTokens: number, outputTokens: number) => ({
+      day,
+      roleId: 'sales',
+      channelId: 'web',
+      calls: [{ model: 'model-a', inputTokens, outputTokens }],
+    });
+    await usage.record(turn(100, 10));
+    await usage.record(turn(50, 5));
+    await usage.flush();
     await reports.store.flush();
     const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|web` as never });
     expect(document?.counts).toEqual({ calls: 2, 'tok_in:model-a': 150, 'tok_out:model-a': 15 });
+    // A flush with nothing new to fold counts nothing again.
+    await usage.flush();
+    await reports.store.flush();
+    const again = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|web` as never });
+    expect(again?.counts).toEqual({ calls: 2, 'tok_in:model-a': 150, 'tok_out:model-a': 15 });
     await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|web` as never });
+    await harness.services.mongo.collection('model_usage').deleteMany({ _id: { $in: [`${day}|sales|web|model-a`] } as never });
   });
 
   test('the summary says the same figures as JSON', async () => {
@@ -323,5 +353,25 @@ describe('sign-in', () => {
     // A forged cookie is no session.
     const forged = await http.get('/admin/reports').set('Cookie', `wa_reports=v2.${'A'.repeat(43)}`);
     expect(forged.status).toBe(303);
+  });
+});
+
+describe('while a rebuild runs', () => {
+  test('a record both the rebuild and a live writer bring is counted once, whichever counts it first', async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    const conversation = 'web:site:rebuild-race';
+    const records = [message('in:web:race1', conversation, 'inbound', `${day}T10:00:00.000Z`)];
+    const { events } = transcriptEvents(records);
+    await reports.store.rebuilding(true);
+    // The rebuild reads the record from MongoDB (by its id)…
+    await reports.store.count(events);
+    // …and a live writer's batch brings it too (by its outbox entry), then another record.
+    await reports.recordTranscripts(records, [`${Date.now()}-0`]);
+    await reports.recordTranscripts([message('in:web:race2', conversation, 'inbound', `${day}T10:05:00.000Z`)], [`${Date.now()}-1`]);
+    await reports.store.rebuilding(false);
+    await reports.store.flush();
+    const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|web` as never });
+    expect(document?.counts).toEqual({ in: 2, conv: 1 });
+    await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|web` as never });
   });
 });

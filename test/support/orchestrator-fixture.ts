@@ -35,7 +35,7 @@ const QUEUE_STATE_ERROR = 'Command queue state error';
  * rejects and its connection stays open (the test fails and Jest never exits). That line is some
  * other client's command from before anything is watched: dropped here.
  */
-async function openMonitor(url: string): Promise<Redis> {
+export async function openMonitor(url: string): Promise<Redis> {
   const monitor = new Redis(url, { monitor: true });
   let watching = false;
   await new Promise<void>((resolve, reject) => {

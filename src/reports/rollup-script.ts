@@ -1,0 +1,288 @@
+/**
+ * The roll-up's counting script and how events are encoded for it. One script per batch: its
+ * figures are summed in the script and added once per field (one HINCRBY per day, channel and
+ * figure of the batch, not per record). A transcript writer's batch is deduplicated by its
+ * outbox entries (`marks`: an entry counted once is skipped when a retried or taken-over batch
+ * brings it again; the marks leave Redis once the entries left the outbox); no set of every
+ * message id is kept. Events counted outside a writer's batch (hand-offs) are deduplicated by
+ * their id in the day's `seen` set, and so is every event while a rebuild runs (its `rebuilding`
+ * flag): a record is then counted once, by whichever of a live writer and the rebuild sees it
+ * first. The day sets a figure needs are conversations (customer messages, a person, not
+ * resolved), each by a short digest of its id: their memory grows with conversations, not messages.
+ */
+import { createHash } from 'node:crypto';
+import { luaScript } from '../redis.js';
+import { addDays, metricPart, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
+
+/**
+ * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate's
+ * first reply (hash conversation → `at|day|channel|hand-off|team[|ended at]`), KEYS[3] teammates'
+ * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
+ * KEYS[4] the rebuild's flag, then the day keys and mark sets the events name by index. ARGV[1]
+ * the events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s), ARGV[4] the
+ * marks (JSON: [[set index, mark], …]). Returns the first replies it counted
+ * (`day|channel|teammate|team|start|reply`), for their wait within the team's hours and per team and teammate.
+ */
+export const countScript = luaScript(`
+local totals, waiting, replies = KEYS[1], KEYS[2], KEYS[3]
+local rebuilding = redis.call('EXISTS', KEYS[4]) == 1
+local events = cjson.decode(ARGV[1])
+local bounds = cjson.decode(ARGV[2])
+local marks = cjson.decode(ARGV[4])
+local touched = {}
+local counted = {}
+local sums, order = {}, {}
+local fresh = {}
+local anyReply = redis.call('HLEN', replies) > 0
+local function key(i) touched[i] = true return KEYS[i] end
+local function inc(field, n)
+  if n == 0 then return end
+  if sums[field] == nil then
+    sums[field] = 0
+    order[#order + 1] = field
+  end
+  sums[field] = sums[field] + n
+end
+-- The batch's outbox entries: those counted before (a retried batch) count nothing again.
+local bySet = {}
+for m, pair in ipairs(marks) do
+  local set = pair[1]
+  bySet[set] = bySet[set] or { ids = {}, at = {} }
+  table.insert(bySet[set].ids, pair[2])
+  table.insert(bySet[set].at, m)
+end
+-- In chunks of 1000 (Lua's unpack is bounded; a batch has one mark per outbox entry).
+for set, group in pairs(bySet) do
+  for from = 1, #group.ids, 1000 do
+    local to = math.min(from + 999, #group.ids)
+    local known = redis.call('SMISMEMBER', KEYS[set], unpack(group.ids, from, to))
+    local new = {}
+    for j = from, to do
+      if known[j - from + 1] == 0 then
+        fresh[group.at[j]] = true
+        new[#new + 1] = group.ids[j]
+      end
+    end
+    if #new > 0 then redis.call('SADD', key(set), unpack(new)) end
+  end
+end
+-- Whether a day set has members: asked once a batch (most batches find the next day's set, and
+-- many a day's set of conversations with a person, empty: no SISMEMBER on them then).
+local filled = {}
+local function has(i, conv)
+  if filled[i] == nil then filled[i] = redis.call('SCARD', KEYS[i]) > 0 end
+  return filled[i] and redis.call('SISMEMBER', KEYS[i], conv) == 1
+end
+local function added(i, conv)
+  local new = redis.call('SADD', key(i), conv) == 1
+  filled[i] = true
+  return new
+end
+local function unresolved(u, f, conv) if added(u, conv) then inc(f .. 'unres', 1) end end
+local function person(e)
+  if added(e.p, e.v) and has(e.a, e.v) then unresolved(e.u, e.f, e.v) end
+end
+local function split(text)
+  local parts = {}
+  for part in string.gmatch(text .. '|', '([^|]*)|') do parts[#parts + 1] = part end
+  return parts
+end
+-- A teammate's (who) message to conv written at t reached the customer: the first one ends the wait.
+local function replied(conv, t, who)
+  local held = redis.call('HGET', waiting, conv)
+  if not held then return end
+  local w = split(held)
+  local ended = tonumber(w[6] or '')
+  if ended and t > ended then
+    redis.call('HDEL', waiting, conv)
+    return
+  end
+  local seconds = (t - tonumber(w[1])) / 1000
+  if seconds < 0 then return end
+  local from = w[2] .. '|' .. w[3] .. '|'
+  local bucket = #bounds
+  for b = 1, #bounds do
+    if seconds <= bounds[b] then
+      bucket = b - 1
+      break
+    end
+  end
+  inc(from .. 'frt:' .. bucket, 1)
+  inc(from .. 'frt_n', 1)
+  redis.call('HDEL', waiting, conv)
+  -- The caller counts the wait within the team's hours: hand-off day|channel|, team, start, reply.
+  counted[#counted + 1] = from .. (who or '') .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
+end
+-- Conversations this batch already found in a day's set (a conversation's messages of one batch).
+local active = {}
+for _, e in ipairs(events) do
+  local ok = (e.b == nil) or fresh[e.b] == true
+  if ok and e.i ~= '' and e.s and (rebuilding or e.b == nil) then ok = redis.call('SADD', key(e.s), e.i) == 1 end
+  if ok then
+    local f = e.f
+    if e.k == 'in' then
+      inc(f .. 'in', 1)
+      -- e.a absent: the writer knows the conversation is in the day's set already.
+      local seen = e.a and (e.a .. '|' .. e.v)
+      if seen and not active[seen] then
+        active[seen] = true
+        if added(e.a, e.v) then
+          inc(f .. 'conv', 1)
+          if has(e.p, e.v) or has(e.an, e.v) then unresolved(e.u, f, e.v) end
+          if has(e.ap, e.v) then unresolved(e.up, e.fp, e.v) end
+        end
+      end
+    elseif e.k == 'out' then
+      inc(f .. 'out', 1)
+      if e.tm then
+        person(e)
+        if redis.call('HEXISTS', waiting, e.v) == 1 then
+          redis.call('HSET', replies, e.m, e.t .. '|' .. e.v .. '|' .. (e.w or ''))
+          anyReply = true
+        end
+      end
+    elseif e.k == 'delivered' then
+      if anyReply then
+        local held = redis.call('HGET', replies, e.m)
+        if held then
+          redis.call('HDEL', replies, e.m)
+          local r = split(held)
+          replied(r[2], tonumber(r[1]), r[3])
+        end
+      end
+    elseif e.k == 'handoff' then
+      inc(f .. 'ho', 1)
+      inc(f .. 'ho_team:' .. e.team, 1)
+      inc(f .. 'ho_role:' .. e.role, 1)
+      person(e)
+      -- The newest hand-off's wait: an earlier one still waiting was ended or never answered.
+      redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h .. '|' .. e.team)
+    elseif e.k == 'handoff_end' then
+      local held = redis.call('HGET', waiting, e.v)
+      if held then
+        local w = split(held)
+        if w[4] == e.h and not w[6] then redis.call('HSET', waiting, e.v, held .. '|' .. e.t) end
+      end
+    elseif e.k == 'action' then
+      inc(f .. 'act_' .. e.o, 1)
+    elseif e.k == 'miss' then
+      inc(f .. 'miss', e.n)
+    elseif e.k == 'resolved' then
+      inc(f .. 'res:' .. e.rb, 1)
+    elseif e.k == 'usage' then
+      inc(f .. 'calls', e.n)
+      inc(f .. 'tok_in:' .. e.m, e.ti)
+      inc(f .. 'tok_out:' .. e.m, e.to)
+    end
+  end
+end
+for _, field in ipairs(order) do redis.call('HINCRBY', totals, field, sums[field]) end
+for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
+return counted`);
+
+/**
+ * A conversation as the day sets and waits hold it: 72 bits of its id's SHA-1 (12 characters,
+ * the smallest allocation Redis makes for a string), whatever the id's length. Anyone holding the
+ * number can compute it, so an erasure anonymises these too (`src/people/erasures.ts`).
+ */
+export const conversationTag = (conversation: string) => createHash('sha1').update(conversation).digest('base64url').slice(0, 12);
+
+/** Where a batch's events came from: each event's outbox entry (`marks[i]` for `events[i]`). */
+export interface Marked {
+  /** Per event, the mark of the outbox entry (or part of one) it was read from. */
+  marks: readonly string[];
+  /** The Redis set a mark is kept in (by the entry's day: a mark left behind goes with it). */
+  setOf(mark: string): string;
+}
+
+/**
+ * The events as the count script reads them, and its keys: the fixed ones first, then each day
+ * set and mark set an event names, once, referred to by its index.
+ */
+export function encodeEvents(
+  events: readonly RollupEvent[],
+  fixed: readonly string[],
+  dayKey: (set: string, day: string, channel?: string) => string,
+  marked?: Marked,
+  /** An `in` event whose conversation this process already put in the day's set: counted, its sets not asked. */
+  known: (event: RollupEvent) => boolean = () => false,
+): { keys: string[]; encoded: unknown[]; marks: [number, string][] } {
+  const keys = [...fixed];
+  const index = new Map<string, number>();
+  const at = (key: string) => {
+    let found = index.get(key);
+    if (found === undefined) {
+      keys.push(key);
+      found = keys.length;
+      index.set(key, found);
+    }
+    return found;
+  };
+  const marks: [number, string][] = [];
+  const markIndex = new Map<string, number>();
+  const markOf = (mark: string) => {
+    let found = markIndex.get(mark);
+    if (found === undefined) {
+      marks.push([at(marked?.setOf(mark) ?? ''), mark]);
+      found = marks.length;
+      markIndex.set(mark, found);
+    }
+    return found;
+  };
+  const encoded = events.map((event, position) => {
+    const { day, channel } = event;
+    const mark = marked?.marks[position];
+    const base = {
+      i: event.id,
+      k: event.kind,
+      f: `${day}|${channel}|`,
+      ...(event.id ? { s: at(dayKey('seen', day)) } : {}),
+      ...(mark ? { b: markOf(mark) } : {}),
+    };
+    switch (event.kind) {
+      case 'in': {
+        if (known(event)) return base;
+        const previous = addDays(day, -1);
+        return {
+          ...base,
+          v: conversationTag(event.conversation),
+          a: at(dayKey('active', day, channel)),
+          p: at(dayKey('person', day, channel)),
+          u: at(dayKey('unres', day, channel)),
+          an: at(dayKey('active', addDays(day, 1), channel)),
+          ap: at(dayKey('active', previous, channel)),
+          up: at(dayKey('unres', previous, channel)),
+          fp: `${previous}|${channel}|`,
+        };
+      }
+      case 'out':
+      case 'handoff': {
+        const sets = {
+          v: conversationTag(event.conversation),
+          t: event.at,
+          a: at(dayKey('active', day, channel)),
+          p: at(dayKey('person', day, channel)),
+          u: at(dayKey('unres', day, channel)),
+        };
+        if (event.kind === 'out')
+          return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };
+        return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
+      }
+      case 'delivered':
+        return { ...base, m: event.message };
+      case 'handoff_end':
+        return { ...base, v: conversationTag(event.conversation), h: event.handoff, t: event.at };
+      case 'action':
+        return { ...base, o: event.outcome };
+      case 'miss':
+        return { ...base, n: event.count ?? 1 };
+      case 'resolved': {
+        const bucket = RESPONSE_BUCKETS.findIndex((bound) => event.seconds <= bound);
+        return { ...base, rb: bucket === -1 ? RESPONSE_BUCKETS.length : bucket };
+      }
+      case 'usage':
+        return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
+    }
+  });
+  return { keys, encoded, marks };
+}
