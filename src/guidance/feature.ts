@@ -133,6 +133,7 @@ export function createGuidanceFeature(
           service,
           logger,
           metrics,
+          runSaved: async () => simulations(await simulationStore.scenarios(), 'draft'),
         }),
       ),
     turn: createTurnGuidance({ current: live.current, promptTokens: config.guidance.promptTokens, logger, metrics }),
