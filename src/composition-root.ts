@@ -107,7 +107,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
         actions: actions.admin,
         queues: [turns.queue, handoff.notices.queue],
       }),
-      ...page.routers({ live: takeover.live, actions: actions.page, ratings: csat.pageRatings }),
+      ...page.routers({ live: takeover.live, actions: actions.page, ratings: csat.pageRatings, guidance: guidance.pageEntries }),
       ...plugins.flatMap(({ router }) => (router ? [router] : [])),
     ],
   });

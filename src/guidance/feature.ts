@@ -19,6 +19,8 @@ import type { TurnGuidance } from '../orchestrator/turn-guidance.js';
 import { createGuidanceRouter } from './admin.js';
 import { createLiveGuidance } from './live.js';
 import { createGuidancePage } from './page-routes.js';
+import { createPageGuidance } from './page-entries.js';
+import type { PageGuidance } from '../transcripts/page-guidance.js';
 import { createGuidanceService, GuidanceRefusal, type GuidanceService } from './service.js';
 import type { GuidanceEntry } from './model.js';
 import { createGuidanceStore } from './store.js';
@@ -37,6 +39,8 @@ export interface GuidanceFeature {
   turn: TurnGuidance;
   service: GuidanceService;
   simulations: Simulations;
+  /** Names the entries a reply's transcript records, for the transcript page. */
+  pageEntries: PageGuidance;
   start(): void;
   /** Resolves once this process read its live version. */
   ready(): Promise<void>;
@@ -129,11 +133,13 @@ export function createGuidanceFeature(
           service,
           logger,
           metrics,
+          runSaved: async () => simulations(await simulationStore.scenarios(), 'draft'),
         }),
       ),
     turn: createTurnGuidance({ current: live.current, promptTokens: config.guidance.promptTokens, logger, metrics }),
     service,
     simulations,
+    pageEntries: createPageGuidance({ store, current: live.current }),
     start() {
       if (infra.mongoLink) infra.mongoLink.whenConnected('guidance', async () => void startUp());
       else void startUp();

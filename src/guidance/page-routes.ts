@@ -15,6 +15,7 @@ import { createReportSessions } from '../reports/session.js';
 import { ENTRY_ID, EntryInputSchema } from './model.js';
 import { GUIDANCE_PAGE_CSP, renderGuidance } from './page.js';
 import { GuidanceRefusal, type GuidanceService } from './service.js';
+import type { SimulationResult } from './simulation-model.js';
 
 const PAGE_PATH = '/admin/reports/guidance';
 /** What a form's redirect may say was done. */
@@ -43,6 +44,8 @@ export function createGuidancePage(options: {
   service: GuidanceService;
   logger: Logger;
   metrics: Metrics;
+  /** Runs every saved scenario (each one's latest form) against the draft. */
+  runSaved: () => Promise<SimulationResult[]>;
 }): Router {
   const { service, logger, metrics } = options;
   const router = express.Router();
@@ -69,11 +72,11 @@ export function createGuidancePage(options: {
     response.redirect(303, '/admin/reports/sign-in');
   });
 
-  const show = async (response: Response, status: number, message?: Parameters<typeof renderGuidance>[2]) =>
+  const show = async (response: Response, status: number, message?: Parameters<typeof renderGuidance>[2], results?: SimulationResult[]) =>
     response
       .status(status)
       .type('html')
-      .send(renderGuidance(PAGE_PATH, await service.overview(), message));
+      .send(renderGuidance(PAGE_PATH, await service.overview(), message, results));
 
   /** Runs a form's action: a redirect saying what was done, or the page with the refusal. */
   const act = (run: (request: Request) => Promise<string>) => async (request: Request, response: Response) => {
@@ -144,5 +147,18 @@ export function createGuidancePage(options: {
       return `Published version ${(await service.rollback(version.data)).version} with version ${version.data}'s entries.`;
     }),
   );
+  // The results are this response's page (a run is not repeatable by a link); a model that fails is a 502 with the reason.
+  page.post('/simulations', async (_request, response) => {
+    let results: SimulationResult[];
+    try {
+      results = await options.runSaved();
+    } catch (error) {
+      logger.warn('guidance-page-simulations-failed', { error });
+      await show(response, 502, { error: 'The simulations could not run: a model call failed. Try again shortly.' });
+      return;
+    }
+    logger.info('guidance-page-simulations-run', { scenarios: results.length, failed: results.filter((result) => !result.passed).length });
+    await show(response, 200, undefined, results);
+  });
   return router;
 }

@@ -1,14 +1,16 @@
 /**
  * The guidance page's HTML, beside the reports (`/admin/reports/guidance`, the reports' sign-in):
  * the live version and whether the draft differs, the draft's entries (each with a remove button),
- * a form to add one, publish, roll back to a version, and which version each process holds. No
- * script at all; one style sheet, inline and allowed by its hash (`GUIDANCE_PAGE_CSP`), light or
- * dark by `prefers-color-scheme`.
+ * a form to add one, publish, run the saved simulations (page-simulations.ts), roll back to a
+ * version, and which version each process holds. No script at all; one style sheet, inline and
+ * allowed by its hash (`GUIDANCE_PAGE_CSP`), light or dark by `prefers-color-scheme`.
  */
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../reports/charts.js';
 import type { GuidanceEntry } from './model.js';
+import { renderSimulations } from './page-simulations.js';
 import type { GuidanceOverview } from './service.js';
+import type { SimulationResult } from './simulation-model.js';
 
 const STYLE = `
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --card: #f6f8fa; --accent: #1f6feb; --focus: #8250df; --error: #cf222e; }
@@ -67,7 +69,12 @@ const ADD_FORM = (base: string) =>
   `<form class="stack" method="post" action="${base}/entries"><label>Category<select name="category">${['style', 'clarification', 'escalation', 'policy'].map((value) => option(value)).join('')}</select></label><label>Text (up to 2,000 characters; {{contact.first_name}} and the like are filled from verified data only)<textarea name="text" maxlength="2000" required></textarea></label><label>Roles (comma-separated; empty: all)<input type="text" name="roles"></label><label>Channels (comma-separated; empty: all)<input type="text" name="channels"></label><label>Sites (comma-separated; empty: all)<input type="text" name="sites"></label><label>Hand over to (escalation only)<select name="team">${option('', 'no team')}${option('support')}${option('sales')}</select></label><button type="submit">Add to the draft</button></form>`;
 
 /** The page; `message` a line above it (done, or an error with its details). */
-export function renderGuidance(base: string, overview: GuidanceOverview, message?: { error?: string; done?: string; details?: string[] }): string {
+export function renderGuidance(
+  base: string,
+  overview: GuidanceOverview,
+  message?: { error?: string; done?: string; details?: string[] },
+  results?: readonly SimulationResult[],
+): string {
   const live = overview.live
     ? `Live: version ${overview.live.version}, ${overview.live.entries.length} entries, published ${escapeHtml(overview.live.publishedAt)}.`
     : 'Nothing published yet.';
@@ -86,6 +93,6 @@ export function renderGuidance(base: string, overview: GuidanceOverview, message
   const workers = overview.workers.length
     ? `<ul>${overview.workers.map((worker) => `<li>${escapeHtml(worker.process)}: version ${worker.version}</li>`).join('')}</ul>`
     : '<p class="note">No process has reported yet.</p>';
-  const body = `<h1>Guidance</h1><p><a href="${base.replace(/\/guidance$/, '')}">Reports</a></p>${status}<p>${live}${overview.unpublished ? ' The draft has changes not published yet.' : ''}</p><form method="post" action="${base}/publish"><button type="submit">Publish the draft</button></form><section aria-labelledby="h-draft"><h2 id="h-draft">Draft</h2><div class="scroll"><table><thead><tr><th scope="col">Category</th><th scope="col">Text</th><th scope="col">Applies to</th><th scope="col">Remove</th></tr></thead><tbody>${rows}</tbody></table></div></section><section aria-labelledby="h-add"><h2 id="h-add">Add an entry</h2>${ADD_FORM(base)}</section><section aria-labelledby="h-versions"><h2 id="h-versions">Versions</h2>${versions}</section><section aria-labelledby="h-workers"><h2 id="h-workers">Processes</h2>${workers}</section>`;
+  const body = `<h1>Guidance</h1><p><a href="${base.replace(/\/guidance$/, '')}">Reports</a></p>${status}<p>${live}${overview.unpublished ? ' The draft has changes not published yet.' : ''}</p><form method="post" action="${base}/publish"><button type="submit">Publish the draft</button></form><section aria-labelledby="h-draft"><h2 id="h-draft">Draft</h2><div class="scroll"><table><thead><tr><th scope="col">Category</th><th scope="col">Text</th><th scope="col">Applies to</th><th scope="col">Remove</th></tr></thead><tbody>${rows}</tbody></table></div></section><section aria-labelledby="h-add"><h2 id="h-add">Add an entry</h2>${ADD_FORM(base)}</section>${renderSimulations(base, results)}<section aria-labelledby="h-versions"><h2 id="h-versions">Versions</h2>${versions}</section><section aria-labelledby="h-workers"><h2 id="h-workers">Processes</h2>${workers}</section>`;
   return layout('Guidance', body);
 }

@@ -9,6 +9,7 @@ import type { Infrastructure } from '../infrastructure.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { TranscriptStore } from '../store/transcript-store.js';
 import type { PageActions } from './page-actions.js';
+import type { PageGuidance } from './page-guidance.js';
 import type { PageRatings } from './page-ratings.js';
 import { createLinkRevocations } from './link-revocations.js';
 import { createTranscriptLinks } from './transcript-link.js';
@@ -38,7 +39,7 @@ export function createTranscriptsFeature(
     /** Revokes the links signed so far for a conversation (its person was erased). */
     revocations: { revoke: revocations.revoke },
     /** The transcript page (live: takeover from the page) and its media. */
-    routers(page: { live: Omit<LivePageOptions, 'shutdown'>; actions: PageActions | undefined; ratings?: PageRatings }): Router[] {
+    routers(page: { live: Omit<LivePageOptions, 'shutdown'>; actions: PageActions | undefined; ratings?: PageRatings; guidance?: PageGuidance }): Router[] {
       const { logger } = infra;
       return [
         // First: a link revoked by an erasure opens nothing.
@@ -50,6 +51,7 @@ export function createTranscriptsFeature(
           live: { ...page.live, shutdown: infra.shutdown },
           ...(page.actions ? { actions: page.actions } : {}),
           ...(page.ratings ? { ratings: page.ratings } : {}),
+          ...(page.guidance ? { guidance: page.guidance } : {}),
         }),
         createTranscriptMediaRouter({ links, media: deps.media, logger }),
       ];

@@ -109,7 +109,8 @@ export function pageActor(team: LiveTeam | undefined, name: string): LiveActor |
     : { id: `page:${member.name}`, name: member.name, via: 'page' };
 }
 
-type StoredMessage = Pick<MessageRecord, '_id' | 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage' | 'roleId' | 'media'>;
+type StoredMessage = Pick<MessageRecord, '_id' | 'direction' | 'text' | 'status' | 'createdAt' | 'errorCode' | 'errorMessage' | 'roleId' | 'media'> &
+  Partial<Pick<MessageRecord, 'guidance'>>;
 
 // The takeover stores a teammate's message under the role `teammate:<name>`, and what it tells the customer itself under `system`.
 const TEAMMATE_ROLE = /^teammate:(.+)$/;
@@ -132,6 +133,7 @@ export function pageMessage(record: StoredMessage): PageMessage {
     errorCode: record.errorCode,
     errorMessage: record.errorMessage,
     ...(record.media?.length ? { media: record.media } : {}),
+    ...(record.guidance ? { guidance: record.guidance } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { MessageRecord } from '../store/transcript-store.js';
 import { LIVE_PAGE_SCRIPT } from './live-page-script.js';
 import { actionStateText, awaitsTeam, changeText, type PageAction } from './page-actions.js';
+import { renderReplyGuidance, type PageGuidanceEntry, type ReplyGuidance } from './page-guidance.js';
 import { ratingStars, ratingText, type PageRating } from './page-ratings.js';
 import { MEDIA_CSP, MEDIA_STYLE, renderMessageMedia } from './transcript-media.js';
 
@@ -28,6 +29,8 @@ export interface PageMessage {
   errorMessage?: string | undefined;
   /** Photos, voice notes and documents of an inbound message (shown through signed media links). */
   media?: MessageRecord['media'];
+  /** An assistant reply's guidance: the entries its prompt quoted and those that applied. */
+  guidance?: ReplyGuidance | undefined;
 }
 
 /** What the live page shows and may do; absent, the page is the plain transcript. */
@@ -62,6 +65,8 @@ export interface TranscriptPageInput {
   actions?: readonly PageAction[];
   /** The customer's answers to the satisfaction question, shown where they answered. */
   ratings?: readonly PageRating[];
+  /** The guidance entries the replies name, as the guidance feature knows them (see page-guidance.ts). */
+  guidanceEntries?: ReadonlyMap<string, PageGuidanceEntry>;
 }
 
 const STYLE = `
@@ -120,6 +125,7 @@ button:disabled { opacity: 0.45; cursor: not-allowed; }
 .action-state { margin: 0.375rem 0 0; font-size: 0.8125rem; font-weight: 600; }
 .action .actions { margin-top: 0.5rem; }
 .site-data h2 { text-align: left; margin: 0.75rem 0 0.25rem; }
+.guidance { margin: 0.25rem 0 0; font-size: 0.75rem; color: var(--muted); overflow-wrap: anywhere; }
 .stars { color: #b7791f; letter-spacing: 0.0625rem; margin-right: 0.375rem; }
 ${MEDIA_STYLE}
 `.trim();
@@ -237,7 +243,9 @@ type Entry =
   | { at: Date; action: PageAction; message?: never; rating?: never }
   | { at: Date; rating: PageRating; message?: never; action?: never };
 
-function renderMessages(input: Pick<TranscriptPageInput, 'messages' | 'mediaUrl' | 'actions' | 'ratings' | 'live' | 'generatedAt'>): string {
+type RenderInput = Pick<TranscriptPageInput, 'messages' | 'mediaUrl' | 'actions' | 'ratings' | 'live' | 'generatedAt' | 'guidanceEntries'>;
+
+function renderMessages(input: RenderInput): string {
   const { messages, mediaUrl } = input;
   const entries: Entry[] = [
     ...messages.map((message) => ({ at: new Date(message.createdAt), message })),
@@ -268,6 +276,7 @@ function renderMessages(input: Pick<TranscriptPageInput, 'messages' | 'mediaUrl'
       `<li class="${authorClass[message.author]}" data-id="${escapeHtml(message.id)}"><article>` +
         `<p class="meta"><span class="author">${escapeHtml(authorLabel(message))}</span> · <time datetime="${createdAt.toISOString()}">${timeFormat.format(createdAt)}</time></p>` +
         `<p class="text">${escapeHtml(message.text)}</p>${renderMessageMedia(message.media, mediaUrl)}${statusNote(message)}` +
+        renderReplyGuidance(message.guidance, input.guidanceEntries) +
         '</article></li>',
     );
   }

@@ -17,6 +17,7 @@ import { pageHandoff, pageMessage, type LiveTakeover, type LiveTeam } from './li
 import type { TranscriptLinks } from './transcript-link.js';
 import { checkLink, plainPage, refusalText, setPrivateHeaders } from './transcript-http.js';
 import type { PageActions } from './page-actions.js';
+import { guidanceIdsOf, type PageGuidance } from './page-guidance.js';
 import type { PageRatings } from './page-ratings.js';
 import { mediaPath } from './transcript-media.js';
 import { livePageCsp, renderTranscriptPage } from './transcript-page.js';
@@ -43,19 +44,29 @@ export interface TranscriptRouterOptions {
   actions?: PageActions;
   /** The conversation's satisfaction answers (shown inline; a failed read leaves them out, never the page). */
   ratings?: PageRatings;
+  /** Names the guidance entries a reply records (a failed read shows the ids alone, never fails the page). */
+  guidance?: PageGuidance;
 }
 
 // Actions are a few short fields and a reply: anything bigger is refused before it is parsed.
 const ACTION_BODY_LIMIT = '16kb';
 
 export function createTranscriptRouter(options: TranscriptRouterOptions): Router {
-  const { links, transcripts, logger, live, actions, ratings } = options;
+  const { links, transcripts, logger, live, actions, ratings, guidance } = options;
   const ratingsOf = async (conversationId: string) => {
     try {
       return ratings ? await ratings(conversationId) : [];
     } catch (error) {
       logger.warn('transcript-ratings-failed', { conversationId, error });
       return [];
+    }
+  };
+  const guidanceOf = async (conversationId: string, ids: string[]) => {
+    try {
+      return guidance && ids.length ? await guidance(ids) : undefined;
+    } catch (error) {
+      logger.warn('transcript-guidance-failed', { conversationId, error });
+      return undefined;
     }
   };
   const router = express.Router();
@@ -83,6 +94,8 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
       plainPage(response, 404, 'This conversation is no longer available');
       return;
     }
+    const pageMessages = messages.map(pageMessage);
+    const guidanceEntries = await guidanceOf(conversationId, guidanceIdsOf(pageMessages.map((message) => message.guidance)));
     logger.info('transcript-viewed', { conversationId, messages: messages.length, live: Boolean(live) });
     const handoff = live ? pageHandoff(handoffs, live.teams) : undefined;
     const nonce = randomBytes(16).toString('base64');
@@ -99,7 +112,8 @@ export function createTranscriptRouter(options: TranscriptRouterOptions): Router
             displayName: conversation.displayName,
             siteData: conversation.siteData,
           },
-          messages: messages.map(pageMessage),
+          messages: pageMessages,
+          ...(guidanceEntries ? { guidanceEntries } : {}),
           actions: changes,
           ratings: answers,
           generatedAt: new Date(),

@@ -2,13 +2,15 @@
  * The guidance page beside the reports, in Chromium, on the whole service (real FerretDB and
  * Redis): signed out it sends the owner to the reports' sign-in; signed in, the owner adds an
  * entry with the form, publishes it (the live version the page then shows), sees a refusal as a
- * clear alert, rolls back, and removes an entry. axe-core finds nothing in the light and the
- * dark palette; no console message, page error or request off the host.
+ * clear alert, rolls back, and removes an entry, and runs the saved simulations against the
+ * draft (each criterion's pass or fail with its reason). axe-core finds nothing in the light and
+ * the dark palette; no console message, page error or request off the host.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import axe from 'axe-core';
 import type { Page } from 'playwright-core';
+import { schemaDefault, type Script } from '../support/deterministic-model.js';
 import { launchBrowser, type LaunchedBrowser, type WatchedPage } from '../support/browser.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { findFreePort } from '../support/services.js';
@@ -119,3 +121,77 @@ test('a request without the session is sent to the sign-in, and a form post chan
   const overview = await fetch(`${origin}/admin/guidance`, { headers: { Authorization: `Bearer ${TOKEN}` } });
   expect(((await overview.json()) as { versions: number[] }).versions).toEqual([1, 2, 3]);
 });
+
+/** The simulated customer asks once, then ends; the assistant says what the draft tells it. */
+const simulatedTurns: Script = ({ system, userText }) => {
+  if (system.includes('You play a customer')) return { text: userText.includes('Customer:') ? 'END' : 'Can I still return the shoes I bought last week?' };
+  return { text: system.includes('Returns are accepted within 30 days') ? 'Yes: returns are accepted within 30 days of delivery.' : 'I am not sure, sorry.' };
+};
+/** Grades "30 days" on the conversation's words and a hand-off as never met (its reason with markup, shown as text). */
+const grader: Script = (call) => {
+  const json = schemaDefault(call.schema) as Record<string, unknown>;
+  if ('verdicts' in json) {
+    const criteria = [...call.system.matchAll(/^\d+\. (.*)$/gm)].map((match) => match[1] ?? '');
+    const verdicts = criteria.map((criterion) =>
+      /30 days/.test(criterion)
+        ? { passed: call.userText.includes('within 30 days'), reason: 'The assistant said 30 days.' }
+        : { passed: false, reason: 'Nobody handed the conversation to <b>support</b>.' },
+    );
+    return { text: JSON.stringify({ verdicts }) };
+  }
+  if ('route' in json) json.route = 'support';
+  if ('inScope' in json) json.inScope = true;
+  return { text: JSON.stringify(json) };
+};
+
+test('"Run simulations" runs the saved scenarios against the draft and shows each criterion with its reason', async () => {
+  harness.models.setScript(simulatedTurns);
+  harness.models.setJudge(grader);
+  const auth = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
+  const added = await fetch(`${origin}/admin/guidance/entries`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ category: 'policy', text: 'Returns are accepted within 30 days of delivery.' }),
+  });
+  expect(added.status).toBe(201);
+  // Saved by running once through the API: the page runs each saved scenario's latest form.
+  const persona = 'A customer who bought shoes last week and wants to know whether they can still return them.';
+  const saved = await fetch(`${origin}/admin/simulations/run`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      scenarios: [
+        { name: 'return window', channel: 'whatsapp', persona, criteria: ['is told the return window is 30 days'] },
+        { name: 'chargeback', channel: 'whatsapp', persona, criteria: ['is told the return window is 30 days', 'is handed to support'] },
+      ],
+    }),
+  });
+  expect(saved.status).toBe(200);
+
+  for (const colorScheme of ['light', 'dark'] as const) {
+    const watched = await signedIn(colorScheme);
+    const { page } = watched;
+    await page.getByRole('button', { name: 'Run simulations' }).focus();
+    const [ran] = await Promise.all([page.waitForResponse((response) => response.request().method() === 'POST'), page.keyboard.press('Enter')]);
+    expect(ran.status()).toBe(200);
+    await page.waitForLoadState();
+    expect(await page.getByRole('status').innerText()).toBe('1 of 2 scenarios passed against the draft.');
+    const section = (name: string) => page.getByRole('region', { name });
+    expect(await section('return window: passed').locator('tbody').innerText()).toBe('is told the return window is 30 days\tPass\tThe assistant said 30 days.');
+    expect((await section('chargeback: failed').locator('tbody tr').allInnerTexts()).map((row) => row.split('\t'))).toEqual([
+      ['is told the return window is 30 days', 'Pass', 'The assistant said 30 days.'],
+      ['is handed to support', 'Fail', 'Nobody handed the conversation to <b>support</b>.'],
+    ]);
+    expect(await axeViolations(page)).toEqual([]);
+    expect(watched.record.console).toEqual([]);
+    expect(watched.record.pageErrors).toEqual([]);
+    expect(watched.record.offHostRequests).toEqual([]);
+  }
+
+  // Without the session: sent to the sign-in, and nothing runs.
+  const calls = harness.models.calls.length;
+  const unsigned = await fetch(`${origin}/admin/reports/guidance/simulations`, { method: 'POST', redirect: 'manual' });
+  expect(unsigned.status).toBe(303);
+  expect(unsigned.headers.get('location')).toBe('/admin/reports/sign-in');
+  expect(harness.models.calls.length).toBe(calls);
+}, 90_000);

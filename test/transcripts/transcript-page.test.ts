@@ -17,6 +17,9 @@ import { connectMongo, createTranscriptStore, outboundMessageId, type Transcript
 import { createTranscriptWriter, type TranscriptWriter } from '../../src/store/transcript-writer.js';
 import { createTranscriptLinks, type TranscriptLinks } from '../../src/transcripts/transcript-link.js';
 import type { PageRatings } from '../../src/transcripts/page-ratings.js';
+import type { PageGuidance } from '../../src/transcripts/page-guidance.js';
+import { createPageGuidance } from '../../src/guidance/page-entries.js';
+import { createGuidanceStore } from '../../src/guidance/store.js';
 import { createTranscriptRouter } from '../../src/transcripts/transcript-router.js';
 import { eventually, testEnv, type LogLine } from '../support/harness.js';
 
@@ -39,12 +42,12 @@ const logs: LogLine[] = [];
 /** The path and query of a link, as a browser would request them from this server. */
 const pathOf = (link: string) => link.slice(BASE.length);
 
-function appWith(transcriptLinks: TranscriptLinks, ratings?: PageRatings) {
+function appWith(transcriptLinks: TranscriptLinks, ratings?: PageRatings, guidance?: PageGuidance) {
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(JSON.parse(line) as LogLine) });
   return request(
     createApp({
       trustProxy: false,
-      routers: [createTranscriptRouter({ links: transcriptLinks, transcripts, logger, ...(ratings ? { ratings } : {}) })],
+      routers: [createTranscriptRouter({ links: transcriptLinks, transcripts, logger, ...(ratings ? { ratings } : {}), ...(guidance ? { guidance } : {}) })],
       readiness: [],
       logger,
       metrics: createMetrics(),
@@ -260,5 +263,57 @@ describe("the customer's satisfaction answers", () => {
     expect(response.text).toContain('Anything else?');
     expect(response.text).not.toContain('class="system rating"');
     expect(logs.some((line) => line.event === 'transcript-ratings-failed')).toBe(true);
+  });
+});
+
+describe("a reply's guidance", () => {
+  const GUIDED = 'whatsapp:+447700900321';
+  const QUOTED = 'g_0000000000a1';
+  const APPLIED = 'g_0000000000a2';
+  const REMOVED = 'g_0000000000a3';
+  let page: string;
+  beforeAll(async () => {
+    const store = createGuidanceStore(mongo);
+    const updatedAt = new Date().toISOString();
+    await store.putDraft({
+      id: QUOTED,
+      category: 'style',
+      text: 'Greet <b>warmly</b> & sign off with the shop name, always, in every reply',
+      scope: {},
+      updatedAt,
+    });
+    await store.putDraft({ id: APPLIED, category: 'escalation', text: 'A refund over 100 pounds goes to support', scope: {}, team: 'support', updatedAt });
+    const conversationId = await storeConversation(GUIDED, 'Guided Customer', 'I want a refund of 250 pounds');
+    await transcripts.saveReplyParts({
+      conversationId,
+      channel: 'whatsapp',
+      replyTo: `SM${GUIDED.slice(-6)}inbound`,
+      roleId: 'support',
+      parts: ['I am handing you to our support team.', 'They will write soon.'],
+      guidance: { entries: [QUOTED, APPLIED, REMOVED], applied: [APPLIED] },
+    });
+    await written();
+    const response = await appWith(links, undefined, createPageGuidance({ store, current: () => undefined })).get(pathOf(links.url(GUIDED)));
+    expect(response.status).toBe(200);
+    page = response.text;
+  });
+
+  test('lists under the reply the entries its prompt quoted and those that applied, named by category and first words, escaped', () => {
+    const reply = /<li class="assistant"[^>]*>(?:(?!<\/li>).)*I am handing you(?:(?!<\/li>).)*<\/li>/s.exec(page)?.[0] ?? '';
+    expect(reply).toContain(
+      `<p class="guidance">Guidance quoted: ${QUOTED} (style): Greet &lt;b&gt;warmly&lt;/b&gt; &amp; sign off with the shop…; ` +
+        `${APPLIED} (escalation): A refund over 100 pounds goes to support; ${REMOVED}</p>`,
+    );
+    expect(reply).toContain(`<p class="guidance">Guidance applied: ${APPLIED} (escalation): A refund over 100 pounds goes to support</p>`);
+    expect(page).not.toContain('<b>warmly</b>');
+    // On the reply's first part only; the customer's message and the second part carry none.
+    expect(page.match(/class="guidance"/g)).toHaveLength(2);
+  });
+
+  test('whose names cannot be read still shows the ids, with a log line', async () => {
+    const response = await appWith(links, undefined, async () => Promise.reject(new Error('guidance read failed'))).get(pathOf(links.url(GUIDED)));
+    expect(response.status).toBe(200);
+    expect(response.text).toContain(`<p class="guidance">Guidance applied: ${APPLIED}</p>`);
+    expect(logs.some((line) => line.event === 'transcript-guidance-failed')).toBe(true);
   });
 });
