@@ -64,6 +64,41 @@ export interface RollupStore {
   close(): Promise<void>;
 }
 
+/** The bucket of RESPONSE_BUCKETS a wait of `seconds` falls in (the last one is open). */
+function bucketOf(seconds: number): number {
+  const bucket = RESPONSE_BUCKETS.findIndex((bound) => seconds <= bound);
+  return bucket === -1 ? RESPONSE_BUCKETS.length : bucket;
+}
+
+/**
+ * First replies' waits within the team's hours (`frth:` buckets), and both waits per team and per teammate
+ * (`frt_team:`, `frth_team:`, `frt_tm:`, `frth_tm:` `<name>:<bucket>`): a second command, only for a
+ * batch that answered a hand-off. `counted` is what the count script returned.
+ */
+async function countFirstReplies(
+  redis: RedisClient,
+  totalsKey: string,
+  teamHours: (team: string) => TeamHours | undefined,
+  counted: readonly string[],
+): Promise<void> {
+  const pipeline = redis.pipeline();
+  for (const reply of counted) {
+    const [day = '', channel = '', teammate = '', team = '', start = '', at = ''] = reply.split('|');
+    const open = bucketOf(openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000);
+    const elapsed = bucketOf((Number(at) - Number(start)) / 1000);
+    const f = `${day}|${channel}|`;
+    pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
+    pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
+    pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
+    pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
+    if (teammate) {
+      pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
+    }
+  }
+  await pipeline.exec();
+}
+
 export function createRollupStore(
   connection: Connection,
   redis: RedisClient,
@@ -85,32 +120,7 @@ export function createRollupStore(
     return `${prefix}:marks:${new Date(Number.isFinite(ms) && ms > 0 ? ms : Date.now()).toISOString().slice(0, 10)}`;
   };
   const flusher = createRollupFlusher(connection, redis, { totals: totalsKey, prefix });
-  /**
-   * First replies' waits within the team's hours (`frth:` buckets), and both waits per team and per teammate
-   * (`frt_team:`, `frth_team:`, `frt_tm:`, `frth_tm:` `<name>:<bucket>`): a second command, only for a batch that answered a hand-off.
-   */
-  const countOpenHours = async (counted: readonly string[]) => {
-    const pipeline = redis.pipeline();
-    const bucketOf = (seconds: number) => {
-      const bucket = RESPONSE_BUCKETS.findIndex((bound) => seconds <= bound);
-      return bucket === -1 ? RESPONSE_BUCKETS.length : bucket;
-    };
-    for (const reply of counted) {
-      const [day = '', channel = '', teammate = '', team = '', start = '', at = ''] = reply.split('|');
-      const open = bucketOf(openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000);
-      const elapsed = bucketOf((Number(at) - Number(start)) / 1000);
-      const f = `${day}|${channel}|`;
-      pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
-      pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
-      pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
-      pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
-      if (teammate) {
-        pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
-        pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
-      }
-    }
-    await pipeline.exec();
-  };
+  const countOpenHours = (counted: readonly string[]) => countFirstReplies(redis, totalsKey, teamHours, counted);
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
