@@ -184,7 +184,11 @@ export function createErasures(deps: ErasureDeps) {
     start(): void {
       closed = false;
       // A failure after the process began to close (connections going) is not worth a warning.
-      const tick = () => void resume().catch((error: unknown) => closed || deps.logger.warn('erasure-resume-failed', { error }));
+      // Only once MongoDB is connected: a cursor asked of mongoose while it buffers fails outside any promise.
+      const tick = () => {
+        if (deps.connection.readyState !== 1) return; // 1: connected
+        void resume().catch((error: unknown) => closed || deps.logger.warn('erasure-resume-failed', { error }));
+      };
       tick();
       timer ??= setInterval(tick, RESUME_EVERY_MS);
       timer.unref();

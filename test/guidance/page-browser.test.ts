@@ -58,7 +58,8 @@ async function signedIn(colorScheme: 'light' | 'dark'): Promise<WatchedPage> {
   await page.goto(`${origin}/admin/reports/guidance`);
   expect(new URL(page.url()).pathname).toBe('/admin/reports/sign-in');
   await page.keyboard.type(TOKEN);
-  await Promise.all([page.waitForURL((url) => url.pathname === '/admin/reports'), page.keyboard.press('Enter')]);
+  // Signed in once the reports' page is on its way (its own load is the reports suites' concern).
+  await Promise.all([page.waitForURL((url) => url.pathname === '/admin/reports', { waitUntil: 'commit' }), page.keyboard.press('Enter')]);
   await page.goto(`${origin}/admin/reports/guidance`);
   return watched;
 }
