@@ -19,6 +19,7 @@ import type { MediaStore } from '../media/media-store.js';
 import { acquireConversationLock, type HeldLock } from '../queue/conversation-lock.js';
 import { redisKeys } from '../queue/keys.js';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
+import { transcriptKeys } from '../store/transcript-keys.js';
 import { eraseMongo, footprintOf, valuesOf } from './mongo-stores.js';
 import { eraseQueues } from './queue-stores.js';
 import { eraseRedis } from './redis-stores.js';
@@ -70,6 +71,20 @@ function merge(into: Record<string, Record<string, number>>, store: string, coun
 export const totalOf = (counts: ErasureRecord['counts']) =>
   Object.values(counts).reduce((sum, store) => sum + Object.values(store).reduce((a, b) => a + b, 0), 0);
 
+/** The message ids the conversations' recent histories in Redis hold (an unreadable history adds none). */
+async function recentMessageIds(redis: RedisClient, conversationKeys: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const key of conversationKeys) {
+    try {
+      const recent = JSON.parse((await redis.hget(transcriptKeys.conversation(key), 'recent')) ?? '[]') as { id?: unknown }[];
+      for (const entry of recent) if (typeof entry.id === 'string') ids.push(entry.id);
+    } catch {
+      // Not JSON: nothing to add; the MongoDB footprint still names what was written.
+    }
+  }
+  return ids;
+}
+
 export function createErasures(deps: ErasureDeps) {
   const records = () => deps.connection.collection<ErasureRecord>(ERASURES_COLLECTION);
 
@@ -98,6 +113,9 @@ export function createErasures(deps: ErasureDeps) {
   /** One pass over every store; its counts. */
   const pass = async (id: string, plan: NonNullable<ErasureRecord['plan']>) => {
     const footprint = await footprintOf(deps.connection, plan.conversationKeys, plan.visitorPrefixes);
+    // A turn's messages may still be on their way to MongoDB: the recent history in Redis names them too
+    // (a reply's ledger is keyed by the message it answers).
+    footprint.messageIds = [...new Set([...footprint.messageIds, ...(await recentMessageIds(deps.redis, plan.conversationKeys))])];
     // The reports' day sets and waits hold a conversation by a digest anyone with the number can compute.
     const values = [...valuesOf(footprint, plan.visitorPrefixes), ...footprint.conversationKeys.map(conversationTag)];
     const counts: ErasureRecord['counts'] = {};
