@@ -98,7 +98,8 @@ beforeAll(async () => {
   app.use(reports.router);
   // The transcript page a waiting hand-off links to (a stand-in: the link is what is tested).
   app.get('/transcripts/:id', (_request, response) => {
-    response.type('html').send('<!doctype html><html lang="en"><title>Transcript</title><h1>Transcript</h1></html>');
+    // An icon of its own: otherwise Chromium asks for /favicon.ico, and its 404 lands on the console whenever it comes back in time.
+    response.type('html').send('<!doctype html><html lang="en"><title>Transcript</title><link rel="icon" href="data:,"><h1>Transcript</h1></html>');
   });
   const port = await findFreePort();
   origin = `http://127.0.0.1:${port}`;
