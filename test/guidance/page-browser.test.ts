@@ -57,6 +57,8 @@ async function signedIn(colorScheme: 'light' | 'dark'): Promise<WatchedPage> {
   const { page } = watched;
   await page.goto(`${origin}/admin/reports/guidance`);
   expect(new URL(page.url()).pathname).toBe('/admin/reports/sign-in');
+  // The token field takes the focus by itself (autofocus): typing before it has would type into nothing.
+  await page.waitForFunction("document.activeElement?.getAttribute('name') === 'token'");
   await page.keyboard.type(TOKEN);
   // Signed in once the reports' page is on its way (its own load is the reports suites' concern).
   await Promise.all([page.waitForURL((url) => url.pathname === '/admin/reports', { waitUntil: 'commit' }), page.keyboard.press('Enter')]);

@@ -128,7 +128,7 @@ async function signIn(watched: WatchedPage, path = '/admin/reports'): Promise<vo
   await page.goto(`${origin}${path}`);
   expect(page.url()).toMatch(/\/admin\/reports\/sign-in/);
   // The token field has the focus: typed and sent with the keyboard alone.
-  expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe('token');
+  await page.waitForFunction("document.activeElement?.getAttribute('name') === 'token'");
   await page.keyboard.type(TOKEN);
   await Promise.all([page.waitForURL((url) => url.pathname === '/admin/reports'), page.keyboard.press('Enter')]);
 }
