@@ -12,8 +12,7 @@ import { createLogger } from '../src/logger.js';
 import { createMediaStore } from '../src/media/media-store.js';
 import { createPeopleFeature } from '../src/people/feature.js';
 import { PERSON_ID_FORMS } from '../src/people/person-id.js';
-import { createLinkRevocations } from '../src/transcripts/link-revocations.js';
-import { createTranscriptLinks } from '../src/transcripts/transcript-link.js';
+import { createSignedLinks } from '../src/transcripts/feature.js';
 
 const USAGE = 'usage: npm run people -- export <id> | erase <id>\n';
 
@@ -27,18 +26,7 @@ async function main(command: string | undefined, id: string | undefined): Promis
     logger: createLogger({ level: config.logLevel, sink: (line) => process.stderr.write(`${line}\n`) }),
   });
   const contacts = await createContactsFeature(infra, config);
-  const links = createTranscriptLinks({
-    secret: config.transcriptLinks.secret,
-    publicBaseUrl: config.publicBaseUrl,
-    ttlHours: config.transcriptLinks.ttlHours,
-  });
-  const revocations = createLinkRevocations({
-    redis: infra.redis,
-    secret: config.transcriptLinks.secret,
-    ttlHours: config.transcriptLinks.ttlHours,
-    links,
-    logger: infra.logger,
-  });
+  const { links, revocations } = createSignedLinks(infra, config);
   const media = createMediaStore(infra.mongo, { maxBytes: config.media.maxBytes });
   const { people } = createPeopleFeature(infra, config, { contacts, media, links, revocations });
   try {

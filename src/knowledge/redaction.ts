@@ -163,8 +163,9 @@ function replaceIntroducedNames(text: string): string {
       if (!CAPITALISED.test(word) && !NAME_PARTICLES.includes(word)) break;
       kept.push(word);
     }
-    while (kept.length > 0 && NAME_PARTICLES.includes(kept.at(-1)!)) kept.pop();
-    if (kept.length === 0 || NOT_NAMES.has(kept[0]!.toLowerCase())) {
+    while (NAME_PARTICLES.includes(kept.at(-1) ?? '')) kept.pop();
+    const first = kept[0];
+    if (first === undefined || NOT_NAMES.has(first.toLowerCase())) {
       // Not a name: the words after the introducer may hold the next one ("Hola, me llamo Lucía").
       pattern.lastIndex = match.index + introducer.length;
       continue;

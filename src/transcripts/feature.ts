@@ -16,11 +16,8 @@ import { createTranscriptLinks } from './transcript-link.js';
 import { createTranscriptMediaRouter } from './transcript-media.js';
 import { createTranscriptRouter, type LivePageOptions } from './transcript-router.js';
 
-export function createTranscriptsFeature(
-  infra: Infrastructure,
-  config: Pick<Config, 'transcriptLinks' | 'publicBaseUrl'>,
-  deps: { transcripts: TranscriptStore; media: MediaStore },
-) {
+/** The signed links and their revocations, as the service and `npm run people` both build them. */
+export function createSignedLinks(infra: Pick<Infrastructure, 'redis' | 'logger'>, config: Pick<Config, 'transcriptLinks' | 'publicBaseUrl'>) {
   const links = createTranscriptLinks({
     secret: config.transcriptLinks.secret,
     publicBaseUrl: config.publicBaseUrl,
@@ -33,6 +30,15 @@ export function createTranscriptsFeature(
     links,
     logger: infra.logger,
   });
+  return { links, revocations };
+}
+
+export function createTranscriptsFeature(
+  infra: Infrastructure,
+  config: Pick<Config, 'transcriptLinks' | 'publicBaseUrl'>,
+  deps: { transcripts: TranscriptStore; media: MediaStore },
+) {
+  const { links, revocations } = createSignedLinks(infra, config);
   const guard = express.Router().use('/transcripts/:conversationId', revocations.guard);
   return {
     links,
