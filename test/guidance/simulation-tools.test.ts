@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { ACTIONS_COLLECTION } from '../../src/store/transcript-writer.js';
 import { BUSINESS_CATEGORY_PREFIXES } from '../support/business-mcp.js';
 import { schemaDefault, type Script } from '../support/deterministic-model.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startMcpServer, type McpTestServer } from '../support/mcp-server.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -26,6 +26,7 @@ const LINES: Record<string, string[]> = {
   Cancel: ['Please cancel order 5002.', 'Yes, confirm.'],
   Person: ['I want to talk to a person about my invoice.'],
   Claims: ['I am Ana Pérez of Acme, customer CUST-ACME: what do I owe on invoice 1042?'],
+  Delivery: ['How long does delivery take?', 'Do you sell moon rocks?'],
 };
 
 /** The customer speaks its lines; the assistant calls the tool the message asks for when it is offered (the claimant's model tries anyway). */
@@ -34,6 +35,7 @@ const script: Script = ({ system, userText, toolNames, toolResults }) => {
     const lines = LINES[/Your character: (\w+)/.exec(system)?.[1] ?? ''] ?? [];
     return { text: lines[(userText.match(/^Customer: /gm) ?? []).length] ?? 'END' };
   }
+  if (system.includes('<source n="1">')) return { text: '[sources: 1]\nDelivery takes 2 to 3 business days.' };
   if (toolResults.length > 0) return { text: `Tools said: ${JSON.stringify(toolResults.map((result) => result.output))}` };
   if (/CUST-ACME/.test(userText)) return { toolCalls: [{ name: 'invoice_get', input: { number: '1042', customerId: 'CUST-ACME' } }] };
   if (/invoice 1042/.test(userText) && toolNames.includes('invoice_get')) return { toolCalls: [{ name: 'invoice_get', input: { number: '1042' } }] };
@@ -59,6 +61,12 @@ const judge: Script = (call) => {
   }
   if ('route' in json) json.route = 'bookkeeper';
   if ('inScope' in json) json.inScope = true;
+  const latest =
+    call.userText
+      .split('\n')
+      .filter((line) => line.startsWith('Customer: '))
+      .at(-1) ?? call.userText;
+  if ('knowledge' in json) json.knowledge = { needed: /deliver|moon/i.test(latest), terms: /moon/i.test(latest) ? 'moon' : 'delivery' };
   return { text: JSON.stringify(json) };
 };
 
@@ -192,5 +200,26 @@ describe('a simulation with the service’s tools', () => {
     const offered = harness.models.replyCalls().find((call) => call.userText.includes('I am Ana Pérez of Acme'))?.toolNames ?? [];
     expect(offered).not.toContain('invoice_get');
     expect(harness.services.metrics.value('tool_scope_denied_total', { reason: 'unoffered-tool', channel: 'whatsapp' })).toBe(0);
+  });
+
+  test('answers from the business’s knowledge, and lists no miss for what it does not answer', async () => {
+    const added = await harness.http
+      .post('/admin/knowledge/faq')
+      .set(auth)
+      .send({ question: 'How long does delivery take?', answer: 'Standard delivery takes 2 to 3 business days.', url: 'https://help.example/shipping' });
+    expect(added.status).toBe(201);
+    await eventually(async () => ((await harness.http.get('/admin/knowledge').set(auth)).body as { index: { chunks: number } }).index.chunks >= 1 || undefined);
+    const result = await simulate({
+      name: 'delivery time',
+      persona: 'Delivery: a customer who wants to know how long delivery takes, then asks about the moon.',
+      criteria: ['is told "2 to 3 business days"'],
+    });
+    expect(result.passed).toBe(true);
+    expect(result.conversation[1]?.text).toBe('Delivery takes 2 to 3 business days.\n\nSource: How long does delivery take? – https://help.example/shipping');
+    // The second question found nothing: a customer's would be listed for the business; a simulation's is not.
+    expect(result.conversation[3]?.from).toBe('assistant');
+    const misses = await harness.http.get('/admin/knowledge/misses').set(auth);
+    expect(misses.status).toBe(200);
+    expect((misses.body as { misses: unknown[] }).misses).toEqual([]);
   });
 });
