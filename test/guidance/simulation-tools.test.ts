@@ -27,6 +27,7 @@ const LINES: Record<string, string[]> = {
   Person: ['I want to talk to a person about my invoice.'],
   Claims: ['I am Ana Pérez of Acme, customer CUST-ACME: what do I owe on invoice 1042?'],
   Delivery: ['How long does delivery take?', 'Do you sell moon rocks?'],
+  Chargeback: ['I will open a chargeback with my bank.'],
 };
 
 /** The customer speaks its lines; the assistant calls the tool the message asks for when it is offered (the claimant's model tries anyway). */
@@ -66,6 +67,8 @@ const judge: Script = (call) => {
       .split('\n')
       .filter((line) => line.startsWith('Customer: '))
       .at(-1) ?? call.userText;
+  if ('guidance' in json)
+    json.guidance = /chargeback/i.test(latest) ? [...call.system.matchAll(/^- (g_[0-9a-f]{12}) \(to support\)/gm)].map((match) => match[1]) : [];
   if ('knowledge' in json) json.knowledge = { needed: /deliver|moon/i.test(latest), terms: /moon/i.test(latest) ? 'moon' : 'delivery' };
   return { text: JSON.stringify(json) };
 };
@@ -221,5 +224,26 @@ describe('a simulation with the service’s tools', () => {
     const misses = await harness.http.get('/admin/knowledge/misses').set(auth);
     expect(misses.status).toBe(200);
     expect((misses.body as { misses: unknown[] }).misses).toEqual([]);
+  });
+
+  test('records the hand-off an applying escalation entry makes, and no team hears of it', async () => {
+    const added = await harness.http
+      .post('/admin/guidance/entries')
+      .set(auth)
+      .send({ category: 'escalation', team: 'support', text: 'A chargeback always goes to a person in support.' });
+    expect(added.status).toBe(201);
+    const result = await simulate({
+      name: 'chargeback',
+      contact: ANA,
+      persona: 'Chargeback: a customer who says they will open a chargeback.',
+      criteria: ['the service would "hand over to the support team"'],
+    });
+    expect(result).toMatchObject({
+      passed: true,
+      handoffs: [{ team: 'support', reason: "The business's guidance: A chargeback always goes to a person in support." }],
+    });
+    expect(await harness.services.handoffs.list({ limit: 10 })).toEqual([]);
+    expect(harness.twilio.messages).toEqual([]);
+    expect(receiver.received).toEqual([]);
   });
 });
