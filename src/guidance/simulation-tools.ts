@@ -56,7 +56,7 @@ export interface SimulatedHandoff {
   reason: string;
 }
 
-const SELECT_ENTITY = CHANNEL_TOOL_NAMES[2];
+const SELECT_ENTITY: (typeof CHANNEL_TOOL_NAMES)[number] = 'select_entity';
 const TEAM_OF_TOOL = new Map<string, TeamId>(Object.entries(HANDOFF_TOOL_NAMES).map(([team, tool]) => [tool, team as TeamId]));
 const NOT_RUN = 'This is a simulation: the change above was not run.';
 
@@ -64,8 +64,9 @@ export interface SimulationTools {
   channelTools: readonly AssistantTool[];
   mcpTools: () => readonly AssistantTool[];
   knowledge: TurnKnowledge | undefined;
-  /** What the run proposed and handed over so far, and the service's line for each, in order. */
+  /** The writes the run proposed so far, in order. */
   proposed: ProposedWrite[];
+  /** The hand-offs it would have made so far, in order. */
   handoffs: SimulatedHandoff[];
   /** The service's lines since the last call (what a grader reads besides the conversation). */
   takeLines(): string[];
