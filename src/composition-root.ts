@@ -85,8 +85,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const csat = createCsatFeature(infra, config, { channels, takeover: takeover.service, handoffs: handoff.store, transcripts });
   const actions = createActionsFeature(infra, config, { outbox, mcp: tools.mcp, handoffTool: handoff.toolOf, takeover: takeover.service, sweep: overrides });
-  const guidance = createGuidanceFeature(infra, config, { roles, channels: () => channels, models: overrides.models });
   const mcpTools = () => [...actions.mcpTools(), ...knowledge.tools()];
+  const guidance = createGuidanceFeature(infra, config, { roles, channels: () => channels, models: overrides.models, actions, mcp: tools.mcp, knowledge });
   const turnHooks = { mcpTools, usage: store.recordUsage, knowledge: knowledge.turn, feedback: csat.feedback, guidance: guidance.turn, ...actions.turnHooks };
   const orchestrator = createOrchestratorFeature(infra, config, { roles, channels, overrides, ...turnHooks });
   await tools.start();

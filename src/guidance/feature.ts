@@ -12,7 +12,10 @@
  */
 import express, { type Router } from 'express';
 import type { Config } from '../config.js';
-import type { ChannelDefinition, RoleDefinition } from '../contracts/index.js';
+import type { RoleDefinition } from '../contracts/index.js';
+import type { AssistantTool } from '../contracts/tool.js';
+import type { TurnKnowledge } from '../orchestrator/prepare-turn.js';
+import type { McpWriteTool } from '../tools/mcp-tool-source.js';
 import { createConfiguredModelProvider, type ModelProvider } from '../model/provider.js';
 import type { Infrastructure } from '../infrastructure.js';
 import type { TurnGuidance } from '../orchestrator/turn-guidance.js';
@@ -25,7 +28,7 @@ import { createGuidanceService, GuidanceRefusal, type GuidanceService } from './
 import type { GuidanceEntry } from './model.js';
 import { createGuidanceStore } from './store.js';
 import { createTurnGuidance } from './turn.js';
-import { createSimulator } from './simulation.js';
+import { createSimulator, type SimulatedChannelSource } from './simulation.js';
 import { createSimulationStore, type Scenario, type SimulationResult } from './simulation-model.js';
 
 /** Runs scenarios, one after the other, against the draft or the live guidance. */
@@ -49,13 +52,19 @@ export interface GuidanceFeature {
 
 export function createGuidanceFeature(
   infra: Pick<Infrastructure, 'redis' | 'mongo' | 'logger' | 'metrics'> & { mongoLink?: Infrastructure['mongoLink'] },
-  config: Pick<Config, 'guidance' | 'adminToken' | 'model'> & Partial<Pick<Config, 'publicBaseUrl'>>,
+  config: Pick<Config, 'guidance' | 'adminToken' | 'model'> & Partial<Pick<Config, 'publicBaseUrl' | 'actions'>>,
   deps: {
     roles: readonly RoleDefinition[];
-    /** The enabled channels (their ids and prompt fragments). */
-    channels: () => ReadonlyMap<string, Pick<ChannelDefinition, 'promptFragment'>>;
+    /** The enabled channels (their ids, prompt fragments, and the tools a simulation offers as its own). */
+    channels: () => ReadonlyMap<string, SimulatedChannelSource>;
     /** A test's models (the configured ones otherwise, built on a simulation's first use). */
     models?: ModelProvider | undefined;
+    /** The MCP tools customers' turns are offered (reads, writes as proposals): a simulation's reads and proposals. */
+    actions?: { mcpTools(): readonly AssistantTool[] };
+    /** The MCP server's writes as listed (for a proposal's summary). */
+    mcp?: { writeTools(): readonly McpWriteTool[] } | undefined;
+    /** The business's knowledge: a simulation searches it, read-only. */
+    knowledge?: { tools(): readonly AssistantTool[]; turn: TurnKnowledge };
   },
 ): GuidanceFeature {
   const { redis, logger, metrics } = infra;
@@ -79,6 +88,12 @@ export function createGuidanceFeature(
     models: () => (models ??= createConfiguredModelProvider(config.model)),
     limits: config.model,
     channels: deps.channels,
+    tools: {
+      ...(deps.actions ? { mcpTools: deps.actions.mcpTools } : {}),
+      ...(deps.mcp ? { writeTools: () => deps.mcp?.writeTools() ?? [] } : {}),
+      ...(deps.knowledge ? { knowledgeTools: deps.knowledge.tools, knowledge: deps.knowledge.turn } : {}),
+      ...(config.actions ? { actions: config.actions } : {}),
+    },
     redis,
     store: simulationStore,
     promptTokens: config.guidance.promptTokens,

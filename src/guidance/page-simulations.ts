@@ -26,5 +26,5 @@ export function renderSimulations(base: string, results: readonly SimulationResu
       : results.length === 0
         ? '<p role="status">No scenario is saved yet: run one first with <code>npm run simulate</code>.</p>'
         : `<p role="status">${results.filter((result) => result.passed).length} of ${results.length} scenarios passed against the draft.</p>${results.map(resultTable).join('')}`;
-  return `<section aria-labelledby="h-sim"><h2 id="h-sim">Simulations</h2><p class="note">Runs every saved scenario against the draft: a simulated customer converses with the assistant, then each success criterion is judged. Nothing is sent and no tool runs.</p><form method="post" action="${base}/simulations"><button type="submit">Run simulations</button></form>${summary}</section>`;
+  return `<section aria-labelledby="h-sim"><h2 id="h-sim">Simulations</h2><p class="note">Runs every saved scenario against the draft: a simulated customer converses with the assistant, then each success criterion is judged. Nothing is sent, no team is told and no change runs: a write is only proposed, a hand-off only recorded.</p><form method="post" action="${base}/simulations"><button type="submit">Run simulations</button></form>${summary}</section>`;
 }

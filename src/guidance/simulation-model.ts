@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Connection, mongo } from 'mongoose';
 import { z } from 'zod';
+import type { ProposedWrite, SimulatedHandoff } from './simulation-tools.js';
 
 export const ScenarioSchema = z.strictObject({
   name: z.string().trim().min(1).max(120),
@@ -16,9 +17,14 @@ export const ScenarioSchema = z.strictObject({
   channel: z.string().trim().min(1).max(40).default('web'),
   site: z.string().trim().min(1).max(80).optional(),
   language: z.string().trim().min(2).max(10).optional(),
-  /** A verified customer (as `identify` would give); absent: an anonymous one. */
+  /**
+   * Who the customer is: verified (as `identify` would give; default), or not (`verified: false`:
+   * an anonymous caller whose name is only a claimed display name, as a WhatsApp profile name is);
+   * absent: an anonymous one. Only a verified contact's ids reach a tool call.
+   */
   contact: z
     .strictObject({
+      verified: z.boolean().default(true),
       name: z.string().trim().min(1).max(120),
       email: z.email().optional(),
       customerId: z.string().trim().min(1).max(128).optional(),
@@ -32,6 +38,8 @@ export const ScenarioSchema = z.strictObject({
   persona: z.string().trim().min(10).max(2_000),
   criteria: z.array(z.string().trim().min(3).max(300)).min(1).max(10),
   maxTurns: z.number().int().min(1).max(8).default(4),
+  /** Whether the assistant may call the MCP server's reads (the real server, bound to this customer); writes are only ever proposed. */
+  mcpReads: z.boolean().default(false),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
@@ -53,7 +61,12 @@ export interface SimulationResult {
   against: 'draft' | 'published';
   /** The live version it ran against (`published`), or 0. */
   version: number;
-  conversation: { from: 'customer' | 'assistant'; text: string }[];
+  /** The conversation; `service` lines say what the service did meanwhile (a write proposed, a hand-off it would make). */
+  conversation: { from: 'customer' | 'assistant' | 'service'; text: string }[];
+  /** The writes the assistant proposed: recorded, never run. */
+  proposed: ProposedWrite[];
+  /** The hand-offs the conversation would have made: no team was told. */
+  handoffs: SimulatedHandoff[];
   verdicts: Verdict[];
   passed: boolean;
   /** The criteria whose verdict differs from the scenario's previous run. */
