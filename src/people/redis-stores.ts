@@ -30,7 +30,7 @@ const MISSES_KEY = `${KEY_PREFIX}:knowledge:misses`;
 const SHARED_STREAM = new RegExp(`^${KEY_PREFIX}:tx:outbox(-dead)?:`);
 const REPORTS = new RegExp(`^${KEY_PREFIX}:\\{reports:`);
 
-async function* allKeys(redis: RedisClient, match = '*'): AsyncGenerator<string> {
+export async function* allKeys(redis: RedisClient, match = '*'): AsyncGenerator<string> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   for (const node of nodes) {
     let cursor = '0';
