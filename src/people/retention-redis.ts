@@ -2,12 +2,13 @@
  * Retention by age in Redis, for what the transcripts' purge in MongoDB leaves there: the recent
  * history each conversation's hash keeps (what the model and the widget's history read), the
  * widget's event streams and the details it keeps per message, and the queues' event streams.
- * A history entry carries no time: an entry goes when its message in MongoDB is older than the
- * cutoff, or when it comes before such a message, or before the first message in MongoDB that is
- * newer (its own record already purged); a conversation MongoDB no longer has, created in Redis
- * before the cutoff and whose customer wrote nothing since, leaves Redis whole. Entries are taken out by id in one script, so a
- * turn appending meanwhile keeps its own; one a turn writes back from an older read goes on the
- * next pass. One pass over the keyspace (SCAN on every master): a scheduled job, never a turn's.
+ * A history entry carries no time, but none is older than its hash: only a hash created before
+ * the cutoff is read further. Its entry goes when its message in MongoDB is older than the cutoff,
+ * or comes before such a message, or before the first message in MongoDB that is newer (its own
+ * record already purged); a conversation MongoDB no longer has, whose customer wrote nothing
+ * since the cutoff, leaves Redis whole. Entries are taken out by id in one script, so a turn
+ * appending meanwhile keeps its own; one a turn writes back from an older read goes on the next
+ * pass. One pass over the keyspace (SCAN on every master): a scheduled job, never a turn's.
  */
 import type { Connection } from 'mongoose';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
@@ -17,8 +18,6 @@ import { allKeys } from './redis-stores.js';
 const CONVERSATION = new RegExp(`^${KEY_PREFIX}:tx:conv:\\{(.+)\\}$`);
 const EVENTS = new RegExp(`^${KEY_PREFIX}:events:\\{`);
 const DETAILS = new RegExp(`^${KEY_PREFIX}:events-details:\\{`);
-/** Conversations looked up in MongoDB together. */
-const BATCH = 200;
 
 // Removes the entries whose ids are ARGV from the recent history; how many went.
 const dropScript = luaScript(`
@@ -61,36 +60,31 @@ interface Hot {
   createdAt: number;
 }
 
-/** One batch of conversation hashes: their stale entries taken out; how many went. */
-async function trimBatch(connection: Connection, redis: RedisClient, batch: readonly Hot[], cutoff: Date): Promise<number> {
-  const ids = batch.flatMap((hot) => hot.ids);
-  const messages = ids.length
-    ? await connection
-        .collection<{ _id: string; createdAt?: Date }>('messages')
-        .find({ _id: { $in: ids } }, { projection: { _id: 1, createdAt: 1 } })
-        .toArray()
-    : [];
-  const known = new Map(messages.map((message) => [String(message._id), message.createdAt ? new Date(message.createdAt).getTime() : 0]));
-  const stored = await connection
-    .collection<{ _id: string }>('conversations')
-    .find({ _id: { $in: batch.map((hot) => hot.key) } }, { projection: { _id: 1 } })
-    .toArray();
-  const inMongo = new Set(stored.map((conversation) => String(conversation._id)));
-  let dropped = 0;
-  for (const hot of batch) {
-    const hash = transcriptKeys.conversation(hot.key);
-    // MongoDB purged the conversation (nothing written to it since the cutoff): its hot copy goes whole, name and address too.
-    if (!inMongo.has(hot.key) && hot.createdAt < cutoff.getTime() && Number(await forgetScript(redis, [hash], [cutoff.getTime()])) === 1) {
-      dropped += hot.ids.length;
-      continue;
-    }
-    const stale = staleEntries(hot.ids, known, cutoff.getTime());
-    if (stale.length) dropped += Number(await dropScript(redis, [hash], stale));
+/**
+ * One conversation hash created before the cutoff: its stale entries taken out, or the whole hash
+ * when MongoDB purged the conversation; how many entries went. Reads by `_id` one at a time (on
+ * FerretDB an `$in` scans the collection), at most the history's length.
+ */
+async function trimConversation(connection: Connection, redis: RedisClient, hot: Hot, cutoff: Date): Promise<number> {
+  const hash = transcriptKeys.conversation(hot.key);
+  const conversations = connection.collection<{ _id: string }>('conversations');
+  // MongoDB purged the conversation (nothing written to it since the cutoff): its hot copy goes whole, name and address too.
+  if (!(await conversations.findOne({ _id: hot.key }, { projection: { _id: 1 } }))) {
+    if (Number(await forgetScript(redis, [hash], [cutoff.getTime()])) === 1) return hot.ids.length;
   }
-  return dropped;
+  const messages = connection.collection<{ _id: string; createdAt?: Date }>('messages');
+  const known = new Map<string, number>();
+  for (const id of hot.ids) {
+    const message = await messages.findOne({ _id: id }, { projection: { _id: 1, createdAt: 1 } });
+    if (message?.createdAt) known.set(id, new Date(message.createdAt).getTime());
+    // The rest is newer than the first entry found newer.
+    if ((known.get(id) ?? -Infinity) >= cutoff.getTime()) break;
+  }
+  const stale = staleEntries(hot.ids, known, cutoff.getTime());
+  return stale.length ? Number(await dropScript(redis, [hash], stale)) : 0;
 }
 
-/** A conversation hash's history ids and creation time (undefined: no readable history). */
+/** A conversation hash's history ids and creation time (undefined: unreadable). */
 async function readHot(redis: RedisClient, key: string, conversationKey: string): Promise<Hot | undefined> {
   const [recent, createdAt] = await redis.hmget(key, 'recent', 'createdAt');
   try {
@@ -123,21 +117,15 @@ async function trimStream(redis: RedisClient, key: string, cutoff: Date): Promis
 /** One pass: Redis's copies of what is older than the transcripts' cutoff, removed; counts by kind. */
 export async function purgeRedisByAge(connection: Connection, redis: RedisClient, queuePrefix: string, cutoff: Date): Promise<Record<string, number>> {
   const counts = { recentHistory: 0, widgetEvents: 0, widgetDetails: 0, queueEvents: 0 };
-  let batch: Hot[] = [];
-  const flush = async () => {
-    counts.recentHistory += await trimBatch(connection, redis, batch, cutoff);
-    batch = [];
-  };
   for await (const key of allKeys(redis)) {
     const conversation = CONVERSATION.exec(key);
     if (conversation) {
+      // Every entry of a history was written after its hash was created (a rebuilt one: after its conversation was).
       const hot = await readHot(redis, key, conversation[1]!);
-      if (hot) batch.push(hot);
-      if (batch.length >= BATCH) await flush();
+      if (hot && hot.createdAt < cutoff.getTime()) counts.recentHistory += await trimConversation(connection, redis, hot, cutoff);
     } else if (EVENTS.test(key)) counts.widgetEvents += await trimStream(redis, key, cutoff);
     else if (key.startsWith(`${queuePrefix}:`) && key.endsWith(':events')) counts.queueEvents += await trimStream(redis, key, cutoff);
     else if (DETAILS.test(key)) counts.widgetDetails += await trimDetails(redis, key, cutoff.getTime());
   }
-  await flush();
   return counts;
 }
