@@ -16,6 +16,7 @@ import { actionFields, mcpFields } from './config/mcp.js';
 import { compatibleServers, modelFields, modelLists, providerFields, type EmbeddingSpec, type ModelProviders, type ModelSpec } from './config/model.js';
 import { queueFields } from './config/queue.js';
 import { reportsConfig, reportsFields, type ReportsConfig } from './config/reports.js';
+import { retentionConfig, retentionFields, type RetentionDays } from './config/retention.js';
 import { businessFields, operatorFields, serviceFields, type TrustProxy } from './config/service.js';
 import { outboxFields, storeFields, transcriptFields } from './config/store.js';
 import { webFields } from './config/web.js';
@@ -38,6 +39,7 @@ export const EnvSchema = z.object({
   ...csatFields,
   ...operatorFields,
   ...transcriptFields,
+  ...retentionFields,
   ...modelFields,
   ...mediaFields,
   ...queueFields,
@@ -120,7 +122,8 @@ export interface Config {
   /** /metrics: on its own listener when `port` is set, else on the service port only with `token`. */
   metrics: { port: number | undefined; host: string; token: string | undefined };
   transcriptLinks: { secret: string; ttlHours: number };
-  retentionDays: number;
+  /** Days each kind of data is kept (TRANSCRIPT_RETENTION_DAYS unless its own variable is set). */
+  retention: RetentionDays;
   transcriptOutbox: { max: number; batchSize: number };
   /**
    * Customers' media: the cap per file (download and upload), the fetch deadline, the transcription
@@ -223,7 +226,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     adminToken: env.ADMIN_TOKEN,
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST, token: env.METRICS_TOKEN },
-    retentionDays: env.TRANSCRIPT_RETENTION_DAYS,
+    retention: retentionConfig(env),
     transcriptOutbox: { max: env.TRANSCRIPT_OUTBOX_MAX, batchSize: env.TRANSCRIPT_WRITER_BATCH },
     media: {
       maxBytes: env.MEDIA_MAX_BYTES,

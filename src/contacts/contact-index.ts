@@ -319,7 +319,7 @@ export function createContactIndex(store: ContactStore, options: ContactIndexOpt
     get,
     findByAlias: byAlias,
     async findVerifiedUser({ externalId, email, conversationKey }: VerifiedLookup) {
-      if (conversationKey) void conversations.note(externalId, conversationKey);
+      if (conversationKey) void conversations.note({ externalId, email }, conversationKey);
       const [byExternalId, byEmail] = await Promise.all([byAlias(externalAlias(externalId)), email ? byAlias(emailAlias(email)) : undefined]);
       return byExternalId ?? byEmail;
     },

@@ -65,7 +65,8 @@ export const ARABIC_NAME_INTRODUCERS: readonly (readonly [string, number])[] = [
 /** Capitalised words after an introducer that are not names ("Hi Team", "Hallo Kundenservice"). */
 export const NOT_NAMES = new Set(
   list(
-    'team|equipo|équipe|equipe|squadra|support|soporte|suporte|kundenservice|service|everyone|all|todos|tous|alle|tutti|there|again|grüße|gruß|saludos|regards|cumprimentos|saluti|cordialement|atentamente',
+    'team|equipo|équipe|equipe|squadra|support|soporte|suporte|kundenservice|service|everyone|all|todos|tous|alle|tutti|there|again|grüße|gruß|saludos|regards|cumprimentos|saluti|cordialement|atentamente|' +
+      "i'd|i’d|i'm|i’m|i've|i’ve|i'll|i’ll",
   ),
 );
 
@@ -101,3 +102,57 @@ export const NUMBER_SUFFIXES = list(
 
 /** Currency marks: a grouped number beside one is an amount, kept ("10 000 €", "$1,200"). */
 export const CURRENCY = /^(?:€|\$|£|eur|euros?|usd|dollars?|dólares|gbp|pounds?|libras|reais|r\$|chf|francs?|sar|aed|ريال|درهم|دولار|يورو)/iu;
+
+/** Verbs and phrases whose object is a person: the capitalised words after them are a name ("ask Kowalczyk", "pregunta a Okonkwo", "fragen Sie …"). */
+export const PERSON_OBJECT_VERBS = list(
+  'ask|tell|check with|checked with|talk to|talked to|speak with|spoken to|ping|cc|pass it to|passed it to|hand it to|handed it to|' +
+    'handed this to|forward it to|forwarded it to|escalated it to|escalated to|assigned to|reach out to|reached out to|pregunta a|' +
+    'preguntar a|pregúntale a|pregunte a|hablé con|hable con|consulta con|consulté con|consulte con|llama a|avisa a|avisé a|' +
+    'se lo paso a|se lo pasé a|demandez à|demande à|demandé à|parlez à|parlez avec|parlé avec|voyez avec|vu avec|voir avec|contactez|' +
+    'transmis à|fragen sie|frag|fragen|fragte|sprechen sie mit|sprich mit|gesprochen mit|wenden sie sich an|weitergeleitet an|' +
+    'übergeben an|fale com|fale com o|fale com a|falei com|falei com o|falei com a|falar com|falar com o|falar com a|pergunte ao|' +
+    'pergunte à|pergunte a|perguntei ao|perguntei à|passei ao|passei à|encaminhei ao|encaminhei à|chiedi a|chieda a|chiedete a|' +
+    'ho chiesto a|parla con|parli con|ho parlato con|senti|contatta|ho passato a',
+);
+
+/** What only a person does, right after their name: "Okonkwo will pick it up", "Gutiérrez te llamará", "… kümmert sich". Case as written. */
+export const PERSON_PREDICATES = list(
+  "will pick it up|will pick this up|'ll pick it up|will take it from here|will take over|will follow up|will get back to you|" +
+    "will call you|'ll call you|will ring you|will be in touch|will look into it|is on it|is off today|is on holiday|is on leave|" +
+    'handled it|took care of it|from billing|from accounts|from the warehouse|from our team|from support|from sales|told me|' +
+    'se encarga|se encargará|te llamará|le llamará|te contactará|le contactará|se pondrá en contacto|está de vacaciones|me dijo|' +
+    "lo revisará|de facturación|del almacén|de soporte|s'en occupe|s’en occupe|s'en occupera|s’en occupera|vous rappellera|" +
+    "te rappellera|vous contactera|prendra le relais|est en congé|est en vacances|m'a dit|m’a dit|du service client|" +
+    'de la comptabilité|kümmert sich|ruft Sie zurück|ruft Sie an|ruft dich zurück|meldet sich|ist im Urlaub|hat mir gesagt|' +
+    'aus der Buchhaltung|vom Lager|vom Kundendienst|vai ligar|vai tratar|trata disso|vai entrar em contacto|vai entrar em contato|' +
+    'está de férias|disse-me|me disse|da faturação|do armazém|ti richiamerà|la richiamerà|vi richiamerà|se ne occupa|' +
+    "se ne occuperà|è in ferie|mi ha detto|dal magazzino|dell'amministrazione|dell’amministrazione",
+);
+
+/**
+ * Capitalised words before such a predicate that are no one's name: pronouns, determiners, words
+ * that open a sentence, roles and teams, and the carriers a teammate says will call or pick up.
+ */
+export const NOT_ACTORS = new Set(
+  list(
+    'we|you|he|she|they|it|someone|somebody|nobody|everyone|our|your|the|this|that|who|maybe|then|so|also|today|tomorrow|yes|ok|okay|' +
+      'sure|now|customer|service|billing|sales|warehouse|delivery|courier|driver|technician|store|shop|manager|agent|staff|' +
+      'yo|él|ella|ellos|ellas|nosotros|usted|ustedes|alguien|nadie|quien|quizás|luego|mañana|hoy|sí|entonces|el|la|nuestro|nuestra|' +
+      "il|elle|on|nous|vous|ils|quelqu’un|quelqu'un|personne|qui|peut-être|demain|alors|oui|le|notre|votre|" +
+      'er|sie|es|wir|ihr|ihre|ihren|ihrem|jemand|niemand|man|wer|vielleicht|morgen|heute|dann|ja|der|die|das|unser|unsere|' +
+      'ele|ela|eles|nós|você|alguém|ninguém|quem|talvez|amanhã|hoje|sim|então|o|a|nosso|nossa|' +
+      'lui|lei|loro|noi|voi|qualcuno|nessuno|chi|forse|domani|oggi|allora|il|lo|nostro|nostra|' +
+      'dhl|ups|fedex|gls|dpd|tnt|correos|seur|mrw|nacex|chronopost|colissimo|hermes|evri|parcelforce|brt|ctt|inpost|postnl|bpost|' +
+      'technik|techniker|fahrer|kurier|lager|kundendienst|buchhaltung|repartidor|técnico|mensajero|livreur|transporteur|' +
+      'estafeta|técnica|corriere|tecnico',
+  ),
+);
+
+/** Words before a capitalised word that make it a noun, not a name ("Der Techniker ruft Sie zurück", "the Nimbus will ship"). */
+export const DETERMINERS = new Set(
+  list(
+    'the|a|an|our|your|my|their|this|that|el|la|los|las|un|una|nuestro|nuestra|su|tu|mi|le|les|une|notre|votre|mon|ma|son|sa|du|au|' +
+      'der|die|das|den|dem|des|ein|eine|einen|einem|einer|unser|unsere|unseren|unserem|ihr|ihre|ihren|ihrem|mein|meine|' +
+      'um|uma|nosso|nossa|seu|sua|do|da|il|lo|gli|uno|nostro|vostro|del|della',
+  ),
+);

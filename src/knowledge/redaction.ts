@@ -5,19 +5,24 @@
  * postcode), `[number]` (a reference after its word, a code mixing letters and digits, an IBAN,
  * any run of five or more digits that is not an amount), `[phone]` (libphonenumber-js, with the
  * widget's languages' countries as defaults), `[name]` (the names the caller knows, a capitalised
- * name after an introduction, a greeting, a sign-off or a title, a surname after a removed name,
- * an @handle). What is and isn't removed is listed in docs/knowledge.md.
+ * name after an introduction, a greeting, a sign-off or a title, after a verb whose object is a
+ * person ("ask Kowalczyk") or before what only a person does ("Okonkwo will pick it up"), a
+ * surname after a removed name, an @handle). What is and isn't removed is listed in docs/knowledge.md.
  */
 import { PhoneNumberMatcher, type CountryCode } from 'libphonenumber-js/core';
 import metadata from 'libphonenumber-js/min/metadata';
 import {
   ARABIC_NAME_INTRODUCERS,
   CURRENCY,
+  DETERMINERS,
   MONTHS,
   NAME_INTRODUCERS,
   NAME_PARTICLES,
+  NOT_ACTORS,
   NOT_NAMES,
   NUMBER_SUFFIXES,
+  PERSON_OBJECT_VERBS,
+  PERSON_PREDICATES,
   REFERENCE_QUALIFIERS,
   REFERENCE_WORDS,
   STREET_AFTER,
@@ -151,8 +156,27 @@ const ARABIC_INTRODUCED = ARABIC_NAME_INTRODUCERS.map(
 /** A surname after a removed name: "[name] Lindqvist". */
 const NAME_CONTINUED = new RegExp(`\\[name\\](?:\\s+(?:(?:${alternatives(NAME_PARTICLES)})\\s+)?\\p{Lu}\\p{Ll}[\\p{L}'’-]*)+`, 'gu');
 
-function replaceIntroducedNames(text: string): string {
-  const pattern = new RegExp(INTRODUCED.source, INTRODUCED.flags);
+/** A name as a person's place shows it: after a verb whose object is a person ("ask Kowalczyk", "pregunta a …", "fragen Sie …"). */
+const ASKED = new RegExp(`${START}((?:${alternatives(PERSON_OBJECT_VERBS)}),?\\s+)(${NAME})`, 'giu');
+/** …and before what only a person does ("Okonkwo will pick it up", "Gutiérrez te llamará"): one or two words with small letters after the capital. */
+const ACTOR_WORD = "\\p{Lu}\\p{Ll}[\\p{L}'’-]*";
+const ACTING = new RegExp(`${START}((?:${ACTOR_WORD}\\s+)?${ACTOR_WORD})(?=,?\\s+(?:${alternatives(PERSON_PREDICATES)})${END})`, 'gu');
+
+/** The capitalised word or two before a person's predicate, as `[name]` unless a pronoun, a role, a carrier, or a noun after a determiner. */
+function replaceActors(text: string): string {
+  return text.replace(ACTING, (found: string, _name: string, offset: number) => {
+    const words = found.split(/\s+/);
+    const before = /([\p{L}'’]+)\s*$/u.exec(text.slice(0, offset))?.[1]?.toLowerCase();
+    const [first = ''] = words;
+    const skip = words.length === 2 && (NOT_ACTORS.has(first.toLowerCase()) || (before !== undefined && DETERMINERS.has(before))) ? 1 : 0;
+    const previous = skip === 1 ? first.toLowerCase() : before;
+    if (words.slice(skip).some((word) => NOT_ACTORS.has(word.toLowerCase())) || (previous !== undefined && DETERMINERS.has(previous))) return found;
+    return [...words.slice(0, skip), '[name]'].join(' ');
+  });
+}
+
+function replaceIntroducedNames(text: string, introduced: RegExp = INTRODUCED, notNames: ReadonlySet<string> = NOT_NAMES): string {
+  const pattern = new RegExp(introduced.source, introduced.flags);
   let clean = '';
   let from = 0;
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
@@ -165,7 +189,7 @@ function replaceIntroducedNames(text: string): string {
     }
     while (NAME_PARTICLES.includes(kept.at(-1) ?? '')) kept.pop();
     const first = kept[0];
-    if (first === undefined || NOT_NAMES.has(first.toLowerCase())) {
+    if (first === undefined || notNames.has(first.toLowerCase()) || NOT_NAMES.has(first.toLowerCase())) {
       // Not a name: the words after the introducer may hold the next one ("Hola, me llamo Lucía").
       pattern.lastIndex = match.index + introducer.length;
       continue;
@@ -208,6 +232,7 @@ export function withoutPersonalData(text: string, personal: readonly string[]): 
   clean = clean.replace(POSTCODE_AFTER, '[address]');
   clean = clean.replace(HANDLE, '[name]');
   clean = replaceIntroducedNames(clean);
+  clean = replaceActors(replaceIntroducedNames(clean, ASKED, NOT_ACTORS));
   for (const arabic of ARABIC_INTRODUCED) clean = clean.replace(arabic, '$1[name]');
   return clean.replace(NAME_CONTINUED, '[name]');
 }

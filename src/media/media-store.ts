@@ -5,7 +5,7 @@
  * as it writes and aborts past the size cap (the chunks written so far are removed), so no
  * whole file is buffered here. Ids are GridFS `_id`s as 24 hex characters; every read is by
  * `_id` (the file document), and the chunks are read only when a file is opened. Retention
- * follows TRANSCRIPT_RETENTION_DAYS (`purgeOlderThan`, called by the scheduled purge).
+ * follows MEDIA_RETENTION_DAYS (`purgeOlderThan`, called by the scheduled purge).
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';

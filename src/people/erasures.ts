@@ -24,7 +24,7 @@ import { eraseMongo, footprintOf, valuesOf } from './mongo-stores.js';
 import { eraseQueues } from './queue-stores.js';
 import { eraseRedis } from './redis-stores.js';
 import { conversationTag } from '../reports/rollup-script.js';
-import type { Person } from './resolve.js';
+import { isEmail, type Person } from './resolve.js';
 
 const ERASURES_COLLECTION = 'erasures';
 const LEASE_MS = 10_000;
@@ -131,7 +131,8 @@ export function createErasures(deps: ErasureDeps) {
     merge(counts, 'redis', await eraseRedis(deps.redis, { names, values, texts }, deps.queuePrefix, id, locks));
     await renew();
     merge(counts, 'mongo', await eraseMongo(deps.connection, footprint, deps.media, id));
-    for (const externalId of plan.externalIds) merge(counts, 'redis', { 'user chats': await deps.contacts.conversations.forget(externalId) });
+    const chatSets = [...plan.externalIds.map((externalId) => `user:${externalId}`), ...plan.identifiers.filter(isEmail).map((email) => `email:${email}`)];
+    for (const identity of chatSets) merge(counts, 'redis', { 'user chats': await deps.contacts.conversations.forget(identity) });
     return counts;
   };
 

@@ -7,6 +7,7 @@ import type { ContactIndex } from '../contacts/contact-index.js';
 import type { Infrastructure } from '../infrastructure.js';
 import { logIdOf } from '../logger-privacy.js';
 import type { MediaStore } from '../media/media-store.js';
+import type { CutoffOf } from '../store/retention.js';
 import type { LinkRevocations } from '../transcripts/link-revocations.js';
 import type { TranscriptLinks } from '../transcripts/transcript-link.js';
 import { createPeople } from './people.js';
@@ -40,7 +41,8 @@ export function createPeopleFeature(
   });
   // Resuming stops once the process drains (a resume in progress finishes its step; a lapsed lease lets another worker take it).
   infra.shutdown.addEventListener('abort', people.close, { once: true });
-  const purge = { purgeOlderThan: (cutoff: Date) => purgeByAge(infra.mongo, infra.redis, infra.mongoLink.databaseName, cutoff) };
+  const stores = { connection: infra.mongo, redis: infra.redis, database: infra.mongoLink.databaseName, queuePrefix: infra.queuePrefix };
+  const purge = { purgeOlderThan: (cutoffOf: CutoffOf) => purgeByAge(stores, cutoffOf) };
   return {
     people,
     purgeTargets: { others: [purge] },

@@ -30,7 +30,7 @@ const MISSES_KEY = `${KEY_PREFIX}:knowledge:misses`;
 const SHARED_STREAM = new RegExp(`^${KEY_PREFIX}:tx:outbox(-dead)?:`);
 const REPORTS = new RegExp(`^${KEY_PREFIX}:\\{reports:`);
 
-async function* allKeys(redis: RedisClient, match = '*'): AsyncGenerator<string> {
+export async function* allKeys(redis: RedisClient, match = '*'): AsyncGenerator<string> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   for (const node of nodes) {
     let cursor = '0';
@@ -70,9 +70,21 @@ const askedBy = (texts: readonly string[]) => (entry: string) => {
   }
 };
 
-/** A key family for counting: the name with its hash tag and long ids folded. */
+/** A segment of a key name kept in its family: a word of the key layout (lowercase, no digit), never an id. */
+const LAYOUT_WORD = /^[a-z][a-z_-]{0,15}$/;
+
+/**
+ * A key family for counting (what the erasure's record keeps): the name with its hash tags and
+ * every segment that is not a word of the key layout folded, so no id — a message, a visitor, a
+ * number, or what a client chose as its message id — outlives the erasure in its record.
+ */
 function familyOf(key: string): string {
-  return key.replace(/\{[^}]*\}/g, '{…}').replace(/[0-9a-f-]{16,}|SM[0-9a-f]{32}|\+\d{7,15}/gi, '…');
+  return key
+    .replace(/\{[^}]*\}/g, '{…}')
+    .split(':')
+    .map((segment) => (segment === '{…}' || LAYOUT_WORD.test(segment) ? segment : '…'))
+    .join(':')
+    .replace(/…(?::…)+/g, '…');
 }
 
 /** The key's value, whatever its type (for an export). */

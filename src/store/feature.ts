@@ -15,7 +15,7 @@ import { createUsageStore, utcDay, type UsageFolded, type UsageStore } from './u
 
 export function createStoreFeature(
   infra: Infrastructure,
-  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'transcriptOutbox' | 'offload' | 'model' | 'retentionDays'>,
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'transcriptOutbox' | 'offload' | 'model' | 'retention'>,
   /** The reports' roll-ups: told of what the writer wrote and of each turn's model usage. */
   reports?: {
     recordTranscripts(records: readonly TranscriptRecord[], marks?: readonly string[]): Promise<void>;
@@ -70,7 +70,7 @@ export function createStoreFeature(
       retention = createRetention({
         connection: infra.bull,
         prefix: infra.queuePrefix,
-        retentionDays: config.retentionDays,
+        days: config.retention,
         transcripts,
         ...targets,
         logger,

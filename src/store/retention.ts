@@ -1,6 +1,6 @@
 /**
- * Retention: a scheduled purge of transcripts and hand-offs older than
- * TRANSCRIPT_RETENTION_DAYS. FerretDB has no TTL indexes, so a BullMQ job scheduler runs the
+ * Retention: a scheduled purge of transcripts, hand-offs, media and the other stores' kinds
+ * (`others`), each older than its own period (TRANSCRIPT_RETENTION_DAYS unless set). FerretDB has no TTL indexes, so a BullMQ job scheduler runs the
  * purge every few hours on one worker — the same code works on MongoDB, where the createdAt
  * indexes make it cheap. On the same queue: the sweep of uploads no message named within
  * UPLOAD_UNCLAIMED_TTL_MINUTES (read from Redis, deleted by `_id`), every minute or sooner, and
@@ -19,15 +19,22 @@ const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** A chunk without a file is an orphan once its file's newest chunk is this old (an upload in progress is younger: requests end within minutes). */
 const ORPHAN_GRACE_MS = 15 * 60 * 1000;
 
+/** The kinds of data kept for a period of their own (`Config['retention']`: TRANSCRIPT_RETENTION_DAYS unless set). */
+export type RetentionKind = 'transcripts' | 'media' | 'handoffs' | 'ratings' | 'actions' | 'suggestions' | 'misses';
+
+/** Where a kind's retention ends: what is older goes. */
+export type CutoffOf = (kind: RetentionKind) => Date;
+
 export interface RetentionOptions {
-  retentionDays: number;
+  /** Days per kind; a kind left out is kept `transcripts` days. */
+  days: Partial<Record<RetentionKind, number>> & { transcripts: number };
   transcripts: Pick<TranscriptStore, 'purgeOlderThan'>;
   /** The hand-off store's purge (typed here: src/handoff depends on src/store, not the reverse). */
   handoffs: { purgeOlderThan(cutoff: Date): Promise<number> };
-  /** Customers' media (GridFS) follows the transcripts' retention. */
+  /** Customers' media (GridFS). */
   media?: Pick<MediaStore, 'purgeOlderThan' | 'remove' | 'sweepOrphanChunks'>;
-  /** Other stores' purges by the same age (a person's ratings, suggestions, …); counts by store. */
-  others?: { purgeOlderThan(cutoff: Date): Promise<Record<string, number>> }[];
+  /** Other stores' purges, each by the cutoffs of its kinds (a person's ratings, suggestions, …); counts by store. */
+  others?: { purgeOlderThan(cutoffOf: CutoffOf): Promise<Record<string, number>> }[];
   /** Uploads no message named: deleted once their TTL (`unclaimedTtlMs`, which sets how often to sweep) ends. */
   uploads?: { claims: Pick<UploadClaims, 'sweep'>; unclaimedTtlMs: number };
   logger: Logger;
@@ -35,16 +42,20 @@ export interface RetentionOptions {
   now?: () => number;
 }
 
-/** One purge pass; returns what it removed. */
+/** One purge pass, each kind by its own period; returns what it removed. */
 export async function purgeExpired(options: RetentionOptions) {
-  const cutoff = new Date((options.now ?? Date.now)() - options.retentionDays * 24 * 60 * 60 * 1000);
-  const [transcripts, handoffs] = await Promise.all([options.transcripts.purgeOlderThan(cutoff), options.handoffs.purgeOlderThan(cutoff)]);
-  const media = (await options.media?.purgeOlderThan(cutoff)) ?? 0;
+  const at = (options.now ?? Date.now)();
+  const cutoffOf: CutoffOf = (kind) => new Date(at - (options.days[kind] ?? options.days.transcripts) * 24 * 60 * 60 * 1000);
+  const [transcripts, handoffs] = await Promise.all([
+    options.transcripts.purgeOlderThan(cutoffOf('transcripts')),
+    options.handoffs.purgeOlderThan(cutoffOf('handoffs')),
+  ]);
+  const media = (await options.media?.purgeOlderThan(cutoffOf('media'))) ?? 0;
   const others: Record<string, number> = {};
-  for (const target of options.others ?? []) Object.assign(others, await target.purgeOlderThan(cutoff));
+  for (const target of options.others ?? []) Object.assign(others, await target.purgeOlderThan(cutoffOf));
   const removed = { ...transcripts, handoffs, media, ...others };
   options.metrics.increment('retention_purged_messages_total', {}, removed.messages);
-  options.logger.info('retention-purged', { cutoff: cutoff.toISOString(), ...removed });
+  options.logger.info('retention-purged', { cutoff: cutoffOf('transcripts').toISOString(), ...removed });
   return removed;
 }
 

@@ -64,7 +64,7 @@ describe('retention', () => {
     await transcriptsWritten(harness.services);
 
     const removed = await purgeExpired({
-      retentionDays: harness.config.retentionDays,
+      days: harness.config.retention,
       transcripts,
       handoffs: harness.services.handoffs,
       logger: harness.services.logger,
