@@ -9,7 +9,7 @@
  */
 import type { InboxBatch } from './conversation-inbox.js';
 import { batchOf, type TurnContext } from './turn-context.js';
-import { recordTurnDeath } from './turn-deaths.js';
+import { ALONE_MARK, recordTurnDeath } from './turn-deaths.js';
 
 /**
  * Deaths of workers running a batch alone (as the suspect turn) that quarantine it (given up on as
@@ -57,4 +57,20 @@ export async function accountForDeath(
       assertHeld,
     );
   return { batch, quarantined };
+}
+
+/**
+ * The child running the suspect batch's turn alone (`turn-isolated.ts`) died: a death alone,
+ * counted against the turn marked `mark` (this worker's), and the batch quarantined at once: the
+ * decision stored, its customer and operator told under the lock's fence. Returns the batch given
+ * up on (to acknowledge).
+ */
+export async function quarantineChildDeath(context: TurnContext, conversationKey: string, batch: InboxBatch, mark: string, assertHeld: () => void): Promise<InboxBatch> {
+  const quarantined = await countDeath(context, conversationKey, batch, mark + ALONE_MARK);
+  await context.options.giveUp(
+    batchOf(quarantined),
+    { reason: 'poison', error: new Error('the process answering it alone died'), attempts: quarantined.crashes },
+    assertHeld,
+  );
+  return quarantined;
 }

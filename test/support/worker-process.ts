@@ -7,6 +7,7 @@
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
 import { createLogger } from '../../src/logger.js';
+import { isolateSuspectTurns } from '../../src/queue/suspect-child.js';
 import { QUEUE_PREFIX } from '../../src/redis.js';
 import { createDeterministicModels } from './deterministic-model.js';
 
@@ -34,6 +35,8 @@ const models = createDeterministicModels((call) => {
   return { text: `Slow answer to: ${call.userText}`, delayMs };
 });
 
+// Like src/main.ts: a turn a worker already died in runs in a child process (this entry again).
+isolateSuspectTurns();
 const services = await createServices(loadConfig(), {
   models,
   logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }),
