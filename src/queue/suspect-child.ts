@@ -32,13 +32,12 @@ const STOP_GRACE_MS = 30_000;
 export type ToChild = { kind: 'run'; batch: InboundBatch; heldUntil: number } | { kind: 'fence'; heldUntil: number } | { kind: 'abort' };
 /** What the child tells its worker: ready for its batch, then how the turn ended (a failure classified where it happened). */
 export type FromChild =
-  | { kind: 'ready' }
-  | { kind: 'answered' }
-  | { kind: 'failed'; failure: FailureKind; modelOutage: boolean; name: string; message: string };
+  { kind: 'ready' } | { kind: 'answered' } | { kind: 'failed'; failure: FailureKind; modelOutage: boolean; name: string; message: string };
 
 /**
- * How a suspect's turn in a child ended: `answered`; `failed` (as the child classified it); `died`
- * (the child ended without saying, while running the batch: the batch's death); `unstarted` (the
+ * How a suspect's turn in a child ended: `answered`; `failed` (as the child classified it, or a
+ * child stopped before it said); `died` (the child crashed without saying, while running the
+ * batch: the batch's death); `unstarted` (the
  * child ended before taking the batch: no evidence against it); `stopped` (the worker stopped it, or
  * is stopping itself).
  */
@@ -139,6 +138,9 @@ function runChild(
     child.on('exit', (code, exitSignal) => {
       if (signal.aborted || stopping.aborted) finish({ kind: 'stopped' });
       else if (!started) finish({ kind: 'unstarted', code, signal: exitSignal });
+      // Stopped (a SIGTERM to the child alone) before it said how the turn ended: a failure, retried a few times, never a death.
+      else if (code === 0 || exitSignal === 'SIGTERM')
+        finish({ kind: 'failed', failure: 'unknown', modelOutage: false, name: 'SuspectChildStopped', message: 'the child stopped before its turn ended' });
       else finish({ kind: 'died', code, signal: exitSignal });
     });
   });

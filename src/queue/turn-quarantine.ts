@@ -65,7 +65,13 @@ export async function accountForDeath(
  * decision stored, its customer and operator told under the lock's fence. Returns the batch given
  * up on (to acknowledge).
  */
-export async function quarantineChildDeath(context: TurnContext, conversationKey: string, batch: InboxBatch, mark: string, assertHeld: () => void): Promise<InboxBatch> {
+export async function quarantineChildDeath(
+  context: TurnContext,
+  conversationKey: string,
+  batch: InboxBatch,
+  mark: string,
+  assertHeld: () => void,
+): Promise<InboxBatch> {
   const quarantined = await countDeath(context, conversationKey, batch, mark + ALONE_MARK);
   await context.options.giveUp(
     batchOf(quarantined),
