@@ -1,11 +1,13 @@
 /**
  * Crash accounting: a head's batch whose turn left a running mark of a worker without a
  * heartbeat is a batch a worker died in. The death is counted (`turn-deaths.ts`), which makes
- * the next attempt guarded and the fleet's one suspect turn, alone in its worker
- * (`turn-admission.ts`); a batch that killed a worker running it alone is quarantined at once:
- * given up on as `poison`, the decision stored first, as any give-up. So a crashing message costs
- * one death alone plus the death of the crowd it first ran in, shared with the messages beside it:
- * N sent at once cost N + 1 worker restarts (one more for each later crowd a crasher starts in).
+ * the next attempt guarded and a suspect: run in a child process of its own (`turn-isolated.ts`)
+ * or, where the worker's entry can't fork one, as the fleet's one suspect turn alone in its worker
+ * (`turn-admission.ts`). A batch that killed the process running it alone (its child, or that
+ * worker) is quarantined at once: given up on as `poison`, the decision stored first, as any
+ * give-up. With children, a crashing message costs only the death of the crowd it first ran in,
+ * shared with the messages beside it: N sent at once cost one worker restart (one more for each
+ * later crowd a crasher starts in); run alone in workers, a restart more per crashing message.
  */
 import type { InboxBatch } from './conversation-inbox.js';
 import { batchOf, type TurnContext } from './turn-context.js';
