@@ -13,7 +13,7 @@
  *
  * Only an entry that can run as such a child opts in (`isolateSuspectTurns`: `src/main.ts`, a
  * test's worker process); a worker in another process (a test's in-process worker) runs its
- * suspects alone in itself (`solo-turns.ts`).
+ * suspects alone in itself (`solo-turns.ts`), as does one whose child failed to start, for a minute.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { FailureKind } from '../errors/index.js';
@@ -27,6 +27,8 @@ const FENCE_EVERY_MS = 100;
 const MAX_CHILDREN = 4;
 /** How long a child whose turn ended may take to stop before it is killed. */
 const STOP_GRACE_MS = 30_000;
+/** How long a process whose child failed to start runs its suspects alone in itself instead. */
+const UNSTARTED_PAUSE_MS = 60_000;
 
 /** What the worker tells its child. */
 export type ToChild = { kind: 'run'; batch: InboundBatch; heldUntil: number } | { kind: 'fence'; heldUntil: number } | { kind: 'abort' };
@@ -70,16 +72,20 @@ export interface SuspectChildren {
 
 export function createSuspectChildren(): SuspectChildren {
   let running = 0;
+  // A child that could not start (no fork, an entry that fails): suspects run alone in this process for a while.
+  let pausedUntil = 0;
   return {
     get enabled() {
-      return entry !== undefined;
+      return entry !== undefined && Date.now() >= pausedUntil;
     },
     available: () => running < MAX_CHILDREN,
     async run(batch, heldUntil, signal, stopping) {
       if (!entry) throw new Error('suspect turns are not isolated in this process');
       running += 1;
       try {
-        return await runChild(entry, batch, heldUntil, signal, stopping);
+        const outcome = await runChild(entry, batch, heldUntil, signal, stopping);
+        if (outcome.kind === 'unstarted') pausedUntil = Date.now() + UNSTARTED_PAUSE_MS;
+        return outcome;
       } finally {
         running -= 1;
       }

@@ -4,8 +4,8 @@
  * this process dying meanwhile is no evidence against the batch) while the child answers the batch.
  * The child's end is the turn's: answered, failed (the child's classification, rebuilt here for the
  * retry policy and the holding message), or died running it, which quarantines the batch at once
- * (`turn-quarantine.ts`). A child that never took the batch is an outage (retried), one the worker
- * stopped a turn cut short.
+ * (`turn-quarantine.ts`). A child that never took the batch is an outage (retried: alone in the
+ * worker for a while), one the worker stopped a turn cut short.
  */
 import { ClassifiedFailure, ModelCallError } from '../errors/index.js';
 import type { ChildOutcome } from './suspect-child.js';
@@ -40,6 +40,7 @@ export async function runIsolated(context: TurnContext, drain: DrainState, turn:
       logger.error('suspect-child-died', { conversationKey, messageId: turn.message.messageId, code: outcome.code, signal: outcome.signal });
       return 'died';
     case 'unstarted':
+      // Retried, alone in this process for a while (`suspect-child.ts`).
       logger.error('suspect-child-unstarted', { conversationKey, code: outcome.code, signal: outcome.signal });
       throw new ClassifiedFailure('the suspect turn child did not start', 'infrastructure');
     case 'stopped':
