@@ -39,7 +39,7 @@ const logLines = (worker: WorkerProcess, event: string): Record<string, unknown>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 /** A harness without a worker of its own; `start` spawns a worker process whose model aborts on POISON (other replies take `modelDelayMs`). */
-async function poisonRig(modelDelayMs: number) {
+async function poisonRig(modelDelayMs: number, extra: Record<string, string> = {}) {
   const h = await startHarness({
     worker: false,
     env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' },
@@ -47,7 +47,7 @@ async function poisonRig(modelDelayMs: number) {
   });
   harness = h;
   const start = async () => {
-    const worker = await startWorkerProcess(h.env, h.queuePrefix, modelDelayMs, { TEST_SCRIPT: 'poison' });
+    const worker = await startWorkerProcess(h.env, h.queuePrefix, modelDelayMs, { TEST_SCRIPT: 'poison', ...extra });
     children.push(worker);
     let exited = false;
     void worker.exited.then(() => (exited = true));
@@ -152,5 +152,28 @@ describe('a worker that dies while a child of its runs a suspect turn', () => {
       expect.objectContaining({ crashes: 2, alone: 0, conversationKey: h.logId(conversationKeyFor(victim)) }),
     );
     expect(third.alive()).toBe(true);
+  }, 150_000);
+});
+
+describe('a worker whose suspect child cannot start', () => {
+  test('runs the suspect alone in itself instead: a crashing message is still quarantined, never retried for ever', async () => {
+    const { h, start, received } = await poisonRig(0, { TEST_CHILD_FAILS: 'on' });
+    const victim = 'whatsapp:+447700960031';
+
+    const first = await start();
+    expect((await h.sendWhatsapp({ from: victim, body: 'POISON please' })).status).toBe(200);
+    await first.exited;
+
+    // The child exits at start: the attempt is retried, alone in the worker, which the poison kills.
+    const next = await start();
+    await next.exited;
+    expect(logLines(next, 'suspect-child-unstarted')).toHaveLength(1);
+    expect(poisonCalls(next)).toBe(1);
+
+    // A death alone: the next worker quarantines it without running it.
+    const last = await start();
+    await eventually(() => received(victim).length > 0 || undefined, 30_000);
+    expect(received(victim)).toEqual([APOLOGY_TEXT]);
+    expect(poisonCalls(last)).toBe(0);
   }, 150_000);
 });

@@ -36,6 +36,8 @@ const models = createDeterministicModels((call) => {
 });
 
 // Like src/main.ts: a turn a worker already died in runs in a child process (this entry again).
+// `TEST_CHILD_FAILS=on`: such a child exits at start (a host that can't run one).
+if (process.env.TEST_CHILD_FAILS === 'on' && process.argv.includes('--suspect-turn-child')) process.exit(1);
 isolateSuspectTurns();
 const services = await createServices(loadConfig(), {
   models,
