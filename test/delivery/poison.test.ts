@@ -177,3 +177,29 @@ describe('a worker whose suspect child cannot start', () => {
     expect(poisonCalls(last)).toBe(0);
   }, 150_000);
 });
+
+describe('a message whose turn makes the process exit cleanly', () => {
+  test('is no crash: its children stopping before they answer are failed attempts, given up on after three, never quarantined', async () => {
+    const { h, start, received } = await poisonRig(0);
+    const victim = 'whatsapp:+447700960041';
+    const quits = (worker: WorkerProcess) =>
+      worker
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('model-called') && line.includes('QUIT')).length;
+
+    // Its first turn, in the worker itself, ends the worker (a death, not alone).
+    const first = await start();
+    expect((await h.sendWhatsapp({ from: victim, body: 'QUIT now' })).status).toBe(200);
+    await first.exited;
+
+    // Every later attempt runs in a child that exits 0 before it answers: a failed attempt each, and
+    // after three the message is given up on as a failure of unknown cause, the worker alive.
+    const next = await start();
+    await eventually(() => received(victim).length > 0 || undefined, 60_000);
+    expect(received(victim)).toEqual([APOLOGY_TEXT]);
+    expect(quits(next)).toBe(3);
+    expect(logLines(next, 'suspect-child-died')).toHaveLength(0);
+    expect(next.alive()).toBe(true);
+  }, 150_000);
+});

@@ -14,13 +14,17 @@ import { createDeterministicModels } from './deterministic-model.js';
 const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
 /** `handoff`: the model books a sales call when asked for a demo (for the hand-off kill test). */
 const handoffScript = process.env.TEST_SCRIPT === 'handoff';
-/** `poison`: a message containing POISON aborts the process while its turn runs (a fault hook, as a fatal bug or an out-of-memory would). */
+/**
+ * `poison`: a message containing POISON aborts the process while its turn runs (a fault hook, as a
+ * fatal bug or an out-of-memory would); one containing QUIT makes it exit cleanly (code 0) instead.
+ */
 const poisonScript = process.env.TEST_SCRIPT === 'poison';
 /** `action`: the model calls the reschedule write when asked to (for the confirmed-action kill test). */
 const actionScript = process.env.TEST_SCRIPT === 'action';
 const models = createDeterministicModels((call) => {
   process.stdout.write(`model-called ${call.userText}\n`);
   if (poisonScript && call.userText.includes('POISON')) process.abort();
+  if (poisonScript && call.userText.includes('QUIT')) process.exit(0);
   if (handoffScript && /demo/i.test(call.userText) && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'book_sales_call', input: { reason: 'Demo for a team of 12' } }] };
   }
