@@ -1,6 +1,8 @@
 /**
  * Process entry: `node dist/src/main.js web|worker|all`. `web` serves webhooks and health,
- * `worker` runs turns, `all` (the `npm start` default) runs both in one process. On SIGTERM
+ * `worker` runs turns, `all` (the `npm start` default) runs both in one process. A worker runs a
+ * turn a worker already died in in a child process of its own: this entry again, forked with
+ * `--suspect-turn-child`, which serves nothing and takes no job but that one turn. On SIGTERM
  * or SIGINT it stops accepting, lets in-flight turns finish within SHUTDOWN_TIMEOUT_MS, closes
  * its connections and exits 0.
  */
@@ -10,6 +12,7 @@ import { createServices } from './composition-root.js';
 import { ConfigError } from './errors/index.js';
 import { addReadinessCheck, createMetricsApp } from './http/app.js';
 import { startProviderCheck } from './model/provider-check.js';
+import { isolateSuspectTurns, isSuspectChildProcess } from './queue/suspect-child.js';
 
 type ProcessRole = 'web' | 'worker' | 'all';
 
@@ -34,18 +37,21 @@ function listen(server: Server, port: number): Promise<Server> {
 }
 
 async function main(): Promise<void> {
-  const role = (process.argv[2] ?? 'all') as ProcessRole;
+  // A suspect turn's child is a worker of its parent's, with nothing to serve or check.
+  const child = isSuspectChildProcess();
+  const role = child ? 'worker' : ((process.argv[2] ?? 'all') as ProcessRole);
   if (!['web', 'worker', 'all'].includes(role)) {
     throw new ConfigError(`unknown process type "${role}": expected web, worker or all`);
   }
   const config = loadConfig();
+  isolateSuspectTurns();
   const services = await createServices(config);
   const { logger } = services;
   // Each configured model provider, asked once in the background (never waited on): a refused key
   // or model is one log line naming the variable, and /readyz says `model: degraded`. Not under
   // NODE_ENV=test: a test's process talks to loopback stubs only, never to a provider's host.
   // The same for each channel's credentials (Twilio's): a refusal is one line, /readyz degraded.
-  if (config.env !== 'test') {
+  if (config.env !== 'test' && !child) {
     for (const check of [startProviderCheck(config.model, logger).readiness, ...services.startChannelChecks()]) addReadinessCheck(services.app, check);
   }
 
@@ -78,7 +84,7 @@ async function main(): Promise<void> {
     logger.info('server-listening', { port: config.port, role });
     server.keepAliveTimeout = 65_000;
   }
-  if (config.metrics.port !== undefined) {
+  if (config.metrics.port !== undefined && !child) {
     // This process's counters, off the public port (loopback unless METRICS_HOST says otherwise).
     const { port, host, token } = config.metrics;
     createMetricsApp({ metrics: services.metrics, token, logger })

@@ -48,6 +48,16 @@ export class ChannelSendError extends DependencyError {
   }
 }
 
+/** A failure classified in the process where it happened (a suspect turn's child): `kind` is what that process found. */
+export class ClassifiedFailure extends AppError {
+  constructor(
+    message: string,
+    readonly kind: FailureKind,
+  ) {
+    super(message);
+  }
+}
+
 /** A store acknowledged a write it did not keep (seen across a database restart): retry it. */
 export class StorageWriteError extends AppError {}
 
@@ -139,6 +149,7 @@ export function classifyFailure(error: unknown): FailureKind {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
     const { name, code, message, labels } = fieldsOf(current);
+    if (current instanceof ClassifiedFailure) return current.kind;
     if (current instanceof ModelCallError || current instanceof ChannelSendError) return current.retryable ? 'infrastructure' : 'deterministic';
     if (deterministicNames.has(name)) return 'deterministic';
     if (infrastructureNames.test(name) || infrastructureMessages.test(message)) return 'infrastructure';

@@ -29,6 +29,8 @@ export interface HeldLock {
    * expired, whether or not a renewal timer has noticed yet.
    */
   readonly held: boolean;
+  /** Until when (ms) `held` reads true unless a renewal extends it; 0 once it reads false. */
+  readonly heldUntil: number;
   /** Stops renewing and deletes the key if it still holds this holder's token, even once `held` read false. */
   release(): Promise<void>;
   /**
@@ -96,6 +98,10 @@ export function holdConversationLock(redis: RedisClient, request: LockRequest, o
     get held() {
       if (held && expired()) lose();
       return held;
+    },
+    get heldUntil() {
+      if (held && expired()) lose();
+      return held ? validUntil - margin : 0;
     },
     async release() {
       clearInterval(renew);

@@ -1,6 +1,6 @@
 /**
- * The turns one worker process runs, so a suspect turn (a batch a worker already died in) runs
- * alone in it: while one waits or runs, the process starts no other turn, and it starts only once
+ * The turns one worker process runs, so a suspect turn (a batch a worker already died in) of a
+ * worker that runs suspects in itself (no child for them, `suspect-child.ts`) runs alone in it: while one waits or runs, the process starts no other turn, and it starts only once
  * the turns already running have ended. A process that dies while running a suspect turn alone
  * therefore died of that batch (or of nothing a turn did): only such a death counts against it,
  * and it quarantines the batch. Process-local; the fleet-wide one-suspect-at-a-time rule is `suspect-turn.ts`.

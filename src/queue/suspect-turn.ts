@@ -1,5 +1,6 @@
 /**
- * The suspect turn: of the batches a worker has already died in, one at a time runs its next
+ * The suspect turn, for workers that run suspects in themselves (an entry that can't fork a child
+ * for them, `suspect-child.ts`): of the batches a worker has already died in, one at a time runs its next
  * attempt, fleet-wide, alone in its worker process (`solo-turns.ts`). A worker that dies takes
  * every turn it was running with it, so all of them count a death; run again side by side, the
  * innocent ones would still be running when the message that kills workers kills the next one.

@@ -1,5 +1,6 @@
 /**
- * Whether one drain may start a turn now: a batch a worker already died in runs again only as the
+ * Whether one drain may start a turn now: a batch a worker already died in (unless it runs in a
+ * child, `turn-isolated.ts`: then it is admitted as any turn) runs again only as the
  * fleet's one suspect turn (`suspect-turn.ts`, its lease renewed while it is held) and alone in
  * its worker process (`solo-turns.ts`); any other turn waits while a suspect turn waits or runs in
  * the process. A turn admitted alone writes a running mark that says so (`ALONE_MARK`): only a

@@ -1,7 +1,7 @@
 /**
  * What every step of the turn worker reads, built once per worker from its options: the retry
  * policy, the batch size, the quiet period per channel, this process's heartbeat, its solo-turn
- * slots, the fleet's suspect turn, the conversations' waits, and the heads whose turn a job's
+ * slots, the fleet's suspect turn, its suspect turns' children, the conversations' waits, and the heads whose turn a job's
  * attempt failed in (read by `rescue` when that job fails for good). Each step is a function of
  * this context and its own per-drain state, passed explicitly.
  */
@@ -9,6 +9,7 @@ import { MAX_BATCH_MESSAGES, type InboxBatch, type RetryPolicy } from './convers
 import { lockRenewIntervalMs } from './conversation-lock.js';
 import { createConversationOutage, type ConversationOutage } from './conversation-outage.js';
 import { createSoloTurns, type SoloTurns } from './solo-turns.js';
+import { createSuspectChildren, type SuspectChildren } from './suspect-child.js';
 import { createSuspectTurn, type SuspectTurn } from './suspect-turn.js';
 import { startWorkerHeartbeat, type WorkerHeartbeat } from './worker-heartbeat.js';
 import type { InboundBatch, TurnWorkerOptions } from './turn-worker-types.js';
@@ -26,6 +27,8 @@ export interface TurnContext {
   heartbeat: WorkerHeartbeat;
   solo: SoloTurns;
   suspects: SuspectTurn;
+  /** Suspect turns in child processes, where the process's entry allows it. */
+  children: SuspectChildren;
   outage: ConversationOutage;
   /** The head whose turn a job's attempt failed in, until the `failed` event of that attempt reads it. */
   failedHeads: Map<string, string>;
@@ -44,6 +47,7 @@ export function createTurnContext(options: TurnWorkerOptions): TurnContext {
     solo: createSoloTurns(),
     outage: createConversationOutage(redis),
     suspects: createSuspectTurn(redis, options.queue.qualifiedName, heartbeat.isDead),
+    children: createSuspectChildren(),
     failedHeads: new Map(),
   };
 }

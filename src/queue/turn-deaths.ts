@@ -1,15 +1,16 @@
 /**
  * Workers that died in a turn on the inbox head's batch, counted in the head's turn state (the
  * inbox's `retry` hash, so they go with it): every death makes the next attempt guarded and a
- * suspect turn (`suspect-turn.ts`), but only a death while the batch ran alone in its worker (as
- * the suspect: `solo-turns.ts`) is evidence against it, and enough to quarantine it
+ * suspect (run in a child, `turn-isolated.ts`, or as the suspect turn, `suspect-turn.ts`), but only
+ * a death while the batch ran alone (its child's, or its worker's as the suspect: `solo-turns.ts`) is
+ * evidence against it, and enough to quarantine it
  * (`turn-quarantine.ts`). A worker killed while running it beside other turns may have died of any
  * of them.
  */
 import { luaScript, type RedisClient } from '../redis.js';
 import { redisKeys } from './keys.js';
 
-/** What a running mark ends with when its turn runs alone in its worker (a suspect turn). */
+/** What a running mark ends with when its turn runs alone in its worker (a suspect turn), or what its child's death is counted as. */
 export const ALONE_MARK = '|alone';
 
 // KEYS: retry. ARGV: message id, 1 when the dead turn ran alone. Counts the death, clears the

@@ -1,15 +1,17 @@
 /**
  * Crash accounting: a head's batch whose turn left a running mark of a worker without a
  * heartbeat is a batch a worker died in. The death is counted (`turn-deaths.ts`), which makes
- * the next attempt guarded and the fleet's one suspect turn, alone in its worker
- * (`turn-admission.ts`); a batch that killed a worker running it alone is quarantined at once:
- * given up on as `poison`, the decision stored first, as any give-up. So a crashing message costs
- * one death alone plus the death of the crowd it first ran in, shared with the messages beside it:
- * N sent at once cost N + 1 worker restarts (one more for each later crowd a crasher starts in).
+ * the next attempt guarded and a suspect: run in a child process of its own (`turn-isolated.ts`)
+ * or, where the worker's entry can't fork one, as the fleet's one suspect turn alone in its worker
+ * (`turn-admission.ts`). A batch that killed the process running it alone (its child, or that
+ * worker) is quarantined at once: given up on as `poison`, the decision stored first, as any
+ * give-up. With children, a crashing message costs only the death of the crowd it first ran in,
+ * shared with the messages beside it: N sent at once cost one worker restart (one more for each
+ * later crowd a crasher starts in); run alone in workers, a restart more per crashing message.
  */
 import type { InboxBatch } from './conversation-inbox.js';
 import { batchOf, type TurnContext } from './turn-context.js';
-import { recordTurnDeath } from './turn-deaths.js';
+import { ALONE_MARK, recordTurnDeath } from './turn-deaths.js';
 
 /**
  * Deaths of workers running a batch alone (as the suspect turn) that quarantine it (given up on as
@@ -57,4 +59,26 @@ export async function accountForDeath(
       assertHeld,
     );
   return { batch, quarantined };
+}
+
+/**
+ * The child running the suspect batch's turn alone (`turn-isolated.ts`) died: a death alone,
+ * counted against the turn marked `mark` (this worker's), and the batch quarantined at once: the
+ * decision stored, its customer and operator told under the lock's fence. Returns the batch given
+ * up on (to acknowledge).
+ */
+export async function quarantineChildDeath(
+  context: TurnContext,
+  conversationKey: string,
+  batch: InboxBatch,
+  mark: string,
+  assertHeld: () => void,
+): Promise<InboxBatch> {
+  const quarantined = await countDeath(context, conversationKey, batch, mark + ALONE_MARK);
+  await context.options.giveUp(
+    batchOf(quarantined),
+    { reason: 'poison', error: new Error('the process answering it alone died'), attempts: quarantined.crashes },
+    assertHeld,
+  );
+  return quarantined;
 }

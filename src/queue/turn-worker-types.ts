@@ -22,7 +22,8 @@ export interface InboundBatch {
   earlier: readonly InboundMessage[];
   /**
    * A worker died in a turn on this batch before: answer it without what can exhaust a worker
-   * (no media, a bounded prompt). Guarded turns run alone in their worker; one that kills it quarantines the batch.
+   * (no media, a bounded prompt). Guarded turns run alone, in a child of their worker (or in the worker
+   * itself where it can't fork one); one that kills that process quarantines the batch.
    */
   guarded?: boolean;
 }

@@ -47,6 +47,8 @@
 
 import { Worker } from 'bullmq';
 import { lockRenewIntervalMs } from './conversation-lock.js';
+import { isSuspectChildProcess } from './suspect-child.js';
+import { serveSuspectTurn } from './suspect-child-serve.js';
 import { createTurnContext } from './turn-context.js';
 import { processTurn } from './turn-job.js';
 import { TURN_QUEUE_NAME, TurnJobSchema, type TurnJob } from './turn-queue.js';
@@ -59,6 +61,9 @@ export type { GiveUpFailure, GiveUpHandler, HoldingNotice, InboundBatch, Inbound
 export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const { logger, metrics } = options;
   const context = createTurnContext(options);
+  // A suspect turn's child takes no job: it answers the one batch its worker hands it.
+  const child = isSuspectChildProcess();
+  if (child) serveSuspectTurn(options.handle, logger);
   const worker = new Worker<TurnJob>(TURN_QUEUE_NAME, (job, token) => processTurn(context, job, token), {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),
@@ -70,7 +75,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
     // A holder killed mid-turn leaves its job active: the stall check runs it again, so a
     // conversation is only abandoned to the next message after this many kills in a row.
     maxStalledCount: 10,
-    autorun: true,
+    autorun: !child,
   });
   worker.on('failed', (job, error) => {
     metrics.increment('turn_job_failed_total');

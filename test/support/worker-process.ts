@@ -7,19 +7,24 @@
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
 import { createLogger } from '../../src/logger.js';
+import { isolateSuspectTurns } from '../../src/queue/suspect-child.js';
 import { QUEUE_PREFIX } from '../../src/redis.js';
 import { createDeterministicModels } from './deterministic-model.js';
 
 const delayMs = Number(process.env.TEST_MODEL_DELAY_MS ?? '0');
 /** `handoff`: the model books a sales call when asked for a demo (for the hand-off kill test). */
 const handoffScript = process.env.TEST_SCRIPT === 'handoff';
-/** `poison`: a message containing POISON aborts the process while its turn runs (a fault hook, as a fatal bug or an out-of-memory would). */
+/**
+ * `poison`: a message containing POISON aborts the process while its turn runs (a fault hook, as a
+ * fatal bug or an out-of-memory would); one containing QUIT makes it exit cleanly (code 0) instead.
+ */
 const poisonScript = process.env.TEST_SCRIPT === 'poison';
 /** `action`: the model calls the reschedule write when asked to (for the confirmed-action kill test). */
 const actionScript = process.env.TEST_SCRIPT === 'action';
 const models = createDeterministicModels((call) => {
   process.stdout.write(`model-called ${call.userText}\n`);
   if (poisonScript && call.userText.includes('POISON')) process.abort();
+  if (poisonScript && call.userText.includes('QUIT')) process.exit(0);
   if (handoffScript && /demo/i.test(call.userText) && call.toolNames.includes('book_sales_call') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'book_sales_call', input: { reason: 'Demo for a team of 12' } }] };
   }
@@ -34,6 +39,10 @@ const models = createDeterministicModels((call) => {
   return { text: `Slow answer to: ${call.userText}`, delayMs };
 });
 
+// Like src/main.ts: a turn a worker already died in runs in a child process (this entry again).
+// `TEST_CHILD_FAILS=on`: such a child exits at start (a host that can't run one).
+if (process.env.TEST_CHILD_FAILS === 'on' && process.argv.includes('--suspect-turn-child')) process.exit(1);
+isolateSuspectTurns();
 const services = await createServices(loadConfig(), {
   models,
   logger: createLogger({ level: 'error', sink: (line) => process.stderr.write(`${line}\n`) }),
