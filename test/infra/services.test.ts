@@ -71,7 +71,7 @@ describe('test services', () => {
   test('a redis-server whose port another server holds is not taken for it: a fresh port, a server of its own', async () => {
     const first = await startRedis();
     const second = await startRedis([], first.port);
-    const [one, two] = [first, second].map((server) => new Redis(server.url, { maxRetriesPerRequest: 1 }));
+    const [one, two] = [new Redis(first.url, { maxRetriesPerRequest: 1 }), new Redis(second.url, { maxRetriesPerRequest: 1 })];
     try {
       expect(second.port).not.toBe(first.port);
       await one.set('infra:owner', 'first');
@@ -90,8 +90,10 @@ describe('test services', () => {
     const connection = await mongoose.createConnection(second.uri, { dbName: `infra_pause_${process.pid}`, serverSelectionTimeoutMS: 5_000 }).asPromise();
     try {
       expect(second.uri).not.toBe(first.uri);
+      const database = connection.db;
+      if (database === undefined) throw new Error('mongoose connection has no db');
       second.pause();
-      const answer = connection.db!.admin().ping();
+      const answer = database.admin().ping();
       answer.catch(() => undefined);
       const outcome = await Promise.race([answer.then(() => 'answered'), new Promise((resolve) => setTimeout(resolve, 1_000, 'frozen'))]);
       expect(outcome).toBe('frozen');
