@@ -1,14 +1,16 @@
 /**
  * Satisfaction answers in MongoDB, collection `csat`: one document per question asked, `_id`
  * `<conversation key>|<asked at, ms since the epoch>`, written only by `_id` (an upsert: the
- * question's fields on insert, the answer's on top), so a write that finds MongoDB down is
- * retried by the next one and a report reads them by `_id` or by `askedAt` (indexed).
+ * question's fields on insert, the answer's on top; one that lost the race for a new `_id` runs
+ * once more), so a write that finds MongoDB down is retried by the next one and a report reads
+ * them by `_id` or by `askedAt` (indexed).
  *
  * Shape: `{ _id, conversationId, channel, roleId, withPerson, trigger: 'handed_back' | 'quiet',
  * handoffId?, language, askedAt, score?: 1..5, answeredVia?: 'tap' | 'typed', answeredAt?,
  * comment?, commentedAt? }`.
  */
 import type { Connection } from 'mongoose';
+import { isDuplicateKeyError } from '../errors/index.js';
 import type { PendingQuestion } from './csat-state.js';
 
 const CSAT_COLLECTION = 'csat';
@@ -64,11 +66,18 @@ export function createCsatStore(connection: Connection) {
   const collection = () => connection.collection<CsatRecord>(CSAT_COLLECTION);
   const upsert = async (conversationKey: string, pending: PendingQuestion, answer: Partial<CsatRecord>) => {
     const { askedAt, ...rest } = questionFields(conversationKey, pending);
-    await collection().updateOne(
-      { _id: pending.id },
-      { $setOnInsert: { askedAt, ...rest }, ...(Object.keys(answer).length ? { $set: answer } : {}) },
-      { upsert: true },
-    );
+    const write = () =>
+      collection().updateOne(
+        { _id: pending.id },
+        { $setOnInsert: { askedAt, ...rest }, ...(Object.keys(answer).length ? { $set: answer } : {}) },
+        { upsert: true },
+      );
+    // A rating tapped while the question's own record is still being written races it for the new
+    // `_id`: the loser fails with a duplicate key (FerretDB never retries it). Run again, it updates.
+    await write().catch((error: unknown) => {
+      if (!isDuplicateKeyError(error)) throw error;
+      return write();
+    });
   };
   return {
     async ensureIndexes(): Promise<void> {

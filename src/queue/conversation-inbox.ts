@@ -19,7 +19,7 @@
 import type { RedisClient } from '../redis.js';
 import type { InboundMessage } from '../contracts/index.js';
 import { DEDUPE_TTL_SECONDS, INBOX_NOTICE_CHANNEL, INBOX_TTL_SECONDS, QUEUED_TTL_MS, redisKeys } from './keys.js';
-import type { LockRequest } from './conversation-lock.js';
+import { lockTaken, type LockRequest } from './conversation-lock.js';
 import { headBatch, MAX_BATCH_MESSAGES, sanitise, type InboxBatch } from './inbox-head.js';
 import { createInboxTurnState, type InboxTurnState } from './inbox-turn-state.js';
 import { acceptScript, ackScript, takeoverEndScript, typingScript } from './inbox-scripts.js';
@@ -155,7 +155,7 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       // lock held (its holder reads on), or adds a job of its own.
       const read = redis
         .pipeline()
-        .set(lock.key, lock.token, 'PX', lock.ttlMs, 'NX')
+        .set(lock.key, lock.token, 'PX', lock.ttlMs, 'NX', 'GET')
         .del(redisKeys.queued(conversationKey))
         .lrange(redisKeys.inbox(conversationKey), 0, MAX_BATCH_MESSAGES - 1)
         .hgetall(redisKeys.retry(conversationKey));
@@ -163,7 +163,7 @@ export function createConversationInbox(redis: RedisClient): ConversationInbox {
       const [setResult, , rangeResult, stateResult, typingResult] = results ?? [];
       if (setResult?.[0]) throw setResult[0];
       return {
-        acquired: setResult?.[1] === 'OK',
+        acquired: lockTaken(setResult?.[1], lock.token),
         batch: () => {
           if (rangeResult?.[0]) throw rangeResult[0];
           return headBatch(conversationKey, maxMessages, (rangeResult?.[1] ?? []) as string[], stateResult?.[1], typingResult?.[1]);

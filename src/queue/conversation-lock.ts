@@ -41,7 +41,10 @@ export interface HeldLock {
   releaseWith<T>(release: (token: string) => Promise<{ released: boolean; value: T }>): Promise<T>;
 }
 
-/** A request for the lock: sent as `SET key token PX ttl NX`, alone or in a pipeline with the holder's first reads. */
+/**
+ * A request for the lock: sent as `SET key token PX ttl NX GET`, alone or in a pipeline with the
+ * holder's first reads. Its answer is the value it found (`lockTaken`).
+ */
 export interface LockRequest {
   key: string;
   token: string;
@@ -53,10 +56,19 @@ export function lockRequest(conversationKey: string, ttlMs: number): LockRequest
   return { key: redisKeys.lock(conversationKey), token: randomUUID(), ttlMs, requestedAt: Date.now() };
 }
 
+/**
+ * Whether a lock request's `SET … NX GET` took the lock: it found no holder, or found its own
+ * token — the request ran before, but its answer was lost (a Redis shut down right after running
+ * it) and the client sent it again on reconnecting. Read as taken by another, that lock would be
+ * nobody's until it expired, and the messages waiting behind it nobody's to answer.
+ */
+export function lockTaken(found: unknown, token: string): boolean {
+  return found === null || found === token;
+}
+
 export async function acquireConversationLock(redis: RedisClient, conversationKey: string, ttlMs: number, onLost: () => void): Promise<HeldLock | undefined> {
   const request = lockRequest(conversationKey, ttlMs);
-  const acquired = await redis.set(request.key, request.token, 'PX', ttlMs, 'NX');
-  if (acquired !== 'OK') return undefined;
+  if (!lockTaken(await redis.set(request.key, request.token, 'PX', ttlMs, 'NX', 'GET'), request.token)) return undefined;
   return holdConversationLock(redis, request, onLost);
 }
 

@@ -2,9 +2,9 @@
  * One turn job, from pickup to its end: it drains its conversation (`turn-drain.ts`) until the
  * inbox is empty and decides, by what the drain came to, whether the job completes or comes
  * back later (moved to delayed, no attempt counted): a busy conversation is its holder's (but a
- * re-drive or holding job, or a recovered job finding a dead holder's lock, comes back), a batch
- * in its quiet period is due later, a stopping worker hands the job back, a failed head not yet
- * due is its re-drive job's.
+ * re-drive or holding job, or a recovered or retried job finding a lock maybe nobody holds, comes
+ * back), a batch in its quiet period is due later, a stopping worker hands the job back, a failed
+ * head not yet due is its re-drive job's.
  */
 import { DelayedError, type Job } from 'bullmq';
 import { lockExpiresInMs } from './conversation-lock.js';
@@ -44,7 +44,9 @@ export async function processTurn(context: TurnContext, job: Job<TurnJob>, token
       metrics.increment('turn_lock_busy_total');
       // That recovered job may find the dead holder's lock not yet expired (the two locks are
       // renewed apart): it comes back as it expires rather than leave the conversation to nobody.
-      if (job.stalledCounter > 0) return comeBackAt(job, token, Date.now() + (await lockExpiresInMs(redis, conversationKey)) + 50);
+      // So does a job whose last attempt failed (Redis unreachable mid-drain): the lock it finds
+      // may be the one that attempt took and could not free, which nobody holds any more.
+      if (job.stalledCounter > 0 || job.attemptsMade > 0) return comeBackAt(job, token, Date.now() + (await lockExpiresInMs(redis, conversationKey)) + 50);
       // A re-drive job is the one job a failed head waits for: a holder that found the head not
       // yet due left it to this job and completed, so this job never completes on a busy lock.
       // Nor does a holding job: no other job sends its message while the head waits.

@@ -10,17 +10,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Script } from '../support/deterministic-model.js';
-import { eventually as within, startHarness, type Harness } from '../support/harness.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { handoffsSettled } from '../support/settled.js';
 import { openSse } from '../support/sse.js';
 import type { CsatRecord } from '../../src/csat/csat-store.js';
 import { createConversationState } from '../../src/orchestrator/state/conversation-state.js';
-
-/**
- * Each step waits up to 20 s: a whole-suite run on two busy cores has taken longer than the usual
- * 10 s for a rating's round trip (the steps' order and outcome are what is tested, not their speed).
- */
-const eventually = <T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000) => within(check, timeoutMs);
 
 const CLEO = 'whatsapp:+34600914001';
 const SHOP = 'https://csat-shop.example.test';

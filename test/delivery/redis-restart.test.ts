@@ -7,12 +7,24 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { conversationKeyFor } from '../../channels/whatsapp/webhook.js';
 import { allowConsole } from '../support/console-guard.js';
+import { conversationReport } from '../support/conversation-report.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
 import { startRestartableRedis, type RestartableRedisHandle } from '../support/services.js';
 import { transcriptsWritten } from '../support/settled.js';
-import { burstMessages, countDeliveries, recordFigures, sendBurst } from './burst.js';
+import { burstMessages, countDeliveries, recordFigures, sendBurst, type BurstMessage } from './burst.js';
 
 const answer = (body: string) => `answer to ${body}`;
+
+/** Each conversation of the burst missing an answer: where it stands (inbox head, turn state, lock, jobs, logs). */
+async function unanswered(harness: Harness, burst: BurstMessage[][]): Promise<string> {
+  const reports: string[] = [];
+  for (const messages of burst) {
+    const received = harness.twilio.messages.filter((message) => message.to === messages[0]!.from).map((message) => message.body);
+    const missing = messages.filter((message) => !received.includes(answer(message.body))).map((message) => message.body);
+    if (missing.length > 0) reports.push(`unanswered: ${JSON.stringify(missing)}\n${await conversationReport(harness, conversationKeyFor(messages[0]!.from))}`);
+  }
+  return reports.join('\n');
+}
 
 describe('Redis restarted (AOF) during a burst', () => {
   let redis: RestartableRedisHandle;
@@ -41,7 +53,9 @@ describe('Redis restarted (AOF) during a burst', () => {
     await redis.restart();
     const restartedAt = Date.now();
     await sending;
-    await eventually(() => harness.twilio.messages.length >= total || undefined, 90_000);
+    await eventually(() => harness.twilio.messages.length >= total || undefined, 90_000).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await unanswered(harness, burst)}`);
+    });
     // Anything sent twice would arrive right behind the last answer.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const count = countDeliveries(harness.twilio, burst, answer);

@@ -1,10 +1,12 @@
 // Self-test of test/support/services.ts and the global setup: the run's redis answers PING
 // through ioredis, the run's MongoDB-wire server answers ping and stores a document through
-// mongoose, and a second redis can be started and stopped on its own port.
+// mongoose, and a second redis can be started and stopped on its own port. A server is started
+// only once the process listening on its port is the one spawned: a port found free may be taken
+// by another suite's server first, which would answer the start-up probe in its place.
 import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { createConnection } from 'node:net';
-import { startRedis } from '../support/services.js';
+import { startRedis, startRestartableFerretDb } from '../support/services.js';
 
 function tcpConnect(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -65,4 +67,41 @@ describe('test services', () => {
     await redisServer.stop();
     await expect(tcpConnect(redisServer.port)).rejects.toThrow(/ECONNREFUSED/);
   });
+
+  test('a redis-server whose port another server holds is not taken for it: a fresh port, a server of its own', async () => {
+    const first = await startRedis();
+    const second = await startRedis([], first.port);
+    const [one, two] = [new Redis(first.url, { maxRetriesPerRequest: 1 }), new Redis(second.url, { maxRetriesPerRequest: 1 })];
+    try {
+      expect(second.port).not.toBe(first.port);
+      await one.set('infra:owner', 'first');
+      expect(await two.get('infra:owner')).toBeNull();
+    } finally {
+      one.disconnect();
+      two.disconnect();
+      await second.stop();
+      await first.stop();
+    }
+  });
+
+  test('a FerretDB whose port another FerretDB holds is its own, so pausing it freezes what its URI reaches', async () => {
+    const first = await startRestartableFerretDb();
+    const second = await startRestartableFerretDb(Number(new URL(first.uri).port));
+    const connection = await mongoose.createConnection(second.uri, { dbName: `infra_pause_${process.pid}`, serverSelectionTimeoutMS: 5_000 }).asPromise();
+    try {
+      expect(second.uri).not.toBe(first.uri);
+      const database = connection.db;
+      if (database === undefined) throw new Error('mongoose connection has no db');
+      second.pause();
+      const answer = database.admin().ping();
+      answer.catch(() => undefined);
+      const outcome = await Promise.race([answer.then(() => 'answered'), new Promise((resolve) => setTimeout(resolve, 1_000, 'frozen'))]);
+      expect(outcome).toBe('frozen');
+    } finally {
+      second.resume();
+      await connection.close(true);
+      await second.stop();
+      await first.stop();
+    }
+  }, 60_000);
 });

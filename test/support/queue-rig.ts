@@ -19,12 +19,18 @@ import { createTurnQueue, enqueueTurn, type TurnJob, type TurnQueue } from '../.
 import { createTurnWorker, type GiveUpHandler, type InboundHandler } from '../../src/queue/turn-worker.js';
 import type { InboundMessage } from '../../src/contracts/index.js';
 import type { LogLine } from './harness.js';
+import { respCommands } from './redis-fault-proxy.js';
 
 export interface QueueRigOptions {
   handle: InboundHandler;
   giveUp: GiveUpHandler;
   /** The worker's own Redis for its conversation locks (e.g. through `startDelayingProxy`); the rig's by default. */
   lockRedisUrl?: string;
+  /**
+   * The worker's own Redis for its inbox and locks, not BullMQ's (e.g. through `startRedisFaultProxy`); the rig's by
+   * default. Its commands fail at once while it is disconnected (no retries across reconnections).
+   */
+  workerRedisUrl?: string;
   lockTtlMs?: number;
   coalesceMs?: number;
   retryBudgetMs?: number;
@@ -55,7 +61,11 @@ function redisUrl(): string {
 export async function startQueueRig(options: QueueRigOptions): Promise<QueueRig> {
   const url = redisUrl();
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
-  const lockRedis = options.lockRedisUrl ? new Redis(options.lockRedisUrl, { maxRetriesPerRequest: 2 }) : redis;
+  const lockRedis = options.workerRedisUrl
+    ? new Redis(options.workerRedisUrl, { maxRetriesPerRequest: 0 })
+    : options.lockRedisUrl
+      ? new Redis(options.lockRedisUrl, { maxRetriesPerRequest: 2 })
+      : redis;
   const prefix = `{rig-${randomUUID().slice(0, 8)}}`;
   const connection = { url, maxRetriesPerRequest: null };
   const logs: LogLine[] = [];
@@ -68,7 +78,7 @@ export async function startQueueRig(options: QueueRigOptions): Promise<QueueRig>
   const worker = createTurnWorker({
     connection,
     redis: lockRedis,
-    inbox,
+    inbox: options.workerRedisUrl ? createConversationInbox(lockRedis) : inbox,
     queue,
     handle: options.handle,
     giveUp: options.giveUp,
@@ -116,41 +126,6 @@ export async function startQueueRig(options: QueueRigOptions): Promise<QueueRig>
       if (lockRedis !== redis) lockRedis.disconnect();
       redis.disconnect();
     },
-  };
-}
-
-/**
- * Splits a client's byte stream into whole RESP commands (`*N` arrays of `$len` bulk strings, as
- * every Redis client sends them): a socket may deliver two commands in one chunk, or one in two.
- */
-function respCommands(): (chunk: Buffer) => Buffer[] {
-  let pending = Buffer.alloc(0);
-  /** The end of the command starting at `start`, or -1 while it is incomplete. */
-  const commandEnd = (start: number): number => {
-    const lineEnd = (from: number) => pending.indexOf('\r\n', from, 'latin1');
-    let eol = lineEnd(start);
-    if (eol < 0) return -1;
-    if (pending[start] !== 0x2a /* '*' */) return eol + 2; // an inline command: one line
-    const count = Number(pending.toString('latin1', start + 1, eol));
-    let at = eol + 2;
-    for (let index = 0; index < count; index += 1) {
-      eol = lineEnd(at);
-      if (eol < 0) return -1;
-      at = eol + 2 + Number(pending.toString('latin1', at + 1, eol)) + 2;
-      if (at > pending.length) return -1;
-    }
-    return at;
-  };
-  return (chunk) => {
-    pending = Buffer.concat([pending, chunk]);
-    const commands: Buffer[] = [];
-    let start = 0;
-    for (let end = commandEnd(0); end > 0; end = commandEnd(start)) {
-      commands.push(pending.subarray(start, end));
-      start = end;
-    }
-    pending = Buffer.from(pending.subarray(start));
-    return commands;
   };
 }
 

@@ -3,7 +3,7 @@
 // loopback port, with start-up probes and a stop that leaves nothing behind.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,12 +47,13 @@ export async function findFreePort(): Promise<number> {
 /** How many databases the run's shared redis-server has (global-setup): one per harness, see harness.ts. */
 export const TEST_REDIS_DATABASES = 10_000;
 
-export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisHandle> {
+/** `firstPort`: the port to try first (a test of the start-up check gives one another server holds). */
+export async function startRedis(extraArgs: readonly string[] = [], firstPort?: number): Promise<RedisHandle> {
   const executable = process.env.REDIS_SERVER_BIN ?? 'redis-server';
   let lastError: unknown;
   // A port found free can be taken before redis binds it: retry with a fresh one.
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const port = await findFreePort();
+    const port = attempt === 0 && firstPort !== undefined ? firstPort : await findFreePort();
     const workDirectory = await mkdtemp(join(tmpdir(), 'wa-test-redis-'));
     const child = spawnService(executable, [
       '--port',
@@ -72,7 +73,7 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Red
       ...extraArgs,
     ]);
     try {
-      await waitUntil(child, () => redisAnswersPing(port), `redis-server on port ${port}`);
+      await waitUntil(child, () => redisAnswersPing(port), `redis-server on port ${port}`, port);
       return {
         url: `redis://${loopbackHost}:${port}`,
         port,
@@ -124,7 +125,8 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
       ]);
       nodes.push({ port, child, directory });
     }
-    for (const node of nodes) await waitUntil(node.child, () => redisReplies(node.port, password, 'PING', '+PONG'), `cluster node on port ${node.port}`);
+    for (const node of nodes)
+      await waitUntil(node.child, () => redisReplies(node.port, password, 'PING', '+PONG'), `cluster node on port ${node.port}`, node.port);
     const addresses = nodes.map((node) => `${loopbackHost}:${node.port}`);
     await new Promise<void>((resolve, reject) => {
       const cli = process.env.REDIS_CLI_BIN ?? 'redis-cli';
@@ -159,7 +161,7 @@ export async function startRestartableRedis(): Promise<RestartableRedisHandle> {
       ...['--port', String(port), '--bind', loopbackHost, '--save', '', '--dir', workDirectory],
       ...['--appendonly', 'yes', '--appendfsync', 'everysec', '--daemonize', 'no', '--loglevel', 'warning'],
     ]);
-    await waitUntil(child, () => redisAnswersPing(port), `redis-server (AOF) on port ${port}`);
+    await waitUntil(child, () => redisAnswersPing(port), `redis-server (AOF) on port ${port}`, port);
     return child;
   };
   let current = await launch();
@@ -202,7 +204,7 @@ export async function startMongo(): Promise<MongoHandle> {
     const child = spawnFerretDb(binary, port, stateDirectory);
     const uri = `mongodb://${loopbackHost}:${port}/`;
     try {
-      await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
+      await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`, port);
       return {
         uri,
         stop: async () => {
@@ -252,17 +254,33 @@ function spawnFerretDb(binary: string, port: number, stateDirectory: string): Sp
   );
 }
 
-export async function startRestartableFerretDb(): Promise<RestartableMongoHandle> {
+/** `firstPort`: the port to try first (a test of the start-up check gives one another server holds). */
+export async function startRestartableFerretDb(firstPort?: number): Promise<RestartableMongoHandle> {
   const binary = await ferretDbBinary();
-  const port = await findFreePort();
   const stateDirectory = await mkdtemp(join(tmpdir(), 'wa-test-ferretdb-'));
-  const uri = `mongodb://${loopbackHost}:${port}/`;
+  let port = firstPort ?? (await findFreePort());
+  const uriOf = () => `mongodb://${loopbackHost}:${port}/`;
   const launch = async (): Promise<SpawnedService> => {
     const child = spawnFerretDb(binary, port, stateDirectory);
-    await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uri)), `FerretDB on port ${port}`);
+    try {
+      await waitUntil(child, async () => (await tcpAccepts(port)) && (await mongoAnswersPing(uriOf())), `FerretDB on port ${port}`, port);
+    } catch (error) {
+      await stopProcess(child.process);
+      throw error;
+    }
     return child;
   };
-  let current: SpawnedService | undefined = await launch();
+  let current: SpawnedService | undefined;
+  // A port found free can be taken before FerretDB binds it: the first start retries with a fresh one.
+  for (let attempt = 0; current === undefined; attempt += 1) {
+    try {
+      current = await launch();
+    } catch (error) {
+      if (attempt >= 2) throw error;
+      port = await findFreePort();
+    }
+  }
+  const uri = uriOf();
   const kill = async () => {
     const child = current?.process;
     current = undefined;
@@ -367,7 +385,13 @@ function spawnService(executable: string, args: string[], extraEnvironment: Reco
   return { process: child, output: () => output, exited: () => exit, spawnError: () => failure };
 }
 
-async function waitUntil(service: SpawnedService, probe: () => Promise<boolean>, description: string): Promise<void> {
+/**
+ * Waits until `probe` answers and, given its `port`, the process listening there is the one
+ * spawned: a port found free can be taken by another test's server before this one binds it
+ * (this one then exits), and that server would answer the probe — a handle to someone else's
+ * server, which this test's pause, flush or stop never reaches.
+ */
+async function waitUntil(service: SpawnedService, probe: () => Promise<boolean>, description: string, port?: number): Promise<void> {
   const deadline = Date.now() + startupTimeoutMs;
   while (Date.now() < deadline) {
     const spawnError = service.spawnError();
@@ -376,10 +400,33 @@ async function waitUntil(service: SpawnedService, probe: () => Promise<boolean>,
     if (exit !== undefined) {
       throw new Error(`${description} exited early (code ${exit.code}, signal ${exit.signal}):\n${service.output()}`);
     }
-    if (await probe().catch(() => false)) return;
+    if ((await probe().catch(() => false)) && (port === undefined || (await listensOn(service.process, port)))) return;
     await sleep(50);
   }
   throw new Error(`${description} did not answer within ${startupTimeoutMs} ms:\n${service.output()}`);
+}
+
+/**
+ * Whether `child` holds the listening TCP socket of `port` (Linux: the socket's inode in
+ * /proc/net/tcp{,6} among the process's file descriptors). True where /proc does not tell.
+ */
+async function listensOn(child: ChildProcess, port: number): Promise<boolean> {
+  const tables = await Promise.all(['/proc/net/tcp', '/proc/net/tcp6'].map((table) => readFile(table, 'utf8').catch(() => undefined)));
+  if (tables.every((table) => table === undefined) || child.pid === undefined) return true;
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const line of tables.join('\n').split('\n')) {
+    // sl local_address rem_address st … inode: a LISTEN socket (st 0A) on the port.
+    const fields = line.trim().split(/\s+/);
+    if (fields[1]?.endsWith(hexPort) && fields[3] === '0A' && fields[9] !== undefined) inodes.add(fields[9]);
+  }
+  if (inodes.size === 0) return false;
+  const descriptors = await readdir(`/proc/${child.pid}/fd`).catch(() => [] as string[]);
+  for (const descriptor of descriptors) {
+    const target = await readlink(`/proc/${child.pid}/fd/${descriptor}`).catch(() => '');
+    if (inodes.has(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? '')) return true;
+  }
+  return false;
 }
 
 async function stopProcess(child: ChildProcess): Promise<void> {
