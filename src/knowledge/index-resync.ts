@@ -14,13 +14,7 @@ import type { KnowledgeStore } from './store.js';
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
-export function createResync(dependencies: {
-  store: KnowledgeStore;
-  library: KnowledgeLibrary;
-  held: HeldOwners;
-  logger: Logger;
-  metrics: Metrics;
-}) {
+export function createResync(dependencies: { store: KnowledgeStore; library: KnowledgeLibrary; held: HeldOwners; logger: Logger; metrics: Metrics }) {
   const { store, library, held, logger, metrics } = dependencies;
   let chain: Promise<unknown> = Promise.resolve();
   let retry: NodeJS.Timeout | undefined;

@@ -19,7 +19,17 @@ export type Decision<T> = { outcome: 'done'; value: T } | { outcome: 'unknown' }
 
 const DECIDABLE = new Set<SuggestionStatus>(['pending', 'nothing', 'failed']);
 
-export function createDecisions({ records, library, logger, metrics }: { records: SuggestionRecords; library: KnowledgeLibrary; logger: Logger; metrics: Metrics }) {
+export function createDecisions({
+  records,
+  library,
+  logger,
+  metrics,
+}: {
+  records: SuggestionRecords;
+  library: KnowledgeLibrary;
+  logger: Logger;
+  metrics: Metrics;
+}) {
   /** The suggestion if it can still be decided, or why not. */
   const decidable = async (id: string): Promise<{ record: SuggestionRecord } | Decision<never>> => {
     const record = await records.get(id);
