@@ -23,7 +23,7 @@ import { outboxFields, storeFields, transcriptFields } from './config/store.js';
 import { webConfig, webFields, type WebConfig } from './config/web.js';
 import { channelGroupIssues, whatsappFields } from './config/whatsapp.js';
 
-export type { EmbeddingSpec, ModelSpec } from './config/model.js';
+export type { ModelSpec } from './config/model.js';
 export type { TrustProxy } from './config/service.js';
 export { KnowledgeSourceSchema, type KnowledgeConfig } from './config/knowledge.js';
 

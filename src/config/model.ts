@@ -127,7 +127,7 @@ function modelSpec(entry: string, compatible: ModelProviders['compatible']): Mod
 }
 
 /** The configured entries of each list, or one line per entry whose provider has no key. */
-export function modelLists(
+function modelLists(
   env: {
     MODEL_FAST: readonly string[];
     MODEL_SMART: readonly string[];
