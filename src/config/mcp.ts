@@ -37,3 +37,53 @@ export const actionFields = {
     .default(''),
   ACTION_HANDOFF_TEAM: z.enum(['support', 'sales'], { error: 'expected support or sales' }).default('support'),
 };
+
+export interface McpConfig {
+  url: string;
+  authToken: string | undefined;
+  categoryPrefixes: Record<string, string>;
+  /** Categories anyone may read; every other read must be scoped to a verified caller. */
+  publicCategories: string[];
+  /** Tool → argument → what the runtime binds it to. */
+  scopeArguments: Record<string, Record<string, 'customer' | 'entity'>>;
+}
+
+/**
+ * Confirmed actions: on or off, how long a confirmation waits, irreversible writes customers may
+ * confirm, writes a teammate must approve (whatever their effect; wins over `irreversibleTools`).
+ */
+export interface ActionsConfig {
+  enabled: boolean;
+  confirmTtlSeconds: number;
+  irreversibleTools: string[];
+  teamApprovalTools: string[];
+  handoffTeam: 'support' | 'sales';
+}
+
+type McpEnv = z.infer<z.ZodObject<typeof mcpFields>>;
+type ActionsEnv = z.infer<z.ZodObject<typeof actionFields>>;
+
+/** The MCP server's settings; undefined without MCP_SERVER_URL. */
+export const mcpConfig = (env: McpEnv): McpConfig | undefined =>
+  env.MCP_SERVER_URL
+    ? {
+        url: env.MCP_SERVER_URL,
+        authToken: env.MCP_AUTH_TOKEN,
+        categoryPrefixes: Object.fromEntries(
+          (env.MCP_CATEGORY_PREFIXES ?? '')
+            .split(',')
+            .filter(Boolean)
+            .map((pair) => pair.split('=') as [string, string]),
+        ),
+        publicCategories: env.MCP_PUBLIC_CATEGORIES.split(','),
+        scopeArguments: env.MCP_SCOPE_ARGUMENTS ?? {},
+      }
+    : undefined;
+
+export const actionsConfig = (env: ActionsEnv): ActionsConfig => ({
+  enabled: env.ACTIONS_ENABLED === 'true',
+  confirmTtlSeconds: env.ACTION_CONFIRM_TTL_SECONDS,
+  irreversibleTools: env.ACTION_TOOLS_IRREVERSIBLE.split(',').filter(Boolean),
+  teamApprovalTools: env.ACTION_TOOLS_TEAM_APPROVAL.split(',').filter(Boolean),
+  handoffTeam: env.ACTION_HANDOFF_TEAM,
+});

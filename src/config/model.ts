@@ -127,7 +127,7 @@ function modelSpec(entry: string, compatible: ModelProviders['compatible']): Mod
 }
 
 /** The configured entries of each list, or one line per entry whose provider has no key. */
-export function modelLists(
+function modelLists(
   env: {
     MODEL_FAST: readonly string[];
     MODEL_SMART: readonly string[];
@@ -158,4 +158,47 @@ export function modelLists(
     },
     issues,
   };
+}
+
+export interface ModelConfig {
+  /** The providers that have a key (a compatible server: a base URL), by provider id. */
+  providers: ModelProviders;
+  /** Each tier's entries in priority order; vision: the models that describe a photo for a text-only reply model. */
+  fast: ModelSpec[];
+  smart: ModelSpec[];
+  vision: ModelSpec[];
+  /** MODEL_EMBEDDING: the knowledge's embedding model (undefined: lexical search only). */
+  embedding: EmbeddingSpec | undefined;
+  /** How long a customer waits on a model outage before the one holding message. */
+  holdingNoticeMs: number;
+  /** The per-provider circuit breaker: consecutive failures that open it, how long it stays open. */
+  breaker: { failures: number; cooldownMs: number };
+  maxSteps: number;
+  maxOutputTokens: number;
+  timeoutMs: number;
+  /** Model id → price per million input and output tokens, for cost in the usage report. */
+  prices: Record<string, { inputPerMTok: number; outputPerMTok: number }> | undefined;
+}
+
+type ModelEnv = z.infer<z.ZodObject<typeof providerFields & typeof modelFields>>;
+
+/** The providers with a key, the compatible servers, the tiers' lists checked against them, and the call limits. */
+export function modelConfig(env: ModelEnv, compatible: ModelProviders['compatible']): { model: ModelConfig; issues: string[] } {
+  const keyed = (apiKey: string | undefined, baseUrl: string | undefined) => (apiKey ? { apiKey, baseUrl } : undefined);
+  const openai = keyed(env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
+  const anthropic = keyed(env.ANTHROPIC_API_KEY, env.ANTHROPIC_BASE_URL);
+  const google = keyed(env.GOOGLE_GENERATIVE_AI_API_KEY, env.GOOGLE_GENERATIVE_AI_BASE_URL);
+  const providers: ModelProviders = { ...(openai ? { openai } : {}), ...(anthropic ? { anthropic } : {}), ...(google ? { google } : {}), compatible };
+  const models = modelLists(env, providers);
+  const model: ModelConfig = {
+    providers,
+    ...models.lists,
+    holdingNoticeMs: env.MODEL_HOLDING_NOTICE_MS,
+    breaker: { failures: env.MODEL_BREAKER_FAILURES, cooldownMs: env.MODEL_BREAKER_COOLDOWN_MS },
+    maxSteps: env.MODEL_MAX_STEPS,
+    maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
+    timeoutMs: env.MODEL_TIMEOUT_MS,
+    prices: env.MODEL_PRICES,
+  };
+  return { model, issues: models.issues };
 }

@@ -25,3 +25,26 @@ export const queueFields = {
   MESSAGE_RETRY_BUDGET_MS: positiveInt(600_000),
   MESSAGE_RETRY_BACKOFF_MS: positiveInt(2_000),
 };
+
+export interface WorkerConfig {
+  concurrency: number;
+  lockTtlMs: number;
+  coalesceMs: number;
+  /** The quiet period per channel (COALESCE_MS_WEB, COALESCE_MS_WHATSAPP; each COALESCE_MS unless set). */
+  channelCoalesceMs: { web: number; whatsapp: number };
+  shutdownTimeoutMs: number;
+  retryBudgetMs: number;
+  retryBackoffMs: number;
+}
+
+type QueueEnv = z.infer<z.ZodObject<typeof queueFields>>;
+
+export const workerConfig = (env: QueueEnv): WorkerConfig => ({
+  concurrency: env.WORKER_CONCURRENCY,
+  lockTtlMs: env.TURN_LOCK_TTL_MS,
+  coalesceMs: env.COALESCE_MS,
+  channelCoalesceMs: { web: env.COALESCE_MS_WEB ?? env.COALESCE_MS, whatsapp: env.COALESCE_MS_WHATSAPP ?? env.COALESCE_MS },
+  shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+  retryBudgetMs: env.MESSAGE_RETRY_BUDGET_MS,
+  retryBackoffMs: env.MESSAGE_RETRY_BACKOFF_MS,
+});

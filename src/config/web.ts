@@ -27,3 +27,46 @@ export const webFields = {
     .max(24 * 60)
     .default(30),
 };
+
+export interface WebConfig {
+  /** Raw JSON of the sites list; parsed and validated by the web channel. */
+  sitesJson: string | undefined;
+  tokenSecret: string;
+  maxMessageChars: number;
+  visitorMessagesPerMinute: number;
+  ipMessagesPerMinute: number;
+  /** Sessions, history reads, new chats and event-stream connections, together. */
+  visitorRequestsPerMinute: number;
+  ipRequestsPerMinute: number;
+  streamsPerVisitor: number;
+  /** Widget attachments (`/api/widget/uploads`) per visitor and per IP. */
+  visitorUploadsPerMinute: number;
+  ipUploadsPerMinute: number;
+  /** A site's signed identity is accepted this long after its `data-user-ts`. */
+  identityMaxAgeSeconds: number;
+  /** A `data-user-hash` without `data-user-ts` (never expires) is accepted: for sites not yet sending the issue time. */
+  identityLegacy: boolean;
+  /** A visitor's uploads no message named yet: how many, and their bytes together. */
+  visitorPendingUploads: number;
+  visitorPendingUploadBytes: number;
+}
+
+type WebEnv = z.infer<z.ZodObject<typeof webFields>>;
+
+/** `derivedSecret`: the widget's key when WIDGET_TOKEN_SECRET is not set. */
+export const webConfig = (env: WebEnv, derivedSecret: string): WebConfig => ({
+  sitesJson: env.WEB_SITES,
+  tokenSecret: env.WIDGET_TOKEN_SECRET ?? derivedSecret,
+  maxMessageChars: env.WEB_MAX_MESSAGE_CHARS,
+  visitorMessagesPerMinute: env.WEB_VISITOR_MESSAGES_PER_MINUTE,
+  ipMessagesPerMinute: env.WEB_IP_MESSAGES_PER_MINUTE,
+  visitorRequestsPerMinute: env.WEB_VISITOR_REQUESTS_PER_MINUTE,
+  ipRequestsPerMinute: env.WEB_IP_REQUESTS_PER_MINUTE,
+  streamsPerVisitor: env.WEB_STREAMS_PER_VISITOR,
+  visitorUploadsPerMinute: env.WEB_VISITOR_UPLOADS_PER_MINUTE,
+  ipUploadsPerMinute: env.WEB_IP_UPLOADS_PER_MINUTE,
+  identityMaxAgeSeconds: env.WEB_IDENTITY_MAX_AGE_SECONDS,
+  identityLegacy: env.WEB_IDENTITY_LEGACY,
+  visitorPendingUploads: env.WEB_VISITOR_PENDING_UPLOADS,
+  visitorPendingUploadBytes: env.WEB_VISITOR_PENDING_UPLOAD_BYTES,
+});

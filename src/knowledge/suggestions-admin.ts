@@ -8,7 +8,9 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { AudienceSchema } from './model.js';
-import { SUGGESTION_STATUSES, type Decision, type SuggestionRecord, type Suggestions } from './suggestions.js';
+import type { Decision } from './suggestions-decide.js';
+import { SUGGESTION_STATUSES, type SuggestionRecord } from './suggestions-records.js';
+import type { Suggestions } from './suggestions.js';
 
 const SuggestionIdSchema = z.string().regex(/^sug_[0-9a-f]{16}$/, 'expected a suggestion id');
 const ListQuerySchema = z.strictObject({ status: z.enum([...SUGGESTION_STATUSES, 'all']).default('pending') });

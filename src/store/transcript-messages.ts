@@ -1,47 +1,13 @@
 /**
  * A conversation's messages: an inbound message is recorded (to the outbox), a reply's parts are
- * stored once in Redis as its send ledger (one hash per reply under the conversation's hash tag,
- * `transcript-keys.ts`), each field a ledger entry keyed by its message `_id`
- * (`out:<channel>:<inbound>#<part>`); the first part carries the reply's one-shot `turn` payload,
- * the last its `question` (the answers to tap it is sent with, a field of its own stored with the parts).
+ * stored once as its send ledger (`transcript-reply-parts.ts`), a ledger entry is read by its
+ * message `_id`, the reply's one-shot `turn` payload taken or dropped, and the apology stored once.
  */
-import { StorageWriteError } from '../errors/index.js';
 import { luaScript } from '../redis.js';
 import { LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
-import {
-  fromStored,
-  ledgerSlot,
-  now,
-  partRecords,
-  storedQuestion,
-  toOutbox,
-  toQuestion,
-  toRecord,
-  type StoredPart,
-  type TranscriptContext,
-} from './transcript-records.js';
-import { APOLOGY_PART, inboundMessageId, outboundMessageId, type MessageRecord, type ReplyQuestion, type TranscriptStore } from './transcript-types.js';
-
-// Stores a reply's parts (its one-shot turn payload, its question) unless an earlier attempt stored them.
-const savePartsScript = luaScript(`
-if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
-local fields = {}
-for i = 4, #ARGV do
-  fields[#fields + 1] = tostring(i - 4)
-  fields[#fields + 1] = ARGV[i]
-end
-if ARGV[2] ~= '' then
-  fields[#fields + 1] = 'turn'
-  fields[#fields + 1] = ARGV[2]
-end
-if ARGV[3] ~= '' then
-  fields[#fields + 1] = 'question'
-  fields[#fields + 1] = ARGV[3]
-end
-redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return 1
-`);
+import { ledgerSlot, now, toOutbox, toRecord, type StoredPart, type TranscriptContext } from './transcript-records.js';
+import { createReplyParts } from './transcript-reply-parts.js';
+import { APOLOGY_PART, inboundMessageId, outboundMessageId, type TranscriptStore } from './transcript-types.js';
 
 // Stores one entry unless present (the apology); returns the stored one.
 const saveOnceScript = luaScript(`
@@ -61,22 +27,10 @@ type MessageMethods = Pick<
   'recordInbound' | 'markInboundFailed' | 'replyParts' | 'saveReplyParts' | 'takeTurn' | 'dropTurn' | 'message' | 'saveApology'
 >;
 
-/** The parts with the reply's question on the last (the one it is sent with). */
-function withQuestion(parts: MessageRecord[], question: ReplyQuestion | undefined): MessageRecord[] {
-  return question ? parts.map((part) => (part.part === (part.partCount ?? 1) - 1 ? { ...part, question } : part)) : parts;
-}
-
-export function createTranscriptMessages({ redis, outbox, record }: TranscriptContext): MessageMethods {
-  const replyParts = async (channel: string, replyTo: string): Promise<MessageRecord[]> => {
-    const stored = await redis.hgetall(transcriptKeys.reply(channel, replyTo));
-    if (stored['0'] === undefined) return [];
-    const first = toRecord(stored['0']);
-    const rest = Array.from({ length: Math.max(0, (first.partCount ?? 1) - 1) }, (_, index) => stored[String(index + 1)]);
-    return withQuestion([first, ...rest.filter((raw) => raw !== undefined).map(toRecord)], toQuestion(stored.question));
-  };
-
+export function createTranscriptMessages(context: TranscriptContext): MessageMethods {
+  const { redis, outbox, record } = context;
   return {
-    replyParts,
+    ...createReplyParts(context),
 
     async recordInbound({ conversationId, channel, channelMessageId, text, receivedAt, media }, records) {
       const at = receivedAt.toISOString();
@@ -109,57 +63,6 @@ export function createTranscriptMessages({ redis, outbox, record }: TranscriptCo
         },
         { kind: 'status', _id, status: 'failed', errorMessage, at: now() },
       ]);
-    },
-
-    async saveReplyParts({ conversationId, channel, replyTo, roleId, parts, turn, question, claimFirst, guidance }, records) {
-      const started = Date.now();
-      const documents = parts.map((text, index): StoredPart => ({
-        _id: outboundMessageId(channel, replyTo, index),
-        conversationId,
-        channel,
-        direction: 'outbound',
-        text,
-        replyTo,
-        part: index,
-        partCount: parts.length,
-        roleId,
-        ...(index === 0 && guidance ? { guidance } : {}),
-        status: 'pending',
-        // Parts share one turn; distinct timestamps keep them in order when read back.
-        createdAt: new Date(started + index).toISOString(),
-        updatedAt: new Date(started + index).toISOString(),
-      }));
-      // The first part claimed as it is stored (see `claimFirst`); its record still says pending, as a claim's would.
-      const claimed = claimFirst
-        ? documents.map((document, index) => (index === 0 ? { ...document, status: 'sending' as const, claimedAt: document.createdAt } : document))
-        : documents;
-      const inserted = await savePartsScript(
-        redis,
-        [transcriptKeys.reply(channel, replyTo)],
-        [LEDGER_TTL_SECONDS, turn ?? '', question ? storedQuestion(question) : '', ...claimed.map((document) => JSON.stringify(document))],
-      );
-      if (inserted === 1) {
-        await record(
-          records,
-          documents.map((document) => toOutbox(fromStored(document))),
-        );
-        // Parts this attempt stored carry its turn payload (see `dropTurn`), the first its claim, the last its question.
-        return withQuestion(
-          claimed.map((document, index) => ({
-            ...fromStored(document),
-            ...(index === 0 && turn ? { turn } : {}),
-            ...(index === 0 && claimFirst ? { claimedNow: true as const } : {}),
-          })),
-          question,
-        );
-      }
-      // An earlier attempt stored this reply: what it stored wins.
-      const stored = await replyParts(channel, replyTo);
-      // Never an empty reply: a turn whose parts were lost is retried, not acknowledged unsent.
-      if (stored.length === 0) throw new StorageWriteError(`the reply to ${replyTo} was not stored`);
-      // Recorded by every attempt (an insert by `_id` is idempotent), so a crash between the two writes loses nothing.
-      await record(records, stored.flatMap(partRecords));
-      return stored;
     },
 
     async takeTurn(messageId) {
