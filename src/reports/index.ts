@@ -122,6 +122,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     logger,
     metrics,
     today: options.today ?? (() => dayOf(new Date(), zone)),
+    timeZone: zone,
   });
   // Mounted at the root with the service's other routers: it answers `/admin/reports/*` only.
   const router = express.Router();

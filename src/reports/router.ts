@@ -36,14 +36,17 @@ export interface ReportsRouterOptions {
   waiting?: WaitingSource | undefined;
   logger: Logger;
   metrics: Metrics;
-  /** The UTC day (tests pin it). */
+  /** Today in the reports' time zone (tests pin it). */
   today?: () => string;
+  /** The IANA time zone whose days the reports count (REPORTS_TIME_ZONE); UTC by default. */
+  timeZone?: string;
 }
 
 export function createReportsRouter(options: ReportsRouterOptions): Router {
   const { logger, metrics, store } = options;
   const router = express.Router();
   const today = options.today ?? (() => new Date().toISOString().slice(0, 10));
+  const zone = options.timeZone ?? 'UTC';
   if (!options.adminToken) return router;
   const sessions = createReportSessions(options.adminToken, options.secureCookies, options.redis);
   const checkBearer = createBearerCheck(options.adminToken);
@@ -89,8 +92,8 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
       const [summary, satisfaction, previous, waitingNow] = await Promise.all([
         readSummary(store, parsed.query, channels, today(), options.prices),
-        options.csat ? options.csat.read(parsed.query) : null,
-        options.csat ? options.csat.read(before) : null,
+        options.csat ? options.csat.read({ ...parsed.query, zone }) : null,
+        options.csat ? options.csat.read({ ...before, zone }) : null,
         options.waiting ? options.waiting.read(parsed.query) : undefined,
       ]);
       const complete = withSatisfaction(summary, satisfaction, previous);
