@@ -102,9 +102,11 @@ function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']
   const cost = totals.model.costPerConversation;
   const { teammateFirstResponse: elapsed, teammateFirstResponseWithinHours: open } = totals;
   return [
-    [String(totals.conversations), 'conversations (with a customer message, per day)'],
+    [totals.distinctConversations === null ? '–' : String(totals.distinctConversations), 'distinct conversations'],
+    [String(totals.conversations), 'conversation-days (with a customer message, per day)'],
     [`${totals.messagesIn} / ${totals.messagesOut}`, 'messages in / out'],
-    [percent(totals.resolvedWithoutPersonShare), 'resolved without a person'],
+    [percent(totals.resolvedWithoutPersonShare), 'resolved without a person (per day)'],
+    [percent(totals.resolvedByAssistantRate), 'conversations resolved by the assistant'],
     [percent(totals.handoffRate), 'hand-off rate'],
     [minutes(elapsed.medianSeconds), `team's median first reply (p90 ${minutes(elapsed.p90Seconds)})`],
     [minutes(open.medianSeconds), `median first reply within team hours (p90 ${minutes(open.p90Seconds)})`],

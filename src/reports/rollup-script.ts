@@ -9,6 +9,9 @@
  * flag): a record is then counted once, by whichever of a live writer and the rebuild sees it
  * first. The day sets a figure needs are conversations (customer messages, a person, not
  * resolved), each by a short digest of its id: their memory grows with conversations, not messages.
+ * Distinct conversations over any range come from a HyperLogLog per day and channel (those with a
+ * customer message, those with a person): one PFADD per key and batch; a HyperLogLog keeps
+ * registers (at most 12 KiB), never an identifier, and PFCOUNT over a range's day keys merges them.
  */
 import { createHash } from 'node:crypto';
 import { luaScript } from '../redis.js';
@@ -20,7 +23,7 @@ import { addDays, metricPart, RESPONSE_BUCKETS, type RollupEvent } from './rollu
  * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
  * KEYS[4] the rebuild's flag, then the day keys and mark sets the events name by index. ARGV[1]
  * the events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s), ARGV[4] the
- * marks (JSON: [[set index, mark], …]). Returns the first replies it counted
+ * marks (JSON: [[set index, mark], …]), ARGV[5] the distinct conversations' HyperLogLogs' TTL (s). Returns the first replies it counted
  * (`day|channel|teammate|team|start|reply`), for their wait within the team's hours and per team and teammate.
  */
 export const countScript = luaScript(`
@@ -35,6 +38,16 @@ local sums, order = {}, {}
 local fresh = {}
 local anyReply = redis.call('HLEN', replies) > 0
 local function key(i) touched[i] = true return KEYS[i] end
+-- Distinct conversations: each HyperLogLog's members of the batch, added with one PFADD per key.
+local logs, logOrder = {}, {}
+local function distinct(i, conv)
+  if not i then return end
+  if logs[i] == nil then
+    logs[i] = {}
+    logOrder[#logOrder + 1] = i
+  end
+  table.insert(logs[i], conv)
+end
 local function inc(field, n)
   if n == 0 then return end
   if sums[field] == nil then
@@ -126,6 +139,7 @@ for _, e in ipairs(events) do
       local seen = e.a and (e.a .. '|' .. e.v)
       if seen and not active[seen] then
         active[seen] = true
+        distinct(e.hc, e.v)
         if added(e.a, e.v) then
           inc(f .. 'conv', 1)
           if has(e.p, e.v) or has(e.an, e.v) then unresolved(e.u, f, e.v) end
@@ -136,6 +150,7 @@ for _, e in ipairs(events) do
       inc(f .. 'out', 1)
       if e.tm then
         person(e)
+        distinct(e.hp, e.v)
         if redis.call('HEXISTS', waiting, e.v) == 1 then
           redis.call('HSET', replies, e.m, e.t .. '|' .. e.v .. '|' .. (e.w or ''))
           anyReply = true
@@ -155,6 +170,7 @@ for _, e in ipairs(events) do
       inc(f .. 'ho_team:' .. e.team, 1)
       inc(f .. 'ho_role:' .. e.role, 1)
       person(e)
+      distinct(e.hp, e.v)
       -- The newest hand-off's wait: an earlier one still waiting was ended or never answered.
       redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h .. '|' .. e.team)
     elseif e.k == 'handoff_end' then
@@ -178,7 +194,16 @@ for _, e in ipairs(events) do
 end
 for _, field in ipairs(order) do redis.call('HINCRBY', totals, field, sums[field]) end
 for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
+for _, i in ipairs(logOrder) do
+  local members = logs[i]
+  for from = 1, #members, 1000 do redis.call('PFADD', KEYS[i], unpack(members, from, math.min(from + 999, #members))) end
+  redis.call('EXPIRE', KEYS[i], ARGV[5])
+end
 return counted`);
+
+/** The day key sets of the distinct conversations' HyperLogLogs: with a customer message, with a person (a hand-off or a teammate's message). */
+export const DISTINCT_CONVERSATIONS = 'hll-conv';
+export const DISTINCT_WITH_PERSON = 'hll-person';
 
 /**
  * A conversation as the day sets and waits hold it: 72 bits of its id's SHA-1 (12 characters,
@@ -250,6 +275,7 @@ export function encodeEvents(
           p: at(dayKey('person', day, channel)),
           u: at(dayKey('unres', day, channel)),
           an: at(dayKey('active', addDays(day, 1), channel)),
+          hc: at(dayKey(DISTINCT_CONVERSATIONS, day, channel)),
           ap: at(dayKey('active', previous, channel)),
           up: at(dayKey('unres', previous, channel)),
           fp: `${previous}|${channel}|`,
@@ -263,6 +289,7 @@ export function encodeEvents(
           a: at(dayKey('active', day, channel)),
           p: at(dayKey('person', day, channel)),
           u: at(dayKey('unres', day, channel)),
+          hp: at(dayKey(DISTINCT_WITH_PERSON, day, channel)),
         };
         if (event.kind === 'out')
           return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };

@@ -17,11 +17,16 @@ import type { TeamHours } from '../handoff/team-hours.js';
 import { openMsBetween } from './open-hours.js';
 import { createRollupFlusher } from './rollup-flush.js';
 import { addDays, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
-import { countScript, encodeEvents } from './rollup-script.js';
+import { countScript, DISTINCT_CONVERSATIONS, DISTINCT_WITH_PERSON, encodeEvents } from './rollup-script.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
 /** Days Redis keeps a day's sets after its last record (late records: a customer coming back the next day). */
 export const HORIZON_DAYS = 3;
+/**
+ * Days Redis keeps a day's distinct-conversation HyperLogLogs after its last record: as far back
+ * as a report reaches (a range of up to 400 days ending today, and the 400 before it to compare).
+ */
+export const DISTINCT_KEEP_DAYS = 800;
 /** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
 const WAIT_DAYS = 8;
 const IDS_PER_READ = 20;
@@ -58,6 +63,12 @@ export interface RollupStore {
   reset(days: Iterable<string>, channels: readonly string[], options?: { daySetsOnly?: boolean; keepSeen?: boolean }): Promise<void>;
   /** Deletes these roll-up documents (by `_id`, 20 at a time). */
   drop(ids: readonly string[]): Promise<void>;
+  /**
+   * Distinct conversations of each group of days (over `channels`): with a customer message
+   * (`conversations`), and of those, how many had no person (no hand-off, no teammate's message)
+   * in the same days (`withoutPerson`). One pipeline of PFCOUNTs.
+   */
+  distinct(groups: readonly { days: readonly string[]; channels: readonly string[] }[]): Promise<{ conversations: number; withoutPerson: number }[]>;
   /** The hand-offs whose first reply is still awaited (not answered, not ended, at most WAIT_DAYS old): one HVALS. */
   waitingHandoffs(): Promise<Set<string>>;
   start(intervalMs: number): void;
@@ -136,7 +147,7 @@ export function createRollupStore(
     const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey];
     const known = (event: RollupEvent) => marks !== undefined && knownActive.has(activeId(event));
     const { keys, encoded, marks: named } = encodeEvents(events, fixed, dayKey, marks && { marks, setOf: markSet }, known);
-    const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named)];
+    const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named), DISTINCT_KEEP_DAYS * 86_400];
     const counted = (await countScript(redis, keys, args)) as string[];
     for (const event of events) {
       if (event.kind !== 'in' || !marks) continue;
@@ -214,6 +225,34 @@ export function createRollupStore(
       // 100 keys per DEL (one hash tag, so a cluster takes them; a huge DEL would hold Redis).
       for (let start = 0; start < keys.length; start += 100) await redis.del(...keys.slice(start, start + 100));
       logger.info('reports-rollups-reset', { keys: keys.length, daySetsOnly });
+    },
+    async distinct(groups) {
+      const pipeline = redis.pipeline();
+      const keysOf = (set: string, days: readonly string[], channels: readonly string[]) =>
+        days.flatMap((day) => channels.map((channel) => dayKey(set, day, channel)));
+      const asked = groups.filter(({ days, channels }) => days.length > 0 && channels.length > 0);
+      for (const { days, channels } of asked) {
+        const conversations = keysOf(DISTINCT_CONVERSATIONS, days, channels);
+        const person = keysOf(DISTINCT_WITH_PERSON, days, channels);
+        pipeline.pfcount(...conversations);
+        pipeline.pfcount(...person);
+        pipeline.pfcount(...conversations, ...person);
+      }
+      const results =
+        asked.length === 0
+          ? []
+          : ((await pipeline.exec()) ?? []).map(([error, value]) => {
+              if (error) throw error;
+              return Number(value);
+            });
+      // Without a person: those with a customer message or a person, less those with a person (|A ∪ P| − |P| = |A \ P|).
+      let next = 0;
+      return groups.map(({ days, channels }) => {
+        if (days.length === 0 || channels.length === 0) return { conversations: 0, withoutPerson: 0 };
+        const [conversations = 0, person = 0, either = 0] = results.slice(next, next + 3);
+        next += 3;
+        return { conversations, withoutPerson: Math.min(conversations, Math.max(0, either - person)) };
+      });
     },
     async waitingHandoffs() {
       // `at|day|channel|hand-off|team[|ended at]`

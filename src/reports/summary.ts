@@ -7,6 +7,7 @@
  * Pure but for `readSummary`.
  */
 import { z } from 'zod';
+import { NO_DISTINCT, readDistinct, resolvedByAssistantRate, type DistinctFigures } from './distinct.js';
 import { emptyHistogram, FirstRepliesByName, firstResponse, type FirstReplyFigures, type FirstResponse } from './first-reply.js';
 import { GROUPINGS, groupRows, type Grouping } from './periods.js';
 import { addDays, rollupId } from './rollup-events.js';
@@ -95,14 +96,20 @@ export interface DayFigures {
   cost?: number;
 }
 
-/** Days summed per week or month (`group`); per day, the days themselves. `day` names the period (a week by its Monday, a month `YYYY-MM`). */
-export type PeriodFigures = DayFigures & { from: string; to: string };
+/**
+ * Days summed per week or month (`group`); per day, the days themselves. `day` names the period (a week by its Monday, a month `YYYY-MM`).
+ * Its distinct conversations are the period's own (not the days' sum).
+ */
+export type PeriodFigures = DayFigures & { from: string; to: string } & DistinctFigures;
 
 export interface ReportSummary extends ReportQuery {
   days: DayFigures[];
   periods: PeriodFigures[];
-  totals: {
+  totals: DistinctFigures & {
+    /** Conversation-days: a conversation counts on each day it had a customer message. */
     conversations: number;
+    /** resolvedByAssistant ÷ distinctConversations. */
+    resolvedByAssistantRate: number | null;
     messagesIn: number;
     messagesOut: number;
     handoffs: number;
@@ -212,9 +219,11 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   return {
     ...query,
     days,
-    periods: groupRows(days, query.group),
+    periods: groupRows(days, query.group).map((period) => ({ ...period, ...NO_DISTINCT })),
     totals: {
       conversations,
+      ...NO_DISTINCT,
+      resolvedByAssistantRate: null,
       messagesIn: total('messagesIn'),
       messagesOut: total('messagesOut'),
       handoffs: total('handoffs'),
@@ -262,7 +271,8 @@ export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart 
   return {
     ...summary,
     days,
-    periods: groupRows(days, summary.group),
+    // The periods' distinct conversations are theirs, not their days' sum: kept as read.
+    periods: groupRows(days, summary.group).map((period, index) => ({ ...NO_DISTINCT, ...summary.periods[index], ...period })),
     totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added },
     csat: read.figures,
     ...(previous ? { previous } : {}),
@@ -286,5 +296,17 @@ export async function readSummary(
   const before = { ...query, ...previousRange(query.from, query.to) };
   const documents = await store.read([...rangeIds(before, channels), ...rangeIds(query, channels)]);
   const previous = summarise(before, documents, today, prices);
-  return { ...summarise(query, documents, today, prices), previous: { from: before.from, to: before.to, totals: previous.totals, csat: null } };
+  const current = summarise(query, documents, today, prices);
+  const distinct = await readDistinct(store, [query, before, ...current.periods], query.channel === 'all' ? channels : [query.channel], today);
+  const totalsOf = (totals: ReportSummary['totals'], figures: DistinctFigures = NO_DISTINCT) => ({
+    ...totals,
+    ...figures,
+    resolvedByAssistantRate: resolvedByAssistantRate(figures),
+  });
+  return {
+    ...current,
+    periods: current.periods.map((period, index) => ({ ...period, ...(distinct[index + 2] ?? NO_DISTINCT) })),
+    totals: totalsOf(current.totals, distinct[0]),
+    previous: { from: before.from, to: before.to, totals: totalsOf(previous.totals, distinct[1]), csat: null },
+  };
 }

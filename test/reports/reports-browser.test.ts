@@ -147,7 +147,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   await signIn(watched);
   expect(await page.title()).toBe('Reports 2026-11-01 to 2026-11-30');
   // 465 whatsapp + 150 web conversations over the default 30 days.
-  expect(await cardValue(watched, 'conversations')).toBe('615');
+  expect(await cardValue(watched, 'conversation-days')).toBe('615');
   // Three charts and the ratings' spread.
   expect(await page.locator('svg[role="img"]').count()).toBe(4);
   expect(await page.locator('svg > title').first().textContent()).toBe('Conversations per day');
@@ -175,7 +175,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await focusName()).toBe('BUTTON');
   await Promise.all([page.waitForURL(/from=2026-11-28/), page.keyboard.press('Enter')]);
   expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&group=day');
-  expect(await cardValue(watched, 'conversations')).toBe('87');
+  expect(await cardValue(watched, 'conversation-days')).toBe('87');
   expect(await page.locator('table').first().locator('tbody tr').count()).toBe(3);
 
   // The CSV link carries no token: the session cookie opens it.
@@ -183,7 +183,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(href).toBe('/admin/reports/csv/daily.csv?from=2026-11-28&to=2026-11-30&channel=whatsapp');
   const csv = await page.request.get(`${origin}${href}`);
   expect(csv.status()).toBe(200);
-  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,0,,0');
+  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,0,84,112,1,26,0,yes,1,0,0,0,0,,0');
   await saveScreenshot(page, 'reports-light');
   expectClean(watched);
 });
@@ -252,7 +252,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
     expect(await page.title()).toBe('Reports 2026-11-24 to 2026-11-30');
     expect(await page.locator('nav.presets a[aria-current="page"]').innerText()).toBe('Last 7 days');
     // 24..30 WhatsApp conversations a day and 5 on the web; the 7 days before: 17..23 and 5.
-    const conversations = page.locator('.card', { hasText: 'conversations' });
+    const conversations = page.locator('.card', { hasText: 'conversation-days' });
     expect(await conversations.locator('.value').innerText()).toBe('224');
     expect(await conversations.locator('.before').innerText()).toBe('previous period: 175');
     expect(await page.locator('p.note').first().innerText()).toContain('2026-11-24 to 2026-11-30 (UTC days), compared with 2026-11-17 to 2026-11-23');

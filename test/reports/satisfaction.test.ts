@@ -140,7 +140,7 @@ describe('satisfaction', () => {
     ]);
     expect(body.totals.messagesOut).toBe(10);
     const daily = await http.get(`/admin/reports/csv/daily.csv?from=${DAY1}&to=${DAY2}`).set('Authorization', `Bearer ${TOKEN}`);
-    expect(daily.text.split('\r\n')[1]).toMatch(new RegExp(`^${DAY1},0,0,8,.*,8$`));
+    expect(daily.text.split('\r\n')[1]).toMatch(new RegExp(`^${DAY1},0,0,0,8,.*,8$`));
   });
 
   test('every answer downloads as CSV', async () => {
