@@ -127,7 +127,10 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
 
   const messages = connection
     .collection('messages')
-    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1, channelMessageId: 1 }, batchSize: 1000 });
+    .find(
+      {},
+      { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1, channelMessageId: 1, guidance: 1 }, batchSize: 1000 },
+    );
   for await (const message of messages) {
     if (typeof message.conversationId !== 'string' || typeof message.channel !== 'string' || !(message.createdAt instanceof Date)) continue;
     const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0], zone);

@@ -41,8 +41,19 @@ interface EventBase {
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
-  /** `author`: a teammate's name (their role `teammate:<name>`), for the first reply per teammate. */
-  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string; author?: string })
+  /**
+   * `author`: a teammate's name (their role `teammate:<name>`), for the first reply per teammate.
+   * `guidance`: on a reply's first part, the business's guidance entries its prompt quoted and those the judge found applying.
+   */
+  | (EventBase & {
+      kind: 'out';
+      conversation: string;
+      teammate: boolean;
+      at: number;
+      message: string;
+      author?: string;
+      guidance?: { quoted: readonly string[]; applied: readonly string[] };
+    })
   /** A message the channel took (it has a delivery id): a teammate's is a reply that reached the customer. */
   | (EventBase & { kind: 'delivered'; message: string })
   | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number; handoff: string })
@@ -63,6 +74,7 @@ export function messageEvent(
     direction: 'inbound' | 'outbound';
     roleId?: string | undefined;
     createdAt: string | Date;
+    guidance?: { entries?: readonly string[]; applied?: readonly string[] } | undefined;
   },
   zone?: string,
 ): RollupEvent {
@@ -76,6 +88,7 @@ export function messageEvent(
     at: new Date(message.createdAt).getTime(),
     message: message._id,
     ...(teammate ? { author: message.roleId?.slice('teammate:'.length) ?? '' } : {}),
+    ...(message.guidance ? { guidance: { quoted: message.guidance.entries ?? [], applied: message.guidance.applied ?? [] } } : {}),
   };
 }
 

@@ -148,6 +148,9 @@ for _, e in ipairs(events) do
       end
     elseif e.k == 'out' then
       inc(f .. 'out', 1)
+      -- A reply's guidance entries: quoted in its prompt, found applying by the judge.
+      for _, entry in ipairs(e.gq or {}) do inc(f .. 'gd_q:' .. entry, 1) end
+      for _, entry in ipairs(e.ga or {}) do inc(f .. 'gd_a:' .. entry, 1) end
       if e.tm then
         person(e)
         distinct(e.hp, e.v)
@@ -211,6 +214,14 @@ export const DISTINCT_WITH_PERSON = 'hll-person';
  * number can compute it, so an erasure anonymises these too (`src/people/erasures.ts`).
  */
 export const conversationTag = (conversation: string) => createHash('sha1').update(conversation).digest('base64url').slice(0, 12);
+
+/** A reply's guidance entries as the script reads them (each a metric name part; none: left out). */
+function guidanceOf(guidance: { quoted: readonly string[]; applied: readonly string[] }) {
+  return {
+    ...(guidance.quoted.length > 0 ? { gq: guidance.quoted.map(metricPart) } : {}),
+    ...(guidance.applied.length > 0 ? { ga: guidance.applied.map(metricPart) } : {}),
+  };
+}
 
 /** Where a batch's events came from: each event's outbox entry (`marks[i]` for `events[i]`). */
 export interface Marked {
@@ -292,7 +303,9 @@ export function encodeEvents(
           hp: at(dayKey(DISTINCT_WITH_PERSON, day, channel)),
         };
         if (event.kind === 'out')
-          return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };
+          return event.teammate
+            ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') }
+            : { ...base, tm: false, ...(event.guidance ? guidanceOf(event.guidance) : {}) };
         return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
       }
       case 'delivered':

@@ -128,6 +128,8 @@ export interface ReportSummary extends ReportQuery {
     resolution: { ended: number; medianSeconds: number | null; p90Seconds: number | null };
     actions: { run: number; declined: number; failed: number };
     knowledgeMisses: number;
+    /** Per guidance entry: replies whose prompt quoted it, and those the judge found it applying to. */
+    guidance: Record<string, { quoted: number; applied: number }>;
     model: {
       calls: number;
       inputTokens: number;
@@ -160,6 +162,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   const byTeam: Record<string, number> = {};
   const byRole: Record<string, number> = {};
   const byModel: Record<string, { inputTokens: number; outputTokens: number }> = {};
+  const guidance: Record<string, { quoted: number; applied: number }> = {};
   const histogram = emptyHistogram();
   const withinHours = emptyHistogram();
   const byName = new FirstRepliesByName();
@@ -175,7 +178,11 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('frth:')) withinHours[Number(metric.slice(5))] = (withinHours[Number(metric.slice(5))] ?? 0) + n;
       else if (byName.add(metric, n)) continue;
-      else if (metric.startsWith('res:')) resolved[Number(metric.slice(4))] = (resolved[Number(metric.slice(4))] ?? 0) + n;
+      else if (metric.startsWith('gd_q:') || metric.startsWith('gd_a:')) {
+        const entry = (guidance[named(metric, 'gd_q:')] ??= { quoted: 0, applied: 0 });
+        if (metric.startsWith('gd_q:')) entry.quoted += n;
+        else entry.applied += n;
+      } else if (metric.startsWith('res:')) resolved[Number(metric.slice(4))] = (resolved[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
         const input = metric.startsWith('tok_in:');
         const model = named(metric, input ? 'tok_in:' : 'tok_out:');
@@ -238,6 +245,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       resolution: (({ replies, medianSeconds, p90Seconds }) => ({ ended: replies, medianSeconds, p90Seconds }))(firstResponse(resolved)),
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
       knowledgeMisses: total('knowledgeMisses'),
+      guidance,
       model: {
         calls: total('modelCalls'),
         inputTokens: total('inputTokens'),
