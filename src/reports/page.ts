@@ -156,8 +156,11 @@ function table(base: string, query: string, data: Table): string {
 }
 
 const GROUP_LABELS: Record<Grouping, string> = { day: 'Day', week: 'Week', month: 'Month' };
-/** The grouping as a link's query parameter (none for days, the default). */
-const grouped = (summary: ReportSummary): Record<string, string> => (summary.group === 'day' ? {} : { group: summary.group });
+/** The grouping and the site as a link's query parameters (none for the defaults: days, all sites). */
+const grouped = (summary: ReportSummary): Record<string, string> => ({
+  ...(summary.group === 'day' ? {} : { group: summary.group }),
+  ...(summary.site === 'all' ? {} : { site: summary.site }),
+});
 
 /** The chart's periods: a day by its month and day, a week by its Monday's, a month `YYYY-MM`. */
 function slotsOf(summary: ReportSummary): Slot[] {
@@ -168,7 +171,7 @@ function slotsOf(summary: ReportSummary): Slot[] {
   }));
 }
 
-function rangeForm(base: string, summary: ReportSummary, channels: readonly string[]): string {
+function rangeForm(base: string, summary: ReportSummary, channels: readonly string[], sites: readonly string[]): string {
   const options = ['all', ...channels]
     .map(
       (channel) =>
@@ -178,10 +181,13 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
   const groups = (Object.entries(GROUP_LABELS) as [Grouping, string][])
     .map(([group, label]) => `<option value="${group}"${group === summary.group ? ' selected' : ''}>${label}</option>`)
     .join('');
-  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
+  const siteOptions = ['all', ...sites]
+    .map((site) => `<option value="${escapeHtml(site)}"${site === summary.site ? ' selected' : ''}>${site === 'all' ? 'All sites' : escapeHtml(site)}</option>`)
+    .join('');
+  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><label>Site<select name="site">${siteOptions}</select></label><label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
 }
 
-export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string): string {
+export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string, sites: readonly string[] = []): string {
   const { totals } = summary;
   const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel, ...grouped(summary) }).toString();
   const days = slotsOf(summary);
@@ -203,7 +209,7 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: periods.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels, sites)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)}${summary.site === 'all' ? '' : ` · site ${escapeHtml(summary.site)} (model use and knowledge misses are not kept per site)`} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
     tables,
   )
     .filter((one) => one.name !== 'satisfaction')

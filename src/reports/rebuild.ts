@@ -22,6 +22,7 @@ import {
   handoffEvent,
   messageEvent,
   resolutionEvent,
+  siteView,
   type RollupEvent,
 } from './rollup-events.js';
 import { HORIZON_DAYS, ROLLUP_COLLECTION, type RollupStore } from './rollup-store.js';
@@ -95,11 +96,15 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
   const first: { day?: string } = {};
   const clear = async (events: readonly RollupEvent[]) => {
     const fresh = new Map<string, string[]>();
-    for (const { day, channel } of events) {
-      for (const near of [addDays(day, -1), day, addDays(day, 1)]) {
-        if (cleared.has(`${near}|${channel}`)) continue;
-        cleared.add(`${near}|${channel}`);
-        fresh.set(near, [...(fresh.get(near) ?? []), channel]);
+    for (const event of events) {
+      // The channel's sets, and its site's when the event has one.
+      const views = event.site === undefined ? [event.channel] : [event.channel, siteView(event.channel, event.site)];
+      for (const near of [addDays(event.day, -1), event.day, addDays(event.day, 1)]) {
+        for (const channel of views) {
+          if (cleared.has(`${near}|${channel}`)) continue;
+          cleared.add(`${near}|${channel}`);
+          fresh.set(near, [...(fresh.get(near) ?? []), channel]);
+        }
       }
     }
     for (const [day, channels] of fresh) {
@@ -155,7 +160,9 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
       await push(resolutionEvent(handoff as unknown as Parameters<typeof resolutionEvent>[0], zone));
     }
   }
-  for await (const action of connection.collection('actions').find({}, { projection: { _id: 1, channel: 1, state: 1, reason: 1, updatedAt: 1 } })) {
+  for await (const action of connection
+    .collection('actions')
+    .find({}, { projection: { _id: 1, channel: 1, conversationId: 1, state: 1, reason: 1, updatedAt: 1 } })) {
     const event = actionEvent(action as unknown as Parameters<typeof actionEvent>[0], zone);
     if (!event) continue;
     result.actions += 1;

@@ -37,7 +37,25 @@ interface EventBase {
   id: string;
   day: string;
   channel: string;
+  /** A widget site's conversation: the event counts in its site's view too (`siteView`). */
+  site?: string;
 }
+
+/**
+ * The widget site of a conversation (`web:<site>:<visitor>:<chat>`); none for other channels.
+ * Only the site key: nothing of the visitor.
+ */
+export function siteOf(conversation: string): string | undefined {
+  const [channel, site] = conversation.split(':');
+  return channel === 'web' && site ? site : undefined;
+}
+const withSite = (conversation: string | undefined) => {
+  const site = conversation === undefined ? undefined : siteOf(conversation);
+  return site === undefined ? {} : { site };
+};
+
+/** A site's view of a channel, as a roll-up document's channel (`web~harbour`); `~` never occurs in a channel id or an encoded site. */
+export const siteView = (channel: string, site: string) => `${channel}~${metricPart(site).replace(/~/g, '%7E')}`;
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
@@ -78,7 +96,13 @@ export function messageEvent(
   },
   zone?: string,
 ): RollupEvent {
-  const base = { id: `m:${message._id}`, day: dayOf(message.createdAt, zone), channel: message.channel, conversation: message.conversationId };
+  const base = {
+    id: `m:${message._id}`,
+    day: dayOf(message.createdAt, zone),
+    channel: message.channel,
+    conversation: message.conversationId,
+    ...withSite(message.conversationId),
+  };
   if (message.direction === 'inbound') return { ...base, kind: 'in' };
   const teammate = message.roleId?.startsWith('teammate:') === true;
   return {
@@ -116,10 +140,13 @@ export function handoffEndEvent(handoff: { _id: string; conversationId: string; 
 }
 
 /** A hand-off's resolution time (opening to `endedAt`), once per hand-off, on the day it opened. */
-export function resolutionEvent(handoff: { _id: string; channel: string; createdAt: Date | string; endedAt: Date | string }, zone?: string): RollupEvent {
+export function resolutionEvent(
+  handoff: { _id: string; channel: string; conversationId?: string; createdAt: Date | string; endedAt: Date | string },
+  zone?: string,
+): RollupEvent {
   const opened = new Date(handoff.createdAt);
   const seconds = Math.max(0, Math.round((new Date(handoff.endedAt).getTime() - opened.getTime()) / 1000));
-  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened, zone), channel: handoff.channel, seconds };
+  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened, zone), channel: handoff.channel, ...withSite(handoff.conversationId), seconds };
 }
 
 /**
@@ -128,7 +155,7 @@ export function resolutionEvent(handoff: { _id: string; channel: string; created
  * reason) count nothing.
  */
 export function actionEvent(
-  action: { _id: string; channel?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown },
+  action: { _id: string; channel?: unknown; conversationId?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown },
   zone?: string,
 ): RollupEvent | undefined {
   if (typeof action.channel !== 'string' || (typeof action.updatedAt !== 'string' && !(action.updatedAt instanceof Date))) return undefined;
@@ -141,7 +168,8 @@ export function actionEvent(
           ? 'declined'
           : undefined;
   if (!outcome) return undefined;
-  return { id: `a:${action._id}`, day: dayOf(action.updatedAt, zone), channel: action.channel, kind: 'action', outcome };
+  const site = typeof action.conversationId === 'string' ? withSite(action.conversationId) : {};
+  return { id: `a:${action._id}`, day: dayOf(action.updatedAt, zone), channel: action.channel, ...site, kind: 'action', outcome };
 }
 
 export function handoffEvent(
@@ -160,6 +188,7 @@ export function handoffEvent(
     id: `h:${handoff._id}`,
     day: dayOf(at, zone),
     channel: handoff.channel,
+    ...withSite(handoff.conversationId),
     kind: 'handoff',
     conversation: handoff.conversationId,
     team: handoff.team,

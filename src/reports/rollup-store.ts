@@ -17,7 +17,8 @@ import type { TeamHours } from '../handoff/team-hours.js';
 import { openMsBetween } from './open-hours.js';
 import { createRollupFlusher } from './rollup-flush.js';
 import { addDays, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
-import { countScript, DISTINCT_CONVERSATIONS, DISTINCT_WITH_PERSON, encodeEvents } from './rollup-script.js';
+import { encodeEvents } from './rollup-encode.js';
+import { countScript, DISTINCT_CONVERSATIONS, DISTINCT_WITH_PERSON } from './rollup-script.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
 /** Days Redis keeps a day's sets after its last record (late records: a customer coming back the next day). */
@@ -63,6 +64,8 @@ export interface RollupStore {
   reset(days: Iterable<string>, channels: readonly string[], options?: { daySetsOnly?: boolean; keepSeen?: boolean }): Promise<void>;
   /** Deletes these roll-up documents (by `_id`, 20 at a time). */
   drop(ids: readonly string[]): Promise<void>;
+  /** The widget sites counted so far (site keys; a report's site choice). */
+  sites(): Promise<string[]>;
   /**
    * Distinct conversations of each group of days (over `channels`): with a customer message
    * (`conversations`), and of those, how many had no person (no hand-off, no teammate's message)
@@ -97,14 +100,18 @@ async function countFirstReplies(
     const [day = '', channel = '', teammate = '', team = '', start = '', at = ''] = reply.split('|');
     const open = bucketOf(openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000);
     const elapsed = bucketOf((Number(at) - Number(start)) / 1000);
-    const f = `${day}|${channel}|`;
-    pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
-    pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
-    pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
-    pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
-    if (teammate) {
-      pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
-      pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
+    // A site's hand-off (`web~harbour`) counts for its channel too.
+    const views = channel.includes('~') ? [channel, channel.slice(0, channel.indexOf('~'))] : [channel];
+    for (const view of views) {
+      const f = `${day}|${view}|`;
+      pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
+      pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
+      if (teammate) {
+        pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
+        pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
+      }
     }
   }
   await pipeline.exec();
@@ -124,6 +131,8 @@ export function createRollupStore(
   const waitingKey = `${prefix}:waiting`;
   const repliesKey = `${prefix}:replies`;
   const rebuildingKey = `${prefix}:rebuilding`;
+  /** The widget sites counted so far (a report's site choice): site keys only. */
+  const sitesKey = `${prefix}:sites`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
   /** An outbox entry's mark is kept in a set of its entry's UTC day (a stream id starts with its time in ms). */
   const markSet = (mark: string) => {
@@ -144,7 +153,7 @@ export function createRollupStore(
   const activeId = (event: RollupEvent) => (event.kind === 'in' ? `${event.day}|${event.channel}|${event.conversation}` : '');
   const count = async (events: readonly RollupEvent[], marks?: readonly string[]) => {
     if (events.length === 0) return;
-    const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey];
+    const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey, sitesKey];
     const known = (event: RollupEvent) => marks !== undefined && knownActive.has(activeId(event));
     const { keys, encoded, marks: named } = encodeEvents(events, fixed, dayKey, marks && { marks, setOf: markSet }, known);
     const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named), DISTINCT_KEEP_DAYS * 86_400];
@@ -225,6 +234,9 @@ export function createRollupStore(
       // 100 keys per DEL (one hash tag, so a cluster takes them; a huge DEL would hold Redis).
       for (let start = 0; start < keys.length; start += 100) await redis.del(...keys.slice(start, start + 100));
       logger.info('reports-rollups-reset', { keys: keys.length, daySetsOnly });
+    },
+    async sites() {
+      return (await redis.smembers(sitesKey)).map((site) => decodeURIComponent(site)).sort();
     },
     async distinct(groups) {
       const pipeline = redis.pipeline();

@@ -80,14 +80,20 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
   };
 
   /** The query's summary (and the satisfaction answers), or a refusal already answered. */
-  const summaryFor = async (request: Request, response: Response, html: boolean): Promise<{ summary: ReportSummary; answers: CsatAnswer[] } | undefined> => {
+  const summaryFor = async (
+    request: Request,
+    response: Response,
+    html: boolean,
+  ): Promise<{ summary: ReportSummary; answers: CsatAnswer[]; sites: string[] } | undefined> => {
     const channels = options.channels();
-    const parsed = parseQuery(request.query, channels, today());
-    if ('error' in parsed) {
-      reject(request, response, 400, parsed.error, html);
-      return undefined;
-    }
     try {
+      // The sites a report can pick: those counted so far (one SMEMBERS).
+      const sites = await store.sites();
+      const parsed = parseQuery(request.query, channels, today(), sites);
+      if ('error' in parsed) {
+        reject(request, response, 400, parsed.error, html);
+        return undefined;
+      }
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
       const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
       const [summary, satisfaction, previous, waitingNow] = await Promise.all([
@@ -97,7 +103,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
         options.waiting ? options.waiting.read(parsed.query) : undefined,
       ]);
       const complete = withSatisfaction(summary, satisfaction, previous);
-      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [] };
+      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [], sites };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);
@@ -128,7 +134,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       return;
     }
     const found = await summaryFor(request, response, true);
-    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today()));
+    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today(), found.sites));
   });
 
   router.get('/summary', async (request, response) => {
@@ -160,7 +166,10 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     const table: Table = name === 'answers' ? answersTable(found.answers) : reportTables(summary)[name as TableName];
     response
       .type('text/csv; charset=utf-8')
-      .set('Content-Disposition', `attachment; filename="${name}-${summary.channel}-${summary.from}-${summary.to}.csv"`)
+      .set(
+        'Content-Disposition',
+        `attachment; filename="${name}-${summary.channel}${summary.site === 'all' ? '' : `-${summary.site}`}-${summary.from}-${summary.to}.csv"`,
+      )
       .send(toCsv(table));
   });
 

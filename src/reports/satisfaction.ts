@@ -11,7 +11,7 @@
  */
 import type { Connection } from 'mongoose';
 import type { CsatRecord } from '../csat/csat-store.js';
-import { addDays, dayOf } from './rollup-events.js';
+import { addDays, dayOf, siteOf as conversationSite } from './rollup-events.js';
 
 const LATEST_COMMENTS = 20;
 const READS_AT_ONCE = 10;
@@ -66,7 +66,7 @@ export interface SatisfactionRead {
 
 export interface SatisfactionSource {
   /** `zone`: the IANA time zone whose days the report counts (REPORTS_TIME_ZONE); UTC by default. */
-  read(query: { from: string; to: string; channel: string; zone?: string }): Promise<SatisfactionRead | null>;
+  read(query: { from: string; to: string; channel: string; site?: string; zone?: string }): Promise<SatisfactionRead | null>;
 }
 
 /** A web conversation (`web:<site>:<visitor>:<chat>`) by its site, any other by its channel. */
@@ -110,9 +110,12 @@ export function createSatisfaction(connection: Connection, transcriptLink: (conv
         askedAt: { $gte: new Date(`${addDays(query.from, -MESSAGE_DAYS_AFTER - 1)}T00:00:00.000Z`), $lt: new Date(`${addDays(query.to, 2)}T00:00:00.000Z`) },
         ...(query.channel === 'all' ? {} : { channel: query.channel }),
       };
-      const records = await csat()
-        .find(filter as never)
-        .toArray();
+      // A site's: its conversations' (`web:<site>:…`).
+      const records = (
+        await csat()
+          .find(filter as never)
+          .toArray()
+      ).filter((record) => !query.site || query.site === 'all' || conversationSite(record.conversationId) === query.site);
       const messagesByDay: Record<string, number> = {};
       const sent = (at: Date | undefined) => {
         const day = at ? dayOf(at, zone) : undefined;

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { NO_DISTINCT, readDistinct, resolvedByAssistantRate, type DistinctFigures } from './distinct.js';
 import { emptyHistogram, FirstRepliesByName, firstResponse, type FirstReplyFigures, type FirstResponse } from './first-reply.js';
 import { GROUPINGS, groupRows, type Grouping } from './periods.js';
-import { addDays, rollupId } from './rollup-events.js';
+import { addDays, rollupId, siteView } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
 import type { CsatFigures } from './satisfaction.js';
@@ -27,6 +27,8 @@ export interface ReportQuery {
   to: string;
   /** A channel id, or `all`. */
   channel: string;
+  /** A widget site's key, or `all`: a site's figures are its conversations' (model use and knowledge misses are not kept per site). */
+  site: string;
   /** How `periods` (the charts, the per-period table) group the days. */
   group: Grouping;
 }
@@ -34,13 +36,22 @@ export interface ReportQuery {
 const Day = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
 
 /** The query, or why it is refused (a 400's reason). */
-export function parseQuery(input: Record<string, unknown>, channels: readonly string[], today: string): { query: ReportQuery } | { error: string } {
+export function parseQuery(
+  input: Record<string, unknown>,
+  channels: readonly string[],
+  today: string,
+  /** The widget sites counted so far (`RollupStore.sites`). */
+  sites: readonly string[] = [],
+): { query: ReportQuery } | { error: string } {
   const schema = z.object({
     from: Day.optional(),
     to: Day.optional(),
     preset: z.enum(Object.keys(PRESETS) as [Preset, ...Preset[]], { error: `must be one of ${Object.keys(PRESETS).join(', ')}` }).optional(),
     channel: z.enum(['all', ...channels], { error: `must be all or one of ${channels.join(', ')}` }).default('all'),
     group: z.enum(GROUPINGS, { error: `must be one of ${GROUPINGS.join(', ')}` }).default('day'),
+    site: z
+      .enum(['all', ...sites], { error: sites.length > 0 ? `must be all or one of ${sites.join(', ')}` : 'must be all (no site counted yet)' })
+      .default('all'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
   const parsed = schema.safeParse({
@@ -49,6 +60,7 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
     preset: single(input.preset),
     channel: single(input.channel),
     group: single(input.group),
+    site: single(input.site),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -61,7 +73,7 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
   if (from > to) return { error: 'from must not be after to' };
   const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
   if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
-  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group } };
+  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group, site: parsed.data.site } };
 }
 
 function daysBetween(from: string, to: string): string[] {
@@ -150,11 +162,12 @@ export interface ReportSummary extends ReportQuery {
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
 
 /** The figures of `query` from its days' documents (any channel's; those of other channels are ignored). */
-function summarise(query: ReportQuery, documents: readonly RollupDocument[], today: string, prices?: ModelPrices): ReportSummary {
+function summarise(query: ReportQuery, documents: readonly RollupDocument[], channels: readonly string[], today: string, prices?: ModelPrices): ReportSummary {
   const perDay = new Map<string, Record<string, number>>();
+  const views = new Set(viewsOf(query, channels));
   for (const document of documents) {
     const [day = '', channel = ''] = document._id.split('|');
-    if (query.channel !== 'all' && channel !== query.channel) continue;
+    if (!views.has(channel)) continue;
     const sum = perDay.get(day) ?? {};
     for (const [metric, n] of Object.entries(document.counts)) sum[metric] = (sum[metric] ?? 0) + n;
     perDay.set(day, sum);
@@ -287,10 +300,16 @@ export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart 
   };
 }
 
-/** The ids of the range's documents: every day × channel. */
-function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
+/** The roll-up channels a query reads: its channel (or every one), or their site's view (`web~harbour`). */
+function viewsOf(query: ReportQuery, channels: readonly string[]): string[] {
   const wanted = query.channel === 'all' ? channels : [query.channel];
-  return daysBetween(query.from, query.to).flatMap((day) => wanted.map((channel) => rollupId(day, channel)));
+  return query.site === 'all' ? [...wanted] : wanted.map((channel) => siteView(channel, query.site));
+}
+
+/** The ids of the range's documents: every day × channel (or its site's view). */
+function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
+  const views = viewsOf(query, channels);
+  return daysBetween(query.from, query.to).flatMap((day) => views.map((channel) => rollupId(day, channel)));
 }
 
 /** The range's summary and, in `previous`, the previous period's totals: one read of both ranges' documents. */
@@ -303,9 +322,9 @@ export async function readSummary(
 ): Promise<ReportSummary> {
   const before = { ...query, ...previousRange(query.from, query.to) };
   const documents = await store.read([...rangeIds(before, channels), ...rangeIds(query, channels)]);
-  const previous = summarise(before, documents, today, prices);
-  const current = summarise(query, documents, today, prices);
-  const distinct = await readDistinct(store, [query, before, ...current.periods], query.channel === 'all' ? channels : [query.channel], today);
+  const previous = summarise(before, documents, channels, today, prices);
+  const current = summarise(query, documents, channels, today, prices);
+  const distinct = await readDistinct(store, [query, before, ...current.periods], viewsOf(query, channels), today);
   const totalsOf = (totals: ReportSummary['totals'], figures: DistinctFigures = NO_DISTINCT) => ({
     ...totals,
     ...figures,

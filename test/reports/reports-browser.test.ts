@@ -94,6 +94,17 @@ beforeAll(async () => {
     ];
   }).flat();
   await mongo.collection('report_rollups').insertMany(documents as never[]);
+  // Two widget sites, harbour with 3 of the web's 5 conversations a day (its view of the web channel).
+  await mongo.collection('report_rollups').insertMany(
+    Array.from({ length: 30 }, (_, index) => ({
+      _id: `${new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10)}|web~harbour`,
+      counts: { conv: 3, in: 5, out: 6 },
+    })) as never[],
+  );
+  // The sites a report offers are those counted: a message of each, long before the ranges shown.
+  await reports.store.count(
+    ['harbour', 'quay'].map((site) => ({ id: '', kind: 'in', day: '2025-01-01', channel: 'web', site, conversation: `web:${site}:v0:chat` })),
+  );
   const app = express();
   app.use(reports.router);
   // The transcript page a waiting hand-off links to (a stand-in: the link is what is tested).
@@ -168,13 +179,15 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await focusName()).toBe('channel');
   await page.keyboard.press('ArrowDown');
   expect(await page.locator('select[name="channel"]').inputValue()).toBe('whatsapp');
-  // Past "Group by" (days, the default) to Show.
+  // Past "Site" (all sites) and "Group by" (days), the defaults, to Show.
+  await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('site');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('group');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('BUTTON');
   await Promise.all([page.waitForURL(/from=2026-11-28/), page.keyboard.press('Enter')]);
-  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&group=day');
+  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&site=all&group=day');
   expect(await cardValue(watched, 'conversation-days')).toBe('87');
   expect(await page.locator('table').first().locator('tbody tr').count()).toBe(3);
 
@@ -319,6 +332,36 @@ for (const colorScheme of ['light', 'dark'] as const) {
     for (let presses = 0; presses < 60 && !(await isOnLink()); presses += 1) await page.keyboard.press('Tab');
     expect(await isOnLink()).toBe(true);
     await Promise.all([page.waitForURL(/\/transcripts\/web%3Aharbour%3Av9%3Achat$/), page.keyboard.press('Enter')]);
+    expectClean(watched);
+  });
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`a site chosen by keyboard at 390 px (${colorScheme}): its figures, kept in the links; axe finds nothing`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
+    // "Site" after the channel: Tab to it, ArrowDown to harbour, Tab past "Group by" to Show, Enter.
+    for (let presses = 0; presses < 30 && (await focusName()) !== 'site'; presses += 1) await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('site');
+    expect(await page.locator('select[name="site"] option').allInnerTexts()).toEqual(['All sites', 'harbour', 'quay']);
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('select[name="site"]').inputValue()).toBe('harbour');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('BUTTON');
+    await Promise.all([page.waitForURL(/site=harbour/), page.keyboard.press('Enter')]);
+    // The last 30 days of harbour's conversations: 3 a day.
+    expect(await cardValue(watched, 'conversation-days')).toBe('90');
+    expect(await page.locator('p.note').first().innerText()).toContain('site harbour');
+    expect(await page.locator('select[name="site"]').inputValue()).toBe('harbour');
+    expect(await page.locator('nav.presets a', { hasText: 'Last 7 days' }).getAttribute('href')).toBe(
+      '/admin/reports?preset=last-7-days&channel=all&site=harbour',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    expect(await axeViolations(watched)).toEqual([]);
+    await saveScreenshot(page, `reports-site-phone-${colorScheme}`);
     expectClean(watched);
   });
 }
