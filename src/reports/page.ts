@@ -187,7 +187,15 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
   return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><label>Site<select name="site">${siteOptions}</select></label><label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
 }
 
-export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string, sites: readonly string[] = []): string {
+export function renderReport(
+  base: string,
+  summary: ReportSummary,
+  channels: readonly string[],
+  today: string,
+  sites: readonly string[] = [],
+  /** The time zone whose days the report counts (REPORTS_TIME_ZONE). */
+  zone = 'UTC',
+): string {
   const { totals } = summary;
   const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel, ...grouped(summary) }).toString();
   const days = slotsOf(summary);
@@ -209,7 +217,7 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: periods.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels, sites)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)}${summary.site === 'all' ? '' : ` · site ${escapeHtml(summary.site)} (model use and knowledge misses are not kept per site)`} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels, sites)}<p class="note">${summary.from} to ${summary.to} (${escapeHtml(zone)} days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)}${summary.site === 'all' ? '' : ` · site ${escapeHtml(summary.site)} (model use and knowledge misses are not kept per site)`} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
     tables,
   )
     .filter((one) => one.name !== 'satisfaction')

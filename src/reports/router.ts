@@ -134,7 +134,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       return;
     }
     const found = await summaryFor(request, response, true);
-    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today(), found.sites));
+    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today(), found.sites, zone));
   });
 
   router.get('/summary', async (request, response) => {

@@ -197,6 +197,11 @@ describe('satisfaction', () => {
     const ninth = await read('2026-11-09');
     expect(ninth.csat).toBeNull();
     expect(ninth.days[0]).toMatchObject({ ratingMessages: 0 });
+    // The page names the days it counts.
+    const signIn = await request(app).post('/admin/reports/sign-in').type('form').send({ token: TOKEN });
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
+    const page = await request(app).get('/admin/reports?from=2026-11-10&to=2026-11-10').set('Cookie', cookie);
+    expect(page.text).toContain('2026-11-10 to 2026-11-10 (Europe/Madrid days)');
     await madrid.close();
   });
 });
