@@ -156,10 +156,11 @@ function table(base: string, query: string, data: Table): string {
 }
 
 const GROUP_LABELS: Record<Grouping, string> = { day: 'Day', week: 'Week', month: 'Month' };
-/** The grouping and the site as a link's query parameters (none for the defaults: days, all sites). */
+/** The grouping, the site and the role as a link's query parameters (none for the defaults: days, all sites, all roles). */
 const grouped = (summary: ReportSummary): Record<string, string> => ({
   ...(summary.group === 'day' ? {} : { group: summary.group }),
   ...(summary.site === 'all' ? {} : { site: summary.site }),
+  ...(summary.role === 'all' ? {} : { role: summary.role }),
 });
 
 /** The chart's periods: a day by its month and day, a week by its Monday's, a month `YYYY-MM`. */
@@ -171,7 +172,15 @@ function slotsOf(summary: ReportSummary): Slot[] {
   }));
 }
 
-function rangeForm(base: string, summary: ReportSummary, channels: readonly string[], sites: readonly string[]): string {
+/** A choice of the range form: `all` (named `everything`) and each of `names`. */
+function choice(label: string, name: string, everything: string, names: readonly string[], chosen: string): string {
+  const options = ['all', ...names]
+    .map((one) => `<option value="${escapeHtml(one)}"${one === chosen ? ' selected' : ''}>${one === 'all' ? everything : escapeHtml(one)}</option>`)
+    .join('');
+  return `<label>${label}<select name="${name}">${options}</select></label>`;
+}
+
+function rangeForm(base: string, summary: ReportSummary, channels: readonly string[], views: { sites: readonly string[]; roles: readonly string[] }): string {
   const options = ['all', ...channels]
     .map(
       (channel) =>
@@ -181,10 +190,7 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
   const groups = (Object.entries(GROUP_LABELS) as [Grouping, string][])
     .map(([group, label]) => `<option value="${group}"${group === summary.group ? ' selected' : ''}>${label}</option>`)
     .join('');
-  const siteOptions = ['all', ...sites]
-    .map((site) => `<option value="${escapeHtml(site)}"${site === summary.site ? ' selected' : ''}>${site === 'all' ? 'All sites' : escapeHtml(site)}</option>`)
-    .join('');
-  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><label>Site<select name="site">${siteOptions}</select></label><label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
+  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label>${choice('Site', 'site', 'All sites', views.sites, summary.site)}${choice('Role', 'role', 'All roles', views.roles, summary.role)}<label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
 }
 
 export function renderReport(
@@ -192,7 +198,7 @@ export function renderReport(
   summary: ReportSummary,
   channels: readonly string[],
   today: string,
-  sites: readonly string[] = [],
+  views: { sites: readonly string[]; roles: readonly string[] } = { sites: [], roles: [] },
   /** The time zone whose days the report counts (REPORTS_TIME_ZONE). */
   zone = 'UTC',
 ): string {
@@ -217,7 +223,7 @@ export function renderReport(
       { label: 'with a person or back next day', className: 's2', values: periods.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels, sites)}<p class="note">${summary.from} to ${summary.to} (${escapeHtml(zone)} days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)}${summary.site === 'all' ? '' : ` · site ${escapeHtml(summary.site)} (model use and knowledge misses are not kept per site)`} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels, views)}<p class="note">${summary.from} to ${summary.to} (${escapeHtml(zone)} days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)}${summary.site === 'all' ? '' : ` · site ${escapeHtml(summary.site)} (model use and knowledge misses are not kept per site)`}${summary.role === 'all' ? '' : ` · role ${escapeHtml(summary.role)} (what it did: messages in, actions and knowledge misses are not kept per role)`} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
     tables,
   )
     .filter((one) => one.name !== 'satisfaction')

@@ -22,6 +22,7 @@ import {
   handoffEvent,
   messageEvent,
   resolutionEvent,
+  roleView,
   siteView,
   type RollupEvent,
 } from './rollup-events.js';
@@ -98,7 +99,11 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
     const fresh = new Map<string, string[]>();
     for (const event of events) {
       // The channel's sets, and its site's when the event has one.
-      const views = event.site === undefined ? [event.channel] : [event.channel, siteView(event.channel, event.site)];
+      const views = [
+        event.channel,
+        ...(event.site === undefined ? [] : [siteView(event.channel, event.site)]),
+        ...(event.role === undefined ? [] : [roleView(event.channel, event.role)]),
+      ];
       for (const near of [addDays(event.day, -1), event.day, addDays(event.day, 1)]) {
         for (const channel of views) {
           if (cleared.has(`${near}|${channel}`)) continue;
@@ -169,13 +174,14 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
     await push(event);
   }
   for await (const usage of connection.collection<{ _id: string; calls?: number; inputTokens?: number; outputTokens?: number }>('model_usage').find({})) {
-    const [day = '', , channel = '', ...model] = usage._id.split('|');
+    const [day = '', role = '', channel = '', ...model] = usage._id.split('|');
     result.usage += 1;
     await push({
       id: '',
       kind: 'usage',
       day,
       channel,
+      ...(role ? { role } : {}),
       model: model.join('|'),
       calls: usage.calls ?? 0,
       inputTokens: usage.inputTokens ?? 0,

@@ -2,9 +2,11 @@
  * The roll-up's events as the count script (`rollup-script.ts`) reads them, and its keys: the
  * fixed ones first, then each day set and mark set an event names, once, referred to by its
  * index. An event of a widget site's conversation also counts in its site's view (`e.x`: the
- * channel `<channel>~<site>`, with day sets of its own), so a report can pick a site.
+ * channel `<channel>~<site>`, with day sets of its own), and an event a role made (a reply, a
+ * hand-off, model use) in its role's view (`<channel>~@<role>`: there a reply marks its
+ * conversation as the role's that day, `c`), so a report can pick a site or a role.
  */
-import { addDays, metricPart, RESPONSE_BUCKETS, siteView, type RollupEvent } from './rollup-events.js';
+import { addDays, metricPart, RESPONSE_BUCKETS, roleView, siteView, type RollupEvent } from './rollup-events.js';
 import { conversationTag, DISTINCT_CONVERSATIONS, DISTINCT_WITH_PERSON } from './rollup-script.js';
 
 /** Where a batch's events came from: each event's outbox entry (`marks[i]` for `events[i]`). */
@@ -26,11 +28,11 @@ function guidanceOf(guidance: { quoted: readonly string[]; applied: readonly str
 }
 
 /** One view's figure prefix and day sets (`sets`: whether the event's kind uses them; `known`: a customer message whose sets were asked before). */
-function viewOf(event: RollupEvent, channel: string, at: (key: string) => number, dayKey: DayKey, sets: boolean, known: boolean) {
+function viewOf(event: RollupEvent, channel: string, at: (key: string) => number, dayKey: DayKey, sets: boolean, known: boolean, conversation = false) {
   const { day } = event;
   const f = `${day}|${channel}|`;
   if (!sets) return { f };
-  if (event.kind === 'in') {
+  if (event.kind === 'in' || conversation) {
     if (known) return { f };
     const previous = addDays(day, -1);
     return {
@@ -43,6 +45,7 @@ function viewOf(event: RollupEvent, channel: string, at: (key: string) => number
       ap: at(dayKey('active', previous, channel)),
       up: at(dayKey('unres', previous, channel)),
       fp: `${previous}|${channel}|`,
+      ...(conversation ? { c: 1 } : {}),
     };
   }
   return {
@@ -87,16 +90,22 @@ export function encodeEvents(
   const encoded = events.map((event, position) => {
     const { day, channel } = event;
     const mark = marked?.marks[position];
-    const site = 'site' in event && event.site ? event.site : undefined;
+    const { site, role } = event;
     // The kinds whose day sets count (a customer's message, a teammate's, a hand-off).
     const sets = event.kind === 'in' || event.kind === 'handoff' || (event.kind === 'out' && event.teammate);
     const isKnown = event.kind === 'in' && known(event);
-    const view = site === undefined ? undefined : viewOf(event, siteView(channel, site), at, dayKey, sets, isKnown);
+    const siteOne = site === undefined ? undefined : viewOf(event, siteView(channel, site), at, dayKey, sets, isKnown);
+    // A role's reply marks its conversation as the role's that day (its conversations, distinct ones, resolved).
+    const reply = event.kind === 'out' && !event.teammate;
+    const roleOne = role === undefined ? undefined : viewOf(event, roleView(channel, role), at, dayKey, sets || reply, false, reply);
+    const views = [...(siteOne ? [siteOne] : []), ...(roleOne ? [roleOne] : [])];
     const base = {
       i: event.id,
       k: event.kind,
       ...viewOf(event, channel, at, dayKey, sets, isKnown),
-      ...(view ? { x: [view], st: metricPart(site ?? '') } : {}),
+      ...(views.length > 0 ? { x: views } : {}),
+      ...(site === undefined ? {} : { st: metricPart(site) }),
+      ...(role === undefined ? {} : { rl: metricPart(role) }),
       ...(event.id ? { s: at(dayKey('seen', day)) } : {}),
       ...(mark ? { b: markOf(mark) } : {}),
     };
@@ -106,7 +115,7 @@ export function encodeEvents(
       case 'out':
         return event.teammate
           ? { ...base, v: conversationTag(event.conversation), t: event.at, tm: true, m: event.message, w: metricPart(event.author ?? '') }
-          : { ...base, tm: false, ...(event.guidance ? guidanceOf(event.guidance) : {}) };
+          : { ...base, tm: false, ...(roleOne ? { v: conversationTag(event.conversation) } : {}), ...(event.guidance ? guidanceOf(event.guidance) : {}) };
       case 'handoff':
         return {
           ...base,
@@ -115,8 +124,8 @@ export function encodeEvents(
           team: metricPart(event.team),
           role: metricPart(event.role),
           h: event.handoff,
-          // The wait's view: its site's when it has one (a first reply then counts for both).
-          wf: view?.f ?? base.f,
+          // The wait's views: the channel, then its site's and its role's (a first reply counts in each).
+          wf: `${day}|${[channel, ...(site === undefined ? [] : [siteView(channel, site).slice(channel.length + 1)]), ...(role === undefined ? [] : [roleView(channel, role).slice(channel.length + 1)])].join('~')}|`,
         };
       case 'delivered':
         return { ...base, m: event.message };

@@ -39,6 +39,8 @@ interface EventBase {
   channel: string;
   /** A widget site's conversation: the event counts in its site's view too (`siteView`). */
   site?: string;
+  /** The role that wrote a reply, opened a hand-off or made model calls: the event counts in its role's view too (`roleView`). */
+  role?: string;
 }
 
 /**
@@ -55,7 +57,10 @@ const withSite = (conversation: string | undefined) => {
 };
 
 /** A site's view of a channel, as a roll-up document's channel (`web~harbour`); `~` never occurs in a channel id or an encoded site. */
-export const siteView = (channel: string, site: string) => `${channel}~${metricPart(site).replace(/~/g, '%7E')}`;
+export const siteView = (channel: string, site: string) => `${channel}~${viewPart(site)}`;
+/** A role's view of a channel (`web~@sales`): `@` never starts an encoded site. */
+export const roleView = (channel: string, role: string) => `${channel}~@${viewPart(role)}`;
+const viewPart = (value: string) => metricPart(value).replace(/~/g, '%7E');
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
@@ -107,6 +112,7 @@ export function messageEvent(
   const teammate = message.roleId?.startsWith('teammate:') === true;
   return {
     ...base,
+    ...(!teammate && message.roleId ? { role: message.roleId } : {}),
     kind: 'out',
     teammate,
     at: new Date(message.createdAt).getTime(),
@@ -141,12 +147,21 @@ export function handoffEndEvent(handoff: { _id: string; conversationId: string; 
 
 /** A hand-off's resolution time (opening to `endedAt`), once per hand-off, on the day it opened. */
 export function resolutionEvent(
-  handoff: { _id: string; channel: string; conversationId?: string; createdAt: Date | string; endedAt: Date | string },
+  handoff: { _id: string; channel: string; conversationId?: string; roleId?: string; createdAt: Date | string; endedAt: Date | string },
   zone?: string,
 ): RollupEvent {
   const opened = new Date(handoff.createdAt);
   const seconds = Math.max(0, Math.round((new Date(handoff.endedAt).getTime() - opened.getTime()) / 1000));
-  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened, zone), channel: handoff.channel, ...withSite(handoff.conversationId), seconds };
+  const role = handoff.roleId ? { role: handoff.roleId } : {};
+  return {
+    id: `r:${handoff._id}`,
+    kind: 'resolved',
+    day: dayOf(opened, zone),
+    channel: handoff.channel,
+    ...withSite(handoff.conversationId),
+    ...role,
+    seconds,
+  };
 }
 
 /**

@@ -20,7 +20,7 @@ import { luaScript } from '../redis.js';
  * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate's
  * first reply (hash conversation → `at|day|channel|hand-off|team[|ended at]`), KEYS[3] teammates'
  * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
- * KEYS[4] the rebuild's flag, KEYS[5] the widget sites counted (a set of site keys), then the day keys and mark sets the events name by index. ARGV[1]
+ * KEYS[4] the rebuild's flag, KEYS[5] the widget sites counted (a set of site keys), KEYS[6] the roles counted, then the day keys and mark sets the events name by index. ARGV[1]
  * the events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s), ARGV[4] the
  * marks (JSON: [[set index, mark], …]), ARGV[5] the distinct conversations' HyperLogLogs' TTL (s). Returns the first replies it counted
  * (`day|channel|teammate|team|start|reply`), for their wait within the team's hours and per team and teammate.
@@ -111,10 +111,17 @@ local function replied(conv, t, who)
   end
   local seconds = (t - tonumber(w[1])) / 1000
   if seconds < 0 then return end
-  local from = w[2] .. '|' .. w[3] .. '|'
-  -- A site's wait (channel~site) counts for its channel too.
-  local channel = string.match(w[3], '^([^~]*)~')
-  local base = channel and (w[2] .. '|' .. channel .. '|')
+  -- The wait's views: its channel, then each of its site's and role's (channel~site~@role).
+  local views = {}
+  local channel = nil
+  for part in string.gmatch(w[3], '[^~]+') do
+    if channel == nil then
+      channel = part
+      views[#views + 1] = w[2] .. '|' .. part .. '|'
+    else
+      views[#views + 1] = w[2] .. '|' .. channel .. '~' .. part .. '|'
+    end
+  end
   local bucket = #bounds
   for b = 1, #bounds do
     if seconds <= bounds[b] then
@@ -122,20 +129,19 @@ local function replied(conv, t, who)
       break
     end
   end
-  for _, view in ipairs({ from, base }) do
+  for _, view in ipairs(views) do
     inc(view .. 'frt:' .. bucket, 1)
     inc(view .. 'frt_n', 1)
   end
   redis.call('HDEL', waiting, conv)
   -- The caller counts the wait within the team's hours: hand-off day|channel|, team, start, reply.
-  counted[#counted + 1] = from .. (who or '') .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
+  counted[#counted + 1] = w[2] .. '|' .. w[3] .. '|' .. (who or '') .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
 end
 -- Conversations this batch already found in a day's set (a conversation's messages of one batch).
 local active = {}
--- A customer's message in one view (the channel's, or a site's): its day's sets are the view's.
-local function customer(e, v)
+-- A conversation active in one view (a customer's message; in a role's view, the role's reply): its day's sets are the view's.
+local function conversation(e, v)
   local f = v.f
-  inc(f .. 'in', 1)
   -- v.a absent: the writer knows the conversation is in the day's set already.
   local seen = v.a and (v.a .. '|' .. e.v)
   if seen and not active[seen] then
@@ -148,6 +154,10 @@ local function customer(e, v)
     end
   end
 end
+local function customer(e, v)
+  inc(v.f .. 'in', 1)
+  conversation(e, v)
+end
 -- What an event adds to one view's figures.
 local function figures(e, v)
   local f = v.f
@@ -158,6 +168,7 @@ local function figures(e, v)
     -- A reply's guidance entries: quoted in its prompt, found applying by the judge.
     for _, entry in ipairs(e.gq or {}) do inc(f .. 'gd_q:' .. entry, 1) end
     for _, entry in ipairs(e.ga or {}) do inc(f .. 'gd_a:' .. entry, 1) end
+    if v.c then conversation(e, v) end
     if e.tm then
       person(e, v)
       distinct(v.hp, e.v)
@@ -180,7 +191,7 @@ local function figures(e, v)
     inc(f .. 'tok_out:' .. e.m, e.to)
   end
 end
-local sites = {}
+local sites, roles = {}, {}
 for _, e in ipairs(events) do
   local ok = (e.b == nil) or fresh[e.b] == true
   if ok and e.i ~= '' and e.s and (rebuilding or e.b == nil) then ok = redis.call('SADD', key(e.s), e.i) == 1 end
@@ -189,6 +200,7 @@ for _, e in ipairs(events) do
     figures(e, e)
     for _, v in ipairs(e.x or {}) do figures(e, v) end
     if e.st then sites[e.st] = true end
+    if e.rl then roles[e.rl] = true end
     if e.k == 'out' and e.tm and redis.call('HEXISTS', waiting, e.v) == 1 then
       redis.call('HSET', replies, e.m, e.t .. '|' .. e.v .. '|' .. (e.w or ''))
       anyReply = true
@@ -211,9 +223,11 @@ for _, e in ipairs(events) do
     end
   end
 end
-local named = {}
-for site in pairs(sites) do named[#named + 1] = site end
-if #named > 0 then redis.call('SADD', KEYS[5], unpack(named)) end
+for set, names in pairs({ [5] = sites, [6] = roles }) do
+  local list = {}
+  for name in pairs(names) do list[#list + 1] = name end
+  if #list > 0 then redis.call('SADD', KEYS[set], unpack(list)) end
+end
 for _, field in ipairs(order) do redis.call('HINCRBY', totals, field, sums[field]) end
 for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
 for _, i in ipairs(logOrder) do

@@ -66,6 +66,8 @@ export interface RollupStore {
   drop(ids: readonly string[]): Promise<void>;
   /** The widget sites counted so far (site keys; a report's site choice). */
   sites(): Promise<string[]>;
+  /** The roles counted so far (a report's role choice). */
+  roles(): Promise<string[]>;
   /**
    * Distinct conversations of each group of days (over `channels`): with a customer message
    * (`conversations`), and of those, how many had no person (no hand-off, no teammate's message)
@@ -100,8 +102,9 @@ async function countFirstReplies(
     const [day = '', channel = '', teammate = '', team = '', start = '', at = ''] = reply.split('|');
     const open = bucketOf(openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000);
     const elapsed = bucketOf((Number(at) - Number(start)) / 1000);
-    // A site's hand-off (`web~harbour`) counts for its channel too.
-    const views = channel.includes('~') ? [channel, channel.slice(0, channel.indexOf('~'))] : [channel];
+    // A hand-off counts in its channel's view and in each of its site's and role's (`web~harbour~@support`).
+    const [base = '', ...parts] = channel.split('~');
+    const views = [base, ...parts.map((part) => `${base}~${part}`)];
     for (const view of views) {
       const f = `${day}|${view}|`;
       pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
@@ -133,6 +136,8 @@ export function createRollupStore(
   const rebuildingKey = `${prefix}:rebuilding`;
   /** The widget sites counted so far (a report's site choice): site keys only. */
   const sitesKey = `${prefix}:sites`;
+  /** The roles counted so far (a report's role choice). */
+  const rolesKey = `${prefix}:roles`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
   /** An outbox entry's mark is kept in a set of its entry's UTC day (a stream id starts with its time in ms). */
   const markSet = (mark: string) => {
@@ -153,7 +158,7 @@ export function createRollupStore(
   const activeId = (event: RollupEvent) => (event.kind === 'in' ? `${event.day}|${event.channel}|${event.conversation}` : '');
   const count = async (events: readonly RollupEvent[], marks?: readonly string[]) => {
     if (events.length === 0) return;
-    const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey, sitesKey];
+    const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey, sitesKey, rolesKey];
     const known = (event: RollupEvent) => marks !== undefined && knownActive.has(activeId(event));
     const { keys, encoded, marks: named } = encodeEvents(events, fixed, dayKey, marks && { marks, setOf: markSet }, known);
     const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named), DISTINCT_KEEP_DAYS * 86_400];
@@ -237,6 +242,9 @@ export function createRollupStore(
     },
     async sites() {
       return (await redis.smembers(sitesKey)).map((site) => decodeURIComponent(site)).sort();
+    },
+    async roles() {
+      return (await redis.smembers(rolesKey)).map((role) => decodeURIComponent(role)).sort();
     },
     async distinct(groups) {
       const pipeline = redis.pipeline();

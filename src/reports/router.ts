@@ -84,12 +84,12 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     request: Request,
     response: Response,
     html: boolean,
-  ): Promise<{ summary: ReportSummary; answers: CsatAnswer[]; sites: string[] } | undefined> => {
+  ): Promise<{ summary: ReportSummary; answers: CsatAnswer[]; sites: string[]; roles: string[] } | undefined> => {
     const channels = options.channels();
     try {
       // The sites a report can pick: those counted so far (one SMEMBERS).
-      const sites = await store.sites();
-      const parsed = parseQuery(request.query, channels, today(), sites);
+      const [sites, roles] = await Promise.all([store.sites(), store.roles()]);
+      const parsed = parseQuery(request.query, channels, today(), sites, roles);
       if ('error' in parsed) {
         reject(request, response, 400, parsed.error, html);
         return undefined;
@@ -103,7 +103,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
         options.waiting ? options.waiting.read(parsed.query) : undefined,
       ]);
       const complete = withSatisfaction(summary, satisfaction, previous);
-      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [], sites };
+      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [], sites, roles };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);
@@ -134,7 +134,8 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       return;
     }
     const found = await summaryFor(request, response, true);
-    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today(), found.sites, zone));
+    if (found)
+      response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today(), { sites: found.sites, roles: found.roles }, zone));
   });
 
   router.get('/summary', async (request, response) => {
@@ -168,7 +169,7 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       .type('text/csv; charset=utf-8')
       .set(
         'Content-Disposition',
-        `attachment; filename="${name}-${summary.channel}${summary.site === 'all' ? '' : `-${summary.site}`}-${summary.from}-${summary.to}.csv"`,
+        `attachment; filename="${name}-${summary.channel}${summary.site === 'all' ? '' : `-${summary.site}`}${summary.role === 'all' ? '' : `-${summary.role}`}-${summary.from}-${summary.to}.csv"`,
       )
       .send(toCsv(table));
   });

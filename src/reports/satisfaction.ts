@@ -66,7 +66,7 @@ export interface SatisfactionRead {
 
 export interface SatisfactionSource {
   /** `zone`: the IANA time zone whose days the report counts (REPORTS_TIME_ZONE); UTC by default. */
-  read(query: { from: string; to: string; channel: string; site?: string; zone?: string }): Promise<SatisfactionRead | null>;
+  read(query: { from: string; to: string; channel: string; site?: string; role?: string; zone?: string }): Promise<SatisfactionRead | null>;
 }
 
 /** A web conversation (`web:<site>:<visitor>:<chat>`) by its site, any other by its channel. */
@@ -110,12 +110,14 @@ export function createSatisfaction(connection: Connection, transcriptLink: (conv
         askedAt: { $gte: new Date(`${addDays(query.from, -MESSAGE_DAYS_AFTER - 1)}T00:00:00.000Z`), $lt: new Date(`${addDays(query.to, 2)}T00:00:00.000Z`) },
         ...(query.channel === 'all' ? {} : { channel: query.channel }),
       };
-      // A site's: its conversations' (`web:<site>:…`).
+      // A site's: its conversations' (`web:<site>:…`); a role's: the questions asked after its turn.
       const records = (
         await csat()
           .find(filter as never)
           .toArray()
-      ).filter((record) => !query.site || query.site === 'all' || conversationSite(record.conversationId) === query.site);
+      )
+        .filter((record) => !query.site || query.site === 'all' || conversationSite(record.conversationId) === query.site)
+        .filter((record) => !query.role || query.role === 'all' || record.roleId === query.role);
       const messagesByDay: Record<string, number> = {};
       const sent = (at: Date | undefined) => {
         const day = at ? dayOf(at, zone) : undefined;

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { NO_DISTINCT, readDistinct, resolvedByAssistantRate, type DistinctFigures } from './distinct.js';
 import { emptyHistogram, FirstRepliesByName, firstResponse, type FirstReplyFigures, type FirstResponse } from './first-reply.js';
 import { GROUPINGS, groupRows, type Grouping } from './periods.js';
-import { addDays, rollupId, siteView } from './rollup-events.js';
+import { addDays, roleView, rollupId, siteView } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
 import type { CsatFigures } from './satisfaction.js';
@@ -29,6 +29,8 @@ export interface ReportQuery {
   channel: string;
   /** A widget site's key, or `all`: a site's figures are its conversations' (model use and knowledge misses are not kept per site). */
   site: string;
+  /** A role's id, or `all`: a role's figures are what it did (its replies and the conversations it answered, its hand-offs, its model use). */
+  role: string;
   /** How `periods` (the charts, the per-period table) group the days. */
   group: Grouping;
 }
@@ -40,8 +42,9 @@ export function parseQuery(
   input: Record<string, unknown>,
   channels: readonly string[],
   today: string,
-  /** The widget sites counted so far (`RollupStore.sites`). */
+  /** The widget sites and roles counted so far (`RollupStore.sites`, `roles`). */
   sites: readonly string[] = [],
+  roles: readonly string[] = [],
 ): { query: ReportQuery } | { error: string } {
   const schema = z.object({
     from: Day.optional(),
@@ -52,6 +55,9 @@ export function parseQuery(
     site: z
       .enum(['all', ...sites], { error: sites.length > 0 ? `must be all or one of ${sites.join(', ')}` : 'must be all (no site counted yet)' })
       .default('all'),
+    role: z
+      .enum(['all', ...roles], { error: roles.length > 0 ? `must be all or one of ${roles.join(', ')}` : 'must be all (no role counted yet)' })
+      .default('all'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
   const parsed = schema.safeParse({
@@ -61,6 +67,7 @@ export function parseQuery(
     channel: single(input.channel),
     group: single(input.group),
     site: single(input.site),
+    role: single(input.role),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -71,9 +78,10 @@ export function parseQuery(
   const to = named?.to ?? parsed.data.to ?? today;
   const from = named?.from ?? parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
   if (from > to) return { error: 'from must not be after to' };
+  if (parsed.data.site !== 'all' && parsed.data.role !== 'all') return { error: 'choose a site or a role, not both' };
   const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
   if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
-  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group, site: parsed.data.site } };
+  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group, site: parsed.data.site, role: parsed.data.role } };
 }
 
 function daysBetween(from: string, to: string): string[] {
@@ -300,9 +308,10 @@ export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart 
   };
 }
 
-/** The roll-up channels a query reads: its channel (or every one), or their site's view (`web~harbour`). */
+/** The roll-up channels a query reads: its channel (or every one), or their site's or role's view (`web~harbour`, `web~@sales`). */
 function viewsOf(query: ReportQuery, channels: readonly string[]): string[] {
   const wanted = query.channel === 'all' ? channels : [query.channel];
+  if (query.role !== 'all') return wanted.map((channel) => roleView(channel, query.role));
   return query.site === 'all' ? [...wanted] : wanted.map((channel) => siteView(channel, query.site));
 }
 

@@ -37,7 +37,7 @@ export interface WaitingNow {
 
 export interface WaitingSource {
   /** `site`: a widget site's key, or `all` (absent: all). */
-  read(filter: { channel: string; site?: string }): Promise<WaitingNow>;
+  read(filter: { channel: string; site?: string; role?: string }): Promise<WaitingNow>;
 }
 
 type Candidate = Pick<HandoffRecord, '_id' | 'conversationId' | 'channel' | 'team' | 'roleId' | 'status' | 'createdAt'>;
@@ -51,7 +51,7 @@ export function createWaitingHandoffs(
 ): WaitingSource {
   const { pointers, handoffs } = handoffModels(connection);
   return {
-    async read({ channel, site = 'all' }) {
+    async read({ channel, site = 'all', role = 'all' }) {
       const [open, stillAwaited] = await Promise.all([pointers.find({}, { handoffId: 1, openedAt: 1 }).lean().exec(), awaited()]);
       const ids = open
         .filter((pointer) => !pointer.handoffId.startsWith('pending_'))
@@ -72,7 +72,8 @@ export function createWaitingHandoffs(
             (one) =>
               (one.status === 'open' || (one.status === 'taken' && stillAwaited.has(one._id))) &&
               (channel === 'all' || one.channel === channel) &&
-              (site === 'all' || siteOf(one.conversationId) === site),
+              (site === 'all' || siteOf(one.conversationId) === site) &&
+              (role === 'all' || one.roleId === role),
           ),
         );
       }

@@ -101,10 +101,28 @@ beforeAll(async () => {
       counts: { conv: 3, in: 5, out: 6 },
     })) as never[],
   );
-  // The sites a report offers are those counted: a message of each, long before the ranges shown.
-  await reports.store.count(
-    ['harbour', 'quay'].map((site) => ({ id: '', kind: 'in', day: '2025-01-01', channel: 'web', site, conversation: `web:${site}:v0:chat` })),
+  // WhatsApp's support role: 2 of its conversations a day, 4 replies (its view of the channel).
+  await mongo.collection('report_rollups').insertMany(
+    Array.from({ length: 30 }, (_, index) => ({
+      _id: `${new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10)}|whatsapp~@support`,
+      counts: { conv: 2, out: 4 },
+    })) as never[],
   );
+  // The sites and roles a report offers are those counted: a message of each, long before the ranges shown.
+  await reports.store.count([
+    ...['harbour', 'quay'].map((site) => ({ id: '', kind: 'in' as const, day: '2025-01-01', channel: 'web', site, conversation: `web:${site}:v0:chat` })),
+    ...['sales', 'support'].map((role) => ({
+      id: '',
+      kind: 'out' as const,
+      day: '2025-01-01',
+      channel: 'whatsapp',
+      role,
+      conversation: 'whatsapp:+447700900999',
+      teammate: false,
+      at: Date.parse('2025-01-01T10:00:00Z'),
+      message: `out:${role}`,
+    })),
+  ]);
   const app = express();
   app.use(reports.router);
   // The transcript page a waiting hand-off links to (a stand-in: the link is what is tested).
@@ -179,15 +197,17 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await focusName()).toBe('channel');
   await page.keyboard.press('ArrowDown');
   expect(await page.locator('select[name="channel"]').inputValue()).toBe('whatsapp');
-  // Past "Site" (all sites) and "Group by" (days), the defaults, to Show.
+  // Past "Site" (all sites), "Role" (all roles) and "Group by" (days), the defaults, to Show.
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('site');
+  await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('role');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('group');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('BUTTON');
   await Promise.all([page.waitForURL(/from=2026-11-28/), page.keyboard.press('Enter')]);
-  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&site=all&group=day');
+  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&site=all&role=all&group=day');
   expect(await cardValue(watched, 'conversation-days')).toBe('87');
   expect(await page.locator('table').first().locator('tbody tr').count()).toBe(3);
 
@@ -342,15 +362,16 @@ for (const colorScheme of ['light', 'dark'] as const) {
     const { page } = watched;
     await signIn(watched);
     const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
-    // "Site" after the channel: Tab to it, ArrowDown to harbour, Tab past "Group by" to Show, Enter.
+    // "Site" after the channel: Tab to it, ArrowDown to harbour, Tab past "Role" and "Group by" to Show, Enter.
     for (let presses = 0; presses < 30 && (await focusName()) !== 'site'; presses += 1) await page.keyboard.press('Tab');
     expect(await focusName()).toBe('site');
     expect(await page.locator('select[name="site"] option').allInnerTexts()).toEqual(['All sites', 'harbour', 'quay']);
     await page.keyboard.press('ArrowDown');
     expect(await page.locator('select[name="site"]').inputValue()).toBe('harbour');
-    await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    expect(await focusName()).toBe('BUTTON');
+    for (const next of ['role', 'group', 'BUTTON']) {
+      await page.keyboard.press('Tab');
+      expect(await focusName()).toBe(next);
+    }
     await Promise.all([page.waitForURL(/site=harbour/), page.keyboard.press('Enter')]);
     // The last 30 days of harbour's conversations: 3 a day.
     expect(await cardValue(watched, 'conversation-days')).toBe('90');
@@ -362,6 +383,37 @@ for (const colorScheme of ['light', 'dark'] as const) {
     expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
     expect(await axeViolations(watched)).toEqual([]);
     await saveScreenshot(page, `reports-site-phone-${colorScheme}`);
+    expectClean(watched);
+  });
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`a role chosen by keyboard at 390 px (${colorScheme}): what it did, kept in the links; axe finds nothing`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
+    // "Role" after the site: Tab to it, ArrowDown twice to support, Tab past "Group by" to Show, Enter.
+    for (let presses = 0; presses < 30 && (await focusName()) !== 'role'; presses += 1) await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('role');
+    expect(await page.locator('select[name="role"] option').allInnerTexts()).toEqual(['All roles', 'sales', 'support']);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('select[name="role"]').inputValue()).toBe('support');
+    for (const next of ['group', 'BUTTON']) {
+      await page.keyboard.press('Tab');
+      expect(await focusName()).toBe(next);
+    }
+    await Promise.all([page.waitForURL(/role=support/), page.keyboard.press('Enter')]);
+    // The last 30 days of the support role's conversations: 2 a day.
+    expect(await cardValue(watched, 'conversation-days')).toBe('60');
+    expect(await page.locator('p.note').first().innerText()).toContain('role support');
+    expect(await page.locator('nav.presets a', { hasText: 'Last 7 days' }).getAttribute('href')).toBe(
+      '/admin/reports?preset=last-7-days&channel=all&role=support',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    expect(await axeViolations(watched)).toEqual([]);
+    await saveScreenshot(page, `reports-role-phone-${colorScheme}`);
     expectClean(watched);
   });
 }

@@ -129,7 +129,9 @@ beforeAll(async () => {
   await writer.apply(secondBatch, SECOND_MARKS);
   // Model use on day 1 (as the usage store keeps it, and as the live hook counts it).
   await mongo.collection('model_usage').insertOne({ _id: `${DAY1}|sales|whatsapp|model-a` as never, calls: 2, inputTokens: 1000, outputTokens: 500 });
-  await reports.store.count([{ id: '', kind: 'usage', day: DAY1, channel: 'whatsapp', model: 'model-a', calls: 2, inputTokens: 1000, outputTokens: 500 }]);
+  await reports.store.count([
+    { id: '', kind: 'usage', day: DAY1, channel: 'whatsapp', role: 'sales', model: 'model-a', calls: 2, inputTokens: 1000, outputTokens: 500 },
+  ]);
   await reports.store.flush();
 }, 60_000);
 

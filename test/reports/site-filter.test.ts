@@ -153,7 +153,14 @@ describe('by site', () => {
 
   test('a rebuild from MongoDB gives the same documents, the sites\u2019 included', async () => {
     const live = await documents();
-    expect(live.map(({ _id }) => _id)).toEqual([`${DAY}|web`, `${DAY}|web~harbour`, `${DAY}|web~quay`, `${DAY}|whatsapp`]);
+    expect(live.map(({ _id }) => _id)).toEqual([
+      `${DAY}|web`,
+      `${DAY}|web~@sales`,
+      `${DAY}|web~@support`,
+      `${DAY}|web~harbour`,
+      `${DAY}|web~quay`,
+      `${DAY}|whatsapp`,
+    ]);
     await reports.rebuild();
     expect(await documents()).toEqual(live);
   });
