@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
+import { createCsatStore } from '../../src/csat/csat-store.js';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { createSatisfaction } from '../../src/reports/satisfaction.js';
 import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter } from '../../src/store/transcript-writer.js';
@@ -16,6 +18,7 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 const TOKEN = 'reports-role-token-0123456789abcdef';
 const DAY = '2026-11-06';
+const NEXT = new Date(Date.parse(`${DAY}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 const at = (minute: number) => new Date(Date.parse(`${DAY}T09:00:00Z`) + minute * 60_000).toISOString();
 const A = 'whatsapp:+447700900901';
 const B = 'whatsapp:+447700900902';
@@ -41,6 +44,25 @@ const usage = [
   { day: DAY, roleId: 'support', channelId: 'whatsapp', model: 'model-a', calls: 1, inputTokens: 100, outputTokens: 50 },
 ];
 
+/** A satisfaction question asked in a conversation after a role's turn, rated (the next day: its messages leave the day's figures alone). */
+async function rated(conversation: string, roleId: string, score: number, minute: number) {
+  const askedAt = Date.parse(at(minute));
+  const pending = {
+    id: `${conversation}|${askedAt}`,
+    stage: 'score' as const,
+    until: askedAt + 86_400_000,
+    language: 'en',
+    askedAt,
+    channel: conversation.split(':')[0] ?? 'web',
+    roleId,
+    withPerson: false,
+    trigger: 'quiet' as const,
+  };
+  const store = createCsatStore(harness.services.mongo);
+  await store.asked(conversation, pending);
+  await store.answered(conversation, { ...pending, score, answeredVia: 'tap' as const, answeredAt: askedAt + 60_000 });
+}
+
 let harness: Harness;
 let reports: ReportsFeature;
 let http: ReturnType<typeof request>;
@@ -60,6 +82,7 @@ beforeAll(async () => {
     logger,
     metrics,
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
+    csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
     today: () => '2026-11-20',
   });
   const app = express();
@@ -92,6 +115,8 @@ beforeAll(async () => {
     });
   }
   await reports.recordUsage(usage);
+  await rated(A, 'sales', 5, 24 * 60 + 20);
+  await rated(B, 'support', 2, 24 * 60 + 21);
   await reports.store.flush();
 }, 60_000);
 
@@ -177,5 +202,12 @@ describe('by role', () => {
     ]);
     await reports.rebuild();
     expect(await documents()).toEqual(live);
+  });
+
+  test('satisfaction is the chosen one\u2019s answers', async () => {
+    const response = await http.get(`/admin/reports/summary?from=${DAY}&to=${NEXT}&role=support`).set(bearer);
+    expect(response.body.csat).toMatchObject({ asked: 1, responses: 1, score: 2 });
+    const all = await http.get(`/admin/reports/summary?from=${DAY}&to=${NEXT}`).set(bearer);
+    expect(all.body.csat).toMatchObject({ asked: 2, responses: 2 });
   });
 });

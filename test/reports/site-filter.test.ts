@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
+import { createCsatStore } from '../../src/csat/csat-store.js';
 import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
+import { createSatisfaction } from '../../src/reports/satisfaction.js';
 import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
 import type { TranscriptRecord } from '../../src/store/outbox.js';
 import { createTranscriptWriter } from '../../src/store/transcript-writer.js';
@@ -16,6 +18,7 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 const TOKEN = 'reports-site-token-0123456789abcdef';
 const DAY = '2026-11-05';
+const NEXT = new Date(Date.parse(`${DAY}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 const at = (minute: number) => new Date(Date.parse(`${DAY}T09:00:00Z`) + minute * 60_000).toISOString();
 const H1 = 'web:harbour:visitor-1:chat-1';
 const H2 = 'web:harbour:visitor-2:chat-1';
@@ -38,6 +41,25 @@ const message = (id: string, conversationId: string, direction: 'inbound' | 'out
 });
 const handoff = { _id: 'ho_site_h2', conversationId: H2, channel: 'web', team: 'support', roleId: 'support', status: 'taken', createdAt: new Date(at(3)) };
 
+/** A satisfaction question asked in a conversation after a role's turn, rated (the next day: its messages leave the day's figures alone). */
+async function rated(conversation: string, roleId: string, score: number, minute: number) {
+  const askedAt = Date.parse(at(minute));
+  const pending = {
+    id: `${conversation}|${askedAt}`,
+    stage: 'score' as const,
+    until: askedAt + 86_400_000,
+    language: 'en',
+    askedAt,
+    channel: conversation.split(':')[0] ?? 'web',
+    roleId,
+    withPerson: false,
+    trigger: 'quiet' as const,
+  };
+  const store = createCsatStore(harness.services.mongo);
+  await store.asked(conversation, pending);
+  await store.answered(conversation, { ...pending, score, answeredVia: 'tap' as const, answeredAt: askedAt + 60_000 });
+}
+
 let harness: Harness;
 let reports: ReportsFeature;
 let http: ReturnType<typeof request>;
@@ -57,6 +79,7 @@ beforeAll(async () => {
     logger,
     metrics,
     config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
+    csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
     today: () => '2026-11-20',
   });
   const app = express();
@@ -83,6 +106,8 @@ beforeAll(async () => {
       action: { _id: 'act_site_q1', conversationId: Q1, channel: 'web', state: 'done', createdAt: at(11), updatedAt: at(11) },
     },
   ]);
+  await rated(H1, 'sales', 5, 24 * 60 + 20);
+  await rated(Q1, 'sales', 2, 24 * 60 + 21);
   await reports.store.flush();
 }, 60_000);
 
@@ -163,5 +188,12 @@ describe('by site', () => {
     ]);
     await reports.rebuild();
     expect(await documents()).toEqual(live);
+  });
+
+  test('satisfaction is the chosen one\u2019s answers', async () => {
+    const response = await http.get(`/admin/reports/summary?from=${DAY}&to=${NEXT}&site=harbour`).set(bearer);
+    expect(response.body.csat).toMatchObject({ asked: 1, responses: 1, score: 5 });
+    const all = await http.get(`/admin/reports/summary?from=${DAY}&to=${NEXT}`).set(bearer);
+    expect(all.body.csat).toMatchObject({ asked: 2, responses: 2 });
   });
 });
