@@ -1,5 +1,5 @@
 /**
- * Reports (issue 34): what the assistant does for the business, from daily roll-ups in MongoDB.
+ * Reports: what the assistant does for the business, from daily roll-ups in MongoDB.
  * `createReportsFeature` is the one way in: it returns the `/admin/reports` router and the hooks
  * that keep the roll-ups as things happen — the transcript writer's batches (`recordTranscripts`,
  * after MongoDB acknowledged them), hand-offs as they open (`recordHandoffs` wraps the hand-off

@@ -5,7 +5,10 @@
  * figures summed and added once per field), deduplicated by the batch's outbox entries (a
  * retried batch counts once; an entry's mark leaves Redis with the entry, `release`), keeping
  * the day's sets of conversations a figure needs (with a customer message, with a person, not
- * resolved) and the hand-offs waiting for a teammate's first reply. A flush (every
+ * resolved) and the hand-offs waiting for a teammate's first reply. A widget site's and a role's
+ * figures are a view of their channel of their own (`web~harbour`, `whatsapp~@sales`: documents,
+ * day sets and waits alike), counted in the same script; distinct conversations come from
+ * HyperLogLogs per day and view (`distinct-count.ts`), kept DISTINCT_KEEP_DAYS. A flush (every
  * `flushIntervalMs`, and before every report) adds what was counted since the last one to
  * MongoDB, exactly once (`rollup-flush.ts`). Redis keeps a day's sets for HORIZON_DAYS after its
  * last record. Reads are by `_id` only: the day × channel ids of the range, `$in` in batches of 20.
@@ -18,7 +21,8 @@ import { openMsBetween } from './open-hours.js';
 import { createRollupFlusher } from './rollup-flush.js';
 import { addDays, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
 import { encodeEvents } from './rollup-encode.js';
-import { countScript, DISTINCT_CONVERSATIONS, DISTINCT_WITH_PERSON } from './rollup-script.js';
+import { countDistinct } from './distinct-count.js';
+import { countScript } from './rollup-script.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
 /** Days Redis keeps a day's sets after its last record (late records: a customer coming back the next day). */
@@ -120,6 +124,19 @@ async function countFirstReplies(
   await pipeline.exec();
 }
 
+/** Drops waits nobody will answer: hand-offs waiting longer than WAIT_DAYS, and teammates' messages the channel never took. */
+async function pruneWaits(redis: RedisClient, waitingKey: string, repliesKey: string): Promise<void> {
+  const waits = await redis.hgetall(waitingKey);
+  const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
+  const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
+  if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
+  // A teammate's message the channel never took (refused, or its record lost) waits no longer than a hand-off.
+  const unsent = await redis.hgetall(repliesKey);
+  const cutoff = Date.parse(`${waitedTooLong}T00:00:00Z`);
+  const lost = Object.entries(unsent).filter(([, held]) => Number(held.split('|')[0]) < cutoff);
+  if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
+}
+
 export function createRollupStore(
   connection: Connection,
   redis: RedisClient,
@@ -178,17 +195,7 @@ export function createRollupStore(
     await prune();
   };
 
-  const prune = async () => {
-    const waits = await redis.hgetall(waitingKey);
-    const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
-    const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
-    if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
-    // A teammate's message the channel never took (refused, or its record lost) waits no longer than a hand-off.
-    const unsent = await redis.hgetall(repliesKey);
-    const cutoff = Date.parse(`${waitedTooLong}T00:00:00Z`);
-    const lost = Object.entries(unsent).filter(([, held]) => Number(held.split('|')[0]) < cutoff);
-    if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
-  };
+  const prune = () => pruneWaits(redis, waitingKey, repliesKey);
 
   const flush = (wait = true) => {
     flushing = flushing.catch(() => undefined).then(() => flushOnce(wait));
@@ -246,34 +253,7 @@ export function createRollupStore(
     async roles() {
       return (await redis.smembers(rolesKey)).map((role) => decodeURIComponent(role)).sort();
     },
-    async distinct(groups) {
-      const pipeline = redis.pipeline();
-      const keysOf = (set: string, days: readonly string[], channels: readonly string[]) =>
-        days.flatMap((day) => channels.map((channel) => dayKey(set, day, channel)));
-      const asked = groups.filter(({ days, channels }) => days.length > 0 && channels.length > 0);
-      for (const { days, channels } of asked) {
-        const conversations = keysOf(DISTINCT_CONVERSATIONS, days, channels);
-        const person = keysOf(DISTINCT_WITH_PERSON, days, channels);
-        pipeline.pfcount(...conversations);
-        pipeline.pfcount(...person);
-        pipeline.pfcount(...conversations, ...person);
-      }
-      const results =
-        asked.length === 0
-          ? []
-          : ((await pipeline.exec()) ?? []).map(([error, value]) => {
-              if (error) throw error;
-              return Number(value);
-            });
-      // Without a person: those with a customer message or a person, less those with a person (|A ∪ P| − |P| = |A \ P|).
-      let next = 0;
-      return groups.map(({ days, channels }) => {
-        if (days.length === 0 || channels.length === 0) return { conversations: 0, withoutPerson: 0 };
-        const [conversations = 0, person = 0, either = 0] = results.slice(next, next + 3);
-        next += 3;
-        return { conversations, withoutPerson: Math.min(conversations, Math.max(0, either - person)) };
-      });
-    },
+    distinct: (groups) => countDistinct(redis, dayKey, groups),
     async waitingHandoffs() {
       // `at|day|channel|hand-off|team[|ended at]`
       const waits = (await redis.hvals(waitingKey)).map((held) => held.split('|'));
