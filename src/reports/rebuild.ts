@@ -22,8 +22,6 @@ import {
   handoffEvent,
   messageEvent,
   resolutionEvent,
-  roleView,
-  siteView,
   type RollupEvent,
 } from './rollup-events.js';
 import { HORIZON_DAYS, ROLLUP_COLLECTION, type RollupStore } from './rollup-store.js';
@@ -97,19 +95,12 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
   const first: { day?: string } = {};
   const clear = async (events: readonly RollupEvent[]) => {
     const fresh = new Map<string, string[]>();
-    for (const event of events) {
-      // The channel's sets, and its site's when the event has one.
-      const views = [
-        event.channel,
-        ...(event.site === undefined ? [] : [siteView(event.channel, event.site)]),
-        ...(event.role === undefined ? [] : [roleView(event.channel, event.role)]),
-      ];
-      for (const near of [addDays(event.day, -1), event.day, addDays(event.day, 1)]) {
-        for (const channel of views) {
-          if (cleared.has(`${near}|${channel}`)) continue;
-          cleared.add(`${near}|${channel}`);
-          fresh.set(near, [...(fresh.get(near) ?? []), channel]);
-        }
+    // The channel's sets (a site's and a role's view keep none of their own).
+    for (const { day, channel } of events) {
+      for (const near of [addDays(day, -1), day, addDays(day, 1)]) {
+        if (cleared.has(`${near}|${channel}`)) continue;
+        cleared.add(`${near}|${channel}`);
+        fresh.set(near, [...(fresh.get(near) ?? []), channel]);
       }
     }
     for (const [day, channels] of fresh) {

@@ -1,10 +1,10 @@
 /**
  * The roll-up's events as the count script (`rollup-script.ts`) reads them, and its keys: the
  * fixed ones first, then each day set and mark set an event names, once, referred to by its
- * index. An event of a widget site's conversation also counts in its site's view (`e.x`: the
- * channel `<channel>~<site>`, with day sets of its own), and an event a role made (a reply, a
- * hand-off, model use) in its role's view (`<channel>~@<role>`: there a reply marks its
- * conversation as the role's that day, `c`), so a report can pick a site or a role.
+ * index. An event of a widget site's conversation also counts in its site's view (the channel
+ * `<channel>~<site>`: the channel's figures echoed, `sf`), and an event a role made (a reply, a
+ * hand-off, model use) in its role's view (`<channel>~@<role>`, `e.x`: no day sets), so a report
+ * can pick a site or a role.
  */
 import { addDays, metricPart, RESPONSE_BUCKETS, roleView, siteView, type RollupEvent } from './rollup-events.js';
 import { conversationTag, DISTINCT_CONVERSATIONS, DISTINCT_WITH_PERSON } from './rollup-script.js';
@@ -27,12 +27,12 @@ function guidanceOf(guidance: { quoted: readonly string[]; applied: readonly str
   };
 }
 
-/** One view's figure prefix and day sets (`sets`: whether the event's kind uses them; `known`: a customer message whose sets were asked before). */
-function viewOf(event: RollupEvent, channel: string, at: (key: string) => number, dayKey: DayKey, sets: boolean, known: boolean, conversation = false) {
+/** The channel view's figure prefix and day sets (`sets`: whether the event's kind uses them; `known`: a customer message whose sets were asked before). */
+function viewOf(event: RollupEvent, channel: string, at: (key: string) => number, dayKey: DayKey, sets: boolean, known: boolean) {
   const { day } = event;
   const f = `${day}|${channel}|`;
   if (!sets) return { f };
-  if (event.kind === 'in' || conversation) {
+  if (event.kind === 'in') {
     if (known) return { f };
     const previous = addDays(day, -1);
     return {
@@ -45,7 +45,6 @@ function viewOf(event: RollupEvent, channel: string, at: (key: string) => number
       ap: at(dayKey('active', previous, channel)),
       up: at(dayKey('unres', previous, channel)),
       fp: `${previous}|${channel}|`,
-      ...(conversation ? { c: 1 } : {}),
     };
   }
   return {
@@ -54,6 +53,21 @@ function viewOf(event: RollupEvent, channel: string, at: (key: string) => number
     p: at(dayKey('person', day, channel)),
     u: at(dayKey('unres', day, channel)),
     hp: at(dayKey(DISTINCT_WITH_PERSON, day, channel)),
+  };
+}
+
+/**
+ * A site's view: its figure prefixes (the script adds each of the channel's figures of the event
+ * to it: a conversation is one site's, so the channel's day sets decide for the site too) and its
+ * own distinct-conversation HyperLogLogs.
+ */
+function siteOf(event: RollupEvent, view: string, at: (key: string) => number, dayKey: DayKey, channelView: { fp?: string; hc?: number; hp?: number }) {
+  const { day } = event;
+  return {
+    sf: `${day}|${view}|`,
+    ...(channelView.fp ? { sfp: `${addDays(day, -1)}|${view}|` } : {}),
+    ...(channelView.hc ? { hcs: at(dayKey(DISTINCT_CONVERSATIONS, day, view)) } : {}),
+    ...(channelView.hp ? { hps: at(dayKey(DISTINCT_WITH_PERSON, day, view)) } : {}),
   };
 }
 
@@ -93,16 +107,14 @@ export function encodeEvents(
     const { site, role } = event;
     // The kinds whose day sets count (a customer's message, a teammate's, a hand-off).
     const sets = event.kind === 'in' || event.kind === 'handoff' || (event.kind === 'out' && event.teammate);
-    const isKnown = event.kind === 'in' && known(event);
-    const siteOne = site === undefined ? undefined : viewOf(event, siteView(channel, site), at, dayKey, sets, isKnown);
-    // A role's reply marks its conversation as the role's that day (its conversations, distinct ones, resolved).
-    const reply = event.kind === 'out' && !event.teammate;
-    const roleOne = role === undefined ? undefined : viewOf(event, roleView(channel, role), at, dayKey, sets || reply, false, reply);
-    const views = [...(siteOne ? [siteOne] : []), ...(roleOne ? [roleOne] : [])];
+    const channelView = viewOf(event, channel, at, dayKey, sets, event.kind === 'in' && known(event));
+    // A role's view keeps no day sets: what the role did (its replies, hand-offs, model use).
+    const views = role === undefined ? [] : [{ f: `${day}|${roleView(channel, role)}|` }];
     const base = {
       i: event.id,
       k: event.kind,
-      ...viewOf(event, channel, at, dayKey, sets, isKnown),
+      ...channelView,
+      ...(site === undefined ? {} : siteOf(event, siteView(channel, site), at, dayKey, channelView)),
       ...(views.length > 0 ? { x: views } : {}),
       ...(site === undefined ? {} : { st: metricPart(site) }),
       ...(role === undefined ? {} : { rl: metricPart(role) }),
@@ -111,11 +123,11 @@ export function encodeEvents(
     };
     switch (event.kind) {
       case 'in':
-        return isKnown ? base : { ...base, v: conversationTag(event.conversation) };
+        return 'a' in channelView ? { ...base, v: conversationTag(event.conversation) } : base;
       case 'out':
         return event.teammate
           ? { ...base, v: conversationTag(event.conversation), t: event.at, tm: true, m: event.message, w: metricPart(event.author ?? '') }
-          : { ...base, tm: false, ...(roleOne ? { v: conversationTag(event.conversation) } : {}), ...(event.guidance ? guidanceOf(event.guidance) : {}) };
+          : { ...base, tm: false, ...(event.guidance ? guidanceOf(event.guidance) : {}) };
       case 'handoff':
         return {
           ...base,

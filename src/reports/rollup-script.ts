@@ -47,13 +47,22 @@ local function distinct(i, conv)
   end
   table.insert(logs[i], conv)
 end
-local function inc(field, n)
-  if n == 0 then return end
+local function sum(field, n)
   if sums[field] == nil then
     sums[field] = 0
     order[#order + 1] = field
   end
   sums[field] = sums[field] + n
+end
+-- For the event being counted: a channel's figure prefix (day|channel|) → its site's (day|channel~site|).
+-- A conversation is one site's: the site's figures are its channel's for its conversations, day sets and all.
+local echo = {}
+local function inc(field, n)
+  if n == 0 then return end
+  sum(field, n)
+  local prefix, metric = string.match(field, '^([^|]*|[^|]*|)(.*)$')
+  local site = prefix and echo[prefix]
+  if site then sum(site .. metric, n) end
 end
 -- The batch's outbox entries: those counted before (a retried batch) count nothing again.
 local bySet = {}
@@ -139,7 +148,7 @@ local function replied(conv, t, who)
 end
 -- Conversations this batch already found in a day's set (a conversation's messages of one batch).
 local active = {}
--- A conversation active in one view (a customer's message; in a role's view, the role's reply): its day's sets are the view's.
+-- A conversation active in the channel's view (a customer's message): its day's sets.
 local function conversation(e, v)
   local f = v.f
   -- v.a absent: the writer knows the conversation is in the day's set already.
@@ -147,6 +156,7 @@ local function conversation(e, v)
   if seen and not active[seen] then
     active[seen] = true
     distinct(v.hc, e.v)
+    distinct(v.hcs, e.v)
     if added(v.a, e.v) then
       inc(f .. 'conv', 1)
       if has(v.p, e.v) or has(v.an, e.v) then unresolved(v.u, f, e.v) end
@@ -168,17 +178,19 @@ local function figures(e, v)
     -- A reply's guidance entries: quoted in its prompt, found applying by the judge.
     for _, entry in ipairs(e.gq or {}) do inc(f .. 'gd_q:' .. entry, 1) end
     for _, entry in ipairs(e.ga or {}) do inc(f .. 'gd_a:' .. entry, 1) end
-    if v.c then conversation(e, v) end
     if e.tm then
       person(e, v)
       distinct(v.hp, e.v)
+      distinct(v.hps, e.v)
     end
   elseif e.k == 'handoff' then
     inc(f .. 'ho', 1)
     inc(f .. 'ho_team:' .. e.team, 1)
     inc(f .. 'ho_role:' .. e.role, 1)
-    person(e, v)
+    -- A role's view keeps no day sets: only what the role did.
+    if v.p then person(e, v) end
     distinct(v.hp, e.v)
+    distinct(v.hps, e.v)
   elseif e.k == 'action' then
     inc(f .. 'act_' .. e.o, 1)
   elseif e.k == 'miss' then
@@ -196,8 +208,14 @@ for _, e in ipairs(events) do
   local ok = (e.b == nil) or fresh[e.b] == true
   if ok and e.i ~= '' and e.s and (rebuilding or e.b == nil) then ok = redis.call('SADD', key(e.s), e.i) == 1 end
   if ok then
-    -- The channel's view (the event itself), then its site's (e.x).
+    -- The channel's view (the event itself, echoed to its site's), then its role's (e.x).
+    echo = {}
+    if e.sf then
+      echo[e.f] = e.sf
+      if e.fp then echo[e.fp] = e.sfp end
+    end
     figures(e, e)
+    echo = {}
     for _, v in ipairs(e.x or {}) do figures(e, v) end
     if e.st then sites[e.st] = true end
     if e.rl then roles[e.rl] = true end

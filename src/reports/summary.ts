@@ -333,12 +333,15 @@ export async function readSummary(
   const documents = await store.read([...rangeIds(before, channels), ...rangeIds(query, channels)]);
   const previous = summarise(before, documents, channels, today, prices);
   const current = summarise(query, documents, channels, today, prices);
-  const distinct = await readDistinct(store, [query, before, ...current.periods], viewsOf(query, channels), today);
-  const totalsOf = (totals: ReportSummary['totals'], figures: DistinctFigures = NO_DISTINCT) => ({
-    ...totals,
-    ...figures,
-    resolvedByAssistantRate: resolvedByAssistantRate(figures),
-  });
+  // A role's view keeps no conversations (only what the role did): no figure per conversation then.
+  const perConversation = query.role === 'all';
+  const distinct = perConversation ? await readDistinct(store, [query, before, ...current.periods], viewsOf(query, channels), today) : [];
+  const totalsOf = (totals: ReportSummary['totals'], figures: DistinctFigures = NO_DISTINCT): ReportSummary['totals'] => {
+    const withDistinct = { ...totals, ...figures, resolvedByAssistantRate: resolvedByAssistantRate(figures) };
+    if (perConversation) return withDistinct;
+    const { costPerConversation: _perConversation, ...model } = totals.model;
+    return { ...withDistinct, handoffRate: null, resolvedWithoutPersonShare: null, model };
+  };
   return {
     ...current,
     periods: current.periods.map((period, index) => ({ ...period, ...(distinct[index + 2] ?? NO_DISTINCT) })),

@@ -101,11 +101,11 @@ beforeAll(async () => {
       counts: { conv: 3, in: 5, out: 6 },
     })) as never[],
   );
-  // WhatsApp's support role: 2 of its conversations a day, 4 replies (its view of the channel).
+  // WhatsApp's support role: 4 replies a day (its view of the channel).
   await mongo.collection('report_rollups').insertMany(
     Array.from({ length: 30 }, (_, index) => ({
       _id: `${new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10)}|whatsapp~@support`,
-      counts: { conv: 2, out: 4 },
+      counts: { out: 4 },
     })) as never[],
   );
   // The sites and roles a report offers are those counted: a message of each, long before the ranges shown.
@@ -405,8 +405,9 @@ for (const colorScheme of ['light', 'dark'] as const) {
       expect(await focusName()).toBe(next);
     }
     await Promise.all([page.waitForURL(/role=support/), page.keyboard.press('Enter')]);
-    // The last 30 days of the support role's conversations: 2 a day.
-    expect(await cardValue(watched, 'conversation-days')).toBe('60');
+    // The last 30 days of the support role's replies: 4 a day; no figure per conversation.
+    expect(await cardValue(watched, 'messages in / out')).toBe('0 / 120');
+    expect(await cardValue(watched, 'distinct conversations')).toBe('–');
     expect(await page.locator('p.note').first().innerText()).toContain('role support');
     expect(await page.locator('nav.presets a', { hasText: 'Last 7 days' }).getAttribute('href')).toBe(
       '/admin/reports?preset=last-7-days&channel=all&role=support',

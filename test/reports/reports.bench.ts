@@ -9,7 +9,7 @@
  *      memory; then the flush's MongoDB commands.
  *   2. The page's data: the summary for 30 days, all channels, with the previous 30 days to compare, from those roll-ups (20 runs;
  *      median and worst; the target is ≤ 1 s), its distinct conversations (HyperLogLogs) beside the true count, and one
- *      widget site's summary (half the web's conversations are each of two sites').
+ *      widget site's summary (half the web's conversations are each of two sites'; every reply, hand-off and model use is one of two roles').
  *   3. What the page reads from the hand-offs beside it, over the same volume's hand-offs in
  *      MongoDB (1 in 20 conversations handed off in each 30 days; 50 not ended, half of them
  *      taken and answered): the hand-offs waiting now, and the whole page's data as the router
@@ -58,6 +58,8 @@ function conversationEvents(index: number): RollupEvent[] {
   const site = channel === 'web' ? `site-${index % 2}` : undefined;
   const conversation = channel === 'web' ? `web:${site}:visitor-${index}:chat` : `${channel}:bench-${index}`;
   const bySite = site ? { site } : {};
+  // The role that answers it (each reply, its model use, a hand-off: the role's view too).
+  const role = index % 3 === 0 ? 'support' : 'sales';
   const start = dayAt(index % DAYS).getTime() + (index % 1000) * 60_000;
   const day = new Date(start).toISOString().slice(0, 10);
   const events: RollupEvent[] = [];
@@ -67,7 +69,18 @@ function conversationEvents(index: number): RollupEvent[] {
     events.push(
       inbound
         ? { id: `m:in:${conversation}:${n}`, day, channel, ...bySite, kind: 'in', conversation }
-        : { id: `m:out:${conversation}:${n}`, day, channel, ...bySite, kind: 'out', conversation, teammate: false, at, message: `out:${conversation}:${n}` },
+        : {
+            id: `m:out:${conversation}:${n}`,
+            day,
+            channel,
+            ...bySite,
+            role,
+            kind: 'out',
+            conversation,
+            teammate: false,
+            at,
+            message: `out:${conversation}:${n}`,
+          },
     );
     // Each message sent has its delivery record (the channel took it).
     if (!inbound) events.push({ id: '', day, channel, kind: 'delivered', message: `out:${conversation}:${n}` });
@@ -100,7 +113,7 @@ function conversationEvents(index: number): RollupEvent[] {
     // Handed back after 10 to 130 minutes.
     events.push({ id: `r:ho:${conversation}`, day, channel, ...bySite, kind: 'resolved', seconds: 600 + (index % 120) * 60 });
   }
-  events.push({ id: '', day, channel, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
+  events.push({ id: '', day, channel, role, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
   return events;
 }
 

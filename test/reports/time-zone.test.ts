@@ -65,7 +65,7 @@ describe('REPORTS_TIME_ZONE', () => {
     expect(live).toEqual([
       { _id: '2026-11-03|whatsapp', counts: { in: 1, out: 1, conv: 1 } },
       // The role that replied: its view, on the same day.
-      { _id: '2026-11-03|whatsapp~@sales', counts: { out: 1, conv: 1 } },
+      { _id: '2026-11-03|whatsapp~@sales', counts: { out: 1 } },
     ]);
     await reports.rebuild();
     expect(await documents()).toEqual(live);
