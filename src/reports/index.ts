@@ -1,5 +1,5 @@
 /**
- * Reports (issue 34): what the assistant does for the business, from daily roll-ups in MongoDB.
+ * Reports: what the assistant does for the business, from daily roll-ups in MongoDB.
  * `createReportsFeature` is the one way in: it returns the `/admin/reports` router and the hooks
  * that keep the roll-ups as things happen — the transcript writer's batches (`recordTranscripts`,
  * after MongoDB acknowledged them), hand-offs as they open (`recordHandoffs` wraps the hand-off
@@ -63,7 +63,7 @@ interface OpenedHandoff {
 }
 
 /** What a hand-off's end returns (undefined: it did not end it); `endedAt` absent means now. */
-type EndedHandoff = { _id: string; conversationId: string; channel: string; createdAt?: Date; endedAt?: Date | undefined } | undefined;
+type EndedHandoff = { _id: string; conversationId: string; channel: string; roleId?: string; createdAt?: Date; endedAt?: Date | undefined } | undefined;
 
 interface CountedHandoffStore {
   open(...args: never[]): Promise<OpenedHandoff>;
@@ -81,7 +81,9 @@ export interface ReportsFeature {
   /** Wraps a hand-off store so that each hand-off it creates, and each end, is counted. */
   recordHandoffs<S extends CountedHandoffStore>(store: S): S;
   /** Model use as the usage store folded it (every few seconds, not per turn), on its UTC day. Never throws. */
-  recordUsage(folded: readonly { day: string; channelId: string; model: string; calls: number; inputTokens: number; outputTokens: number }[]): Promise<void>;
+  recordUsage(
+    folded: readonly { day: string; channelId: string; roleId?: string; model: string; calls: number; inputTokens: number; outputTokens: number }[],
+  ): Promise<void>;
   /** A question the business's knowledge had no answer for (counted today on its channel; the knowledge tells it once per message). Never throws. */
   recordMiss(miss: { channel: string; messageKey: string }): void;
   /** `npm run reports -- rebuild`. */
@@ -122,6 +124,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
     logger,
     metrics,
     today: options.today ?? (() => dayOf(new Date(), zone)),
+    timeZone: zone,
   });
   // Mounted at the root with the service's other routers: it answers `/admin/reports/*` only.
   const router = express.Router();
@@ -161,11 +164,12 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
       return Object.assign(Object.create(handoffs) as typeof handoffs, wrapped);
     },
     async recordUsage(folded) {
-      // Summed per day, channel and model (the usage store keeps roles apart; the roll-up does not).
+      // Summed per day, channel, role and model (the role's view counts it too).
       const sums = new Map<string, RollupEvent & { kind: 'usage' }>();
-      for (const { day, channelId, model, calls, inputTokens, outputTokens } of folded) {
-        const key = `${day}|${channelId}|${model}`;
-        const sum = sums.get(key) ?? { id: '', kind: 'usage', day, channel: channelId, model, calls: 0, inputTokens: 0, outputTokens: 0 };
+      for (const { day, channelId, roleId, model, calls, inputTokens, outputTokens } of folded) {
+        const key = `${day}|${channelId}|${roleId ?? ''}|${model}`;
+        const role = roleId ? { role: roleId } : {};
+        const sum = sums.get(key) ?? { id: '', kind: 'usage', day, channel: channelId, ...role, model, calls: 0, inputTokens: 0, outputTokens: 0 };
         sum.calls += calls;
         sum.inputTokens += inputTokens;
         sum.outputTokens += outputTokens;

@@ -102,9 +102,11 @@ function cardValues(totals: ReportSummary['totals'], csat: ReportSummary['csat']
   const cost = totals.model.costPerConversation;
   const { teammateFirstResponse: elapsed, teammateFirstResponseWithinHours: open } = totals;
   return [
-    [String(totals.conversations), 'conversations (with a customer message, per day)'],
+    [totals.distinctConversations === null ? '–' : String(totals.distinctConversations), 'distinct conversations'],
+    [String(totals.conversations), 'conversation-days (with a customer message, per day)'],
     [`${totals.messagesIn} / ${totals.messagesOut}`, 'messages in / out'],
-    [percent(totals.resolvedWithoutPersonShare), 'resolved without a person'],
+    [percent(totals.resolvedWithoutPersonShare), 'resolved without a person (per day)'],
+    [percent(totals.resolvedByAssistantRate), 'conversations resolved by the assistant'],
     [percent(totals.handoffRate), 'hand-off rate'],
     [minutes(elapsed.medianSeconds), `team's median first reply (p90 ${minutes(elapsed.p90Seconds)})`],
     [minutes(open.medianSeconds), `median first reply within team hours (p90 ${minutes(open.p90Seconds)})`],
@@ -154,8 +156,12 @@ function table(base: string, query: string, data: Table): string {
 }
 
 const GROUP_LABELS: Record<Grouping, string> = { day: 'Day', week: 'Week', month: 'Month' };
-/** The grouping as a link's query parameter (none for days, the default). */
-const grouped = (summary: ReportSummary): Record<string, string> => (summary.group === 'day' ? {} : { group: summary.group });
+/** The grouping, the site and the role as a link's query parameters (none for the defaults: days, all sites, all roles). */
+const grouped = (summary: ReportSummary): Record<string, string> => ({
+  ...(summary.group === 'day' ? {} : { group: summary.group }),
+  ...(summary.site === 'all' ? {} : { site: summary.site }),
+  ...(summary.role === 'all' ? {} : { role: summary.role }),
+});
 
 /** The chart's periods: a day by its month and day, a week by its Monday's, a month `YYYY-MM`. */
 function slotsOf(summary: ReportSummary): Slot[] {
@@ -166,7 +172,15 @@ function slotsOf(summary: ReportSummary): Slot[] {
   }));
 }
 
-function rangeForm(base: string, summary: ReportSummary, channels: readonly string[]): string {
+/** A choice of the range form: `all` (named `everything`) and each of `names`. */
+function choice(label: string, name: string, everything: string, names: readonly string[], chosen: string): string {
+  const options = ['all', ...names]
+    .map((one) => `<option value="${escapeHtml(one)}"${one === chosen ? ' selected' : ''}>${one === 'all' ? everything : escapeHtml(one)}</option>`)
+    .join('');
+  return `<label>${label}<select name="${name}">${options}</select></label>`;
+}
+
+function rangeForm(base: string, summary: ReportSummary, channels: readonly string[], views: { sites: readonly string[]; roles: readonly string[] }): string {
   const options = ['all', ...channels]
     .map(
       (channel) =>
@@ -176,10 +190,18 @@ function rangeForm(base: string, summary: ReportSummary, channels: readonly stri
   const groups = (Object.entries(GROUP_LABELS) as [Grouping, string][])
     .map(([group, label]) => `<option value="${group}"${group === summary.group ? ' selected' : ''}>${label}</option>`)
     .join('');
-  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label><label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
+  return `<form class="range" method="get" action="${base}" aria-label="Range"><label>From<input type="date" name="from" value="${summary.from}" required></label><label>To<input type="date" name="to" value="${summary.to}" required></label><label>Channel<select name="channel">${options}</select></label>${choice('Site', 'site', 'All sites', views.sites, summary.site)}${choice('Role', 'role', 'All roles', views.roles, summary.role)}<label>Group by<select name="group">${groups}</select></label><button type="submit">Show</button></form>`;
 }
 
-export function renderReport(base: string, summary: ReportSummary, channels: readonly string[], today: string): string {
+export function renderReport(
+  base: string,
+  summary: ReportSummary,
+  channels: readonly string[],
+  today: string,
+  views: { sites: readonly string[]; roles: readonly string[] } = { sites: [], roles: [] },
+  /** The time zone whose days the report counts (REPORTS_TIME_ZONE). */
+  zone = 'UTC',
+): string {
   const { totals } = summary;
   const query = new URLSearchParams({ from: summary.from, to: summary.to, channel: summary.channel, ...grouped(summary) }).toString();
   const days = slotsOf(summary);
@@ -201,7 +223,7 @@ export function renderReport(base: string, summary: ReportSummary, channels: rea
       { label: 'with a person or back next day', className: 's2', values: periods.map((day) => day.notResolved) },
     ]),
   ].join('');
-  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels)}<p class="note">${summary.from} to ${summary.to} (UTC days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
+  const body = `<header><h1>Reports</h1><form method="post" action="${base}/sign-out"><button type="submit">Sign out</button></form></header>${presetLinks(base, summary, today)}${rangeForm(base, summary, channels, views)}<p class="note">${summary.from} to ${summary.to} (${escapeHtml(zone)} days)${summary.previous ? `, compared with ${summary.previous.from} to ${summary.previous.to}` : ''} · ${summary.channel === 'all' ? 'all channels' : escapeHtml(summary.channel)}${summary.site === 'all' ? '' : ` · site ${escapeHtml(summary.site)} (model use and knowledge misses are not kept per site)`}${summary.role === 'all' ? '' : ` · role ${escapeHtml(summary.role)} (what it did: conversations, messages in, actions and knowledge misses are not kept per role)`} · <a href="${base}/summary?${query}">JSON</a></p><section class="cards" aria-label="Figures">${cards}</section>${waitingSection(summary.waitingNow)}${charts}${Object.values(
     tables,
   )
     .filter((one) => one.name !== 'satisfaction')

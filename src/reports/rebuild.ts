@@ -95,6 +95,7 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
   const first: { day?: string } = {};
   const clear = async (events: readonly RollupEvent[]) => {
     const fresh = new Map<string, string[]>();
+    // The channel's sets (a site's and a role's view keep none of their own).
     for (const { day, channel } of events) {
       for (const near of [addDays(day, -1), day, addDays(day, 1)]) {
         if (cleared.has(`${near}|${channel}`)) continue;
@@ -127,7 +128,10 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
 
   const messages = connection
     .collection('messages')
-    .find({}, { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1, channelMessageId: 1 }, batchSize: 1000 });
+    .find(
+      {},
+      { projection: { _id: 1, conversationId: 1, channel: 1, direction: 1, roleId: 1, createdAt: 1, channelMessageId: 1, guidance: 1 }, batchSize: 1000 },
+    );
   for await (const message of messages) {
     if (typeof message.conversationId !== 'string' || typeof message.channel !== 'string' || !(message.createdAt instanceof Date)) continue;
     const event = messageEvent(message as unknown as Parameters<typeof messageEvent>[0], zone);
@@ -152,20 +156,23 @@ async function recount(options: Parameters<typeof rebuildRollups>[0], flush: () 
       await push(resolutionEvent(handoff as unknown as Parameters<typeof resolutionEvent>[0], zone));
     }
   }
-  for await (const action of connection.collection('actions').find({}, { projection: { _id: 1, channel: 1, state: 1, reason: 1, updatedAt: 1 } })) {
+  for await (const action of connection
+    .collection('actions')
+    .find({}, { projection: { _id: 1, channel: 1, conversationId: 1, state: 1, reason: 1, updatedAt: 1 } })) {
     const event = actionEvent(action as unknown as Parameters<typeof actionEvent>[0], zone);
     if (!event) continue;
     result.actions += 1;
     await push(event);
   }
   for await (const usage of connection.collection<{ _id: string; calls?: number; inputTokens?: number; outputTokens?: number }>('model_usage').find({})) {
-    const [day = '', , channel = '', ...model] = usage._id.split('|');
+    const [day = '', role = '', channel = '', ...model] = usage._id.split('|');
     result.usage += 1;
     await push({
       id: '',
       kind: 'usage',
       day,
       channel,
+      ...(role ? { role } : {}),
       model: model.join('|'),
       calls: usage.calls ?? 0,
       inputTokens: usage.inputTokens ?? 0,

@@ -37,12 +37,46 @@ interface EventBase {
   id: string;
   day: string;
   channel: string;
+  /** A widget site's conversation: the event counts in its site's view too (`siteView`). */
+  site?: string;
+  /** The role that wrote a reply, opened a hand-off or made model calls: the event counts in its role's view too (`roleView`). */
+  role?: string;
 }
+
+/**
+ * The widget site of a conversation (`web:<site>:<visitor>:<chat>`); none for other channels.
+ * Only the site key: nothing of the visitor.
+ */
+export function siteOf(conversation: string): string | undefined {
+  const [channel, site] = conversation.split(':');
+  return channel === 'web' && site ? site : undefined;
+}
+const withSite = (conversation: string | undefined) => {
+  const site = conversation === undefined ? undefined : siteOf(conversation);
+  return site === undefined ? {} : { site };
+};
+
+/** A site's view of a channel, as a roll-up document's channel (`web~harbour`); `~` never occurs in a channel id or an encoded site. */
+export const siteView = (channel: string, site: string) => `${channel}~${viewPart(site)}`;
+/** A role's view of a channel (`web~@sales`): `@` never starts an encoded site. */
+export const roleView = (channel: string, role: string) => `${channel}~@${viewPart(role)}`;
+const viewPart = (value: string) => metricPart(value).replace(/~/g, '%7E');
 
 export type RollupEvent =
   | (EventBase & { kind: 'in'; conversation: string })
-  /** `author`: a teammate's name (their role `teammate:<name>`), for the first reply per teammate. */
-  | (EventBase & { kind: 'out'; conversation: string; teammate: boolean; at: number; message: string; author?: string })
+  /**
+   * `author`: a teammate's name (their role `teammate:<name>`), for the first reply per teammate.
+   * `guidance`: on a reply's first part, the business's guidance entries its prompt quoted and those the judge found applying.
+   */
+  | (EventBase & {
+      kind: 'out';
+      conversation: string;
+      teammate: boolean;
+      at: number;
+      message: string;
+      author?: string;
+      guidance?: { quoted: readonly string[]; applied: readonly string[] };
+    })
   /** A message the channel took (it has a delivery id): a teammate's is a reply that reached the customer. */
   | (EventBase & { kind: 'delivered'; message: string })
   | (EventBase & { kind: 'handoff'; conversation: string; team: string; role: string; at: number; handoff: string })
@@ -63,19 +97,28 @@ export function messageEvent(
     direction: 'inbound' | 'outbound';
     roleId?: string | undefined;
     createdAt: string | Date;
+    guidance?: { entries?: readonly string[]; applied?: readonly string[] } | undefined;
   },
   zone?: string,
 ): RollupEvent {
-  const base = { id: `m:${message._id}`, day: dayOf(message.createdAt, zone), channel: message.channel, conversation: message.conversationId };
+  const base = {
+    id: `m:${message._id}`,
+    day: dayOf(message.createdAt, zone),
+    channel: message.channel,
+    conversation: message.conversationId,
+    ...withSite(message.conversationId),
+  };
   if (message.direction === 'inbound') return { ...base, kind: 'in' };
   const teammate = message.roleId?.startsWith('teammate:') === true;
   return {
     ...base,
+    ...(!teammate && message.roleId ? { role: message.roleId } : {}),
     kind: 'out',
     teammate,
     at: new Date(message.createdAt).getTime(),
     message: message._id,
     ...(teammate ? { author: message.roleId?.slice('teammate:'.length) ?? '' } : {}),
+    ...(message.guidance ? { guidance: { quoted: message.guidance.entries ?? [], applied: message.guidance.applied ?? [] } } : {}),
   };
 }
 
@@ -103,10 +146,22 @@ export function handoffEndEvent(handoff: { _id: string; conversationId: string; 
 }
 
 /** A hand-off's resolution time (opening to `endedAt`), once per hand-off, on the day it opened. */
-export function resolutionEvent(handoff: { _id: string; channel: string; createdAt: Date | string; endedAt: Date | string }, zone?: string): RollupEvent {
+export function resolutionEvent(
+  handoff: { _id: string; channel: string; conversationId?: string; roleId?: string; createdAt: Date | string; endedAt: Date | string },
+  zone?: string,
+): RollupEvent {
   const opened = new Date(handoff.createdAt);
   const seconds = Math.max(0, Math.round((new Date(handoff.endedAt).getTime() - opened.getTime()) / 1000));
-  return { id: `r:${handoff._id}`, kind: 'resolved', day: dayOf(opened, zone), channel: handoff.channel, seconds };
+  const role = handoff.roleId ? { role: handoff.roleId } : {};
+  return {
+    id: `r:${handoff._id}`,
+    kind: 'resolved',
+    day: dayOf(opened, zone),
+    channel: handoff.channel,
+    ...withSite(handoff.conversationId),
+    ...role,
+    seconds,
+  };
 }
 
 /**
@@ -115,7 +170,7 @@ export function resolutionEvent(handoff: { _id: string; channel: string; created
  * reason) count nothing.
  */
 export function actionEvent(
-  action: { _id: string; channel?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown },
+  action: { _id: string; channel?: unknown; conversationId?: unknown; state?: unknown; reason?: unknown; updatedAt?: unknown },
   zone?: string,
 ): RollupEvent | undefined {
   if (typeof action.channel !== 'string' || (typeof action.updatedAt !== 'string' && !(action.updatedAt instanceof Date))) return undefined;
@@ -128,7 +183,8 @@ export function actionEvent(
           ? 'declined'
           : undefined;
   if (!outcome) return undefined;
-  return { id: `a:${action._id}`, day: dayOf(action.updatedAt, zone), channel: action.channel, kind: 'action', outcome };
+  const site = typeof action.conversationId === 'string' ? withSite(action.conversationId) : {};
+  return { id: `a:${action._id}`, day: dayOf(action.updatedAt, zone), channel: action.channel, ...site, kind: 'action', outcome };
 }
 
 export function handoffEvent(
@@ -147,6 +203,7 @@ export function handoffEvent(
     id: `h:${handoff._id}`,
     day: dayOf(at, zone),
     channel: handoff.channel,
+    ...withSite(handoff.conversationId),
     kind: 'handoff',
     conversation: handoff.conversationId,
     team: handoff.team,

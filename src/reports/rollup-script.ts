@@ -9,18 +9,20 @@
  * flag): a record is then counted once, by whichever of a live writer and the rebuild sees it
  * first. The day sets a figure needs are conversations (customer messages, a person, not
  * resolved), each by a short digest of its id: their memory grows with conversations, not messages.
+ * Distinct conversations over any range come from a HyperLogLog per day and channel (those with a
+ * customer message, those with a person): one PFADD per key and batch; a HyperLogLog keeps
+ * registers (at most 12 KiB), never an identifier, and PFCOUNT over a range's day keys merges them.
  */
 import { createHash } from 'node:crypto';
 import { luaScript } from '../redis.js';
-import { addDays, metricPart, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
 
 /**
  * KEYS[1] totals (hash `day|channel|metric` → n), KEYS[2] hand-offs waiting for a teammate's
  * first reply (hash conversation → `at|day|channel|hand-off|team[|ended at]`), KEYS[3] teammates'
  * messages written while one waited, until the channel takes them (hash message → `at|conversation`),
- * KEYS[4] the rebuild's flag, then the day keys and mark sets the events name by index. ARGV[1]
+ * KEYS[4] the rebuild's flag, KEYS[5] the widget sites counted (a set of site keys), KEYS[6] the roles counted, then the day keys and mark sets the events name by index. ARGV[1]
  * the events (JSON), ARGV[2] the response buckets, ARGV[3] the day keys' TTL (s), ARGV[4] the
- * marks (JSON: [[set index, mark], …]). Returns the first replies it counted
+ * marks (JSON: [[set index, mark], …]), ARGV[5] the distinct conversations' HyperLogLogs' TTL (s). Returns the first replies it counted
  * (`day|channel|teammate|team|start|reply`), for their wait within the team's hours and per team and teammate.
  */
 export const countScript = luaScript(`
@@ -35,13 +37,32 @@ local sums, order = {}, {}
 local fresh = {}
 local anyReply = redis.call('HLEN', replies) > 0
 local function key(i) touched[i] = true return KEYS[i] end
-local function inc(field, n)
-  if n == 0 then return end
+-- Distinct conversations: each HyperLogLog's members of the batch, added with one PFADD per key.
+local logs, logOrder = {}, {}
+local function distinct(i, conv)
+  if not i then return end
+  if logs[i] == nil then
+    logs[i] = {}
+    logOrder[#logOrder + 1] = i
+  end
+  table.insert(logs[i], conv)
+end
+local function sum(field, n)
   if sums[field] == nil then
     sums[field] = 0
     order[#order + 1] = field
   end
   sums[field] = sums[field] + n
+end
+-- For the event being counted: a channel's figure prefix (day|channel|) → its site's (day|channel~site|).
+-- A conversation is one site's: the site's figures are its channel's for its conversations, day sets and all.
+local echo = {}
+local function inc(field, n)
+  if n == 0 then return end
+  sum(field, n)
+  local prefix, metric = string.match(field, '^([^|]*|[^|]*|)(.*)$')
+  local site = prefix and echo[prefix]
+  if site then sum(site .. metric, n) end
 end
 -- The batch's outbox entries: those counted before (a retried batch) count nothing again.
 local bySet = {}
@@ -79,8 +100,8 @@ local function added(i, conv)
   return new
 end
 local function unresolved(u, f, conv) if added(u, conv) then inc(f .. 'unres', 1) end end
-local function person(e)
-  if added(e.p, e.v) and has(e.a, e.v) then unresolved(e.u, e.f, e.v) end
+local function person(e, v)
+  if added(v.p, e.v) and has(v.a, e.v) then unresolved(v.u, v.f, e.v) end
 end
 local function split(text)
   local parts = {}
@@ -99,7 +120,17 @@ local function replied(conv, t, who)
   end
   local seconds = (t - tonumber(w[1])) / 1000
   if seconds < 0 then return end
-  local from = w[2] .. '|' .. w[3] .. '|'
+  -- The wait's views: its channel, then each of its site's and role's (channel~site~@role).
+  local views = {}
+  local channel = nil
+  for part in string.gmatch(w[3], '[^~]+') do
+    if channel == nil then
+      channel = part
+      views[#views + 1] = w[2] .. '|' .. part .. '|'
+    else
+      views[#views + 1] = w[2] .. '|' .. channel .. '~' .. part .. '|'
+    end
+  end
   local bucket = #bounds
   for b = 1, #bounds do
     if seconds <= bounds[b] then
@@ -107,78 +138,126 @@ local function replied(conv, t, who)
       break
     end
   end
-  inc(from .. 'frt:' .. bucket, 1)
-  inc(from .. 'frt_n', 1)
+  for _, view in ipairs(views) do
+    inc(view .. 'frt:' .. bucket, 1)
+    inc(view .. 'frt_n', 1)
+  end
   redis.call('HDEL', waiting, conv)
   -- The caller counts the wait within the team's hours: hand-off day|channel|, team, start, reply.
-  counted[#counted + 1] = from .. (who or '') .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
+  counted[#counted + 1] = w[2] .. '|' .. w[3] .. '|' .. (who or '') .. '|' .. (w[5] or '') .. '|' .. w[1] .. '|' .. t
 end
 -- Conversations this batch already found in a day's set (a conversation's messages of one batch).
 local active = {}
+-- A conversation active in the channel's view (a customer's message): its day's sets.
+local function conversation(e, v)
+  local f = v.f
+  -- v.a absent: the writer knows the conversation is in the day's set already.
+  local seen = v.a and (v.a .. '|' .. e.v)
+  if seen and not active[seen] then
+    active[seen] = true
+    distinct(v.hc, e.v)
+    distinct(v.hcs, e.v)
+    if added(v.a, e.v) then
+      inc(f .. 'conv', 1)
+      if has(v.p, e.v) or has(v.an, e.v) then unresolved(v.u, f, e.v) end
+      if has(v.ap, e.v) then unresolved(v.up, v.fp, e.v) end
+    end
+  end
+end
+local function customer(e, v)
+  inc(v.f .. 'in', 1)
+  conversation(e, v)
+end
+-- What an event adds to one view's figures.
+local function figures(e, v)
+  local f = v.f
+  if e.k == 'in' then
+    customer(e, v)
+  elseif e.k == 'out' then
+    inc(f .. 'out', 1)
+    -- A reply's guidance entries: quoted in its prompt, found applying by the judge.
+    for _, entry in ipairs(e.gq or {}) do inc(f .. 'gd_q:' .. entry, 1) end
+    for _, entry in ipairs(e.ga or {}) do inc(f .. 'gd_a:' .. entry, 1) end
+    if e.tm then
+      person(e, v)
+      distinct(v.hp, e.v)
+      distinct(v.hps, e.v)
+    end
+  elseif e.k == 'handoff' then
+    inc(f .. 'ho', 1)
+    inc(f .. 'ho_team:' .. e.team, 1)
+    inc(f .. 'ho_role:' .. e.role, 1)
+    -- A role's view keeps no day sets: only what the role did.
+    if v.p then person(e, v) end
+    distinct(v.hp, e.v)
+    distinct(v.hps, e.v)
+  elseif e.k == 'action' then
+    inc(f .. 'act_' .. e.o, 1)
+  elseif e.k == 'miss' then
+    inc(f .. 'miss', e.n)
+  elseif e.k == 'resolved' then
+    inc(f .. 'res:' .. e.rb, 1)
+  elseif e.k == 'usage' then
+    inc(f .. 'calls', e.n)
+    inc(f .. 'tok_in:' .. e.m, e.ti)
+    inc(f .. 'tok_out:' .. e.m, e.to)
+  end
+end
+local sites, roles = {}, {}
 for _, e in ipairs(events) do
   local ok = (e.b == nil) or fresh[e.b] == true
   if ok and e.i ~= '' and e.s and (rebuilding or e.b == nil) then ok = redis.call('SADD', key(e.s), e.i) == 1 end
   if ok then
-    local f = e.f
-    if e.k == 'in' then
-      inc(f .. 'in', 1)
-      -- e.a absent: the writer knows the conversation is in the day's set already.
-      local seen = e.a and (e.a .. '|' .. e.v)
-      if seen and not active[seen] then
-        active[seen] = true
-        if added(e.a, e.v) then
-          inc(f .. 'conv', 1)
-          if has(e.p, e.v) or has(e.an, e.v) then unresolved(e.u, f, e.v) end
-          if has(e.ap, e.v) then unresolved(e.up, e.fp, e.v) end
-        end
-      end
-    elseif e.k == 'out' then
-      inc(f .. 'out', 1)
-      if e.tm then
-        person(e)
-        if redis.call('HEXISTS', waiting, e.v) == 1 then
-          redis.call('HSET', replies, e.m, e.t .. '|' .. e.v .. '|' .. (e.w or ''))
-          anyReply = true
-        end
-      end
-    elseif e.k == 'delivered' then
-      if anyReply then
-        local held = redis.call('HGET', replies, e.m)
-        if held then
-          redis.call('HDEL', replies, e.m)
-          local r = split(held)
-          replied(r[2], tonumber(r[1]), r[3])
-        end
+    -- The channel's view (the event itself, echoed to its site's), then its role's (e.x).
+    echo = {}
+    if e.sf then
+      echo[e.f] = e.sf
+      if e.fp then echo[e.fp] = e.sfp end
+    end
+    figures(e, e)
+    echo = {}
+    for _, v in ipairs(e.x or {}) do figures(e, v) end
+    if e.st then sites[e.st] = true end
+    if e.rl then roles[e.rl] = true end
+    if e.k == 'out' and e.tm and redis.call('HEXISTS', waiting, e.v) == 1 then
+      redis.call('HSET', replies, e.m, e.t .. '|' .. e.v .. '|' .. (e.w or ''))
+      anyReply = true
+    elseif e.k == 'delivered' and anyReply then
+      local held = redis.call('HGET', replies, e.m)
+      if held then
+        redis.call('HDEL', replies, e.m)
+        local r = split(held)
+        replied(r[2], tonumber(r[1]), r[3])
       end
     elseif e.k == 'handoff' then
-      inc(f .. 'ho', 1)
-      inc(f .. 'ho_team:' .. e.team, 1)
-      inc(f .. 'ho_role:' .. e.role, 1)
-      person(e)
-      -- The newest hand-off's wait: an earlier one still waiting was ended or never answered.
-      redis.call('HSET', waiting, e.v, e.t .. '|' .. f .. e.h .. '|' .. e.team)
+      -- The newest hand-off's wait (its view: its site's when it has one): an earlier one still waiting was ended or never answered.
+      redis.call('HSET', waiting, e.v, e.t .. '|' .. e.wf .. e.h .. '|' .. e.team)
     elseif e.k == 'handoff_end' then
       local held = redis.call('HGET', waiting, e.v)
       if held then
         local w = split(held)
         if w[4] == e.h and not w[6] then redis.call('HSET', waiting, e.v, held .. '|' .. e.t) end
       end
-    elseif e.k == 'action' then
-      inc(f .. 'act_' .. e.o, 1)
-    elseif e.k == 'miss' then
-      inc(f .. 'miss', e.n)
-    elseif e.k == 'resolved' then
-      inc(f .. 'res:' .. e.rb, 1)
-    elseif e.k == 'usage' then
-      inc(f .. 'calls', e.n)
-      inc(f .. 'tok_in:' .. e.m, e.ti)
-      inc(f .. 'tok_out:' .. e.m, e.to)
     end
   end
 end
+for set, names in pairs({ [5] = sites, [6] = roles }) do
+  local list = {}
+  for name in pairs(names) do list[#list + 1] = name end
+  if #list > 0 then redis.call('SADD', KEYS[set], unpack(list)) end
+end
 for _, field in ipairs(order) do redis.call('HINCRBY', totals, field, sums[field]) end
 for i in pairs(touched) do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
+for _, i in ipairs(logOrder) do
+  local members = logs[i]
+  for from = 1, #members, 1000 do redis.call('PFADD', KEYS[i], unpack(members, from, math.min(from + 999, #members))) end
+  redis.call('EXPIRE', KEYS[i], ARGV[5])
+end
 return counted`);
+
+/** The day key sets of the distinct conversations' HyperLogLogs: with a customer message, with a person (a hand-off or a teammate's message). */
+export const DISTINCT_CONVERSATIONS = 'hll-conv';
+export const DISTINCT_WITH_PERSON = 'hll-person';
 
 /**
  * A conversation as the day sets and waits hold it: 72 bits of its id's SHA-1 (12 characters,
@@ -186,103 +265,3 @@ return counted`);
  * number can compute it, so an erasure anonymises these too (`src/people/erasures.ts`).
  */
 export const conversationTag = (conversation: string) => createHash('sha1').update(conversation).digest('base64url').slice(0, 12);
-
-/** Where a batch's events came from: each event's outbox entry (`marks[i]` for `events[i]`). */
-export interface Marked {
-  /** Per event, the mark of the outbox entry (or part of one) it was read from. */
-  marks: readonly string[];
-  /** The Redis set a mark is kept in (by the entry's day: a mark left behind goes with it). */
-  setOf(mark: string): string;
-}
-
-/**
- * The events as the count script reads them, and its keys: the fixed ones first, then each day
- * set and mark set an event names, once, referred to by its index.
- */
-export function encodeEvents(
-  events: readonly RollupEvent[],
-  fixed: readonly string[],
-  dayKey: (set: string, day: string, channel?: string) => string,
-  marked?: Marked,
-  /** An `in` event whose conversation this process already put in the day's set: counted, its sets not asked. */
-  known: (event: RollupEvent) => boolean = () => false,
-): { keys: string[]; encoded: unknown[]; marks: [number, string][] } {
-  const keys = [...fixed];
-  const index = new Map<string, number>();
-  const at = (key: string) => {
-    let found = index.get(key);
-    if (found === undefined) {
-      keys.push(key);
-      found = keys.length;
-      index.set(key, found);
-    }
-    return found;
-  };
-  const marks: [number, string][] = [];
-  const markIndex = new Map<string, number>();
-  const markOf = (mark: string) => {
-    let found = markIndex.get(mark);
-    if (found === undefined) {
-      marks.push([at(marked?.setOf(mark) ?? ''), mark]);
-      found = marks.length;
-      markIndex.set(mark, found);
-    }
-    return found;
-  };
-  const encoded = events.map((event, position) => {
-    const { day, channel } = event;
-    const mark = marked?.marks[position];
-    const base = {
-      i: event.id,
-      k: event.kind,
-      f: `${day}|${channel}|`,
-      ...(event.id ? { s: at(dayKey('seen', day)) } : {}),
-      ...(mark ? { b: markOf(mark) } : {}),
-    };
-    switch (event.kind) {
-      case 'in': {
-        if (known(event)) return base;
-        const previous = addDays(day, -1);
-        return {
-          ...base,
-          v: conversationTag(event.conversation),
-          a: at(dayKey('active', day, channel)),
-          p: at(dayKey('person', day, channel)),
-          u: at(dayKey('unres', day, channel)),
-          an: at(dayKey('active', addDays(day, 1), channel)),
-          ap: at(dayKey('active', previous, channel)),
-          up: at(dayKey('unres', previous, channel)),
-          fp: `${previous}|${channel}|`,
-        };
-      }
-      case 'out':
-      case 'handoff': {
-        const sets = {
-          v: conversationTag(event.conversation),
-          t: event.at,
-          a: at(dayKey('active', day, channel)),
-          p: at(dayKey('person', day, channel)),
-          u: at(dayKey('unres', day, channel)),
-        };
-        if (event.kind === 'out')
-          return event.teammate ? { ...base, ...sets, tm: true, m: event.message, w: metricPart(event.author ?? '') } : { ...base, tm: false };
-        return { ...base, ...sets, team: metricPart(event.team), role: metricPart(event.role), h: event.handoff };
-      }
-      case 'delivered':
-        return { ...base, m: event.message };
-      case 'handoff_end':
-        return { ...base, v: conversationTag(event.conversation), h: event.handoff, t: event.at };
-      case 'action':
-        return { ...base, o: event.outcome };
-      case 'miss':
-        return { ...base, n: event.count ?? 1 };
-      case 'resolved': {
-        const bucket = RESPONSE_BUCKETS.findIndex((bound) => event.seconds <= bound);
-        return { ...base, rb: bucket === -1 ? RESPONSE_BUCKETS.length : bucket };
-      }
-      case 'usage':
-        return { ...base, m: metricPart(event.model), n: event.calls, ti: event.inputTokens, to: event.outputTokens };
-    }
-  });
-  return { keys, encoded, marks };
-}

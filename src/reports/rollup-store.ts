@@ -5,7 +5,10 @@
  * figures summed and added once per field), deduplicated by the batch's outbox entries (a
  * retried batch counts once; an entry's mark leaves Redis with the entry, `release`), keeping
  * the day's sets of conversations a figure needs (with a customer message, with a person, not
- * resolved) and the hand-offs waiting for a teammate's first reply. A flush (every
+ * resolved) and the hand-offs waiting for a teammate's first reply. A widget site's and a role's
+ * figures are a view of their channel of their own (`web~harbour`, `whatsapp~@sales`: documents,
+ * day sets and waits alike), counted in the same script; distinct conversations come from
+ * HyperLogLogs per day and view (`distinct-count.ts`), kept DISTINCT_KEEP_DAYS. A flush (every
  * `flushIntervalMs`, and before every report) adds what was counted since the last one to
  * MongoDB, exactly once (`rollup-flush.ts`). Redis keeps a day's sets for HORIZON_DAYS after its
  * last record. Reads are by `_id` only: the day × channel ids of the range, `$in` in batches of 20.
@@ -17,11 +20,18 @@ import type { TeamHours } from '../handoff/team-hours.js';
 import { openMsBetween } from './open-hours.js';
 import { createRollupFlusher } from './rollup-flush.js';
 import { addDays, RESPONSE_BUCKETS, type RollupEvent } from './rollup-events.js';
-import { countScript, encodeEvents } from './rollup-script.js';
+import { encodeEvents } from './rollup-encode.js';
+import { countDistinct } from './distinct-count.js';
+import { countScript } from './rollup-script.js';
 
 export const ROLLUP_COLLECTION = 'report_rollups';
 /** Days Redis keeps a day's sets after its last record (late records: a customer coming back the next day). */
 export const HORIZON_DAYS = 3;
+/**
+ * Days Redis keeps a day's distinct-conversation HyperLogLogs after its last record: as far back
+ * as a report reaches (a range of up to 400 days ending today, and the 400 before it to compare).
+ */
+export const DISTINCT_KEEP_DAYS = 800;
 /** A hand-off waits this long for a teammate's first reply before it is dropped (uncounted). */
 const WAIT_DAYS = 8;
 const IDS_PER_READ = 20;
@@ -58,6 +68,16 @@ export interface RollupStore {
   reset(days: Iterable<string>, channels: readonly string[], options?: { daySetsOnly?: boolean; keepSeen?: boolean }): Promise<void>;
   /** Deletes these roll-up documents (by `_id`, 20 at a time). */
   drop(ids: readonly string[]): Promise<void>;
+  /** The widget sites counted so far (site keys; a report's site choice). */
+  sites(): Promise<string[]>;
+  /** The roles counted so far (a report's role choice). */
+  roles(): Promise<string[]>;
+  /**
+   * Distinct conversations of each group of days (over `channels`): with a customer message
+   * (`conversations`), and of those, how many had no person (no hand-off, no teammate's message)
+   * in the same days (`withoutPerson`). One pipeline of PFCOUNTs.
+   */
+  distinct(groups: readonly { days: readonly string[]; channels: readonly string[] }[]): Promise<{ conversations: number; withoutPerson: number }[]>;
   /** The hand-offs whose first reply is still awaited (not answered, not ended, at most WAIT_DAYS old): one HVALS. */
   waitingHandoffs(): Promise<Set<string>>;
   start(intervalMs: number): void;
@@ -86,17 +106,35 @@ async function countFirstReplies(
     const [day = '', channel = '', teammate = '', team = '', start = '', at = ''] = reply.split('|');
     const open = bucketOf(openMsBetween(teamHours(decodeURIComponent(team)), Number(start), Number(at)) / 1000);
     const elapsed = bucketOf((Number(at) - Number(start)) / 1000);
-    const f = `${day}|${channel}|`;
-    pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
-    pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
-    pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
-    pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
-    if (teammate) {
-      pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
-      pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
+    // A hand-off counts in its channel's view and in each of its site's and role's (`web~harbour~@support`).
+    const [base = '', ...parts] = channel.split('~');
+    const views = [base, ...parts.map((part) => `${base}~${part}`)];
+    for (const view of views) {
+      const f = `${day}|${view}|`;
+      pipeline.hincrby(totalsKey, `${f}frth:${open}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_n`, 1);
+      pipeline.hincrby(totalsKey, `${f}frt_team:${team}:${elapsed}`, 1);
+      pipeline.hincrby(totalsKey, `${f}frth_team:${team}:${open}`, 1);
+      if (teammate) {
+        pipeline.hincrby(totalsKey, `${f}frt_tm:${teammate}:${elapsed}`, 1);
+        pipeline.hincrby(totalsKey, `${f}frth_tm:${teammate}:${open}`, 1);
+      }
     }
   }
   await pipeline.exec();
+}
+
+/** Drops waits nobody will answer: hand-offs waiting longer than WAIT_DAYS, and teammates' messages the channel never took. */
+async function pruneWaits(redis: RedisClient, waitingKey: string, repliesKey: string): Promise<void> {
+  const waits = await redis.hgetall(waitingKey);
+  const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
+  const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
+  if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
+  // A teammate's message the channel never took (refused, or its record lost) waits no longer than a hand-off.
+  const unsent = await redis.hgetall(repliesKey);
+  const cutoff = Date.parse(`${waitedTooLong}T00:00:00Z`);
+  const lost = Object.entries(unsent).filter(([, held]) => Number(held.split('|')[0]) < cutoff);
+  if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
 }
 
 export function createRollupStore(
@@ -113,6 +151,10 @@ export function createRollupStore(
   const waitingKey = `${prefix}:waiting`;
   const repliesKey = `${prefix}:replies`;
   const rebuildingKey = `${prefix}:rebuilding`;
+  /** The widget sites counted so far (a report's site choice): site keys only. */
+  const sitesKey = `${prefix}:sites`;
+  /** The roles counted so far (a report's role choice). */
+  const rolesKey = `${prefix}:roles`;
   const dayKey = (set: string, day: string, channel?: string) => `${prefix}:${set}:${day}${channel === undefined ? '' : `|${channel}`}`;
   /** An outbox entry's mark is kept in a set of its entry's UTC day (a stream id starts with its time in ms). */
   const markSet = (mark: string) => {
@@ -133,10 +175,10 @@ export function createRollupStore(
   const activeId = (event: RollupEvent) => (event.kind === 'in' ? `${event.day}|${event.channel}|${event.conversation}` : '');
   const count = async (events: readonly RollupEvent[], marks?: readonly string[]) => {
     if (events.length === 0) return;
-    const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey];
+    const fixed = [totalsKey, waitingKey, repliesKey, rebuildingKey, sitesKey, rolesKey];
     const known = (event: RollupEvent) => marks !== undefined && knownActive.has(activeId(event));
     const { keys, encoded, marks: named } = encodeEvents(events, fixed, dayKey, marks && { marks, setOf: markSet }, known);
-    const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named)];
+    const args = [JSON.stringify(encoded), JSON.stringify(RESPONSE_BUCKETS), HORIZON_DAYS * 86_400, JSON.stringify(named), DISTINCT_KEEP_DAYS * 86_400];
     const counted = (await countScript(redis, keys, args)) as string[];
     for (const event of events) {
       if (event.kind !== 'in' || !marks) continue;
@@ -153,17 +195,7 @@ export function createRollupStore(
     await prune();
   };
 
-  const prune = async () => {
-    const waits = await redis.hgetall(waitingKey);
-    const waitedTooLong = addDays(new Date().toISOString().slice(0, 10), -WAIT_DAYS);
-    const stale = Object.entries(waits).filter(([, held]) => (held.split('|')[1] ?? '') < waitedTooLong);
-    if (stale.length > 0) await redis.hdel(waitingKey, ...stale.map(([conversation]) => conversation));
-    // A teammate's message the channel never took (refused, or its record lost) waits no longer than a hand-off.
-    const unsent = await redis.hgetall(repliesKey);
-    const cutoff = Date.parse(`${waitedTooLong}T00:00:00Z`);
-    const lost = Object.entries(unsent).filter(([, held]) => Number(held.split('|')[0]) < cutoff);
-    if (lost.length > 0) await redis.hdel(repliesKey, ...lost.map(([message]) => message));
-  };
+  const prune = () => pruneWaits(redis, waitingKey, repliesKey);
 
   const flush = (wait = true) => {
     flushing = flushing.catch(() => undefined).then(() => flushOnce(wait));
@@ -215,6 +247,13 @@ export function createRollupStore(
       for (let start = 0; start < keys.length; start += 100) await redis.del(...keys.slice(start, start + 100));
       logger.info('reports-rollups-reset', { keys: keys.length, daySetsOnly });
     },
+    async sites() {
+      return (await redis.smembers(sitesKey)).map((site) => decodeURIComponent(site)).sort();
+    },
+    async roles() {
+      return (await redis.smembers(rolesKey)).map((role) => decodeURIComponent(role)).sort();
+    },
+    distinct: (groups) => countDistinct(redis, dayKey, groups),
     async waitingHandoffs() {
       // `at|day|channel|hand-off|team[|ended at]`
       const waits = (await redis.hvals(waitingKey)).map((held) => held.split('|'));

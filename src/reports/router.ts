@@ -36,14 +36,17 @@ export interface ReportsRouterOptions {
   waiting?: WaitingSource | undefined;
   logger: Logger;
   metrics: Metrics;
-  /** The UTC day (tests pin it). */
+  /** Today in the reports' time zone (tests pin it). */
   today?: () => string;
+  /** The IANA time zone whose days the reports count (REPORTS_TIME_ZONE); UTC by default. */
+  timeZone?: string;
 }
 
 export function createReportsRouter(options: ReportsRouterOptions): Router {
   const { logger, metrics, store } = options;
   const router = express.Router();
   const today = options.today ?? (() => new Date().toISOString().slice(0, 10));
+  const zone = options.timeZone ?? 'UTC';
   if (!options.adminToken) return router;
   const sessions = createReportSessions(options.adminToken, options.secureCookies, options.redis);
   const checkBearer = createBearerCheck(options.adminToken);
@@ -77,24 +80,30 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
   };
 
   /** The query's summary (and the satisfaction answers), or a refusal already answered. */
-  const summaryFor = async (request: Request, response: Response, html: boolean): Promise<{ summary: ReportSummary; answers: CsatAnswer[] } | undefined> => {
+  const summaryFor = async (
+    request: Request,
+    response: Response,
+    html: boolean,
+  ): Promise<{ summary: ReportSummary; answers: CsatAnswer[]; sites: string[]; roles: string[] } | undefined> => {
     const channels = options.channels();
-    const parsed = parseQuery(request.query, channels, today());
-    if ('error' in parsed) {
-      reject(request, response, 400, parsed.error, html);
-      return undefined;
-    }
     try {
+      // The sites a report can pick: those counted so far (one SMEMBERS).
+      const [sites, roles] = await Promise.all([store.sites(), store.roles()]);
+      const parsed = parseQuery(request.query, channels, today(), sites, roles);
+      if ('error' in parsed) {
+        reject(request, response, 400, parsed.error, html);
+        return undefined;
+      }
       await store.flush().catch((error: unknown) => logger.warn('reports-flush-failed', { error }));
       const before = { ...parsed.query, ...previousRange(parsed.query.from, parsed.query.to) };
       const [summary, satisfaction, previous, waitingNow] = await Promise.all([
         readSummary(store, parsed.query, channels, today(), options.prices),
-        options.csat ? options.csat.read(parsed.query) : null,
-        options.csat ? options.csat.read(before) : null,
+        options.csat ? options.csat.read({ ...parsed.query, zone }) : null,
+        options.csat ? options.csat.read({ ...before, zone }) : null,
         options.waiting ? options.waiting.read(parsed.query) : undefined,
       ]);
       const complete = withSatisfaction(summary, satisfaction, previous);
-      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [] };
+      return { summary: waitingNow ? { ...complete, waitingNow } : complete, answers: satisfaction?.answers ?? [], sites, roles };
     } catch (error) {
       logger.error('reports-read-failed', { error });
       response.status(503);
@@ -125,7 +134,8 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
       return;
     }
     const found = await summaryFor(request, response, true);
-    if (found) response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today()));
+    if (found)
+      response.type('html').send(renderReport(request.baseUrl, found.summary, options.channels(), today(), { sites: found.sites, roles: found.roles }, zone));
   });
 
   router.get('/summary', async (request, response) => {
@@ -157,7 +167,10 @@ export function createReportsRouter(options: ReportsRouterOptions): Router {
     const table: Table = name === 'answers' ? answersTable(found.answers) : reportTables(summary)[name as TableName];
     response
       .type('text/csv; charset=utf-8')
-      .set('Content-Disposition', `attachment; filename="${name}-${summary.channel}-${summary.from}-${summary.to}.csv"`)
+      .set(
+        'Content-Disposition',
+        `attachment; filename="${name}-${summary.channel}${summary.site === 'all' ? '' : `-${summary.site}`}${summary.role === 'all' ? '' : `-${summary.role}`}-${summary.from}-${summary.to}.csv"`,
+      )
       .send(toCsv(table));
   });
 

@@ -5,12 +5,13 @@
  * part, by the team of the hand-off it followed and by site (a web conversation's site key; other
  * channels by name), the latest comments with their channel, conversation and transcript link,
  * and every answer for the CSV. It also counts the messages the question sent (the question, the
- * comment prompt, the thanks) per UTC day: they are messages out like any other, but never pass
- * through the transcript. Team names come from the hand-offs, read by `_id`, 10 reads in flight.
+ * comment prompt, the thanks) per day: they are messages out like any other, but never pass
+ * through the transcript. Days are the shop's (REPORTS_TIME_ZONE, `zone`), like the roll-ups'.
+ * Team names come from the hand-offs, read by `_id`, 10 reads in flight.
  */
 import type { Connection } from 'mongoose';
 import type { CsatRecord } from '../csat/csat-store.js';
-import { addDays, dayOf } from './rollup-events.js';
+import { addDays, dayOf, siteOf as conversationSite } from './rollup-events.js';
 
 const LATEST_COMMENTS = 20;
 const READS_AT_ONCE = 10;
@@ -59,12 +60,13 @@ export interface CsatAnswer {
 export interface SatisfactionRead {
   figures: CsatFigures;
   answers: CsatAnswer[];
-  /** Messages the question sent, per UTC day of the range. */
+  /** Messages the question sent, per day of the range (the shop's days). */
   messagesByDay: Record<string, number>;
 }
 
 export interface SatisfactionSource {
-  read(query: { from: string; to: string; channel: string }): Promise<SatisfactionRead | null>;
+  /** `zone`: the IANA time zone whose days the report counts (REPORTS_TIME_ZONE); UTC by default. */
+  read(query: { from: string; to: string; channel: string; site?: string; role?: string; zone?: string }): Promise<SatisfactionRead | null>;
 }
 
 /** A web conversation (`web:<site>:<visitor>:<chat>`) by its site, any other by its channel. */
@@ -101,17 +103,24 @@ export function createSatisfaction(connection: Connection, transcriptLink: (conv
 
   return {
     async read(query) {
-      // Questions asked up to 2 days before the range may still send messages in it.
+      const zone = query.zone ?? 'UTC';
+      // Questions asked up to 2 days before the range may still send messages in it; a day more on
+      // each side holds the shop's days in any time zone (each record is then picked by its day there).
       const filter = {
-        askedAt: { $gte: new Date(`${addDays(query.from, -MESSAGE_DAYS_AFTER)}T00:00:00.000Z`), $lt: new Date(`${addDays(query.to, 1)}T00:00:00.000Z`) },
+        askedAt: { $gte: new Date(`${addDays(query.from, -MESSAGE_DAYS_AFTER - 1)}T00:00:00.000Z`), $lt: new Date(`${addDays(query.to, 2)}T00:00:00.000Z`) },
         ...(query.channel === 'all' ? {} : { channel: query.channel }),
       };
-      const records = await csat()
-        .find(filter as never)
-        .toArray();
+      // A site's: its conversations' (`web:<site>:…`); a role's: the questions asked after its turn.
+      const records = (
+        await csat()
+          .find(filter as never)
+          .toArray()
+      )
+        .filter((record) => !query.site || query.site === 'all' || conversationSite(record.conversationId) === query.site)
+        .filter((record) => !query.role || query.role === 'all' || record.roleId === query.role);
       const messagesByDay: Record<string, number> = {};
       const sent = (at: Date | undefined) => {
-        const day = at ? dayOf(at) : undefined;
+        const day = at ? dayOf(at, zone) : undefined;
         if (day && day >= query.from && day <= query.to) messagesByDay[day] = (messagesByDay[day] ?? 0) + 1;
       };
       for (const record of records) {
@@ -120,7 +129,7 @@ export function createSatisfaction(connection: Connection, transcriptLink: (conv
         if (record.comment) sent(record.commentedAt);
       }
       const asked = records.filter((record) => {
-        const day = dayOf(record.askedAt);
+        const day = dayOf(record.askedAt, zone);
         return day >= query.from && day <= query.to;
       });
       if (asked.length === 0) return null;

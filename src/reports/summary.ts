@@ -7,9 +7,10 @@
  * Pure but for `readSummary`.
  */
 import { z } from 'zod';
+import { NO_DISTINCT, readDistinct, resolvedByAssistantRate, type DistinctFigures } from './distinct.js';
 import { emptyHistogram, FirstRepliesByName, firstResponse, type FirstReplyFigures, type FirstResponse } from './first-reply.js';
 import { GROUPINGS, groupRows, type Grouping } from './periods.js';
-import { addDays, rollupId } from './rollup-events.js';
+import { addDays, roleView, rollupId, siteView } from './rollup-events.js';
 import type { RollupDocument, RollupStore } from './rollup-store.js';
 import { PRESETS, presetRange, previousRange, type Preset } from './ranges.js';
 import type { CsatFigures } from './satisfaction.js';
@@ -26,6 +27,10 @@ export interface ReportQuery {
   to: string;
   /** A channel id, or `all`. */
   channel: string;
+  /** A widget site's key, or `all`: a site's figures are its conversations' (model use and knowledge misses are not kept per site). */
+  site: string;
+  /** A role's id, or `all`: a role's figures are what it did (its replies and the conversations it answered, its hand-offs, its model use). */
+  role: string;
   /** How `periods` (the charts, the per-period table) group the days. */
   group: Grouping;
 }
@@ -33,13 +38,26 @@ export interface ReportQuery {
 const Day = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
 
 /** The query, or why it is refused (a 400's reason). */
-export function parseQuery(input: Record<string, unknown>, channels: readonly string[], today: string): { query: ReportQuery } | { error: string } {
+export function parseQuery(
+  input: Record<string, unknown>,
+  channels: readonly string[],
+  today: string,
+  /** The widget sites and roles counted so far (`RollupStore.sites`, `roles`). */
+  sites: readonly string[] = [],
+  roles: readonly string[] = [],
+): { query: ReportQuery } | { error: string } {
   const schema = z.object({
     from: Day.optional(),
     to: Day.optional(),
     preset: z.enum(Object.keys(PRESETS) as [Preset, ...Preset[]], { error: `must be one of ${Object.keys(PRESETS).join(', ')}` }).optional(),
     channel: z.enum(['all', ...channels], { error: `must be all or one of ${channels.join(', ')}` }).default('all'),
     group: z.enum(GROUPINGS, { error: `must be one of ${GROUPINGS.join(', ')}` }).default('day'),
+    site: z
+      .enum(['all', ...sites], { error: sites.length > 0 ? `must be all or one of ${sites.join(', ')}` : 'must be all (no site counted yet)' })
+      .default('all'),
+    role: z
+      .enum(['all', ...roles], { error: roles.length > 0 ? `must be all or one of ${roles.join(', ')}` : 'must be all (no role counted yet)' })
+      .default('all'),
   });
   const single = (value: unknown) => (Array.isArray(value) ? value : value === '' ? undefined : value);
   const parsed = schema.safeParse({
@@ -48,6 +66,8 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
     preset: single(input.preset),
     channel: single(input.channel),
     group: single(input.group),
+    site: single(input.site),
+    role: single(input.role),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -58,9 +78,10 @@ export function parseQuery(input: Record<string, unknown>, channels: readonly st
   const to = named?.to ?? parsed.data.to ?? today;
   const from = named?.from ?? parsed.data.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
   if (from > to) return { error: 'from must not be after to' };
+  if (parsed.data.site !== 'all' && parsed.data.role !== 'all') return { error: 'choose a site or a role, not both' };
   const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1;
   if (days > MAX_RANGE_DAYS) return { error: `the range is ${days} days; at most ${MAX_RANGE_DAYS}` };
-  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group } };
+  return { query: { from, to, channel: parsed.data.channel, group: parsed.data.group, site: parsed.data.site, role: parsed.data.role } };
 }
 
 function daysBetween(from: string, to: string): string[] {
@@ -95,14 +116,20 @@ export interface DayFigures {
   cost?: number;
 }
 
-/** Days summed per week or month (`group`); per day, the days themselves. `day` names the period (a week by its Monday, a month `YYYY-MM`). */
-export type PeriodFigures = DayFigures & { from: string; to: string };
+/**
+ * Days summed per week or month (`group`); per day, the days themselves. `day` names the period (a week by its Monday, a month `YYYY-MM`).
+ * Its distinct conversations are the period's own (not the days' sum).
+ */
+export type PeriodFigures = DayFigures & { from: string; to: string } & DistinctFigures;
 
 export interface ReportSummary extends ReportQuery {
   days: DayFigures[];
   periods: PeriodFigures[];
-  totals: {
+  totals: DistinctFigures & {
+    /** Conversation-days: a conversation counts on each day it had a customer message. */
     conversations: number;
+    /** resolvedByAssistant ÷ distinctConversations. */
+    resolvedByAssistantRate: number | null;
     messagesIn: number;
     messagesOut: number;
     handoffs: number;
@@ -121,6 +148,8 @@ export interface ReportSummary extends ReportQuery {
     resolution: { ended: number; medianSeconds: number | null; p90Seconds: number | null };
     actions: { run: number; declined: number; failed: number };
     knowledgeMisses: number;
+    /** Per guidance entry: replies whose prompt quoted it, and those the judge found it applying to. */
+    guidance: Record<string, { quoted: number; applied: number }>;
     model: {
       calls: number;
       inputTokens: number;
@@ -141,11 +170,12 @@ export interface ReportSummary extends ReportQuery {
 const named = (metric: string, prefix: string) => decodeURIComponent(metric.slice(prefix.length));
 
 /** The figures of `query` from its days' documents (any channel's; those of other channels are ignored). */
-function summarise(query: ReportQuery, documents: readonly RollupDocument[], today: string, prices?: ModelPrices): ReportSummary {
+function summarise(query: ReportQuery, documents: readonly RollupDocument[], channels: readonly string[], today: string, prices?: ModelPrices): ReportSummary {
   const perDay = new Map<string, Record<string, number>>();
+  const views = new Set(viewsOf(query, channels));
   for (const document of documents) {
     const [day = '', channel = ''] = document._id.split('|');
-    if (query.channel !== 'all' && channel !== query.channel) continue;
+    if (!views.has(channel)) continue;
     const sum = perDay.get(day) ?? {};
     for (const [metric, n] of Object.entries(document.counts)) sum[metric] = (sum[metric] ?? 0) + n;
     perDay.set(day, sum);
@@ -153,6 +183,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   const byTeam: Record<string, number> = {};
   const byRole: Record<string, number> = {};
   const byModel: Record<string, { inputTokens: number; outputTokens: number }> = {};
+  const guidance: Record<string, { quoted: number; applied: number }> = {};
   const histogram = emptyHistogram();
   const withinHours = emptyHistogram();
   const byName = new FirstRepliesByName();
@@ -168,7 +199,11 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       else if (metric.startsWith('frt:')) histogram[Number(metric.slice(4))] = (histogram[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('frth:')) withinHours[Number(metric.slice(5))] = (withinHours[Number(metric.slice(5))] ?? 0) + n;
       else if (byName.add(metric, n)) continue;
-      else if (metric.startsWith('res:')) resolved[Number(metric.slice(4))] = (resolved[Number(metric.slice(4))] ?? 0) + n;
+      else if (metric.startsWith('gd_q:') || metric.startsWith('gd_a:')) {
+        const entry = (guidance[named(metric, 'gd_q:')] ??= { quoted: 0, applied: 0 });
+        if (metric.startsWith('gd_q:')) entry.quoted += n;
+        else entry.applied += n;
+      } else if (metric.startsWith('res:')) resolved[Number(metric.slice(4))] = (resolved[Number(metric.slice(4))] ?? 0) + n;
       else if (metric.startsWith('tok_in:') || metric.startsWith('tok_out:')) {
         const input = metric.startsWith('tok_in:');
         const model = named(metric, input ? 'tok_in:' : 'tok_out:');
@@ -212,9 +247,11 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
   return {
     ...query,
     days,
-    periods: groupRows(days, query.group),
+    periods: groupRows(days, query.group).map((period) => ({ ...period, ...NO_DISTINCT })),
     totals: {
       conversations,
+      ...NO_DISTINCT,
+      resolvedByAssistantRate: null,
       messagesIn: total('messagesIn'),
       messagesOut: total('messagesOut'),
       handoffs: total('handoffs'),
@@ -229,6 +266,7 @@ function summarise(query: ReportQuery, documents: readonly RollupDocument[], tod
       resolution: (({ replies, medianSeconds, p90Seconds }) => ({ ended: replies, medianSeconds, p90Seconds }))(firstResponse(resolved)),
       actions: { run: total('actionsRun'), declined: total('actionsDeclined'), failed: total('actionsFailed') },
       knowledgeMisses: total('knowledgeMisses'),
+      guidance,
       model: {
         calls: total('modelCalls'),
         inputTokens: total('inputTokens'),
@@ -262,17 +300,25 @@ export function withSatisfaction(summary: ReportSummary, read: SatisfactionPart 
   return {
     ...summary,
     days,
-    periods: groupRows(days, summary.group),
+    // The periods' distinct conversations are theirs, not their days' sum: kept as read.
+    periods: groupRows(days, summary.group).map((period, index) => ({ ...NO_DISTINCT, ...summary.periods[index], ...period })),
     totals: { ...summary.totals, messagesOut: summary.totals.messagesOut + added },
     csat: read.figures,
     ...(previous ? { previous } : {}),
   };
 }
 
-/** The ids of the range's documents: every day × channel. */
-function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
+/** The roll-up channels a query reads: its channel (or every one), or their site's or role's view (`web~harbour`, `web~@sales`). */
+function viewsOf(query: ReportQuery, channels: readonly string[]): string[] {
   const wanted = query.channel === 'all' ? channels : [query.channel];
-  return daysBetween(query.from, query.to).flatMap((day) => wanted.map((channel) => rollupId(day, channel)));
+  if (query.role !== 'all') return wanted.map((channel) => roleView(channel, query.role));
+  return query.site === 'all' ? [...wanted] : wanted.map((channel) => siteView(channel, query.site));
+}
+
+/** The ids of the range's documents: every day × channel (or its site's view). */
+function rangeIds(query: ReportQuery, channels: readonly string[]): string[] {
+  const views = viewsOf(query, channels);
+  return daysBetween(query.from, query.to).flatMap((day) => views.map((channel) => rollupId(day, channel)));
 }
 
 /** The range's summary and, in `previous`, the previous period's totals: one read of both ranges' documents. */
@@ -285,6 +331,21 @@ export async function readSummary(
 ): Promise<ReportSummary> {
   const before = { ...query, ...previousRange(query.from, query.to) };
   const documents = await store.read([...rangeIds(before, channels), ...rangeIds(query, channels)]);
-  const previous = summarise(before, documents, today, prices);
-  return { ...summarise(query, documents, today, prices), previous: { from: before.from, to: before.to, totals: previous.totals, csat: null } };
+  const previous = summarise(before, documents, channels, today, prices);
+  const current = summarise(query, documents, channels, today, prices);
+  // A role's view keeps no conversations (only what the role did): no figure per conversation then.
+  const perConversation = query.role === 'all';
+  const distinct = perConversation ? await readDistinct(store, [query, before, ...current.periods], viewsOf(query, channels), today) : [];
+  const totalsOf = (totals: ReportSummary['totals'], figures: DistinctFigures = NO_DISTINCT): ReportSummary['totals'] => {
+    const withDistinct = { ...totals, ...figures, resolvedByAssistantRate: resolvedByAssistantRate(figures) };
+    if (perConversation) return withDistinct;
+    const { costPerConversation: _perConversation, ...model } = totals.model;
+    return { ...withDistinct, handoffRate: null, resolvedWithoutPersonShare: null, model };
+  };
+  return {
+    ...current,
+    periods: current.periods.map((period, index) => ({ ...period, ...(distinct[index + 2] ?? NO_DISTINCT) })),
+    totals: totalsOf(current.totals, distinct[0]),
+    previous: { from: before.from, to: before.to, totals: totalsOf(previous.totals, distinct[1]), csat: null },
+  };
 }

@@ -14,7 +14,7 @@ export interface Table {
   rows: (string | number)[][];
 }
 
-export const TABLE_NAMES = ['daily', 'handoffs', 'first-response', 'first-reply-by', 'models', 'satisfaction'] as const;
+export const TABLE_NAMES = ['daily', 'handoffs', 'first-response', 'first-reply-by', 'models', 'guidance', 'satisfaction'] as const;
 export type TableName = (typeof TABLE_NAMES)[number];
 
 const money = (value: number | undefined) => (value === undefined ? '' : value.toFixed(4));
@@ -51,10 +51,12 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
       columns: [
         PERIOD_COLUMN[summary.group],
         'conversations',
+        'distinct conversations',
         'messages in',
         'messages out',
         'hand-offs',
         'resolved without a person',
+        'resolved by the assistant',
         'settled',
         'actions run',
         'actions declined',
@@ -67,10 +69,12 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
       rows: summary.periods.map((day) => [
         day.day,
         day.conversations,
+        day.distinctConversations ?? '',
         day.messagesIn,
         day.messagesOut,
         day.handoffs,
         day.resolvedWithoutPerson,
+        day.resolvedByAssistant ?? '',
         day.settled ? 'yes' : 'not yet',
         day.actionsRun,
         day.actionsDeclined,
@@ -114,6 +118,14 @@ export function reportTables(summary: ReportSummary): Record<TableName, Table> {
       title: 'Model use',
       columns: ['model', 'input tokens', 'output tokens'],
       rows: Object.entries(totals.model.byModel).map(([model, tokens]) => [model, tokens.inputTokens, tokens.outputTokens]),
+    },
+    guidance: {
+      name: 'guidance',
+      title: 'Guidance at work',
+      columns: ['guidance entry', 'replies quoting it', 'replies it applied to'],
+      rows: Object.entries(totals.guidance)
+        .sort(([a, one], [b, other]) => other.quoted - one.quoted || other.applied - one.applied || a.localeCompare(b))
+        .map(([entry, counts]) => [entry, counts.quoted, counts.applied]),
     },
     satisfaction: satisfactionTable(summary),
   };

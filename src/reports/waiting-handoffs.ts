@@ -8,6 +8,7 @@
  * in flight), and the roll-up's waits in Redis (one HVALS of a hash holding at most WAIT_DAYS of
  * hand-offs).
  */
+import { siteOf } from './rollup-events.js';
 import type { Connection } from 'mongoose';
 import { handoffModels, type HandoffRecord } from '../handoff/handoff-records.js';
 
@@ -35,7 +36,8 @@ export interface WaitingNow {
 }
 
 export interface WaitingSource {
-  read(filter: { channel: string }): Promise<WaitingNow>;
+  /** `site`: a widget site's key, or `all` (absent: all). */
+  read(filter: { channel: string; site?: string; role?: string }): Promise<WaitingNow>;
 }
 
 type Candidate = Pick<HandoffRecord, '_id' | 'conversationId' | 'channel' | 'team' | 'roleId' | 'status' | 'createdAt'>;
@@ -49,7 +51,7 @@ export function createWaitingHandoffs(
 ): WaitingSource {
   const { pointers, handoffs } = handoffModels(connection);
   return {
-    async read({ channel }) {
+    async read({ channel, site = 'all', role = 'all' }) {
       const [open, stillAwaited] = await Promise.all([pointers.find({}, { handoffId: 1, openedAt: 1 }).lean().exec(), awaited()]);
       const ids = open
         .filter((pointer) => !pointer.handoffId.startsWith('pending_'))
@@ -67,7 +69,11 @@ export function createWaitingHandoffs(
         const found = read.filter((one): one is Candidate => one !== null);
         candidates.push(
           ...found.filter(
-            (one) => (one.status === 'open' || (one.status === 'taken' && stillAwaited.has(one._id))) && (channel === 'all' || one.channel === channel),
+            (one) =>
+              (one.status === 'open' || (one.status === 'taken' && stillAwaited.has(one._id))) &&
+              (channel === 'all' || one.channel === channel) &&
+              (site === 'all' || siteOf(one.conversationId) === site) &&
+              (role === 'all' || one.roleId === role),
           ),
         );
       }

@@ -79,7 +79,8 @@ const firstReplies = async (kind: 'frt' | 'frth' | 'frt_team' | 'frth_team' | 'f
   await reports.store.flush();
   const documents = await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray();
   const replies: Record<string, Record<string, number>> = {};
-  for (const document of documents) {
+  // The channels' documents (not a site's or a role's view of them).
+  for (const document of documents.filter(({ _id }) => !String(_id).includes('~'))) {
     const counts = Object.fromEntries(
       Object.entries(document.counts as Record<string, number>).filter(([metric]) => metric.startsWith(`${kind}:`) || metric === `${kind}_n`),
     );

@@ -78,9 +78,10 @@ describe('grouping', () => {
     const csv = await http.get('/admin/reports/csv/daily.csv?from=2026-10-20&to=2026-11-30&group=month').set(bearer);
     expect(csv.status).toBe(200);
     expect(csv.text.split('\r\n').slice(0, 3)).toEqual([
-      'month,conversations,messages in,messages out,hand-offs,resolved without a person,settled,actions run,actions declined,actions failed,knowledge misses,model calls,model cost,of which rating messages',
-      '2026-10,0,0,0,0,0,yes,0,0,0,0,0,,0',
-      '2026-11,615,1080,1545,0,585,not yet,0,0,0,0,0,,0',
+      'month,conversations,distinct conversations,messages in,messages out,hand-offs,resolved without a person,resolved by the assistant,settled,actions run,actions declined,actions failed,knowledge misses,model calls,model cost,of which rating messages',
+      // Seeded roll-ups without the distinct conversations' counts (as before a rebuild): none.
+      '2026-10,0,0,0,0,0,0,0,yes,0,0,0,0,0,,0',
+      '2026-11,615,0,1080,1545,0,585,0,not yet,0,0,0,0,0,,0',
     ]);
     const bad = await http.get('/admin/reports/summary?group=year').set(bearer);
     expect(bad.status).toBe(400);

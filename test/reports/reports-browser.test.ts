@@ -94,6 +94,35 @@ beforeAll(async () => {
     ];
   }).flat();
   await mongo.collection('report_rollups').insertMany(documents as never[]);
+  // Two widget sites, harbour with 3 of the web's 5 conversations a day (its view of the web channel).
+  await mongo.collection('report_rollups').insertMany(
+    Array.from({ length: 30 }, (_, index) => ({
+      _id: `${new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10)}|web~harbour`,
+      counts: { conv: 3, in: 5, out: 6 },
+    })) as never[],
+  );
+  // WhatsApp's support role: 4 replies a day (its view of the channel).
+  await mongo.collection('report_rollups').insertMany(
+    Array.from({ length: 30 }, (_, index) => ({
+      _id: `${new Date(Date.parse(`${TODAY}T00:00:00Z`) - index * 86_400_000).toISOString().slice(0, 10)}|whatsapp~@support`,
+      counts: { out: 4 },
+    })) as never[],
+  );
+  // The sites and roles a report offers are those counted: a message of each, long before the ranges shown.
+  await reports.store.count([
+    ...['harbour', 'quay'].map((site) => ({ id: '', kind: 'in' as const, day: '2025-01-01', channel: 'web', site, conversation: `web:${site}:v0:chat` })),
+    ...['sales', 'support'].map((role) => ({
+      id: '',
+      kind: 'out' as const,
+      day: '2025-01-01',
+      channel: 'whatsapp',
+      role,
+      conversation: 'whatsapp:+447700900999',
+      teammate: false,
+      at: Date.parse('2025-01-01T10:00:00Z'),
+      message: `out:${role}`,
+    })),
+  ]);
   const app = express();
   app.use(reports.router);
   // The transcript page a waiting hand-off links to (a stand-in: the link is what is tested).
@@ -147,7 +176,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   await signIn(watched);
   expect(await page.title()).toBe('Reports 2026-11-01 to 2026-11-30');
   // 465 whatsapp + 150 web conversations over the default 30 days.
-  expect(await cardValue(watched, 'conversations')).toBe('615');
+  expect(await cardValue(watched, 'conversation-days')).toBe('615');
   // Three charts and the ratings' spread.
   expect(await page.locator('svg[role="img"]').count()).toBe(4);
   expect(await page.locator('svg > title').first().textContent()).toBe('Conversations per day');
@@ -168,14 +197,18 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(await focusName()).toBe('channel');
   await page.keyboard.press('ArrowDown');
   expect(await page.locator('select[name="channel"]').inputValue()).toBe('whatsapp');
-  // Past "Group by" (days, the default) to Show.
+  // Past "Site" (all sites), "Role" (all roles) and "Group by" (days), the defaults, to Show.
+  await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('site');
+  await page.keyboard.press('Tab');
+  expect(await focusName()).toBe('role');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('group');
   await page.keyboard.press('Tab');
   expect(await focusName()).toBe('BUTTON');
   await Promise.all([page.waitForURL(/from=2026-11-28/), page.keyboard.press('Enter')]);
-  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&group=day');
-  expect(await cardValue(watched, 'conversations')).toBe('87');
+  expect(new URL(page.url()).search).toBe('?from=2026-11-28&to=2026-11-30&channel=whatsapp&site=all&role=all&group=day');
+  expect(await cardValue(watched, 'conversation-days')).toBe('87');
   expect(await page.locator('table').first().locator('tbody tr').count()).toBe(3);
 
   // The CSV link carries no token: the session cookie opens it.
@@ -183,7 +216,7 @@ test('sign in, read, change the range and channel with the keyboard, download a 
   expect(href).toBe('/admin/reports/csv/daily.csv?from=2026-11-28&to=2026-11-30&channel=whatsapp');
   const csv = await page.request.get(`${origin}${href}`);
   expect(csv.status()).toBe(200);
-  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,84,112,1,26,yes,1,0,0,0,0,,0');
+  expect((await csv.text()).split('\r\n')[1]).toBe('2026-11-28,28,0,84,112,1,26,0,yes,1,0,0,0,0,,0');
   await saveScreenshot(page, 'reports-light');
   expectClean(watched);
 });
@@ -252,7 +285,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
     expect(await page.title()).toBe('Reports 2026-11-24 to 2026-11-30');
     expect(await page.locator('nav.presets a[aria-current="page"]').innerText()).toBe('Last 7 days');
     // 24..30 WhatsApp conversations a day and 5 on the web; the 7 days before: 17..23 and 5.
-    const conversations = page.locator('.card', { hasText: 'conversations' });
+    const conversations = page.locator('.card', { hasText: 'conversation-days' });
     expect(await conversations.locator('.value').innerText()).toBe('224');
     expect(await conversations.locator('.before').innerText()).toBe('previous period: 175');
     expect(await page.locator('p.note').first().innerText()).toContain('2026-11-24 to 2026-11-30 (UTC days), compared with 2026-11-17 to 2026-11-23');
@@ -319,6 +352,69 @@ for (const colorScheme of ['light', 'dark'] as const) {
     for (let presses = 0; presses < 60 && !(await isOnLink()); presses += 1) await page.keyboard.press('Tab');
     expect(await isOnLink()).toBe(true);
     await Promise.all([page.waitForURL(/\/transcripts\/web%3Aharbour%3Av9%3Achat$/), page.keyboard.press('Enter')]);
+    expectClean(watched);
+  });
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`a site chosen by keyboard at 390 px (${colorScheme}): its figures, kept in the links; axe finds nothing`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
+    // "Site" after the channel: Tab to it, ArrowDown to harbour, Tab past "Role" and "Group by" to Show, Enter.
+    for (let presses = 0; presses < 30 && (await focusName()) !== 'site'; presses += 1) await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('site');
+    expect(await page.locator('select[name="site"] option').allInnerTexts()).toEqual(['All sites', 'harbour', 'quay']);
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('select[name="site"]').inputValue()).toBe('harbour');
+    for (const next of ['role', 'group', 'BUTTON']) {
+      await page.keyboard.press('Tab');
+      expect(await focusName()).toBe(next);
+    }
+    await Promise.all([page.waitForURL(/site=harbour/), page.keyboard.press('Enter')]);
+    // The last 30 days of harbour's conversations: 3 a day.
+    expect(await cardValue(watched, 'conversation-days')).toBe('90');
+    expect(await page.locator('p.note').first().innerText()).toContain('site harbour');
+    expect(await page.locator('select[name="site"]').inputValue()).toBe('harbour');
+    expect(await page.locator('nav.presets a', { hasText: 'Last 7 days' }).getAttribute('href')).toBe(
+      '/admin/reports?preset=last-7-days&channel=all&site=harbour',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    expect(await axeViolations(watched)).toEqual([]);
+    await saveScreenshot(page, `reports-site-phone-${colorScheme}`);
+    expectClean(watched);
+  });
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`a role chosen by keyboard at 390 px (${colorScheme}): what it did, kept in the links; axe finds nothing`, async () => {
+    const watched = await open(colorScheme, MOBILE);
+    const { page } = watched;
+    await signIn(watched);
+    const focusName = () => page.evaluate<string | undefined>("document.activeElement?.getAttribute('name') ?? document.activeElement?.tagName");
+    // "Role" after the site: Tab to it, ArrowDown twice to support, Tab past "Group by" to Show, Enter.
+    for (let presses = 0; presses < 30 && (await focusName()) !== 'role'; presses += 1) await page.keyboard.press('Tab');
+    expect(await focusName()).toBe('role');
+    expect(await page.locator('select[name="role"] option').allInnerTexts()).toEqual(['All roles', 'sales', 'support']);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('select[name="role"]').inputValue()).toBe('support');
+    for (const next of ['group', 'BUTTON']) {
+      await page.keyboard.press('Tab');
+      expect(await focusName()).toBe(next);
+    }
+    await Promise.all([page.waitForURL(/role=support/), page.keyboard.press('Enter')]);
+    // The last 30 days of the support role's replies: 4 a day; no figure per conversation.
+    expect(await cardValue(watched, 'messages in / out')).toBe('0 / 120');
+    expect(await cardValue(watched, 'distinct conversations')).toBe('–');
+    expect(await page.locator('p.note').first().innerText()).toContain('role support');
+    expect(await page.locator('nav.presets a', { hasText: 'Last 7 days' }).getAttribute('href')).toBe(
+      '/admin/reports?preset=last-7-days&channel=all&role=support',
+    );
+    expect(await page.evaluate('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    expect(await axeViolations(watched)).toEqual([]);
+    await saveScreenshot(page, `reports-role-phone-${colorScheme}`);
     expectClean(watched);
   });
 }

@@ -8,7 +8,8 @@
  *      client round trips, Redis commands inside the scripts (INFO commandstats), time, Redis's
  *      memory; then the flush's MongoDB commands.
  *   2. The page's data: the summary for 30 days, all channels, with the previous 30 days to compare, from those roll-ups (20 runs;
- *      median and worst; the target is ≤ 1 s).
+ *      median and worst; the target is ≤ 1 s), its distinct conversations (HyperLogLogs) beside the true count, and one
+ *      widget site's summary (half the web's conversations are each of two sites'; every reply, hand-off and model use is one of two roles').
  *   3. What the page reads from the hand-offs beside it, over the same volume's hand-offs in
  *      MongoDB (1 in 20 conversations handed off in each 30 days; 50 not ended, half of them
  *      taken and answered): the hand-offs waiting now, and the whole page's data as the router
@@ -53,7 +54,12 @@ const reports = createReportsFeature({
 /** One conversation's records: ~10 messages on its day, a hand-off and a teammate's reply for 1 in 20. */
 function conversationEvents(index: number): RollupEvent[] {
   const channel = CHANNELS[Math.floor(index / DAYS) % 2] ?? 'whatsapp';
-  const conversation = `${channel}:bench-${index}`;
+  // A web conversation is one of two widget sites' (its events count in the site's view too).
+  const site = channel === 'web' ? `site-${index % 2}` : undefined;
+  const conversation = channel === 'web' ? `web:${site}:visitor-${index}:chat` : `${channel}:bench-${index}`;
+  const bySite = site ? { site } : {};
+  // The role that answers it (each reply, its model use, a hand-off: the role's view too).
+  const role = index % 3 === 0 ? 'support' : 'sales';
   const start = dayAt(index % DAYS).getTime() + (index % 1000) * 60_000;
   const day = new Date(start).toISOString().slice(0, 10);
   const events: RollupEvent[] = [];
@@ -62,8 +68,19 @@ function conversationEvents(index: number): RollupEvent[] {
     const at = start + n * 30_000;
     events.push(
       inbound
-        ? { id: `m:in:${conversation}:${n}`, day, channel, kind: 'in', conversation }
-        : { id: `m:out:${conversation}:${n}`, day, channel, kind: 'out', conversation, teammate: false, at, message: `out:${conversation}:${n}` },
+        ? { id: `m:in:${conversation}:${n}`, day, channel, ...bySite, kind: 'in', conversation }
+        : {
+            id: `m:out:${conversation}:${n}`,
+            day,
+            channel,
+            ...bySite,
+            role,
+            kind: 'out',
+            conversation,
+            teammate: false,
+            at,
+            message: `out:${conversation}:${n}`,
+          },
     );
     // Each message sent has its delivery record (the channel took it).
     if (!inbound) events.push({ id: '', day, channel, kind: 'delivered', message: `out:${conversation}:${n}` });
@@ -73,6 +90,7 @@ function conversationEvents(index: number): RollupEvent[] {
       id: `h:${conversation}`,
       day,
       channel,
+      ...bySite,
       kind: 'handoff',
       conversation,
       team: 'support',
@@ -84,6 +102,7 @@ function conversationEvents(index: number): RollupEvent[] {
       id: `m:tm:${conversation}`,
       day,
       channel,
+      ...bySite,
       kind: 'out',
       conversation,
       teammate: true,
@@ -92,9 +111,9 @@ function conversationEvents(index: number): RollupEvent[] {
     });
     events.push({ id: '', day, channel, kind: 'delivered', message: `tm:${conversation}` });
     // Handed back after 10 to 130 minutes.
-    events.push({ id: `r:ho:${conversation}`, day, channel, kind: 'resolved', seconds: 600 + (index % 120) * 60 });
+    events.push({ id: `r:ho:${conversation}`, day, channel, ...bySite, kind: 'resolved', seconds: 600 + (index % 120) * 60 });
   }
-  events.push({ id: '', day, channel, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
+  events.push({ id: '', day, channel, role, kind: 'usage', model: 'bench', calls: 2, inputTokens: 1200, outputTokens: 200 });
   return events;
 }
 
@@ -151,6 +170,16 @@ for (let run = 0; run < SUMMARY_RUNS; run += 1) {
 }
 timings.sort((a, b) => a - b);
 const median = timings[Math.floor(timings.length / 2)] ?? 0;
+// One widget site's figures (its view of the web channel), the same 30 days.
+const siteParsed = parseQuery({ site: 'site-0' }, CHANNELS, today, await reports.store.sites());
+if ('error' in siteParsed) throw new Error(siteParsed.error);
+const siteTimings: number[] = [];
+let siteSummary: Awaited<ReturnType<typeof readSummary>> | undefined;
+for (let run = 0; run < 5; run += 1) {
+  const runStarted = performance.now();
+  siteSummary = await readSummary(reports.store, siteParsed.query, CHANNELS, today);
+  siteTimings.push(performance.now() - runStarted);
+}
 
 // 3. The hand-off reads over the hand-offs MongoDB holds (this period's and the previous one's), 50 not ended.
 const insertStarted = performance.now();
@@ -209,9 +238,14 @@ const rows: [string, string][] = [
   ['roll-up: client round trips per record', (scripts / records).toFixed(4)],
   ['roll-up: Redis commands inside scripts per record', (insideScripts / records).toFixed(2)],
   ['roll-up: time per record', `${((1000 * countMs) / records).toFixed(1)} µs`],
-  ['roll-up: Redis memory (day sets of conversations, totals)', `${(Number(memory ?? 0) / 2 ** 20).toFixed(1)} MiB`],
+  ['roll-up: Redis memory (day sets, HyperLogLogs, totals)', `${(Number(memory ?? 0) / 2 ** 20).toFixed(1)} MiB`],
+  [
+    'distinct conversations / resolved by the assistant',
+    `${summary?.totals.distinctConversations} / ${summary?.totals.resolvedByAssistant} (of ${CONVERSATIONS} / ${CONVERSATIONS - Math.ceil(CONVERSATIONS / 20)})`,
+  ],
   ['flush: MongoDB commands (all days)', `${flushCommands} in ${flushMs.toFixed(0)} ms`],
   ['summary, 30 days, all channels: median / worst', `${median.toFixed(1)} / ${(timings.at(-1) ?? 0).toFixed(1)} ms (target ≤ ${TARGET_MS} ms)`],
+  ['one site (site-0), 30 days: conversations, median', `${siteSummary?.totals.conversations} in ${[...siteTimings].sort((a, b) => a - b)[2]?.toFixed(1)} ms`],
   ['MongoDB: hand-offs stored (inserted in)', `${handoffDocs.length.toLocaleString('en')} (${(insertMs / 1000).toFixed(1)} s)`],
   [
     'hand-offs waiting now / resolved (median)',

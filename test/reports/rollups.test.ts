@@ -129,7 +129,9 @@ beforeAll(async () => {
   await writer.apply(secondBatch, SECOND_MARKS);
   // Model use on day 1 (as the usage store keeps it, and as the live hook counts it).
   await mongo.collection('model_usage').insertOne({ _id: `${DAY1}|sales|whatsapp|model-a` as never, calls: 2, inputTokens: 1000, outputTokens: 500 });
-  await reports.store.count([{ id: '', kind: 'usage', day: DAY1, channel: 'whatsapp', model: 'model-a', calls: 2, inputTokens: 1000, outputTokens: 500 }]);
+  await reports.store.count([
+    { id: '', kind: 'usage', day: DAY1, channel: 'whatsapp', role: 'sales', model: 'model-a', calls: 2, inputTokens: 1000, outputTokens: 500 },
+  ]);
   await reports.store.flush();
 }, 60_000);
 
@@ -297,8 +299,10 @@ describe('roll-ups', () => {
     expect(response.headers['content-type']).toMatch(/^text\/csv/);
     expect(response.headers['content-disposition']).toBe(`attachment; filename="daily-whatsapp-${DAY1}-${DAY2}.csv"`);
     const lines = response.text.trim().split('\r\n');
-    expect(lines[0]).toMatch(/^day,conversations,messages in,messages out,hand-offs,resolved without a person/);
-    expect(lines[1]).toBe(`${DAY1},2,3,4,1,1,yes,1,1,1,0,2,2.0000,0`);
+    expect(lines[0]).toMatch(
+      /^day,conversations,distinct conversations,messages in,messages out,hand-offs,resolved without a person,resolved by the assistant/,
+    );
+    expect(lines[1]).toBe(`${DAY1},2,2,3,4,1,1,1,yes,1,1,1,0,2,2.0000,0`);
     for (const table of ['handoffs', 'first-response', 'models']) {
       const one = await http.get(`/admin/reports/csv/${table}.csv?from=${DAY1}&to=${DAY2}`).set('Authorization', `Bearer ${TOKEN}`);
       expect(one.status).toBe(200);

@@ -140,7 +140,7 @@ describe('satisfaction', () => {
     ]);
     expect(body.totals.messagesOut).toBe(10);
     const daily = await http.get(`/admin/reports/csv/daily.csv?from=${DAY1}&to=${DAY2}`).set('Authorization', `Bearer ${TOKEN}`);
-    expect(daily.text.split('\r\n')[1]).toMatch(new RegExp(`^${DAY1},0,0,8,.*,8$`));
+    expect(daily.text.split('\r\n')[1]).toMatch(new RegExp(`^${DAY1},0,0,0,8,.*,8$`));
   });
 
   test('every answer downloads as CSV', async () => {
@@ -168,5 +168,40 @@ describe('satisfaction', () => {
       /<q>Took ages<\/q>.*<a href="https:\/\/shop\.example\.test\/transcripts\/whatsapp%3A%2B447700900401\?expires=\d+&amp;sig=[\w-]{43}">Open the conversation<\/a>/,
     );
     expect(page.text).toContain(`href="/admin/reports/csv/answers.csv?from=${DAY1}&to=${DAY2}&channel=all"`);
+  });
+
+  test("in the shop's time zone, an answer counts on the shop's day it was asked, and so do its messages", async () => {
+    const { mongo, redis, logger, metrics } = harness.services;
+    const madrid = createReportsFeature({
+      connection: mongo,
+      redis,
+      logger,
+      metrics,
+      config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
+      csat: createSatisfaction(mongo, (conversationId) => links.url(conversationId)),
+      today: () => '2026-11-20',
+      timeZone: 'Europe/Madrid',
+    });
+    const app = express();
+    app.use(madrid.router);
+    // 23:30 UTC on 9 November is 00:30 on the 10th in Madrid; rated at 23:40 UTC, also the 10th there.
+    await question('whatsapp:+447700900403', Date.parse('2026-11-09T23:30:00Z'), { score: 5, at: Date.parse('2026-11-09T23:40:00Z') });
+    const read = async (day: string) => {
+      const response = await request(app).get(`/admin/reports/summary?from=${day}&to=${day}&channel=whatsapp`).set('Authorization', `Bearer ${TOKEN}`);
+      expect(response.status).toBe(200);
+      return response.body;
+    };
+    const tenth = await read('2026-11-10');
+    expect(tenth.csat).toMatchObject({ asked: 1, responses: 1, score: 5 });
+    expect(tenth.days[0]).toMatchObject({ day: '2026-11-10', ratingMessages: 2, messagesOut: 2 });
+    const ninth = await read('2026-11-09');
+    expect(ninth.csat).toBeNull();
+    expect(ninth.days[0]).toMatchObject({ ratingMessages: 0 });
+    // The page names the days it counts.
+    const signIn = await request(app).post('/admin/reports/sign-in').type('form').send({ token: TOKEN });
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
+    const page = await request(app).get('/admin/reports?from=2026-11-10&to=2026-11-10').set('Cookie', cookie);
+    expect(page.text).toContain('2026-11-10 to 2026-11-10 (Europe/Madrid days)');
+    await madrid.close();
   });
 });

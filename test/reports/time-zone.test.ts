@@ -62,7 +62,11 @@ afterAll(async () => {
 describe('REPORTS_TIME_ZONE', () => {
   test('a message at 23:30 UTC counts on the next local day in Europe/Madrid, live and rebuilt', async () => {
     const live = await documents();
-    expect(live).toEqual([{ _id: '2026-11-03|whatsapp', counts: { in: 1, out: 1, conv: 1 } }]);
+    expect(live).toEqual([
+      { _id: '2026-11-03|whatsapp', counts: { in: 1, out: 1, conv: 1 } },
+      // The role that replied: its view, on the same day.
+      { _id: '2026-11-03|whatsapp~@sales', counts: { out: 1 } },
+    ]);
     await reports.rebuild();
     expect(await documents()).toEqual(live);
   });
