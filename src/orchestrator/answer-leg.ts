@@ -19,6 +19,7 @@ import { groundingSections, withCustomerContext } from './grounding.js';
 import type { TurnMeter } from './metering.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState } from './state/conversation-state.js';
+import type { DecisionStore } from './state/decision-store.js';
 import { questionExpiresAt } from './state/keys.js';
 import { buildSystemPrompt, capabilityResolver } from './system-prompt.js';
 import { readerReply, readerStream, type ReaderReply } from './answer-leg-reader.js';
@@ -37,6 +38,8 @@ export interface AnswerDependencies {
   limits: ModelLimits;
   metrics: Metrics;
   state: ConversationState;
+  /** Where a leg that leaves a question stores its decision (for the worker its answer comes to). */
+  decisions: DecisionStore;
   /** The vision model's deadline when it describes photos (the judge's). */
   visionTimeoutMs: number;
 }
@@ -55,14 +58,22 @@ export type LegAnswer = (
 
 /**
  * Keeps what the model's call left: the session facts it learned, the question a tool asked
- * (with its choices and `choicesExpireAt`, so a retry of this batch shows it again as asked).
+ * (with its choices and `choicesExpireAt`, so a retry of this batch shows it again as asked),
+ * the leg's decision stored first (its answer continues this leg, on whichever worker).
  */
-async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: PreparedLeg, result: CallModelResult, choicesExpireAt: number): Promise<void> {
+async function keepCallOutcome(
+  { state, decisions }: Pick<AnswerDependencies, 'state' | 'decisions'>,
+  input: TurnInput,
+  leg: PreparedLeg,
+  result: CallModelResult,
+  choicesExpireAt: number,
+): Promise<void> {
   if (result.session) {
     await state.writeSession(input.conversationId, { ...leg.session, ...result.session });
   }
   const { interrupt } = result;
   if (interrupt) {
+    await decisions.put(input.conversationId, leg.decision);
     await state.setPending(input.conversationId, {
       runId: leg.decision.runId,
       toolName: interrupt.toolName,
@@ -193,7 +204,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       reading?.end();
       metrics.increment('model_calls_total', { purpose: 'reply' });
       const choicesExpireAt = questionExpiresAt(result.interrupt?.expiresAt);
-      await keepCallOutcome(dependencies.state, input, leg, result, choicesExpireAt);
+      await keepCallOutcome(dependencies, input, leg, result, choicesExpireAt);
       const read = readReply(channel, input, leg, result);
       // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
       // A model that fails is no reply: the turn fails and its message is retried.

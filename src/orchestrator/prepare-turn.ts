@@ -178,11 +178,9 @@ export async function prepareFreshLeg(
     factsVersion: routed.version,
     offeredTools: offered.map((tool) => tool.name),
   };
-  // Independent writes: one round trip's wait.
-  await Promise.all([
-    role.id !== input.activeRoleId ? facts.writeActiveRole(input.conversationId, role.id) : undefined,
-    dependencies.decisions.put(input.conversationId, decision),
-  ]);
+  // Kept here; stored in Redis only if the leg leaves a question (`answer-leg.ts`): only its answer continues the leg.
+  dependencies.decisions.keep(input.conversationId, decision);
+  if (role.id !== input.activeRoleId) await facts.writeActiveRole(input.conversationId, role.id);
   return {
     decision,
     role,
