@@ -8,7 +8,7 @@
  * waiting for an answer (`pending`), the last question rated (`rated`, its ask time: a second tap
  * on it is answered "already noted") and the language the customer writes in (`language`, what a
  * question is asked in when the channel does not say). A customer's batch costs one round trip
- * (`noteInbound`: one script writes `seen` and the language, and returns `pending` and `rated`);
+ * (`noteInbound`: one pipeline writes `seen` and the language, and reads `pending` and `rated`);
  * the hash's TTL is set when a write creates it and otherwise at most once a day per process.
  */
 import { LRUCache } from 'lru-cache';
@@ -81,20 +81,6 @@ export interface InboundNote {
   askedAt?: number;
 }
 
-// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms, language ('' to keep the one noted), 1 to set the TTL
-// whatever (this process has not within TTL_REFRESH_MS). The TTL is set too when the write created a field (a
-// new hash, or one erased meanwhile). Returns {pending, rated, language, askedAt} (false for none).
-const NOTE_INBOUND = luaScript(`
-local added
-if ARGV[4] ~= '' then
-  added = redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2], 'language', ARGV[4])
-else
-  added = redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2])
-end
-if added > 0 or ARGV[5] == '1' then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return redis.call('HMGET', KEYS[1], 'pending', 'rated', 'language', 'askedAt')
-`);
-
 // KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms, quiet since ('' for none). 1: asked (askedAt and
 // pending set); 0: within the cooldown; 2: the customer wrote, or the assistant replied, after `quiet since` (checked again where the claim is made).
 const CLAIM_ASK = luaScript(`
@@ -135,13 +121,20 @@ export function createCsatState(redis: RedisClient) {
         from: message.from,
         metadata: Object.fromEntries(Object.entries(message.metadata).filter(([key]) => key !== 'choice')),
       };
-      const refresh = !ttlRefreshed.has(message.conversationKey);
-      const [pending, rated, noted, askedAt] = (await NOTE_INBOUND(
-        redis,
-        [csatKey(message.conversationKey)],
-        [JSON.stringify(seen), String(at), String(STATE_TTL_MS), language ?? '', refresh ? '1' : '0'],
-      )) as [string | null, string | null, string | null, string | null];
-      if (refresh) ttlRefreshed.set(message.conversationKey, true);
+      // One round trip, no script: the write, then the read (another client's claim lands before
+      // or after both, never between in a way that matters: it checks `inboundAt` itself). The TTL
+      // goes with them when this process has not set it today; after, when the write created a
+      // field (the hash erased meanwhile, or a language first noted).
+      const key = csatKey(message.conversationKey);
+      const known = ttlRefreshed.has(message.conversationKey);
+      const fields = { seen: JSON.stringify(seen), inboundAt: String(at), ...(language ? { language } : {}) };
+      const batch = redis.pipeline().hset(key, fields);
+      if (!known) batch.pexpire(key, STATE_TTL_MS);
+      const results = (await batch.hmget(key, 'pending', 'rated', 'language', 'askedAt').exec()) ?? [];
+      for (const [error] of results) if (error) throw error;
+      const [pending, rated, noted, askedAt] = (results.at(-1)?.[1] ?? []) as (string | null)[];
+      if (known && Number(results[0]?.[1]) > 0) await redis.pexpire(key, STATE_TTL_MS);
+      ttlRefreshed.set(message.conversationKey, true);
       const question = parsed(PendingSchema, pending);
       return {
         ...(question ? { pending: question } : {}),
