@@ -214,11 +214,8 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         : (result.serviceWords?.join('\n\n') ?? serviceWords(languageOf(input.inbound.metadata.language)).emptyReply);
       if (read.sources) input.onTextDelta?.(`\n\n${read.sources}`);
       const text = read.sources ? `${body}\n\n${read.sources}` : body;
-      // Nothing found, or the passages did not answer: a miss, once the turn can no longer be started over.
-      if (knowledge && (knowledge.sources.length === 0 || read.declined)) {
-        await input.beforeAction?.();
-        await knowledge.recordMiss();
-      }
+      // Nothing found, or the passages did not answer: a miss, carried to the turn's finish (once per reply).
+      const missed = knowledge && (knowledge.sources.length === 0 || read.declined) ? knowledge.miss : undefined;
       logger.info('turn-answered', {
         roleId: role.id,
         tier: decision.tier,
@@ -231,7 +228,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         systemChars: system.length,
         ms: Math.round(performance.now() - started),
       });
-      return legResult(channel, input, leg, result, text, choicesExpireAt);
+      return { ...legResult(channel, input, leg, result, text, choicesExpireAt), ...(missed ? { knowledgeMiss: missed } : {}) };
     } catch (error) {
       // No reply stands in for the model's: the turn fails, and its message is retried (an
       // outage: every entry down) or given up on (a refusal for good), visibly either way.
