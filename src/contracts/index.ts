@@ -302,6 +302,20 @@ export interface TurnResult {
   choicesLanguage?: string;
   /** The business's guidance entries the reply's prompt quoted, and the escalation entries the judge found applying. */
   guidance?: { entries: readonly string[]; applied: readonly string[] };
+  /** The business's knowledge had no answer: listed and counted when the turn is finished (with its metering, once per reply). */
+  knowledgeMiss?: KnowledgeMissNote;
+}
+
+/** A question the business's knowledge had no answer for, as the turn that missed it carries it to its finish. */
+export interface KnowledgeMissNote {
+  role: string;
+  /** The customer's latest message. */
+  question: string;
+  terms?: string;
+  site?: string;
+  channel: string;
+  /** `<channel>:<message id>` of that message. */
+  messageKey: string;
 }
 
 /** Carried from a leg to its post-turn step. */

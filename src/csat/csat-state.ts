@@ -8,16 +8,29 @@
  * waiting for an answer (`pending`), the last question rated (`rated`, its ask time: a second tap
  * on it is answered "already noted") and the language the customer writes in (`language`, what a
  * question is asked in when the channel does not say). A customer's batch costs one round trip
- * (`noteInbound`: one script writes `seen` and the language, and returns `pending` and `rated`).
+ * (`noteInbound`: one pipeline writes `seen` and the language, and reads `pending` and `rated`);
+ * the hash's TTL is set when a write creates it and otherwise at most once a day per process.
  */
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { InboundMessage } from '../contracts/index.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
 
 const csatKey = (conversationKey: string) => `${KEY_PREFIX}:csat:{${conversationKey}}`;
 
-/** A conversation's CSAT state outlives its quiet period and cooldown, then goes. */
-const STATE_TTL_MS = 8 * 24 * 60 * 60 * 1000;
+/**
+ * A conversation's CSAT state outlives its quiet period and cooldown, then goes: at least 8 days
+ * after its last write (STATE_TTL_MS less TTL_REFRESH_MS, the longest a process goes without
+ * setting it again).
+ */
+const STATE_TTL_MS = 9 * 24 * 60 * 60 * 1000;
+/**
+ * A process sets a hash's TTL on a customer's message or a reply at most this often (and
+ * whenever the write created a field: a new hash), not on every write (a command each).
+ */
+const TTL_REFRESH_MS = 24 * 60 * 60 * 1000;
+/** Conversations whose last TTL refresh a process remembers (the oldest forgotten first: refreshed again). */
+const TTL_REFRESH_MEMORY = 50_000;
 
 /** Where the customer's last message came from: enough to address a message to them outside a turn. */
 const SeenSchema = z.object({
@@ -60,23 +73,13 @@ export interface CsatConversation {
   language?: string;
 }
 
-/** What a customer's batch finds: the question waiting for their answer, the last question they rated, their language. */
+/** What a customer's batch finds: the question waiting for their answer, the last question they rated, their language, when they were last asked. */
 export interface InboundNote {
   pending?: PendingQuestion;
   rated?: number;
   language?: string;
+  askedAt?: number;
 }
-
-// KEYS[1] the hash; ARGV: seen JSON, inboundAt, ttl ms, language ('' to keep the one noted). Returns {pending, rated, language} (false for none).
-const NOTE_INBOUND = luaScript(`
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2], 'language', ARGV[4])
-else
-  redis.call('HSET', KEYS[1], 'seen', ARGV[1], 'inboundAt', ARGV[2])
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return redis.call('HMGET', KEYS[1], 'pending', 'rated', 'language')
-`);
 
 // KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms, quiet since ('' for none). 1: asked (askedAt and
 // pending set); 0: within the cooldown; 2: the customer wrote, or the assistant replied, after `quiet since` (checked again where the claim is made).
@@ -103,6 +106,8 @@ function parsed<T>(schema: z.ZodType<T>, text: string | null | undefined): T | u
 const numberOf = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
 
 export function createCsatState(redis: RedisClient) {
+  /** Conversations whose hash's TTL this process set within TTL_REFRESH_MS. */
+  const ttlRefreshed = new LRUCache<string, true>({ max: TTL_REFRESH_MEMORY, ttl: TTL_REFRESH_MS });
   // One round trip, no MULTI (two commands, not four): each is idempotent on its own.
   const touch = async (conversationKey: string, fields: Record<string, string>) => {
     await redis.pipeline().hset(csatKey(conversationKey), fields).pexpire(csatKey(conversationKey), STATE_TTL_MS).exec();
@@ -116,13 +121,27 @@ export function createCsatState(redis: RedisClient) {
         from: message.from,
         metadata: Object.fromEntries(Object.entries(message.metadata).filter(([key]) => key !== 'choice')),
       };
-      const [pending, rated, noted] = (await NOTE_INBOUND(
-        redis,
-        [csatKey(message.conversationKey)],
-        [JSON.stringify(seen), String(at), String(STATE_TTL_MS), language ?? ''],
-      )) as [string | null, string | null, string | null];
+      // One round trip, no script: the write, then the read (another client's claim lands before
+      // or after both, never between in a way that matters: it checks `inboundAt` itself). The TTL
+      // goes with them when this process has not set it today; after, when the write created a
+      // field (the hash erased meanwhile, or a language first noted).
+      const key = csatKey(message.conversationKey);
+      const known = ttlRefreshed.has(message.conversationKey);
+      const fields = { seen: JSON.stringify(seen), inboundAt: String(at), ...(language ? { language } : {}) };
+      const batch = redis.pipeline().hset(key, fields);
+      if (!known) batch.pexpire(key, STATE_TTL_MS);
+      const results = (await batch.hmget(key, 'pending', 'rated', 'language', 'askedAt').exec()) ?? [];
+      for (const [error] of results) if (error) throw error;
+      const [pending, rated, noted, askedAt] = (results.at(-1)?.[1] ?? []) as (string | null)[];
+      if (known && Number(results[0]?.[1]) > 0) await redis.pexpire(key, STATE_TTL_MS);
+      ttlRefreshed.set(message.conversationKey, true);
       const question = parsed(PendingSchema, pending);
-      return { ...(question ? { pending: question } : {}), ...(rated ? { rated: Number(rated) } : {}), ...(noted ? { language: noted } : {}) };
+      return {
+        ...(question ? { pending: question } : {}),
+        ...(rated ? { rated: Number(rated) } : {}),
+        ...(noted ? { language: noted } : {}),
+        ...(askedAt ? { askedAt: Number(askedAt) } : {}),
+      };
     },
     async read(conversationKey: string): Promise<CsatConversation> {
       const hash = await redis.hgetall(csatKey(conversationKey));
@@ -143,7 +162,16 @@ export function createCsatState(redis: RedisClient) {
         ...(hash.language ? { language: hash.language } : {}),
       };
     },
-    noteReply: (conversationKey: string, roleId: string, at: number) => touch(conversationKey, { replyAt: String(at), role: roleId }),
+    /**
+     * The reply's time and role: one HSET; the TTL follows only when that created a field (the
+     * conversation's first reply, or a hash erased meanwhile) or this process has not set it today.
+     */
+    async noteReply(conversationKey: string, roleId: string, at: number): Promise<void> {
+      const added = await redis.hset(csatKey(conversationKey), { replyAt: String(at), role: roleId });
+      if (added === 0 && ttlRefreshed.has(conversationKey)) return;
+      await redis.pexpire(csatKey(conversationKey), STATE_TTL_MS);
+      ttlRefreshed.set(conversationKey, true);
+    },
     noteApology: (conversationKey: string, at: number) => touch(conversationKey, { apologyAt: String(at) }),
     /** Marks the question asked unless one was within `cooldownMs`: true when this call may ask it. */
     async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number, quietSince?: number): Promise<'asked' | 'cooldown' | 'not-quiet'> {

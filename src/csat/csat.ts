@@ -18,6 +18,7 @@
  * conversation: its history the widget reads back and its transcript (`csat-transcript.ts`),
  * kept from the model.
  */
+import { LRUCache } from 'lru-cache';
 import { choiceLines } from '../contracts/choices.js';
 import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
 import type { Choice } from '../contracts/tool.js';
@@ -89,9 +90,14 @@ async function refusalOf(
   return undefined;
 }
 
+/** Conversations whose last question time a process remembers from their customer's last batch (the oldest forgotten first). */
+const ASKED_MEMORY = 10_000;
+
 export function createCsat(options: CsatOptions) {
   const { state, store, logger, metrics } = options;
   const now = options.now ?? Date.now;
+  /** When each conversation was last asked, as its customer's last batch here found it: a reply whose quiet check would fall in the cooldown notes nothing. */
+  const askedAtOf = new LRUCache<string, number>({ max: ASKED_MEMORY });
 
   /** Asks the conversation's customer, once, if nothing forbids it now. */
   const ask = async (conversationKey: string, details: AskDetails, roleId?: string): Promise<boolean> => {
@@ -161,6 +167,8 @@ export function createCsat(options: CsatOptions) {
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
         const note = await noting;
         const pending = note?.pending;
+        if (last && note?.askedAt !== undefined) askedAtOf.set(last.conversationKey, note.askedAt);
+        else if (last) askedAtOf.delete(last.conversationKey);
         // The turn's judge then asks Redis nothing to know no comment waits (no note: it asks).
         if (last) noted(last.conversationKey, note ? pending : undefined, note !== undefined);
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
@@ -195,11 +203,18 @@ export function createCsat(options: CsatOptions) {
       };
     },
 
-    /** After each answered turn: the conversation's quiet check is queued (the latest reply's is the one that counts). */
+    /**
+     * After each answered turn: the conversation's quiet check is queued (the latest reply's is the
+     * one that counts) — unless that check would come within the cooldown of the question its
+     * customer's batch found asked: it could never ask, so neither the reply nor the check is noted
+     * (a later customer message still says the conversation is not quiet).
+     */
     noteTurn(result: TurnResult): void {
       const conversationKey = result.postTurn?.conversationId;
       if (result.failed || !conversationKey) return;
       const at = now();
+      const askedAt = askedAtOf.get(conversationKey);
+      if (askedAt !== undefined && at + options.afterMs < askedAt + options.cooldownMs) return;
       void state
         .noteReply(conversationKey, result.roleId, at)
         .then(() => options.scheduleQuiet(conversationKey, at, options.afterMs))

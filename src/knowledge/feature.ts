@@ -184,23 +184,20 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
         const passages = fitPassages(await retrieve(input.question, { ...audience, terms: input.terms }), config.maxPassages, config.maxPassageTokens);
         if (passages.length > 0) metrics.increment('knowledge_hits_total', { role: input.roleId });
         else if (input.hitsOnly) return undefined;
-        // Once per customer message: a turn run again for it (a retry, a restart) records nothing more.
-        const recordMiss = async () => {
-          const messageKey = `${input.channel}:${input.messageId}`;
-          const recorded = await misses.record(
-            {
-              role: input.roleId,
-              question: input.question,
-              terms: input.terms,
-              ...(audience.site ? { site: audience.site } : {}),
-              channel: input.channel,
-            },
-            messageKey,
-          );
-          if (recorded) options.onMiss?.({ channel: input.channel, messageKey });
+        // Recorded (`recordMiss`) with the turn's finish, once per reply, should the turn miss.
+        const miss = {
+          role: input.roleId,
+          question: input.question,
+          terms: input.terms,
+          ...(audience.site ? { site: audience.site } : {}),
+          channel: input.channel,
+          messageKey: `${input.channel}:${input.messageId}`,
         };
         const section = passages.length > 0 ? sourcesSection(passages) : missSection(customerLanguage(input.metadata, input.question));
-        return { section, sources: citedSources(passages), recordMiss };
+        return { section, sources: citedSources(passages), miss };
+      },
+      async recordMiss({ messageKey, ...miss }) {
+        if (await misses.record(miss)) options.onMiss?.({ channel: miss.channel, messageKey });
       },
     },
     start() {

@@ -19,6 +19,7 @@ import { groundingSections, withCustomerContext } from './grounding.js';
 import type { TurnMeter } from './metering.js';
 import type { PreparedLeg } from './prepare-turn.js';
 import type { ConversationState } from './state/conversation-state.js';
+import type { DecisionStore } from './state/decision-store.js';
 import { questionExpiresAt } from './state/keys.js';
 import { buildSystemPrompt, capabilityResolver } from './system-prompt.js';
 import { readerReply, readerStream, type ReaderReply } from './answer-leg-reader.js';
@@ -37,6 +38,8 @@ export interface AnswerDependencies {
   limits: ModelLimits;
   metrics: Metrics;
   state: ConversationState;
+  /** Where a leg that leaves a question stores its decision (for the worker its answer comes to). */
+  decisions: DecisionStore;
   /** The vision model's deadline when it describes photos (the judge's). */
   visionTimeoutMs: number;
 }
@@ -55,14 +58,22 @@ export type LegAnswer = (
 
 /**
  * Keeps what the model's call left: the session facts it learned, the question a tool asked
- * (with its choices and `choicesExpireAt`, so a retry of this batch shows it again as asked).
+ * (with its choices and `choicesExpireAt`, so a retry of this batch shows it again as asked),
+ * the leg's decision stored first (its answer continues this leg, on whichever worker).
  */
-async function keepCallOutcome(state: ConversationState, input: TurnInput, leg: PreparedLeg, result: CallModelResult, choicesExpireAt: number): Promise<void> {
+async function keepCallOutcome(
+  { state, decisions }: Pick<AnswerDependencies, 'state' | 'decisions'>,
+  input: TurnInput,
+  leg: PreparedLeg,
+  result: CallModelResult,
+  choicesExpireAt: number,
+): Promise<void> {
   if (result.session) {
     await state.writeSession(input.conversationId, { ...leg.session, ...result.session });
   }
   const { interrupt } = result;
   if (interrupt) {
+    await decisions.put(input.conversationId, leg.decision);
     await state.setPending(input.conversationId, {
       runId: leg.decision.runId,
       toolName: interrupt.toolName,
@@ -193,7 +204,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
       reading?.end();
       metrics.increment('model_calls_total', { purpose: 'reply' });
       const choicesExpireAt = questionExpiresAt(result.interrupt?.expiresAt);
-      await keepCallOutcome(dependencies.state, input, leg, result, choicesExpireAt);
+      await keepCallOutcome(dependencies, input, leg, result, choicesExpireAt);
       const read = readReply(channel, input, leg, result);
       // No text at all (the model's steps spent on tools): the service's words, in the channel's language.
       // A model that fails is no reply: the turn fails and its message is retried.
@@ -203,11 +214,8 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         : (result.serviceWords?.join('\n\n') ?? serviceWords(languageOf(input.inbound.metadata.language)).emptyReply);
       if (read.sources) input.onTextDelta?.(`\n\n${read.sources}`);
       const text = read.sources ? `${body}\n\n${read.sources}` : body;
-      // Nothing found, or the passages did not answer: a miss, once the turn can no longer be started over.
-      if (knowledge && (knowledge.sources.length === 0 || read.declined)) {
-        await input.beforeAction?.();
-        await knowledge.recordMiss();
-      }
+      // Nothing found, or the passages did not answer: a miss, carried to the turn's finish (once per reply).
+      const missed = knowledge && (knowledge.sources.length === 0 || read.declined) ? knowledge.miss : undefined;
       logger.info('turn-answered', {
         roleId: role.id,
         tier: decision.tier,
@@ -220,7 +228,7 @@ export function createLegAnswer(dependencies: AnswerDependencies): LegAnswer {
         systemChars: system.length,
         ms: Math.round(performance.now() - started),
       });
-      return legResult(channel, input, leg, result, text, choicesExpireAt);
+      return { ...legResult(channel, input, leg, result, text, choicesExpireAt), ...(missed ? { knowledgeMiss: missed } : {}) };
     } catch (error) {
       // No reply stands in for the model's: the turn fails, and its message is retried (an
       // outage: every entry down) or given up on (a refusal for good), visibly either way.

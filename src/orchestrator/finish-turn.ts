@@ -1,6 +1,7 @@
 /**
  * After the reply: the turn's model usage metered (also for a turn cut short, which paid for the
- * calls it finished) and the routed role's post-turn work. Neither throws: failures are logged.
+ * calls it finished), its knowledge miss listed and counted, and the routed role's post-turn work.
+ * None throws: failures are logged.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -8,6 +9,7 @@ import type { ChannelDefinition, ModelCallUsage, RoleDefinition, TurnResult } fr
 import type { UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
 import type { FactStore } from './state/fact-store.js';
+import type { TurnKnowledge } from './prepare-turn.js';
 
 export interface FinishDependencies {
   byId: ReadonlyMap<string, RoleDefinition>;
@@ -15,6 +17,8 @@ export interface FinishDependencies {
   logger: Logger;
   metrics: Metrics;
   usage?: UsageRecorder | undefined;
+  /** Where a turn's knowledge miss is listed and counted. */
+  knowledge?: Pick<TurnKnowledge, 'recordMiss'> | undefined;
 }
 
 /** Stores a turn's model usage (per day, role and channel); a failure is counted and logged. */
@@ -32,7 +36,7 @@ export async function recordUsage(
 export async function finishTurn(
   dependencies: FinishDependencies,
   channel: ChannelDefinition,
-  result: Pick<TurnResult, 'roleId' | 'usage' | 'postTurn'>,
+  result: Pick<TurnResult, 'roleId' | 'usage' | 'postTurn' | 'knowledgeMiss'>,
   delivered: boolean,
 ): Promise<void> {
   const { logger, metrics } = dependencies;
@@ -40,6 +44,8 @@ export async function finishTurn(
   if (result.usage?.length && dependencies.usage) {
     await recordUsage(dependencies, { roleId: result.roleId, channelId: channel.id, calls: result.usage });
   }
+  // A miss with it: once per reply, as the metering (the knowledge's own log; it never throws).
+  if (result.knowledgeMiss) await dependencies.knowledge?.recordMiss(result.knowledgeMiss);
   const role = dependencies.byId.get(result.roleId);
   if (!role || !result.postTurn) return;
   try {

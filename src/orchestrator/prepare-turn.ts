@@ -11,7 +11,7 @@ import type { ModelMessage } from 'ai';
 import { offerTools } from '../tools/offer.js';
 import { shortlistTools } from '../tools/shortlist.js';
 import { toolIsInScope, type AssistantTool, type SessionFacts } from '../contracts/tool.js';
-import type { Facts, RoleDefinition } from '../contracts/index.js';
+import type { Facts, KnowledgeMissNote, RoleDefinition } from '../contracts/index.js';
 import { messageText } from './history.js';
 import { defaultRole, extractFacts, judgeTurn, type JudgeDependencies, type ToolCandidate } from './judge.js';
 import { MAX_TURN_TOOLS } from '../tools/offer.js';
@@ -37,22 +37,22 @@ export interface PreparedLeg {
 /**
  * A turn's knowledge: the system prompt's section (numbered, quoted passages and how the reply
  * states whether they answer and which it used; or, when none was found, what to say instead),
- * the passages it numbers, and the miss to record once the turn commits (nothing found, or the
+ * the passages it numbers, and the miss the turn carries to its finish (nothing found, or the
  * reply model found the passages do not answer).
  */
 export interface KnowledgeBrief {
   section: string;
   /** The passages the section numbers, in order (what `[sources: n]` names); empty when none was found. */
   sources: readonly { title: string; url: string }[];
-  /** Lists and counts the turn's question as a miss, once per customer message; never throws. */
-  recordMiss(): Promise<void>;
+  /** The turn's question as a miss, should the turn miss: recorded by `TurnKnowledge.recordMiss` when the turn is finished. */
+  miss: KnowledgeMissNote;
 }
 
 /**
  * The business's published knowledge (src/knowledge/), when configured: for a turn the judge
  * marks as needing it, the brief of numbered, quoted sources, or the words to use when nothing
  * relevant was found. In-process: no model call, no Redis command on orchestrator state (a miss
- * is recorded by the answer leg, after the turn commits).
+ * is carried by the turn's result and recorded with its finish, once per reply).
  */
 export interface TurnKnowledge {
   /** Whether there is anything to search (the index built and holding a passage): without it the turn has no knowledge step. */
@@ -71,6 +71,11 @@ export interface TurnKnowledge {
     /** Passages only: nothing (no "I don't know", no miss) when none is found — a turn nobody judged as needing knowledge. */
     hitsOnly?: boolean;
   }): Promise<KnowledgeBrief | undefined>;
+  /**
+   * Lists and counts a miss; never throws. Called with the turn's finish (metering), which runs
+   * once per reply: a turn run again for the same message (a retry, a restart) records nothing more.
+   */
+  recordMiss(miss: KnowledgeMissNote): Promise<void>;
 }
 
 export interface PrepareDependencies {
@@ -178,11 +183,9 @@ export async function prepareFreshLeg(
     factsVersion: routed.version,
     offeredTools: offered.map((tool) => tool.name),
   };
-  // Independent writes: one round trip's wait.
-  await Promise.all([
-    role.id !== input.activeRoleId ? facts.writeActiveRole(input.conversationId, role.id) : undefined,
-    dependencies.decisions.put(input.conversationId, decision),
-  ]);
+  // Kept here; stored in Redis only if the leg leaves a question (`answer-leg.ts`): only its answer continues the leg.
+  dependencies.decisions.keep(input.conversationId, decision);
+  if (role.id !== input.activeRoleId) await facts.writeActiveRole(input.conversationId, role.id);
   return {
     decision,
     role,

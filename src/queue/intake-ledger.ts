@@ -10,6 +10,9 @@
  * A job is harmless where none was needed (it drains an empty inbox, or finds the lock held), so
  * a note crossed off late costs one job cycle at most. Notes are spread over SHARDS sorted sets,
  * each its own hash tag (no one cluster slot takes every message), scored by when they were noted.
+ * The web crosses notes off together (`clearSoon`): a shard's cross-offs wait up to
+ * CROSS_OFF_DELAY_MS, far below `staleMs`, and go as one ZREM (flushed on close; a process that
+ * dies first leaves them to the sweeper, a harmless job each).
  */
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
@@ -21,6 +24,8 @@ import { enqueueTurn, type TurnQueue } from './turn-queue.js';
 const SHARDS = 16;
 /** The most stale notes one sweep takes from a shard (the rest wait for the next sweep). */
 const SWEEP_BATCH = 100;
+/** How long a cross-off waits for the others of its shard (one ZREM for them all, not one each). */
+const CROSS_OFF_DELAY_MS = 1_000;
 
 const NoteSchema = z.tuple([z.string().min(1), z.string().min(1)]);
 
@@ -34,6 +39,10 @@ export interface IntakeLedger {
   note(message: IntakeNote, now?: number): Promise<void>;
   /** Crosses a message off: a job exists for it, or it needs none. */
   clear(message: IntakeNote): Promise<void>;
+  /** Crosses it off within CROSS_OFF_DELAY_MS, with the other cross-offs of its shard (best effort: a note left costs one job). */
+  clearSoon(message: IntakeNote): void;
+  /** Sends the cross-offs waiting now (on close). */
+  flush(): Promise<void>;
   /** Notes taken before `before` (epoch ms), up to SWEEP_BATCH per shard. */
   stale(before: number): Promise<IntakeNote[]>;
 }
@@ -50,7 +59,28 @@ const member = ({ conversationKey, messageId }: IntakeNote) => JSON.stringify([c
 /** `queuePrefix`: the turns queue's BullMQ prefix; notes are per queue (the jobs they stand for are). */
 export function createIntakeLedger(redis: RedisClient, queuePrefix: string): IntakeLedger {
   const key = (shard: number) => redisKeys.intakeNotes(queuePrefix, shard);
+  /** Cross-offs waiting to be sent, by shard. */
+  const waiting = new Map<number, Set<string>>();
+  let timer: NodeJS.Timeout | undefined;
+  const flush = async () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const shards = [...waiting];
+    waiting.clear();
+    await Promise.all(shards.map(([shard, members]) => redis.zrem(key(shard), ...members).catch(() => undefined)));
+  };
   return {
+    clearSoon(message) {
+      const shard = shardOf(message.conversationKey);
+      const members = waiting.get(shard) ?? new Set<string>();
+      members.add(member(message));
+      waiting.set(shard, members);
+      if (timer) return;
+      timer = setTimeout(() => void flush(), CROSS_OFF_DELAY_MS);
+      // A stopping process flushes on close; one that dies leaves the notes to the sweeper.
+      timer.unref();
+    },
+    flush,
     async note(message, now = Date.now()) {
       await redis.zadd(key(shardOf(message.conversationKey)), now, member(message));
     },

@@ -25,11 +25,16 @@ local stored = redis.call('HMGET', KEYS[1], 'channel', 'displayName', 'recent')
 local created = 0
 local renamed = 0
 if not stored[1] then
-  redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'address', ARGV[2], 'createdAt', ARGV[4], 'recent', '[]')
+  -- Created with its name in the same HSET (one command, not two).
+  if ARGV[3] ~= '' then
+    redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'address', ARGV[2], 'createdAt', ARGV[4], 'recent', '[]', 'displayName', ARGV[3])
+    renamed = 1
+  else
+    redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'address', ARGV[2], 'createdAt', ARGV[4], 'recent', '[]')
+  end
   redis.call('EXPIRE', KEYS[1], ARGV[5])
   created = 1
-end
-if ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
+elseif ARGV[3] ~= '' and stored[2] ~= ARGV[3] then
   redis.call('HSET', KEYS[1], 'displayName', ARGV[3])
   renamed = 1
 end

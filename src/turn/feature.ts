@@ -135,6 +135,10 @@ export function createTurnsFeature(
       await notices?.close();
       await sweeper.close();
     },
-    close: () => queue.close(),
+    /** The intake's waiting cross-offs, then the queue. */
+    async close(): Promise<void> {
+      await ledger.flush();
+      await queue.close();
+    },
   };
 }

@@ -8,6 +8,7 @@
  *
  * Each message is noted in the intake ledger with its inbox write (one round trip) and crossed
  * off once its job exists or it needs none; a worker's sweeper adds a job for a note that stays.
+ * (Cross-offs go together, one command per shard within a second.)
  * So the sender is answered once the message is in its inbox and noted — the job's add follows,
  * not waited on: an add that fails is retried in the background (a doubling delay apart; the
  * messages appended meanwhile may ride on that job), and a web process that dies before the add,
@@ -27,8 +28,8 @@ const ENQUEUE_RETRIES = 8;
 const ENQUEUE_RETRY_FIRST_MS = 1_000;
 
 export function createIntake(inbox: ConversationInbox, queue: TurnQueue, ledger: IntakeLedger, outbox?: Pick<TranscriptOutbox, 'assertRoom'>, logger?: Logger) {
-  /** Not awaited: a note left behind costs one harmless job when the sweeper finds it. */
-  const crossOff = (job: IntakeNote) => void ledger.clear(job).catch(() => undefined);
+  /** Not awaited, and sent with the shard's other cross-offs: a note left behind costs one harmless job when the sweeper finds it. */
+  const crossOff = (job: IntakeNote) => ledger.clearSoon(job);
 
   const retryEnqueue = async (job: IntakeNote, error: unknown) => {
     logger?.warn('turn-enqueue-retrying', { ...job, error });

@@ -12,7 +12,7 @@ import type { MessageRecord, TranscriptStore } from '../store/transcript-store.j
 /**
  * What finishing a turn needs once its reply is out, stored with the reply's first part: the
  * attempt that delivers the reply (a retry resuming the stored parts never ran the turn) takes
- * it and runs post-turn and metering once.
+ * it and runs post-turn, metering and the knowledge miss once.
  */
 const StoredTurnSchema = z.object({
   roleId: z.string(),
@@ -40,11 +40,21 @@ const StoredTurnSchema = z.object({
       channelId: z.string(),
     })
     .optional(),
+  knowledgeMiss: z
+    .object({
+      role: z.string(),
+      question: z.string(),
+      terms: z.string().optional(),
+      site: z.string().optional(),
+      channel: z.string(),
+      messageKey: z.string(),
+    })
+    .optional(),
 });
 
 export function storedTurn(result: TurnResult): string {
-  const { roleId, usage, postTurn } = result;
-  return JSON.stringify({ roleId, ...(usage ? { usage } : {}), ...(postTurn ? { postTurn } : {}) });
+  const { roleId, usage, postTurn, knowledgeMiss } = result;
+  return JSON.stringify({ roleId, ...(usage ? { usage } : {}), ...(postTurn ? { postTurn } : {}), ...(knowledgeMiss ? { knowledgeMiss } : {}) });
 }
 
 /** Finishes the turn a reply's parts hold (see `createTurnFinisher`). */

@@ -5,7 +5,7 @@
  * the transcript outbox and the usage list it filled are empty (the writer's and the roll-ups'
  * commands included). Each figure is set beside bare BullMQ's per job measured in the same run.
  * `BENCH_MONITOR=1` also prints, per setting, the commands by key (Redis's MONITOR, ids folded to
- * `*`): where a feature's commands go. Used by `npm run bench:features` and the pipeline bench.
+ * `*`): where a feature's commands go. Every setting's row is followed by its commands by name. Used by `npm run bench:features` and the pipeline bench.
  */
 import { connect } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -46,8 +46,12 @@ export interface FeatureFigure {
   byKey?: Map<string, number>;
 }
 
-/** A key with its ids folded: digits, hex and uuid-like runs become `*`. */
-const keyPattern = (key: string) => key.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '*').replace(/\d+/g, '*');
+/** A key with its ids folded: digits, uuid-like and long hex runs (message sids, script hashes) become `*`. */
+const keyPattern = (key: string) =>
+  key
+    .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '*')
+    .replace(/[0-9a-f]{16,}/gi, '*')
+    .replace(/\d+/g, '*');
 
 /**
  * Watches Redis's MONITOR on a socket of its own (ioredis's monitor mode threw on replies racing
@@ -63,8 +67,10 @@ function monitorCounts(port: number) {
     for (const line of lines) {
       const source = /^\+\d+\.\d+ \[\d+ ([^\]]+)\]/.exec(line)?.[1];
       if (!source) continue;
-      const [command = '', key = ''] = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1] ?? '');
-      const name = `${source === 'lua' ? 'lua ' : ''}${command.toLowerCase()} ${keyPattern(key)}`;
+      const [command = '', key = '', , firstKey = ''] = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1] ?? '');
+      // A script by the start of its hash and its first key.
+      const what = command.toLowerCase() === 'evalsha' ? `${key.slice(0, 8)} ${keyPattern(firstKey)}` : keyPattern(key);
+      const name = `${source === 'lua' ? 'lua ' : ''}${command.toLowerCase()} ${what}`;
       counts.set(name, (counts.get(name) ?? 0) + 1);
     }
   });
@@ -170,7 +176,9 @@ export async function measureFeatureBudget(
   const { out, bareCommandsPerJob } = options;
   const figures: FeatureFigure[] = [];
   out(`Redis commands a message by feature (${options.messages} messages each, 3 per number; BullMQ alone ${bareCommandsPerJob.toFixed(1)} a job)`);
-  const settings = options.settings ?? FEATURE_SETTINGS;
+  // BENCH_FEATURE_SETTINGS=0,4 measures only those settings (by their place in the table).
+  const only = process.env.BENCH_FEATURE_SETTINGS?.split(',').map(Number);
+  const settings = options.settings ?? FEATURE_SETTINGS.filter((_, index) => !only || only.includes(index));
   for (const [index, setting] of settings.entries()) {
     const bareJobsPerSecond = await options.reference?.();
     const measured = await measureSetting(backing, setting, index, options.messages);
@@ -182,9 +190,11 @@ export async function measureFeatureBudget(
     out(
       `  ${setting.name.padEnd(44)} ${figure.commands.toFixed(1)} = BullMQ + ${(figure.commands - bareCommandsPerJob).toFixed(1)}${overFloor}  (${figure.answered}/${figure.sent} answered; ${figure.perSecond.toFixed(0)} messages/s${bareJobsPerSecond ? ` = ${((100 * figure.perSecond) / bareJobsPerSecond).toFixed(1)}% of BullMQ's ${bareJobsPerSecond.toFixed(0)} jobs/s just before` : ''})`,
     );
+    const names = [...figure.byName].filter(([, count]) => count >= 0.05).sort((a, b) => b[1] - a[1]);
+    out(`      by command: ${names.map(([name, count]) => `${name} ${count.toFixed(2)}`).join(', ')}`);
     if (figure.byKey) {
       const top = [...figure.byKey].filter(([, count]) => count >= 0.05).sort((a, b) => b[1] - a[1]);
-      for (const [name, count] of top.slice(0, 40)) out(`      ${count.toFixed(2).padStart(6)}  ${name}`);
+      for (const [name, count] of top) out(`      ${count.toFixed(2).padStart(6)}  ${name}`);
     }
   }
   return figures;

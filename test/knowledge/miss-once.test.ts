@@ -1,7 +1,8 @@
 /**
  * A knowledge miss counts once per customer message: the turn that answers a message may run
- * again (the queue retries a turn that failed after its miss, e.g. a reply that could not be sent),
- * and the miss is listed once, counted once in `knowledge_misses_total` and told to the reports once.
+ * again (the queue retries a turn that failed after its miss, e.g. a reply that could not be
+ * stored), and only the run whose reply is finished (the worker's finish, once per reply: its
+ * metering's step) lists it, counts it in `knowledge_misses_total` and tells the reports.
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
@@ -81,21 +82,25 @@ describe('a knowledge miss, once per customer message', () => {
     return (response.body as { misses: { question: string }[] }).misses.map((miss) => miss.question);
   };
 
-  it('a turn run again for the same message (its reply failed to go out) lists, counts and reports its miss once', async () => {
+  it('a turn run again for the same message lists, counts and reports its miss once: with the finish of the reply that goes out', async () => {
     const conversationId = `miss-${randomUUID()}`;
     const question = 'Do you rent surfboards in winter?';
     const first = await run(conversationId, 'SM-surf-1', question, true);
     expect(first.text).toBe('I do not know that one.');
-    // The reply's send failed: the queue retries the batch, and the turn runs again for the same message.
+    expect(first.knowledgeMiss).toMatchObject({ question, messageKey: `${channel.id}:SM-surf-1` });
+    // The reply could not be stored: the queue retries the batch, and the turn runs again for the same message.
     const retried = await run(conversationId, 'SM-surf-1', question, true);
     expect(retried.text).toBe('I do not know that one.');
+    // A run lists nothing: only the finish of the reply that goes out does (once per reply).
+    expect((await listed()).filter((listedQuestion) => listedQuestion === question)).toHaveLength(0);
+    await orchestrator.finishTurn(channel, retried, true);
 
     expect((await listed()).filter((listedQuestion) => listedQuestion === question)).toHaveLength(1);
     expect(rig.metrics.value('knowledge_misses_total', { role: 'support' })).toBe(1);
     expect(told).toEqual([{ channel: channel.id, messageKey: `${channel.id}:SM-surf-1` }]);
 
     // The customer's next message, unanswered too, is a miss of its own.
-    await run(conversationId, 'SM-surf-2', 'And kayaks?', false);
+    await orchestrator.finishTurn(channel, await run(conversationId, 'SM-surf-2', 'And kayaks?', false), true);
     expect((await listed()).slice(0, 2)).toEqual(['And kayaks?', question]);
     expect(rig.metrics.value('knowledge_misses_total', { role: 'support' })).toBe(2);
     expect(told.map((miss) => miss.messageKey)).toEqual([`${channel.id}:SM-surf-1`, `${channel.id}:SM-surf-2`]);

@@ -56,7 +56,7 @@ describe('no knowledge at all', () => {
   const turn = async (text: string) => {
     const conversationId = `n-${randomUUID()}`;
     const before = models.calls.length;
-    await orchestrator.runTurn(channel, {
+    const result = await orchestrator.runTurn(channel, {
       conversationId,
       firstTurn: true,
       runId: randomUUID(),
@@ -73,6 +73,8 @@ describe('no knowledge at all', () => {
       signal: new AbortController().signal,
       logger: quiet,
     });
+    // Its reply delivered: the worker's finish (where a miss would be recorded).
+    await orchestrator.finishTurn(channel, result, true);
     return { judge: models.calls[before]!.system, reply: models.replyCalls().at(-1)!.system };
   };
 

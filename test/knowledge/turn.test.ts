@@ -86,7 +86,7 @@ describe('knowledge in the turn', () => {
   const turn = async (text: string, metadata: Record<string, string> = {}): Promise<TurnResult> => {
     const conversationId = `k-${randomUUID()}`;
     const history: ModelMessage[] = [{ role: 'user', content: text }];
-    return orchestrator.runTurn(channel, {
+    const result = await orchestrator.runTurn(channel, {
       conversationId,
       firstTurn: true,
       runId: randomUUID(),
@@ -103,6 +103,9 @@ describe('knowledge in the turn', () => {
       signal: new AbortController().signal,
       logger: quiet,
     });
+    // Its reply delivered: the worker's finish (metering, a knowledge miss).
+    await orchestrator.finishTurn(channel, result, true);
+    return result;
   };
 
   it('puts numbered, quoted sources with titles and URLs in the brief, found through the judge’s terms, in the same two model calls', async () => {

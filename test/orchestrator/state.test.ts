@@ -113,13 +113,16 @@ describe('facts', () => {
     }
   });
 
-  test('everything the orchestrator writes has a TTL', async () => {
+  test('everything the orchestrator writes has a TTL; a turn that asks nothing stores no decision', async () => {
     const fixture = await fixtureWith({ judge: salesJudge(12) });
     const id = conversation();
     const result = await fixture.turn(id, 'Pro plan for 12 people?');
-    for (const key of [stateKeys.facts(id, 'sales'), stateKeys.activeRole(id), stateKeys.decision(id, result.runId)]) {
+    for (const key of [stateKeys.facts(id, 'sales'), stateKeys.activeRole(id)]) {
       expect(await fixture.redis.ttl(key)).toBeGreaterThan(0);
     }
+    // Only a question's answer continues a leg: with none asked, the decision stays in this process.
+    expect(await fixture.redis.exists(stateKeys.decision(id, result.runId))).toBe(0);
+    expect(await fixture.orchestrator.decision(id, result.runId)).toMatchObject({ roleId: 'sales' });
   });
 });
 
@@ -167,6 +170,8 @@ describe('continuations', () => {
     const question = await asking.turn(id, 'help me set my colour');
     expect(question.text).toBe('Which colour? 1. red 2. blue');
     expect(await asking.redis.exists(stateKeys.pending(id))).toBe(1);
+    // The leg left a question: its decision is stored, with a TTL, for the worker the answer comes to.
+    expect(await asking.redis.ttl(stateKeys.decision(id, question.runId))).toBeGreaterThan(0);
 
     const resuming = await fixtureWith({ roles, channel: channelWithTool(), script: askFirst });
     const answer = await resuming.turn(id, '2', { firstTurn: false });

@@ -1,8 +1,10 @@
 /**
- * The decision every leg stores before its model runs — role, tier, facts and the exact tools
+ * The decision every leg makes before its model runs — role, tier, facts and the exact tools
  * offered — so a continuation leg can run on any worker without judging again. This process
- * keeps a bounded copy; Redis holds it for others until it expires, after which a continuation
- * is refused, never judged afresh.
+ * keeps a bounded copy of each (`keep`); a leg that leaves a question for the customer stores
+ * its decision in Redis before the question (`put`), where it stays for other workers until it
+ * expires, after which a continuation is refused, never judged afresh. A leg that asks nothing
+ * writes no decision: only a question's answer continues a leg.
  */
 import type { RedisClient } from '../../redis.js';
 import { z } from 'zod';
@@ -23,6 +25,9 @@ export type StoredDecision = z.infer<typeof StoredDecisionSchema>;
 const LOCAL_COPIES = 1000;
 
 export interface DecisionStore {
+  /** Keeps the decision in this process only (a leg's, before its model runs). */
+  keep(conversationKey: string, decision: StoredDecision): void;
+  /** Keeps it and stores it for every worker (a leg that leaves a question: its answer may come to any). */
   put(conversationKey: string, decision: StoredDecision): Promise<void>;
   /** The stored decision, or undefined when it has expired (or never existed). */
   get(conversationKey: string, runId: string): Promise<StoredDecision | undefined>;
@@ -30,11 +35,17 @@ export interface DecisionStore {
 
 export function createDecisionStore(redis: RedisClient): DecisionStore {
   const local = new Map<string, StoredDecision>();
+  const keep = (key: string, decision: StoredDecision) => {
+    if (local.size >= LOCAL_COPIES) local.delete(local.keys().next().value as string);
+    local.set(key, decision);
+  };
   return {
+    keep(conversationKey, decision) {
+      keep(stateKeys.decision(conversationKey, decision.runId), decision);
+    },
     async put(conversationKey, decision) {
       const key = stateKeys.decision(conversationKey, decision.runId);
-      if (local.size >= LOCAL_COPIES) local.delete(local.keys().next().value as string);
-      local.set(key, decision);
+      keep(key, decision);
       await redis.set(key, JSON.stringify(decision), 'EX', DECISION_TTL_SECONDS);
     },
     async get(conversationKey, runId) {
