@@ -148,10 +148,9 @@ export function createSimulationTools(
 
   const knowledge: TurnKnowledge | undefined = sources.knowledge && {
     hasContent: () => sources.knowledge?.hasContent() === true,
-    async brief(input) {
-      const brief = await sources.knowledge?.brief(input);
-      return brief && { ...brief, recordMiss: async () => undefined };
-    },
+    brief: async (input) => sources.knowledge?.brief(input),
+    // Read-only: a simulated question nothing answers is not listed among the customers' misses.
+    recordMiss: async () => undefined,
   };
 
   return {
