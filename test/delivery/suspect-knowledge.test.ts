@@ -17,15 +17,20 @@ afterEach(async () => {
   harness = undefined;
 });
 
+const ADMIN_TOKEN = 'suspect-knowledge-admin-token-0123456789';
 const SOURCE_LINE = '\n\nSource: How long does delivery take? – https://help.example/shipping';
 
 describe('a customer whose turn ran in a worker that crashed', () => {
   test('is answered from the business knowledge by the suspect child: the FAQ passage reaches the model, the reply ends with its "Source:" line', async () => {
-    const h = await startHarness({ worker: false, env: { TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' } });
+    const h = await startHarness({ worker: false, env: { ADMIN_TOKEN, TURN_LOCK_TTL_MS: '1500', MESSAGE_RETRY_BACKOFF_MS: '200' } });
     harness = h;
-    await h.services.knowledge.service.addFaq([
-      { question: 'How long does delivery take?', answer: 'Standard delivery takes 2 to 3 business days.', url: 'https://help.example/shipping' },
-    ]);
+    const added = await h.http
+      .post('/admin/knowledge/faq')
+      .set({ Authorization: `Bearer ${ADMIN_TOKEN}` })
+      .send({
+        entries: [{ question: 'How long does delivery take?', answer: 'Standard delivery takes 2 to 3 business days.', url: 'https://help.example/shipping' }],
+      });
+    expect(added.status).toBe(201);
     const start = async () => {
       // Every reply takes 3 s (the crash comes while it is written); a message with POISON aborts the process.
       const worker = await startWorkerProcess(h.env, h.queuePrefix, 3_000, { TEST_SCRIPT: 'poison' });
