@@ -92,7 +92,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await tools.start();
   const hook = csat.wrapHooks(takeover.hook)(plugins.find((plugin) => plugin.teamText)?.teamText);
   const turnParts = { channels, orchestrator, transcripts, media: media.intake, takeover: hook, csat, handOver: handoff.giveUpHandOver(HANDOFF_BINDINGS) };
-  const answering = turns.answerWith({ ...turnParts, heldByTeammate: takeover.heldByTeammate });
+  const answering = turns.answerWith({ ...turnParts, heldByTeammate: takeover.heldByTeammate, warmUp: knowledge.ready });
   const app = createApp({
     ...base.app,
     readiness: [...base.readiness, ...tools.readiness],

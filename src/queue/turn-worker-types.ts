@@ -107,6 +107,8 @@ export interface TurnWorkerOptions {
   /** Aborted when the process begins shutting down: no new turn starts after it. */
   shutdown: AbortSignal;
   prefix?: string;
+  /** In a suspect turn's child: what it waits for (bounded) before it takes its batch — the knowledge index. */
+  warmUp?: () => Promise<void>;
 }
 
 export type DrainOutcome =

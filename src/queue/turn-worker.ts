@@ -63,7 +63,7 @@ export function createTurnWorker(options: TurnWorkerOptions): Worker<TurnJob> {
   const context = createTurnContext(options);
   // A suspect turn's child takes no job: it answers the one batch its worker hands it.
   const child = isSuspectChildProcess();
-  if (child) serveSuspectTurn(options.handle, logger);
+  if (child) serveSuspectTurn(options.handle, logger, options.warmUp);
   const worker = new Worker<TurnJob>(TURN_QUEUE_NAME, (job, token) => processTurn(context, job, token), {
     connection: options.connection,
     ...(options.prefix ? { prefix: options.prefix } : {}),

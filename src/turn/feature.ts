@@ -67,6 +67,8 @@ export function createTurnsFeature(
       csat?: { noteTurn(result: TurnResult): void; giveUp(inner: GiveUpHandler): GiveUpHandler };
       /** Hands a message the service gave up on to the team of its conversation's role. */
       handOver?: GiveUpHandOver;
+      /** What a suspect turn's child waits for (bounded) before it takes its batch: this process's knowledge index. */
+      warmUp?: () => Promise<void>;
     }) {
       const { channels, transcripts } = parts;
       const handle = createInboundHandler({
@@ -122,6 +124,7 @@ export function createTurnsFeature(
             retryBackoffMs: config.worker.retryBackoffMs,
             shutdown: infra.shutdown,
             prefix: infra.queuePrefix,
+            warmUp: parts.warmUp,
           });
           workers.push(worker);
           return worker;

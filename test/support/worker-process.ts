@@ -3,6 +3,7 @@
  * the parent through the environment (the same variables the service reads, plus the queue
  * prefix and a model delay); prints `model-called <text>` when the model is asked, so the
  * parent knows when to kill it (or, on SIGTERM, prints `shutdown-start` and shuts down like main.ts).
+ * Given the business's passages, the model cites the first (the reply ends with its "Source:" line).
  */
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/composition-root.js';
@@ -36,6 +37,8 @@ const models = createDeterministicModels((call) => {
   if (actionScript && call.userText.includes('do:reschedule') && call.toolResults.length === 0) {
     return { toolCalls: [{ name: 'order_reschedule_delivery', input: { orderNumber: '5001', date: '2026-12-06' } }] };
   }
+  // Given the business's passages: names the first as its source (the service then ends the reply with its "Source:" line).
+  if (call.system.includes('<source n="1">')) return { text: `[sources: 1]\nSlow answer to: ${call.userText}`, delayMs };
   return { text: `Slow answer to: ${call.userText}`, delayMs };
 });
 
