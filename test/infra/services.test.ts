@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { createConnection } from 'node:net';
-import { startRedis, startRestartableFerretDb } from '../support/services.js';
+import { startRedis } from '../support/services.js';
 
 function tcpConnect(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -83,25 +83,4 @@ describe('test services', () => {
       await first.stop();
     }
   });
-
-  test('a FerretDB whose port another FerretDB holds is its own, so pausing it freezes what its URI reaches', async () => {
-    const first = await startRestartableFerretDb();
-    const second = await startRestartableFerretDb(Number(new URL(first.uri).port));
-    const connection = await mongoose.createConnection(second.uri, { dbName: `infra_pause_${process.pid}`, serverSelectionTimeoutMS: 5_000 }).asPromise();
-    try {
-      expect(second.uri).not.toBe(first.uri);
-      const database = connection.db;
-      if (database === undefined) throw new Error('mongoose connection has no db');
-      second.pause();
-      const answer = database.admin().ping();
-      answer.catch(() => undefined);
-      const outcome = await Promise.race([answer.then(() => 'answered'), new Promise((resolve) => setTimeout(resolve, 1_000, 'frozen'))]);
-      expect(outcome).toBe('frozen');
-    } finally {
-      second.resume();
-      await connection.close(true);
-      await second.stop();
-      await first.stop();
-    }
-  }, 60_000);
 });
