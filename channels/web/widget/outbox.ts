@@ -10,6 +10,8 @@
  * queued behind it turn red ("Not sent", with Retry to try at once) but are still resent by
  * themselves, in order, and turn "Sent" when the service takes them. A definitive refusal (a 4xx)
  * is red at once and not resent by itself; with several refused, one "Send all" sends them again in order.
+ * A message the event stream shows answered before its send's answer arrived is "Sent" (and told
+ * once) then; that later answer only records its id, and a failure in it changes nothing.
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
 import type { SentAttachment } from './sent-attachments.js';
