@@ -64,10 +64,7 @@ describe('the script API', () => {
       await parts.input.press('Enter');
       await waitForText(parts.assistantBubbles.last(), 'Answer to: Do you sell rope?');
       await eventually(async () => ((await page.evaluate('__events')) as string[]).includes('message: Answer to: Do you sell rope?'));
-      // Each once; 'sent' (the message's acceptance) may reach the page after the answer's stream event on a loaded machine.
-      const events = (await page.evaluate('__events')) as string[];
-      expect(events[0]).toBe('unread: 0');
-      expect(events.slice(1).sort()).toEqual(['message: Answer to: Do you sell rope?', 'sent: Do you sell rope?']);
+      expect(await page.evaluate('__events')).toEqual(['unread: 0', 'sent: Do you sell rope?', 'message: Answer to: Do you sell rope?']);
 
       // Off: the message and unread listeners hear nothing more; the sent one still does.
       await page.evaluate(`ShopChat.off('message', __onMessage); ShopChat.off('unread', __onUnread); ShopChat.close()`);
@@ -82,6 +79,64 @@ describe('the script API', () => {
         return (await page.evaluate('ShopChat.state().unread')) === 1;
       });
       expect(await page.evaluate('__events')).toEqual(['unread: 0', 'sent: Do you sell rope?', 'message: Answer to: Do you sell rope?', 'sent: And chain?']);
+      expect(watched.record.pageErrors).toEqual([]);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  /**
+   * The service takes the message, but its answer to the send reaches the page only after the
+   * reply came on the event stream (held here until then; on a loaded machine it just happens).
+   * `late` is what that held answer turns out to be: the service's own, or a failing service's (a 503).
+   */
+  test.each([
+    ['the send answers ok', 'ok'],
+    ['the send answers 503 after all', 'failing'],
+  ] as const)("'sent' comes before the reply's 'message' when the reply outruns the send's answer (%s)", async (_name, late) => {
+    const watched = await chromium.newPage();
+    try {
+      const { page } = watched;
+      await page.goto(`${host.origin}/api`);
+      const parts = await openWidget(page);
+      // A first exchange: the event stream is open before the message that races it.
+      await parts.input.fill('Hello there');
+      await parts.input.press('Enter');
+      await waitForText(parts.assistantBubbles.last(), 'Answer to: Hello there');
+
+      const sends: string[] = [];
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await page.route('**/api/widget/messages', async (route) => {
+        sends.push(JSON.parse(route.request().postData() ?? '{}').text);
+        if (sends.length > 1) return route.continue();
+        // Through to the service (which takes it and answers on the stream), its answer held.
+        const response = await route.fetch();
+        await held;
+        return late === 'ok' ? route.fulfill({ response }) : route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":"unavailable"}' });
+      });
+      await parts.input.fill('Is the shop open today?');
+      await parts.input.press('Enter');
+      await waitForText(parts.assistantBubbles.last(), 'Answer to: Is the shop open today?');
+      const delivery = page.locator('assistant-chat-widget .outgoing').last().locator('.delivery');
+      expect(await delivery.innerText()).toBe('Sent');
+      release();
+
+      // The next message goes out only once the held send is settled: by then a second 'sent' or a resend would have happened.
+      await parts.input.fill('Thanks');
+      await parts.input.press('Enter');
+      await waitForText(parts.assistantBubbles.last(), 'Answer to: Thanks');
+      await eventually(async () => ((await page.evaluate('__events')) as string[]).includes('message: Answer to: Thanks'));
+      expect(((await page.evaluate('__events')) as string[]).filter((event) => !event.startsWith('unread'))).toEqual([
+        'sent: Hello there',
+        'message: Answer to: Hello there',
+        'sent: Is the shop open today?',
+        'message: Answer to: Is the shop open today?',
+        'sent: Thanks',
+        'message: Answer to: Thanks',
+      ]);
+      expect(sends).toEqual(['Is the shop open today?', 'Thanks']);
+      expect(await page.locator('assistant-chat-widget .delivery.waiting, assistant-chat-widget .delivery.failed').count()).toBe(0);
       expect(watched.record.pageErrors).toEqual([]);
     } finally {
       await watched.close();

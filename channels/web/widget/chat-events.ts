@@ -86,7 +86,7 @@ export interface EventHandlerDeps {
   strings: WidgetStrings;
   questions: QuestionButtons;
   setTyping(visible: boolean): void;
-  /** True when the message id is one this tab's outbox sent. */
+  /** True when the message id is one this tab's outbox sent; the stream showing it (or an answer to it) says the service took it. */
   ownMessage(id: string): boolean;
   onReply(text: string): void;
   /** Reads the history again (a reply to a message this tab never saw). */
@@ -112,6 +112,8 @@ export function createEventHandlers(deps: EventHandlerDeps): (event: StreamEvent
         if (!deps.ownMessage(event.id)) list.addVisitor(event.id, event.text, event.at);
         return;
       }
+      // An answer to a message of ours: 'sent' for it first, even if its send has not answered yet.
+      const ours = event.replyTo !== undefined && deps.ownMessage(event.replyTo);
       setTyping(false);
       // A newer message makes any earlier question's buttons stale.
       questions.closeOpen();
@@ -122,7 +124,7 @@ export function createEventHandlers(deps: EventHandlerDeps): (event: StreamEvent
         deps.onReply(text);
       }
       // A reply to a message this tab has never seen: another tab sent it; catch up.
-      if (event.replyTo && !list.has(event.replyTo) && !deps.ownMessage(event.replyTo)) deps.resync();
+      if (event.replyTo && !ours && !list.has(event.replyTo)) deps.resync();
     },
     handoff(event) {
       // No team could take it: the assistant says so in its reply; a status line would mislead.

@@ -145,7 +145,7 @@ function createChatStream(
       strings,
       questions,
       setTyping,
-      ownMessage: (id) => outbox.owns(id),
+      ownMessage: outbox.seen,
       onReply: options.onReply,
       resync: () => void resync(),
     }),

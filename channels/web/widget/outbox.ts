@@ -10,6 +10,8 @@
  * queued behind it turn red ("Not sent", with Retry to try at once) but are still resent by
  * themselves, in order, and turn "Sent" when the service takes them. A definitive refusal (a 4xx)
  * is red at once and not resent by itself; with several refused, one "Send all" sends them again in order.
+ * A message the event stream shows answered before its send's answer arrived is "Sent" (and told
+ * once) then; that later answer only records its id, and a failure in it changes nothing.
  */
 import type { AcceptedMessage, ApiResult } from './api.js';
 import type { SentAttachment } from './sent-attachments.js';
@@ -39,8 +41,11 @@ export interface Outbox {
    * with `progress` under it), first in line behind the messages before it; sent once `files` resolves.
    */
   enqueueUploading(text: string, files: Promise<readonly SentAttachment[]>, progress: HTMLElement): void;
-  /** True when `messageId` is one of ours. */
-  owns(messageId: string): boolean;
+  /**
+   * The event stream showed our message `messageId` or an answer to it: one whose send has not
+   * answered yet (or waits to be resent) is "Sent" now, before that answer is shown. True when it is ours.
+   */
+  seen(messageId: string): boolean;
   /** The text of our message `messageId`, while the outbox holds it. */
   textOf(messageId: string): string | undefined;
   /** Bubbles of messages the given history does not contain yet; forgets the ones it does. */
@@ -185,6 +190,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let resumeTimer: ReturnType<typeof setTimeout> | undefined;
   const wait = createServiceWait(options.onUnreachable, () => void pump());
   const { resume } = wait;
+  const entryOf = (messageId: string) => entries.find((entry) => entry.messageId === messageId || entry.clientMessageId === messageId);
   const setUnreachable = wait.set;
 
   /**
@@ -228,15 +234,24 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }, seconds * 1000);
   };
 
+  /** The service took `entry` (its send answered, or the stream showed it answered first): "Sent", told once. */
+  const taken = (entry: Outgoing): void => {
+    if (entry.state === 'sent') return;
+    setUnreachable(false);
+    entry.state = 'sent';
+    entry.overdue = false;
+    entry.bubble.setState('sent');
+    options.onSent(entry.text);
+  };
+
   const settle = (entry: Outgoing, result: ApiResult<AcceptedMessage>): void => {
+    // Seen taken on the stream already: a late failure changes nothing (a resend would be deduplicated anyway).
+    if (entry.state === 'sent' && !result.ok) return;
     // Any answer but a failing service's means it is reachable again.
     if (!isTransient(result)) setUnreachable(false);
     if (result.ok) {
-      entry.state = 'sent';
-      entry.overdue = false;
       entry.messageId = result.value.messageId;
-      entry.bubble.setState('sent');
-      options.onSent(entry.text);
+      taken(entry);
     } else if (isTransient(result)) {
       waitForService(entry, result.kind === 'status');
     } else if (result.kind === 'status' && result.status === 429) {
@@ -294,8 +309,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
         void pump();
       });
     },
-    owns: (messageId) => entries.some((entry) => entry.messageId === messageId || entry.clientMessageId === messageId),
-    textOf: (messageId) => entries.find((entry) => entry.messageId === messageId || entry.clientMessageId === messageId)?.text,
+    seen(messageId) {
+      const entry = entryOf(messageId);
+      // Its send not answered yet (or answered with a failure): the service took it all the same.
+      if (entry?.state === 'sending' || entry?.state === 'queued') {
+        taken(entry);
+        void pump();
+      }
+      return !!entry;
+    },
+    textOf: (messageId) => entryOf(messageId)?.text,
     unconfirmed(historyIds) {
       // The service names a visitor's message by its clientMessageId: one it took before the
       // answer was lost is confirmed by the history too.
