@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChannelDefinition, ModelCallUsage, RoleDefinition, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition, RoleDefinition, TurnResult } from '../contracts/index.js';
 import type { UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
 import type { FactStore } from './state/fact-store.js';
@@ -22,10 +22,7 @@ export interface FinishDependencies {
 }
 
 /** Stores a turn's model usage (per day, role and channel); a failure is counted and logged. */
-export async function recordUsage(
-  { usage, metrics, logger }: FinishDependencies,
-  turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[] },
-): Promise<void> {
+export async function recordUsage({ usage, metrics, logger }: FinishDependencies, turn: Parameters<UsageRecorder>[0]): Promise<void> {
   await usage?.(turn).catch((error: unknown) => {
     metrics.increment('usage_record_failed_total');
     logger.error('usage-record-failed', { roleId: turn.roleId, error });
@@ -41,10 +38,12 @@ export async function finishTurn(
 ): Promise<void> {
   const { logger, metrics } = dependencies;
   // Metering happens after the reply, outside the orchestrator's state: it costs the turn nothing.
-  if (result.usage?.length && dependencies.usage) {
-    await recordUsage(dependencies, { roleId: result.roleId, channelId: channel.id, calls: result.usage });
+  // A miss rides in the same entry (the reports count it with the usage fold), and is listed
+  // in the knowledge's own log: once per reply, as the metering (neither throws).
+  const missedAt = result.knowledgeMiss ? { missedAt: new Date().toISOString() } : {};
+  if ((result.usage?.length || result.knowledgeMiss) && dependencies.usage) {
+    await recordUsage(dependencies, { roleId: result.roleId, channelId: channel.id, calls: result.usage ?? [], ...missedAt });
   }
-  // A miss with it: once per reply, as the metering (the knowledge's own log; it never throws).
   if (result.knowledgeMiss) await dependencies.knowledge?.recordMiss(result.knowledgeMiss);
   const role = dependencies.byId.get(result.roleId);
   if (!role || !result.postTurn) return;

@@ -46,7 +46,8 @@ export async function metered<T extends { usage: LanguageModelUsage; requests?: 
 }
 
 /** Stores one finished turn's calls (the composition root binds it to the usage store). */
-export type UsageRecorder = (turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[] }) => Promise<void>;
+/** Stores a turn's model calls, and when its knowledge missed (`missedAt`, ISO: counted with them). */
+export type UsageRecorder = (turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[]; missedAt?: string }) => Promise<void>;
 
 export interface TurnMeter {
   readonly calls: ModelCallUsage[];

@@ -3,7 +3,7 @@
  * `createReportsFeature` is the one way in: it returns the `/admin/reports` router and the hooks
  * that keep the roll-ups as things happen — the transcript writer's batches (`recordTranscripts`,
  * after MongoDB acknowledged them), hand-offs as they open (`recordHandoffs` wraps the hand-off
- * store's `open`), each turn's metered model calls (`recordUsage`). A hook never throws: a
+ * store's `open`), each turn's metered model calls and knowledge misses (`recordUsage`). A hook never throws: a
  * roll-up that fails is logged and counted (`reports_rollup_failed_total`), the transcript is
  * written all the same, and `npm run reports -- rebuild` recounts. docs/reports.md says what
  * each figure means.
@@ -80,12 +80,15 @@ export interface ReportsFeature {
   releaseTranscripts(marks: readonly string[]): Promise<void>;
   /** Wraps a hand-off store so that each hand-off it creates, and each end, is counted. */
   recordHandoffs<S extends CountedHandoffStore>(store: S): S;
-  /** Model use as the usage store folded it (every few seconds, not per turn), on its UTC day. Never throws. */
+  /**
+   * Model use as the usage store folded it (every few seconds, not per turn), on its UTC day, and
+   * the questions the business's knowledge had no answer for that the same fold took (each turn's
+   * entry once: counted on its day and channel). Never throws.
+   */
   recordUsage(
     folded: readonly { day: string; channelId: string; roleId?: string; model: string; calls: number; inputTokens: number; outputTokens: number }[],
+    misses?: readonly { channelId: string; at: string }[],
   ): Promise<void>;
-  /** A question the business's knowledge had no answer for (counted today on its channel; the knowledge tells it once per message). Never throws. */
-  recordMiss(miss: { channel: string; messageKey: string }): void;
   /** `npm run reports -- rebuild`. */
   rebuild(): ReturnType<typeof rebuildRollups>;
   /** Starts the periodic flush (worker processes). */
@@ -163,7 +166,7 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
       }
       return Object.assign(Object.create(handoffs) as typeof handoffs, wrapped);
     },
-    async recordUsage(folded) {
+    async recordUsage(folded, misses = []) {
       // Summed per day, channel, role and model (the role's view counts it too).
       const sums = new Map<string, RollupEvent & { kind: 'usage' }>();
       for (const { day, channelId, roleId, model, calls, inputTokens, outputTokens } of folded) {
@@ -175,14 +178,16 @@ export function createReportsFeature(options: ReportsFeatureOptions): ReportsFea
         sum.outputTokens += outputTokens;
         sums.set(key, sum);
       }
-      await count([...sums.values()], 'usage');
-    },
-    // Once per customer message already (the knowledge's own mark, `src/knowledge/misses.ts`): one HINCRBY.
-    recordMiss({ channel }) {
-      void store.add(dayOf(new Date(), zone), channel, 'miss', 1).catch((error: unknown) => {
-        metrics.increment('reports_rollup_failed_total', { what: 'miss' });
-        logger.warn('reports-rollup-failed', { what: 'miss', events: 1, error });
-      });
+      // Misses summed per day and channel: one figure each in the same script.
+      const missed = new Map<string, RollupEvent & { kind: 'miss' }>();
+      for (const { channelId, at } of misses) {
+        const time = new Date(at);
+        const day = dayOf(Number.isNaN(time.getTime()) ? new Date() : time, zone);
+        const sum = missed.get(`${day}|${channelId}`) ?? { id: '', kind: 'miss', day, channel: channelId, count: 0 };
+        sum.count = (sum.count ?? 0) + 1;
+        missed.set(`${day}|${channelId}`, sum);
+      }
+      await count([...sums.values(), ...missed.values()], 'usage');
     },
     rebuild: () => rebuildRollups({ connection, store, channels: channels(), logger, timeZone: zone }),
     start: () => store.start(config.flushIntervalMs ?? DEFAULT_FLUSH_MS),

@@ -11,7 +11,7 @@ import { createRecentBackfill } from './recent-backfill.js';
 import { createRetention, type RetentionOptions } from './retention.js';
 import { createTranscriptStore } from './transcript-store.js';
 import { createTranscriptWriter } from './transcript-writer.js';
-import { createUsageStore, utcDay, type UsageFolded, type UsageStore } from './usage-store.js';
+import { createUsageStore, utcDay, type UsageFolded, type UsageMiss, type UsageStore } from './usage-store.js';
 
 export function createStoreFeature(
   infra: Infrastructure,
@@ -20,7 +20,7 @@ export function createStoreFeature(
   reports?: {
     recordTranscripts(records: readonly TranscriptRecord[], marks?: readonly string[]): Promise<void>;
     releaseTranscripts(marks: readonly string[]): Promise<void>;
-    recordUsage(folded: readonly UsageFolded[]): Promise<void>;
+    recordUsage(folded: readonly UsageFolded[], misses?: readonly UsageMiss[]): Promise<void>;
   },
 ) {
   const { redis, mongo, mongoLink, logger, metrics } = infra;
@@ -52,8 +52,8 @@ export function createStoreFeature(
     database: mongoLink.databaseName,
     logger,
   });
-  // The reports count model use from what each usage flush folded (every few seconds), not per turn.
-  const onFold = reports ? { onFold: (folded: readonly UsageFolded[]) => reports.recordUsage(folded) } : {};
+  // The reports count model use and knowledge misses from what each usage flush folded (every few seconds), not per turn.
+  const onFold = reports ? { onFold: (folded: readonly UsageFolded[], misses: readonly UsageMiss[]) => reports.recordUsage(folded, misses) } : {};
   const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger, ...onFold });
   let retention: ReturnType<typeof createRetention> | undefined;
 

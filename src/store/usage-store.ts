@@ -10,7 +10,9 @@
  * restart, two workers — harmless: MongoDB never counts twice and never goes back. The day's
  * totals stay in Redis until the day after next (they must: a later total is written whole).
  * Redis is expected to persist (AOF); a Redis that loses them undercounts, never overcounts.
- * The admin API reads a range of days; an optional price table turns tokens into cost.
+ * The admin API reads a range of days; an optional price table turns tokens into cost. A turn
+ * whose knowledge had no answer carries the miss in its entry: the fold hands it to the reports
+ * (`onFold`), counted once with the entry, no Redis command of its own.
  */
 import type { RedisClient } from '../redis.js';
 import { Schema, type Connection, type Model } from 'mongoose';
@@ -40,6 +42,8 @@ interface UsageEntry {
   roleId: string;
   channelId: string;
   calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[];
+  /** When the turn's knowledge had no answer (ISO time): the miss is counted with the fold, not on its own. */
+  missedAt?: string;
 }
 
 interface UsageTotals {
@@ -65,7 +69,7 @@ interface UsageSummary {
 }
 
 export interface UsageStore {
-  /** Adds one turn's model calls to its day, role and channel (one Redis command). */
+  /** Adds one turn's model calls (and its knowledge miss) to its day, role and channel (one Redis command). */
   record(entry: UsageEntry): Promise<void>;
   /** Folds what turns recorded into the day's totals and writes the totals to MongoDB. */
   flush(): Promise<void>;
@@ -88,27 +92,35 @@ export interface UsageFolded {
   outputTokens: number;
 }
 
+/** A knowledge miss a fold took, as its turn's entry carried it. */
+export interface UsageMiss {
+  channelId: string;
+  /** ISO time of the miss. */
+  at: string;
+}
+
 interface UsageStoreOptions {
   flushIntervalMs: number;
   logger: Logger;
-  /** Told what each flush folded (the reports' roll-ups count model use from it, not per turn); never throws. */
-  onFold?: (folded: readonly UsageFolded[]) => Promise<void>;
+  /** Told what each flush folded (the reports' roll-ups count model use and knowledge misses from it, not per turn); never throws. */
+  onFold?: (folded: readonly UsageFolded[], misses: readonly UsageMiss[]) => Promise<void>;
 }
 
 /** Entries folded per script call: bounds how long Redis is busy with one. */
 const FOLD_BATCH = 100;
 
 /**
- * KEYS[1] the list of turn entries (JSON `{d, r, c, m: [[model, in, out], …]}`), KEYS[2] the hash
+ * KEYS[1] the list of turn entries (JSON `{d, r, c, m: [[model, in, out], …], k?}`), KEYS[2] the hash
  * of totals (`day|role|channel|model|calls|in|out` → count). Folds up to ARGV[1] entries and
  * removes them in the same step; an entry that is not what a turn writes is dropped. The batch is
  * summed in the script first, so a batch costs one HINCRBY per distinct total (a handful), not
  * three per model call (600 per batch, which held Redis for milliseconds). Returns the number of
- * entries folded, then each total's field and what it added.
+ * entries folded, then each total's field and what it added, then `miss|<time>|<channel>`, 1 for
+ * each entry's knowledge miss (`k`: taken with its entry, so counted once, like the model use).
  */
 const foldScript = luaScript(`
 local entries = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-local sums, order = {}, {}
+local sums, order, misses = {}, {}, {}
 local function add(field, amount)
   if sums[field] == nil then
     sums[field] = 0
@@ -118,6 +130,7 @@ local function add(field, amount)
 end
 for _, raw in ipairs(entries) do
   local ok, entry = pcall(cjson.decode, raw)
+  if ok and type(entry) == 'table' and type(entry.k) == 'string' then misses[#misses + 1] = 'miss|' .. entry.k .. '|' .. tostring(entry.c) end
   if ok and type(entry) == 'table' and type(entry.m) == 'table' then
     for _, call in ipairs(entry.m) do
       if type(call) == 'table' then
@@ -135,14 +148,24 @@ for _, field in ipairs(order) do
   added[#added + 1] = field
   added[#added + 1] = sums[field]
 end
+for _, miss in ipairs(misses) do
+  added[#added + 1] = miss
+  added[#added + 1] = 1
+end
 redis.call('LTRIM', KEYS[1], #entries, -1)
 return added`);
 
-/** A fold's additions (`day|role|channel|model|calls|in|out` → n) by day, role, channel and model. */
-function foldedOf(pairs: readonly (string | number)[]): UsageFolded[] {
+/** A fold's additions (`day|role|channel|model|calls|in|out` → n) by day, role, channel and model, and its misses. */
+function foldedOf(pairs: readonly (string | number)[]): { folded: UsageFolded[]; misses: UsageMiss[] } {
   const folded = new Map<string, UsageFolded>();
+  const misses: UsageMiss[] = [];
   for (let index = 0; index + 1 < pairs.length; index += 2) {
     const field = String(pairs[index]);
+    if (field.startsWith('miss|')) {
+      const [, at = '', ...channel] = field.split('|');
+      misses.push({ at, channelId: channel.join('|') });
+      continue;
+    }
     const cut = field.lastIndexOf('|');
     const id = field.slice(0, cut);
     const [day = '', roleId = '', channelId = '', ...model] = id.split('|');
@@ -154,7 +177,7 @@ function foldedOf(pairs: readonly (string | number)[]): UsageFolded[] {
     else if (kind === 'out') entry.outputTokens += amount;
     folded.set(id, entry);
   }
-  return [...folded.values()];
+  return { folded: [...folded.values()], misses };
 }
 
 const DAY_MS = 86_400_000;
@@ -185,7 +208,10 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
   const flushOnce = async () => {
     for (;;) {
       const [count, ...pairs] = (await foldScript(redis, [pendingKey, totalsKey], [FOLD_BATCH])) as (string | number)[];
-      if (pairs.length > 0) await options.onFold?.(foldedOf(pairs));
+      if (pairs.length > 0) {
+        const { folded, misses } = foldedOf(pairs);
+        await options.onFold?.(folded, misses);
+      }
       if (Number(count) !== FOLD_BATCH) break;
     }
     const fields = await redis.hgetall(totalsKey);
@@ -224,8 +250,9 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
     async record(entry) {
       // A call's requests of the model (a tool call and its follow-up are two); one unless said.
       const calls = entry.calls.map((call) => [call.model, call.inputTokens, call.outputTokens, call.requests ?? 1]);
-      if (calls.length === 0) return;
-      await redis.rpush(pendingKey, JSON.stringify({ d: entry.day, r: entry.roleId, c: entry.channelId, m: calls }));
+      if (calls.length === 0 && !entry.missedAt) return;
+      const miss = entry.missedAt ? { k: entry.missedAt } : {};
+      await redis.rpush(pendingKey, JSON.stringify({ d: entry.day, r: entry.roleId, c: entry.channelId, m: calls, ...miss }));
     },
 
     flush,

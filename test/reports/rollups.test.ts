@@ -208,8 +208,16 @@ describe('roll-ups', () => {
 
   test("a question the knowledge had no answer for counts on today's roll-up and in the summary", async () => {
     const day = new Date().toISOString().slice(0, 10);
-    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-1' });
-    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-2' });
+    // A miss rides in its turn's usage entry (a turn with no model call too) and counts with the fold.
+    const { mongo, redis, logger } = harness.services;
+    const usage = createUsageStore(mongo, redis, { flushIntervalMs: 60_000, logger, onFold: reports.recordUsage });
+    const missed = (calls: { model: string; inputTokens: number; outputTokens: number }[]) =>
+      usage.record({ day, roleId: 'support', channelId: 'whatsapp', calls, missedAt: new Date().toISOString() });
+    await missed([]);
+    await missed([{ model: 'model-m', inputTokens: 0, outputTokens: 0 }]);
+    await usage.flush();
+    // A flush with nothing new to fold counts nothing again.
+    await usage.flush();
     await eventually(async () => {
       await reports.store.flush();
       const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|whatsapp` as never });
@@ -219,7 +227,8 @@ describe('roll-ups', () => {
     expect(figures.totals.knowledgeMisses).toBe(2);
     expect(figures.days[0].knowledgeMisses).toBe(2);
     // They are in no collection a rebuild reads: it carries the count over rather than zero it.
-    reports.recordMiss({ channel: 'whatsapp', messageKey: 'whatsapp:SM-miss-3' });
+    await missed([]);
+    await usage.flush();
     await eventually(async () => {
       await reports.store.flush();
       const document = await harness.services.mongo.collection(ROLLUP_COLLECTION).findOne({ _id: `${day}|whatsapp` as never });
@@ -228,6 +237,7 @@ describe('roll-ups', () => {
     await reports.rebuild();
     expect((await summary(`from=${day}&to=${day}&channel=whatsapp`)).totals.knowledgeMisses).toBe(3);
     await harness.services.mongo.collection(ROLLUP_COLLECTION).deleteOne({ _id: `${day}|whatsapp` as never });
+    await harness.services.mongo.collection('model_usage').deleteMany({ _id: { $in: [`${day}|support|whatsapp|model-m`] } as never });
   });
 
   test("turns' metered model calls count on today's roll-up, from the usage store's fold", async () => {

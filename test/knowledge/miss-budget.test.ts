@@ -1,0 +1,77 @@
+/**
+ * What a knowledge miss costs the reports in Redis, counted on Redis's MONITOR for this suite's
+ * own roll-up keys (other suites share the server): the miss rides in its turn's usage entry and
+ * is counted with the usage fold, one figure per day and channel a fold — not one HINCRBY per
+ * miss. The reports' count and the misses list stay exact: three misses, three listed, three counted.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import { schemaDefault, type ScriptedCall, type ScriptedReply } from '../support/deterministic-model.js';
+import { eventually, startHarness, type Harness } from '../support/harness.js';
+import { openMonitor } from '../support/orchestrator-fixture.js';
+
+const ADMIN_TOKEN = 'miss-budget-admin-token-0123456789abcdef';
+const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+const CUSTOMER = 'whatsapp:+447700916101';
+
+/** Every turn needs the business's knowledge, and finds nothing about gold bars. */
+function judge(call: ScriptedCall): ScriptedReply {
+  const json = schemaDefault(call.schema) as Record<string, unknown>;
+  json.route = 'support';
+  json.inScope = true;
+  if ('knowledge' in json) json.knowledge = { needed: true, terms: 'gold bars' };
+  return { text: JSON.stringify(json) };
+}
+
+let harness: Harness;
+let monitor: Redis | undefined;
+beforeAll(async () => {
+  // Folds only when asked (the usage report flushes first), so the count below is one fold's.
+  harness = await startHarness({ env: { ADMIN_TOKEN, USAGE_FLUSH_INTERVAL_MS: '3600000' } });
+  harness.models.setJudge(judge);
+  const added = await harness.http
+    .post('/admin/knowledge/faq')
+    .set(admin)
+    .send({ entries: [{ question: 'How long does delivery take?', answer: 'Standard delivery takes 2 to 3 business days.' }] });
+  expect(added.status).toBe(201);
+  await eventually(async () => {
+    const overview = await harness.http.get('/admin/knowledge').set(admin);
+    return (overview.body as { index: { chunks: number } }).index.chunks >= 1 || undefined;
+  });
+}, 30_000);
+afterAll(async () => {
+  monitor?.disconnect();
+  await harness?.close();
+});
+
+describe('a knowledge miss in Redis', () => {
+  test('three misses: listed three times, counted three in the reports by one figure of one fold, no HINCRBY per miss', async () => {
+    const database = new URL(harness.env.MONGODB_URI!).pathname.slice(1);
+    monitor = await openMonitor(process.env.TEST_REDIS_URL!);
+    const counted: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const [name = '', ...rest] = args;
+      if (rest[0]?.includes(`{reports:${database}}`) && rest.some((arg) => arg.endsWith('|miss'))) counted.push([name.toLowerCase(), ...rest.slice(1)]);
+    });
+    const bodies = ['Do you sell gold bars?', 'Gold bars by the kilo?', 'And silver?'];
+    for (const [index, body] of bodies.entries()) {
+      await harness.sendWhatsapp({ from: CUSTOMER, body });
+      await eventually(() => harness.twilio.messages.filter((message) => message.to === CUSTOMER).length > index || undefined);
+    }
+    const listed = async () => {
+      const response = await harness.http.get('/admin/knowledge/misses').set(admin);
+      return (response.body as { misses: { question: string }[] }).misses.filter((miss) => bodies.includes(miss.question));
+    };
+    await eventually(async () => ((await listed()).length === 3 ? true : undefined));
+    // The usage report folds what turns recorded: the misses with their model use.
+    expect((await harness.http.get('/admin/usage').set(admin)).status).toBe(200);
+    const day = new Date().toISOString().slice(0, 10);
+    // The report flushes its roll-up first.
+    const report = await harness.http.get(`/admin/reports/summary?from=${day}&to=${day}&channel=whatsapp`).set(admin);
+    expect(report.status).toBe(200);
+    expect((report.body as { totals: { knowledgeMisses: number } }).totals.knowledgeMisses).toBe(3);
+    // One figure for the three (the fold's script adds 3 at once), none per miss.
+    expect(counted.filter(([name]) => name === 'hincrby').map(([, field, amount]) => [field, amount])).toEqual([[`${day}|whatsapp|miss`, '3']]);
+    expect((await listed()).length).toBe(3);
+  }, 60_000);
+});
