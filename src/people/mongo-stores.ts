@@ -62,8 +62,8 @@ export async function footprintOf(connection: Connection, keys: readonly string[
  */
 export function valuesOf(footprint: MongoFootprint, visitorPrefixes: readonly string[]): string[] {
   const inbound = footprint.messageIds.flatMap((id) => {
-    const match = /^(?:in|out):([^:]+):(.+?)(?:#\d+)?$/.exec(id);
-    return match ? [`${match[1]}:${match[2]}`, match[2]!] : [];
+    const [, channel, messageId] = /^(?:in|out):([^:]+):(.+?)(?:#\d+)?$/.exec(id) ?? [];
+    return channel !== undefined && messageId !== undefined ? [`${channel}:${messageId}`, messageId] : [];
   });
   return [
     ...new Set([

@@ -118,10 +118,10 @@ async function trimStream(redis: RedisClient, key: string, cutoff: Date): Promis
 export async function purgeRedisByAge(connection: Connection, redis: RedisClient, queuePrefix: string, cutoff: Date): Promise<Record<string, number>> {
   const counts = { recentHistory: 0, widgetEvents: 0, widgetDetails: 0, queueEvents: 0 };
   for await (const key of allKeys(redis)) {
-    const conversation = CONVERSATION.exec(key);
-    if (conversation) {
+    const conversationKey = CONVERSATION.exec(key)?.[1];
+    if (conversationKey !== undefined) {
       // Every entry of a history was written after its hash was created (a rebuilt one: after its conversation was).
-      const hot = await readHot(redis, key, conversation[1]!);
+      const hot = await readHot(redis, key, conversationKey);
       if (hot && hot.createdAt < cutoff.getTime()) counts.recentHistory += await trimConversation(connection, redis, hot, cutoff);
     } else if (EVENTS.test(key)) counts.widgetEvents += await trimStream(redis, key, cutoff);
     else if (key.startsWith(`${queuePrefix}:`) && key.endsWith(':events')) counts.queueEvents += await trimStream(redis, key, cutoff);

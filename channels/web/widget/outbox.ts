@@ -144,6 +144,29 @@ function requeueRefused(entries: readonly Outgoing[]): Outgoing[] {
  * Whether the head message waits for the service (nothing else is sent until `resume()` or its
  * timer, with backoff), and telling the chat when that means the service does not answer.
  */
+/** A 429's wait: nothing is sent until it ends, then `onEnd` sends again. */
+function createSendPause(onPaused: (seconds: number | undefined) => void, onEnd: () => void) {
+  let until = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return {
+    active: () => Date.now() < until,
+    start(seconds: number) {
+      until = Date.now() + seconds * 1000;
+      onPaused(seconds);
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        onPaused(undefined);
+        onEnd();
+      }, seconds * 1000);
+    },
+    clear() {
+      until = 0;
+      clearTimeout(timer);
+      onPaused(undefined);
+    },
+  };
+}
+
 function createServiceWait(onUnreachable: (unreachable: boolean) => void, pump: () => void) {
   let unreachable = false;
   let reported = false;
@@ -186,8 +209,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const { strings } = options;
   let entries: Outgoing[] = [];
   let sending = false;
-  let pausedUntil = 0;
-  let resumeTimer: ReturnType<typeof setTimeout> | undefined;
+  const paused = createSendPause(options.onPaused, () => void pump());
   const wait = createServiceWait(options.onUnreachable, () => void pump());
   const { resume } = wait;
   const entryOf = (messageId: string) => entries.find((entry) => entry.messageId === messageId || entry.clientMessageId === messageId);
@@ -224,16 +246,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     });
   };
 
-  const pause = (seconds: number): void => {
-    pausedUntil = Date.now() + seconds * 1000;
-    options.onPaused(seconds);
-    clearTimeout(resumeTimer);
-    resumeTimer = setTimeout(() => {
-      options.onPaused(undefined);
-      void pump();
-    }, seconds * 1000);
-  };
-
   /** The service took `entry` (its send answered, or the stream showed it answered first): "Sent", told once. */
   const taken = (entry: Outgoing): void => {
     if (entry.state === 'sent') return;
@@ -256,7 +268,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       waitForService(entry, result.kind === 'status');
     } else if (result.kind === 'status' && result.status === 429) {
       entry.state = 'queued';
-      pause(Math.ceil(result.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS));
+      paused.start(Math.ceil(result.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS));
     } else if (result.kind === 'status' && result.status === 413) {
       entries = entries.filter((other) => other !== entry);
       entry.bubble.element.remove();
@@ -268,7 +280,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const pump = async (): Promise<void> => {
     // While waiting for the service, only resume() (or its timer) sends, so order is kept.
-    if (sending || Date.now() < pausedUntil || wait.resendPending()) return;
+    if (sending || paused.active() || wait.resendPending()) return;
     const entry = entries.find((candidate) => candidate.state === 'queued' || candidate.state === 'held');
     if (entry?.state === 'held') return;
     if (!entry) {
@@ -327,9 +339,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
     clear() {
       entries = [];
-      pausedUntil = 0;
-      clearTimeout(resumeTimer);
-      options.onPaused(undefined);
+      paused.clear();
       setUnreachable(false);
     },
     resume,

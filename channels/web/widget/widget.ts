@@ -358,15 +358,16 @@ export function mountWidget(options: MountOptions): MountedWidget {
       const loaded = await words;
       if (started) return;
       started = true;
-      if (!panels.shown()) {
+      let shown = panels.shown();
+      if (!shown) {
         catalogue = loaded;
         strings = stringsFrom(loaded);
         speak();
         launcher.setStrings(strings);
-        buildPanel(part, site);
-      } else panels.shown()!.panel.setSite(site);
+        shown = buildPanel(part, site);
+      } else shown.panel.setSite(site);
       note.hidden = true;
-      const chat = panels.shown()!.start({
+      const chat = shown.start({
         ...options,
         session,
         language,
