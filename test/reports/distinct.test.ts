@@ -6,12 +6,9 @@
  * the counts gives the same figures; a range older than they are kept has none.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import express from 'express';
-import request from 'supertest';
-import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
-import type { TranscriptRecord } from '../../src/store/outbox.js';
-import { createTranscriptWriter } from '../../src/store/transcript-writer.js';
+import type { ReportsFeature } from '../../src/reports/index.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { reportsOn, type ReportRig, transcriptMessage } from './report-rig.js';
 
 const TOKEN = 'reports-distinct-token-0123456789abcdef';
 // A Monday, the Tuesday after, and the next Monday.
@@ -25,20 +22,7 @@ const B = 'whatsapp:+447700900602';
 const C = 'web:harbour:visitor-c:chat-1';
 const D = 'web:harbour:visitor-d:chat-1';
 
-const message = (id: string, conversationId: string, direction: 'inbound' | 'outbound', createdAt: string, roleId?: string): TranscriptRecord => ({
-  kind: 'message',
-  message: {
-    _id: id,
-    conversationId,
-    channel: conversationId.split(':')[0] ?? 'whatsapp',
-    direction,
-    text: `text of ${id}`,
-    status: direction === 'inbound' ? 'received' : 'pending',
-    ...(roleId ? { roleId } : {}),
-    createdAt,
-    updatedAt: createdAt,
-  },
-});
+const message = transcriptMessage;
 
 const handoff = {
   _id: 'ho_distinct_b',
@@ -52,23 +36,14 @@ const handoff = {
 
 let harness: Harness;
 let reports: ReportsFeature;
-let http: ReturnType<typeof request>;
+let http: ReportRig['http'];
 
 beforeAll(async () => {
   harness = await startHarness({ worker: false });
-  const { mongo, redis, logger, metrics, outbox } = harness.services;
-  reports = createReportsFeature({
-    connection: mongo,
-    redis,
-    logger,
-    metrics,
-    config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
-    today: () => '2026-11-20',
-  });
-  const app = express();
-  app.use(reports.router);
-  http = request(app);
-  const writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 10, logger, metrics, rollup: reports.recordTranscripts });
+  const { mongo } = harness.services;
+  const rig = reportsOn(harness, TOKEN);
+  ({ reports, http } = rig);
+  const { writer } = rig;
   await writer.apply([
     message('in:whatsapp:DA1', A, 'inbound', at(MON, 0)),
     message('out:whatsapp:DA1#0', A, 'outbound', at(MON, 1), 'sales'),

@@ -6,15 +6,9 @@
  * rebuild from MongoDB gives the same documents.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import express from 'express';
-import request from 'supertest';
-import { createCsatStore } from '../../src/csat/csat-store.js';
-import { createReportsFeature, type ReportsFeature } from '../../src/reports/index.js';
-import { createSatisfaction } from '../../src/reports/satisfaction.js';
-import { ROLLUP_COLLECTION } from '../../src/reports/rollup-store.js';
-import type { TranscriptRecord } from '../../src/store/outbox.js';
-import { createTranscriptWriter } from '../../src/store/transcript-writer.js';
+import type { ReportsFeature } from '../../src/reports/index.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { reportsOn, type ReportRig, transcriptMessage, rated as ratedQuestion, rollupDocuments } from './report-rig.js';
 
 const TOKEN = 'reports-site-token-0123456789abcdef';
 const DAY = '2026-11-05';
@@ -25,67 +19,26 @@ const H2 = 'web:harbour:visitor-2:chat-1';
 const Q1 = 'web:quay:visitor-3:chat-1';
 const W1 = 'whatsapp:+447700900801';
 
-const message = (id: string, conversationId: string, direction: 'inbound' | 'outbound', minute: number, roleId?: string): TranscriptRecord => ({
-  kind: 'message',
-  message: {
-    _id: id,
-    conversationId,
-    channel: conversationId.split(':')[0] ?? 'web',
-    direction,
-    text: `text of ${id}`,
-    status: direction === 'inbound' ? 'received' : 'pending',
-    ...(roleId ? { roleId } : {}),
-    createdAt: at(minute),
-    updatedAt: at(minute),
-  },
-});
+const message = (id: string, conversationId: string, direction: 'inbound' | 'outbound', minute: number, roleId?: string) =>
+  transcriptMessage(id, conversationId, direction, at(minute), roleId);
 const handoff = { _id: 'ho_site_h2', conversationId: H2, channel: 'web', team: 'support', roleId: 'support', status: 'taken', createdAt: new Date(at(3)) };
 
 /** A satisfaction question asked in a conversation after a role's turn, rated (the next day: its messages leave the day's figures alone). */
-async function rated(conversation: string, roleId: string, score: number, minute: number) {
-  const askedAt = Date.parse(at(minute));
-  const pending = {
-    id: `${conversation}|${askedAt}`,
-    stage: 'score' as const,
-    until: askedAt + 86_400_000,
-    language: 'en',
-    askedAt,
-    channel: conversation.split(':')[0] ?? 'web',
-    roleId,
-    withPerson: false,
-    trigger: 'quiet' as const,
-  };
-  const store = createCsatStore(harness.services.mongo);
-  await store.asked(conversation, pending);
-  await store.answered(conversation, { ...pending, score, answeredVia: 'tap' as const, answeredAt: askedAt + 60_000 });
-}
+const rated = (conversation: string, roleId: string, score: number, minute: number) => ratedQuestion(harness, conversation, roleId, score, at(minute));
 
 let harness: Harness;
 let reports: ReportsFeature;
-let http: ReturnType<typeof request>;
+let http: ReportRig['http'];
 const bearer = { Authorization: `Bearer ${TOKEN}` };
 
-const documents = async () =>
-  (await harness.services.mongo.collection(ROLLUP_COLLECTION).find({}).toArray())
-    .map(({ _id, counts }) => ({ _id, counts }))
-    .sort((a, b) => String(a._id).localeCompare(String(b._id)));
+const documents = () => rollupDocuments(harness);
 
 beforeAll(async () => {
   harness = await startHarness({ worker: false });
-  const { mongo, redis, logger, metrics, outbox } = harness.services;
-  reports = createReportsFeature({
-    connection: mongo,
-    redis,
-    logger,
-    metrics,
-    config: { adminToken: TOKEN, publicBaseUrl: 'http://127.0.0.1', channels: ['whatsapp', 'web'], prices: undefined },
-    csat: createSatisfaction(mongo, (conversationId) => `https://shop.example.test/transcripts/${encodeURIComponent(conversationId)}`),
-    today: () => '2026-11-20',
-  });
-  const app = express();
-  app.use(reports.router);
-  http = request(app);
-  const writer = createTranscriptWriter({ connection: mongo, outbox, batchSize: 10, logger, metrics, rollup: reports.recordTranscripts });
+  const { mongo } = harness.services;
+  const rig = reportsOn(harness, TOKEN, { satisfaction: true });
+  ({ reports, http } = rig);
+  const { writer } = rig;
   await writer.apply([
     message('in:web:SH1', H1, 'inbound', 0),
     message('out:web:SH1#0', H1, 'outbound', 1, 'sales'),
