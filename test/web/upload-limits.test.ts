@@ -184,7 +184,8 @@ describe(`an upload no message named within UPLOAD_UNCLAIMED_TTL_MINUTES (${UNCL
       30_000,
     );
     expect(await harness.services.media.info(sent.id as string)).toMatchObject({ id: sent.id, conversationId: visitor.conversationId });
-    expect(harness.logs).toContainEqual(expect.objectContaining({ event: 'uploads-unclaimed-deleted' }));
+    // The sweep logs once it is through (the removal it waits for may be seen first).
+    await eventually(() => harness.logs.find((line) => line.event === 'uploads-unclaimed-deleted'), 10_000);
     // Naming it now is naming nothing.
     const late = await post(visitor.token, { text: 'the other one', attachments: [forgotten.id] });
     expect(late.status).toBe(400);
