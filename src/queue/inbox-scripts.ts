@@ -10,11 +10,11 @@ import { luaScript } from '../redis.js';
 // notice channel ('' for none), conversation key. Returns 0 a duplicate, 1 appended (the caller
 // adds a job: marked queued), 2 appended while the conversation's lock is held (its holder is told
 // on the notice channel, with the inbox's new length), 3 appended while a job added for it has not
-// yet tried the lock.
+// yet tried the lock. The inbox's TTL is set only by the message that creates it (see INBOX_TTL_SECONDS).
 export const acceptScript = luaScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
   local length = redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('EXPIRE', KEYS[2], ARGV[3])
+  if length == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
   if redis.call('EXISTS', KEYS[3]) == 1 then
     if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], 'grew|' .. length .. '|' .. ARGV[6]) end
     return 2

@@ -41,5 +41,13 @@ export const DEDUPE_TTL_SECONDS = 48 * 60 * 60;
  * re-adds its job).
  */
 export const QUEUED_TTL_MS = 30_000;
-/** An inbox no worker touched for this long is dropped (its conversation went silent). */
+/**
+ * An inbox's lifetime from the message that created it (found it empty), not renewed by the
+ * messages appended behind that one: an acknowledgement that empties the inbox deletes it, so the
+ * next message starts a new one with a new TTL; a takeover's end, which rewrites the inbox, sets it
+ * again. An inbox is dropped with messages still in it only if it stayed non-empty this long
+ * without a takeover ending in it: no worker drained its conversation for 7 days (the fleet down
+ * that long), or its messages kept arriving before the batch ahead of them was answered, without
+ * a break, for 7 days.
+ */
 export const INBOX_TTL_SECONDS = 7 * 24 * 60 * 60;

@@ -3,11 +3,20 @@
  * here after the MongoDB transition won — MongoDB stays the record), when its customer last
  * wrote (WhatsApp's 24-hour window: a field of the conversation's transcript hash, stamped where
  * its history is written), which conversation a teammate's number holds, and a pub/sub channel
- * of the conversation's new messages. A customer message costs one round trip (read the
- * takeover and whether a live page watches); it never reads MongoDB to learn a conversation is
- * taken. Nobody watching (nearly always), the message and its reply are published to nobody:
- * not at all (a page opened meanwhile reads them back from the stored transcript).
+ * of the conversation's new messages. A customer batch costs one command (HGETALL of the
+ * takeover hash, whose `watchedUntil` field says until when a live page watches); it never reads
+ * MongoDB to learn a conversation is taken. Nobody watching (nearly always), the message and its
+ * reply are published to nobody: not at all (a page opened meanwhile reads them back from the
+ * stored transcript, and an open page reads it again every 15 s).
  * Keys of one conversation share its `{conversationKey}` hash tag; a teammate's key is their own.
+ *
+ * The watched mark lives in the takeover hash, so the transitions that rewrite or delete the
+ * mirror keep it: setting a takeover carries it over, clearing one leaves it alone in the hash
+ * for at most WATCHED_TTL_SECONDS. A hash holding only the mark (no takeover) expires with it.
+ * The previous release kept the mark in a key of its own (`takeoverKeys.watched`): a page still
+ * sets that key too, so a worker of that release, during a deploy, publishes to pages of this one.
+ * This release does not read it: a page open on a web process of the previous release, while
+ * workers of this one answer, shows their messages at its next 15-second re-read of the transcript.
  *
  * A takeover that ended (handed back or closed) stays mirrored, marked `endedAt`, until the worker
  * reaches its end entry in the inbox: customer messages queued ahead of that entry came while the
@@ -30,12 +39,17 @@ export const takeoverKeys = {
   holding: (teammateId: string) => `${KEY_PREFIX}:holding:{${teammateId}}`,
   /** Every conversation a teammate holds, as a set of `<conversation>|<hand-off>`. */
   holdings: (teammateId: string) => `${KEY_PREFIX}:holdings:{${teammateId}}`,
-  /** Set while a live page subscribes to the conversation's events (refreshed before it expires). */
+  /**
+   * The previous release's watched mark (set while a live page subscribes, refreshed before it
+   * expires): still set beside the takeover hash's `watchedUntil`, for that release's workers during a deploy; never read.
+   */
   watched: (conversationKey: string) => `${KEY_PREFIX}:takeover-watched:{${conversationKey}}`,
 };
 
 /** How long a live page's subscription counts as watching without a refresh. */
 export const WATCHED_TTL_SECONDS = 60;
+/** The takeover hash's field saying until when (ms since the epoch) a live page watches the conversation. */
+const WATCHED_FIELD = 'watchedUntil';
 /** Conversations whose last known watched state a process remembers (the oldest forgotten first). */
 const WATCHED_MEMORY = 10_000;
 
@@ -97,10 +111,33 @@ function parse(raw: Record<string, string> | null | undefined): TakeoverState | 
   return parsed.success ? parsed.data : undefined;
 }
 
-// KEYS: takeover. ARGV: hand-off id. Deletes the mirror only if it is still that hand-off's.
+// KEYS: takeover. ARGV: hand-off id, watched ttl (s). Deletes the mirror only if it is still that
+// hand-off's; a live page's watched mark stays, alone in the hash, for at most the mark's lifetime.
 const clearTakeoverScript = luaScript(`
-if redis.call('HGET', KEYS[1], 'handoffId') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
+if redis.call('HGET', KEYS[1], 'handoffId') ~= ARGV[1] then return 0 end
+local watched = redis.call('HGET', KEYS[1], '${WATCHED_FIELD}')
+redis.call('DEL', KEYS[1])
+if watched then
+  redis.call('HSET', KEYS[1], '${WATCHED_FIELD}', watched)
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+end
+return 1`);
+
+// KEYS: takeover. ARGV: ttl (s), then the state's fields and values. Replaces the mirror, keeping a live page's watched mark.
+const setTakeoverScript = luaScript(`
+local watched = redis.call('HGET', KEYS[1], '${WATCHED_FIELD}')
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if watched then redis.call('HSET', KEYS[1], '${WATCHED_FIELD}', watched) end
+return redis.call('EXPIRE', KEYS[1], ARGV[1])`);
+
+// KEYS: takeover, the previous release's watched key. ARGV: watched until (ms), ttl (s). Marks the
+// conversation watched; a hash with no takeover in it lives as long as the mark (a takeover's keeps its own TTL).
+const watchScript = luaScript(`
+redis.call('HSET', KEYS[1], '${WATCHED_FIELD}', ARGV[1])
+if redis.call('HEXISTS', KEYS[1], 'handoffId') == 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[2])
+return 1`);
 
 // KEYS: takeover. ARGV: hand-off id, time, ttl (s). Marks the mirror ended only if it is still that hand-off's.
 const endTakeoverScript = luaScript(`
@@ -114,24 +151,22 @@ redis.call('SREM', KEYS[1], ARGV[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
 return 0`);
 
-// KEYS: takeover. ARGV: time. Moves the idle clock of a takeover that still exists.
+// KEYS: takeover. ARGV: time. Moves the idle clock of a takeover that still exists (not a hash holding only a watched mark).
 const touchScript = luaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], 'lastTeammateAt', ARGV[1]) end
+if redis.call('HEXISTS', KEYS[1], 'handoffId') == 1 then return redis.call('HSET', KEYS[1], 'lastTeammateAt', ARGV[1]) end
 return 0`);
 
 export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore {
   const watchedNow = new LRUCache<string, boolean>({ max: WATCHED_MEMORY });
   return {
     async onCustomerMessages(conversationKey, events) {
-      const results = await redis.pipeline().hgetall(takeoverKeys.takeover(conversationKey)).exists(takeoverKeys.watched(conversationKey)).exec();
-      const [read, watching] = results ?? [];
-      if (read?.[0]) throw read[0];
-      // Unknown (the read failed): watched, so nothing is left unpublished.
-      const watched = watching?.[0] ? true : watching?.[1] === 1;
+      // One command: the takeover and whether a live page watches are fields of one hash.
+      const read = await redis.hgetall(takeoverKeys.takeover(conversationKey));
+      const watched = Number(read[WATCHED_FIELD]) > Date.now();
       watchedNow.set(conversationKey, watched);
       // Best effort, as every publication: a page that missed it reads the stored transcript again.
       for (const event of watched ? events : []) await redis.publish(takeoverKeys.events(conversationKey), JSON.stringify(event)).catch(() => undefined);
-      return parse(read?.[1] as Record<string, string> | undefined);
+      return parse(read);
     },
 
     watched(conversationKey) {
@@ -139,8 +174,11 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async watch(conversationKeys) {
-      // One command each (their keys are in different slots of a cluster), sent together.
-      await Promise.all(conversationKeys.map((key) => redis.set(takeoverKeys.watched(key), '1', 'EX', WATCHED_TTL_SECONDS)));
+      // One script each (their keys are in different slots of a cluster), sent together.
+      const until = Date.now() + WATCHED_TTL_SECONDS * 1000;
+      await Promise.all(
+        conversationKeys.map((key) => watchScript(redis, [takeoverKeys.takeover(key), takeoverKeys.watched(key)], [until, WATCHED_TTL_SECONDS])),
+      );
     },
 
     async get(conversationKey) {
@@ -149,13 +187,8 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async set(state) {
-      const key = takeoverKeys.takeover(state.conversationId);
-      const fields = Object.fromEntries(
-        Object.entries(state)
-          .filter(([, value]) => value !== undefined)
-          .map(([name, value]) => [name, String(value)]),
-      );
-      await redis.multi().del(key).hset(key, fields).expire(key, TAKEOVER_TTL_SECONDS).exec();
+      const fields = Object.entries(state).flatMap(([name, value]) => (value === undefined ? [] : [name, String(value)]));
+      await setTakeoverScript(redis, [takeoverKeys.takeover(state.conversationId)], [TAKEOVER_TTL_SECONDS, ...fields]);
       // A set: a teammate may hold several conversations (their plain text then asks which one).
       const holdings = takeoverKeys.holdings(state.holderId);
       await redis.multi().sadd(holdings, `${state.conversationId}|${state.handoffId}`).expire(holdings, TAKEOVER_TTL_SECONDS).exec();
@@ -167,7 +200,7 @@ export function createTakeoverStateStore(redis: RedisClient): TakeoverStateStore
     },
 
     async clear(conversationKey, handoffId, holderId) {
-      await clearTakeoverScript(redis, [takeoverKeys.takeover(conversationKey)], [handoffId]);
+      await clearTakeoverScript(redis, [takeoverKeys.takeover(conversationKey)], [handoffId, WATCHED_TTL_SECONDS]);
       if (holderId !== undefined) {
         await clearHoldingScript(redis, [takeoverKeys.holdings(holderId), takeoverKeys.holding(holderId)], [`${conversationKey}|${handoffId}`]);
       }

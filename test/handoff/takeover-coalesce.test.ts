@@ -233,30 +233,24 @@ describe('coalescing and takeover', () => {
     // Ana takes the conversation right after the worker first reads its takeover state for this
     // batch: between the reads of its two messages, when each message was read on its own.
     const redis = harness.services.redis;
-    const pipeline = redis.pipeline.bind(redis);
+    const hgetall = redis.hgetall.bind(redis);
     const takeoverKey = `asst:takeover:{${customer}}`;
     let taken: Promise<unknown> | undefined;
-    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
-      const built = pipeline(...args);
-      const exec = built.exec.bind(built);
-      built.exec = (async () => {
-        const results = await exec();
-        const queued = (built as unknown as { _queue: { name: string; args: unknown[] }[] })._queue;
-        if (!taken && queued.some((command) => command.name === 'hgetall' && command.args[0] === takeoverKey)) {
-          taken = harness.sendWhatsapp({ from: ANA, body: 'Ana here, I can help with that', repliedTo: notice.sid });
-          await taken;
-        }
-        return results;
-      }) as typeof built.exec;
-      return built;
-    }) as typeof redis.pipeline;
+    redis.hgetall = (async (...args: Parameters<typeof hgetall>) => {
+      const read = await hgetall(...args);
+      if (!taken && args[0] === takeoverKey) {
+        taken = harness.sendWhatsapp({ from: ANA, body: 'Ana here, I can help with that', repliedTo: notice.sid });
+        await taken;
+      }
+      return read;
+    }) as typeof redis.hgetall;
     try {
       await whilePaused(() => customerSays(customer, 'first part', 'second part'));
       await eventually(() => taken, 20_000);
       await eventually(() => bodiesTo(customer).includes('Ana (Sales team): Ana here, I can help with that') || undefined, 20_000);
       await turnsSettled(harness.services);
     } finally {
-      redis.pipeline = pipeline;
+      redis.hgetall = hgetall;
     }
 
     // Read once for the batch: both came before the takeover, so the assistant answers both in one turn.

@@ -13,7 +13,7 @@ import type { Script } from '../support/deterministic-model.js';
 import { eventually, startHarness, TEST_SENDER, type Harness } from '../support/harness.js';
 import { handoffsSettled, transcriptsWritten, turnsSettled } from '../support/settled.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { takeoverKeys } from '../../src/takeover/takeover-state.js';
+import { takeoverKeys, WATCHED_TTL_SECONDS } from '../../src/takeover/takeover-state.js';
 import { enqueueTurn } from '../../src/queue/turn-queue.js';
 import type { HandoffRecord } from '../../src/handoff/handoff-store.js';
 import type { ConversationEvent } from '../../src/takeover/takeover.js';
@@ -217,7 +217,7 @@ describe('takeover on WhatsApp', () => {
     }
   });
 
-  test('the service under a crowd: eight takers at once, exactly one holds it; the rest are told who; subscribers see every message', async () => {
+  test('the service under a crowd: eight takers at once, exactly one holds it; the rest are told who; subscribers see every message, after the end too', async () => {
     const customer = 'whatsapp:+447700912010';
     const { handoff } = await handOff(customer, 'demo for a big team', [ANA, BEN]);
     const events: ConversationEvent[] = [];
@@ -254,6 +254,15 @@ describe('takeover on WhatsApp', () => {
     expect(await refreshed(handoff._id)).toMatchObject({ status: 'closed', endedBy: { id: 'admin:Olga' } });
     await eventually(() => events.some((event) => event.type === 'takeover' && event.status === 'closed') || undefined);
     expect(await harness.services.takeover.current(customer)).toBeUndefined();
+    // The assistant's again, and the page still open gets the customer's next message and the reply:
+    // clearing the mirror kept the page's watched mark, and what is left of it lives no longer than a mark.
+    await harness.sendWhatsapp({ from: customer, body: 'Still there, assistant?' });
+    const answered = (author: 'customer' | 'assistant') =>
+      events.some((event) => event.type === 'message' && event.message.author === author && event.message.text.includes('Still there, assistant?'));
+    await eventually(() => (answered('customer') && answered('assistant')) || undefined);
+    expect(await harness.services.redis.hget(takeoverKeys.takeover(customer), 'handoffId')).toBeNull();
+    expect(await harness.services.redis.ttl(takeoverKeys.takeover(customer))).toBeGreaterThan(0);
+    expect(await harness.services.redis.ttl(takeoverKeys.takeover(customer))).toBeLessThanOrEqual(WATCHED_TTL_SECONDS);
     await unsubscribe();
   });
 
