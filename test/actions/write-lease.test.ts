@@ -88,6 +88,10 @@ test('a call its worker gave up on (lost lock) still holds the run: nobody calls
   expect(outcome.body).toContain('The delivery of order 5001 is now on 2026-12-14.');
   expect(mcp.applied.filter((write) => write.idempotencyKey === actionId)).toHaveLength(1);
   const raw = await harness.services.redis.hget(actionKey(conversationKeyFor(ANA), actionId), 'record');
-  expect(ActionRecordSchema.parse(JSON.parse(raw!))).toMatchObject({ state: 'done', calls: 2 });
+  const record = ActionRecordSchema.parse(JSON.parse(raw!));
+  expect(record.state).toBe('done');
+  // The first call and at least one retry after the lease (a retry that reached the server before
+  // the released first call answered, on a slow machine, asks once more with the same key: still one effect).
+  expect(record.calls).toBeGreaterThanOrEqual(2);
   expect(sentTo(ANA).filter((message) => message.body.startsWith('Outcome:'))).toHaveLength(1);
 }, 120_000);
