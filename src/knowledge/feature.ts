@@ -30,7 +30,7 @@ import { HeldOwners } from './held-owners.js';
 import { createIndexSync, type IndexSync } from './index-sync.js';
 import { createKnowledgeIndex } from './knowledge-index.js';
 import { createKnowledgeLibrary } from './library.js';
-import { createMissLog } from './misses.js';
+import { createMissLog, type MissLog } from './misses.js';
 import type { Audience, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
@@ -58,7 +58,12 @@ export interface KnowledgeFeatureOptions {
   syncEveryMs?: number;
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
   mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
-  /** Told of each question the knowledge had no answer for, once per customer message (`messageKey`: `channel:messageId`). */
+  /**
+   * The misses list the usage fold writes (the store feature's: a turn's miss rides in its usage
+   * entry, and the list folds them first); absent, a list of this feature's own.
+   */
+  misses?: MissLog | undefined;
+  /** Told of each question listed at its turn's finish (`recordMiss`: an orchestrator with no usage store), once per customer message (`messageKey`: `channel:messageId`). */
   onMiss?: (miss: { channel: string; messageKey: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
@@ -101,7 +106,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const held = new HeldOwners();
   const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder, held });
   const sync: IndexSync = createIndexSync({ store, index, library, held, redis, logger, metrics, everyMs: options.syncEveryMs ?? SYNC_EVERY_MS });
-  const misses = createMissLog(redis, { logger, metrics });
+  const misses = options.misses ?? createMissLog(redis, { logger, metrics });
   const service = createKnowledgeService({
     store,
     index,
@@ -184,7 +189,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
         const passages = fitPassages(await retrieve(input.question, { ...audience, terms: input.terms }), config.maxPassages, config.maxPassageTokens);
         if (passages.length > 0) metrics.increment('knowledge_hits_total', { role: input.roleId });
         else if (input.hitsOnly) return undefined;
-        // Recorded (`recordMiss`) with the turn's finish, once per reply, should the turn miss.
+        // Recorded with the turn's finish (in its usage entry, or `recordMiss`), once per reply, should the turn miss.
         const miss = {
           role: input.roleId,
           question: input.question,
