@@ -30,7 +30,7 @@ import { HeldOwners } from './held-owners.js';
 import { createIndexSync, type IndexSync } from './index-sync.js';
 import { createKnowledgeIndex } from './knowledge-index.js';
 import { createKnowledgeLibrary } from './library.js';
-import { createMissLog, type MissLog } from './misses.js';
+import { createMissLog } from './misses.js';
 import type { Audience, Passage } from './model.js';
 import { searchKnowledgeTool } from './search-tool.js';
 import { createKnowledgeService, type KnowledgeService } from './service.js';
@@ -59,10 +59,10 @@ export interface KnowledgeFeatureOptions {
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
   mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
   /**
-   * The misses list the usage fold writes (the store feature's: a turn's miss rides in its usage
-   * entry, and the list folds them first); absent, a list of this feature's own.
+   * The misses turns' usage entries carry (the store feature's): each usage fold's are listed
+   * (`listWith`), and the list folds first (`fold`) so it shows a miss as soon as its turn is finished.
    */
-  misses?: MissLog | undefined;
+  pendingMisses?: { listWith(list: (lines: readonly string[]) => Promise<unknown>): void; fold(): Promise<void> } | undefined;
   /** Told of each question listed at its turn's finish (`recordMiss`: an orchestrator with no usage store), once per customer message (`messageKey`: `channel:messageId`). */
   onMiss?: (miss: { channel: string; messageKey: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
@@ -106,7 +106,9 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const held = new HeldOwners();
   const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder, held });
   const sync: IndexSync = createIndexSync({ store, index, library, held, redis, logger, metrics, everyMs: options.syncEveryMs ?? SYNC_EVERY_MS });
-  const misses = options.misses ?? createMissLog(redis, { logger, metrics });
+  const pending = options.pendingMisses;
+  const misses = createMissLog(redis, { logger, metrics, ...(pending ? { pending: pending.fold } : {}) });
+  pending?.listWith(misses.listFolded);
   const service = createKnowledgeService({
     store,
     index,

@@ -1,12 +1,11 @@
 /**
  * Transcripts as a feature: the outbox their records travel in (watched for its backlog), the
  * transcript store (hot copy in Redis, records in MongoDB), the worker's transcript writer, the
- * one-off rebuild of recent history, the model usage totals (and the knowledge misses list the
- * usage fold writes: a turn's miss rides in its usage entry), and the retention purge.
+ * one-off rebuild of recent history, the model usage totals (a turn's knowledge miss rides in its
+ * usage entry: the fold hands it to the knowledge's list), and the retention purge.
  */
 import type { Config } from '../config.js';
 import type { Infrastructure } from '../infrastructure.js';
-import { createMissLog, missEntry, type KnowledgeMiss } from '../knowledge/misses.js';
 import { createRedis } from '../redis.js';
 import { createTranscriptOutbox, type TranscriptRecord } from './outbox.js';
 import { createRecentBackfill } from './recent-backfill.js';
@@ -54,11 +53,10 @@ export function createStoreFeature(
     database: mongoLink.databaseName,
     logger,
   });
-  // The misses list reads after a fold, so a miss a turn just recorded is in it.
-  const misses = createMissLog(redis, { logger, metrics, pending: () => usage.fold() });
-  // The knowledge lists, and the reports count, model use and knowledge misses from what each usage fold took (every few seconds), not per turn.
+  // The knowledge lists (`pendingMisses`), and the reports count, model use and knowledge misses from what each usage fold took (every few seconds), not per turn.
+  let listMisses: ((notes: readonly string[]) => Promise<unknown>) | undefined;
   const onFold = async (folded: readonly UsageFolded[], missed: readonly UsageMiss[], notes: readonly string[]) => {
-    await misses.add(notes);
+    if (notes.length > 0) await listMisses?.(notes);
     await reports?.recordUsage(folded, missed);
   };
   const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger, onFold });
@@ -68,11 +66,16 @@ export function createStoreFeature(
     outbox,
     transcripts,
     /** A finished turn's model usage, counted for today, and its knowledge miss (listed with the fold). */
-    recordUsage: async ({ miss, ...turn }: Omit<Parameters<UsageStore['record']>[0], 'day' | 'miss'> & { miss?: KnowledgeMiss }) => {
-      await usage.record({ day: utcDay(new Date()), ...turn, ...(miss ? { miss: { at: miss.at, note: missEntry(miss) } } : {}) });
+    recordUsage: async (turn: Omit<Parameters<UsageStore['record']>[0], 'day'>) => {
+      await usage.record({ day: utcDay(new Date()), ...turn });
     },
-    /** The knowledge misses list (the knowledge's `/admin/knowledge/misses` reads it). */
-    misses,
+    /** The misses turns' usage entries carry: the knowledge's list is told of each fold's (`listWith`), and folds first to read them (`fold`). */
+    pendingMisses: {
+      listWith(list: (notes: readonly string[]) => Promise<unknown>): void {
+        listMisses = list;
+      },
+      fold: () => usage.fold(),
+    },
     usageReport: { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) },
     /** What the retention purge removes besides transcripts (hand-offs, media, unclaimed uploads). */
     purgeAlso(targets: Pick<RetentionOptions, 'handoffs' | 'media' | 'uploads' | 'others'>): void {

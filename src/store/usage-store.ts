@@ -11,8 +11,8 @@
  * totals stay in Redis until the day after next (they must: a later total is written whole).
  * Redis is expected to persist (AOF); a Redis that loses them undercounts, never overcounts.
  * The admin API reads a range of days; an optional price table turns tokens into cost. A turn
- * whose knowledge had no answer carries the miss in its entry (its time, and the misses list's
- * line): the fold hands both to `onFold` (the reports count it, the knowledge lists it), taken
+ * whose knowledge had no answer carries the miss in its entry (its time, and its question as a
+ * JSON line): the fold hands both to `onFold` (the reports count it, the knowledge lists it), taken
  * once with the entry, no Redis command of its own. `fold` alone (no MongoDB write) is for the
  * misses list's readers, who fold first to be exact.
  */
@@ -44,8 +44,18 @@ interface UsageEntry {
   roleId: string;
   channelId: string;
   calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[];
-  /** The turn's knowledge had no answer: when (ISO time), and the misses list's line for it; listed and counted with the fold, not on its own. */
-  miss?: { at: string; note: string };
+  /** The turn's knowledge had no answer (`at`: ISO time): the question, listed and counted with the fold, not on its own. */
+  miss?: UsageMissNote;
+}
+
+/** A turn's knowledge miss as the misses list has it (its role, question, search terms, site and channel). */
+interface UsageMissNote {
+  at: string;
+  role: string;
+  question: string;
+  terms?: string | undefined;
+  site?: string | undefined;
+  channel: string;
 }
 
 interface UsageTotals {
@@ -108,7 +118,7 @@ interface UsageStoreOptions {
   logger: Logger;
   /**
    * Told what each fold took (the reports' roll-ups count model use and knowledge misses from it,
-   * the knowledge lists the misses' lines, `notes`: not per turn); never throws.
+   * the knowledge lists the misses' questions, `notes`, JSON lines: not per turn); never throws.
    */
   onFold?: (folded: readonly UsageFolded[], misses: readonly UsageMiss[], notes: readonly string[]) => Promise<void>;
 }
@@ -124,8 +134,8 @@ const FOLD_BATCH = 100;
  * three per model call (600 per batch, which held Redis for milliseconds). Returns the number of
  * entries folded, then each total's field and what it added, then `miss|<time>|<channel>`, 1 for
  * each entry's knowledge miss (`k`: taken with its entry, so counted once, like the model use),
- * then `note`, the misses list's line the entry carries (`q`; an entry of the previous version has
- * none: its miss was listed at its turn).
+ * then `note`, the miss's question the entry carries as a JSON line (`q`; an entry of the previous
+ * version has none: its miss was listed at its turn).
  */
 const foldScript = luaScript(`
 local entries = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
@@ -274,7 +284,7 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
       // A call's requests of the model (a tool call and its follow-up are two); one unless said.
       const calls = entry.calls.map((call) => [call.model, call.inputTokens, call.outputTokens, call.requests ?? 1]);
       if (calls.length === 0 && !entry.miss) return;
-      const miss = entry.miss ? { k: entry.miss.at, q: entry.miss.note } : {};
+      const miss = entry.miss ? { k: entry.miss.at, q: JSON.stringify(entry.miss) } : {};
       await redis.rpush(pendingKey, JSON.stringify({ d: entry.day, r: entry.roleId, c: entry.channelId, m: calls, ...miss }));
     },
 

@@ -69,7 +69,7 @@ describe('a knowledge miss in Redis', () => {
     };
     // Each turn's finish has recorded its usage entry (the miss in it); nothing folded them yet (the timer is an hour).
     const pending = `asst:{usage:${database}}:pending`;
-    await eventually(async () => ((await harness.services.redis.llen(pending)) >= 3 || undefined));
+    await eventually(async () => (await harness.services.redis.llen(pending)) >= 3 || undefined);
     // The owner looks: the list folds what turns recorded first, and shows all three at once.
     expect((await listed()).map((miss) => miss.question)).toEqual([...bodies].reverse());
     // One LPUSH listed the three (and nothing trimmed a list this short): no command per miss.
