@@ -87,4 +87,18 @@ describe('a knowledge miss in Redis', () => {
     expect(counted.filter(([name]) => name === 'hincrby').map(([, field, amount]) => [field, amount])).toEqual([[`${day}|whatsapp|miss`, '3']]);
     expect((await listed()).length).toBe(3);
   }, 60_000);
+
+  test('an entry the previous version recorded (the miss listed at its turn, only its time in the entry) counts in the reports and lists nothing again', async () => {
+    const database = new URL(harness.env.MONGODB_URI!).pathname.slice(1);
+    const day = new Date().toISOString().slice(0, 10);
+    const before = await harness.http.get('/admin/knowledge/misses').set(admin);
+    const entry = { d: day, r: 'support', c: 'whatsapp', m: [['model-x', 10, 2]], k: new Date().toISOString() };
+    await harness.services.redis.rpush(`asst:{usage:${database}}:pending`, JSON.stringify(entry));
+    // The owner looks: the fold takes the entry, and lists nothing for it.
+    const after = await harness.http.get('/admin/knowledge/misses').set(admin);
+    expect(after.body).toEqual(before.body);
+    expect(await harness.services.redis.llen(`asst:{usage:${database}}:pending`)).toBe(0);
+    const report = await harness.http.get(`/admin/reports/summary?from=${day}&to=${day}&channel=whatsapp`).set(admin);
+    expect((report.body as { totals: { knowledgeMisses: number } }).totals.knowledgeMisses).toBe(4);
+  });
 });
