@@ -58,7 +58,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const handoff = createHandoffFeature(infra, config, { transcripts, links: page.links, privateFacts, pendingActions, countHandoffs: reports.recordHandoffs });
   store.purgeAlso({ handoffs: handoff.store, ...media.purgeTargets, ...people.purgeTargets });
   const turns = createTurnsFeature(infra, config, { outbox, channelCoalesceMs, intakeSweep: overrides.intakeSweep });
-  const knowledgeHooks = { onUsage: store.recordUsage };
+  const knowledgeHooks = { onUsage: store.recordUsage, pendingMisses: store.pendingMisses };
   const knowledge = await createKnowledgeFeature({ ...infra, connection: mongo, ...knowledgeOptions(config, overrides), ...knowledgeHooks });
   const takeover = createTakeoverFeature(infra, config, { handoff, intake: turns.intake, transcripts, media: media.intake, links: page.links, knowledge });
   const tools = createToolsFeature(infra, config);

@@ -58,7 +58,12 @@ export interface KnowledgeFeatureOptions {
   syncEveryMs?: number;
   /** MongoDB's link: the index is built once it answers (no query waits in mongoose's buffer meanwhile). */
   mongoLink?: { whenConnected(name: string, task: () => Promise<void>): void };
-  /** Told of each question the knowledge had no answer for, once per customer message (`messageKey`: `channel:messageId`). */
+  /**
+   * The misses turns' usage entries carry (the store feature's): each usage fold's are listed
+   * (`listWith`), and the list folds first (`fold`) so it shows a miss as soon as its turn is finished.
+   */
+  pendingMisses?: { listWith(list: (lines: readonly string[]) => Promise<unknown>): void; fold(): Promise<void> } | undefined;
+  /** Told of each question listed at its turn's finish (`recordMiss`: an orchestrator with no usage store), once per customer message (`messageKey`: `channel:messageId`). */
   onMiss?: (miss: { channel: string; messageKey: string }) => void;
   /** The model providers FAQ suggestions are drafted with (built on first use; absent: none drafted). */
   models?: (() => ModelProvider) | undefined;
@@ -101,7 +106,9 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
   const held = new HeldOwners();
   const library = createKnowledgeLibrary({ store, index, redis, logger, metrics, embedder, held });
   const sync: IndexSync = createIndexSync({ store, index, library, held, redis, logger, metrics, everyMs: options.syncEveryMs ?? SYNC_EVERY_MS });
-  const misses = createMissLog(redis, { logger, metrics });
+  const pending = options.pendingMisses;
+  const misses = createMissLog(redis, { logger, metrics, ...(pending ? { pending: pending.fold } : {}) });
+  pending?.listWith(misses.listFolded);
   const service = createKnowledgeService({
     store,
     index,
@@ -184,7 +191,7 @@ export async function createKnowledgeFeature(options: KnowledgeFeatureOptions): 
         const passages = fitPassages(await retrieve(input.question, { ...audience, terms: input.terms }), config.maxPassages, config.maxPassageTokens);
         if (passages.length > 0) metrics.increment('knowledge_hits_total', { role: input.roleId });
         else if (input.hitsOnly) return undefined;
-        // Recorded (`recordMiss`) with the turn's finish, once per reply, should the turn miss.
+        // Recorded with the turn's finish (in its usage entry, or `recordMiss`), once per reply, should the turn miss.
         const miss = {
           role: input.roleId,
           question: input.question,

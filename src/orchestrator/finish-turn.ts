@@ -1,12 +1,12 @@
 /**
  * After the reply: the turn's model usage metered (also for a turn cut short, which paid for the
- * calls it finished), its knowledge miss listed and counted, and the routed role's post-turn work.
+ * calls it finished) with its knowledge miss in the same entry, and the routed role's post-turn work.
  * None throws: failures are logged.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChannelDefinition, RoleDefinition, TurnResult } from '../contracts/index.js';
-import type { UsageRecorder } from './metering.js';
+import type { ChannelDefinition, KnowledgeMissNote, RoleDefinition, TurnResult } from '../contracts/index.js';
+import type { TurnMiss, UsageRecorder } from './metering.js';
 import { runPostTurn } from './post-turn.js';
 import type { FactStore } from './state/fact-store.js';
 import type { TurnKnowledge } from './prepare-turn.js';
@@ -17,7 +17,7 @@ export interface FinishDependencies {
   logger: Logger;
   metrics: Metrics;
   usage?: UsageRecorder | undefined;
-  /** Where a turn's knowledge miss is listed and counted. */
+  /** Where a turn's knowledge miss is listed and counted when no usage store carries it (`usage` absent). */
   knowledge?: Pick<TurnKnowledge, 'recordMiss'> | undefined;
 }
 
@@ -29,6 +29,9 @@ export async function recordUsage({ usage, metrics, logger }: FinishDependencies
   });
 }
 
+/** A miss as the turn's usage entry carries it: when, without its message's key. */
+const turnMiss = ({ messageKey: _key, ...note }: KnowledgeMissNote): TurnMiss => ({ ...note, at: new Date().toISOString() });
+
 /** Post-turn work for a leg whose reply was (or failed to be) delivered. Never throws. */
 export async function finishTurn(
   dependencies: FinishDependencies,
@@ -38,13 +41,12 @@ export async function finishTurn(
 ): Promise<void> {
   const { logger, metrics } = dependencies;
   // Metering happens after the reply, outside the orchestrator's state: it costs the turn nothing.
-  // A miss rides in the same entry (the reports count it with the usage fold), and is listed
-  // in the knowledge's own log: once per reply, as the metering (neither throws).
-  const missedAt = result.knowledgeMiss ? { missedAt: new Date().toISOString() } : {};
+  // A miss rides in the same entry (the usage fold lists it and the reports count it): once per
+  // reply, as the metering. With no usage store, the knowledge lists it at once (neither throws).
+  const miss = result.knowledgeMiss ? { miss: turnMiss(result.knowledgeMiss) } : {};
   if ((result.usage?.length || result.knowledgeMiss) && dependencies.usage) {
-    await recordUsage(dependencies, { roleId: result.roleId, channelId: channel.id, calls: result.usage ?? [], ...missedAt });
-  }
-  if (result.knowledgeMiss) await dependencies.knowledge?.recordMiss(result.knowledgeMiss);
+    await recordUsage(dependencies, { roleId: result.roleId, channelId: channel.id, calls: result.usage ?? [], ...miss });
+  } else if (result.knowledgeMiss) await dependencies.knowledge?.recordMiss(result.knowledgeMiss);
   const role = dependencies.byId.get(result.roleId);
   if (!role || !result.postTurn) return;
   try {

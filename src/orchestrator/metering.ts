@@ -6,7 +6,7 @@
  */
 import type { LanguageModelUsage } from 'ai';
 import type { Metrics } from '../metrics.js';
-import type { ModelCallPurpose, ModelCallUsage } from '../contracts/index.js';
+import type { KnowledgeMissNote, ModelCallPurpose, ModelCallUsage } from '../contracts/index.js';
 import type { ModelChain } from '../model/provider.js';
 
 interface ModelCallReport {
@@ -45,9 +45,14 @@ export async function metered<T extends { usage: LanguageModelUsage; requests?: 
   return result;
 }
 
-/** Stores one finished turn's calls (the composition root binds it to the usage store). */
-/** Stores a turn's model calls, and when its knowledge missed (`missedAt`, ISO: counted with them). */
-export type UsageRecorder = (turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[]; missedAt?: string }) => Promise<void>;
+/**
+ * Stores one finished turn's calls (the composition root binds it to the usage store), and its
+ * knowledge miss (`miss`, with its ISO time): listed and counted with them, no command of its own.
+ */
+export type UsageRecorder = (turn: { roleId: string; channelId: string; calls: readonly ModelCallUsage[]; miss?: TurnMiss }) => Promise<void>;
+
+/** A turn's knowledge miss as its usage entry carries it: the question without its message's key, and when. */
+export type TurnMiss = Omit<KnowledgeMissNote, 'messageKey'> & { at: string };
 
 export interface TurnMeter {
   readonly calls: ModelCallUsage[];

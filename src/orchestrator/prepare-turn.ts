@@ -44,7 +44,7 @@ export interface KnowledgeBrief {
   section: string;
   /** The passages the section numbers, in order (what `[sources: n]` names); empty when none was found. */
   sources: readonly { title: string; url: string }[];
-  /** The turn's question as a miss, should the turn miss: recorded by `TurnKnowledge.recordMiss` when the turn is finished. */
+  /** The turn's question as a miss, should the turn miss: recorded when the turn is finished (in its usage entry, or by `TurnKnowledge.recordMiss`). */
   miss: KnowledgeMissNote;
 }
 
@@ -72,8 +72,9 @@ export interface TurnKnowledge {
     hitsOnly?: boolean;
   }): Promise<KnowledgeBrief | undefined>;
   /**
-   * Lists and counts a miss; never throws. Called with the turn's finish (metering), which runs
-   * once per reply: a turn run again for the same message (a retry, a restart) records nothing more.
+   * Lists and counts a miss at once; never throws. Called with the turn's finish when no usage
+   * store carries the miss in the turn's entry (the fold lists those), once per reply: a turn run
+   * again for the same message (a retry, a restart) records nothing more.
    */
   recordMiss(miss: KnowledgeMissNote): Promise<void>;
 }

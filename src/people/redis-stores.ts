@@ -7,7 +7,8 @@
  * in the structures shared by everyone, the entries that mention the person: the transcript
  * outbox and its dead letters (records not yet in MongoDB), the queues' event streams, the
  * reports' sets and hashes of conversations (a member is replaced by an opaque id, so the
- * counts stay) and the list of unanswered questions (by the person's words).
+ * counts stay) and the list of unanswered questions (by the person's words), with those still
+ * riding in the usage store's pending entries (`src/store/usage-pending.ts`).
  * BullMQ's own keys are the queue step's (`queue-stores.ts`). One pass over the keyspace per
  * call (SCAN on every master of a cluster): an operator's request, never a turn's.
  */
@@ -15,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { KEY_PREFIX, type RedisClient } from '../redis.js';
 import { QUIET_KEY as CSAT_QUIET } from '../csat/csat-queue.js';
+import { PENDING_USAGE_KEY, erasePendingMissNotes, pendingMissNotes } from '../store/usage-pending.js';
 
 /** What identifies the person in key names and in shared entries. */
 export interface RedisNeedles {
@@ -107,11 +109,14 @@ export async function exportRedis(redis: RedisClient, needles: RedisNeedles, que
   const matches = nameMatcher(needles.names);
   const queue = isQueueKey(queuePrefix);
   const found: Record<string, unknown[]> = {};
+  const pending: string[] = [];
   for await (const key of allKeys(redis)) {
+    if (PENDING_USAGE_KEY.test(key)) pending.push(...(await pendingMissNotes(redis, key)));
     if (queue(key) || !matches(key)) continue;
     (found[familyOf(key)] ??= []).push(await readValue(redis, key));
   }
-  const misses = (await redis.lrange(MISSES_KEY, 0, -1)).filter(askedBy(needles.texts));
+  // The listed ones, and those a turn recorded that no usage fold has listed yet.
+  const misses = [...(await redis.lrange(MISSES_KEY, 0, -1)), ...pending].filter(askedBy(needles.texts));
   if (misses.length) found['unanswered questions'] = misses.map((entry) => JSON.parse(entry) as unknown);
   return found;
 }
@@ -179,6 +184,7 @@ export async function eraseRedis(
     if (key === CSAT_QUIET) add('rating checks', await eraseMembers(redis, key, mentioned));
     else if (SHARED_STREAM.test(key)) add(familyOf(key), await eraseStreamEntries(redis, key, mentioned));
     else if (REPORTS.test(key)) add('reports (anonymised)', await anonymiseReports(redis, key, mentioned, opaque));
+    else if (PENDING_USAGE_KEY.test(key)) add('unanswered questions', await erasePendingMissNotes(redis, key, askedBy(needles.texts)));
   }
   const personal = askedBy(needles.texts);
   for (const entry of await redis.lrange(MISSES_KEY, 0, -1)) if (personal(entry)) add('unanswered questions', await redis.lrem(MISSES_KEY, 0, entry));

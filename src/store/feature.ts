@@ -1,7 +1,8 @@
 /**
  * Transcripts as a feature: the outbox their records travel in (watched for its backlog), the
  * transcript store (hot copy in Redis, records in MongoDB), the worker's transcript writer, the
- * one-off rebuild of recent history, the model usage totals, and the retention purge.
+ * one-off rebuild of recent history, the model usage totals (a turn's knowledge miss rides in its
+ * usage entry: the fold hands it to the knowledge's list), and the retention purge.
  */
 import type { Config } from '../config.js';
 import type { Infrastructure } from '../infrastructure.js';
@@ -52,17 +53,28 @@ export function createStoreFeature(
     database: mongoLink.databaseName,
     logger,
   });
-  // The reports count model use and knowledge misses from what each usage flush folded (every few seconds), not per turn.
-  const onFold = reports ? { onFold: (folded: readonly UsageFolded[], misses: readonly UsageMiss[]) => reports.recordUsage(folded, misses) } : {};
-  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger, ...onFold });
+  // The knowledge lists (`pendingMisses`), and the reports count, model use and knowledge misses from what each usage fold took (every few seconds), not per turn.
+  let listMisses: ((notes: readonly string[]) => Promise<unknown>) | undefined;
+  const onFold = async (folded: readonly UsageFolded[], missed: readonly UsageMiss[], notes: readonly string[]) => {
+    if (notes.length > 0) await listMisses?.(notes);
+    await reports?.recordUsage(folded, missed);
+  };
+  const usage = createUsageStore(mongo, redis, { flushIntervalMs: config.offload.usageFlushIntervalMs, logger, onFold });
   let retention: ReturnType<typeof createRetention> | undefined;
 
   return {
     outbox,
     transcripts,
-    /** A finished turn's model usage, counted for today. */
+    /** A finished turn's model usage, counted for today, and its knowledge miss (listed with the fold). */
     recordUsage: async (turn: Omit<Parameters<UsageStore['record']>[0], 'day'>) => {
       await usage.record({ day: utcDay(new Date()), ...turn });
+    },
+    /** The misses turns' usage entries carry: the knowledge's list is told of each fold's (`listWith`), and folds first to read them (`fold`). */
+    pendingMisses: {
+      listWith(list: (notes: readonly string[]) => Promise<unknown>): void {
+        listMisses = list;
+      },
+      fold: () => usage.fold(),
     },
     usageReport: { summary: (from: string, to: string) => usage.summary(from, to, config.model.prices) },
     /** What the retention purge removes besides transcripts (hand-offs, media, unclaimed uploads). */

@@ -11,8 +11,10 @@
  * totals stay in Redis until the day after next (they must: a later total is written whole).
  * Redis is expected to persist (AOF); a Redis that loses them undercounts, never overcounts.
  * The admin API reads a range of days; an optional price table turns tokens into cost. A turn
- * whose knowledge had no answer carries the miss in its entry: the fold hands it to the reports
- * (`onFold`), counted once with the entry, no Redis command of its own.
+ * whose knowledge had no answer carries the miss in its entry (its time, and its question as a
+ * JSON line): the fold hands both to `onFold` (the reports count it, the knowledge lists it), taken
+ * once with the entry, no Redis command of its own. `fold` alone (no MongoDB write) is for the
+ * misses list's readers, who fold first to be exact.
  */
 import type { RedisClient } from '../redis.js';
 import { Schema, type Connection, type Model } from 'mongoose';
@@ -42,8 +44,18 @@ interface UsageEntry {
   roleId: string;
   channelId: string;
   calls: readonly { model: string; inputTokens: number; outputTokens: number; requests?: number }[];
-  /** When the turn's knowledge had no answer (ISO time): the miss is counted with the fold, not on its own. */
-  missedAt?: string;
+  /** The turn's knowledge had no answer (`at`: ISO time): the question, listed and counted with the fold, not on its own. */
+  miss?: UsageMissNote;
+}
+
+/** A turn's knowledge miss as the misses list has it (its role, question, search terms, site and channel). */
+interface UsageMissNote {
+  at: string;
+  role: string;
+  question: string;
+  terms?: string | undefined;
+  site?: string | undefined;
+  channel: string;
 }
 
 interface UsageTotals {
@@ -73,6 +85,8 @@ export interface UsageStore {
   record(entry: UsageEntry): Promise<void>;
   /** Folds what turns recorded into the day's totals and writes the totals to MongoDB. */
   flush(): Promise<void>;
+  /** Folds what turns recorded into the day's totals (their misses to `onFold`), without the MongoDB write. */
+  fold(): Promise<void>;
   /** Flushes, then sums per day, role and channel for the UTC days `from`..`to` (inclusive). */
   summary(from: string, to: string, prices?: ModelPrices): Promise<UsageSummary>;
   /** Flushes every `flushIntervalMs` in this process until closed. */
@@ -102,21 +116,26 @@ export interface UsageMiss {
 interface UsageStoreOptions {
   flushIntervalMs: number;
   logger: Logger;
-  /** Told what each flush folded (the reports' roll-ups count model use and knowledge misses from it, not per turn); never throws. */
-  onFold?: (folded: readonly UsageFolded[], misses: readonly UsageMiss[]) => Promise<void>;
+  /**
+   * Told what each fold took (the reports' roll-ups count model use and knowledge misses from it,
+   * the knowledge lists the misses' questions, `notes`, JSON lines: not per turn); never throws.
+   */
+  onFold?: (folded: readonly UsageFolded[], misses: readonly UsageMiss[], notes: readonly string[]) => Promise<void>;
 }
 
 /** Entries folded per script call: bounds how long Redis is busy with one. */
 const FOLD_BATCH = 100;
 
 /**
- * KEYS[1] the list of turn entries (JSON `{d, r, c, m: [[model, in, out], …], k?}`), KEYS[2] the hash
+ * KEYS[1] the list of turn entries (JSON `{d, r, c, m: [[model, in, out], …], k?, q?}`), KEYS[2] the hash
  * of totals (`day|role|channel|model|calls|in|out` → count). Folds up to ARGV[1] entries and
  * removes them in the same step; an entry that is not what a turn writes is dropped. The batch is
  * summed in the script first, so a batch costs one HINCRBY per distinct total (a handful), not
  * three per model call (600 per batch, which held Redis for milliseconds). Returns the number of
  * entries folded, then each total's field and what it added, then `miss|<time>|<channel>`, 1 for
- * each entry's knowledge miss (`k`: taken with its entry, so counted once, like the model use).
+ * each entry's knowledge miss (`k`: taken with its entry, so counted once, like the model use),
+ * then `note`, the miss's question the entry carries as a JSON line (`q`; an entry of the previous
+ * version has none: its miss was listed at its turn).
  */
 const foldScript = luaScript(`
 local entries = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
@@ -130,7 +149,14 @@ local function add(field, amount)
 end
 for _, raw in ipairs(entries) do
   local ok, entry = pcall(cjson.decode, raw)
-  if ok and type(entry) == 'table' and type(entry.k) == 'string' then misses[#misses + 1] = 'miss|' .. entry.k .. '|' .. tostring(entry.c) end
+  if ok and type(entry) == 'table' and type(entry.k) == 'string' then
+    misses[#misses + 1] = 'miss|' .. entry.k .. '|' .. tostring(entry.c)
+    misses[#misses + 1] = 1
+    if type(entry.q) == 'string' then
+      misses[#misses + 1] = 'note'
+      misses[#misses + 1] = entry.q
+    end
+  end
   if ok and type(entry) == 'table' and type(entry.m) == 'table' then
     for _, call in ipairs(entry.m) do
       if type(call) == 'table' then
@@ -148,19 +174,21 @@ for _, field in ipairs(order) do
   added[#added + 1] = field
   added[#added + 1] = sums[field]
 end
-for _, miss in ipairs(misses) do
-  added[#added + 1] = miss
-  added[#added + 1] = 1
-end
+for _, item in ipairs(misses) do added[#added + 1] = item end
 redis.call('LTRIM', KEYS[1], #entries, -1)
 return added`);
 
-/** A fold's additions (`day|role|channel|model|calls|in|out` → n) by day, role, channel and model, and its misses. */
-function foldedOf(pairs: readonly (string | number)[]): { folded: UsageFolded[]; misses: UsageMiss[] } {
+/** A fold's additions (`day|role|channel|model|calls|in|out` → n) by day, role, channel and model, its misses and their lines. */
+function foldedOf(pairs: readonly (string | number)[]): { folded: UsageFolded[]; misses: UsageMiss[]; notes: string[] } {
   const folded = new Map<string, UsageFolded>();
   const misses: UsageMiss[] = [];
+  const notes: string[] = [];
   for (let index = 0; index + 1 < pairs.length; index += 2) {
     const field = String(pairs[index]);
+    if (field === 'note') {
+      notes.push(String(pairs[index + 1]));
+      continue;
+    }
     if (field.startsWith('miss|')) {
       const [, at = '', ...channel] = field.split('|');
       misses.push({ at, channelId: channel.join('|') });
@@ -177,7 +205,7 @@ function foldedOf(pairs: readonly (string | number)[]): { folded: UsageFolded[];
     else if (kind === 'out') entry.outputTokens += amount;
     folded.set(id, entry);
   }
-  return { folded: [...folded.values()], misses };
+  return { folded: [...folded.values()], misses, notes };
 }
 
 const DAY_MS = 86_400_000;
@@ -205,15 +233,20 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
-  const flushOnce = async () => {
+  /** Folds the pending entries, FOLD_BATCH at a time (each taken by one fold only, whoever runs it). */
+  const fold = async () => {
     for (;;) {
       const [count, ...pairs] = (await foldScript(redis, [pendingKey, totalsKey], [FOLD_BATCH])) as (string | number)[];
       if (pairs.length > 0) {
-        const { folded, misses } = foldedOf(pairs);
-        await options.onFold?.(folded, misses);
+        const { folded, misses, notes } = foldedOf(pairs);
+        await options.onFold?.(folded, misses, notes);
       }
       if (Number(count) !== FOLD_BATCH) break;
     }
+  };
+
+  const flushOnce = async () => {
+    await fold();
     const fields = await redis.hgetall(totalsKey);
     const totals = new Map<string, UsageTotals>();
     for (const [field, count] of Object.entries(fields)) {
@@ -250,12 +283,13 @@ export function createUsageStore(connection: Connection, redis: RedisClient, opt
     async record(entry) {
       // A call's requests of the model (a tool call and its follow-up are two); one unless said.
       const calls = entry.calls.map((call) => [call.model, call.inputTokens, call.outputTokens, call.requests ?? 1]);
-      if (calls.length === 0 && !entry.missedAt) return;
-      const miss = entry.missedAt ? { k: entry.missedAt } : {};
+      if (calls.length === 0 && !entry.miss) return;
+      const miss = entry.miss ? { k: entry.miss.at, q: JSON.stringify(entry.miss) } : {};
       await redis.rpush(pendingKey, JSON.stringify({ d: entry.day, r: entry.roleId, c: entry.channelId, m: calls, ...miss }));
     },
 
     flush,
+    fold,
 
     start() {
       if (timer) return;

@@ -14,7 +14,8 @@ import { admin, peopleEnv, peopleModels, person, scanStores, transcriptsWritten,
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness({ models: peopleModels(), env: peopleEnv() });
+  // Usage folded only when asked: a miss stays in its turn's usage entry, not yet listed, until the owner looks.
+  harness = await startHarness({ models: peopleModels(), env: peopleEnv({ USAGE_FLUSH_INTERVAL_MS: '3600000' }) });
 });
 afterAll(async () => harness.close());
 
@@ -134,6 +135,12 @@ describe('one person, every store', () => {
     });
     const hits = await scanStores(harness, needlesOf(maya));
     expect(hits).toEqual([]);
+    // Her unanswered question was erased from its usage entry before any fold listed it; Bob's is listed when the owner looks.
+    const listed = await admin(harness).get('/admin/knowledge/misses');
+    expect(listed.status).toBe(200);
+    const questions = (listed.body as { misses: { question: string }[] }).misses.map((miss) => miss.question);
+    expect(questions).toContain(bob.texts[0]);
+    expect(questions.filter((question) => question.includes(maya.name))).toEqual([]);
     const bobHits = await scanStores(harness, needlesOf(bob));
     expect(bobHits.some((hit) => hit.where === 'asst:knowledge:misses' && hit.needle === bob.texts[0])).toBe(true);
     expect(bobHits.some((hit) => hit.store === 'mongo:messages' && hit.needle === bob.texts[0])).toBe(true);

@@ -212,7 +212,13 @@ describe('roll-ups', () => {
     const { mongo, redis, logger } = harness.services;
     const usage = createUsageStore(mongo, redis, { flushIntervalMs: 60_000, logger, onFold: reports.recordUsage });
     const missed = (calls: { model: string; inputTokens: number; outputTokens: number }[]) =>
-      usage.record({ day, roleId: 'support', channelId: 'whatsapp', calls, missedAt: new Date().toISOString() });
+      usage.record({
+        day,
+        roleId: 'support',
+        channelId: 'whatsapp',
+        calls,
+        miss: { at: new Date().toISOString(), role: 'support', question: 'Gold?', channel: 'whatsapp' },
+      });
     await missed([]);
     await missed([{ model: 'model-m', inputTokens: 0, outputTokens: 0 }]);
     await usage.flush();
