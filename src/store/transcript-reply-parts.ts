@@ -22,7 +22,7 @@ for i = 3, #ARGV do
 end
 if ARGV[2] ~= '' then
   fields[#fields + 1] = 'question'
-  fields[#fields + 1] = ARGV[3]
+  fields[#fields + 1] = ARGV[2]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
