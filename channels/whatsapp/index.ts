@@ -16,6 +16,7 @@ import type { RedisClient } from '../../src/redis.js';
 import { createChoiceContent } from './choices.js';
 import { createSentLookup } from './sent-lookup.js';
 import { splitMessage } from './split-message.js';
+import { partStatusCallback } from './status-callback.js';
 import { createTwilioClient } from './twilio-client.js';
 import { WHATSAPP_CHANNEL_ID } from './webhook.js';
 
@@ -25,7 +26,7 @@ export interface WhatsappChannelSettings {
   /** The WhatsApp sender, `whatsapp:+<number>`. */
   from: string;
   apiBaseUrl?: string | undefined;
-  /** Where Twilio posts delivery statuses for the messages we send. */
+  /** Where Twilio posts delivery statuses for the messages we send (each with its part's ledger key added, `status-callback.ts`). */
   statusCallbackUrl: string;
   logger: Logger;
   /** Hand-off and entity tools this channel offers. */
@@ -103,13 +104,13 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
           logger.warn('typing-indicator-failed', { messageSid: inbound.messageId, error });
         }
       },
-      async send(inbound, text, _part, options) {
+      async send(inbound, text, part, options) {
         // The assistant's reply to a message older than the window: as the late-reply template, unless the customer wrote since.
         if (!inbound.teammate && settings.lateReplyContentSid && Date.now() - inbound.receivedAt > WINDOW_MS) {
           const last = Math.max(inbound.receivedAt, (await settings.lastCustomerMessageAt?.(inbound.conversationKey)) ?? 0);
           if (Date.now() - last > WINDOW_MS) {
             logger.info('reply-sent-as-template', { conversationKey: inbound.conversationKey, messageSid: inbound.messageId });
-            return create(inbound, { contentSid: settings.lateReplyContentSid, contentVariables: JSON.stringify({ '1': text }) });
+            return create(inbound, part, { contentSid: settings.lateReplyContentSid, contentVariables: JSON.stringify({ '1': text }) });
           }
         }
         // A question with answers to tap (actions, select_entity): as Content where it can go, else the numbered text.
@@ -117,7 +118,7 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
           const content = await choiceContent.contentFor(options.choices, withoutChoiceLines(text, options.choices), options.choicesLanguage);
           if (content) {
             try {
-              return await create(inbound, content);
+              return await create(inbound, part, content);
             } catch (error) {
               // Refused for good (the sender may not send this Content): the same question as numbered text.
               if (!(error instanceof ChannelSendError) || error.retryable || error.outcomeUnknown) throw error;
@@ -125,10 +126,11 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
             }
           }
         }
-        return create(inbound, { body: bodyOf(inbound, text) });
+        return create(inbound, part, { body: bodyOf(inbound, text) });
       },
       freeformWindowMs: WINDOW_MS,
-      sendTemplate: (inbound, template) => create(inbound, { contentSid: template.contentSid, contentVariables: JSON.stringify(template.variables) }),
+      // A template is the one message answering `inbound`: part 0 of its reply.
+      sendTemplate: (inbound, template) => create(inbound, 0, { contentSid: template.contentSid, contentVariables: JSON.stringify(template.variables) }),
       // As it went out: the text, or a question's Content (its body is the text without the numbered choices).
       findSent: (inbound, text, claimedAt) => {
         const sent = bodyOf(inbound, text);
@@ -138,13 +140,14 @@ export function createWhatsappChannel(settings: WhatsappChannelSettings): Channe
     },
   };
 
-  async function create(inbound: InboundMessage, content: { body: string } | { contentSid: string; contentVariables: string }) {
+  /** Sends part `part` of the reply to `inbound`; its status callbacks name its ledger key (`status-callback.ts`). */
+  async function create(inbound: InboundMessage, part: number, content: { body: string } | { contentSid: string; contentVariables: string }) {
     try {
       const message = await client.messages.create({
         from: settings.from,
         to: inbound.from.address,
         ...content,
-        statusCallback: settings.statusCallbackUrl,
+        statusCallback: partStatusCallback(settings.statusCallbackUrl, WHATSAPP_CHANNEL_ID, inbound, part),
       });
       const status = sentStatuses.has(message.status as SentStatus) ? (message.status as SentStatus) : 'queued';
       return { channelMessageId: message.sid, status };

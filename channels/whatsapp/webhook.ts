@@ -12,6 +12,7 @@ import type { DeliveryStatus, TranscriptStore } from '../../src/store/transcript
 import type { TeammateInbound } from '../../src/takeover/teammate-router.js';
 import { describeIssues, TwilioInboundSchema, TwilioStatusSchema, twilioMedia, type TwilioStatus } from './inbound-schema.js';
 import { verifyTwilioSignature, type SignatureSettings } from './signature.js';
+import { partOfCallback } from './status-callback.js';
 
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 export const WHATSAPP_CHANNEL_ID = 'whatsapp';
@@ -196,11 +197,19 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
       reject(response, 400, error);
       return;
     }
+    // The part the callback is about, named by its own (signed) URL; none for messages sent without it.
+    const named = partOfCallback(request.query, WHATSAPP_CHANNEL_ID);
+    if (!named.ok) {
+      logger.warn('webhook-rejected', { kind: 'status', reason: 'malformed', error: named.error });
+      reject(response, 400, named.error);
+      return;
+    }
     const { MessageSid, MessageStatus, ErrorCode, ErrorMessage } = parsed.data;
     const status = statusMap[MessageStatus];
     if (status) {
       const known = await options.statuses.updateDeliveryStatus({
         channelMessageId: MessageSid,
+        ...(named.part ? { messageId: named.part } : {}),
         status,
         ...(ErrorCode ? { errorCode: ErrorCode } : {}),
         ...(ErrorMessage ? { errorMessage: ErrorMessage } : {}),

@@ -179,7 +179,7 @@ export interface ChannelTransport {
    * closed: the assistant). The widget's header says "You're chatting with Ana from Support".
    */
   showHolder?(inbound: InboundMessage): Promise<void>;
-  /** Sends an approved template (e.g. Twilio Content SID) with its variables; throws ChannelSendError. */
+  /** Sends an approved template (e.g. Twilio Content SID) with its variables, as the one message (part 0) answering `inbound`; throws ChannelSendError. */
   sendTemplate?(
     inbound: InboundMessage,
     template: { contentSid: string; variables: Record<string, string> },

@@ -45,18 +45,20 @@ function partLedgerStore(
 
 /**
  * Finds a part whose send outcome was lost among what the channel sent since it was claimed:
- * the same text may have gone out for another part or turn, so only an unrecorded send counts.
+ * the same text may have gone out for another part or turn, so only a send no other part
+ * recorded counts. Those parts are its reply's and the conversation's recent ones (the sends
+ * before its claim: nothing else in the conversation is sent while it is unresolved).
  * Undefined when the channel can't look sends up.
  */
 function partLookup(transcripts: TranscriptStore, channel: ChannelDefinition, inbound: InboundMessage) {
   const findSent = channel.transport.findSent;
   if (!findSent) return undefined;
   return async (stored: MessageRecord): Promise<PartReceipt | undefined> => {
-    for (const candidate of await findSent.call(channel.transport, inbound, stored.text, stored.claimedAt ?? stored.updatedAt)) {
-      const owner = await transcripts.deliveryOwner(candidate.channelMessageId);
-      if (owner === undefined || owner === stored._id) return candidate;
-    }
-    return undefined;
+    const candidates = await findSent.call(channel.transport, inbound, stored.text, stored.claimedAt ?? stored.updatedAt);
+    if (candidates.length === 0) return undefined;
+    const recent = await transcripts.recent(stored.conversationId);
+    const owners = await transcripts.deliveryOwners([stored._id, ...recent.filter((message) => message.direction === 'outbound').map((message) => message.id)]);
+    return candidates.find((candidate) => (owners.get(candidate.channelMessageId) ?? stored._id) === stored._id);
   };
 }
 

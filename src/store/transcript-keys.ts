@@ -3,16 +3,23 @@
  * the outbox that carries transcript records to MongoDB. Every Lua script touches keys of one
  * hash tag only (Redis Cluster): a conversation's record under `{conversationKey}`; a reply's
  * ledger entries under `{channel:inbound id}`, derived from the ledger key every caller holds
- * (`out:<channel>:<inbound>#<part>`); a delivery id under its own; the outbox under `{outbox:…}`, its dead letters under their own.
+ * (`out:<channel>:<inbound>#<part>`); an earlier version's delivery id under its own; the outbox under `{outbox:…}`, its dead letters under their own.
  */
 import { KEY_PREFIX } from '../redis.js';
 
 export const transcriptKeys = {
   /** Hash: channel, address, displayName, createdAt and the bounded recent history (JSON). */
   conversation: (conversationKey: string) => `${KEY_PREFIX}:tx:conv:{${conversationKey}}`,
-  /** Hash: one field per reply part (`0`, `1`, … and the apology's), JSON ledger entries; `turn` the one-shot payload. */
+  /**
+   * Hash: one field per reply part (`0`, `1`, … and the apology's), JSON ledger entries (the last
+   * part's holds the reply's one-shot `turn` payload until it is sent); `question` the answers to
+   * tap; `turn` the payload of a reply an earlier version stored.
+   */
   reply: (channel: string, replyTo: string) => `${KEY_PREFIX}:tx:reply:{${channel}:${replyTo}}`,
-  /** String: the ledger key a channel message id (Twilio's SID) was sent as. */
+  /**
+   * String: the ledger key a channel message id (Twilio's SID) was sent as, written by earlier
+   * versions for each sent part (a status callback now names its part); read for their callbacks.
+   */
   delivery: (channelMessageId: string) => `${KEY_PREFIX}:tx:delivery:{${channelMessageId}}`,
   /** Stream: transcript records waiting for MongoDB database `database` (consumer group `TRANSCRIPT_WRITER_GROUP`). */
   outbox: (database: string) => `${KEY_PREFIX}:tx:outbox:{outbox:${database}}`,
@@ -27,5 +34,5 @@ export const CUSTOMER_AT_FIELD = 'customerAt';
 
 /** A conversation nobody wrote to for this long leaves Redis (its transcript stays in MongoDB). */
 export const CONVERSATION_TTL_SECONDS = 30 * 24 * 60 * 60;
-/** A reply's ledger entries and delivery ids outlive its retries and Twilio's status callbacks. */
+/** A reply's ledger entries outlive its retries and Twilio's status callbacks. */
 export const LEDGER_TTL_SECONDS = 14 * 24 * 60 * 60;

@@ -1,7 +1,8 @@
 /**
  * A conversation's messages: an inbound message is recorded (to the outbox), a reply's parts are
  * stored once as its send ledger (`transcript-reply-parts.ts`), a ledger entry is read by its
- * message `_id`, the reply's one-shot `turn` payload taken or dropped, and the apology stored once.
+ * message `_id`, the reply's one-shot `turn` payload taken or dropped (where the reply's parts were
+ * resumed, or its last part's sent mark did not take it), and the apology stored once.
  */
 import { luaScript } from '../redis.js';
 import { LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
@@ -16,9 +17,29 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return redis.call('HGET', KEYS[1], ARGV[1])
 `);
 
+// Takes a reply's turn payload: from its last part's entry (part 0 says how many there are) or,
+// stored by an earlier version, from a field of its own. Returns it, or nil when already taken.
 const takeScript = luaScript(`
-local value = redis.call('HGET', KEYS[1], ARGV[1])
-if value then redis.call('HDEL', KEYS[1], ARGV[1]) end
+local value = redis.call('HGET', KEYS[1], 'turn')
+if value then
+  redis.call('HDEL', KEYS[1], 'turn')
+  return value
+end
+local first = redis.call('HGET', KEYS[1], '0')
+if not first then return false end
+local field = '0'
+local raw = first
+local count = tonumber(cjson.decode(first).partCount) or 1
+if count > 1 then
+  field = tostring(count - 1)
+  raw = redis.call('HGET', KEYS[1], field)
+  if not raw then return false end
+end
+local entry = cjson.decode(raw)
+if type(entry.turn) ~= 'string' then return false end
+value = entry.turn
+entry.turn = nil
+redis.call('HSET', KEYS[1], field, cjson.encode(entry))
 return value
 `);
 
@@ -29,6 +50,11 @@ type MessageMethods = Pick<
 
 export function createTranscriptMessages(context: TranscriptContext): MessageMethods {
   const { redis, outbox, record } = context;
+  const takeTurn = async (messageId: string): Promise<string | undefined> => {
+    const slot = ledgerSlot(messageId);
+    if (!slot) return undefined;
+    return ((await takeScript(redis, [slot.key], [])) as string | null) ?? undefined;
+  };
   return {
     ...createReplyParts(context),
 
@@ -65,16 +91,10 @@ export function createTranscriptMessages(context: TranscriptContext): MessageMet
       ]);
     },
 
-    async takeTurn(messageId) {
-      const slot = ledgerSlot(messageId);
-      if (!slot) return undefined;
-      const taken = (await takeScript(redis, [slot.key], ['turn'])) as string | null;
-      return taken ?? undefined;
-    },
+    takeTurn,
 
     async dropTurn(messageId) {
-      const slot = ledgerSlot(messageId);
-      return slot ? (await redis.hdel(slot.key, 'turn')) === 1 : false;
+      return (await takeTurn(messageId)) !== undefined;
     },
 
     async message(messageId) {

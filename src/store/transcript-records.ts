@@ -19,7 +19,10 @@ export function ledgerSlot(messageId: string): { key: string; field: string } | 
   return { key: transcriptKeys.reply(channel, replyTo), field: part };
 }
 
-/** A reply part as Redis holds it: the record with ISO dates (the `turn` payload is a field of its own). */
+/**
+ * A reply part as Redis holds it: the record with ISO dates (a reply's last part may hold its
+ * `turn` payload, never part of the record; an earlier version kept it in a field of its own).
+ */
 const StoredPartSchema = OutboxMessageSchema.extend({ claimedAt: z.iso.datetime().optional(), errorCode: z.string().optional() });
 export type StoredPart = z.infer<typeof StoredPartSchema>;
 
@@ -29,7 +32,8 @@ export function fromStored(part: StoredPart): MessageRecord {
 }
 
 export function toRecord(raw: string): MessageRecord {
-  return fromStored(StoredPartSchema.parse(JSON.parse(raw)));
+  const { turn: _turn, ...stored } = StoredPartSchema.parse(JSON.parse(raw));
+  return fromStored(stored);
 }
 
 /** A reply's question as its ledger holds it (the `question` field beside its parts). */

@@ -1,9 +1,10 @@
 /**
  * A reply's parts, stored once in Redis as its send ledger (one hash per reply under the
  * conversation's hash tag, `transcript-keys.ts`), each field a ledger entry keyed by its message
- * `_id` (`out:<channel>:<inbound>#<part>`); the first part carries the reply's one-shot `turn`
- * payload, the last its `question` (the answers to tap it is sent with, a field of its own stored
- * with the parts). A retried attempt gets what the first one stored.
+ * `_id` (`out:<channel>:<inbound>#<part>`); the last part's entry carries the reply's one-shot
+ * `turn` payload (taken by the write that marks it sent), the reply its `question` (the answers
+ * to tap its last part is sent with, a field of its own stored with the parts). A retried attempt
+ * gets what the first one stored.
  */
 import { StorageWriteError } from '../errors/index.js';
 import { luaScript } from '../redis.js';
@@ -11,21 +12,17 @@ import { LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
 import { fromStored, partRecords, storedQuestion, toOutbox, toQuestion, toRecord, type StoredPart, type TranscriptContext } from './transcript-records.js';
 import { outboundMessageId, type MessageRecord, type ReplyQuestion, type TranscriptStore } from './transcript-types.js';
 
-// Stores a reply's parts (its one-shot turn payload, its question) unless an earlier attempt stored them.
+// Stores a reply's parts (and its question) unless an earlier attempt stored them.
 const savePartsScript = luaScript(`
 if redis.call('HEXISTS', KEYS[1], '0') == 1 then return 0 end
 local fields = {}
-for i = 4, #ARGV do
-  fields[#fields + 1] = tostring(i - 4)
+for i = 3, #ARGV do
+  fields[#fields + 1] = tostring(i - 3)
   fields[#fields + 1] = ARGV[i]
 end
 if ARGV[2] ~= '' then
-  fields[#fields + 1] = 'turn'
-  fields[#fields + 1] = ARGV[2]
-end
-if ARGV[3] ~= '' then
   fields[#fields + 1] = 'question'
-  fields[#fields + 1] = ARGV[3]
+  fields[#fields + 1] = ARGV[2]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
@@ -74,14 +71,19 @@ export function createReplyParts({ redis, record }: TranscriptContext): Pick<Tra
       const inserted = await savePartsScript(
         redis,
         [transcriptKeys.reply(channel, replyTo)],
-        [LEDGER_TTL_SECONDS, turn ?? '', question ? storedQuestion(question) : '', ...claimed.map((document) => JSON.stringify(document))],
+        [
+          LEDGER_TTL_SECONDS,
+          question ? storedQuestion(question) : '',
+          // The turn payload (a string, kept as written) in the last part's entry, whose sent mark takes it.
+          ...claimed.map((document, index) => JSON.stringify(turn !== undefined && index === claimed.length - 1 ? { ...document, turn } : document)),
+        ],
       );
       if (inserted === 1) {
         await record(
           records,
           documents.map((document) => toOutbox(fromStored(document))),
         );
-        // Parts this attempt stored carry its turn payload (see `dropTurn`), the first its claim, the last its question.
+        // Parts this attempt stored carry its turn payload on the first (see `dropTurn`), the first its claim, the last its question.
         return withQuestion(
           claimed.map((document, index) => ({
             ...fromStored(document),

@@ -5,7 +5,7 @@
  *   - the send ledger is Redis too: a reply's parts are one hash (`transcript-keys.ts`), each
  *     field a ledger entry keyed by its message `_id` (`out:<channel>:<inbound>#<part>`) that
  *     moves pending → sending → sent exactly once by compare-and-set scripts, so a retried turn
- *     never sends a part twice; a delivery id (Twilio's SID) maps to its ledger key;
+ *     never sends a part twice; a delivery status callback names the part it reports on;
  *   - every transcript record (inbound, reply parts, statuses, delivery ids, conversations) is
  *     appended to the outbox (`outbox.ts`), which the transcript writer drains into MongoDB by
  *     `_id` — one document per conversation and per message (FerretDB pushes down only `_id`).
@@ -13,7 +13,7 @@
  * MongoDB. No transactions, TTL indexes or $lookup are used, so the same code runs on MongoDB.
  * The store is put together from its parts: `transcript-conversations.ts` (the conversation's hash),
  * `transcript-messages.ts` (records and reply parts), `transcript-delivery.ts` (the ledger's moves,
- * delivery ids), `transcript-history.ts` (MongoDB reads); types in `transcript-types.ts`.
+ * delivery statuses), `transcript-history.ts` (MongoDB reads); types in `transcript-types.ts`.
  */
 import type { Connection } from 'mongoose';
 import type { RedisClient } from '../redis.js';
@@ -45,7 +45,7 @@ export {
 } from './transcript-types.js';
 
 export interface TranscriptStoreOptions {
-  /** The hot copy: conversations, recent history, the send ledger and delivery ids. */
+  /** The hot copy: conversations, recent history and the send ledger. */
   redis: RedisClient;
   /** Where every transcript record goes on its way to MongoDB. */
   outbox: TranscriptOutbox;

@@ -180,7 +180,7 @@ export interface TranscriptStore {
       replyTo: string;
       roleId: string;
       parts: readonly string[];
-      /** Kept on the first part for whichever attempt delivers the reply (see `takeTurn`). */
+      /** Kept with the parts for whichever attempt delivers the reply (see `takeTurn`); returned on the first. */
       turn?: string;
       /** Recorded on the first part: the guidance entries the turn's prompt quoted and those that applied. */
       guidance?: MessageRecord['guidance'];
@@ -194,7 +194,7 @@ export interface TranscriptStore {
     },
     records?: TurnRecords,
   ): Promise<MessageRecord[]>;
-  /** Takes (once) the `turn` a reply's first part carries; undefined when none or already taken. */
+  /** Takes (once) the `turn` of the reply a part (any of its parts) belongs to; undefined when none or already taken. */
   takeTurn(messageId: string): Promise<string | undefined>;
   /**
    * Takes (once) the `turn` of a reply whose parts this attempt stored (its first part as
@@ -208,8 +208,11 @@ export interface TranscriptStore {
   message(messageId: string): Promise<MessageRecord | undefined>;
   /** Claims again a part whose earlier send outcome was lost (it was not found sent). */
   reclaimPart(messageId: string): Promise<void>;
-  /** The ledger key a channel message id (Twilio's SID) was recorded for, if any. */
-  deliveryOwner(channelMessageId: string): Promise<string | undefined>;
+  /**
+   * The delivery ids (Twilio's SIDs) the parts of these messages' replies were recorded sent as,
+   * each to its part's ledger key: which sends are another part's when a lost one is looked up.
+   */
+  deliveryOwners(messageIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /**
    * Stores the apology for a message given up on (or, with `part`, another one-off notice of its
    * reply: the holding message of a model outage), once; returns the stored ledger entry.
@@ -227,14 +230,24 @@ export interface TranscriptStore {
   /**
    * With `records`, its status and delivery id are recorded when the turn flushes (the ledger entry
    * first). With `takeTurn` (the reply's last part, whose parts this attempt stored) the reply's
-   * `turn` is taken in the same write: true when it was still there.
+   * `turn`, held in that part's entry, is taken in the same write: true when it was still there.
    */
   markPartSent(messageId: string, channelMessageId: string, status: DeliveryStatus, records?: TurnRecords, takeTurn?: boolean): Promise<boolean>;
   /** Returns a claimed part to pending so a retry can send it (the channel refused it transiently). */
   releasePart(messageId: string): Promise<void>;
   markPartFailed(messageId: string, status: 'failed' | 'uncertain', errorCode: string | undefined, errorMessage: string, records?: TurnRecords): Promise<void>;
-  /** Applies a delivery status callback; returns false when no message has that channel id. */
-  updateDeliveryStatus(input: { channelMessageId: string; status: DeliveryStatus; errorCode?: string; errorMessage?: string }): Promise<boolean>;
+  /**
+   * Applies a delivery status callback to the part it names (`messageId`, from the callback's URL)
+   * or, naming none (sent before callbacks named their part), to the part its delivery id was
+   * recorded for; returns false when there is no such part, or it was sent as another delivery id.
+   */
+  updateDeliveryStatus(input: {
+    channelMessageId: string;
+    messageId?: string;
+    status: DeliveryStatus;
+    errorCode?: string;
+    errorMessage?: string;
+  }): Promise<boolean>;
   /** A whole conversation in order (not a hot path: on FerretDB this scans). */
   conversationMessages(conversationId: string): Promise<MessageRecord[]>;
   /** Deletes messages, delivery ids and quiet conversations older than `cutoff`; returns counts. */

@@ -68,7 +68,7 @@ export function createTurnFinisher(transcripts: TranscriptStore, orchestrator: P
    */
   return async (channel: ChannelDefinition, parts: readonly MessageRecord[], delivered: boolean, logger: Logger, taken = false, ran?: TurnResult) => {
     const first = parts[0];
-    // Parts this attempt stored carry their turn: taken with one HDEL instead of read back.
+    // Parts this attempt stored carry their turn: taken (unless the last part's sent mark took it) without parsing it back.
     const raw = !first
       ? undefined
       : first.turn !== undefined

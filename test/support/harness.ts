@@ -71,7 +71,12 @@ export interface Harness {
     /** A chosen list row (`ListId`/`ListTitle`; `body` should be its title). */
     listRow?: { id: string; title: string };
   }): Promise<request.Response>;
-  sendStatus(input: { messageSid: string; status: string; errorCode?: string }): Promise<request.Response>;
+  /**
+   * Posts Twilio's status callback for a message, as Twilio does: to the `StatusCallback` URL it
+   * was sent with (query and all, signed over the whole URL), else (`url`, or a message the fake
+   * never saw) to `url` or the plain status route.
+   */
+  sendStatus(input: { messageSid: string; status: string; errorCode?: string; url?: string }): Promise<request.Response>;
   close(): Promise<void>;
 }
 
@@ -167,6 +172,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   if (worker) await worker.waitUntilReady();
   const http = request(services.app);
 
+  /** A public URL's path and query, as the service sees a request to it. */
+  const pathOf = (url: string) => {
+    const parsed = new URL(url);
+    return `${parsed.pathname}${parsed.search}`;
+  };
   const signedPost = (path: string, params: Record<string, string>) =>
     http
       .post(path)
@@ -200,9 +210,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         }),
         ...(listRow ? { ListId: listRow.id, ListTitle: listRow.title, MessageType: 'interactive' } : {}),
       }),
-    sendStatus: ({ messageSid, status, errorCode }) =>
+    sendStatus: ({ messageSid, status, errorCode, url }) =>
       signedPost(
-        '/webhooks/whatsapp/status',
+        pathOf(url ?? twilio.messages.find((sent) => sent.sid === messageSid)?.statusCallback ?? `${PUBLIC_BASE_URL}/webhooks/whatsapp/status`),
         statusCallbackParams({
           accountSid: TEST_ACCOUNT_SID,
           messageSid,

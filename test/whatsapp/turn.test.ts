@@ -35,7 +35,9 @@ describe('a WhatsApp turn', () => {
 
     const [sent] = await harness.twilio.waitForMessages(1);
     expect(sent).toMatchObject({ to: customer, from: TEST_SENDER, body: 'You said: Where is my order?' });
-    expect(sent?.statusCallback).toBe('https://assistant.example.test/webhooks/whatsapp/status');
+    // Its status callbacks name the part (its ledger key, base64url), in the URL Twilio signs.
+    const part = Buffer.from(`out:whatsapp:${messageSid}#0`).toString('base64url');
+    expect(sent?.statusCallback).toBe(`https://assistant.example.test/webhooks/whatsapp/status?part=${part}`);
 
     const messages = await eventually(async () => {
       const found = await conversationOf(customer);
