@@ -7,7 +7,7 @@
  * gets what the first one stored.
  */
 import { StorageWriteError } from '../errors/index.js';
-import { luaScript } from '../redis.js';
+import { luaScript, type RedisClient } from '../redis.js';
 import { LEDGER_TTL_SECONDS, transcriptKeys } from './transcript-keys.js';
 import { fromStored, partRecords, storedQuestion, toOutbox, toQuestion, toRecord, type StoredPart, type TranscriptContext } from './transcript-records.js';
 import { outboundMessageId, type MessageRecord, type ReplyQuestion, type TranscriptStore } from './transcript-types.js';
@@ -28,6 +28,19 @@ redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 `);
+
+/**
+ * Stores a reply's entries unless an earlier attempt stored them; 1 when this call stored them.
+ * A reply of one part and no question (most replies) is one HSETNX and its EXPIRE, not a script
+ * (an EXPIRE after an earlier attempt's entry only renews it).
+ */
+async function storeParts(redis: RedisClient, key: string, question: string, entries: string[]): Promise<number> {
+  const [only] = entries;
+  if (only === undefined || entries.length > 1 || question !== '') return Number(await savePartsScript(redis, [key], [LEDGER_TTL_SECONDS, question, ...entries]));
+  const results = (await redis.pipeline().hsetnx(key, '0', only).expire(key, LEDGER_TTL_SECONDS).exec()) ?? [];
+  for (const [error] of results) if (error) throw error;
+  return Number(results[0]?.[1]);
+}
 
 /** The parts with the reply's question on the last (the one it is sent with). */
 function withQuestion(parts: MessageRecord[], question: ReplyQuestion | undefined): MessageRecord[] {
@@ -68,15 +81,12 @@ export function createReplyParts({ redis, record }: TranscriptContext): Pick<Tra
       const claimed = claimFirst
         ? documents.map((document, index) => (index === 0 ? { ...document, status: 'sending' as const, claimedAt: document.createdAt } : document))
         : documents;
-      const inserted = await savePartsScript(
+      const inserted = await storeParts(
         redis,
-        [transcriptKeys.reply(channel, replyTo)],
-        [
-          LEDGER_TTL_SECONDS,
-          question ? storedQuestion(question) : '',
-          // The turn payload (a string, kept as written) in the last part's entry, whose sent mark takes it.
-          ...claimed.map((document, index) => JSON.stringify(turn !== undefined && index === claimed.length - 1 ? { ...document, turn } : document)),
-        ],
+        transcriptKeys.reply(channel, replyTo),
+        question ? storedQuestion(question) : '',
+        // The turn payload (a string, kept as written) in the last part's entry, whose sent mark takes it.
+        claimed.map((document, index) => JSON.stringify(turn !== undefined && index === claimed.length - 1 ? { ...document, turn } : document)),
       );
       if (inserted === 1) {
         await record(

@@ -70,7 +70,7 @@ describe("a reply's send ledger in Redis", () => {
     monitor = undefined;
 
     expect(sent.body).toBe('Noted: my order 1042');
-    expect(onReply).toEqual(['evalsha', 'hexists', 'hset', 'expire', 'evalsha', 'hget', 'hset']);
+    expect(onReply).toEqual(['hsetnx', 'expire', 'evalsha', 'hget', 'hset']);
     expect(onDeliveryKeys.filter((command) => command.some((arg) => arg.includes(sent.sid)))).toEqual([]);
     // The payload went with the sent mark: nothing of it is left for a retry to finish again.
     expect(await harness.services.redis.hkeys(replyKey)).toEqual(['0']);
