@@ -36,7 +36,8 @@ return 1
  */
 async function storeParts(redis: RedisClient, key: string, question: string, entries: string[]): Promise<number> {
   const [only] = entries;
-  if (only === undefined || entries.length > 1 || question !== '') return Number(await savePartsScript(redis, [key], [LEDGER_TTL_SECONDS, question, ...entries]));
+  if (only === undefined || entries.length > 1 || question !== '')
+    return Number(await savePartsScript(redis, [key], [LEDGER_TTL_SECONDS, question, ...entries]));
   const results = (await redis.pipeline().hsetnx(key, '0', only).expire(key, LEDGER_TTL_SECONDS).exec()) ?? [];
   for (const [error] of results) if (error) throw error;
   return Number(results[0]?.[1]);
