@@ -136,10 +136,8 @@ export function createErasures(deps: ErasureDeps) {
     return counts;
   };
 
-  /** Runs (or resumes) a recorded erasure to its end while holding its lease. */
-  const run = async (record: ErasureRecord): Promise<ErasureRecord> => {
-    const { plan } = record;
-    if (!plan) return record;
+  /** Both passes, under the conversations' locks: freed before the erasure is recorded done (a lock's key names the conversation). */
+  const erase = async (record: ErasureRecord, plan: NonNullable<ErasureRecord['plan']>): Promise<ErasureRecord['counts']> => {
     const locks = await lockAll(record._id, plan.conversationKeys);
     try {
       // A resumed erasure adds to what the interrupted one counted.
@@ -149,12 +147,23 @@ export function createErasures(deps: ErasureDeps) {
       await deps.redis.pexpire(leaseKey(record._id), LEASE_MS);
       await sleep(deps.settleMs);
       for (const [store, values] of Object.entries(await pass(record._id, plan))) merge(counts, store, values);
+      return counts;
+    } finally {
+      for (const lock of locks) await lock.release().catch(() => undefined);
+    }
+  };
+
+  /** Runs (or resumes) a recorded erasure to its end while holding its lease. */
+  const run = async (record: ErasureRecord): Promise<ErasureRecord> => {
+    const { plan } = record;
+    if (!plan) return record;
+    try {
+      const counts = await erase(record, plan);
       const done = { status: 'done' as const, finishedAt: new Date(), counts };
       await records().updateOne({ _id: record._id }, { $set: done, $unset: { plan: 1 } });
       deps.logger.info('person-erased', { erasure: record._id, items: totalOf(counts) });
       return { _id: record._id, requestedBy: record.requestedBy, requestedAt: record.requestedAt, ...done };
     } finally {
-      for (const lock of locks) await lock.release().catch(() => undefined);
       await deps.redis.del(leaseKey(record._id)).catch(() => undefined);
     }
   };
