@@ -2,7 +2,8 @@
  * The satisfaction question (CSAT_ENABLED). Asked once — never twice within CSAT_COOLDOWN_HOURS —
  * after a teammate hands a conversation back (`handed_back`, a person took part), and after a
  * conversation the assistant handled alone went quiet for CSAT_AFTER_MINUTES since its last reply
- * (`quiet`, a delayed job per reply: only the latest one finds nothing newer). Never while a
+ * (`quiet`: a check queued in `csat-queue.ts`; one that finds the history written since comes
+ * again after it, and none is asked while a message waits in the inbox). Never while a
  * teammate holds the conversation or a hand-off waits for one, never while another question
  * waits for the customer (a choice or a confirmation the assistant asked: a typed "3" is that
  * question's answer), never outside the channel's free-text window (WhatsApp's 24 hours), never
@@ -77,33 +78,55 @@ async function refusalOf(
   channel: ChannelDefinition | undefined,
   details: AskDetails,
 ): Promise<string | undefined> {
-  if (!conversation.seen || !channel) return 'no-address';
   if (details.trigger === 'quiet') {
-    if (conversation.replyAt !== details.at || (conversation.inboundAt ?? 0) > details.at) return 'not-quiet';
+    if ((conversation.activityAt ?? 0) > details.at) return 'not-quiet';
     if (conversation.apologyAt !== undefined && conversation.apologyAt >= details.at) return 'apology';
   }
+  if (!conversation.seen || !channel) return 'no-address';
   const window = channel.transport.freeformWindowMs;
-  if (window !== undefined && at - (conversation.inboundAt ?? 0) >= window) return 'window';
+  if (window !== undefined && at - (conversation.customerAt ?? 0) >= window) return 'window';
   if (await options.heldByTeammate(conversationKey)) return 'held';
   if (details.trigger === 'quiet' && (await options.handoffOpen?.(conversationKey))) return 'handoff-open';
   if (await options.questionWaiting?.(conversationKey)) return 'question-waiting';
   return undefined;
 }
 
-/** Conversations whose last question time a process remembers from their customer's last batch (the oldest forgotten first). */
-const ASKED_MEMORY = 10_000;
+/** Conversations whose customer's last batch here a process remembers (the oldest forgotten first). */
+const NOTED_MEMORY = 10_000;
+/** Conversations whose quiet check a process remembers queuing (the oldest forgotten first: queued again). */
+const QUEUED_MEMORY = 50_000;
+
+/** What a conversation's customer's last batch here found: when they were last asked, the role noted last. */
+interface BatchNote {
+  askedAt?: number;
+  role?: string;
+}
 
 export function createCsat(options: CsatOptions) {
   const { state, store, logger, metrics } = options;
   const now = options.now ?? Date.now;
-  /** When each conversation was last asked, as its customer's last batch here found it: a reply whose quiet check would fall in the cooldown notes nothing. */
-  const askedAtOf = new LRUCache<string, number>({ max: ASKED_MEMORY });
+  /** What each conversation's customer's last batch here found: a reply notes its role only when it changed, and nothing while a check could only fall in the cooldown. */
+  const batchNotes = new LRUCache<string, BatchNote>({ max: NOTED_MEMORY });
+  /**
+   * Conversations whose quiet check this process queued within CSAT_AFTER_MINUTES: that check
+   * has not run yet, and when it runs it finds any later reply (the history written since) and
+   * queues itself again for it — so a reply meanwhile queues nothing.
+   */
+  const queuedAt = new LRUCache<string, number>({ max: QUEUED_MEMORY });
+
+  /** The quiet check again, for what happened at `at` — unless it could only fall in the cooldown. */
+  const requeue = async (conversationKey: string, at: number, askedAt: number | undefined) => {
+    if (askedAt !== undefined && at + options.afterMs < askedAt + options.cooldownMs) return;
+    await options.scheduleQuiet(conversationKey, at, options.afterMs);
+  };
 
   /** Asks the conversation's customer, once, if nothing forbids it now. */
   const ask = async (conversationKey: string, details: AskDetails, roleId?: string): Promise<boolean> => {
     const conversation = await state.read(conversationKey);
     const channel = conversation.seen ? options.channels.get(conversation.seen.channel) : undefined;
     const refused = await refusalOf(options, now(), conversationKey, conversation, channel, details);
+    // Something happened since the reply this check follows (a later reply among it): checked again after it.
+    if (refused === 'not-quiet') await requeue(conversationKey, conversation.activityAt ?? now(), conversation.askedAt);
     if (refused || !channel || !conversation.seen) {
       logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: refused });
       return false;
@@ -123,9 +146,11 @@ export function createCsat(options: CsatOptions) {
       trigger: details.trigger,
       ...(details.trigger === 'handed_back' ? { handoffId: details.handoffId } : {}),
     };
-    // The customer writing meanwhile is checked again with the claim: a turn starting now keeps the question unasked.
+    // The customer writing meanwhile is checked again with the claim: a message in the inbox (its turn
+    // running, or to come) keeps the question unasked, and the check comes again after it.
     const claim = await state.claimAsk(conversationKey, pending, options.cooldownMs, details.trigger === 'quiet' ? details.at : undefined);
     if (claim !== 'asked') {
+      if (claim === 'not-quiet') await requeue(conversationKey, now(), conversation.askedAt);
       logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: claim });
       return false;
     }
@@ -161,14 +186,17 @@ export function createCsat(options: CsatOptions) {
         const last = customer.at(-1);
         // The language the customer writes in, when their words show one (WhatsApp says none).
         const language = last?.metadata.language ? undefined : languageOfText(customer.map((message) => message.text).join('\n'));
+        const tapping = customer.some((message) => tapOf(message) !== undefined);
+        // Started before the inner hook: it joins the turn's open of the conversation.
         const noting = last
-          ? state.noteInbound(last, now(), language).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
+          ? state.noteInbound(last, language, tapping).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
           : undefined;
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
         const note = await noting;
         const pending = note?.pending;
-        if (last && note?.askedAt !== undefined) askedAtOf.set(last.conversationKey, note.askedAt);
-        else if (last) askedAtOf.delete(last.conversationKey);
+        if (last && note)
+          batchNotes.set(last.conversationKey, { ...(note.askedAt !== undefined ? { askedAt: note.askedAt } : {}), ...(note.role ? { role: note.role } : {}) });
+        else if (last) batchNotes.delete(last.conversationKey);
         // The turn's judge then asks Redis nothing to know no comment waits (no note: it asks).
         if (last) noted(last.conversationKey, note ? pending : undefined, note !== undefined);
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
@@ -180,7 +208,6 @@ export function createCsat(options: CsatOptions) {
           );
         }
         if (handled || !last) return handled;
-        const tapped = customer.some((message) => tapOf(message) !== undefined);
         if (!pending) {
           // A tap on a question that is no longer waiting: never a turn of its own.
           const tap = customer.length === 1 ? tapOf(last) : undefined;
@@ -195,7 +222,7 @@ export function createCsat(options: CsatOptions) {
           if (answered === 'handled') return true;
           // Anything else: the customer moved on; the question stops waiting.
           if (answered === 'none') await state.clearPending(last.conversationKey);
-          return tapped && customer.length === 1;
+          return tapping && customer.length === 1;
         } catch (error) {
           turnLogger.warn('csat-answer-failed', { error });
           return false;
@@ -204,21 +231,28 @@ export function createCsat(options: CsatOptions) {
     },
 
     /**
-     * After each answered turn: the conversation's quiet check is queued (the latest reply's is the
-     * one that counts) — unless that check would come within the cooldown of the question its
-     * customer's batch found asked: it could never ask, so neither the reply nor the check is noted
-     * (a later customer message still says the conversation is not quiet).
+     * After each answered turn (inside it, before its batch is acknowledged: a write here never
+     * follows an erasure): the role that answered is noted where it changed, and the conversation's
+     * quiet check queued unless this process queued it within CSAT_AFTER_MINUTES (that check finds
+     * this reply and comes again after it) — neither while the check could only fall in the
+     * cooldown of the question its customer's batch found asked. A failure is logged, never the turn's.
      */
-    noteTurn(result: TurnResult): void {
+    async noteTurn(result: TurnResult): Promise<void> {
       const conversationKey = result.postTurn?.conversationId;
       if (result.failed || !conversationKey) return;
       const at = now();
-      const askedAt = askedAtOf.get(conversationKey);
-      if (askedAt !== undefined && at + options.afterMs < askedAt + options.cooldownMs) return;
-      void state
-        .noteReply(conversationKey, result.roleId, at)
-        .then(() => options.scheduleQuiet(conversationKey, at, options.afterMs))
-        .catch((error: unknown) => logger.warn('csat-schedule-failed', { conversationKey, error }));
+      const found = batchNotes.get(conversationKey);
+      if (found?.askedAt !== undefined && at + options.afterMs < found.askedAt + options.cooldownMs) return;
+      const notingRole = found?.role === result.roleId ? undefined : state.noteRole(conversationKey, result.roleId);
+      const queued = queuedAt.get(conversationKey);
+      const queuing = queued !== undefined && at - queued < options.afterMs ? undefined : options.scheduleQuiet(conversationKey, at, options.afterMs);
+      try {
+        await Promise.all([notingRole, queuing]);
+        batchNotes.set(conversationKey, { ...found, role: result.roleId });
+        if (queuing) queuedAt.set(conversationKey, at);
+      } catch (error) {
+        logger.warn('csat-schedule-failed', { conversationKey, error });
+      }
     },
 
     /** Wraps the give-up handler: a conversation whose last word was an apology is not asked. */
