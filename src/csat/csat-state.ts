@@ -81,11 +81,10 @@ export interface CsatConversation {
 
 /**
  * What a customer's batch finds: the question waiting for their answer, the last question they
- * rated and when they were last asked (read only when the history shows a question, else
- * `asked` false: none waits), their language, the role noted last.
+ * rated and when they were last asked (read only when the history shows a question: else none
+ * waits), their language, the role noted last.
  */
 export interface InboundNote {
-  asked: boolean;
   pending?: PendingQuestion;
   rated?: number;
   language?: string;
@@ -132,7 +131,8 @@ const numberOf = (text: string | null | undefined) => {
 
 /** Whether the recent history (JSON) holds a message of the question's (`offModel: 'rating'`); unreadable counts as yes. */
 function questionInHistory(recent: string | undefined): boolean {
-  if (!recent) return false;
+  // Written by JSON.stringify or Lua's cjson, either way without spaces (a customer's words quoting it are escaped).
+  if (!recent?.includes('"offModel":"rating"')) return false;
   try {
     const entries = JSON.parse(recent) as unknown;
     return !Array.isArray(entries) || entries.some((entry) => (entry as { offModel?: unknown } | null)?.offModel === 'rating');
@@ -176,8 +176,7 @@ export function createCsatState(redis: RedisClient, conversations: Pick<Transcri
       };
       const writing = exists && Object.keys(changed).length > 0;
       const asked = mayAnswer || questionInHistory(fields.recent);
-      const noted = {
-        asked,
+      const noted: InboundNote = {
         ...((language ?? fields[FIELD.language]) ? { language: language ?? fields[FIELD.language] } : {}),
         ...(fields[FIELD.role] ? { role: fields[FIELD.role] } : {}),
       };
