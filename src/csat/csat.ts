@@ -19,9 +19,8 @@
  * conversation: its history the widget reads back and its transcript (`csat-transcript.ts`),
  * kept from the model.
  */
-import { LRUCache } from 'lru-cache';
 import { choiceLines } from '../contracts/choices.js';
-import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition } from '../contracts/index.js';
 import type { Choice } from '../contracts/tool.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { Logger } from '../logger.js';
@@ -33,6 +32,7 @@ import { languageOfText } from '../words/text-language.js';
 import type { CsatConversation, CsatState, PendingQuestion } from './csat-state.js';
 import { csatRecordId, type CsatStore } from './csat-store.js';
 import { createCsatAnswers, TAP_PREFIX, tapOf } from './csat-answers.js';
+import { createCsatReplies } from './csat-replies.js';
 import type { CsatTranscript } from './csat-transcript.js';
 
 /** How long a question takes a rating: WhatsApp's window, after which nobody remembers it. */
@@ -91,34 +91,11 @@ async function refusalOf(
   return undefined;
 }
 
-/** Conversations whose customer's last batch here a process remembers (the oldest forgotten first). */
-const NOTED_MEMORY = 10_000;
-/** Conversations whose quiet check a process remembers queuing (the oldest forgotten first: queued again). */
-const QUEUED_MEMORY = 50_000;
-
-/** What a conversation's customer's last batch here found: when they were last asked, the role noted last. */
-interface BatchNote {
-  askedAt?: number;
-  role?: string;
-}
-
 export function createCsat(options: CsatOptions) {
   const { state, store, logger, metrics } = options;
   const now = options.now ?? Date.now;
-  /** What each conversation's customer's last batch here found: a reply notes its role only when it changed, and nothing while a check could only fall in the cooldown. */
-  const batchNotes = new LRUCache<string, BatchNote>({ max: NOTED_MEMORY });
-  /**
-   * Conversations whose quiet check this process queued within CSAT_AFTER_MINUTES: that check
-   * has not run yet, and when it runs it finds any later reply (the history written since) and
-   * queues itself again for it — so a reply meanwhile queues nothing.
-   */
-  const queuedAt = new LRUCache<string, number>({ max: QUEUED_MEMORY });
-
-  /** The quiet check again, for what happened at `at` — unless it could only fall in the cooldown. */
-  const requeue = async (conversationKey: string, at: number, askedAt: number | undefined) => {
-    if (askedAt !== undefined && at + options.afterMs < askedAt + options.cooldownMs) return;
-    await options.scheduleQuiet(conversationKey, at, options.afterMs);
-  };
+  const replies = createCsatReplies({ ...options, now });
+  const { requeue } = replies;
 
   /** Asks the conversation's customer, once, if nothing forbids it now. */
   const ask = async (conversationKey: string, details: AskDetails, roleId?: string): Promise<boolean> => {
@@ -194,9 +171,7 @@ export function createCsat(options: CsatOptions) {
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
         const note = await noting;
         const pending = note?.pending;
-        if (last && note)
-          batchNotes.set(last.conversationKey, { ...(note.askedAt !== undefined ? { askedAt: note.askedAt } : {}), ...(note.role ? { role: note.role } : {}) });
-        else if (last) batchNotes.delete(last.conversationKey);
+        if (last) replies.found(last.conversationKey, note);
         // The turn's judge then asks Redis nothing to know no comment waits (no note: it asks).
         if (last) noted(last.conversationKey, note ? pending : undefined, note !== undefined);
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
@@ -230,30 +205,8 @@ export function createCsat(options: CsatOptions) {
       };
     },
 
-    /**
-     * After each answered turn (inside it, before its batch is acknowledged: a write here never
-     * follows an erasure): the role that answered is noted where it changed, and the conversation's
-     * quiet check queued unless this process queued it within CSAT_AFTER_MINUTES (that check finds
-     * this reply and comes again after it) — neither while the check could only fall in the
-     * cooldown of the question its customer's batch found asked. A failure is logged, never the turn's.
-     */
-    async noteTurn(result: TurnResult): Promise<void> {
-      const conversationKey = result.postTurn?.conversationId;
-      if (result.failed || !conversationKey) return;
-      const at = now();
-      const found = batchNotes.get(conversationKey);
-      if (found?.askedAt !== undefined && at + options.afterMs < found.askedAt + options.cooldownMs) return;
-      const notingRole = found?.role === result.roleId ? undefined : state.noteRole(conversationKey, result.roleId);
-      const queued = queuedAt.get(conversationKey);
-      const queuing = queued !== undefined && at - queued < options.afterMs ? undefined : options.scheduleQuiet(conversationKey, at, options.afterMs);
-      try {
-        await Promise.all([notingRole, queuing]);
-        batchNotes.set(conversationKey, { ...found, role: result.roleId });
-        if (queuing) queuedAt.set(conversationKey, at);
-      } catch (error) {
-        logger.warn('csat-schedule-failed', { conversationKey, error });
-      }
-    },
+    /** After each answered turn, inside it: the role that answered where it changed, the quiet check unless one is still to come (`csat-replies.ts`). */
+    noteTurn: replies.noteTurn,
 
     /** Wraps the give-up handler: a conversation whose last word was an apology is not asked. */
     giveUp(inner: GiveUpHandler): GiveUpHandler {
