@@ -1,11 +1,12 @@
 /**
- * The quiet checks of the satisfaction question: after each answered turn the conversation's
- * last reply time goes into one Redis sorted set (`asst:{csat}:quiet`, member the conversation,
- * score the reply's time: one ZADD, and a later reply simply moves it), and each worker looks
- * every few seconds for conversations whose last reply is CSAT_AFTER_MINUTES old, takes them out
- * of the set (one script: a conversation is checked by one worker) and asks only if nothing
- * happened since (`csat.ts` decides), 16 at a time. A check is best effort: one that fails is not
- * retried.
+ * The quiet checks of the satisfaction question: after an answered turn the conversation's reply
+ * time goes into one Redis sorted set (`asst:{csat}:quiet`, member the conversation, score the
+ * reply's time: one ZADD, and a later one simply moves it), and each worker looks every few
+ * seconds for conversations whose score is CSAT_AFTER_MINUTES old, takes them out of the set (one
+ * script: a conversation is checked by one worker) and asks only if nothing happened since
+ * (`csat.ts` decides: a conversation whose history was written since is queued again for then,
+ * so a process that queued a check skips the replies before it), 16 at a time. A check is best
+ * effort: one that fails is not retried.
  */
 import type { Logger } from '../logger.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
@@ -25,7 +26,7 @@ return due`);
 
 export function createCsatQueue(options: { redis: RedisClient }) {
   return {
-    /** The conversation's quiet check, CSAT_AFTER_MINUTES after its reply at `at` (a later reply replaces it). */
+    /** The conversation's quiet check, CSAT_AFTER_MINUTES after `at` (a later one replaces it). */
     async scheduleQuiet(conversationKey: string, at: number): Promise<void> {
       await options.redis.zadd(QUIET_KEY, at, conversationKey);
     },

@@ -1,8 +1,9 @@
 /**
  * The satisfaction question as the composition root wires it: off (CSAT_ENABLED unset) it adds
  * nothing — the takeover hook and give-up handler are returned as they are, no Redis command.
- * On, it wraps them (`csat.ts`), schedules a quiet check after each answered turn (one ZADD) and,
- * in each worker, runs the checks whose time came (`csat-queue.ts`).
+ * On, it wraps them (`csat.ts`), queues a conversation's quiet check after an answered turn (one
+ * ZADD, not again while the check queued is still to come) and, in each worker, runs the checks
+ * whose time came (`csat-queue.ts`).
  */
 import type { Connection } from 'mongoose';
 import type { Config } from '../config.js';
@@ -53,7 +54,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
         (input: A) =>
           factory(input),
       giveUp: (inner: GiveUpHandler) => inner,
-      noteTurn: (_result: TurnResult) => undefined,
+      noteTurn: (_result: TurnResult): void => undefined,
       start: () => undefined,
       close: async () => undefined,
     };
@@ -62,7 +63,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
   const queue = createCsatQueue({ redis: options.redis });
   const csat = createCsat({
     ...options.config,
-    state: createCsatState(options.redis),
+    state: createCsatState(options.redis, options.transcripts),
     store,
     transcript: createCsatTranscript(options.transcripts),
     channels: options.channels,
@@ -86,7 +87,7 @@ export function createCsatRuntime(options: CsatRuntimeOptions) {
       (input: A) =>
         csat.hook(factory(input)),
     giveUp: (inner: GiveUpHandler) => csat.giveUp(inner),
-    noteTurn: (result: TurnResult) => csat.noteTurn(result),
+    noteTurn: (result: TurnResult): Promise<void> => csat.noteTurn(result),
     /** Runs the quiet checks in this process (once). */
     start(): void {
       worker ??= createCsatWorker({

@@ -1,36 +1,40 @@
 /**
- * What the satisfaction question needs to know of a conversation, in one Redis hash per
- * conversation (`asst:csat:{conversationKey}`, so it sits on the conversation's cluster slot):
- * where its customer's last message came from (`seen`: channel, address, metadata — what a
- * question sent outside a turn is addressed by) and when (`inboundAt`), when the assistant last
- * answered and as which role (`replyAt`, `role`), when the service last apologised for a failure
- * (`apologyAt`), when the question was last asked (`askedAt`, the cooldown), the question
- * waiting for an answer (`pending`), the last question rated (`rated`, its ask time: a second tap
- * on it is answered "already noted") and the language the customer writes in (`language`, what a
- * question is asked in when the channel does not say). A customer's batch costs one round trip
- * (`noteInbound`: one pipeline writes `seen` and the language, and reads `pending` and `rated`);
- * the hash's TTL is set when a write creates it and otherwise at most once a day per process.
+ * What the satisfaction question needs to know of a conversation, kept where the turn already
+ * reads and writes so that a customer's message costs it next to nothing:
+ *
+ * - in the conversation's hash (`asst:tx:conv:{conversationKey}`, `transcript-conversations.ts`),
+ *   which the turn's open reads whole in its one command: where the customer's last message came
+ *   from (`csat:seen`: channel, address, metadata — what a question sent outside a turn is
+ *   addressed by), the language they write in (`csat:language`, what a question is asked in when
+ *   the channel does not say) and the role that last answered (`csat:role`), each written only
+ *   when it changed; beside the hash's own `customerAt` (when the customer last wrote: the
+ *   channel's window) and `historyAt` (when its history was last written: what a quiet check
+ *   looks at);
+ * - in a hash of its own (`asst:csat:{conversationKey}`, the same cluster slot), written only
+ *   when the question is asked or answered: when it was last asked (`askedAt`, the cooldown),
+ *   the question waiting for an answer (`pending`), the last question rated (`rated`, its ask
+ *   time: a second tap on it is answered "already noted"), when the service last apologised for
+ *   a failure (`apologyAt`). A customer's batch reads it only when the conversation's recent
+ *   history holds the question's messages (or the batch taps a rating): a question waiting for
+ *   its answer is always there, since its words are appended when it is asked.
+ *
+ * Fields an earlier version kept in its own hash (`seen`, `language`, `role`, `inboundAt`,
+ * `replyAt`) are still read where a question may be asked, under the conversation's ones.
  */
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { InboundMessage } from '../contracts/index.js';
+import { redisKeys } from '../queue/keys.js';
 import { KEY_PREFIX, luaScript, type RedisClient } from '../redis.js';
+import { CUSTOMER_AT_FIELD, HISTORY_AT_FIELD, transcriptKeys } from '../store/transcript-keys.js';
+import type { TranscriptStore } from '../store/transcript-store.js';
 
 const csatKey = (conversationKey: string) => `${KEY_PREFIX}:csat:{${conversationKey}}`;
 
-/**
- * A conversation's CSAT state outlives its quiet period and cooldown, then goes: at least 8 days
- * after its last write (STATE_TTL_MS less TTL_REFRESH_MS, the longest a process goes without
- * setting it again).
- */
+/** The satisfaction question's fields in the conversation's hash. */
+const FIELD = { seen: 'csat:seen', language: 'csat:language', role: 'csat:role' } as const;
+
+/** A conversation's own CSAT hash outlives its quiet period and cooldown, then goes: 9 days after its last write. */
 const STATE_TTL_MS = 9 * 24 * 60 * 60 * 1000;
-/**
- * A process sets a hash's TTL on a customer's message or a reply at most this often (and
- * whenever the write created a field: a new hash), not on every write (a command each).
- */
-const TTL_REFRESH_MS = 24 * 60 * 60 * 1000;
-/** Conversations whose last TTL refresh a process remembers (the oldest forgotten first: refreshed again). */
-const TTL_REFRESH_MEMORY = 50_000;
 
 /** Where the customer's last message came from: enough to address a message to them outside a turn. */
 const SeenSchema = z.object({
@@ -63,8 +67,10 @@ export type PendingQuestion = z.infer<typeof PendingSchema>;
 
 export interface CsatConversation {
   seen?: Seen;
-  inboundAt?: number;
-  replyAt?: number;
+  /** When the customer last wrote (the conversation's `customerAt`, or an earlier version's `inboundAt`). */
+  customerAt?: number;
+  /** The latest of: its history written (`historyAt`), and an earlier version's `inboundAt` and `replyAt`. */
+  activityAt?: number;
   role?: string;
   apologyAt?: number;
   askedAt?: number;
@@ -73,21 +79,36 @@ export interface CsatConversation {
   language?: string;
 }
 
-/** What a customer's batch finds: the question waiting for their answer, the last question they rated, their language, when they were last asked. */
+/**
+ * What a customer's batch finds: the question waiting for their answer, the last question they
+ * rated and when they were last asked (read only when the history shows a question: else none
+ * waits), their language, the role noted last.
+ */
 export interface InboundNote {
   pending?: PendingQuestion;
   rated?: number;
   language?: string;
   askedAt?: number;
+  role?: string;
 }
 
-// KEYS[1] the hash; ARGV: now, cooldown ms, pending JSON, ttl ms, quiet since ('' for none). 1: asked (askedAt and
-// pending set); 0: within the cooldown; 2: the customer wrote, or the assistant replied, after `quiet since` (checked again where the claim is made).
+// KEYS[1] the CSAT hash, KEYS[2] the conversation's hash, KEYS[3] its inbox; ARGV: now, cooldown ms, pending JSON,
+// ttl ms, quiet since ('' for none). 1: asked (askedAt and pending set); 0: within the cooldown; 2: not quiet — a
+// message waits in the inbox (or its turn runs), or the history was written (or, by an earlier version, the
+// customer or the assistant noted) after `quiet since`.
 const CLAIM_ASK = luaScript(`
 local asked = tonumber(redis.call('HGET', KEYS[1], 'askedAt') or '')
 if asked and tonumber(ARGV[1]) - asked < tonumber(ARGV[2]) then return 0 end
-local inbound = tonumber(redis.call('HGET', KEYS[1], 'inboundAt') or '')
-if ARGV[5] ~= '' and ((inbound and inbound > tonumber(ARGV[5])) or redis.call('HGET', KEYS[1], 'replyAt') ~= ARGV[5]) then return 2 end
+if ARGV[5] ~= '' then
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+  local since = tonumber(ARGV[5])
+  local stamps = redis.call('HMGET', KEYS[1], 'inboundAt', 'replyAt')
+  stamps[3] = redis.call('HGET', KEYS[2], '${HISTORY_AT_FIELD}')
+  for i = 1, 3 do
+    local stamp = tonumber(stamps[i] or '')
+    if stamp and stamp > since then return 2 end
+  end
+end
 redis.call('HSET', KEYS[1], 'askedAt', ARGV[1], 'pending', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
@@ -103,81 +124,118 @@ function parsed<T>(schema: z.ZodType<T>, text: string | null | undefined): T | u
   }
 }
 
-const numberOf = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
+const numberOf = (text: string | null | undefined) => {
+  const value = text === undefined || text === null || text === '' ? undefined : Number(text);
+  return value !== undefined && Number.isFinite(value) ? value : undefined;
+};
 
-export function createCsatState(redis: RedisClient) {
-  /** Conversations whose hash's TTL this process set within TTL_REFRESH_MS. */
-  const ttlRefreshed = new LRUCache<string, true>({ max: TTL_REFRESH_MEMORY, ttl: TTL_REFRESH_MS });
+/** Whether the recent history (JSON) holds a message of the question's (`offModel: 'rating'`); unreadable counts as yes. */
+function questionInHistory(recent: string | undefined): boolean {
+  // Written by JSON.stringify or Lua's cjson, either way without spaces (a customer's words quoting it are escaped).
+  if (!recent?.includes('"offModel":"rating"')) return false;
+  try {
+    const entries = JSON.parse(recent) as unknown;
+    return !Array.isArray(entries) || entries.some((entry) => (entry as { offModel?: unknown } | null)?.offModel === 'rating');
+  } catch {
+    return true;
+  }
+}
+
+const latest = (...stamps: (number | undefined)[]) => {
+  const known = stamps.filter((stamp): stamp is number => stamp !== undefined);
+  return known.length > 0 ? Math.max(...known) : undefined;
+};
+
+export function createCsatState(redis: RedisClient, conversations: Pick<TranscriptStore, 'conversationFields'>) {
   // One round trip, no MULTI (two commands, not four): each is idempotent on its own.
   const touch = async (conversationKey: string, fields: Record<string, string>) => {
     await redis.pipeline().hset(csatKey(conversationKey), fields).pexpire(csatKey(conversationKey), STATE_TTL_MS).exec();
   };
   return {
-    /** Notes a customer's message (where it came from, when, in which language if known); returns what waits for their answer. */
-    async noteInbound(message: InboundMessage, at: number, language?: string): Promise<InboundNote> {
+    /**
+     * Notes a customer's batch (its last message: where it came from; the language its words show,
+     * if any) where it changed, and returns what waits for their answer. The conversation's hash
+     * is read by joining the turn's open (no command); the CSAT hash only when its history shows
+     * the question or `mayAnswer` (the batch taps a rating). Nothing is written to a conversation
+     * that is not in Redis.
+     */
+    async noteInbound(message: InboundMessage, language: string | undefined, mayAnswer: boolean): Promise<InboundNote> {
+      const key = message.conversationKey;
+      const reading = conversations.conversationFields(key);
       const seen: Seen = {
         channel: message.channel,
-        conversationKey: message.conversationKey,
+        conversationKey: key,
         from: message.from,
-        metadata: Object.fromEntries(Object.entries(message.metadata).filter(([key]) => key !== 'choice')),
+        metadata: Object.fromEntries(Object.entries(message.metadata).filter(([name]) => name !== 'choice')),
       };
-      // One round trip, no script: the write, then the read (another client's claim lands before
-      // or after both, never between in a way that matters: it checks `inboundAt` itself). The TTL
-      // goes with them when this process has not set it today; after, when the write created a
-      // field (the hash erased meanwhile, or a language first noted).
-      const key = csatKey(message.conversationKey);
-      const known = ttlRefreshed.has(message.conversationKey);
-      const fields = { seen: JSON.stringify(seen), inboundAt: String(at), ...(language ? { language } : {}) };
-      const batch = redis.pipeline().hset(key, fields);
-      if (!known) batch.pexpire(key, STATE_TTL_MS);
-      const results = (await batch.hmget(key, 'pending', 'rated', 'language', 'askedAt').exec()) ?? [];
+      const { exists, fields } = await reading;
+      const seenText = JSON.stringify(seen);
+      const changed = {
+        ...(fields[FIELD.seen] === seenText ? {} : { [FIELD.seen]: seenText }),
+        ...(language && fields[FIELD.language] !== language ? { [FIELD.language]: language } : {}),
+      };
+      const writing = exists && Object.keys(changed).length > 0;
+      const asked = mayAnswer || questionInHistory(fields.recent);
+      const noted: InboundNote = {
+        ...((language ?? fields[FIELD.language]) ? { language: language ?? fields[FIELD.language] } : {}),
+        ...(fields[FIELD.role] ? { role: fields[FIELD.role] } : {}),
+      };
+      if (!writing && !asked) return noted;
+      // One round trip: the changed fields, and the question's state when it may wait.
+      const batch = redis.pipeline();
+      if (writing) batch.hset(transcriptKeys.conversation(key), changed);
+      if (asked) batch.hmget(csatKey(key), 'pending', 'rated', 'language', 'askedAt');
+      const results = (await batch.exec()) ?? [];
       for (const [error] of results) if (error) throw error;
-      const [pending, rated, noted, askedAt] = (results.at(-1)?.[1] ?? []) as (string | null)[];
-      if (known && Number(results[0]?.[1]) > 0) await redis.pexpire(key, STATE_TTL_MS);
-      ttlRefreshed.set(message.conversationKey, true);
+      if (!asked) return noted;
+      const [pending, rated, earlierLanguage, askedAt] = (results.at(-1)?.[1] ?? []) as (string | null)[];
       const question = parsed(PendingSchema, pending);
+      const ratedAt = numberOf(rated);
+      const askedTime = numberOf(askedAt);
       return {
+        ...noted,
+        ...(noted.language || !earlierLanguage ? {} : { language: earlierLanguage }),
         ...(question ? { pending: question } : {}),
-        ...(rated ? { rated: Number(rated) } : {}),
-        ...(noted ? { language: noted } : {}),
-        ...(askedAt ? { askedAt: Number(askedAt) } : {}),
+        ...(ratedAt !== undefined ? { rated: ratedAt } : {}),
+        ...(askedTime !== undefined ? { askedAt: askedTime } : {}),
       };
     },
+    /** Everything known of the conversation (two reads: its hash and the CSAT hash), where a question may be asked. */
     async read(conversationKey: string): Promise<CsatConversation> {
-      const hash = await redis.hgetall(csatKey(conversationKey));
-      const seen = parsed(SeenSchema, hash.seen);
+      const [hash, { fields }] = await Promise.all([redis.hgetall(csatKey(conversationKey)), conversations.conversationFields(conversationKey)]);
+      const seen = parsed(SeenSchema, fields[FIELD.seen]) ?? parsed(SeenSchema, hash.seen);
       const pending = parsed(PendingSchema, hash.pending);
+      const inboundAt = numberOf(hash.inboundAt);
       const values = {
-        inboundAt: numberOf(hash.inboundAt),
-        replyAt: numberOf(hash.replyAt),
+        customerAt: latest(numberOf(fields[CUSTOMER_AT_FIELD]), inboundAt),
+        activityAt: latest(numberOf(fields[HISTORY_AT_FIELD]), inboundAt, numberOf(hash.replyAt)),
         apologyAt: numberOf(hash.apologyAt),
         askedAt: numberOf(hash.askedAt),
         rated: numberOf(hash.rated),
       };
+      const role = fields[FIELD.role] ?? hash.role;
+      const language = fields[FIELD.language] ?? hash.language;
       return {
-        ...Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined && Number.isFinite(value))),
+        ...Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)),
         ...(seen ? { seen } : {}),
         ...(pending ? { pending } : {}),
-        ...(hash.role ? { role: hash.role } : {}),
-        ...(hash.language ? { language: hash.language } : {}),
+        ...(role ? { role } : {}),
+        ...(language ? { language } : {}),
       };
     },
-    /**
-     * The reply's time and role: one HSET; the TTL follows only when that created a field (the
-     * conversation's first reply, or a hash erased meanwhile) or this process has not set it today.
-     */
-    async noteReply(conversationKey: string, roleId: string, at: number): Promise<void> {
-      const added = await redis.hset(csatKey(conversationKey), { replyAt: String(at), role: roleId });
-      if (added === 0 && ttlRefreshed.has(conversationKey)) return;
-      await redis.pexpire(csatKey(conversationKey), STATE_TTL_MS);
-      ttlRefreshed.set(conversationKey, true);
+    /** The role that answered the conversation (one HSET in its hash, which the turn holds open): the caller writes it only when it changed. */
+    async noteRole(conversationKey: string, roleId: string): Promise<void> {
+      await redis.hset(transcriptKeys.conversation(conversationKey), FIELD.role, roleId);
     },
     noteApology: (conversationKey: string, at: number) => touch(conversationKey, { apologyAt: String(at) }),
-    /** Marks the question asked unless one was within `cooldownMs`: true when this call may ask it. */
+    /**
+     * Marks the question asked unless one was within `cooldownMs` or, for a quiet check, the
+     * conversation is no longer quiet since `quietSince`: 'asked' when this call may ask it.
+     */
     async claimAsk(conversationKey: string, pending: PendingQuestion, cooldownMs: number, quietSince?: number): Promise<'asked' | 'cooldown' | 'not-quiet'> {
       const claimed = await CLAIM_ASK(
         redis,
-        [csatKey(conversationKey)],
+        [csatKey(conversationKey), transcriptKeys.conversation(conversationKey), redisKeys.inbox(conversationKey)],
         [String(pending.askedAt), String(cooldownMs), JSON.stringify(pending), String(STATE_TTL_MS), quietSince === undefined ? '' : String(quietSince)],
       );
       return claimed === 1 ? 'asked' : claimed === 2 ? 'not-quiet' : 'cooldown';

@@ -2,7 +2,8 @@
  * The satisfaction question (CSAT_ENABLED). Asked once — never twice within CSAT_COOLDOWN_HOURS —
  * after a teammate hands a conversation back (`handed_back`, a person took part), and after a
  * conversation the assistant handled alone went quiet for CSAT_AFTER_MINUTES since its last reply
- * (`quiet`, a delayed job per reply: only the latest one finds nothing newer). Never while a
+ * (`quiet`: a check queued in `csat-queue.ts`; one that finds the history written since comes
+ * again after it, and none is asked while a message waits in the inbox). Never while a
  * teammate holds the conversation or a hand-off waits for one, never while another question
  * waits for the customer (a choice or a confirmation the assistant asked: a typed "3" is that
  * question's answer), never outside the channel's free-text window (WhatsApp's 24 hours), never
@@ -18,9 +19,8 @@
  * conversation: its history the widget reads back and its transcript (`csat-transcript.ts`),
  * kept from the model.
  */
-import { LRUCache } from 'lru-cache';
 import { choiceLines } from '../contracts/choices.js';
-import type { ChannelDefinition, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition } from '../contracts/index.js';
 import type { Choice } from '../contracts/tool.js';
 import type { TakeoverHook } from '../takeover/takeover-inbound.js';
 import type { Logger } from '../logger.js';
@@ -32,6 +32,7 @@ import { languageOfText } from '../words/text-language.js';
 import type { CsatConversation, CsatState, PendingQuestion } from './csat-state.js';
 import { csatRecordId, type CsatStore } from './csat-store.js';
 import { createCsatAnswers, TAP_PREFIX, tapOf } from './csat-answers.js';
+import { createCsatReplies } from './csat-replies.js';
 import type { CsatTranscript } from './csat-transcript.js';
 
 /** How long a question takes a rating: WhatsApp's window, after which nobody remembers it. */
@@ -77,33 +78,32 @@ async function refusalOf(
   channel: ChannelDefinition | undefined,
   details: AskDetails,
 ): Promise<string | undefined> {
-  if (!conversation.seen || !channel) return 'no-address';
   if (details.trigger === 'quiet') {
-    if (conversation.replyAt !== details.at || (conversation.inboundAt ?? 0) > details.at) return 'not-quiet';
+    if ((conversation.activityAt ?? 0) > details.at) return 'not-quiet';
     if (conversation.apologyAt !== undefined && conversation.apologyAt >= details.at) return 'apology';
   }
+  if (!conversation.seen || !channel) return 'no-address';
   const window = channel.transport.freeformWindowMs;
-  if (window !== undefined && at - (conversation.inboundAt ?? 0) >= window) return 'window';
+  if (window !== undefined && at - (conversation.customerAt ?? 0) >= window) return 'window';
   if (await options.heldByTeammate(conversationKey)) return 'held';
   if (details.trigger === 'quiet' && (await options.handoffOpen?.(conversationKey))) return 'handoff-open';
   if (await options.questionWaiting?.(conversationKey)) return 'question-waiting';
   return undefined;
 }
 
-/** Conversations whose last question time a process remembers from their customer's last batch (the oldest forgotten first). */
-const ASKED_MEMORY = 10_000;
-
 export function createCsat(options: CsatOptions) {
   const { state, store, logger, metrics } = options;
   const now = options.now ?? Date.now;
-  /** When each conversation was last asked, as its customer's last batch here found it: a reply whose quiet check would fall in the cooldown notes nothing. */
-  const askedAtOf = new LRUCache<string, number>({ max: ASKED_MEMORY });
+  const replies = createCsatReplies({ ...options, now });
+  const { requeue } = replies;
 
   /** Asks the conversation's customer, once, if nothing forbids it now. */
   const ask = async (conversationKey: string, details: AskDetails, roleId?: string): Promise<boolean> => {
     const conversation = await state.read(conversationKey);
     const channel = conversation.seen ? options.channels.get(conversation.seen.channel) : undefined;
     const refused = await refusalOf(options, now(), conversationKey, conversation, channel, details);
+    // Something happened since the reply this check follows (a later reply among it): checked again after it.
+    if (refused === 'not-quiet') await requeue(conversationKey, conversation.activityAt ?? now(), conversation.askedAt);
     if (refused || !channel || !conversation.seen) {
       logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: refused });
       return false;
@@ -123,9 +123,11 @@ export function createCsat(options: CsatOptions) {
       trigger: details.trigger,
       ...(details.trigger === 'handed_back' ? { handoffId: details.handoffId } : {}),
     };
-    // The customer writing meanwhile is checked again with the claim: a turn starting now keeps the question unasked.
+    // The customer writing meanwhile is checked again with the claim: a message in the inbox (its turn
+    // running, or to come) keeps the question unasked, and the check comes again after it.
     const claim = await state.claimAsk(conversationKey, pending, options.cooldownMs, details.trigger === 'quiet' ? details.at : undefined);
     if (claim !== 'asked') {
+      if (claim === 'not-quiet') await requeue(conversationKey, now(), conversation.askedAt);
       logger.debug('csat-not-asked', { conversationKey, trigger: details.trigger, reason: claim });
       return false;
     }
@@ -161,14 +163,15 @@ export function createCsat(options: CsatOptions) {
         const last = customer.at(-1);
         // The language the customer writes in, when their words show one (WhatsApp says none).
         const language = last?.metadata.language ? undefined : languageOfText(customer.map((message) => message.text).join('\n'));
+        const tapping = customer.some((message) => tapOf(message) !== undefined);
+        // Started before the inner hook: it joins the turn's open of the conversation.
         const noting = last
-          ? state.noteInbound(last, now(), language).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
+          ? state.noteInbound(last, language, tapping).catch((error: unknown) => (turnLogger.warn('csat-state-failed', { error }), undefined))
           : undefined;
         const handled = inner ? await inner(batch, channel, turnLogger, context) : false;
         const note = await noting;
         const pending = note?.pending;
-        if (last && note?.askedAt !== undefined) askedAtOf.set(last.conversationKey, note.askedAt);
-        else if (last) askedAtOf.delete(last.conversationKey);
+        if (last) replies.found(last.conversationKey, note);
         // The turn's judge then asks Redis nothing to know no comment waits (no note: it asks).
         if (last) noted(last.conversationKey, note ? pending : undefined, note !== undefined);
         const entry = batch.length === 1 ? batch[0]?.teammate : undefined;
@@ -180,7 +183,6 @@ export function createCsat(options: CsatOptions) {
           );
         }
         if (handled || !last) return handled;
-        const tapped = customer.some((message) => tapOf(message) !== undefined);
         if (!pending) {
           // A tap on a question that is no longer waiting: never a turn of its own.
           const tap = customer.length === 1 ? tapOf(last) : undefined;
@@ -195,7 +197,7 @@ export function createCsat(options: CsatOptions) {
           if (answered === 'handled') return true;
           // Anything else: the customer moved on; the question stops waiting.
           if (answered === 'none') await state.clearPending(last.conversationKey);
-          return tapped && customer.length === 1;
+          return tapping && customer.length === 1;
         } catch (error) {
           turnLogger.warn('csat-answer-failed', { error });
           return false;
@@ -203,23 +205,8 @@ export function createCsat(options: CsatOptions) {
       };
     },
 
-    /**
-     * After each answered turn: the conversation's quiet check is queued (the latest reply's is the
-     * one that counts) — unless that check would come within the cooldown of the question its
-     * customer's batch found asked: it could never ask, so neither the reply nor the check is noted
-     * (a later customer message still says the conversation is not quiet).
-     */
-    noteTurn(result: TurnResult): void {
-      const conversationKey = result.postTurn?.conversationId;
-      if (result.failed || !conversationKey) return;
-      const at = now();
-      const askedAt = askedAtOf.get(conversationKey);
-      if (askedAt !== undefined && at + options.afterMs < askedAt + options.cooldownMs) return;
-      void state
-        .noteReply(conversationKey, result.roleId, at)
-        .then(() => options.scheduleQuiet(conversationKey, at, options.afterMs))
-        .catch((error: unknown) => logger.warn('csat-schedule-failed', { conversationKey, error }));
-    },
+    /** After each answered turn, inside it: the role that answered where it changed, the quiet check unless one is still to come (`csat-replies.ts`). */
+    noteTurn: replies.noteTurn,
 
     /** Wraps the give-up handler: a conversation whose last word was an apology is not asked. */
     giveUp(inner: GiveUpHandler): GiveUpHandler {

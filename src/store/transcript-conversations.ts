@@ -1,12 +1,16 @@
 /**
  * A conversation's hot record: its Redis hash under the conversation's hash tag (channel,
- * address, display name, the bounded recent history the model sees), created or renamed by one
- * script and its history rewritten whole under the conversation's lock.
+ * address, display name, the bounded recent history the model sees, when the customer last wrote
+ * and when the history was last written), created or renamed by one script and its history
+ * rewritten whole under the conversation's lock. A feature may keep fields of its own in the
+ * hash (named `<feature>:<field>`): the turn's open reads every field in its one command, and a
+ * feature reading the conversation while that open is in flight in this process joins it
+ * (`conversationFields`) instead of sending a command of its own.
  */
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { luaScript } from '../redis.js';
-import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, transcriptKeys } from './transcript-keys.js';
+import { CONVERSATION_TTL_SECONDS, CUSTOMER_AT_FIELD, HISTORY_AT_FIELD, transcriptKeys } from './transcript-keys.js';
 import { now, type TranscriptContext } from './transcript-records.js';
 import { RECENT_MESSAGE_LIMIT, RecentMessageSchema, type TranscriptStore } from './transcript-types.js';
 
@@ -41,15 +45,15 @@ end
 return {created, renamed, stored[3] or '[]'}
 `);
 
-// Appends entries (JSON, ARGV[3..]) to the recent history unless there (by id), keeping the newest ARGV[1];
-// ARGV[2] the customer's time ('' for none). 0: no conversation to append to.
+// Appends entries (JSON, ARGV[4..]) to the recent history unless there (by id), keeping the newest ARGV[1];
+// ARGV[2] the customer's time ('' for none), ARGV[3] now (the history's time). 0: no conversation to append to.
 const appendScript = luaScript(`
 local raw = redis.call('HGET', KEYS[1], 'recent')
 if not raw then return 0 end
 local recent = cjson.decode(raw)
 local known = {}
 for _, entry in ipairs(recent) do known[entry.id] = true end
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local entry = cjson.decode(ARGV[i])
   if not known[entry.id] then
     known[entry.id] = true
@@ -61,28 +65,48 @@ local from = math.max(1, #recent - keep + 1)
 local kept = {}
 for i = from, #recent do kept[#kept + 1] = recent[i] end
 if #kept == 0 then return 1 end
-redis.call('HSET', KEYS[1], 'recent', cjson.encode(kept))
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], '${CUSTOMER_AT_FIELD}', ARGV[2]) end
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[1], 'recent', cjson.encode(kept), '${HISTORY_AT_FIELD}', ARGV[3], '${CUSTOMER_AT_FIELD}', ARGV[2])
+else
+  redis.call('HSET', KEYS[1], 'recent', cjson.encode(kept), '${HISTORY_AT_FIELD}', ARGV[3])
+end
 return 1
 `);
 
-type ConversationMethods = Pick<TranscriptStore, 'openConversation' | 'recent' | 'saveRecent' | 'appendRecent'>;
+type ConversationMethods = Pick<TranscriptStore, 'openConversation' | 'conversationFields' | 'recent' | 'saveRecent' | 'appendRecent'>;
 
-export function createTranscriptConversations({ redis, record }: TranscriptContext): ConversationMethods {
+export function createTranscriptConversations({ redis, record }: TranscriptContext, clock: () => number = Date.now): ConversationMethods {
   /** Conversations whose hash's TTL this process set within TTL_REFRESH_MS. */
   const ttlRefreshed = new LRUCache<string, true>({ max: TTL_REFRESH_MEMORY, ttl: TTL_REFRESH_MS });
+  /** The opens in flight in this process, by conversation: their read, settled once the conversation is there. */
+  const opening = new Map<string, Promise<Readonly<Record<string, string>>>>();
+
+  /** Reads the hash (one HGETALL), then creates or renames the conversation when it must; resolves with what it read and the script's answer. */
+  const open = async (key: string, channel: string, address: string, displayName: string | undefined, at: string) => {
+    const hash = transcriptKeys.conversation(key);
+    // One plain read when the conversation exists and keeps its name (nearly every turn); the
+    // script (which reads again) only to create it or rename it.
+    const fields = await redis.hgetall(hash);
+    const opened: [number, number, string] =
+      fields.channel !== undefined && (!displayName || fields.displayName === displayName)
+        ? [0, 0, fields.recent ?? '[]']
+        : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
+    return { fields, opened };
+  };
 
   return {
     async openConversation({ key, channel, address, displayName }, records) {
       const at = now();
-      const hash = transcriptKeys.conversation(key);
-      // One plain read when the conversation exists and keeps its name (nearly every turn); the
-      // script (which reads again) only to create it or rename it.
-      const [storedChannel, storedName, storedRecent] = await redis.hmget(hash, 'channel', 'displayName', 'recent');
-      const [created, renamed, recent] =
-        storedChannel !== null && (!displayName || storedName === displayName)
-          ? [0, 0, storedRecent ?? '[]']
-          : ((await openScript(redis, [hash], [channel, address, displayName ?? '', at, CONVERSATION_TTL_SECONDS])) as [number, number, string]);
+      const opened = open(key, channel, address, displayName, at);
+      const joined = opened.then(({ fields }) => fields);
+      opening.set(key, joined);
+      const forget = () => {
+        if (opening.get(key) === joined) opening.delete(key);
+      };
+      joined.then(forget, forget);
+      const {
+        opened: [created, renamed, recent],
+      } = await opened;
       // Created with its TTL just now: its history writes need not set it again today.
       if (created === 1) ttlRefreshed.set(key, true);
       if (records || created === 1 || renamed === 1) {
@@ -93,6 +117,13 @@ export function createTranscriptConversations({ redis, record }: TranscriptConte
       return { conversationId: key, created: created === 1, recent: z.array(RecentMessageSchema).parse(JSON.parse(recent)) };
     },
 
+    async conversationFields(key) {
+      const joined = opening.get(key);
+      if (joined) return { exists: true, fields: await joined };
+      const fields = await redis.hgetall(transcriptKeys.conversation(key));
+      return { exists: fields.channel !== undefined, fields };
+    },
+
     async recent(conversationId) {
       const raw = await redis.hget(transcriptKeys.conversation(conversationId), 'recent');
       return raw === null ? [] : z.array(RecentMessageSchema).parse(JSON.parse(raw));
@@ -100,7 +131,7 @@ export function createTranscriptConversations({ redis, record }: TranscriptConte
 
     async saveRecent(conversationId, recent, customerAt) {
       const hash = transcriptKeys.conversation(conversationId);
-      const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)) };
+      const fields: Record<string, string> = { recent: JSON.stringify(recent.slice(-RECENT_MESSAGE_LIMIT)), [HISTORY_AT_FIELD]: String(clock()) };
       if (customerAt !== undefined) fields[CUSTOMER_AT_FIELD] = String(customerAt);
       if (ttlRefreshed.has(conversationId)) {
         // Its TTL was set by this process within a day (a hash lost meanwhile is created again, TTL and all, when opened).
@@ -118,7 +149,7 @@ export function createTranscriptConversations({ redis, record }: TranscriptConte
       await appendScript(
         redis,
         [transcriptKeys.conversation(conversationId)],
-        [String(RECENT_MESSAGE_LIMIT), customerAt === undefined ? '' : String(customerAt), ...entries.map((entry) => JSON.stringify(entry))],
+        [String(RECENT_MESSAGE_LIMIT), customerAt === undefined ? '' : String(customerAt), String(clock()), ...entries.map((entry) => JSON.stringify(entry))],
       );
     },
   };

@@ -8,7 +8,7 @@
 import { KEY_PREFIX } from '../redis.js';
 
 export const transcriptKeys = {
-  /** Hash: channel, address, displayName, createdAt and the bounded recent history (JSON). */
+  /** Hash: channel, address, displayName, createdAt, the bounded recent history (JSON), `customerAt`, `historyAt`; a feature's own fields named `<feature>:<field>`. */
   conversation: (conversationKey: string) => `${KEY_PREFIX}:tx:conv:{${conversationKey}}`,
   /**
    * Hash: one field per reply part (`0`, `1`, … and the apology's), JSON ledger entries (the last
@@ -31,6 +31,8 @@ export const TRANSCRIPT_WRITER_GROUP = 'transcript-writer';
 
 /** The conversation hash's field: when the customer last wrote, ms (what WhatsApp's 24-hour window counts from). */
 export const CUSTOMER_AT_FIELD = 'customerAt';
+/** The conversation hash's field: when its recent history was last written, ms (a turn's reply, the service's words, a teammate's message). */
+export const HISTORY_AT_FIELD = 'historyAt';
 
 /** A conversation nobody wrote to for this long leaves Redis (its transcript stays in MongoDB). */
 export const CONVERSATION_TTL_SECONDS = 30 * 24 * 60 * 60;

@@ -49,6 +49,8 @@ export interface TranscriptStoreOptions {
   redis: RedisClient;
   /** Where every transcript record goes on its way to MongoDB. */
   outbox: TranscriptOutbox;
+  /** The clock a history write is stamped by (`historyAt`, ms): `Date.now` unless a test moves time. */
+  clock?: () => number;
 }
 
 /** The store: its parts (`transcript-conversations`, `-messages`, `-delivery`, `-history`) over one Redis and outbox. */
@@ -59,7 +61,7 @@ export function createTranscriptStore(connection: Connection, options: Transcrip
     conversations: models.conversations,
     messages: models.messages,
     turnRecords: () => createTurnRecords(options.outbox),
-    ...createTranscriptConversations(context),
+    ...createTranscriptConversations(context, options.clock),
     ...createTranscriptMessages(context),
     ...createTranscriptDelivery(context),
     ...createTranscriptHistory(models),

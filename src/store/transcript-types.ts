@@ -142,6 +142,13 @@ export interface TranscriptStore {
    * created it having flushed); without, to the outbox when it was created or renamed.
    */
   openConversation(input: { key: string; channel: string; address: string; displayName?: string }, records?: TurnRecords): Promise<OpenedConversation>;
+  /**
+   * The conversation hash's fields (a feature keeps its own there, `<feature>:<field>`) and whether
+   * the conversation is in Redis. An open of it in flight in this process is joined — its one read,
+   * settled once the conversation is there (`exists`) — so a step running beside the turn's open
+   * (the takeover hook) reads it for no command; otherwise one HGETALL.
+   */
+  conversationFields(conversationId: string): Promise<{ exists: boolean; fields: Readonly<Record<string, string>> }>;
   /** Stores an inbound message once, however often it is recorded (with `records`: when the turn flushes). */
   recordInbound(
     input: {
@@ -158,7 +165,8 @@ export interface TranscriptStore {
   recent(conversationId: string): Promise<RecentMessage[]>;
   /**
    * Replaces the conversation's inline recent history (caller holds the conversation's lock);
-   * `customerAt` stamps when the customer last wrote (WhatsApp's 24-hour window) in the same write.
+   * `customerAt` stamps when the customer last wrote (WhatsApp's 24-hour window) in the same write,
+   * as does `historyAt` (now) every history write, `appendRecent`'s too.
    */
   saveRecent(conversationId: string, recent: readonly RecentMessage[], customerAt?: number): Promise<void>;
   /**

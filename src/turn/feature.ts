@@ -64,7 +64,7 @@ export function createTurnsFeature(
       takeover: TakeoverHook;
       heldByTeammate(conversationKey: string): Promise<boolean>;
       /** The satisfaction question: told of each answered turn, and of a given-up message (no question after an apology). */
-      csat?: { noteTurn(result: TurnResult): void; giveUp(inner: GiveUpHandler): GiveUpHandler };
+      csat?: { noteTurn(result: TurnResult): Promise<void> | void; giveUp(inner: GiveUpHandler): GiveUpHandler };
       /** Hands a message the service gave up on to the team of its conversation's role. */
       handOver?: GiveUpHandOver;
       /** What a suspect turn's child waits for (bounded) before it takes its batch: this process's knowledge index. */

@@ -15,8 +15,8 @@ export interface InboundHandlerOptions {
   metrics: Metrics;
   /** Fetches, stores and reads a message's media before its turn (photos, voice notes, PDFs). */
   media?: MediaIntake;
-  /** Observes each answered turn (the CLI shows its decision). */
-  onTurn?: (result: TurnResult) => void;
+  /** Observes each answered turn (the CLI shows its decision); a promise it returns is waited for before the batch is acknowledged. */
+  onTurn?: (result: TurnResult) => void | Promise<void>;
   /** Human takeover: handles teammate entries and a held conversation's messages (true: no turn). */
   takeover?: TakeoverHook;
 }

@@ -15,8 +15,8 @@ export interface SendReplySteps {
   transcripts: TranscriptStore;
   deliver: LedgerSender;
   finish: TurnFinisher;
-  /** Observes each answered turn (the CLI shows its decision). */
-  onTurn?: (result: TurnResult) => void;
+  /** Observes each answered turn (the CLI shows its decision); a promise it returns is part of the turn's finish. */
+  onTurn?: (result: TurnResult) => void | Promise<void>;
 }
 
 /**

@@ -1,9 +1,12 @@
 /**
  * What the satisfaction question costs a customer's message in Redis, counted on Redis's MONITOR
  * for this suite's own conversation (other suites share the server): off (CSAT_ENABLED unset),
- * nothing; on, its state noted with the customer's batch (HSET, HMGET in one round trip), the
- * reply's time (HSET) and the quiet check (one ZADD) — no script, no queue job, no MULTI; the
- * hash's TTL (PEXPIRE) only where a write created it, not on every message.
+ * nothing; on, nothing of its own on a message that changes nothing — it reads the conversation's
+ * hash by joining the turn's open (the turn's own commands on that hash are the same as with it
+ * off), writes its fields there only when they changed (where the customer writes from and in
+ * which language on the first message, the role that answered on the first reply) and queues the
+ * conversation's quiet check once (one ZADD), not on every reply: that check finds a later reply
+ * and comes again after it.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import type { Redis } from 'ioredis';
@@ -17,28 +20,40 @@ afterAll(async () => {
   await harness?.close();
 });
 
-/** Customer messages answered one after another: per message, the commands (a script's own included) on its CSAT keys. */
-async function csatCommandsPerMessage(env: Record<string, string>, customer: string, bodies: readonly string[]): Promise<string[][]> {
+interface MessageCommands {
+  /** The satisfaction question's own: on its hash, the quiet set, its fields in the conversation's hash. */
+  csat: string[];
+  /** Every command on the conversation's hash (a script's own included): the turn's, the question's, a background sweep's. */
+  conversation: string[];
+}
+
+/** Customer messages answered one after another: per message, the commands on its keys. */
+async function commandsPerMessage(env: Record<string, string>, customer: string, bodies: readonly string[]): Promise<MessageCommands[]> {
   harness = await startHarness({ env });
   monitor = await openMonitor(process.env.TEST_REDIS_URL!);
-  const conversation = `{${customer}}`;
-  const perMessage: string[][] = [];
-  let seen: string[] = [];
+  const conversationHash = `asst:tx:conv:{${customer}}`;
+  const perMessage: MessageCommands[] = [];
+  let seen: MessageCommands = { csat: [], conversation: [] };
   monitor.on('monitor', (_time: string, args: string[]) => {
-    const [name = '', ...rest] = args;
-    const ours = rest.some((arg) => arg.startsWith('asst:csat:') && arg.includes(conversation)) || (rest[0] === 'asst:{csat}:quiet' && rest.includes(customer));
-    if (!ours) return;
-    // A script's first run here: EVALSHA answered NOSCRIPT, then EVAL — one call of it.
-    if (name.toLowerCase() === 'eval' && seen.at(-1) === 'evalsha') return;
-    seen.push(name.toLowerCase());
+    const [command = '', ...rest] = args;
+    const name = command.toLowerCase();
+    // A script always goes as EVALSHA first (then EVAL, where Redis answered NOSCRIPT): one call of it.
+    if (name === 'eval') return;
+    const onConversation = rest.includes(conversationHash);
+    const own =
+      rest.some((arg) => arg === `asst:csat:{${customer}}`) ||
+      (rest[0] === 'asst:{csat}:quiet' && rest.includes(customer)) ||
+      (onConversation && rest.some((arg) => arg.startsWith('csat:')));
+    if (own) seen.csat.push(name);
+    if (onConversation) seen.conversation.push(name);
   });
   for (const [index, body] of bodies.entries()) {
-    seen = [];
+    seen = { csat: [], conversation: [] };
     perMessage.push(seen);
     await harness.sendWhatsapp({ from: customer, body });
     await eventually(() => (harness?.twilio.messages.filter((message) => message.to === customer).length ?? 0) > index || undefined);
-    // The reply's note and the quiet check follow the send: waited for when they are expected.
-    if (env.CSAT_ENABLED === 'true') await eventually(() => seen.includes('zadd') || undefined);
+    // The turn's finish (the reply's note, the quiet check) is done before its batch is acknowledged.
+    await eventually(async () => ((await harness?.services.redis.exists(`asst:inbox:{${customer}}`)) === 0 ? true : undefined));
     // And a moment for anything else the turn would still do.
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
@@ -49,19 +64,26 @@ async function csatCommandsPerMessage(env: Record<string, string>, customer: str
   return perMessage;
 }
 
+const BODIES = ['What time do you open on Saturday?', 'And on Sunday?', 'And on Monday?'];
+
 describe('the satisfaction question in Redis, per customer message', () => {
+  let off: MessageCommands[] = [];
+
   test('off: no command', async () => {
-    expect(await csatCommandsPerMessage({}, 'whatsapp:+447700916001', ['What time do you open on Saturday?'])).toEqual([[]]);
+    off = await commandsPerMessage({}, 'whatsapp:+447700916001', BODIES);
+    expect(off.map((message) => message.csat)).toEqual([[], [], []]);
   });
 
-  test('on: the customer noted in two commands, the reply in one HSET, the quiet check in one ZADD; the TTL set where a write created the state', async () => {
-    const [first, second] = await csatCommandsPerMessage({ CSAT_ENABLED: 'true', CSAT_AFTER_MINUTES: '60' }, 'whatsapp:+447700916002', [
-      'What time do you open on Saturday?',
-      'And on Sunday?',
-    ]);
-    // The conversation's first message creates the state, and its first reply the reply's fields: each sets the TTL.
-    expect(first?.sort()).toEqual(['hmget', 'hset', 'hset', 'pexpire', 'pexpire', 'zadd']);
-    // Every later one: 4 commands, no TTL (set at most once a day per process).
-    expect(second?.sort()).toEqual(['hmget', 'hset', 'hset', 'zadd']);
+  test('on: its fields written once where the first message and reply set them, the quiet check queued once; later messages cost nothing', async () => {
+    const on = await commandsPerMessage({ CSAT_ENABLED: 'true', CSAT_AFTER_MINUTES: '60' }, 'whatsapp:+447700916002', BODIES);
+    // The first message: where the customer writes from and their language (one HSET); the first
+    // reply: the role that answered (one HSET) and the quiet check (one ZADD).
+    expect(on[0]?.csat.sort()).toEqual(['hset', 'hset', 'zadd']);
+    // Every later one: nothing changed, and the check queued is still to come.
+    expect(on.slice(1).map((message) => message.csat)).toEqual([[], []]);
+    // The conversation's hash is read once a message, as with the question off: by the turn's open, whose read the question joins.
+    const reads = (messages: MessageCommands[]) => messages.map((message) => message.conversation.filter((name) => name === 'hgetall'));
+    expect(reads(off)).toEqual([['hgetall'], ['hgetall'], ['hgetall']]);
+    expect(reads(on)).toEqual(reads(off));
   });
 });

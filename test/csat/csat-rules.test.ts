@@ -16,6 +16,7 @@ import { createCsatState } from '../../src/csat/csat-state.js';
 import { createCsatTranscript } from '../../src/csat/csat-transcript.js';
 import { createTranscriptOutbox } from '../../src/store/outbox.js';
 import { createTranscriptStore } from '../../src/store/transcript-store.js';
+import { redisKeys } from '../../src/queue/keys.js';
 import type { CsatStore } from '../../src/csat/csat-store.js';
 import type { GiveUpHandler } from '../../src/queue/turn-worker.js';
 import { createLogger } from '../../src/logger.js';
@@ -33,7 +34,8 @@ afterAll(async () => {
 });
 
 function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number; mongoDown?: boolean } = {}) {
-  let clock = Date.parse('2026-05-04T10:00:00Z');
+  let time = Date.parse('2026-05-04T10:00:00Z');
+  const clock = () => time;
   const sent: { text: string; options?: SendOptions | undefined }[] = [];
   const channel = {
     id: 'whatsapp',
@@ -61,12 +63,12 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
   const logger = createLogger({ level: 'error', sink: () => undefined });
   // The real transcript store on the real Redis (its outbox is never drained here: no MongoDB).
   const outbox = createTranscriptOutbox({ redis, maxBacklog: 10_000, database: 'csat-rules', logger, metrics: createMetrics() });
-  const transcripts = createTranscriptStore(mongoose.createConnection(), { redis, outbox });
+  const transcripts = createTranscriptStore(mongoose.createConnection(), { redis, outbox, clock });
   const csat = createCsat({
     afterMs: 30 * 60_000,
     cooldownMs: DAY,
     commentMs: 15 * 60_000,
-    state: createCsatState(redis),
+    state: createCsatState(redis, transcripts),
     store,
     transcript: createCsatTranscript(transcripts),
     channels: new Map([['whatsapp', channel]]),
@@ -77,7 +79,7 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
     scheduleQuiet: async (key, at, delayMs) => void scheduled.push({ key, at, delayMs }),
     logger,
     metrics: createMetrics(),
-    now: () => clock,
+    now: clock,
   });
   const key = `whatsapp:+4477009${Math.floor(Math.random() * 1e6)}`;
   const hook = csat.hook(async () => false);
@@ -87,16 +89,38 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
     messageId: `SM${randomUUID()}`,
     from: { address: key },
     text,
-    receivedAt: clock,
+    receivedAt: clock(),
     metadata: choice ? { choice } : {},
   });
-  /** The customer writes; true when the CSAT hook took the message (no turn). */
-  const write = (text: string, choice?: string) => hook([message(text, choice)], channel, createLogger({ level: 'error', sink: () => undefined }));
-  /** The assistant answered: its quiet check's time, once queued (undefined: none was queued within 5 s). */
+  const inbox = redisKeys.inbox(key);
+  /** The customer's messages whose turn is still to answer them (in the inbox, as the intake put them). */
+  const waiting: InboundMessage[] = [];
+  /**
+   * The customer writes: the message joins the inbox, and its turn begins as the worker's does (the
+   * conversation opened while the hook decides). True when the CSAT hook took it (no turn: acknowledged).
+   */
+  const write = async (text: string, choice?: string) => {
+    const written = message(text, choice);
+    await redis.rpush(inbox, written.messageId);
+    const opening = transcripts.openConversation({ key, channel: 'whatsapp', address: key });
+    const taken = await hook([written], channel, createLogger({ level: 'error', sink: () => undefined }));
+    await opening;
+    if (taken) await redis.lrem(inbox, 0, written.messageId);
+    else waiting.push(written);
+    return taken;
+  };
+  /** The assistant answered the waiting messages (its history saved, the inbox acknowledged): its quiet check's time, if it queued one. */
   const noteReply = async () => {
+    const answered = waiting.splice(0);
+    const { recent } = await transcripts.openConversation({ key, channel: 'whatsapp', address: key });
+    const entries = answered.flatMap((inbound) => [
+      { id: `in:whatsapp:${inbound.messageId}`, direction: 'inbound' as const, text: inbound.text },
+      { id: `out:whatsapp:${inbound.messageId}#0`, direction: 'outbound' as const, text: `Answer to ${inbound.text}` },
+    ]);
+    await transcripts.saveRecent(key, [...recent, ...entries], answered.at(-1)?.receivedAt);
     const count = scheduled.length;
-    csat.noteTurn({ roleId: 'sales', failed: false, postTurn: { conversationId: key } } as unknown as TurnResult);
-    for (let waited = 0; scheduled.length === count && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    await csat.noteTurn({ roleId: 'sales', failed: false, postTurn: { conversationId: key } } as unknown as TurnResult);
+    await redis.del(inbox);
     return scheduled.length === count ? undefined : scheduled.at(-1)!.at;
   };
   /** The assistant answered: its quiet check is queued for `at`. */
@@ -104,6 +128,7 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
   return {
     csat,
     key,
+    transcripts,
     sent,
     records,
     scheduled,
@@ -111,7 +136,7 @@ function rig(options: { held?: boolean; handoffOpen?: boolean; windowMs?: number
     replied,
     noteReply,
     message,
-    advance: (ms: number) => void (clock += ms),
+    advance: (ms: number) => void (time += ms),
     checking,
     quiet: (at: number) => csat.ask(key, { trigger: 'quiet', at }),
   };
@@ -231,9 +256,72 @@ test('not asked when the customer writes while the quiet check is being made', a
   expect(r.sent).toEqual([]);
 });
 
+test("a reply while the conversation's check is still to come queues none: the check finds it and comes again, asking after the last reply", async () => {
+  const r = rig();
+  await r.write('hi');
+  const first = await r.replied();
+  r.advance(10 * 60_000);
+  await r.write('one more thing');
+  // The check queued ten minutes ago is still to come: this reply queues nothing of its own.
+  expect(await r.noteReply()).toBeUndefined();
+  const second = first + 10 * 60_000;
+  r.advance(20 * 60_000);
+  // The first check comes: the history was written since (the second reply), so nothing is asked yet and it comes again after it.
+  expect(await r.quiet(first)).toBe(false);
+  expect(r.sent).toEqual([]);
+  expect(r.scheduled.at(-1)).toMatchObject({ key: r.key, at: second });
+  r.advance(10 * 60_000);
+  expect(await r.quiet(second)).toBe(true);
+  expect(r.sent).toHaveLength(1);
+});
+
+test('not asked while a message of the customer waits in the inbox, its turn not begun: the check comes again', async () => {
+  const r = rig();
+  await r.write('hi');
+  const at = await r.replied();
+  r.advance(30 * 60_000);
+  // The intake put a message in the inbox; no worker has started its turn yet.
+  await redis.rpush(redisKeys.inbox(r.key), 'SMwaiting');
+  expect(await r.quiet(at)).toBe(false);
+  expect(r.sent).toEqual([]);
+  expect(r.scheduled.at(-1)!.at).toBeGreaterThan(at);
+  await redis.del(redisKeys.inbox(r.key));
+});
+
+test("a conversation an earlier version noted in the question's own hash: its quiet check asks, in its language and for its role, and the rating is taken", async () => {
+  const r = rig();
+  const replyAt = Date.parse('2026-05-04T09:00:00Z');
+  // What the earlier version kept: the conversation's hash without the question's fields, and all of them in the question's hash.
+  await r.transcripts.openConversation({ key: r.key, channel: 'whatsapp', address: r.key });
+  await redis.hset(`asst:tx:conv:{${r.key}}`, {
+    recent: JSON.stringify([
+      { id: 'in:whatsapp:SMold', direction: 'inbound', text: 'Hola' },
+      { id: 'out:whatsapp:SMold#0', direction: 'outbound', text: '¡Hola!' },
+    ]),
+    customerAt: String(replyAt - 1000),
+  });
+  const seen = { channel: 'whatsapp', conversationKey: r.key, from: { address: r.key }, metadata: {} };
+  await redis.hset(`asst:csat:{${r.key}}`, {
+    seen: JSON.stringify(seen),
+    inboundAt: String(replyAt - 1000),
+    replyAt: String(replyAt),
+    role: 'billing',
+    language: 'es',
+  });
+  expect(await r.quiet(replyAt)).toBe(true);
+  const question = r.sent[0]!;
+  expect(question.text).toContain('¿Qué tal le hemos atendido?');
+  const pending = JSON.parse((await redis.hget(`asst:csat:{${r.key}}`, 'pending')) ?? '{}') as Record<string, unknown>;
+  expect(pending).toMatchObject({ roleId: 'billing', language: 'es', trigger: 'quiet' });
+  const good = question.options!.choices![3]!;
+  expect(await r.write(good.label, good.id)).toBe(true);
+  expect(r.records.at(-1)).toMatchObject({ op: 'answered', score: 4, via: 'tap' });
+});
+
 test('after a hand-back: asked at once, with a person and the hand-off role, even before the quiet period', async () => {
   const r = rig();
   await r.write('I want a person');
+  await r.replied();
   const entry: InboundMessage = {
     ...r.message(''),
     teammate: { action: 'handed_back', handoffId: 'ho_1', actor: { id: 'whatsapp:+34600000111', name: 'Ana', via: 'whatsapp' }, teamLabel: 'Support team' },
