@@ -85,30 +85,30 @@ async function recentMessageIds(redis: RedisClient, conversationKeys: readonly s
   return ids;
 }
 
+/** Waits for each conversation's lock (a turn in flight ends first), renewing the erasure's lease; one never freed in time is taken over when it expires. */
+async function lockAll(deps: Pick<ErasureDeps, 'redis' | 'logger'>, id: string, keys: readonly string[]): Promise<HeldLock[]> {
+  const held: HeldLock[] = [];
+  for (const key of keys) {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      const lock = await acquireConversationLock(deps.redis, key, LOCK_TTL_MS, () => undefined);
+      if (lock) {
+        held.push(lock);
+        break;
+      }
+      if (Date.now() > deadline) {
+        deps.logger.warn('erasure-lock-busy', {});
+        break;
+      }
+      await deps.redis.pexpire(leaseKey(id), LEASE_MS);
+      await sleep(50);
+    }
+  }
+  return held;
+}
+
 export function createErasures(deps: ErasureDeps) {
   const records = () => deps.connection.collection<ErasureRecord>(ERASURES_COLLECTION);
-
-  /** Waits for each conversation's lock (a turn in flight ends first); one never freed in time is taken over when it expires. */
-  const lockAll = async (id: string, keys: readonly string[]): Promise<HeldLock[]> => {
-    const held: HeldLock[] = [];
-    for (const key of keys) {
-      const deadline = Date.now() + LOCK_WAIT_MS;
-      for (;;) {
-        const lock = await acquireConversationLock(deps.redis, key, LOCK_TTL_MS, () => undefined);
-        if (lock) {
-          held.push(lock);
-          break;
-        }
-        if (Date.now() > deadline) {
-          deps.logger.warn('erasure-lock-busy', {});
-          break;
-        }
-        await deps.redis.pexpire(leaseKey(id), LEASE_MS);
-        await sleep(50);
-      }
-    }
-    return held;
-  };
 
   /** One pass over every store; its counts. */
   const pass = async (id: string, plan: NonNullable<ErasureRecord['plan']>) => {
@@ -138,7 +138,7 @@ export function createErasures(deps: ErasureDeps) {
 
   /** Both passes, under the conversations' locks: freed before the erasure is recorded done (a lock's key names the conversation). */
   const erase = async (record: ErasureRecord, plan: NonNullable<ErasureRecord['plan']>): Promise<ErasureRecord['counts']> => {
-    const locks = await lockAll(record._id, plan.conversationKeys);
+    const locks = await lockAll(deps, record._id, plan.conversationKeys);
     try {
       // A resumed erasure adds to what the interrupted one counted.
       const counts: ErasureRecord['counts'] = structuredClone(record.counts ?? {});
