@@ -83,6 +83,29 @@ function formParams(request: Request): Record<string, string> | undefined {
   return params;
 }
 
+/** A signed, well-formed status callback: the part's status recorded (`part`: the one its URL names), logged, and a failure counted. */
+async function recordStatus(options: WhatsappWebhookOptions, callback: TwilioStatus, part: string | undefined): Promise<void> {
+  const { logger, metrics } = options;
+  const { MessageSid, MessageStatus, ErrorCode, ErrorMessage } = callback;
+  const status = statusMap[MessageStatus];
+  if (!status) return;
+  const known = await options.statuses.updateDeliveryStatus({
+    channelMessageId: MessageSid,
+    ...(part ? { messageId: part } : {}),
+    status,
+    ...(ErrorCode ? { errorCode: ErrorCode } : {}),
+    ...(ErrorMessage ? { errorMessage: ErrorMessage } : {}),
+  });
+  logger.info(known ? 'delivery-status-recorded' : 'delivery-status-unknown-message', {
+    messageSid: MessageSid,
+    status,
+    ...(ErrorCode ? { errorCode: ErrorCode } : {}),
+  });
+  if (status === 'failed' || status === 'undelivered') {
+    metrics.increment('delivery_failed_total', { channel: WHATSAPP_CHANNEL_ID, code: ErrorCode ?? 'none' });
+  }
+}
+
 export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Router {
   const { logger, metrics } = options;
   const router = express.Router();
@@ -204,25 +227,7 @@ export function createWhatsappWebhookRouter(options: WhatsappWebhookOptions): Ro
       reject(response, 400, named.error);
       return;
     }
-    const { MessageSid, MessageStatus, ErrorCode, ErrorMessage } = parsed.data;
-    const status = statusMap[MessageStatus];
-    if (status) {
-      const known = await options.statuses.updateDeliveryStatus({
-        channelMessageId: MessageSid,
-        ...(named.part ? { messageId: named.part } : {}),
-        status,
-        ...(ErrorCode ? { errorCode: ErrorCode } : {}),
-        ...(ErrorMessage ? { errorMessage: ErrorMessage } : {}),
-      });
-      logger.info(known ? 'delivery-status-recorded' : 'delivery-status-unknown-message', {
-        messageSid: MessageSid,
-        status,
-        ...(ErrorCode ? { errorCode: ErrorCode } : {}),
-      });
-      if (status === 'failed' || status === 'undelivered') {
-        metrics.increment('delivery_failed_total', { channel: WHATSAPP_CHANNEL_ID, code: ErrorCode ?? 'none' });
-      }
-    }
+    await recordStatus(options, parsed.data, named.part);
     response.status(204).end();
   });
 
