@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
-import type { InboundMessage } from '../../src/contracts/index.js';
+import { inboundMessage } from './inbound-message.js';
 import { createConversationInbox, type ConversationInbox } from '../../src/queue/conversation-inbox.js';
 import { INBOX_TTL_SECONDS, redisKeys } from '../../src/queue/keys.js';
 import { eventually } from '../support/harness.js';
@@ -43,16 +43,7 @@ async function commandsSince(): Promise<string[]> {
   return seen.splice(0);
 }
 
-const message = (conversationKey: string, text: string, extra: Partial<InboundMessage> = {}): InboundMessage => ({
-  channel: 'whatsapp',
-  conversationKey,
-  messageId: `SM${randomUUID().replace(/-/g, '')}`,
-  from: { address: conversationKey },
-  text,
-  receivedAt: Date.now(),
-  metadata: {},
-  ...extra,
-});
+const message = inboundMessage;
 
 const ttlOf = (conversationKey: string) => redis.ttl(redisKeys.inbox(conversationKey));
 

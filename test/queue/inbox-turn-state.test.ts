@@ -8,20 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { InboundMessage } from '../../src/contracts/index.js';
+import { inboundMessage } from './inbound-message.js';
 import { createConversationInbox, type ConversationInbox } from '../../src/queue/conversation-inbox.js';
 import { CorruptInboxEntryError, headBatch } from '../../src/queue/inbox-head.js';
 import { createInboxTurnState } from '../../src/queue/inbox-turn-state.js';
 
-const message = (conversationKey: string, text: string, extra: Partial<InboundMessage> = {}): InboundMessage => ({
-  channel: 'whatsapp',
-  conversationKey,
-  messageId: `SM${randomUUID().replace(/-/g, '')}`,
-  from: { address: conversationKey },
-  text,
-  receivedAt: Date.now(),
-  metadata: {},
-  ...extra,
-});
+const message = inboundMessage;
 
 describe('the head read', () => {
   const key = 'whatsapp:+447700900001';

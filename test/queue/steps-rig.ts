@@ -4,6 +4,7 @@
  * its conversation keys are fresh per call (`conversation()`), and what the give-up and holding
  * handlers were asked is recorded.
  */
+import { inboundMessage } from './inbound-message.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/logger.js';
@@ -79,15 +80,7 @@ export async function startStepsRig(options: Partial<TurnWorkerOptions> = {}): P
     held,
     conversation: () => `whatsapp:+4477009${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}-${randomUUID().slice(0, 8)}`,
     async send(conversationKey, text, receivedAt = Date.now(), channel = 'whatsapp') {
-      const message: InboundMessage = {
-        channel,
-        conversationKey,
-        messageId: `SM${randomUUID().replace(/-/g, '')}`,
-        from: { address: conversationKey },
-        text,
-        receivedAt,
-        metadata: {},
-      };
+      const message = inboundMessage(conversationKey, text, { channel, receivedAt });
       await inbox.accept(message);
       return message;
     },
