@@ -32,6 +32,8 @@ export interface PreparedLeg {
   feedbackOnly?: boolean;
   /** The business's guidance for the routed role: its section, the entries quoted, those the judge found applying. */
   guidance?: GuidedLeg | undefined;
+  /** The active-role pointer's write when the routed role is new to it: sent before the reply is asked for, its outcome awaited once the leg is answered. */
+  pointerWritten?: Promise<void>;
 }
 
 /**
@@ -186,8 +188,14 @@ export async function prepareFreshLeg(
   };
   // Kept here; stored in Redis only if the leg leaves a question (`answer-leg.ts`): only its answer continues the leg.
   dependencies.decisions.keep(input.conversationId, decision);
-  if (role.id !== input.activeRoleId) await facts.writeActiveRole(input.conversationId, role.id);
+  // Not waited on before the reply is asked for (one round trip fewer before it): the turn awaits
+  // its outcome before it ends (`run-turn.ts`), so a failed write still fails the turn before its
+  // reply is stored, and the same connection runs it before anything the leg writes later.
+  const pointerWritten = role.id !== input.activeRoleId ? facts.writeActiveRole(input.conversationId, role.id) : undefined;
+  // Awaited by the turn; a turn that fails before it does must not leave an unhandled rejection behind.
+  pointerWritten?.catch(() => undefined);
   return {
+    ...(pointerWritten ? { pointerWritten } : {}),
     decision,
     role,
     offered,

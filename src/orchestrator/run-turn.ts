@@ -22,7 +22,7 @@ import { createLegAnswer } from './answer-leg.js';
 import type { ModelLimits } from './call-model.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import { continueBatch } from './continuation-step.js';
-import type { ChannelDefinition, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
+import type { ChannelDefinition, InboundMessage, RoleDefinition, TurnInput, TurnResult } from '../contracts/index.js';
 import { checkRosterLimits } from './define-role.js';
 import { finishTurn, recordUsage } from './finish-turn.js';
 import { defaultRole, type JudgeDependencies } from './judge.js';
@@ -30,6 +30,7 @@ import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.
 import { createModelOutages } from './model-outages.js';
 import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
 import type { TurnGuidance } from './turn-guidance.js';
+import { startTurnReads, type TurnReads } from './turn-reads.js';
 import { answerFeedback, type TurnFeedback } from './turn-feedback.js';
 import type { UnlistedResume } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
@@ -65,7 +66,10 @@ export interface OrchestratorOptions {
 }
 
 export interface Orchestrator {
-  runTurn(channel: ChannelDefinition, input: TurnInput): Promise<TurnResult>;
+  /** Runs a turn; `reads`: its first reads, started ahead (`startReads`) while nothing else could change what they read. */
+  runTurn(channel: ChannelDefinition, input: TurnInput, reads?: TurnReads): Promise<TurnResult>;
+  /** Starts a turn's first reads (who is talking, the conversation's state) ahead of `runTurn`, under the conversation's lock. */
+  startReads(channel: ChannelDefinition, conversationId: string, inbound: InboundMessage): TurnReads;
   /** Post-turn work for a leg whose reply was (or failed to be) delivered. Never throws. */
   finishTurn(channel: ChannelDefinition, result: Pick<TurnResult, 'roleId' | 'usage' | 'postTurn'>, delivered: boolean): Promise<void>;
   /** Clears a conversation's orchestrator state in one command (the customer's reset). */
@@ -102,7 +106,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
   const legs = {
     /** One turn; `routed` learns the role answering it once the judge (or a resumed question) decided. */
-    async run(channel: ChannelDefinition, input: TurnInput, meter: TurnMeter, routed: { roleId?: string }): Promise<TurnResult> {
+    async run(channel: ChannelDefinition, input: TurnInput, meter: TurnMeter, routed: { roleId?: string }, reads: TurnReads | undefined): Promise<TurnResult> {
       const runId = input.runId || randomUUID();
       const logger = input.logger.child({ runId });
       const started = performance.now();
@@ -111,13 +115,16 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         metrics.observe('turn_duration_seconds', { channel: channel.id, outcome }, (performance.now() - started) / 1000);
         return { ...result, usage: meter.calls };
       };
+      // A first turn's state is cleared, not read: sent ahead of everything the turn writes on the
+      // same keys (so run before it), its outcome awaited before the turn ends.
+      const resetting = input.firstTurn ? options.state.reset(input.conversationId, roleIds) : undefined;
+      resetting?.catch(() => undefined);
       // Once per turn, before anything is offered: who the service verified is talking. Read
-      // alongside the conversation's state (independent keys: one round trip's wait, not two).
+      // alongside the conversation's state (independent keys: one round trip's wait, not two),
+      // or earlier still, by the worker, while it opened the conversation (`reads`).
       const [contact, start, feedback] = await Promise.all([
-        channel.identify?.(input.inbound),
-        input.firstTurn
-          ? options.state.reset(input.conversationId, roleIds).then(() => undefined)
-          : options.state.readTurnStart(input.conversationId, factRoleIds),
+        reads ? reads.contact : channel.identify?.(input.inbound),
+        input.firstTurn ? undefined : (reads?.state ?? options.state.readTurnStart(input.conversationId, factRoleIds)),
         // Whether a comment on the service is awaited (a failed read: answered as any turn).
         options.feedback && !input.firstTurn && !input.tap
           ? options.feedback.awaiting(input.conversationId).then(
@@ -162,21 +169,27 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         },
       );
       routed.roleId = leg.role.id;
+      const answered = async (result: TurnResult) => {
+        await Promise.all([resetting, leg.pointerWritten]);
+        return done(result);
+      };
       const commented = feedback && said === undefined ? await answerFeedback(feedback, input, channel.id, leg, runId) : undefined;
-      if (commented) return done(commented);
-      if (said === undefined) return done(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
+      if (commented) return answered(commented);
+      if (said === undefined) return answered(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));
       input.onTextDelta?.(`${said}\n\n`);
-      const answered = await answer(channel, input, leg, input.tap?.history ?? input.history, undefined, logger, contact, meter);
-      return done({ ...answered, text: `${said}\n\n${answered.text}` });
+      const reply = await answer(channel, input, leg, input.tap?.history ?? input.history, undefined, logger, contact, meter);
+      return answered({ ...reply, text: `${said}\n\n${reply.text}` });
     },
   };
 
   return {
-    async runTurn(channel, input) {
+    startReads: (channel, conversationId, inbound) => startTurnReads(options.state, factRoleIds, channel, conversationId, inbound),
+
+    async runTurn(channel, input, reads) {
       const meter = createTurnMeter(metrics);
       const routed: { roleId?: string } = {};
       try {
-        return await legs.run(channel, input, meter, routed);
+        return await legs.run(channel, input, meter, routed, reads);
       } catch (error) {
         // A turn cut short (started over for a newer message, lock lost) still paid for the calls
         // it finished (the judge's): metered now, as the turn that answers meters its own.

@@ -52,10 +52,13 @@ export function createInboundHandler(options: InboundHandlerOptions): InboundHan
     media: { turn?: MediaTurn },
     gate: TurnGate | undefined,
   ): Promise<{ finishing: Promise<void> } | undefined> => {
+    // Who is talking and the orchestrator's state, read while the conversation is opened (a teammate's entry is no turn).
+    const channel = options.channels.get(turn.message.channel);
+    const reads = channel && !turn.message.teammate ? options.orchestrator.startReads(channel, turn.message.conversationKey, turn.message) : undefined;
     const opened = await openBatch(options, turn, signal, records);
     if (!opened) return;
     const recorded = await recordBatch(options, turn, opened, signal, records, media);
-    const plan = await planReply(options, recorded);
+    const plan = await planReply(options, recorded, reads);
     const reply = await storeReply(options, recorded, plan, signal, records, gate);
     return sendReply(steps, recorded, plan.history, reply, assertHeld, records);
   };

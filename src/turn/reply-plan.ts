@@ -6,6 +6,7 @@
  */
 import type { InboundMessage, TurnResult } from '../contracts/index.js';
 import type { PreparedMedia } from '../media/inbound-media.js';
+import type { TurnReads } from '../orchestrator/turn-reads.js';
 import type { TurnGate } from '../queue/turn-worker.js';
 import { partRecords, type MessageRecord, type RecentMessage, type TurnRecords } from '../store/transcript-store.js';
 import { languageOf } from '../words/language.js';
@@ -25,6 +26,8 @@ export interface ReplyPlan {
   history: RecentMessage[];
   /** The prepared media of the messages in `history`'s batch, in order. */
   turnMedia: (PreparedMedia | undefined)[];
+  /** The turn's first reads, started while the conversation was opened (none after a reset: they read the state it cleared). */
+  reads?: TurnReads | undefined;
 }
 
 /** The recent history with the additions it does not hold yet, appended. */
@@ -34,7 +37,11 @@ export function withMessages(recent: readonly RecentMessage[], additions: readon
 }
 
 /** Decides how the batch is answered: resumed, reset, or run (a reset clears the orchestrator's state here). */
-export async function planReply(options: Pick<InboundHandlerOptions, 'transcripts' | 'orchestrator' | 'metrics'>, recorded: RecordedBatch): Promise<ReplyPlan> {
+export async function planReply(
+  options: Pick<InboundHandlerOptions, 'transcripts' | 'orchestrator' | 'metrics'>,
+  recorded: RecordedBatch,
+  reads?: TurnReads,
+): Promise<ReplyPlan> {
   const { channel, logger, conversationId, recent, message, preparedMedia } = recorded;
   let { earlier } = recorded;
   const resetAt = [...earlier, message].findLastIndex((received) => channel.isResetCommand?.(received.text) === true);
@@ -59,7 +66,7 @@ export async function planReply(options: Pick<InboundHandlerOptions, 'transcript
     resetOnly = fresh.length === 0;
     if (!resetOnly) earlier = fresh.slice(0, -1);
   }
-  return { parts, resetOnly, earlier, history, turnMedia };
+  return { parts, resetOnly, earlier, history, turnMedia, ...(resetAt < 0 ? { reads } : {}) };
 }
 
 /** The reply's parts, stored (or found stored), and the turn that produced them when this attempt ran one. */

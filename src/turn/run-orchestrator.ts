@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { InboundMessage, TurnResult } from '../contracts/index.js';
 import { withMediaContent, type PreparedMedia } from '../media/inbound-media.js';
 import { toModelHistory } from '../orchestrator/history.js';
+import type { TurnReads } from '../orchestrator/turn-reads.js';
 import type { TurnGate } from '../queue/turn-worker.js';
 import { inboundMessageId, type MessageRecord, type RecentMessage, type TurnRecords } from '../store/transcript-store.js';
 import type { InboundHandlerOptions } from './inbound-options.js';
@@ -76,12 +77,23 @@ export async function runOrchestrator(
   options: Pick<InboundHandlerOptions, 'transcripts' | 'orchestrator' | 'metrics'>,
   { channel, logger, conversationId, created, guarded, message }: RecordedBatch,
   /** What the turn answers (see `ReplyPlan`). */
-  { earlier, history, turnMedia }: { earlier: readonly InboundMessage[]; history: readonly RecentMessage[]; turnMedia: readonly (PreparedMedia | undefined)[] },
+  {
+    earlier,
+    history,
+    turnMedia,
+    reads,
+  }: {
+    earlier: readonly InboundMessage[];
+    history: readonly RecentMessage[];
+    turnMedia: readonly (PreparedMedia | undefined)[];
+    reads?: TurnReads | undefined;
+  },
   signal: AbortSignal,
   records: TurnRecords,
   gate: TurnGate | undefined,
 ): Promise<{ parts: MessageRecord[]; result: TurnResult }> {
-  void channel.transport.showTyping?.(message);
+  // Once the turn first waits (on Redis, or the model): the indicator's request is no part of the turn's own path.
+  setImmediate(() => void channel.transport.showTyping?.(message));
   // Started over: only the model call, and what it would stream, is cut short by a
   // message arriving before anything of the turn left; text streams once the gate commits.
   if (gate?.restart.aborted) throw gate.restart.reason;
@@ -109,20 +121,24 @@ export async function runOrchestrator(
       : {}),
   };
   // A model outage fails the turn for the queue's retry (the worker decides on the holding message).
-  const result = await options.orchestrator.runTurn(channel, {
-    conversationId,
-    firstTurn: created,
-    runId: randomUUID(),
-    // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole
-    // burst; a tap on an answer button is decided on its own, wherever it sits in it.
-    ...words,
-    // A guarded turn's model reads a bounded history (the stored one stays whole).
-    history: modelHistory(history, turnMedia),
-    signal: gate ? AbortSignal.any([signal, gate.restart]) : signal,
-    logger,
-    ...(stream ? { onTextDelta: stream.delta } : {}),
-    ...(gate ? { beforeAction: () => gate.commit() } : {}),
-  });
+  const result = await options.orchestrator.runTurn(
+    channel,
+    {
+      conversationId,
+      firstTurn: created,
+      runId: randomUUID(),
+      // Tools reading the customer's latest words (a hand-off's summary, an answer to a pending question) get the whole
+      // burst; a tap on an answer button is decided on its own, wherever it sits in it.
+      ...words,
+      // A guarded turn's model reads a bounded history (the stored one stays whole).
+      history: modelHistory(history, turnMedia),
+      signal: gate ? AbortSignal.any([signal, gate.restart]) : signal,
+      logger,
+      ...(stream ? { onTextDelta: stream.delta } : {}),
+      ...(gate ? { beforeAction: () => gate.commit() } : {}),
+    },
+    reads,
+  );
   await stream?.released();
   await channel.transport.flushDeltas?.(message);
   // Held while the batch may still grow (or the customer types); a restart meanwhile throws.

@@ -459,6 +459,12 @@ let outsideSlowdowns: number[];
     '  CPU of one core: FerretDB / Redis / web / worker / bench; whole machine (of 200%)',
     `${ours.map(percent).join(' / ')}; ${percent(cpuPacedAfter[1] - cpuPacedBefore[1])}`,
   );
+  // The same code's CPU a message at this pace against the sustained phase's: on a VM whose cores idle
+  // between messages, every function runs slower (cold caches, a woken vCPU), not only the waits.
+  row(
+    '  CPU ms per message: FerretDB / Redis / web / worker / bench (sustained phase above: CPU ms per answered message)',
+    ours.map((seconds) => ((1000 * seconds) / Math.max(1, pacedReplies.length)).toFixed(2)).join(' / '),
+  );
   runQueueRow(waitedBefore, waitedAfter, pacedSeconds);
   row(
     '  Redis commands over 1 ms (count, max ms)',
