@@ -63,11 +63,28 @@ export function logIdOf(value: string, secret: string): string {
   return `~${createHmac('sha256', secret).update(canonical(value)).digest('hex').slice(0, 16)}`;
 }
 
+/** Opaque ids a logger computed lately, by what they stand for: a turn names its conversation in many lines and children. */
+const REMEMBERED_IDS = 10_000;
+
+/** `logIdOf` with the last REMEMBERED_IDS answers kept (forgotten all at once when full). */
+function rememberingLogIds(secret: string): (value: string) => string {
+  const known = new Map<string, string>();
+  return (value) => {
+    let id = known.get(value);
+    if (id === undefined) {
+      if (known.size >= REMEMBERED_IDS) known.clear();
+      id = logIdOf(value, secret);
+      known.set(value, id);
+    }
+    return id;
+  };
+}
+
 /** Every identifier in a string replaced by its opaque id. */
-function withoutIdentifiers(text: string, secret: string): string {
+function withoutIdentifiers(text: string, id: (value: string) => string): string {
   if (!/[:@%+]/.test(text)) return text;
-  const id = (match: string) => logIdOf(match, secret);
-  return text.replace(CONVERSATION_KEY, id).replace(EMAIL, id).replace(E164, id);
+  const replace = (match: string) => id(match);
+  return text.replace(CONVERSATION_KEY, replace).replace(EMAIL, replace).replace(E164, replace);
 }
 
 /**
@@ -75,36 +92,50 @@ function withoutIdentifiers(text: string, secret: string): string {
  * (at any depth, error messages and child fields included) are cleaned before `inner` sees them.
  */
 export function protectPeople(inner: Logger, secret: string): Logger {
+  const id = rememberingLogIds(secret);
   const clean = (value: unknown, field: string, depth: number): unknown => {
     const name = field.toLowerCase();
     if (typeof value === 'string') {
       if (TEXT_FIELDS.has(name)) return `[${value.length} chars]`;
-      return IDENTITY_FIELDS.has(name) && LOOKS_LIKE_ADDRESS.test(value) ? logIdOf(value, secret) : withoutIdentifiers(value, secret);
+      return IDENTITY_FIELDS.has(name) && LOOKS_LIKE_ADDRESS.test(value) ? id(value) : withoutIdentifiers(value, id);
     }
     if (value === null || typeof value !== 'object') return value;
     if (depth >= MAX_DEPTH) return '[too deep]';
     if (value instanceof Error) {
       const cause = value.cause === undefined ? {} : { cause: clean(value.cause, 'cause', depth + 1) };
-      return { name: value.name, message: withoutIdentifiers(value.message, secret), ...cause };
+      return { name: value.name, message: withoutIdentifiers(value.message, id), ...cause };
     }
     if (Array.isArray(value)) return value.map((item) => clean(item, field, depth + 1));
     const toJSON = (value as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === 'function') return clean(toJSON.call(value), field, depth + 1);
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutIdentifiers(key, secret), clean(item, key, depth + 1)]));
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutIdentifiers(key, id), clean(item, key, depth + 1)]));
   };
   const fieldsOf = (fields: LogFields | undefined) => (fields ? (clean(fields, '', 0) as LogFields) : undefined);
-  const protecting = (logger: Logger): Logger => {
+  /**
+   * `made()` gives the inner logger; a child's is made (its fields cleaned, the inner child built)
+   * only when a line of it is first written: most children of a turn write nothing at the
+   * service's level. A child writes at its parent's level (`Logger.child` sets none of its own).
+   */
+  const protecting = (made: () => Logger, enabled: (level: LogLevel) => boolean): Logger => {
     const write = (level: LogLevel, event: string, fields: LogFields | undefined) => {
-      if (logger.enabled(level)) logger[level](event, fieldsOf(fields));
+      if (enabled(level)) made()[level](event, fieldsOf(fields));
     };
     return {
       debug: (event, fields) => write('debug', event, fields),
       info: (event, fields) => write('info', event, fields),
       warn: (event, fields) => write('warn', event, fields),
       error: (event, fields) => write('error', event, fields),
-      child: (fields) => protecting(logger.child(fieldsOf(fields) ?? {})),
-      enabled: (level) => logger.enabled(level),
+      child: (fields) => {
+        // As they are now (a caller may change its object later), cleaned when first needed.
+        const bound = { ...fields };
+        let child: Logger | undefined;
+        return protecting(() => (child ??= made().child(fieldsOf(bound) ?? {})), enabled);
+      },
+      enabled,
     };
   };
-  return protecting(inner);
+  return protecting(
+    () => inner,
+    (level) => inner.enabled(level),
+  );
 }

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type LogFields, type Logger } from '../../src/logger.js';
 import { logIdOf, protectPeople } from '../../src/logger-privacy.js';
 import { RUN_TS } from '../support/run-ts.js';
 import { eventually, startHarness, type Harness } from '../support/harness.js';
@@ -139,5 +139,23 @@ describe('the opaque id', () => {
       error: { message: `send to ${logIdOf(CUSTOMER, secret)} failed`, cause: { message: `contact ${logIdOf(EMAIL, secret)} unknown` } },
       path: `/admin/contacts/${logIdOf(CUSTOMER, secret)}`,
     });
+  });
+
+  test("a child's fields are cleaned and bound only when it first writes a line at the level, as they were when it was made", () => {
+    const made: LogFields[] = [];
+    const lines: string[] = [];
+    const counting = (logger: Logger): Logger => ({ ...logger, child: (fields) => (made.push(fields), counting(logger.child(fields))) });
+    const secret = 's'.repeat(32);
+    const logger = protectPeople(counting(createLogger({ level: 'warn', sink: (line) => lines.push(line) })), secret);
+    // A turn's children that write nothing above the level cost no cleaning and no inner child.
+    for (let turn = 0; turn < 3; turn += 1) logger.child({ conversationKey: CUSTOMER }).child({ step: turn }).info('turn-step', { to: NUMBER });
+    expect(made).toEqual([]);
+    expect(lines).toEqual([]);
+    const fields: Record<string, unknown> = { conversationKey: CUSTOMER };
+    const child = logger.child(fields);
+    fields.conversationKey = 'changed later';
+    child.child({ step: 'send' }).warn('send-failed', { to: NUMBER });
+    expect(made).toEqual([{ conversationKey: logIdOf(CUSTOMER, secret) }, { step: 'send' }]);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ conversationKey: logIdOf(CUSTOMER, secret), step: 'send', to: logIdOf(CUSTOMER, secret) });
   });
 });
