@@ -133,6 +133,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
             )
           : undefined,
       ]);
+      /** The turn's result once the state it sent without waiting is written (a failed write fails the turn). */
+      const settled = async (result: TurnResult, written?: Promise<void>) => {
+        await Promise.all([resetting, written]);
+        return done(result);
+      };
       const activeRoleId = start?.activeRoleId;
       const step = await continueBatch(continuation, {
         channel,
@@ -146,7 +151,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         pending: start?.pending,
         session: start?.session ?? {},
       });
-      if ('result' in step) return done(step.result);
+      if ('result' in step) return settled(step.result);
       /** The service's words for the batch's tap, said before the answer to its other messages. */
       const { session, said } = step;
       const leg = await prepareFreshLeg(
@@ -169,10 +174,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         },
       );
       routed.roleId = leg.role.id;
-      const answered = async (result: TurnResult) => {
-        await Promise.all([resetting, leg.pointerWritten]);
-        return done(result);
-      };
+      const answered = (result: TurnResult) => settled(result, leg.pointerWritten);
       const commented = feedback && said === undefined ? await answerFeedback(feedback, input, channel.id, leg, runId) : undefined;
       if (commented) return answered(commented);
       if (said === undefined) return answered(await answer(channel, input, leg, input.history, undefined, logger, contact, meter));

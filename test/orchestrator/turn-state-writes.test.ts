@@ -82,6 +82,13 @@ describe('state a turn writes without waiting for it', () => {
     await expect(orchestrator.runTurn(channel, turnInput(`cli:reset-${randomUUID()}`, 'hello', true))).rejects.toThrow('Redis reset refused');
   });
 
+  test('a failed reset fails a first turn the service answers in its own words too (a tap with no question pending)', async () => {
+    const orchestrator = orchestratorWith({ state: { reset: () => Promise.reject(new Error('Redis reset refused')) } }, []);
+    const input = turnInput(`cli:tap-${randomUUID()}`, '', true);
+    const tapped = { ...input, tap: { text: 'Yes', choice: 'confirm', receivedAt: Date.now(), history: [] } };
+    await expect(orchestrator.runTurn(channel, tapped)).rejects.toThrow('Redis reset refused');
+  });
+
   test('reads started ahead are the turn’s one identify and one state read', async () => {
     const calls = { identify: 0, readTurnStart: 0 };
     const state = createConversationState(redis);
