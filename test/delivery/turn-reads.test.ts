@@ -31,7 +31,9 @@ describe("a turn's first reads", () => {
     const key = 'whatsapp:+447700918101';
     const conversation = transcriptKeys.conversation(key);
     const pointer = stateKeys.activeRole(key);
-    const replies = transcriptKeys.reply('whatsapp', 'SID').replace(/SID.*$/, '');
+    // This suite's replies only: other suites' customers share the server (MONITOR sees every database).
+    const sids = [newMessageSid(), newMessageSid()];
+    const replies = new Set(sids.map((sid) => transcriptKeys.reply('whatsapp', sid)));
     monitor = await openMonitor(process.env.TEST_REDIS_URL!);
     const seen: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -41,11 +43,11 @@ describe("a turn's first reads", () => {
       else if (command === 'del' && rest.includes(pointer)) seen.push('state del');
       else if (command === 'set' && rest[0] === pointer) seen.push('pointer set');
       else if (command === 'hgetall' && rest[0] === conversation) seen.push('conversation hgetall');
-      else if (command === 'hsetnx' && rest[0]?.startsWith(replies)) seen.push('reply stored');
+      else if (command === 'hsetnx' && replies.has(rest[0] ?? '')) seen.push('reply stored');
       else if (command === 'echo' && rest[0]?.startsWith('mark:turn-reads:')) seen.push(rest[0]);
     });
-    const answered = async (body: string) => {
-      expect((await harness.sendWhatsapp({ from: customer, body, messageSid: newMessageSid() })).status).toBe(200);
+    const answered = async (body: string, messageSid: string) => {
+      expect((await harness.sendWhatsapp({ from: customer, body, messageSid })).status).toBe(200);
       await eventually(() => harness.twilio.messages.find((message) => message.to === customer && message.body === `Noted: ${body}`));
       // Everything Redis ran before this marker reached it is in the stream once the marker is.
       const marker = `mark:turn-reads:${body}`;
@@ -53,8 +55,8 @@ describe("a turn's first reads", () => {
       await eventually(() => seen.includes(marker));
     };
 
-    await answered('first');
-    await answered('second');
+    await answered('first', sids[0]!);
+    await answered('second', sids[1]!);
     monitor.disconnect();
     monitor = undefined;
 
