@@ -16,6 +16,7 @@ import { createDecisionStore } from '../../src/orchestrator/state/decision-store
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { createDeterministicModels, schemaDefault, type Script } from '../support/deterministic-model.js';
 import { KNOWLEDGE_ADMIN_TOKEN, knowledgeMongoUri, ownKnowledgeRedisUrl, startKnowledgeRig, type KnowledgeRig } from '../support/knowledge-rig.js';
+import { turnInput } from '../support/turn-input.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const auth = { Authorization: `Bearer ${KNOWLEDGE_ADMIN_TOKEN}` };
@@ -59,23 +60,7 @@ describe('a knowledge miss, once per customer message', () => {
 
   /** One run of the turn answering `messageId` (the queue runs it again for the same message after a failure). */
   const run = (conversationId: string, messageId: string, text: string, firstTurn: boolean) =>
-    orchestrator.runTurn(channel, {
-      conversationId,
-      firstTurn,
-      runId: randomUUID(),
-      inbound: {
-        channel: channel.id,
-        conversationKey: conversationId,
-        messageId,
-        from: { address: conversationId },
-        text,
-        receivedAt: Date.now(),
-        metadata: {},
-      },
-      history: [{ role: 'user', content: text }],
-      signal: new AbortController().signal,
-      logger: quiet,
-    });
+    orchestrator.runTurn(channel, turnInput(conversationId, text, { channelId: channel.id, firstTurn, messageId }));
   const listed = async () => {
     const response = await request(rig.app).get('/admin/knowledge/misses').set(auth);
     expect(response.status).toBe(200);

@@ -16,6 +16,7 @@ import { createDecisionStore } from '../../src/orchestrator/state/decision-store
 import { createFactStore } from '../../src/orchestrator/state/fact-store.js';
 import { createDeterministicModels, schemaDefault, type Script } from '../support/deterministic-model.js';
 import { KNOWLEDGE_ADMIN_TOKEN, knowledgeMongoUri, ownKnowledgeRedisUrl, startKnowledgeRig, type KnowledgeRig } from '../support/knowledge-rig.js';
+import { turnInput } from '../support/turn-input.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 
@@ -56,23 +57,7 @@ describe('no knowledge at all', () => {
   const turn = async (text: string) => {
     const conversationId = `n-${randomUUID()}`;
     const before = models.calls.length;
-    const result = await orchestrator.runTurn(channel, {
-      conversationId,
-      firstTurn: true,
-      runId: randomUUID(),
-      inbound: {
-        channel: channel.id,
-        conversationKey: conversationId,
-        messageId: randomUUID(),
-        from: { address: conversationId },
-        text,
-        receivedAt: Date.now(),
-        metadata: {},
-      },
-      history: [{ role: 'user', content: text }],
-      signal: new AbortController().signal,
-      logger: quiet,
-    });
+    const result = await orchestrator.runTurn(channel, turnInput(conversationId, text, { channelId: channel.id }));
     // Its reply delivered: the worker's finish (where a miss would be recorded).
     await orchestrator.finishTurn(channel, result, true);
     return { judge: models.calls[before]!.system, reply: models.replyCalls().at(-1)!.system };

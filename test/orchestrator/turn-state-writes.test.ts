@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createCliChannel } from '../../channels/cli/index.js';
-import type { ChannelDefinition, TurnInput } from '../../src/contracts/index.js';
+import type { ChannelDefinition } from '../../src/contracts/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createOrchestrator } from '../../src/orchestrator/run-turn.js';
@@ -18,6 +18,7 @@ import { createDecisionStore } from '../../src/orchestrator/state/decision-store
 import { createFactStore, type FactStore } from '../../src/orchestrator/state/fact-store.js';
 import { roster } from '../../roles/index.js';
 import { createDeterministicModels, judgeRoutingTo } from '../support/deterministic-model.js';
+import { turnInput } from '../support/turn-input.js';
 
 let redis: Redis;
 beforeAll(() => {
@@ -45,46 +46,26 @@ function orchestratorWith(overrides: { facts?: Partial<FactStore>; state?: Parti
   });
 }
 
-function turnInput(conversationId: string, text: string, firstTurn: boolean): TurnInput {
-  return {
-    conversationId,
-    firstTurn,
-    runId: randomUUID(),
-    inbound: {
-      channel: 'cli',
-      conversationKey: conversationId,
-      messageId: randomUUID(),
-      from: { address: conversationId },
-      text,
-      receivedAt: Date.now(),
-      metadata: {},
-    },
-    history: [{ role: 'user', content: text }],
-    signal: new AbortController().signal,
-    logger: createLogger({ level: 'error', sink: () => undefined }),
-  };
-}
-
 const channel = createCliChannel({ write: () => undefined });
 
 describe('state a turn writes without waiting for it', () => {
   test('a failed write of the role pointer fails the turn, though the reply was already asked for', async () => {
     const replies: string[] = [];
     const orchestrator = orchestratorWith({ facts: { writeActiveRole: () => Promise.reject(new Error('Redis write refused')) } }, replies);
-    await expect(orchestrator.runTurn(channel, turnInput(`cli:pointer-${randomUUID()}`, 'how much is the business plan?', false))).rejects.toThrow(
-      'Redis write refused',
-    );
+    await expect(
+      orchestrator.runTurn(channel, turnInput(`cli:pointer-${randomUUID()}`, 'how much is the business plan?', { firstTurn: false })),
+    ).rejects.toThrow('Redis write refused');
   });
 
   test("a failed reset of a first turn's state fails the turn", async () => {
     const replies: string[] = [];
     const orchestrator = orchestratorWith({ state: { reset: () => Promise.reject(new Error('Redis reset refused')) } }, replies);
-    await expect(orchestrator.runTurn(channel, turnInput(`cli:reset-${randomUUID()}`, 'hello', true))).rejects.toThrow('Redis reset refused');
+    await expect(orchestrator.runTurn(channel, turnInput(`cli:reset-${randomUUID()}`, 'hello'))).rejects.toThrow('Redis reset refused');
   });
 
   test('a failed reset fails a first turn the service answers in its own words too (a tap with no question pending)', async () => {
     const orchestrator = orchestratorWith({ state: { reset: () => Promise.reject(new Error('Redis reset refused')) } }, []);
-    const input = turnInput(`cli:tap-${randomUUID()}`, '', true);
+    const input = turnInput(`cli:tap-${randomUUID()}`, '');
     const tapped = { ...input, tap: { text: 'Yes', choice: 'confirm', receivedAt: Date.now(), history: [] } };
     await expect(orchestrator.runTurn(channel, tapped)).rejects.toThrow('Redis reset refused');
   });
@@ -111,7 +92,7 @@ describe('state a turn writes without waiting for it', () => {
       [],
     );
     const conversationId = `cli:reads-${randomUUID()}`;
-    const input = turnInput(conversationId, 'how much is the business plan?', false);
+    const input = turnInput(conversationId, 'how much is the business plan?', { firstTurn: false });
     const reads = orchestrator.startReads(counted, conversationId, input.inbound);
     const result = await orchestrator.runTurn(counted, input, reads);
     expect(result.text).toBe('Answer to: how much is the business plan?');
