@@ -19,6 +19,7 @@ import {
 } from '../store/transcript-store.js';
 import { giveUpWords } from '../words/give-up-words.js';
 import { languageOf } from '../words/language.js';
+import type { Logger } from '../logger.js';
 import type { InboundHandlerOptions } from './inbound-options.js';
 import { createLedgerSender } from './ledger-sender.js';
 import { withMessages } from './reply-plan.js';
@@ -32,6 +33,88 @@ export interface GiveUpOptions extends Omit<InboundHandlerOptions, 'orchestrator
   handOver?: GiveUpHandOver | undefined;
   /** The role the conversation is routed to (whose team takes what the service gave up on). */
   activeRole?: ((conversationId: string) => Promise<string>) | undefined;
+}
+
+/**
+ * Records a batch given up on (`failure`): each message failed, the reply's unsent parts failed
+ * (the parts as they stand sent to the outbox first), and the history the customer reads back
+ * keeps the messages, out of the model's unless a part of their answer was sent. Returns the
+ * conversation and its history before the batch (for the hand-over), also when recording failed
+ * after the conversation was read (logged); undefined, having recorded nothing, when `held` says
+ * the lock may be lost. Throws only when the conversation could not be read.
+ */
+async function recordGivenUp(
+  transcripts: GiveUpOptions['transcripts'],
+  channelId: string,
+  { message, earlier }: Pick<InboundBatch, 'message' | 'earlier'>,
+  failure: string,
+  held: (step: string) => boolean,
+  logger: Logger,
+): Promise<{ conversationId: string; before: { id: string; direction: 'inbound' | 'outbound'; text: string }[] } | undefined> {
+  const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channelId, address: message.from.address });
+  const conversationId = conversation.conversationId;
+  const batchIds = new Set([...earlier, message].map((failed) => inboundMessageId(channelId, failed.messageId)));
+  const before = conversation.recent.filter((entry) => !batchIds.has(entry.id));
+  if (!held('record')) return undefined;
+  try {
+    await recordFailed(transcripts, channelId, { message, earlier }, conversation, failure);
+  } catch (recordError) {
+    logger.error('inbound-failure-unrecorded', { error: recordError });
+  }
+  return { conversationId, before };
+}
+
+/** `recordGivenUp`'s writes, once the conversation is read. */
+async function recordFailed(
+  transcripts: GiveUpOptions['transcripts'],
+  channelId: string,
+  { message, earlier }: Pick<InboundBatch, 'message' | 'earlier'>,
+  { conversationId, recent }: { conversationId: string; recent: readonly RecentMessage[] },
+  failure: string,
+): Promise<void> {
+  for (const failed of [...earlier, message]) {
+    await transcripts.markInboundFailed({
+      conversationId,
+      channel: channelId,
+      channelMessageId: failed.messageId,
+      text: failed.text,
+      receivedAt: new Date(failed.receivedAt),
+      errorMessage: failure,
+    });
+  }
+  const parts = await transcripts.replyParts(channelId, message.messageId);
+  // The failing attempts' records may never have reached the outbox: the parts as they stand first.
+  const records = transcripts.turnRecords();
+  records.add(parts.flatMap(partRecords));
+  await records.flush();
+  for (const part of parts.filter((entry) => unsentStatuses.has(entry.status))) {
+    const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
+    await transcripts.markPartFailed(part._id, 'failed', undefined, why);
+  }
+  // The history keeps what the customer sent and saw (the widget reads it back), out of the model's
+  // history unless a part of its answer was sent; a part never sent is not in it.
+  const unsentParts = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
+  const answered = parts.some((part) => sentStatuses.has(part.status));
+  const failedIds = new Set([...earlier, message].map((failed) => inboundMessageId(channelId, failed.messageId)));
+  const kept = recent
+    .filter((entry) => !unsentParts.has(entry.id))
+    .map((entry) => (!answered && failedIds.has(entry.id) ? { ...entry, offModel: 'outage' as const } : entry));
+  const holding = await transcripts.message(outboundMessageId(channelId, message.messageId, HOLDING_PART));
+  await transcripts.saveRecent(
+    conversationId,
+    withMessages(kept, [
+      ...[...earlier, message].map((failed): RecentMessage => ({
+        id: inboundMessageId(channelId, failed.messageId),
+        direction: 'inbound',
+        text: failed.text,
+        ...(answered ? {} : { offModel: 'outage' as const }),
+      })),
+      ...(holding && sentStatuses.has(holding.status)
+        ? [{ id: holding._id, direction: 'outbound' as const, text: holding.text, offModel: 'outage' as const }]
+        : []),
+    ]),
+    message.receivedAt,
+  );
 }
 
 /**
@@ -97,60 +180,14 @@ export function createGiveUpHandler(options: GiveUpOptions): GiveUpHandler {
     // recorded as one and the customer gets no apology for it; the log and metric say it failed.
     const channel = message.teammate ? undefined : options.channels.get(message.channel);
     if (!channel) return counted();
-    let conversationId = message.conversationKey;
-    let before: { id: string; direction: 'inbound' | 'outbound'; text: string }[] = [];
-    try {
-      const conversation = await transcripts.openConversation({ key: message.conversationKey, channel: channel.id, address: message.from.address });
-      conversationId = conversation.conversationId;
-      const batchIds = new Set([...earlier, message].map((failed) => inboundMessageId(channel.id, failed.messageId)));
-      before = conversation.recent.filter((entry) => !batchIds.has(entry.id));
-      if (!held('record')) return;
-      for (const failed of [...earlier, message]) {
-        await transcripts.markInboundFailed({
-          conversationId,
-          channel: channel.id,
-          channelMessageId: failed.messageId,
-          text: failed.text,
-          receivedAt: new Date(failed.receivedAt),
-          errorMessage: `given up on (${reason}): ${errorText(error)}`,
-        });
-      }
-      const parts = await transcripts.replyParts(channel.id, message.messageId);
-      // The failing attempts' records may never have reached the outbox: the parts as they stand first.
-      const records = transcripts.turnRecords();
-      records.add(parts.flatMap(partRecords));
-      await records.flush();
-      for (const part of parts.filter((entry) => unsentStatuses.has(entry.status))) {
-        const why = part.status === 'pending' ? 'not sent: its message was given up on' : 'send outcome unknown and could not be resolved';
-        await transcripts.markPartFailed(part._id, 'failed', undefined, why);
-      }
-      // The history keeps what the customer sent and saw (the widget reads it back), out of the model's
-      // history unless a part of its answer was sent; a part never sent is not in it.
-      const unsentParts = new Set(parts.filter((part) => !sentStatuses.has(part.status)).map((part) => part._id));
-      const answered = parts.some((part) => sentStatuses.has(part.status));
-      const failedIds = new Set([...earlier, message].map((failed) => inboundMessageId(channel.id, failed.messageId)));
-      const kept = conversation.recent
-        .filter((entry) => !unsentParts.has(entry.id))
-        .map((entry) => (!answered && failedIds.has(entry.id) ? { ...entry, offModel: 'outage' as const } : entry));
-      const holding = await transcripts.message(outboundMessageId(channel.id, message.messageId, HOLDING_PART));
-      await transcripts.saveRecent(
-        conversationId,
-        withMessages(kept, [
-          ...[...earlier, message].map((failed): RecentMessage => ({
-            id: inboundMessageId(channel.id, failed.messageId),
-            direction: 'inbound',
-            text: failed.text,
-            ...(answered ? {} : { offModel: 'outage' as const }),
-          })),
-          ...(holding && sentStatuses.has(holding.status)
-            ? [{ id: holding._id, direction: 'outbound' as const, text: holding.text, offModel: 'outage' as const }]
-            : []),
-        ]),
-        message.receivedAt,
-      );
-    } catch (recordError) {
-      logger.error('inbound-failure-unrecorded', { error: recordError });
-    }
+    const recorded = await recordGivenUp(transcripts, channel.id, { message, earlier }, `given up on (${reason}): ${errorText(error)}`, held, logger).catch(
+      (recordError: unknown) => {
+        logger.error('inbound-failure-unrecorded', { error: recordError });
+        return { conversationId: message.conversationKey, before: [] };
+      },
+    );
+    if (!recorded) return;
+    const { conversationId, before } = recorded;
     if (!held('hand-over')) return;
     const handedOver = await handOver({
       channelId: channel.id,
