@@ -30,7 +30,7 @@ import { createTurnMeter, type TurnMeter, type UsageRecorder } from './metering.
 import { createModelOutages } from './model-outages.js';
 import { prepareFreshLeg, type TurnKnowledge } from './prepare-turn.js';
 import type { TurnGuidance } from './turn-guidance.js';
-import { startTurnReads, type TurnReads } from './turn-reads.js';
+import { startTurn, startTurnReads, type TurnReads } from './turn-reads.js';
 import { answerFeedback, type TurnFeedback } from './turn-feedback.js';
 import type { UnlistedResume } from './resume-continuation.js';
 import type { ConversationState } from './state/conversation-state.js';
@@ -115,24 +115,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         metrics.observe('turn_duration_seconds', { channel: channel.id, outcome }, (performance.now() - started) / 1000);
         return { ...result, usage: meter.calls };
       };
-      // A first turn's state is cleared, not read: sent ahead of everything the turn writes on the
-      // same keys (so run before it), its outcome awaited before the turn ends.
-      const resetting = input.firstTurn ? options.state.reset(input.conversationId, roleIds) : undefined;
-      resetting?.catch(() => undefined);
-      // Once per turn, before anything is offered: who the service verified is talking. Read
-      // alongside the conversation's state (independent keys: one round trip's wait, not two),
-      // or earlier still, by the worker, while it opened the conversation (`reads`).
-      const [contact, start, feedback] = await Promise.all([
-        reads ? reads.contact : channel.identify?.(input.inbound),
-        input.firstTurn ? undefined : (reads?.state ?? options.state.readTurnStart(input.conversationId, factRoleIds)),
-        // Whether a comment on the service is awaited (a failed read: answered as any turn).
-        options.feedback && !input.firstTurn && !input.tap
-          ? options.feedback.awaiting(input.conversationId).then(
-              (awaiting) => (awaiting ? options.feedback : undefined),
-              () => undefined,
-            )
-          : undefined,
-      ]);
+      const { resetting, contact, start, feedback } = await startTurn({ ...options, roleIds, factRoleIds }, channel, input, reads);
       /** The turn's result once the state it sent without waiting is written (a failed write fails the turn). */
       const settled = async (result: TurnResult, written?: Promise<void>) => {
         await Promise.all([resetting, written]);
